@@ -1,0 +1,57 @@
+/**
+ * Pinned wire constants (spec: Versioning). Server tool type strings carry dates and are
+ * re-checked whenever a model changes, so they live here and nowhere else.
+ */
+
+/** The only version header value the contract defines (spec: Authentication). */
+export const API_VERSION = '2023-06-01';
+
+/**
+ * The spec writes the version header as `vendor-version`; real clients send the maker's name in
+ * place of "vendor", so this is the header the official client actually sends.
+ */
+export const VERSION_HEADER = 'anthropic-version';
+
+export const SERVER_TOOL_TYPES = {
+  webSearch: 'web_search_20260209',
+  webFetch: 'web_fetch_20260209',
+  codeExecution: 'code_execution_20260521',
+} as const;
+
+export const SERVER_TOOL_NAMES = {
+  webSearch: 'web_search',
+  webFetch: 'web_fetch',
+  codeExecution: 'code_execution',
+} as const;
+
+/** `allowed_callers` values: `direct` (spec) and the code execution tool for programmatic calls. */
+export const ALLOWED_CALLERS = ['direct', SERVER_TOOL_TYPES.codeExecution] as const;
+
+/** Spec: "Strict schema keywords". Anything else under `strict: true` is a 400. */
+export const STRICT_SCHEMA_KEYWORDS: ReadonlySet<string> = new Set([
+  'type',
+  'properties',
+  'required',
+  'additionalProperties',
+  'items',
+  'enum',
+  'const',
+  'description',
+  'title',
+  'anyOf',
+  '$ref',
+  '$defs',
+  'definitions',
+]);
+
+/** Caps that keep one request's schemas cheap to check, compile and generate against. */
+export const SCHEMA_LIMITS = {
+  maxDepth: 32,
+  maxSubschemas: 4096,
+} as const;
+
+/** Deeper JSON than this is refused before any recursive code touches it. */
+export const MAX_JSON_DEPTH = 128;
+
+/** Body limit for `POST /v1/messages`: above it the answer is 413 request_too_large. */
+export const MAX_REQUEST_BYTES = 32 * 1024 * 1024;

@@ -1,0 +1,137 @@
+/**
+ * The rules of `POST /v1/messages` (spec: "Rules tied to this endpoint", Errors, Versioning) as
+ * pure functions over a parsed request and the model it names. Each refusal is a ServiceError
+ * whose message names the rule, so a caller can tell which one it broke.
+ */
+import { SERVER_TOOL_TYPES } from './constants.js';
+import { ServiceError } from './errors.js';
+import type { ModelProfile } from './model-profile.js';
+import type { ConversationRequest, CustomToolParam, MessageRequest, ToolParam } from './request-schema.js';
+import { compileSchema } from './json-schema-validator.js';
+import { findSchemaProblem } from './strict-schema.js';
+import { checkToolPairing } from './tool-pairing.js';
+
+export function isCustomTool(tool: ToolParam): tool is CustomToolParam {
+  return tool.type === undefined || tool.type === 'custom';
+}
+
+/** Every rule of a conversation on a model. Shared by count_tokens and messages. */
+export function checkConversationRules(request: ConversationRequest, model: ModelProfile): void {
+  checkToolSchemas(request);
+  checkToolNames(request);
+  checkToolChoice(request);
+  checkStrictThinking(request);
+  checkProgrammaticCalling(request);
+  checkPrefill(request);
+  checkToolPairing(request.messages);
+  checkThinkingForModel(request, model);
+}
+
+/** The conversation rules plus those of the output budget. */
+export function checkMessageRules(request: MessageRequest, model: ModelProfile): void {
+  checkConversationRules(request, model);
+  checkOutputBudget(request, model);
+}
+
+/** Rule 1, plus size and depth caps on every schema. */
+function checkToolSchemas(request: ConversationRequest): void {
+  (request.tools ?? []).forEach((tool, index) => {
+    if (!isCustomTool(tool)) return;
+    checkSchema(tool.input_schema, `tools.${index}.input_schema`, tool.strict === true);
+  });
+  const format = request.output_config?.format;
+  if (format) checkSchema(format.schema, 'output_config.format.schema', false);
+}
+
+function checkSchema(schema: unknown, where: string, strict: boolean): void {
+  const problem = findSchemaProblem(schema, { strict });
+  if (problem) {
+    const code = problem.keyword ? 'strict_schema_keyword' : 'invalid_request';
+    throw new ServiceError(code, `${[where, problem.path].filter(Boolean).join('.')}: ${problem.message}`);
+  }
+  // Only after the caps: a schema Ajv cannot compile is refused here, not when a backend uses it.
+  compileSchema(schema, where);
+}
+
+function checkToolNames(request: ConversationRequest): void {
+  const seen = new Set<string>();
+  for (const tool of request.tools ?? []) {
+    if (seen.has(tool.name)) throw new ServiceError('invalid_request', `tools: tool names must be unique; "${tool.name}" appears twice`);
+    seen.add(tool.name);
+  }
+}
+
+function checkToolChoice(request: ConversationRequest): void {
+  const choice = request.tool_choice;
+  if (!choice || choice.type === 'auto' || choice.type === 'none') return;
+  const tools = request.tools ?? [];
+  if (tools.length === 0) {
+    throw new ServiceError('invalid_request', `tool_choice: type "${choice.type}" needs at least one tool in tools`);
+  }
+  if (choice.type === 'tool' && !tools.some((tool) => tool.name === choice.name)) {
+    throw new ServiceError('invalid_request', `tool_choice.name: "${choice.name}" is not among the tools (${tools.map((tool) => tool.name).join(', ')})`);
+  }
+}
+
+/** The tool a forced tool_choice makes the model call, when it is strict. */
+function forcedStrictTool(request: ConversationRequest): CustomToolParam | undefined {
+  const choice = request.tool_choice;
+  const strictTools = (request.tools ?? []).filter(isCustomTool).filter((tool) => tool.strict === true);
+  if (choice?.type === 'tool') return strictTools.find((tool) => tool.name === choice.name);
+  if (choice?.type === 'any') return strictTools[0];
+  return undefined;
+}
+
+/** Rule 2. `disabled` is not "set": the newer small tier receives it on structured calls. */
+function checkStrictThinking(request: ConversationRequest): void {
+  if (!request.thinking || request.thinking.type === 'disabled') return;
+  const tool = forcedStrictTool(request);
+  if (tool) {
+    throw new ServiceError('rule_refused', `Rule 2: thinking (${request.thinking.type}) cannot be combined with a tool_choice that forces the strict tool "${tool.name}"; drop thinking or the forced strict tool`);
+  }
+}
+
+/** Rule 3. A web search or fetch tool with unset allowed_callers is eligible for programmatic calling. */
+function checkProgrammaticCalling(request: ConversationRequest): void {
+  const tools = request.tools ?? [];
+  const eligible = tools.find(
+    (tool) => (tool.type === SERVER_TOOL_TYPES.webSearch || tool.type === SERVER_TOOL_TYPES.webFetch) && tool.allowed_callers === undefined,
+  );
+  if (!eligible) return;
+  const strictTool = tools.filter(isCustomTool).find((tool) => tool.strict === true);
+  const choice = request.tool_choice;
+  const disablesParallel = choice !== undefined && choice.type !== 'none' && choice.disable_parallel_tool_use === true;
+  if (!strictTool && !disablesParallel) return;
+  const conflict = strictTool ? `the strict tool "${strictTool.name}"` : 'tool_choice.disable_parallel_tool_use';
+  throw new ServiceError('rule_refused', `Rule 3: "${eligible.name}" has no allowed_callers, which makes the request eligible for programmatic tool calling, and that cannot be combined with ${conflict}; set allowed_callers: ["direct"]`);
+}
+
+/** Rule 4: a request that uses tools ends on a user turn. */
+function checkPrefill(request: ConversationRequest): void {
+  const last = request.messages.at(-1);
+  if ((request.tools?.length ?? 0) > 0 && last?.role === 'assistant') {
+    throw new ServiceError('rule_refused', 'Rule 4: a prefill (a final assistant turn) cannot be combined with tool use; end the messages on a user turn');
+  }
+}
+
+/** Rule 5 and Versioning: thinking per model generation. */
+function checkThinkingForModel(request: ConversationRequest, model: ModelProfile): void {
+  const type = request.thinking?.type;
+  if (type === 'adaptive' && model.tier === 'small' && model.generation === 'older') {
+    throw new ServiceError('rule_refused', `Rule 5: thinking "adaptive" is not supported by ${model.id} (small tier, older generation)`);
+  }
+  if (type === 'disabled' && model.tier !== 'small' && model.generation === 'newer') {
+    throw new ServiceError('rule_refused', `Rule 5: thinking "disabled" is rejected by ${model.id} (${model.tier} tier, newer generation); leave thinking unset or use "adaptive"`);
+  }
+}
+
+/** No silent clamping: a budget the model cannot honour is refused. */
+function checkOutputBudget(request: MessageRequest, model: ModelProfile): void {
+  if (request.max_tokens > model.maxOutputTokens) {
+    throw new ServiceError('invalid_request', `max_tokens: ${request.max_tokens} > ${model.maxOutputTokens}, which is the maximum allowed number of output tokens for ${model.id}`);
+  }
+  const thinking = request.thinking;
+  if (thinking?.type === 'enabled' && thinking.budget_tokens >= request.max_tokens) {
+    throw new ServiceError('invalid_request', `thinking.budget_tokens: ${thinking.budget_tokens} must be less than max_tokens (${request.max_tokens})`);
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * Every error the service can answer with: one table of code -> HTTP status and wire type.
+ * docs/errors.md is kept in step with this table by a test.
+ */
+
+export const ERROR_TABLE = {
+  invalid_request: { status: 400, type: 'invalid_request_error', description: 'The request body, a header or a rule of the endpoint is not satisfied.' },
+  unsupported_version: { status: 400, type: 'invalid_request_error', description: 'The version header is missing or has a value other than 2023-06-01.' },
+  strict_schema_keyword: { status: 400, type: 'invalid_request_error', description: 'A strict tool schema uses a keyword outside the accepted list (endpoint rule 1).' },
+  rule_refused: { status: 400, type: 'invalid_request_error', description: 'The request breaks endpoint rules 2 to 5 (thinking, programmatic tool calling, prefill, thinking per model generation).' },
+  prompt_too_long: { status: 400, type: 'invalid_request_error', description: 'The prompt has more tokens than the model context window.' },
+  authentication: { status: 401, type: 'authentication_error', description: 'The API key is missing or not one of the configured keys.' },
+  permission: { status: 403, type: 'permission_error', description: 'The key may not use this resource. Reserved: no configuration produces it yet.' },
+  not_found: { status: 404, type: 'not_found_error', description: 'Unknown route, or a model id or alias that is not configured.' },
+  request_too_large: { status: 413, type: 'request_too_large', description: 'The body is larger than 32 MB.' },
+  rate_limited: { status: 429, type: 'rate_limit_error', description: 'Too many requests; the response carries retry-after.' },
+  internal: { status: 500, type: 'api_error', description: 'An unexpected failure inside the service or its backend.' },
+  overloaded: { status: 529, type: 'overloaded_error', description: 'The backend is at its concurrency limit and its queue is full; the response carries retry-after.' },
+} as const satisfies Record<string, { status: number; type: string; description: string }>;
+
+export type ErrorCode = keyof typeof ERROR_TABLE;
+export type ErrorType = (typeof ERROR_TABLE)[ErrorCode]['type'];
+
+export interface ErrorEnvelope {
+  type: 'error';
+  error: { type: ErrorType; message: string };
+  request_id: string | null;
+}
+
+/** A typed refusal: every layer throws this and the HTTP edge turns it into the envelope. */
+export class ServiceError extends Error {
+  readonly code: ErrorCode;
+  /** Seconds, sent as `retry-after` (429 and 529). */
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(code: ErrorCode, message: string, options: { retryAfterSeconds?: number; cause?: unknown } = {}) {
+    super(message, { cause: options.cause });
+    this.name = 'ServiceError';
+    this.code = code;
+    this.retryAfterSeconds = options.retryAfterSeconds;
+  }
+
+  get status(): number {
+    return ERROR_TABLE[this.code].status;
+  }
+
+  get type(): ErrorType {
+    return ERROR_TABLE[this.code].type;
+  }
+}
+
+export function errorEnvelope(type: ErrorType, message: string, requestId: string | null): ErrorEnvelope {
+  return { type: 'error', error: { type, message }, request_id: requestId };
+}

@@ -1,0 +1,52 @@
+/**
+ * Validation of values against callers' JSON Schemas (tool inputs, output formats).
+ * Ajv runs callers' `pattern`s through RE2 (re2js): linear time, so `^(a+)+$` cannot stall
+ * the event loop. Compiled validators are cached by the schema's JSON text.
+ */
+import { RE2JS } from 're2js';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import { ServiceError } from './errors.js';
+
+/** Ajv's `code.regExp` hook: the wrapper must expose `toString()`, Ajv caches on it. */
+function re2RegExp(pattern: string, flags: string) {
+  const compiled = RE2JS.compile(pattern, flags.includes('i') ? RE2JS.CASE_INSENSITIVE : 0);
+  return {
+    test: (value: string) => compiled.matcher(value).find(),
+    toString: () => `/${pattern}/${flags}`,
+  };
+}
+
+const ajv = new Ajv2020({
+  strict: false,
+  allErrors: false,
+  validateFormats: false,
+  code: { regExp: re2RegExp as never },
+});
+
+const cache = new Map<string, ValidateFunction>();
+const CACHE_LIMIT = 512;
+
+/** A compiled validator; a schema Ajv cannot compile is the caller's mistake: a 400 naming `where`. */
+export function compileSchema(schema: unknown, where: string): ValidateFunction {
+  const key = JSON.stringify(schema);
+  const cached = cache.get(key);
+  if (cached) return cached;
+  let validate: ValidateFunction;
+  try {
+    validate = ajv.compile(schema as object);
+  } catch (error) {
+    throw new ServiceError('invalid_request', `${where}: not a valid JSON Schema: ${(error as Error).message}`);
+  }
+  if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
+  cache.set(key, validate);
+  return validate;
+}
+
+/** The first validation error as one line (`/path must be ...`), or undefined when valid. */
+export function schemaViolation(schema: unknown, value: unknown, where = 'schema'): string | undefined {
+  const validate = compileSchema(schema, where);
+  if (validate(value)) return undefined;
+  const error = validate.errors?.[0];
+  if (!error) return 'value does not match the schema';
+  return `${error.instancePath || '/'} ${error.message ?? 'is invalid'}`;
+}

@@ -1,0 +1,239 @@
+/**
+ * The request shapes of `POST /v1/messages` and `POST /v1/messages/count_tokens`.
+ *
+ * One schema source: these zod schemas give the TypeScript types (z.infer), the runtime
+ * validator (parse-request.ts) and the published JSON Schema (schema/*.json, kept in step by a
+ * test). Shapes the spec leaves "not shown" follow the public Messages API so that the official
+ * client's requests validate. Every object is strict: an unknown field is a 400, never ignored.
+ */
+import { z } from 'zod';
+import { ALLOWED_CALLERS, SERVER_TOOL_NAMES, SERVER_TOOL_TYPES } from './constants.js';
+
+const cacheControl = z
+  .strictObject({ type: z.literal('ephemeral'), ttl: z.enum(['5m', '1h']).optional() })
+  .nullable()
+  .optional();
+
+const jsonObject = z.record(z.string(), z.unknown());
+
+const citation = jsonObject;
+
+export const textBlockParam = z.strictObject({
+  type: z.literal('text'),
+  text: z.string(),
+  citations: z.array(citation).nullable().optional(),
+  cache_control: cacheControl,
+});
+
+const imageSource = z.discriminatedUnion('type', [
+  z.strictObject({
+    type: z.literal('base64'),
+    media_type: z.enum(['image/jpeg', 'image/png', 'image/gif', 'image/webp']),
+    data: z.string(),
+  }),
+  z.strictObject({ type: z.literal('url'), url: z.string() }),
+]);
+
+export const imageBlockParam = z.strictObject({
+  type: z.literal('image'),
+  source: imageSource,
+  cache_control: cacheControl,
+});
+
+const documentSource = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('base64'), media_type: z.literal('application/pdf'), data: z.string() }),
+  z.strictObject({ type: z.literal('text'), media_type: z.literal('text/plain'), data: z.string() }),
+  z.strictObject({ type: z.literal('url'), url: z.string() }),
+  z.strictObject({ type: z.literal('content'), content: z.union([z.string(), z.array(textBlockParam)]) }),
+]);
+
+export const documentBlockParam = z.strictObject({
+  type: z.literal('document'),
+  source: documentSource,
+  title: z.string().nullable().optional(),
+  context: z.string().nullable().optional(),
+  citations: z.strictObject({ enabled: z.boolean().optional() }).nullable().optional(),
+  cache_control: cacheControl,
+});
+
+const toolCaller = jsonObject.optional();
+
+export const toolUseBlockParam = z.strictObject({
+  type: z.literal('tool_use'),
+  id: z.string().min(1),
+  name: z.string().min(1),
+  input: jsonObject,
+  caller: toolCaller,
+  cache_control: cacheControl,
+});
+
+export const toolResultBlockParam = z.strictObject({
+  type: z.literal('tool_result'),
+  tool_use_id: z.string().min(1),
+  content: z.union([z.string(), z.array(z.discriminatedUnion('type', [textBlockParam, imageBlockParam, documentBlockParam]))]).optional(),
+  is_error: z.boolean().optional(),
+  cache_control: cacheControl,
+});
+
+export const thinkingBlockParam = z.strictObject({
+  type: z.literal('thinking'),
+  thinking: z.string(),
+  signature: z.string(),
+});
+
+export const redactedThinkingBlockParam = z.strictObject({
+  type: z.literal('redacted_thinking'),
+  data: z.string(),
+});
+
+export const serverToolUseBlockParam = z.strictObject({
+  type: z.literal('server_tool_use'),
+  id: z.string().min(1),
+  name: z.enum([SERVER_TOOL_NAMES.webSearch, SERVER_TOOL_NAMES.webFetch, SERVER_TOOL_NAMES.codeExecution]),
+  input: jsonObject,
+  caller: toolCaller,
+  cache_control: cacheControl,
+});
+
+/** Result blocks of server tools are "not shown" in the spec; their inner shape is the tools' own. */
+function serverToolResultBlockParam<Type extends string>(type: Type) {
+  return z.strictObject({
+    type: z.literal(type),
+    tool_use_id: z.string().min(1),
+    content: z.union([jsonObject, z.array(jsonObject)]),
+    cache_control: cacheControl,
+  });
+}
+
+export const webSearchToolResultBlockParam = serverToolResultBlockParam('web_search_tool_result');
+export const webFetchToolResultBlockParam = serverToolResultBlockParam('web_fetch_tool_result');
+export const codeExecutionToolResultBlockParam = serverToolResultBlockParam('code_execution_tool_result');
+
+export const contentBlockParam = z.discriminatedUnion('type', [
+  textBlockParam,
+  imageBlockParam,
+  documentBlockParam,
+  toolUseBlockParam,
+  toolResultBlockParam,
+  thinkingBlockParam,
+  redactedThinkingBlockParam,
+  serverToolUseBlockParam,
+  webSearchToolResultBlockParam,
+  webFetchToolResultBlockParam,
+  codeExecutionToolResultBlockParam,
+]);
+
+export const messageParam = z.strictObject({
+  role: z.enum(['user', 'assistant']),
+  content: z.union([z.string(), z.array(contentBlockParam)]),
+});
+
+export const systemParam = z.union([z.string(), z.array(textBlockParam)]);
+
+/** Public API rule for tool names; the spec does not narrow it. */
+const toolName = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must match ^[a-zA-Z0-9_-]{1,64}$');
+
+export const customToolParam = z.strictObject({
+  type: z.literal('custom').optional(),
+  name: toolName,
+  // Spec, "custom tool": description is required.
+  description: z.string(),
+  strict: z.boolean().optional(),
+  input_schema: z.looseObject({ type: z.literal('object') }),
+  cache_control: cacheControl,
+});
+
+const allowedCallers = z.array(z.enum(ALLOWED_CALLERS)).min(1).optional();
+const domainList = z.array(z.string().min(1)).optional();
+const maxUses = z.int().min(1).optional();
+
+export const webSearchToolParam = z.strictObject({
+  type: z.literal(SERVER_TOOL_TYPES.webSearch),
+  name: z.literal(SERVER_TOOL_NAMES.webSearch),
+  max_uses: maxUses,
+  allowed_callers: allowedCallers,
+  allowed_domains: domainList,
+  blocked_domains: domainList,
+  user_location: jsonObject.nullable().optional(),
+  cache_control: cacheControl,
+});
+
+export const webFetchToolParam = z.strictObject({
+  type: z.literal(SERVER_TOOL_TYPES.webFetch),
+  name: z.literal(SERVER_TOOL_NAMES.webFetch),
+  max_uses: maxUses,
+  max_content_tokens: z.int().min(1).optional(),
+  allowed_callers: allowedCallers,
+  allowed_domains: domainList,
+  blocked_domains: domainList,
+  citations: z.strictObject({ enabled: z.boolean().optional() }).nullable().optional(),
+  cache_control: cacheControl,
+});
+
+export const codeExecutionToolParam = z.strictObject({
+  type: z.literal(SERVER_TOOL_TYPES.codeExecution),
+  name: z.literal(SERVER_TOOL_NAMES.codeExecution),
+  cache_control: cacheControl,
+});
+
+export const toolParam = z.discriminatedUnion('type', [customToolParam, webSearchToolParam, webFetchToolParam, codeExecutionToolParam]);
+
+const disableParallelToolUse = z.boolean().optional();
+
+export const toolChoiceParam = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('auto'), disable_parallel_tool_use: disableParallelToolUse }),
+  z.strictObject({ type: z.literal('any'), disable_parallel_tool_use: disableParallelToolUse }),
+  z.strictObject({ type: z.literal('tool'), name: z.string().min(1), disable_parallel_tool_use: disableParallelToolUse }),
+  z.strictObject({ type: z.literal('none') }),
+]);
+
+export const thinkingParam = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('adaptive') }),
+  z.strictObject({ type: z.literal('disabled') }),
+  // Not in the spec, but the public API and its official client have it.
+  z.strictObject({ type: z.literal('enabled'), budget_tokens: z.int().min(1024) }),
+]);
+
+export const outputConfigParam = z.strictObject({
+  format: z
+    .strictObject({ type: z.literal('json_schema'), schema: z.looseObject({ type: z.literal('object') }) })
+    .optional(),
+});
+
+const conversationFields = {
+  model: z.string().min(1),
+  messages: z.array(messageParam).min(1),
+  system: systemParam.optional(),
+  tools: z.array(toolParam).optional(),
+  tool_choice: toolChoiceParam.optional(),
+  thinking: thinkingParam.optional(),
+  output_config: outputConfigParam.optional(),
+};
+
+export const messageRequest = z.strictObject({
+  ...conversationFields,
+  max_tokens: z.int().min(1),
+  stream: z.boolean().optional(),
+  stop_sequences: z.array(z.string().min(1)).optional(),
+  temperature: z.number().min(0).max(1).optional(),
+  top_p: z.number().min(0).max(1).optional(),
+  top_k: z.int().min(0).optional(),
+  metadata: z.strictObject({ user_id: z.string().nullable().optional() }).optional(),
+  service_tier: z.enum(['auto', 'standard_only']).optional(),
+});
+
+export const countTokensRequest = z.strictObject(conversationFields);
+
+export type MessageRequest = z.infer<typeof messageRequest>;
+export type CountTokensRequest = z.infer<typeof countTokensRequest>;
+/** What count_tokens and the message endpoint share: enough to render a prompt. */
+export type ConversationRequest = CountTokensRequest;
+export type MessageParam = z.infer<typeof messageParam>;
+export type ContentBlockParam = z.infer<typeof contentBlockParam>;
+export type ToolParam = z.infer<typeof toolParam>;
+export type CustomToolParam = z.infer<typeof customToolParam>;
+export type WebSearchToolParam = z.infer<typeof webSearchToolParam>;
+export type WebFetchToolParam = z.infer<typeof webFetchToolParam>;
+export type ToolChoiceParam = z.infer<typeof toolChoiceParam>;
+export type ThinkingParam = z.infer<typeof thinkingParam>;
+export type SystemParam = z.infer<typeof systemParam>;

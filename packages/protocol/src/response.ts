@@ -1,0 +1,97 @@
+/**
+ * Response shapes: the message, its content blocks and the stream events. The spec leaves
+ * their fields "not shown"; they follow the public Messages API that real clients parse.
+ */
+import type { ErrorEnvelope } from './errors.js';
+
+export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'pause_turn' | 'refusal';
+
+export interface TextBlock {
+  type: 'text';
+  text: string;
+  citations: null;
+}
+
+export interface ThinkingBlock {
+  type: 'thinking';
+  thinking: string;
+  signature: string;
+}
+
+export interface ToolUseBlock {
+  type: 'tool_use';
+  id: string;
+  name: string;
+  input: Record<string, unknown>;
+}
+
+export interface ServerToolUseBlock {
+  type: 'server_tool_use';
+  id: string;
+  name: string;
+  input: Record<string, unknown>;
+}
+
+export type ServerToolResultType = 'web_search_tool_result' | 'web_fetch_tool_result' | 'code_execution_tool_result';
+
+export interface ServerToolResultBlock {
+  type: ServerToolResultType;
+  tool_use_id: string;
+  content: unknown;
+}
+
+export type ContentBlock = TextBlock | ThinkingBlock | ToolUseBlock | ServerToolUseBlock | ServerToolResultBlock;
+
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_input_tokens: number;
+  cache_read_input_tokens: number;
+  server_tool_use: { web_search_requests: number; web_fetch_requests: number } | null;
+  service_tier: 'standard';
+}
+
+export interface Message {
+  id: string;
+  type: 'message';
+  role: 'assistant';
+  model: string;
+  content: ContentBlock[];
+  stop_reason: StopReason | null;
+  stop_sequence: string | null;
+  usage: Usage;
+}
+
+export type ContentBlockDelta =
+  | { type: 'text_delta'; text: string }
+  | { type: 'thinking_delta'; thinking: string }
+  | { type: 'signature_delta'; signature: string }
+  | { type: 'input_json_delta'; partial_json: string };
+
+export type StreamEvent =
+  | { type: 'message_start'; message: Message }
+  | { type: 'content_block_start'; index: number; content_block: ContentBlock }
+  | { type: 'content_block_delta'; index: number; delta: ContentBlockDelta }
+  | { type: 'content_block_stop'; index: number }
+  | { type: 'message_delta'; delta: { stop_reason: StopReason; stop_sequence: string | null }; usage: MessageDeltaUsage }
+  | { type: 'message_stop' }
+  | { type: 'ping' }
+  | ({ type: 'error' } & Omit<ErrorEnvelope, 'type'>);
+
+/** Cumulative counts, as the public stream sends them in message_delta. */
+export interface MessageDeltaUsage {
+  input_tokens: number;
+  output_tokens: number;
+  server_tool_use: Usage['server_tool_use'];
+}
+
+export interface CountTokensResponse {
+  input_tokens: number;
+}
+
+export interface ModelInfo {
+  type: 'model';
+  id: string;
+  display_name: string;
+  created_at: string;
+}

@@ -1,0 +1,84 @@
+/**
+ * Endpoint rule 1: under `strict: true` only the spec's keyword list is accepted, checked in
+ * every subschema (properties, items, anyOf, $defs, definitions, additionalProperties).
+ * Also the size and depth caps that every tool schema obeys. Iterative: no stack overflow.
+ */
+import { SCHEMA_LIMITS, STRICT_SCHEMA_KEYWORDS } from './constants.js';
+
+export interface SchemaProblem {
+  /** Path from the schema root, e.g. `properties.tags.items`. Empty for the root. */
+  path: string;
+  message: string;
+  /** Set when the problem is a keyword outside the strict list. */
+  keyword?: string;
+}
+
+interface Visit {
+  schema: unknown;
+  path: string[];
+  depth: number;
+}
+
+/** Keywords whose value is one subschema or a map / list of subschemas. */
+const SUBSCHEMA_MAPS = ['properties', '$defs', 'definitions', 'patternProperties', 'dependentSchemas'];
+const SUBSCHEMA_LISTS = ['anyOf', 'allOf', 'oneOf', 'prefixItems'];
+const SINGLE_SUBSCHEMAS = ['items', 'additionalProperties', 'not', 'if', 'then', 'else', 'contains', 'propertyNames', 'unevaluatedProperties', 'unevaluatedItems', 'additionalItems'];
+
+/** The first problem in `schema`, or undefined. `strict` adds the keyword check. */
+export function findSchemaProblem(schema: unknown, options: { strict: boolean }): SchemaProblem | undefined {
+  const stack: Visit[] = [{ schema, path: [], depth: 1 }];
+  let visited = 0;
+  while (stack.length > 0) {
+    const visit = stack.pop()!;
+    visited += 1;
+    if (visited > SCHEMA_LIMITS.maxSubschemas) {
+      return { path: '', message: `the schema has more than ${SCHEMA_LIMITS.maxSubschemas} subschemas` };
+    }
+    const problem = checkNode(visit, options.strict);
+    if (problem) return problem;
+    stack.push(...childrenOf(visit));
+  }
+  return undefined;
+}
+
+function checkNode({ schema, path, depth }: Visit, strict: boolean): SchemaProblem | undefined {
+  const where = path.join('.');
+  if (depth > SCHEMA_LIMITS.maxDepth) {
+    return { path: where, message: `the schema nests deeper than ${SCHEMA_LIMITS.maxDepth} levels` };
+  }
+  if (typeof schema === 'boolean') return undefined;
+  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) {
+    return { path: where, message: 'a schema must be an object or a boolean' };
+  }
+  if (!strict) return undefined;
+  const keyword = Object.keys(schema).find((key) => !STRICT_SCHEMA_KEYWORDS.has(key));
+  if (keyword === undefined) return undefined;
+  return {
+    path: where,
+    keyword,
+    message: `keyword "${keyword}" is not supported with strict: true (accepted: ${[...STRICT_SCHEMA_KEYWORDS].join(', ')}); write the constraint into the field's description instead`,
+  };
+}
+
+function childrenOf({ schema, path, depth }: Visit): Visit[] {
+  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) return [];
+  const node = schema as Record<string, unknown>;
+  const children: Visit[] = [];
+  const add = (child: unknown, childPath: string[]) => children.push({ schema: child, path: childPath, depth: depth + 1 });
+  for (const keyword of SUBSCHEMA_MAPS) {
+    const map = node[keyword];
+    if (map && typeof map === 'object' && !Array.isArray(map)) {
+      for (const [name, child] of Object.entries(map)) add(child, [...path, keyword, name]);
+    }
+  }
+  for (const keyword of SUBSCHEMA_LISTS) {
+    const list = node[keyword];
+    if (Array.isArray(list)) list.forEach((child, index) => add(child, [...path, keyword, String(index)]));
+  }
+  for (const keyword of SINGLE_SUBSCHEMAS) {
+    const child = node[keyword];
+    if (Array.isArray(child)) child.forEach((item, index) => add(item, [...path, keyword, String(index)]));
+    else if (child !== undefined) add(child, [...path, keyword]);
+  }
+  return children.reverse();
+}

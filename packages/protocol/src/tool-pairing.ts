@@ -1,0 +1,56 @@
+/**
+ * Conversation shape rules for client tools: every `tool_use` in an assistant turn is answered
+ * by exactly one `tool_result` in the user turn right after it, and every `tool_result` answers
+ * a `tool_use` of the assistant turn right before it. Messages name the offending id.
+ */
+import { ServiceError } from './errors.js';
+import type { ContentBlockParam, MessageParam } from './request-schema.js';
+
+function blocksOf(message: MessageParam | undefined): ContentBlockParam[] {
+  if (!message || typeof message.content === 'string') return [];
+  return message.content;
+}
+
+function toolUseIds(message: MessageParam | undefined): string[] {
+  return blocksOf(message).flatMap((block) => (block.type === 'tool_use' ? [block.id] : []));
+}
+
+function toolResultIds(message: MessageParam | undefined): string[] {
+  return blocksOf(message).flatMap((block) => (block.type === 'tool_result' ? [block.tool_use_id] : []));
+}
+
+export function checkToolPairing(messages: readonly MessageParam[]): void {
+  const seenToolUseIds = new Set<string>();
+  messages.forEach((message, index) => {
+    if (message.role === 'assistant') checkAssistantTurn(messages, index, seenToolUseIds);
+    else checkUserTurn(messages, index);
+  });
+}
+
+function checkAssistantTurn(messages: readonly MessageParam[], index: number, seen: Set<string>): void {
+  const uses = toolUseIds(messages[index]);
+  for (const id of uses) {
+    if (seen.has(id)) throw new ServiceError('invalid_request', `messages.${index}: tool_use id "${id}" is used more than once in the conversation`);
+    seen.add(id);
+  }
+  const isLast = index === messages.length - 1;
+  if (uses.length === 0 || isLast) return;
+  const answered = new Set(toolResultIds(messages[index + 1]));
+  const missing = uses.filter((id) => !answered.has(id));
+  if (missing.length > 0) {
+    throw new ServiceError('invalid_request', `messages.${index + 1}: tool_use ids were found without tool_result blocks immediately after: ${missing.join(', ')}. Each tool_use block must have a corresponding tool_result block in the next message.`);
+  }
+}
+
+function checkUserTurn(messages: readonly MessageParam[], index: number): void {
+  const results = toolResultIds(messages[index]);
+  if (results.length === 0) return;
+  const previous = messages[index - 1];
+  const offered = new Set(previous?.role === 'assistant' ? toolUseIds(previous) : []);
+  const answered = new Set<string>();
+  for (const id of results) {
+    if (!offered.has(id)) throw new ServiceError('invalid_request', `messages.${index}: unexpected tool_use_id found in tool_result blocks: ${id}. Each tool_result block must have a corresponding tool_use block in the previous message.`);
+    if (answered.has(id)) throw new ServiceError('invalid_request', `messages.${index}: tool_use id "${id}" has more than one tool_result`);
+    answered.add(id);
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * Admission control per backend: at most `concurrency` requests generate at once, at most
+ * `queue` more wait in order, and anything past that is refused at once with 529, so an
+ * overloaded engine sheds load fast instead of timing every caller out.
+ */
+import { ServiceError } from '@mms/protocol';
+
+export type Release = () => void;
+
+interface Waiter {
+  grant: (release: Release) => void;
+  reject: (error: unknown) => void;
+}
+
+export class AdmissionController {
+  private active = 0;
+  private readonly waiting: Waiter[] = [];
+
+  constructor(
+    private readonly concurrency: number,
+    private readonly queueLimit: number,
+  ) {}
+
+  /** Resolves with a release function once a slot is free; rejects with 529 when full. */
+  acquire(signal: AbortSignal): Promise<Release> {
+    signal.throwIfAborted();
+    if (this.active < this.concurrency) return Promise.resolve(this.take());
+    if (this.waiting.length >= this.queueLimit) {
+      return Promise.reject(new ServiceError('overloaded', `Overloaded: ${this.active} requests are generating and ${this.waiting.length} are queued on this model's backend`, { retryAfterSeconds: 1 }));
+    }
+    return new Promise<Release>((grant, reject) => {
+      const waiter: Waiter = { grant, reject };
+      this.waiting.push(waiter);
+      signal.addEventListener('abort', () => this.abandon(waiter, signal.reason), { once: true });
+    });
+  }
+
+  get stats(): { active: number; queued: number } {
+    return { active: this.active, queued: this.waiting.length };
+  }
+
+  private take(): Release {
+    this.active += 1;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.active -= 1;
+      this.admitNext();
+    };
+  }
+
+  private admitNext(): void {
+    const next = this.waiting.shift();
+    if (next) next.grant(this.take());
+  }
+
+  private abandon(waiter: Waiter, reason: unknown): void {
+    const index = this.waiting.indexOf(waiter);
+    if (index < 0) return;
+    this.waiting.splice(index, 1);
+    waiter.reject(reason);
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * The turn loop (no HTTP here): backend step -> if the model asked for server tools, run them
+ * and append their result blocks -> step again; stop on end of turn, a client tool call, the
+ * output budget, or the step bound (then `pause_turn`). It also enforces
+ * `disable_parallel_tool_use` for every backend: after one tool_use block the step ends.
+ */
+import { SERVER_TOOL_NAMES, type ContentBlock, type MessageRequest, type ModelProfile, type ServerToolUseBlock, type StopReason } from '@mms/protocol';
+import type { Backend } from '../backends/backend.js';
+import { BlockAssembler } from '../streaming/block-assembler.js';
+import type { StreamPart } from '../streaming/stream-part.js';
+import type { ServerToolRunner } from './server-tool-runner.js';
+
+export interface TurnOptions {
+  backend: Backend;
+  request: MessageRequest;
+  model: ModelProfile;
+  thinks: boolean;
+  fault: string | undefined;
+  maxSteps: number;
+  serverTools: ServerToolRunner;
+  signal: AbortSignal;
+}
+
+interface TurnState {
+  blocks: ContentBlock[];
+  outputTokens: number;
+  webSearchRequests: number;
+  webFetchRequests: number;
+}
+
+export async function* runTurn(options: TurnOptions): AsyncGenerator<StreamPart> {
+  const state: TurnState = { blocks: [], outputTokens: 0, webSearchRequests: 0, webFetchRequests: 0 };
+  for (let step = 0; step < options.maxSteps; step += 1) {
+    const outcome = yield* runStep(options, state, step);
+    const pending = outcome.stopReason === 'tool_use' ? unansweredServerCalls(outcome.stepBlocks) : [];
+    const clientCall = outcome.stepBlocks.some((block) => block.type === 'tool_use');
+    if (pending.length === 0 || clientCall) {
+      yield { type: 'finish', stopReason: outcome.stopReason, stopSequence: outcome.stopSequence };
+      return;
+    }
+    yield* runServerTools(pending, options, state);
+  }
+  yield { type: 'finish', stopReason: 'pause_turn', stopSequence: null };
+}
+
+interface StepOutcome {
+  stepBlocks: ContentBlock[];
+  stopReason: StopReason;
+  stopSequence: string | null;
+}
+
+/** One backend step, passed through; its `finish` is held back for the loop to decide. */
+async function* runStep(options: TurnOptions, state: TurnState, step: number): AsyncGenerator<StreamPart, StepOutcome> {
+  const assembler = new BlockAssembler();
+  const stepStartTokens = state.outputTokens;
+  const parts = options.backend.stream(
+    { request: options.request, model: options.model, thinks: options.thinks, turnSoFar: state.blocks, step, outputBudget: options.request.max_tokens - stepStartTokens, fault: options.fault },
+    options.signal,
+  );
+  for await (const part of parts) {
+    if (part.type === 'finish') return { stepBlocks: assembler.blocks, stopReason: part.stopReason, stopSequence: part.stopSequence };
+    if (part.type === 'output-tokens') {
+      state.outputTokens = stepStartTokens + part.count;
+      yield { type: 'output-tokens', count: state.outputTokens };
+      continue;
+    }
+    trackBlock(assembler, part, state);
+    yield part;
+    if (part.type === 'block-stop' && disablesParallel(options.request) && assembler.blocks.at(-1)?.type === 'tool_use') {
+      // Leaving the loop ends the backend's generator, which stops its generation.
+      return { stepBlocks: assembler.blocks, stopReason: 'tool_use', stopSequence: null };
+    }
+  }
+  throw new Error(`backend ${options.backend.name} ended a step without a finish part`);
+}
+
+function trackBlock(assembler: BlockAssembler, part: StreamPart, state: TurnState): void {
+  if (part.type === 'block-start') assembler.start(part.block);
+  else if (part.type === 'block-delta') assembler.delta(part.delta);
+  else if (part.type === 'block-stop') state.blocks.push(assembler.stop());
+}
+
+function disablesParallel(request: MessageRequest): boolean {
+  const choice = request.tool_choice;
+  return choice !== undefined && choice.type !== 'none' && choice.disable_parallel_tool_use === true;
+}
+
+function unansweredServerCalls(blocks: readonly ContentBlock[]): ServerToolUseBlock[] {
+  const answered = new Set(blocks.flatMap((block) => ('tool_use_id' in block ? [block.tool_use_id] : [])));
+  return blocks.filter((block): block is ServerToolUseBlock => block.type === 'server_tool_use' && !answered.has(block.id));
+}
+
+async function* runServerTools(calls: readonly ServerToolUseBlock[], options: TurnOptions, state: TurnState): AsyncGenerator<StreamPart> {
+  for (const call of calls) {
+    const result = await options.serverTools.run(call, options.request, options.signal);
+    // usage.server_tool_use counts requests the service made, so an error block that made none is not counted.
+    const madeRequest = !isErrorResult(result.content);
+    if (madeRequest && call.name === SERVER_TOOL_NAMES.webSearch) state.webSearchRequests += 1;
+    if (madeRequest && call.name === SERVER_TOOL_NAMES.webFetch) state.webFetchRequests += 1;
+    state.blocks.push(result);
+    yield { type: 'block-start', block: result };
+    yield { type: 'block-stop' };
+  }
+  yield { type: 'server-tool-usage', webSearchRequests: state.webSearchRequests, webFetchRequests: state.webFetchRequests };
+}
+
+function isErrorResult(content: unknown): boolean {
+  return typeof content === 'object' && content !== null && String((content as { type?: unknown }).type).endsWith('_error');
+}

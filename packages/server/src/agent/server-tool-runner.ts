@@ -1,0 +1,25 @@
+/**
+ * How the agent loop runs a server tool the model asked for. The tools themselves arrive with
+ * issue 4; until then every call gets the public `unavailable` error block, so a scripted
+ * server_tool_use still yields a well-formed turn instead of a crash or a silent drop.
+ */
+import { SERVER_TOOL_NAMES, type MessageRequest, type ServerToolResultBlock, type ServerToolResultType, type ServerToolUseBlock } from '@mms/protocol';
+
+export interface ServerToolRunner {
+  run(call: ServerToolUseBlock, request: MessageRequest, signal: AbortSignal): Promise<ServerToolResultBlock>;
+}
+
+const RESULT_TYPES: Record<string, ServerToolResultType> = {
+  [SERVER_TOOL_NAMES.webSearch]: 'web_search_tool_result',
+  [SERVER_TOOL_NAMES.webFetch]: 'web_fetch_tool_result',
+  [SERVER_TOOL_NAMES.codeExecution]: 'code_execution_tool_result',
+};
+
+export function serverToolError(call: ServerToolUseBlock, errorCode: string): ServerToolResultBlock {
+  const type = RESULT_TYPES[call.name] ?? 'web_search_tool_result';
+  return { type, tool_use_id: call.id, content: { type: `${type}_error`, error_code: errorCode } };
+}
+
+export const unavailableServerTools: ServerToolRunner = {
+  run: async (call) => serverToolError(call, 'unavailable'),
+};

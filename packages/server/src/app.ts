@@ -1,0 +1,59 @@
+/**
+ * Every route and its hooks on one screen. Order of checks on a request: request id ->
+ * API key (not for /health) -> version header (on /v1) -> body size and JSON -> route.
+ */
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { MAX_REQUEST_BYTES, ServiceError } from '@mms/protocol';
+import { unavailableServerTools, type ServerToolRunner } from './agent/server-tool-runner.js';
+import type { ServiceConfig } from './config/config-schema.js';
+import { ApiKeyCheck } from './http/auth.js';
+import { errorReply } from './http/error-reply.js';
+import { newRequestId } from './http/request-id.js';
+import { assertVersionHeader } from './http/version-header.js';
+import type { ModelRegistry } from './models/model-registry.js';
+import { registerCountTokensRoute } from './routes/count-tokens/route.js';
+import { registerMessagesRoute } from './routes/messages/route.js';
+import { registerModelsRoutes } from './routes/models/route.js';
+
+export interface AppOptions {
+  config: ServiceConfig;
+  registry: ModelRegistry;
+  serverTools?: ServerToolRunner;
+  logger?: FastifyServerOptions['logger'];
+}
+
+export function buildApp(options: AppOptions): FastifyInstance {
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: MAX_REQUEST_BYTES,
+    genReqId: newRequestId,
+    requestIdHeader: false,
+    disableRequestLogging: true,
+    return503OnClosing: false,
+  });
+  const keys = new ApiKeyCheck(options.config.apiKeys);
+
+  app.addHook('onRequest', async (request, reply) => {
+    // Set on the raw response so that it survives hijacked (streaming) replies too.
+    reply.raw.setHeader('request-id', request.id);
+    if (request.url === '/health') return;
+    keys.assertAuthorized(request.headers);
+    if (request.url.startsWith('/v1/')) assertVersionHeader(request.headers);
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    const { status, body, headers, unexpected } = errorReply(error, request.id);
+    if (unexpected) request.log.error({ err: error }, 'request failed');
+    return reply.status(status).headers(headers).send(body);
+  });
+  app.setNotFoundHandler((request) => {
+    throw new ServiceError('not_found', `${request.method} ${request.url.split('?')[0]} is not an endpoint of this service`);
+  });
+
+  app.get('/health', async () => ({ status: 'ok' }));
+  registerMessagesRoute(app, { registry: options.registry, serverTools: options.serverTools ?? unavailableServerTools, maxSteps: options.config.maxSteps }, options.config.pingIntervalMs);
+  registerCountTokensRoute(app, options.registry);
+  registerModelsRoutes(app, options.registry);
+  app.addHook('onClose', async () => options.registry.close());
+  return app;
+}

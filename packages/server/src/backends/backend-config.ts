@@ -1,0 +1,7 @@
+/** The `backend` field of a model in the config: one entry per engine kind. */
+import { z } from 'zod';
+import { scriptedBackendConfig } from './scripted/scripted-config.js';
+
+export const backendConfig = z.discriminatedUnion('type', [scriptedBackendConfig]);
+
+export type BackendConfig = z.infer<typeof backendConfig>;

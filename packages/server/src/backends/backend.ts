@@ -1,0 +1,31 @@
+/**
+ * The one interface every engine implements. The request is already validated and typed; a
+ * backend converts it to its own wire format in its own folder and never passes raw JSON on.
+ */
+import type { ContentBlock, ConversationRequest, MessageRequest, ModelProfile } from '@mms/protocol';
+import type { StreamPart } from '../streaming/stream-part.js';
+
+export interface BackendStepRequest {
+  request: MessageRequest;
+  model: ModelProfile;
+  /** Whether this request thinks (protocol's requestThinks, decided once by the handler). */
+  thinks: boolean;
+  /** Blocks this turn already produced in earlier steps (server tool calls and their results). */
+  turnSoFar: ContentBlock[];
+  /** Index of this step within the request's agent loop, from 0. */
+  step: number;
+  /** Output tokens this step may still spend: max_tokens less what earlier steps spent. */
+  outputBudget: number;
+  /** The `mms-fault` header; only a backend configured for fault injection reads it. */
+  fault: string | undefined;
+}
+
+export interface Backend {
+  /** For logs and the `mms-backend` response header. */
+  readonly name: string;
+  /** One model step. Must stop promptly when `signal` aborts. */
+  stream(step: BackendStepRequest, signal: AbortSignal): AsyncIterable<StreamPart>;
+  /** Exact input tokens of the prompt, in the model's own tokenizer. */
+  countTokens(request: ConversationRequest, model: ModelProfile): Promise<number>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,56 @@
+/**
+ * A deterministic backend with no model, for this project's tests and for users who test their
+ * own clients: it echoes, follows a script, and injects faults on request when configured to.
+ */
+import type { ConversationRequest } from '@mms/protocol';
+import type { Backend, BackendStepRequest } from '../backend.js';
+import type { StreamPart } from '../../streaming/stream-part.js';
+import { lastUserText, priorSteps } from './conversation-text.js';
+import { planDefaultAnswer } from './default-answer.js';
+import { parseFault, reshapeBlocks, throwHttpFault } from './faults.js';
+import { loadScript, scriptedStep, type PlannedBlock, type ScriptEntry } from './script-file.js';
+import type { ScriptedBackendConfig } from './scripted-config.js';
+import { emitBlocks } from './token-emitter.js';
+import { countTokens, renderPrompt, tokenize } from './tokenizer.js';
+
+export class ScriptedBackend implements Backend {
+  readonly name = 'scripted';
+  private readonly script: ScriptEntry[];
+
+  /** `scriptPath` is already resolved against the config file's folder. */
+  constructor(private readonly config: ScriptedBackendConfig, scriptPath: string | undefined) {
+    this.script = scriptPath ? loadScript(scriptPath) : [];
+  }
+
+  async *stream(step: BackendStepRequest, signal: AbortSignal): AsyncIterable<StreamPart> {
+    const fault = this.config.faults ? parseFault(step.fault) : undefined;
+    throwHttpFault(fault);
+    const blocks = reshapeBlocks(this.plan(step), fault, step.request);
+    yield* emitBlocks(blocks, {
+      outputBudget: fault === 'truncate' ? truncatedBudget(blocks, step.outputBudget) : step.outputBudget,
+      stopSequences: step.request.stop_sequences ?? [],
+      thinkingShare: this.config.thinkingShare,
+      tokenDelayMs: this.config.tokenDelayMs,
+      failAfterFirstDelta: fault === 'stream-error',
+      signal,
+    });
+  }
+
+  async countTokens(request: ConversationRequest): Promise<number> {
+    return countTokens(renderPrompt(request));
+  }
+
+  async close(): Promise<void> {}
+
+  private plan(step: BackendStepRequest): PlannedBlock[] {
+    const stepIndex = priorSteps(step.request) + step.step;
+    return scriptedStep(this.script, lastUserText(step.request), stepIndex) ?? planDefaultAnswer(step);
+  }
+}
+
+/** Fault `truncate`: stop at half of what the answer needs, as if max_tokens were that small. */
+function truncatedBudget(blocks: readonly PlannedBlock[], budget: number): number {
+  const needed = blocks.reduce((sum, block) => sum + tokenize(block.type === 'text' ? block.text : block.type === 'thinking' ? block.thinking : JSON.stringify(block.input)).length, 0);
+  return Math.min(budget, Math.max(1, Math.floor(needed / 2)));
+}
+

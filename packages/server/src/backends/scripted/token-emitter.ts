@@ -1,0 +1,109 @@
+/**
+ * Turns planned blocks into stream parts one token at a time, honouring the output budget,
+ * stop sequences, the thinking share of the budget, a per-token delay and the abort signal.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ServiceError, type ContentBlock, type ContentBlockDelta, type StopReason } from '@mms/protocol';
+import type { StreamPart } from '../../streaming/stream-part.js';
+import type { PlannedBlock } from './script-file.js';
+import { tokenize } from './tokenizer.js';
+
+export interface EmitOptions {
+  outputBudget: number;
+  stopSequences: readonly string[];
+  /** Thinking may use at most this share of the budget, so an answer always has room. */
+  thinkingShare: number;
+  tokenDelayMs: number;
+  /** Throw after the first delta (fault `stream-error`). */
+  failAfterFirstDelta: boolean;
+  signal: AbortSignal;
+}
+
+/** Spent tokens shared across the blocks of one step. */
+interface Spend {
+  used: number;
+  deltas: number;
+}
+
+export async function* emitBlocks(blocks: readonly PlannedBlock[], options: EmitOptions): AsyncGenerator<StreamPart> {
+  const spend: Spend = { used: 0, deltas: 0 };
+  for (const block of blocks) {
+    const { start, pieces, stopSequence } = prepare(block, options);
+    yield { type: 'block-start', block: start };
+    for (const delta of pieces) {
+      if (spend.used >= options.outputBudget) {
+        yield* finish(spend, 'max_tokens', null, true);
+        return;
+      }
+      if (options.tokenDelayMs > 0) await sleep(options.tokenDelayMs, undefined, { signal: options.signal });
+      options.signal.throwIfAborted();
+      spend.used += 1;
+      spend.deltas += 1;
+      yield { type: 'block-delta', delta };
+      if (options.failAfterFirstDelta) throw new ServiceError('internal', 'Injected fault: stream-error');
+    }
+    if (start.type === 'thinking') yield { type: 'block-delta', delta: { type: 'signature_delta', signature: signatureOf(block) } };
+    yield { type: 'block-stop' };
+    if (stopSequence !== null) {
+      yield* finish(spend, 'stop_sequence', stopSequence, false);
+      return;
+    }
+  }
+  const calledTool = blocks.some((block) => block.type === 'tool_use' || block.type === 'server_tool_use');
+  yield* finish(spend, calledTool ? 'tool_use' : 'end_turn', null, false);
+}
+
+function* finish(spend: Spend, stopReason: StopReason, stopSequence: string | null, closeBlock: boolean): Generator<StreamPart> {
+  if (closeBlock) yield { type: 'block-stop' };
+  yield { type: 'output-tokens', count: spend.used };
+  yield { type: 'finish', stopReason, stopSequence };
+}
+
+interface PreparedBlock {
+  start: ContentBlock;
+  pieces: ContentBlockDelta[];
+  stopSequence: string | null;
+}
+
+function prepare(block: PlannedBlock, options: EmitOptions): PreparedBlock {
+  switch (block.type) {
+    case 'text': {
+      const { text, stopSequence } = cutAtStopSequence(block.text, options.stopSequences);
+      const pieces = tokenize(text).map((token): ContentBlockDelta => ({ type: 'text_delta', text: token }));
+      return { start: { type: 'text', text: '', citations: null }, pieces, stopSequence };
+    }
+    case 'thinking': {
+      const cap = Math.floor(options.outputBudget * options.thinkingShare);
+      const pieces = tokenize(block.thinking).slice(0, cap).map((token): ContentBlockDelta => ({ type: 'thinking_delta', thinking: token }));
+      return { start: { type: 'thinking', thinking: '', signature: '' }, pieces, stopSequence: null };
+    }
+    case 'tool_use':
+    case 'server_tool_use': {
+      const id = block.id ?? newToolId(block.type);
+      const pieces = tokenize(JSON.stringify(block.input)).map((token): ContentBlockDelta => ({ type: 'input_json_delta', partial_json: token }));
+      return { start: { type: block.type, id, name: block.name, input: {} }, pieces, stopSequence: null };
+    }
+    default:
+      return block satisfies never;
+  }
+}
+
+function cutAtStopSequence(text: string, stopSequences: readonly string[]): { text: string; stopSequence: string | null } {
+  let cut: { at: number; sequence: string } | undefined;
+  for (const sequence of stopSequences) {
+    const at = text.indexOf(sequence);
+    if (at >= 0 && (cut === undefined || at < cut.at)) cut = { at, sequence };
+  }
+  return cut ? { text: text.slice(0, cut.at), stopSequence: cut.sequence } : { text, stopSequence: null };
+}
+
+function signatureOf(block: PlannedBlock): string {
+  if (block.type === 'thinking' && block.signature) return block.signature;
+  const text = block.type === 'thinking' ? block.thinking : '';
+  return createHash('sha256').update(`mms-scripted:${text}`).digest('base64');
+}
+
+function newToolId(type: 'tool_use' | 'server_tool_use'): string {
+  return `${type === 'tool_use' ? 'toolu' : 'srvtoolu'}_${randomBytes(12).toString('base64url')}`;
+}

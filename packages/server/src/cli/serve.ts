@@ -1,0 +1,41 @@
+/** `mms serve`: load and check the config, build the app, listen, and shut down gracefully. */
+import { buildApp } from '../app.js';
+import { ConfigError, loadConfig } from '../config/load-config.js';
+import { ModelRegistry } from '../models/model-registry.js';
+
+export interface ServeOptions {
+  config?: string;
+  host?: string;
+  port?: number;
+  logLevel: string;
+}
+
+/** In-flight requests get this long to finish after SIGINT/SIGTERM before the process exits. */
+const SHUTDOWN_GRACE_MS = 10_000;
+
+export async function serve(options: ServeOptions): Promise<void> {
+  const apiKeys = (process.env.MMS_API_KEYS ?? '').split(',').map((key) => key.trim()).filter(Boolean);
+  let loaded;
+  try {
+    loaded = loadConfig(options.config, { host: options.host, port: options.port, apiKeys });
+    if (loaded.config.apiKeys.length === 0) {
+      throw new ConfigError('no API keys are configured: set MMS_API_KEYS=<key> or add apiKeys to the config file');
+    }
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`mms: ${error.message}\n`);
+    process.exit(2);
+  }
+  const { config, folder } = loaded;
+  const registry = ModelRegistry.fromConfig(config.models, folder);
+  const app = buildApp({ config, registry, logger: { level: options.logLevel } });
+  await app.listen({ host: config.listen.host, port: config.listen.port });
+  app.log.info(`mms serving ${config.models.map((model) => model.id).join(', ')}`);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      app.log.info(`${signal}: finishing in-flight requests, then exiting`);
+      setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS).unref();
+      app.close().then(() => process.exit(0), () => process.exit(1));
+    });
+  }
+}

@@ -1,0 +1,66 @@
+/** Reads, merges and validates the config at start; every error names the field. */
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { describeIssue } from '@mms/protocol';
+import { serviceConfig, type ServiceConfig } from './config-schema.js';
+import { defaultConfig } from './default-config.js';
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export interface LoadedConfig {
+  config: ServiceConfig;
+  /** Folder that relative paths in the config resolve against. */
+  folder: string;
+}
+
+export interface ConfigOverrides {
+  host?: string;
+  port?: number;
+  /** Added to the file's keys (MMS_API_KEYS). */
+  apiKeys?: string[];
+}
+
+export function loadConfig(path: string | undefined, overrides: ConfigOverrides = {}): LoadedConfig {
+  const input = path ? readConfigFile(path) : structuredClone(defaultConfig);
+  const folder = path ? dirname(resolve(path)) : process.cwd();
+  return { config: validateConfig(input, path ?? 'the default config', overrides), folder };
+}
+
+function readConfigFile(path: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`config ${path}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(`config ${path}: not valid JSON (${(error as Error).message})`);
+  }
+}
+
+export function validateConfig(input: unknown, source: string, overrides: ConfigOverrides = {}): ServiceConfig {
+  const result = serviceConfig.safeParse(input);
+  if (!result.success) throw new ConfigError(`config ${source}: ${describeIssue(result.error.issues)}`);
+  const config = result.data;
+  if (overrides.host !== undefined) config.listen.host = overrides.host;
+  if (overrides.port !== undefined) config.listen.port = overrides.port;
+  config.apiKeys = [...new Set([...config.apiKeys, ...(overrides.apiKeys ?? [])])];
+  checkModelNames(config, source);
+  return config;
+}
+
+/** Ids and aliases share one namespace: a name that resolves two ways is a config error. */
+function checkModelNames(config: ServiceConfig, source: string): void {
+  const owners = new Map<string, string>();
+  for (const model of config.models) {
+    for (const name of [model.id, ...model.aliases]) {
+      const owner = owners.get(name);
+      if (owner !== undefined) throw new ConfigError(`config ${source}: models: "${name}" names both ${owner} and ${model.id}`);
+      owners.set(name, model.id);
+    }
+  }
+}

@@ -1,0 +1,54 @@
+/** Resolves a model id or alias to its profile, its backend and the backend's admission control. */
+import { ServiceError, type ModelInfo, type ModelProfile } from '@mms/protocol';
+import { AdmissionController } from '../admission/admission-controller.js';
+import type { Backend } from '../backends/backend.js';
+import { createBackend } from '../backends/create-backend.js';
+import type { ModelConfig } from '../config/config-schema.js';
+
+export interface ModelEntry {
+  profile: ModelProfile;
+  aliases: string[];
+  displayName: string;
+  backend: Backend;
+  admission: AdmissionController;
+}
+
+export class ModelRegistry {
+  private readonly byName = new Map<string, ModelEntry>();
+  readonly entries: readonly ModelEntry[];
+  /** Registry creation time, reported as `created_at` by the models endpoint. */
+  private readonly createdAt = new Date().toISOString();
+
+  constructor(entries: ModelEntry[]) {
+    this.entries = entries;
+    for (const entry of entries) {
+      for (const name of [entry.profile.id, ...entry.aliases]) this.byName.set(name, entry);
+    }
+  }
+
+  static fromConfig(models: readonly ModelConfig[], configFolder: string): ModelRegistry {
+    return new ModelRegistry(
+      models.map((model) => ({
+        profile: { id: model.id, tier: model.tier, generation: model.generation, contextWindow: model.contextWindow, maxOutputTokens: model.maxOutputTokens },
+        aliases: model.aliases,
+        displayName: model.displayName ?? model.id,
+        backend: createBackend(model.backend, configFolder),
+        admission: new AdmissionController(model.backend.concurrency, model.backend.queue),
+      })),
+    );
+  }
+
+  resolve(name: string): ModelEntry {
+    const entry = this.byName.get(name);
+    if (!entry) throw new ServiceError('not_found', `model: ${name} was not found; configured models: ${this.entries.map((candidate) => candidate.profile.id).join(', ')}`);
+    return entry;
+  }
+
+  info(entry: ModelEntry): ModelInfo {
+    return { type: 'model', id: entry.profile.id, display_name: entry.displayName, created_at: this.createdAt };
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.entries.map((entry) => entry.backend.close()));
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * Orchestration of one `POST /v1/messages`, with no HTTP in it: validate, apply the endpoint
+ * rules, resolve the model, count the prompt, take an admission slot, run the turn, and encode
+ * its parts as wire events. Streaming writes these events; the JSON reply folds them.
+ */
+import { randomBytes } from 'node:crypto';
+import { checkMessageRules, parseMessageRequest, requestThinks, ServiceError, type StreamEvent } from '@mms/protocol';
+import { runTurn } from '../../agent/run-turn.js';
+import type { ServerToolRunner } from '../../agent/server-tool-runner.js';
+import type { ModelRegistry } from '../../models/model-registry.js';
+import { MessageEncoder } from '../../streaming/message-encoder.js';
+import type { StreamPart } from '../../streaming/stream-part.js';
+
+export interface MessageServices {
+  registry: ModelRegistry;
+  serverTools: ServerToolRunner;
+  maxSteps: number;
+}
+
+export interface MessageCall {
+  stream: boolean;
+  /**
+   * The wire events. The first `next()` resolves only once the backend produced its first part,
+   * so a failure before any output is still an HTTP error status, not an event in a 200 stream.
+   */
+  events: AsyncGenerator<StreamEvent>;
+}
+
+export async function startMessage(body: unknown, fault: string | undefined, services: MessageServices, signal: AbortSignal): Promise<MessageCall> {
+  const request = parseMessageRequest(body);
+  const entry = services.registry.resolve(request.model);
+  checkMessageRules(request, entry.profile);
+  const inputTokens = await entry.backend.countTokens(request, entry.profile);
+  if (inputTokens > entry.profile.contextWindow) {
+    throw new ServiceError('prompt_too_long', `prompt is too long: ${inputTokens} tokens > ${entry.profile.contextWindow} maximum`);
+  }
+  const release = await entry.admission.acquire(signal);
+  const parts = runTurn({
+    backend: entry.backend,
+    request,
+    model: entry.profile,
+    thinks: requestThinks(request, entry.profile),
+    fault,
+    maxSteps: services.maxSteps,
+    serverTools: services.serverTools,
+    signal,
+  });
+  const encoder = new MessageEncoder({ id: newMessageId(), model: entry.profile.id, inputTokens });
+  return { stream: request.stream === true, events: encodeParts(parts, encoder, release) };
+}
+
+async function* encodeParts(parts: AsyncIterable<StreamPart>, encoder: MessageEncoder, release: () => void): AsyncGenerator<StreamEvent> {
+  try {
+    let started = false;
+    for await (const part of parts) {
+      if (!started) {
+        started = true;
+        yield encoder.start();
+      }
+      yield* encoder.encode(part);
+    }
+  } finally {
+    release();
+  }
+}
+
+function newMessageId(): string {
+  return `msg_${randomBytes(18).toString('base64url')}`;
+}

@@ -1,0 +1,56 @@
+/** HTTP glue for `POST /v1/messages`: JSON reply or SSE stream over one event source. */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { StreamEvent } from '@mms/protocol';
+import { errorReply } from '../../http/error-reply.js';
+import { SseWriter } from '../../http/sse-writer.js';
+import { MessageFold } from '../../streaming/message-fold.js';
+import { startMessage, type MessageServices } from './handler.js';
+
+export function registerMessagesRoute(app: FastifyInstance, services: MessageServices, pingIntervalMs: number): void {
+  app.post('/v1/messages', async (request, reply) => {
+    const signal = abortOnDisconnect(reply);
+    const call = await startMessage(request.body, headerValue(request, 'mms-fault'), services, signal);
+    const first = await call.events.next();
+    if (!call.stream) return foldReply(first, call.events);
+    reply.hijack();
+    await streamReply(request, reply, first, call.events, pingIntervalMs);
+    return reply;
+  });
+}
+
+async function foldReply(first: IteratorResult<StreamEvent>, events: AsyncGenerator<StreamEvent>) {
+  const fold = new MessageFold();
+  for (let next = first; !next.done; next = await events.next()) fold.apply(next.value);
+  return fold.result();
+}
+
+async function streamReply(request: FastifyRequest, reply: FastifyReply, first: IteratorResult<StreamEvent>, events: AsyncGenerator<StreamEvent>, pingIntervalMs: number): Promise<void> {
+  const sse = new SseWriter(reply.raw, pingIntervalMs);
+  sse.open({ 'request-id': request.id });
+  try {
+    for (let next = first; !next.done; next = await events.next()) await sse.write(next.value);
+  } catch (error) {
+    // After the first byte the status is sent: the failure travels as an `error` event, and
+    // the stream ends without message_stop, so no client mistakes it for a finished message.
+    const { body, unexpected } = errorReply(error, request.id);
+    if (unexpected) request.log.error({ err: error }, 'stream failed');
+    if (!reply.raw.destroyed) await sse.write(body);
+  } finally {
+    sse.end();
+    await events.return(undefined);
+  }
+}
+
+/** Aborts generation when the client goes away before the reply is complete. */
+function abortOnDisconnect(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  reply.raw.on('close', () => {
+    if (!reply.raw.writableFinished) controller.abort(new Error('client disconnected'));
+  });
+  return controller.signal;
+}
+
+function headerValue(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}

@@ -1,0 +1,92 @@
+/**
+ * Pure state machine: stream parts in, wire events out. Adds block indices, the message
+ * framing and cumulative usage. It refuses parts out of order, so a backend bug surfaces as an
+ * error rather than a malformed stream.
+ */
+import type { Message, StopReason, StreamEvent, Usage } from '@mms/protocol';
+import type { StreamPart } from './stream-part.js';
+
+export interface MessageHeader {
+  id: string;
+  model: string;
+  inputTokens: number;
+}
+
+export class MessageEncoder {
+  private index = -1;
+  private blockOpen = false;
+  private outputTokens = 0;
+  private finished = false;
+  private serverToolUse: Usage['server_tool_use'] = null;
+
+  constructor(private readonly header: MessageHeader) {}
+
+  start(): StreamEvent {
+    const message: Message = {
+      id: this.header.id,
+      type: 'message',
+      role: 'assistant',
+      model: this.header.model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: this.usage(),
+    };
+    return { type: 'message_start', message };
+  }
+
+  encode(part: StreamPart): StreamEvent[] {
+    if (this.finished) throw new Error(`${part.type} after the message finished`);
+    switch (part.type) {
+      case 'block-start':
+        if (this.blockOpen) throw new Error('block-start while a block is open');
+        this.blockOpen = true;
+        this.index += 1;
+        return [{ type: 'content_block_start', index: this.index, content_block: part.block }];
+      case 'block-delta':
+        if (!this.blockOpen) throw new Error('block-delta outside a block');
+        return [{ type: 'content_block_delta', index: this.index, delta: part.delta }];
+      case 'block-stop':
+        if (!this.blockOpen) throw new Error('block-stop with no open block');
+        this.blockOpen = false;
+        return [{ type: 'content_block_stop', index: this.index }];
+      case 'output-tokens':
+        this.outputTokens = part.count;
+        return [];
+      case 'server-tool-usage':
+        this.serverToolUse = { web_search_requests: part.webSearchRequests, web_fetch_requests: part.webFetchRequests };
+        return [];
+      case 'finish':
+        return this.finish(part.stopReason, part.stopSequence);
+      default:
+        return part satisfies never;
+    }
+  }
+
+  private finish(stopReason: StopReason, stopSequence: string | null): StreamEvent[] {
+    const events: StreamEvent[] = [];
+    if (this.blockOpen) {
+      this.blockOpen = false;
+      events.push({ type: 'content_block_stop', index: this.index });
+    }
+    this.finished = true;
+    events.push({
+      type: 'message_delta',
+      delta: { stop_reason: stopReason, stop_sequence: stopSequence },
+      usage: { input_tokens: this.header.inputTokens, output_tokens: this.outputTokens, server_tool_use: this.serverToolUse },
+    });
+    events.push({ type: 'message_stop' });
+    return events;
+  }
+
+  private usage(): Usage {
+    return {
+      input_tokens: this.header.inputTokens,
+      output_tokens: this.outputTokens,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+      server_tool_use: this.serverToolUse,
+      service_tier: 'standard',
+    };
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * The JSON reply is the fold of the event stream: the non-streaming path runs exactly the
+ * events the streaming path would write, and folds them here.
+ */
+import type { Message, StreamEvent } from '@mms/protocol';
+import { ServiceError } from '@mms/protocol';
+import { BlockAssembler } from './block-assembler.js';
+
+export class MessageFold {
+  private message: Message | undefined;
+  private readonly assembler = new BlockAssembler();
+
+  apply(event: StreamEvent): void {
+    switch (event.type) {
+      case 'message_start':
+        this.message = structuredClone(event.message);
+        return;
+      case 'content_block_start':
+        this.assembler.start(event.content_block);
+        return;
+      case 'content_block_delta':
+        this.assembler.delta(event.delta);
+        return;
+      case 'content_block_stop':
+        this.assembler.stop();
+        return;
+      case 'message_delta':
+        this.applyDelta(event);
+        return;
+      case 'message_stop':
+      case 'ping':
+        return;
+      case 'error':
+        throw new ServiceError('internal', event.error.message);
+      default:
+        return event satisfies never;
+    }
+  }
+
+  private applyDelta(event: Extract<StreamEvent, { type: 'message_delta' }>): void {
+    const message = this.started();
+    message.stop_reason = event.delta.stop_reason;
+    message.stop_sequence = event.delta.stop_sequence;
+    message.usage.output_tokens = event.usage.output_tokens;
+    message.usage.server_tool_use = event.usage.server_tool_use;
+  }
+
+  private started(): Message {
+    if (!this.message) throw new Error('event before message_start');
+    return this.message;
+  }
+
+  result(): Message {
+    const message = this.started();
+    if (message.stop_reason === null) throw new Error('the stream ended before message_delta');
+    return { ...message, content: this.assembler.blocks };
+  }
+}

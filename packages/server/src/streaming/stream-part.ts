@@ -1,0 +1,18 @@
+/**
+ * What backends and the agent loop produce: the content-level part of the wire stream, with
+ * no indices and no message framing (the encoder adds both). Keeping parts this close to the
+ * wire events means one assembler folds either of them into content blocks.
+ */
+import type { ContentBlock, ContentBlockDelta, StopReason } from '@mms/protocol';
+
+export type StreamPart =
+  /** Opens a block. text/thinking/tool_use start empty; a server tool result block starts whole. */
+  | { type: 'block-start'; block: ContentBlock }
+  | { type: 'block-delta'; delta: ContentBlockDelta }
+  | { type: 'block-stop' }
+  /** Output tokens spent so far in this backend step (cumulative within the step). */
+  | { type: 'output-tokens'; count: number }
+  /** Server tool requests run so far in this turn (the agent loop counts them). */
+  | { type: 'server-tool-usage'; webSearchRequests: number; webFetchRequests: number }
+  /** The step's end. Always the last part of a backend step. */
+  | { type: 'finish'; stopReason: StopReason; stopSequence: string | null };

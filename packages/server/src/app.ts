@@ -2,7 +2,7 @@
  * Every route and its hooks on one screen. Order of checks on a request: request id ->
  * API key (not for /health) -> version header (on /v1) -> body size and JSON -> route.
  */
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { MAX_REQUEST_BYTES, ServiceError } from '@mms/protocol';
 import { unavailableServerTools, type ServerToolRunner } from './agent/server-tool-runner.js';
 import type { ServiceConfig } from './config/config-schema.js';
@@ -28,9 +28,12 @@ export function buildApp(options: AppOptions): FastifyInstance {
     bodyLimit: MAX_REQUEST_BYTES,
     genReqId: newRequestId,
     requestIdHeader: false,
-    disableRequestLogging: true,
+    // Per-request access lines would cost more than the request on the scripted backend.
+    logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: false,
   });
+  // Bodies are JSON only (spec: Authentication, content-type): no plain-text parser.
+  app.removeContentTypeParser('text/plain');
   const keys = new ApiKeyCheck(options.config.apiKeys);
 
   app.addHook('onRequest', async (request, reply) => {

@@ -1,0 +1,2 @@
+export * from './start-service.js';
+export * from './sse.js';

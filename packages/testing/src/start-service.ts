@@ -1,0 +1,56 @@
+/**
+ * Starts the real service on a loopback port for a test, with a config given inline. Every
+ * test talks HTTP to it, exactly as a client would.
+ */
+import type { AddressInfo } from 'node:net';
+import { buildApp, ModelRegistry, validateConfig, type ServiceConfigInput } from '@mms/server';
+import { API_VERSION, VERSION_HEADER } from '@mms/protocol';
+
+export const TEST_API_KEY = 'test-key-0123456789';
+
+export interface RunningService {
+  baseURL: string;
+  apiKey: string;
+  registry: ModelRegistry;
+  /** Headers a well-behaved client sends. */
+  headers: Record<string, string>;
+  close(): Promise<void>;
+}
+
+/** One scripted model per tier and generation, named `<tier>-<generation>` (e.g. `small-newer`). */
+export function scriptedModels(backend: Record<string, unknown> = {}): ServiceConfigInput['models'] {
+  const tiers = ['small', 'mid', 'large'] as const;
+  const generations = ['older', 'newer'] as const;
+  return tiers.flatMap((tier) =>
+    generations.map((generation) => ({
+      id: `${tier}-${generation}`,
+      aliases: generation === 'newer' ? [tier] : [],
+      tier,
+      generation,
+      contextWindow: 4096,
+      maxOutputTokens: 2048,
+      backend: { type: 'scripted' as const, ...backend },
+    })),
+  );
+}
+
+export async function startService(config: Partial<ServiceConfigInput> = {}, configFolder = process.cwd()): Promise<RunningService> {
+  const full = validateConfig({ apiKeys: [TEST_API_KEY], models: scriptedModels(), ...config }, 'test config');
+  const registry = ModelRegistry.fromConfig(full.models, configFolder);
+  const app = buildApp({ config: full, registry });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const { port } = app.server.address() as AddressInfo;
+  return {
+    baseURL: `http://127.0.0.1:${port}`,
+    apiKey: TEST_API_KEY,
+    registry,
+    headers: { 'x-api-key': TEST_API_KEY, [VERSION_HEADER]: API_VERSION, 'content-type': 'application/json' },
+    close: () => app.close(),
+  };
+}
+
+/** POSTs `body` as JSON to `path` with the standard headers, overridable per call. */
+export async function postJson(service: RunningService, path: string, body: unknown, headers: Record<string, string | undefined> = {}): Promise<Response> {
+  const merged = Object.fromEntries(Object.entries({ ...service.headers, ...headers }).filter((entry): entry is [string, string] => entry[1] !== undefined));
+  return fetch(`${service.baseURL}${path}`, { method: 'POST', headers: merged, body: typeof body === 'string' ? body : JSON.stringify(body) });
+}

@@ -1,0 +1,284 @@
+/** Every rule of POST /v1/messages (spec: "Rules tied to this endpoint", Errors), over HTTP. */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { postJson, startService, type RunningService } from '@mms/testing';
+
+let service: RunningService;
+before(async () => {
+  service = await startService();
+});
+after(() => service.close());
+
+const user = (content: string) => ({ role: 'user', content });
+const base = { model: 'mid', max_tokens: 200, messages: [user('What is the weather?')] };
+const strictTool = (schema: Record<string, unknown> = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false }) => ({
+  name: 'record',
+  description: 'Record the answer.',
+  strict: true,
+  input_schema: schema,
+});
+const webSearch = (extra: Record<string, unknown> = {}) => ({ type: 'web_search_20260209', name: 'web_search', max_uses: 5, ...extra });
+
+async function send(body: unknown) {
+  const response = await postJson(service, '/v1/messages', body);
+  const json = (await response.json()) as { error?: { type: string; message: string }; content?: Array<Record<string, unknown>>; stop_reason?: string };
+  return { status: response.status, json };
+}
+
+async function expectRefusal(body: unknown, pattern: RegExp) {
+  const { status, json } = await send(body);
+  assert.equal(status, 400, JSON.stringify(json));
+  assert.equal(json.error?.type, 'invalid_request_error');
+  assert.match(json.error?.message ?? '', pattern);
+}
+
+describe('rule 1: strict schema keywords', () => {
+  test('every accepted keyword passes, in nested places', async () => {
+    const schema = {
+      type: 'object',
+      title: 'Answer',
+      description: 'An answer',
+      properties: {
+        kind: { enum: ['a', 'b'] },
+        version: { const: 1 },
+        tags: { type: 'array', items: { $ref: '#/$defs/tag' } },
+        note: { anyOf: [{ type: 'string' }, { type: 'null' }] },
+        legacy: { $ref: '#/definitions/legacy' },
+      },
+      required: ['kind', 'version', 'tags', 'note', 'legacy'],
+      additionalProperties: false,
+      $defs: { tag: { type: 'string' } },
+      definitions: { legacy: { type: 'boolean' } },
+    };
+    const { status, json } = await send({ ...base, tools: [strictTool(schema)], tool_choice: { type: 'tool', name: 'record' } });
+    assert.equal(status, 200, JSON.stringify(json));
+  });
+
+  for (const [keyword, schema, path] of [
+    ['maxLength', { type: 'object', properties: { city: { type: 'string', maxLength: 5 } } }, 'tools.0.input_schema.properties.city'],
+    ['pattern', { type: 'object', properties: { list: { type: 'array', items: { type: 'string', pattern: '^a' } } } }, 'tools.0.input_schema.properties.list.items'],
+    ['format', { type: 'object', properties: { either: { anyOf: [{ type: 'string', format: 'email' }] } } }, 'tools.0.input_schema.properties.either.anyOf.0'],
+    ['minimum', { type: 'object', $defs: { count: { type: 'integer', minimum: 0 } } }, 'tools.0.input_schema.$defs.count'],
+    ['minItems', { type: 'object', definitions: { list: { type: 'array', minItems: 1 } } }, 'tools.0.input_schema.definitions.list'],
+    ['default', { type: 'object', default: {} }, 'tools.0.input_schema'],
+    ['oneOf', { type: 'object', additionalProperties: { oneOf: [{ type: 'string' }] } }, 'tools.0.input_schema.additionalProperties'],
+  ] as const) {
+    test(`"${keyword}" under strict: true is 400 naming the keyword and its path`, async () => {
+      const { status, json } = await send({ ...base, tools: [strictTool(schema)] });
+      assert.equal(status, 400);
+      assert.equal(json.error?.type, 'invalid_request_error');
+      assert.ok(json.error?.message.startsWith(`${path}: keyword "${keyword}"`), json.error?.message);
+    });
+  }
+
+  test('the same keywords are accepted on a tool without strict', async () => {
+    const tool = { name: 'loose', description: 'd', input_schema: { type: 'object', properties: { city: { type: 'string', maxLength: 5, pattern: '^[A-Z]' } } } };
+    assert.equal((await send({ ...base, tools: [tool] })).status, 200);
+  });
+
+  test('a schema nested past the depth cap is refused', async () => {
+    let schema: Record<string, unknown> = { type: 'string' };
+    for (let level = 0; level < 40; level += 1) schema = { type: 'object', properties: { next: schema } };
+    await expectRefusal({ ...base, tools: [strictTool(schema)] }, /nests deeper than 32/);
+  });
+
+  test('a schema Ajv cannot compile is refused naming the tool', async () => {
+    await expectRefusal({ ...base, tools: [{ name: 'bad', description: 'd', input_schema: { type: 'object', properties: { x: { type: 'no-such-type' } } } }] }, /tools\.0\.input_schema: not a valid JSON Schema/);
+  });
+});
+
+describe('rule 2: thinking with a forced strict tool', () => {
+  test('adaptive thinking with tool_choice forcing a strict tool is refused naming the rule', async () => {
+    await expectRefusal({ ...base, thinking: { type: 'adaptive' }, tools: [strictTool()], tool_choice: { type: 'tool', name: 'record' } }, /^Rule 2: .*strict tool "record"/);
+  });
+
+  test('thinking with tool_choice any and a strict tool is refused', async () => {
+    await expectRefusal({ ...base, thinking: { type: 'adaptive' }, tools: [strictTool()], tool_choice: { type: 'any' } }, /^Rule 2/);
+  });
+
+  test('thinking with a forced non-strict tool is answered', async () => {
+    const tool = { ...strictTool(), strict: false };
+    assert.equal((await send({ ...base, thinking: { type: 'adaptive' }, tools: [tool], tool_choice: { type: 'tool', name: 'record' } })).status, 200);
+  });
+
+  test('thinking disabled with a forced strict tool is the structured call shape of the newer small tier, and is answered', async () => {
+    const { status, json } = await send({ ...base, model: 'small-newer', thinking: { type: 'disabled' }, tools: [strictTool()], tool_choice: { type: 'tool', name: 'record', disable_parallel_tool_use: true } });
+    assert.equal(status, 200);
+    assert.deepEqual(json.content?.map((block) => block.type), ['tool_use']);
+  });
+});
+
+describe('rule 3: programmatic tool calling conflicts', () => {
+  test('web_search without allowed_callers and a strict tool is refused', async () => {
+    await expectRefusal({ ...base, tools: [webSearch(), strictTool()] }, /^Rule 3: "web_search" has no allowed_callers.*strict tool "record"/);
+  });
+
+  test('web_fetch without allowed_callers and disable_parallel_tool_use is refused', async () => {
+    const webFetch = { type: 'web_fetch_20260209', name: 'web_fetch', max_uses: 5, max_content_tokens: 20000 };
+    await expectRefusal({ ...base, tools: [webFetch], tool_choice: { type: 'auto', disable_parallel_tool_use: true } }, /^Rule 3: "web_fetch".*disable_parallel_tool_use/);
+  });
+
+  test('allowed_callers ["direct"] makes the same request acceptable', async () => {
+    const { status } = await send({ ...base, tools: [webSearch({ allowed_callers: ['direct'] }), strictTool()], tool_choice: { type: 'auto', disable_parallel_tool_use: true } });
+    assert.equal(status, 200);
+  });
+
+  test('web_search without allowed_callers alone is answered (eligible, no conflict)', async () => {
+    assert.equal((await send({ ...base, tools: [webSearch()] })).status, 200);
+  });
+});
+
+describe('rule 4: prefill and tools', () => {
+  test('a final assistant turn with tools is refused', async () => {
+    await expectRefusal({ ...base, messages: [user('hi'), { role: 'assistant', content: 'The answer is' }], tools: [strictTool()] }, /^Rule 4: a prefill/);
+  });
+
+  test('a prefill without tools is continued', async () => {
+    const { status, json } = await send({ ...base, messages: [user('hi'), { role: 'assistant', content: 'The answer is' }] });
+    assert.equal(status, 200);
+    assert.equal(json.content?.[0]?.type, 'text');
+  });
+});
+
+describe('rule 5 and versioning: thinking per model generation', () => {
+  test('the older small tier rejects adaptive', async () => {
+    await expectRefusal({ ...base, model: 'small-older', thinking: { type: 'adaptive' } }, /^Rule 5: thinking "adaptive" is not supported by small-older/);
+  });
+
+  for (const model of ['mid-newer', 'large-newer']) {
+    test(`${model} rejects disabled`, async () => {
+      await expectRefusal({ ...base, model, thinking: { type: 'disabled' } }, new RegExp(`^Rule 5: thinking "disabled" is rejected by ${model}`));
+    });
+  }
+
+  test('the older mid tier accepts disabled, the newer small tier accepts both', async () => {
+    assert.equal((await send({ ...base, model: 'mid-older', thinking: { type: 'disabled' } })).status, 200);
+    assert.equal((await send({ ...base, model: 'small-newer', thinking: { type: 'disabled' } })).status, 200);
+    assert.equal((await send({ ...base, model: 'small-newer', thinking: { type: 'adaptive' } })).status, 200);
+  });
+
+  test('the newer small tier thinks by default on a request that offers a tool', async () => {
+    const tool = { name: 'lookup', description: 'Look it up.', input_schema: { type: 'object', properties: {} } };
+    const thinking = await send({ ...base, model: 'small-newer', tools: [tool] });
+    assert.equal(thinking.json.content?.[0]?.type, 'thinking');
+    const disabled = await send({ ...base, model: 'small-newer', tools: [tool], thinking: { type: 'disabled' } });
+    assert.deepEqual(disabled.json.content?.map((block) => block.type), ['text']);
+    const noTools = await send({ ...base, model: 'small-newer' });
+    assert.deepEqual(noTools.json.content?.map((block) => block.type), ['text']);
+    const olderSmall = await send({ ...base, model: 'small-older', tools: [tool] });
+    assert.deepEqual(olderSmall.json.content?.map((block) => block.type), ['text']);
+  });
+});
+
+describe('tool_choice', () => {
+  const tools = [{ name: 'lookup', description: 'Look it up.', input_schema: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] } }];
+
+  test('a forced tool name that is not among the tools is 400 naming it', async () => {
+    await expectRefusal({ ...base, tools, tool_choice: { type: 'tool', name: 'missing' } }, /tool_choice\.name: "missing" is not among the tools \(lookup\)/);
+  });
+
+  test('any or tool without tools is 400', async () => {
+    await expectRefusal({ ...base, tool_choice: { type: 'any' } }, /needs at least one tool/);
+  });
+
+  test('auto lets the model answer in text; none never calls a tool', async () => {
+    assert.equal((await send({ ...base, tools, tool_choice: { type: 'auto' } })).json.content?.[0]?.type, 'text');
+    assert.equal((await send({ ...base, tools, tool_choice: { type: 'none' } })).json.content?.[0]?.type, 'text');
+  });
+
+  test('any and tool force a tool_use with stop_reason tool_use', async () => {
+    for (const tool_choice of [{ type: 'any' }, { type: 'tool', name: 'lookup' }]) {
+      const { json } = await send({ ...base, tools, tool_choice });
+      assert.deepEqual(json.content?.map((block) => block.type), ['tool_use']);
+      assert.equal(json.stop_reason, 'tool_use');
+      assert.equal(typeof (json.content?.[0]?.input as { q?: unknown }).q, 'string');
+    }
+  });
+
+  test('duplicate tool names are 400', async () => {
+    await expectRefusal({ ...base, tools: [...tools, ...tools] }, /tool names must be unique; "lookup"/);
+  });
+});
+
+describe('request shape', () => {
+  test('an unknown top-level field is 400 naming it', async () => {
+    await expectRefusal({ ...base, surprise: true }, /^surprise: Extra inputs are not permitted/);
+  });
+
+  test('an unknown field inside a block is 400 with its path', async () => {
+    await expectRefusal({ ...base, messages: [{ role: 'user', content: [{ type: 'text', text: 'x', colour: 'red' }] }] }, /^messages\.0\.content\.0\.colour: Extra inputs/);
+  });
+
+  test('a missing required field is 400 naming it', async () => {
+    await expectRefusal({ model: 'mid', messages: [user('x')] }, /^max_tokens: /);
+  });
+
+  test('a wrong role is 400 naming the field', async () => {
+    await expectRefusal({ ...base, messages: [{ role: 'system', content: 'x' }] }, /^messages\.0\.role: /);
+  });
+
+  test('an unknown block type is 400', async () => {
+    await expectRefusal({ ...base, messages: [{ role: 'user', content: [{ type: 'video' }] }] }, /^messages\.0\.content\.0\.type: /);
+  });
+
+  test('custom tools need a description (spec: custom tool)', async () => {
+    await expectRefusal({ ...base, tools: [{ name: 'x', input_schema: { type: 'object' } }] }, /^tools\.0\.description/);
+  });
+
+  test('an unknown server tool type is 400', async () => {
+    await expectRefusal({ ...base, tools: [{ type: 'web_search_20250305', name: 'web_search' }] }, /^tools\.0\.type: /);
+  });
+
+  test('max_tokens above the model limit is refused, never clamped', async () => {
+    await expectRefusal({ ...base, max_tokens: 4096 }, /max_tokens: 4096 > 2048/);
+  });
+
+  test('temperature out of range is 400', async () => {
+    await expectRefusal({ ...base, temperature: 1.5 }, /^temperature: /);
+  });
+
+  test('system as a string and as text blocks, block content, stop_sequences and sampling fields are accepted', async () => {
+    const body = {
+      ...base,
+      system: [{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }],
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'hello there' }] }],
+      stop_sequences: ['END'],
+      temperature: 0.2,
+      top_p: 0.9,
+      top_k: 40,
+      metadata: { user_id: 'u-1' },
+    };
+    assert.equal((await send(body)).status, 200);
+    assert.equal((await send({ ...base, system: 'Be brief.' })).status, 200);
+  });
+
+  test('a prompt over the context window is 400 prompt is too long', async () => {
+    await expectRefusal({ ...base, messages: [user('word '.repeat(5000))] }, /^prompt is too long: \d+ tokens > 4096 maximum/);
+  });
+});
+
+describe('tool_use and tool_result pairing', () => {
+  const tools = [{ name: 'lookup', description: 'Look it up.', input_schema: { type: 'object' } }];
+  const call = { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'lookup', input: {} }] };
+
+  test('a tool_use answered by its tool_result is accepted', async () => {
+    const body = { ...base, tools, messages: [user('q'), call, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'sunny' }] }] };
+    const { status, json } = await send(body);
+    assert.equal(status, 200);
+    assert.equal(json.content?.[0]?.text, 'sunny');
+  });
+
+  test('a tool_use without a tool_result right after is 400 naming the id', async () => {
+    await expectRefusal({ ...base, tools, messages: [user('q'), call, user('go on')] }, /tool_use ids were found without tool_result blocks immediately after: toolu_1/);
+  });
+
+  test('a tool_result for an unknown id is 400 naming it', async () => {
+    const body = { ...base, tools, messages: [user('q'), call, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1' }, { type: 'tool_result', tool_use_id: 'toolu_9' }] }] };
+    await expectRefusal(body, /unexpected tool_use_id found in tool_result blocks: toolu_9/);
+  });
+
+  test('two tool_results for one tool_use are 400', async () => {
+    const result = { type: 'tool_result', tool_use_id: 'toolu_1' };
+    await expectRefusal({ ...base, tools, messages: [user('q'), call, { role: 'user', content: [result, result] }] }, /"toolu_1" has more than one tool_result/);
+  });
+});

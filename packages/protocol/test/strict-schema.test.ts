@@ -1,0 +1,32 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { findSchemaProblem, STRICT_SCHEMA_KEYWORDS } from '@mms/protocol';
+
+test('the accepted keyword list is exactly the spec list', () => {
+  assert.deepEqual([...STRICT_SCHEMA_KEYWORDS].sort(), ['$defs', '$ref', 'additionalProperties', 'anyOf', 'const', 'definitions', 'description', 'enum', 'items', 'properties', 'required', 'title', 'type'].sort());
+});
+
+test('property names that look like keywords are not keywords', () => {
+  const schema = { type: 'object', properties: { format: { type: 'string' }, pattern: { type: 'string' } }, required: ['format'] };
+  assert.equal(findSchemaProblem(schema, { strict: true }), undefined);
+});
+
+test('enum and const values are data, not schemas', () => {
+  assert.equal(findSchemaProblem({ enum: [{ maxLength: 3 }], const: { pattern: 'x' } }, { strict: true }), undefined);
+});
+
+test('a keyword deep inside additionalProperties and anyOf is found with its path', () => {
+  const schema = { type: 'object', additionalProperties: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'number', multipleOf: 2 } }] } };
+  assert.deepEqual(findSchemaProblem(schema, { strict: true })?.path, 'additionalProperties.anyOf.1.items');
+  assert.equal(findSchemaProblem(schema, { strict: true })?.keyword, 'multipleOf');
+});
+
+test('boolean subschemas are fine; non-object schemas are a problem', () => {
+  assert.equal(findSchemaProblem({ type: 'object', additionalProperties: false, properties: { any: true } }, { strict: true }), undefined);
+  assert.match(findSchemaProblem({ type: 'object', properties: { bad: 3 } }, { strict: false })?.message ?? '', /must be an object or a boolean/);
+});
+
+test('more subschemas than the cap is a problem, found without recursion', () => {
+  const properties = Object.fromEntries(Array.from({ length: 5000 }, (_, index) => [`p${index}`, { type: 'string' }]));
+  assert.match(findSchemaProblem({ type: 'object', properties }, { strict: false })?.message ?? '', /more than 4096 subschemas/);
+});

@@ -1,0 +1,64 @@
+/** The config file: validation errors that name the field, defaults, and the published schema. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, loadConfig, validateConfig } from '@mms/server';
+import { PUBLISHED_SCHEMAS, renderSchema } from '../../../scripts/published-schemas.js';
+
+const model = { id: 'm', tier: 'mid', generation: 'newer', contextWindow: 1000, maxOutputTokens: 100, backend: { type: 'scripted' } };
+
+function configError(input: unknown): string {
+  try {
+    validateConfig(input, 'test.json');
+  } catch (error) {
+    assert.ok(error instanceof ConfigError);
+    return error.message;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+test('a valid config gets its defaults', () => {
+  const config = validateConfig({ models: [model] }, 'test.json');
+  assert.deepEqual(config.listen, { host: '127.0.0.1', port: 8080 });
+  assert.deepEqual(config.models[0]?.aliases, []);
+  assert.equal(config.models[0]?.backend.concurrency, 16);
+});
+
+test('errors name the file and the field', () => {
+  assert.match(configError({ models: [{ ...model, tier: 'huge' }] }), /^config test\.json: models\.0\.tier: /);
+  assert.match(configError({ models: [{ ...model, backend: { type: 'warp' } }] }), /^config test\.json: models\.0\.backend\.type: /);
+  assert.match(configError({ models: [model], listen: { port: 70000 } }), /listen\.port/);
+  assert.match(configError({ models: [model], colour: 'red' }), /colour: Extra inputs are not permitted/);
+  assert.match(configError({ models: [] }), /^config test\.json: models: /);
+});
+
+test('a name that resolves to two models is refused', () => {
+  assert.match(configError({ models: [model, { ...model, id: 'n', aliases: ['m'] }] }), /"m" names both m and n/);
+});
+
+test('overrides from the command line and MMS_API_KEYS are applied', () => {
+  const config = validateConfig({ models: [model], apiKeys: ['file-key-1234'] }, 'test.json', { host: '0.0.0.0', port: 9000, apiKeys: ['env-key-12345', 'file-key-1234'] });
+  assert.deepEqual(config.listen, { host: '0.0.0.0', port: 9000 });
+  assert.deepEqual(config.apiKeys, ['file-key-1234', 'env-key-12345']);
+});
+
+test('a config file that is not JSON, or missing, is a ConfigError naming it', () => {
+  const folder = mkdtempSync(join(tmpdir(), 'mms-config-'));
+  const path = join(folder, 'broken.json');
+  writeFileSync(path, '{ models: ');
+  assert.throws(() => loadConfig(path), (error: Error) => error instanceof ConfigError && error.message.includes('broken.json: not valid JSON'));
+  assert.throws(() => loadConfig(join(folder, 'absent.json')), (error: Error) => error instanceof ConfigError && /absent\.json: cannot read it \(ENOENT\)/.test(error.message));
+});
+
+test('the built-in default config is valid and serves three tiers', () => {
+  const { config } = loadConfig(undefined);
+  assert.deepEqual(config.models.map((entry) => entry.tier), ['small', 'mid', 'large']);
+});
+
+for (const entry of PUBLISHED_SCHEMAS) {
+  test(`the published ${entry.path} is in step with its source (npm run schemas rewrites it)`, () => {
+    assert.equal(readFileSync(entry.path, 'utf8'), renderSchema(entry));
+  });
+}

@@ -1,0 +1,50 @@
+/** The encoder (parts -> events), the fold (events -> message) and partial tool input. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { MessageEncoder } from '../src/streaming/message-encoder.js';
+import { MessageFold } from '../src/streaming/message-fold.js';
+import { parsePartialJsonObject } from '../src/streaming/partial-json.js';
+import type { StreamPart } from '../src/streaming/stream-part.js';
+
+const parts: StreamPart[] = [
+  { type: 'block-start', block: { type: 'text', text: '', citations: null } },
+  { type: 'block-delta', delta: { type: 'text_delta', text: 'Hi' } },
+  { type: 'block-stop' },
+  { type: 'block-start', block: { type: 'tool_use', id: 'toolu_1', name: 'f', input: {} } },
+  { type: 'block-delta', delta: { type: 'input_json_delta', partial_json: '{"a":' } },
+  { type: 'block-delta', delta: { type: 'input_json_delta', partial_json: '[1,2]}' } },
+  { type: 'output-tokens', count: 7 },
+  { type: 'finish', stopReason: 'tool_use', stopSequence: null },
+];
+
+test('parts become indexed events; finish closes an open block and frames the message', () => {
+  const encoder = new MessageEncoder({ id: 'msg_1', model: 'm', inputTokens: 3 });
+  const events = [encoder.start(), ...parts.flatMap((part) => encoder.encode(part))];
+  assert.deepEqual(events.map((event) => event.type), ['message_start', 'content_block_start', 'content_block_delta', 'content_block_stop', 'content_block_start', 'content_block_delta', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop']);
+  assert.deepEqual(events.filter((event) => event.type === 'content_block_stop').map((event) => (event as { index: number }).index), [0, 1]);
+  const fold = new MessageFold();
+  events.forEach((event) => fold.apply(event));
+  const message = fold.result();
+  assert.deepEqual(message.content, [
+    { type: 'text', text: 'Hi', citations: null },
+    { type: 'tool_use', id: 'toolu_1', name: 'f', input: { a: [1, 2] } },
+  ]);
+  assert.equal(message.stop_reason, 'tool_use');
+  assert.equal(message.usage.output_tokens, 7);
+  assert.equal(message.usage.input_tokens, 3);
+});
+
+test('the encoder refuses parts out of order instead of writing a malformed stream', () => {
+  const encoder = new MessageEncoder({ id: 'msg_1', model: 'm', inputTokens: 0 });
+  assert.throws(() => encoder.encode({ type: 'block-delta', delta: { type: 'text_delta', text: 'x' } }), /outside a block/);
+  encoder.encode({ type: 'finish', stopReason: 'end_turn', stopSequence: null });
+  assert.throws(() => encoder.encode({ type: 'block-stop' }), /after the message finished/);
+});
+
+test('cut-off tool input keeps every complete and every cut string value', () => {
+  assert.deepEqual(parsePartialJsonObject('{"a": 1, "b": "hel'), { a: 1, b: 'hel' });
+  assert.deepEqual(parsePartialJsonObject('{"a": [1, {"b": tr'), { a: [1, {}] });
+  assert.deepEqual(parsePartialJsonObject('{"a": "x\\'), { a: 'x' });
+  assert.deepEqual(parsePartialJsonObject('{"key'), {});
+  assert.deepEqual(parsePartialJsonObject(''), {});
+});

@@ -1,0 +1,188 @@
+/** The scripted backend: default answers, scripts, budgets, stop sequences and injected faults. */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { postJson, scriptedModels, startService, type RunningService } from '@mms/testing';
+
+interface Reply {
+  content: Array<{ type: string; text?: string; input?: Record<string, unknown>; thinking?: string; signature?: string; name?: string }>;
+  stop_reason: string;
+  stop_sequence: string | null;
+  usage: { input_tokens: number; output_tokens: number };
+  error?: { type: string; message: string };
+}
+
+let service: RunningService;
+let faultless: RunningService;
+before(async () => {
+  const folder = mkdtempSync(join(tmpdir(), 'mms-scripted-'));
+  writeFileSync(
+    join(folder, 'script.json'),
+    JSON.stringify([
+      { when: 'weather in (\\w+)', steps: [[{ type: 'tool_use', id: 'toolu_weather', name: 'get_weather', input: { city: 'Paris' } }], [{ type: 'text', text: 'It is sunny in Paris.' }]] },
+      { when: '^think$', steps: [[{ type: 'thinking', thinking: 'Scripted thought.' }, { type: 'text', text: 'Done.' }]] },
+    ]),
+  );
+  service = await startService({ models: scriptedModels({ script: 'script.json', faults: true }) }, folder);
+  faultless = await startService();
+});
+after(async () => {
+  await service.close();
+  await faultless.close();
+});
+
+const user = (content: string) => ({ role: 'user', content });
+const base = { model: 'mid', max_tokens: 300, messages: [user('Repeat after me: the quick brown fox.')] };
+
+async function send(body: unknown, headers: Record<string, string> = {}, target = service): Promise<{ status: number; reply: Reply; headers: Headers }> {
+  const response = await postJson(target, '/v1/messages', body, headers);
+  return { status: response.status, reply: (await response.json()) as Reply, headers: response.headers };
+}
+
+const ajv = new Ajv2020({ strict: false });
+
+describe('default answer', () => {
+  test('echoes the last user text', async () => {
+    const { reply } = await send(base);
+    assert.deepEqual(reply.content, [{ type: 'text', text: 'Repeat after me: the quick brown fox.', citations: null }]);
+    assert.equal(reply.stop_reason, 'end_turn');
+  });
+
+  test('thinks first when the request thinks, with a signature', async () => {
+    const { reply } = await send({ ...base, thinking: { type: 'adaptive' } });
+    assert.deepEqual(reply.content.map((block) => block.type), ['thinking', 'text']);
+    assert.ok((reply.content[0]?.signature ?? '').length > 10);
+  });
+
+  const schemas: Record<string, Record<string, unknown>> = {
+    flat: { type: 'object', properties: { name: { type: 'string' }, age: { type: 'integer' } }, required: ['name', 'age'], additionalProperties: false },
+    nested: { type: 'object', properties: { owner: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] }, tags: { type: 'array', items: { enum: ['a', 'b'] } } }, required: ['owner', 'tags'] },
+    recursive: { type: 'object', properties: { root: { $ref: '#/$defs/node' } }, required: ['root'], $defs: { node: { type: 'object', properties: { children: { type: 'array', items: { $ref: '#/$defs/node' } } }, required: ['children'] } } },
+    nullable: { type: 'object', properties: { note: { anyOf: [{ type: 'null' }, { type: 'string' }] }, kind: { const: 'fixed' } }, required: ['note', 'kind'] },
+  };
+  for (const [name, schema] of Object.entries(schemas)) {
+    test(`a forced tool gets input valid against its schema (${name})`, async () => {
+      const tools = [{ name: 'emit', description: 'Emit it.', strict: true, input_schema: schema }];
+      const { reply } = await send({ ...base, tools, tool_choice: { type: 'tool', name: 'emit', disable_parallel_tool_use: true } });
+      assert.equal(reply.content.length, 1);
+      assert.equal(reply.content[0]?.name, 'emit');
+      assert.ok(ajv.validate(schema, reply.content[0]?.input), JSON.stringify(ajv.errors));
+      assert.equal(reply.stop_reason, 'tool_use');
+    });
+  }
+
+  test('output_config.format is answered with text that is JSON valid against the schema', async () => {
+    const schema = schemas.nested!;
+    const { reply } = await send({ ...base, output_config: { format: { type: 'json_schema', schema } } });
+    assert.equal(reply.content[0]?.type, 'text');
+    assert.ok(ajv.validate(schema, JSON.parse(reply.content[0]?.text ?? '')), JSON.stringify(ajv.errors));
+  });
+
+  test('max_tokens truncates with stop_reason max_tokens and exact usage', async () => {
+    const { reply } = await send({ ...base, max_tokens: 3 });
+    assert.deepEqual(reply.content, [{ type: 'text', text: 'Repeat after me', citations: null }]);
+    assert.equal(reply.stop_reason, 'max_tokens');
+    assert.equal(reply.usage.output_tokens, 3);
+  });
+
+  test('thinking never takes the whole budget: the answer still starts', async () => {
+    const { reply } = await send({ ...base, max_tokens: 6, thinking: { type: 'adaptive' } });
+    assert.deepEqual(reply.content.map((block) => block.type), ['thinking', 'text']);
+    assert.equal(reply.usage.output_tokens, 6);
+    assert.equal(reply.stop_reason, 'max_tokens');
+  });
+
+  test('a stop sequence ends the text before it and is reported', async () => {
+    const { reply } = await send({ ...base, stop_sequences: ['brown', 'me'] });
+    assert.equal(reply.content[0]?.text, 'Repeat after ');
+    assert.equal(reply.stop_reason, 'stop_sequence');
+    assert.equal(reply.stop_sequence, 'me');
+  });
+
+  test('a truncated tool input keeps what arrived', async () => {
+    const schema = { type: 'object', properties: { first: { type: 'string' }, second: { type: 'string' } }, required: ['first', 'second'] };
+    const tools = [{ name: 'emit', description: 'Emit it.', input_schema: schema }];
+    // Seven tokens are `{"first":"example`: the cut string is closed and kept.
+    const { reply } = await send({ ...base, max_tokens: 7, tools, tool_choice: { type: 'tool', name: 'emit' } });
+    assert.equal(reply.stop_reason, 'max_tokens');
+    assert.equal(reply.content[0]?.type, 'tool_use');
+    assert.deepEqual(reply.content[0]?.input, { first: 'example' });
+  });
+});
+
+describe('script', () => {
+  const tools = [{ name: 'get_weather', description: 'Weather for a city.', input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } }];
+
+  test('step 0 of the matching entry is the first answer', async () => {
+    const { reply } = await send({ ...base, tools, messages: [user('What is the weather in Paris?')] });
+    assert.deepEqual(reply.content, [{ type: 'tool_use', id: 'toolu_weather', name: 'get_weather', input: { city: 'Paris' } }]);
+    assert.equal(reply.stop_reason, 'tool_use');
+  });
+
+  test('a client tool round trip moves on to step 1', async () => {
+    const messages = [
+      user('What is the weather in Paris?'),
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_weather', name: 'get_weather', input: { city: 'Paris' } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_weather', content: '21 C, clear' }] },
+    ];
+    const { reply } = await send({ ...base, tools, messages });
+    assert.deepEqual(reply.content, [{ type: 'text', text: 'It is sunny in Paris.', citations: null }]);
+  });
+
+  test('scripted thinking blocks are emitted as written', async () => {
+    const { reply } = await send({ ...base, messages: [user('think')] });
+    assert.equal(reply.content[0]?.thinking, 'Scripted thought.');
+    assert.equal(reply.content[1]?.text, 'Done.');
+  });
+});
+
+describe('faults', () => {
+  for (const [fault, status, type] of [
+    ['http-500', 500, 'api_error'],
+    ['http-529', 529, 'overloaded_error'],
+    ['http-429', 429, 'rate_limit_error'],
+  ] as const) {
+    test(`${fault} answers ${status} ${type}`, async () => {
+      const { status: actual, reply, headers } = await send(base, { 'mms-fault': fault });
+      assert.equal(actual, status);
+      assert.equal(reply.error?.type, type);
+      if (status !== 500) assert.equal(headers.get('retry-after'), '1');
+    });
+  }
+
+  const tools = [{ name: 'emit', description: 'Emit it.', strict: true, input_schema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'], additionalProperties: false } }];
+  const forced = { ...base, tools, tool_choice: { type: 'tool', name: 'emit' } };
+
+  test('truncate stops early with stop_reason max_tokens', async () => {
+    const { reply } = await send(base, { 'mms-fault': 'truncate' });
+    assert.equal(reply.stop_reason, 'max_tokens');
+    assert.ok((reply.content[0]?.text ?? '').length < 'Repeat after me: the quick brown fox.'.length);
+  });
+
+  test('no-tool-call answers text instead of the forced tool', async () => {
+    const { reply } = await send(forced, { 'mms-fault': 'no-tool-call' });
+    assert.deepEqual(reply.content.map((block) => block.type), ['text']);
+    assert.equal(reply.stop_reason, 'end_turn');
+  });
+
+  test('invalid-tool-input calls the tool with input that fails its schema', async () => {
+    const { reply } = await send(forced, { 'mms-fault': 'invalid-tool-input' });
+    assert.equal(reply.content[0]?.type, 'tool_use');
+    assert.equal(ajv.validate(tools[0]!.input_schema, reply.content[0]?.input), false);
+  });
+
+  test('an unknown fault name is 400 listing the known ones', async () => {
+    const { status, reply } = await send(base, { 'mms-fault': 'meteor' });
+    assert.equal(status, 400);
+    assert.match(reply.error?.message ?? '', /unknown fault "meteor".*http-500/);
+  });
+
+  test('without faults: true in the config the header is ignored', async () => {
+    const { status, reply } = await send(base, { 'mms-fault': 'http-500' }, faultless);
+    assert.equal(status, 200);
+    assert.equal(reply.stop_reason, 'end_turn');
+  });
+});

@@ -53,7 +53,7 @@ describe('SSE stream', () => {
   test('message_start carries the real input token count, equal to count_tokens', async () => {
     const { events } = await stream(request);
     const counted = (await (await postJson(service, '/v1/messages/count_tokens', { model: request.model, messages: request.messages })).json()) as { input_tokens: number };
-    const start = events[0]?.data as { message: { usage: { input_tokens: number } } };
+    const start = events[0]?.data as unknown as { message: { usage: { input_tokens: number } } };
     assert.ok(counted.input_tokens > 0);
     assert.equal(start.message.usage.input_tokens, counted.input_tokens);
   });
@@ -61,7 +61,7 @@ describe('SSE stream', () => {
   test('message_delta carries cumulative usage equal to the text deltas sent', async () => {
     const { events } = await stream(request);
     const deltas = events.filter((event) => event.event === 'content_block_delta');
-    const final = events.find((event) => event.event === 'message_delta')?.data as { usage: { output_tokens: number; input_tokens: number }; delta: { stop_reason: string } };
+    const final = events.find((event) => event.event === 'message_delta')?.data as unknown as { usage: { output_tokens: number; input_tokens: number }; delta: { stop_reason: string } };
     assert.equal(final.usage.output_tokens, deltas.length);
     assert.ok(final.usage.input_tokens > 0);
     assert.equal(final.delta.stop_reason, 'end_turn');
@@ -78,7 +78,7 @@ describe('SSE stream', () => {
     assert.deepEqual(content.map((block) => block.type), ['thinking', 'text']);
     assert.equal(content[1]?.text, 'Stream this back, please.');
     assert.equal(text, 'Stream this back, please.');
-    const delta = events.find((event) => event.event === 'message_delta')?.data as { usage: { output_tokens: number } };
+    const delta = events.find((event) => event.event === 'message_delta')?.data as unknown as { usage: { output_tokens: number } };
     assert.equal((json.usage as { output_tokens: number }).output_tokens, delta.usage.output_tokens);
   });
 
@@ -92,7 +92,7 @@ describe('SSE stream', () => {
   test('tool input streams as input_json_delta that joins to the input', async () => {
     const tools = [{ name: 'lookup', description: 'd', input_schema: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] } }];
     const { events } = await stream({ ...request, tools, tool_choice: { type: 'tool', name: 'lookup' } });
-    const start = events.find((event) => event.event === 'content_block_start')?.data as { content_block: { type: string; id: string; input: unknown } };
+    const start = events.find((event) => event.event === 'content_block_start')?.data as unknown as { content_block: { type: string; id: string; input: unknown } };
     assert.equal(start.content_block.type, 'tool_use');
     assert.match(start.content_block.id, /^toolu_/);
     assert.deepEqual(start.content_block.input, {});

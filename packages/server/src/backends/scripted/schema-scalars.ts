@@ -4,7 +4,7 @@
  */
 import {
   EXTRA_PATTERNS_KEYWORD,
-  SchemaInstanceError,
+  BuildFailure,
   nonNegativeInteger,
   stringList,
   type SchemaObject,
@@ -49,7 +49,7 @@ const FALLBACK_TEXTS = ['example', 'abc', 'ABC', 'a1', '123', '0', 'a', ''];
 export function exampleString(schema: SchemaObject, hints: ScalarHints): string {
   const minimum = nonNegativeInteger(schema.minLength) ?? 0;
   const maximum = nonNegativeInteger(schema.maxLength) ?? Number.POSITIVE_INFINITY;
-  if (minimum > maximum) throw new SchemaInstanceError(hints.path, `minLength ${minimum} exceeds maxLength ${maximum}`);
+  if (minimum > maximum) throw new BuildFailure(hints.path, `minLength ${minimum} exceeds maxLength ${maximum}`);
   const sources = [schema.pattern, ...stringList(schema[EXTRA_PATTERNS_KEYWORD])].filter(
     (source): source is string => typeof source === 'string',
   );
@@ -64,7 +64,7 @@ export function exampleString(schema: SchemaObject, hints: ScalarHints): string 
     const chosen = [candidate, fitted].find(fits);
     if (chosen !== undefined) return chosen;
   }
-  // A pattern beyond the little generator below still gets a string of the right length.
+  // A pattern beyond what textMatchingPattern can write still gets a string of the right length.
   return fitLength(candidates[0] ?? '', minimum, maximum);
 }
 
@@ -72,10 +72,10 @@ function stringCandidates(schema: SchemaObject, hints: ScalarHints, patternSourc
   const format = typeof schema.format === 'string' ? FORMAT_EXAMPLES.get(schema.format)?.(hints.variant) : undefined;
   const named = hints.propertyName === undefined ? 'example' : `example ${hints.propertyName}`;
   const plausible = hints.variant === 0 ? named : `${named} ${hints.variant + 1}`;
-  const generated = patternSources.flatMap((source) => [
-    textMatchingPattern(source, false) ?? [],
-    textMatchingPattern(source, true) ?? [],
-  ]);
+  const minimal = patternSources.map((source) => textMatchingPattern(source, false) ?? '');
+  // Merged schemas can carry several patterns; "^a" and "z$" are both met by their texts joined.
+  const joined = patternSources.length > 1 ? [minimal.join('')] : [];
+  const generated = [...minimal, ...patternSources.map((source) => textMatchingPattern(source, true) ?? ''), ...joined];
   const all = [format ?? [], plausible, ...(patternSources.length > 0 ? [...generated, ...FALLBACK_TEXTS] : [])];
   return [...new Set(all.flat())];
 }
@@ -134,7 +134,7 @@ export function exampleNumber(schema: SchemaObject, integer: boolean, hints: Sca
   for (const candidate of numberCandidates(multipleOf ?? 1, lower, upper, hints.variant)) {
     if (accepts(candidate)) return candidate;
   }
-  throw new SchemaInstanceError(hints.path, `no ${integer ? 'integer' : 'number'} meets the bounds and multipleOf`);
+  throw new BuildFailure(hints.path, `no ${integer ? 'integer' : 'number'} meets the bounds and multipleOf`);
 }
 
 const GRID_STEPS_TRIED = 64;

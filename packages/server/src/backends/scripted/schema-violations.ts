@@ -3,12 +3,12 @@
  * tool input but breaks one rule of the tool's schema. Deterministic, like the valid instances.
  */
 import {
+  BuildFailure,
   SchemaInstanceError,
   asSchema,
   canonicalJson,
   declaredTypes,
   isSchemaObject,
-  mergeSchemas,
   nonNegativeInteger,
   referenceOf,
   resolveReference,
@@ -20,6 +20,7 @@ import {
   type JsonSchema,
   type SchemaObject,
 } from './schema-references.js';
+import { mergeSchemas } from './schema-merge.js';
 import { compilePattern } from './schema-patterns.js';
 
 type InstanceBuilder = (schema: JsonSchema) => unknown;
@@ -33,7 +34,7 @@ const WRONG_VALUES: readonly unknown[] = ['wrong type', 12345, 1.5, true, null, 
 export function violatingObjectFor(schema: JsonSchema, buildInstance: InstanceBuilder): Record<string, unknown> | undefined {
   const flat = flatten(schema, schema);
   if (flat === true) return undefined;
-  const types = flat === false ? undefined : declaredTypes(flat);
+  const types = flat === false ? undefined : acceptedTypes(flat, schema);
   // Every object fails a false schema, or one whose types exclude objects.
   if (flat === false || (types !== undefined && !types.includes('object'))) return {};
   let valid: Record<string, unknown>;
@@ -75,7 +76,7 @@ function resolveOrAccept(root: JsonSchema, reference: string): JsonSchema {
   try {
     return resolveReference(root, reference, '#');
   } catch (error) {
-    if (!(error instanceof SchemaInstanceError)) throw error;
+    if (!(error instanceof BuildFailure)) throw error;
     return true;
   }
 }

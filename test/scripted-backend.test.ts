@@ -102,6 +102,13 @@ describe('default answer', () => {
     assert.equal(reply.stop_sequence, 'me');
   });
 
+  test('a stop sequence at the very start gives no empty text block', async () => {
+    const { reply } = await send({ ...base, stop_sequences: ['Repeat'] });
+    assert.deepEqual(reply.content, []);
+    assert.equal(reply.stop_reason, 'stop_sequence');
+    assert.equal(reply.usage.output_tokens, 0);
+  });
+
   test('a truncated tool input keeps what arrived', async () => {
     const schema = { type: 'object', properties: { first: { type: 'string' }, second: { type: 'string' } }, required: ['first', 'second'] };
     const tools = [{ name: 'emit', description: 'Emit it.', input_schema: schema }];

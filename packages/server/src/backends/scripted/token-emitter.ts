@@ -30,6 +30,11 @@ export async function* emitBlocks(blocks: readonly PlannedBlock[], options: Emit
   const spend: Spend = { used: 0, deltas: 0 };
   for (const block of blocks) {
     const { start, pieces, stopSequence } = prepare(block, options);
+    if (start.type === 'text' && pieces.length === 0 && stopSequence !== null) {
+      // A stop sequence at the very start leaves nothing to say: no empty text block.
+      yield* finish(spend, 'stop_sequence', stopSequence, false);
+      return;
+    }
     yield { type: 'block-start', block: start };
     for (const delta of pieces) {
       if (spend.used >= options.outputBudget) {

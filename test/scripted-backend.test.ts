@@ -125,7 +125,7 @@ describe('script', () => {
 
   test('step 0 of the matching entry is the first answer', async () => {
     const { reply } = await send({ ...base, tools, messages: [user('What is the weather in Paris?')] });
-    assert.deepEqual(reply.content, [{ type: 'tool_use', id: 'toolu_weather', name: 'get_weather', input: { city: 'Paris' } }]);
+    assert.deepEqual(reply.content, [{ type: 'tool_use', id: 'toolu_weather', name: 'get_weather', input: { city: 'Paris' }, caller: { type: 'direct' } }]);
     assert.equal(reply.stop_reason, 'tool_use');
   });
 

@@ -23,6 +23,8 @@ export interface ToolUseBlock {
   id: string;
   name: string;
   input: Record<string, unknown>;
+  /** Who called the tool; `direct` (the model) until programmatic tool calling exists. */
+  caller: { type: 'direct' };
 }
 
 export interface ServerToolUseBlock {
@@ -42,13 +44,21 @@ export interface ServerToolResultBlock {
 
 export type ContentBlock = TextBlock | ThinkingBlock | ToolUseBlock | ServerToolUseBlock | ServerToolResultBlock;
 
+/**
+ * Fields the official client types declare but this service has no value for are sent as null
+ * rather than left out, so that client code testing `=== null` behaves.
+ */
 export interface Usage {
   input_tokens: number;
   output_tokens: number;
   cache_creation_input_tokens: number;
   cache_read_input_tokens: number;
+  cache_creation: null;
   server_tool_use: { web_search_requests: number; web_fetch_requests: number } | null;
   service_tier: 'standard';
+  inference_geo: null;
+  output_tokens_details: null;
+  speed: null;
 }
 
 export interface Message {
@@ -59,6 +69,9 @@ export interface Message {
   content: ContentBlock[];
   stop_reason: StopReason | null;
   stop_sequence: string | null;
+  stop_details: null;
+  container: null;
+  diagnostics: null;
   usage: Usage;
 }
 
@@ -73,7 +86,7 @@ export type StreamEvent =
   | { type: 'content_block_start'; index: number; content_block: ContentBlock }
   | { type: 'content_block_delta'; index: number; delta: ContentBlockDelta }
   | { type: 'content_block_stop'; index: number }
-  | { type: 'message_delta'; delta: { stop_reason: StopReason; stop_sequence: string | null }; usage: MessageDeltaUsage }
+  | { type: 'message_delta'; delta: { stop_reason: StopReason; stop_sequence: string | null; stop_details: null; container: null }; usage: MessageDeltaUsage }
   | { type: 'message_stop' }
   | { type: 'ping' }
   | ({ type: 'error' } & Omit<ErrorEnvelope, 'type'>);
@@ -82,7 +95,10 @@ export type StreamEvent =
 export interface MessageDeltaUsage {
   input_tokens: number;
   output_tokens: number;
+  cache_creation_input_tokens: number;
+  cache_read_input_tokens: number;
   server_tool_use: Usage['server_tool_use'];
+  output_tokens_details: null;
 }
 
 export interface CountTokensResponse {

@@ -10,7 +10,7 @@ const parts: StreamPart[] = [
   { type: 'block-start', block: { type: 'text', text: '', citations: null } },
   { type: 'block-delta', delta: { type: 'text_delta', text: 'Hi' } },
   { type: 'block-stop' },
-  { type: 'block-start', block: { type: 'tool_use', id: 'toolu_1', name: 'f', input: {} } },
+  { type: 'block-start', block: { type: 'tool_use', id: 'toolu_1', name: 'f', input: {}, caller: { type: 'direct' } } },
   { type: 'block-delta', delta: { type: 'input_json_delta', partial_json: '{"a":' } },
   { type: 'block-delta', delta: { type: 'input_json_delta', partial_json: '[1,2]}' } },
   { type: 'output-tokens', count: 7 },
@@ -27,7 +27,7 @@ test('parts become indexed events; finish closes an open block and frames the me
   const message = fold.result();
   assert.deepEqual(message.content, [
     { type: 'text', text: 'Hi', citations: null },
-    { type: 'tool_use', id: 'toolu_1', name: 'f', input: { a: [1, 2] } },
+    { type: 'tool_use', id: 'toolu_1', name: 'f', input: { a: [1, 2] }, caller: { type: 'direct' } },
   ]);
   assert.equal(message.stop_reason, 'tool_use');
   assert.equal(message.usage.output_tokens, 7);

@@ -30,6 +30,9 @@ export class MessageEncoder {
       content: [],
       stop_reason: null,
       stop_sequence: null,
+      stop_details: null,
+      container: null,
+      diagnostics: null,
       usage: this.usage(),
     };
     return { type: 'message_start', message };
@@ -72,8 +75,15 @@ export class MessageEncoder {
     this.finished = true;
     events.push({
       type: 'message_delta',
-      delta: { stop_reason: stopReason, stop_sequence: stopSequence },
-      usage: { input_tokens: this.header.inputTokens, output_tokens: this.outputTokens, server_tool_use: this.serverToolUse },
+      delta: { stop_reason: stopReason, stop_sequence: stopSequence, stop_details: null, container: null },
+      usage: {
+        input_tokens: this.header.inputTokens,
+        output_tokens: this.outputTokens,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+        server_tool_use: this.serverToolUse,
+        output_tokens_details: null,
+      },
     });
     events.push({ type: 'message_stop' });
     return events;
@@ -85,8 +95,12 @@ export class MessageEncoder {
       output_tokens: this.outputTokens,
       cache_creation_input_tokens: 0,
       cache_read_input_tokens: 0,
+      cache_creation: null,
       server_tool_use: this.serverToolUse,
       service_tier: 'standard',
+      inference_geo: null,
+      output_tokens_details: null,
+      speed: null,
     };
   }
 }

@@ -87,7 +87,8 @@ function prepare(block: PlannedBlock, options: EmitOptions): PreparedBlock {
     case 'server_tool_use': {
       const id = block.id ?? newToolId(block.type);
       const pieces = tokenize(JSON.stringify(block.input)).map((token): ContentBlockDelta => ({ type: 'input_json_delta', partial_json: token }));
-      return { start: { type: block.type, id, name: block.name, input: {} }, pieces, stopSequence: null };
+      const start: ContentBlock = block.type === 'tool_use' ? { type: 'tool_use', id, name: block.name, input: {}, caller: { type: 'direct' } } : { type: 'server_tool_use', id, name: block.name, input: {} };
+      return { start, pieces, stopSequence: null };
     }
     default:
       return block satisfies never;

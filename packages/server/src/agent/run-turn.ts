@@ -28,48 +28,55 @@ interface TurnState {
   webFetchRequests: number;
 }
 
-export async function* runTurn(options: TurnOptions): AsyncGenerator<StreamPart> {
+export async function* runTurn(options: TurnOptions): AsyncGenerator<StreamPart[]> {
   const state: TurnState = { blocks: [], outputTokens: 0, webSearchRequests: 0, webFetchRequests: 0 };
   for (let step = 0; step < options.maxSteps; step += 1) {
     const outcome = yield* runStep(options, state, step);
     const pending = outcome.stopReason === 'tool_use' ? unansweredServerCalls(outcome.stepBlocks) : [];
     const clientCall = outcome.stepBlocks.some((block) => block.type === 'tool_use');
     if (pending.length === 0 || clientCall) {
-      yield { type: 'finish', stopReason: outcome.stopReason, stopSequence: outcome.stopSequence };
+      yield [...outcome.tail, { type: 'finish', stopReason: outcome.stopReason, stopSequence: outcome.stopSequence }];
       return;
     }
+    if (outcome.tail.length > 0) yield outcome.tail;
     yield* runServerTools(pending, options, state);
   }
-  yield { type: 'finish', stopReason: 'pause_turn', stopSequence: null };
+  yield [{ type: 'finish', stopReason: 'pause_turn', stopSequence: null }];
 }
 
 interface StepOutcome {
   stepBlocks: ContentBlock[];
   stopReason: StopReason;
   stopSequence: string | null;
+  /** Parts of the last batch, held back so that the turn's finish can travel with them. */
+  tail: StreamPart[];
 }
 
 /** One backend step, passed through; its `finish` is held back for the loop to decide. */
-async function* runStep(options: TurnOptions, state: TurnState, step: number): AsyncGenerator<StreamPart, StepOutcome> {
+async function* runStep(options: TurnOptions, state: TurnState, step: number): AsyncGenerator<StreamPart[], StepOutcome> {
   const assembler = new BlockAssembler();
   const stepStartTokens = state.outputTokens;
-  const parts = options.backend.stream(
+  const batches = options.backend.stream(
     { request: options.request, model: options.model, thinks: options.thinks, turnSoFar: state.blocks, step, outputBudget: options.request.max_tokens - stepStartTokens, fault: options.fault },
     options.signal,
   );
-  for await (const part of parts) {
-    if (part.type === 'finish') return { stepBlocks: assembler.blocks, stopReason: part.stopReason, stopSequence: part.stopSequence };
-    if (part.type === 'output-tokens') {
-      state.outputTokens = stepStartTokens + part.count;
-      yield { type: 'output-tokens', count: state.outputTokens };
-      continue;
+  for await (const batch of batches) {
+    const passed: StreamPart[] = [];
+    for (const part of batch) {
+      if (part.type === 'finish') return { stepBlocks: assembler.blocks, stopReason: part.stopReason, stopSequence: part.stopSequence, tail: passed };
+      if (part.type === 'output-tokens') {
+        state.outputTokens = stepStartTokens + part.count;
+        passed.push({ type: 'output-tokens', count: state.outputTokens });
+        continue;
+      }
+      trackBlock(assembler, part, state);
+      passed.push(part);
+      if (part.type === 'block-stop' && disablesParallel(options.request) && assembler.blocks.at(-1)?.type === 'tool_use') {
+        // Leaving the loop ends the backend's generator, which stops its generation.
+        return { stepBlocks: assembler.blocks, stopReason: 'tool_use', stopSequence: null, tail: passed };
+      }
     }
-    trackBlock(assembler, part, state);
-    yield part;
-    if (part.type === 'block-stop' && disablesParallel(options.request) && assembler.blocks.at(-1)?.type === 'tool_use') {
-      // Leaving the loop ends the backend's generator, which stops its generation.
-      return { stepBlocks: assembler.blocks, stopReason: 'tool_use', stopSequence: null };
-    }
+    yield passed;
   }
   throw new Error(`backend ${options.backend.name} ended a step without a finish part`);
 }
@@ -90,7 +97,7 @@ function unansweredServerCalls(blocks: readonly ContentBlock[]): ServerToolUseBl
   return blocks.filter((block): block is ServerToolUseBlock => block.type === 'server_tool_use' && !answered.has(block.id));
 }
 
-async function* runServerTools(calls: readonly ServerToolUseBlock[], options: TurnOptions, state: TurnState): AsyncGenerator<StreamPart> {
+async function* runServerTools(calls: readonly ServerToolUseBlock[], options: TurnOptions, state: TurnState): AsyncGenerator<StreamPart[]> {
   for (const call of calls) {
     const result = await options.serverTools.run(call, options.request, options.signal);
     // usage.server_tool_use counts requests the service made, so an error block that made none is not counted.
@@ -98,10 +105,9 @@ async function* runServerTools(calls: readonly ServerToolUseBlock[], options: Tu
     if (madeRequest && call.name === SERVER_TOOL_NAMES.webSearch) state.webSearchRequests += 1;
     if (madeRequest && call.name === SERVER_TOOL_NAMES.webFetch) state.webFetchRequests += 1;
     state.blocks.push(result);
-    yield { type: 'block-start', block: result };
-    yield { type: 'block-stop' };
+    yield [{ type: 'block-start', block: result }, { type: 'block-stop' }];
   }
-  yield { type: 'server-tool-usage', webSearchRequests: state.webSearchRequests, webFetchRequests: state.webFetchRequests };
+  yield [{ type: 'server-tool-usage', webSearchRequests: state.webSearchRequests, webFetchRequests: state.webFetchRequests }];
 }
 
 function isErrorResult(content: unknown): boolean {

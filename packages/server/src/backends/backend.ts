@@ -23,8 +23,12 @@ export interface BackendStepRequest {
 export interface Backend {
   /** For logs and the `mms-backend` response header. */
   readonly name: string;
-  /** One model step. Must stop promptly when `signal` aborts. */
-  stream(step: BackendStepRequest, signal: AbortSignal): AsyncIterable<StreamPart>;
+  /**
+   * One model step, as batches of parts: whatever the engine had ready at once. Batching keeps
+   * the await count per reply low; a streaming engine yields a batch per token or chunk.
+   * Must stop promptly when `signal` aborts.
+   */
+  stream(step: BackendStepRequest, signal: AbortSignal): AsyncIterable<StreamPart[]>;
   /** Exact input tokens of the prompt, in the model's own tokenizer. */
   countTokens(request: ConversationRequest, model: ModelProfile): Promise<number>;
   close(): Promise<void>;

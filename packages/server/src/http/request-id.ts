@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
+import { uniqueId } from './unique-id.js';
 
 /** Ids are always ours: an incoming request-id header is never trusted or echoed. */
 export function newRequestId(): string {
-  return `req_${randomBytes(18).toString('base64url')}`;
+  return uniqueId('req_');
 }

@@ -6,6 +6,8 @@ import type { ServerResponse } from 'node:http';
 import { once } from 'node:events';
 import type { StreamEvent } from '@mms/protocol';
 
+const PING = 'event: ping\ndata: {"type": "ping"}\n\n';
+
 export class SseWriter {
   private pingTimer: NodeJS.Timeout | undefined;
   private lastWrite = Date.now();
@@ -28,13 +30,17 @@ export class SseWriter {
     this.pingTimer.unref();
   }
 
-  async write(event: StreamEvent): Promise<void> {
-    if (this.response.destroyed) return;
+  /** Writes a batch of events in one socket write. */
+  async write(events: readonly StreamEvent[]): Promise<void> {
+    if (this.response.destroyed || events.length === 0) return;
     this.lastWrite = Date.now();
-    const flushed = this.response.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
-    if (event.type === 'message_start') this.response.write('event: ping\ndata: {"type": "ping"}\n\n');
+    let frames = '';
+    for (const event of events) {
+      frames += `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+      if (event.type === 'message_start') frames += PING;
+    }
     // A peer that goes away never drains: 'close' ends the wait too.
-    if (!flushed) await Promise.race([once(this.response, 'drain'), once(this.response, 'close')]);
+    if (!this.response.write(frames)) await Promise.race([once(this.response, 'drain'), once(this.response, 'close')]);
   }
 
   end(): void {
@@ -45,6 +51,6 @@ export class SseWriter {
   private pingIfQuiet(): void {
     if (Date.now() - this.lastWrite < this.pingIntervalMs || this.response.destroyed) return;
     this.lastWrite = Date.now();
-    this.response.write('event: ping\ndata: {"type": "ping"}\n\n');
+    this.response.write(PING);
   }
 }

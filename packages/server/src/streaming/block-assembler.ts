@@ -13,7 +13,8 @@ export class BlockAssembler {
 
   start(block: ContentBlock): void {
     if (this.open) throw new Error(`block-start while a ${this.open.type} block is open`);
-    this.open = structuredClone(block);
+    // A shallow copy: only text, thinking and signature strings are appended to, and input is replaced.
+    this.open = { ...block };
     this.inputJson = '';
   }
 

@@ -13,7 +13,7 @@ export class MessageFold {
   apply(event: StreamEvent): void {
     switch (event.type) {
       case 'message_start':
-        this.message = structuredClone(event.message);
+        this.message = { ...event.message, usage: { ...event.message.usage } };
         return;
       case 'content_block_start':
         this.assembler.start(event.content_block);

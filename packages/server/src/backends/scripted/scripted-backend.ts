@@ -22,7 +22,7 @@ export class ScriptedBackend implements Backend {
     this.script = scriptPath ? loadScript(scriptPath) : [];
   }
 
-  async *stream(step: BackendStepRequest, signal: AbortSignal): AsyncIterable<StreamPart> {
+  async *stream(step: BackendStepRequest, signal: AbortSignal): AsyncIterable<StreamPart[]> {
     const fault = this.config.faults ? parseFault(step.fault) : undefined;
     throwHttpFault(fault);
     const blocks = reshapeBlocks(this.plan(step), fault, step.request);

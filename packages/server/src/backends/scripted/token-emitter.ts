@@ -26,7 +26,34 @@ interface Spend {
   deltas: number;
 }
 
-export async function* emitBlocks(blocks: readonly PlannedBlock[], options: EmitOptions): AsyncGenerator<StreamPart> {
+/**
+ * Parts come in batches: with no token delay, a whole step is one batch, so a reply costs a
+ * few awaits instead of a few per token; with a delay, each token is its own batch.
+ */
+export async function* emitBlocks(blocks: readonly PlannedBlock[], options: EmitOptions): AsyncGenerator<StreamPart[]> {
+  let batch: StreamPart[] = [];
+  try {
+    for (const part of partsOf(blocks, options)) {
+      if (options.tokenDelayMs > 0 && isTokenDelta(part)) {
+        if (batch.length > 0) yield batch;
+        batch = [];
+        await sleep(options.tokenDelayMs, undefined, { signal: options.signal });
+      }
+      batch.push(part);
+    }
+  } catch (error) {
+    // What was produced before a failure still reaches the client (fault stream-error).
+    if (batch.length > 0) yield batch;
+    throw error;
+  }
+  if (batch.length > 0) yield batch;
+}
+
+function isTokenDelta(part: StreamPart): boolean {
+  return part.type === 'block-delta' && part.delta.type !== 'signature_delta';
+}
+
+function* partsOf(blocks: readonly PlannedBlock[], options: EmitOptions): Generator<StreamPart> {
   const spend: Spend = { used: 0, deltas: 0 };
   for (const block of blocks) {
     const { start, pieces, stopSequence } = prepare(block, options);
@@ -41,7 +68,6 @@ export async function* emitBlocks(blocks: readonly PlannedBlock[], options: Emit
         yield* finish(spend, 'max_tokens', null, true);
         return;
       }
-      if (options.tokenDelayMs > 0) await sleep(options.tokenDelayMs, undefined, { signal: options.signal });
       options.signal.throwIfAborted();
       spend.used += 1;
       spend.deltas += 1;

@@ -3,13 +3,13 @@
  * rules, resolve the model, count the prompt, take an admission slot, run the turn, and encode
  * its parts as wire events. Streaming writes these events; the JSON reply folds them.
  */
-import { randomBytes } from 'node:crypto';
 import { checkMessageRules, parseMessageRequest, requestThinks, ServiceError, type StreamEvent } from '@mms/protocol';
 import { runTurn } from '../../agent/run-turn.js';
 import type { ServerToolRunner } from '../../agent/server-tool-runner.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
 import { MessageEncoder } from '../../streaming/message-encoder.js';
 import type { StreamPart } from '../../streaming/stream-part.js';
+import { uniqueId } from '../../http/unique-id.js';
 
 export interface MessageServices {
   registry: ModelRegistry;
@@ -23,7 +23,7 @@ export interface MessageCall {
    * The wire events. The first `next()` resolves only once the backend produced its first part,
    * so a failure before any output is still an HTTP error status, not an event in a 200 stream.
    */
-  events: AsyncGenerator<StreamEvent>;
+  events: AsyncGenerator<StreamEvent[]>;
 }
 
 export async function startMessage(body: unknown, fault: string | undefined, services: MessageServices, signal: AbortSignal): Promise<MessageCall> {
@@ -49,15 +49,16 @@ export async function startMessage(body: unknown, fault: string | undefined, ser
   return { stream: request.stream === true, events: encodeParts(parts, encoder, release) };
 }
 
-async function* encodeParts(parts: AsyncIterable<StreamPart>, encoder: MessageEncoder, release: () => void): AsyncGenerator<StreamEvent> {
+async function* encodeParts(batches: AsyncIterable<StreamPart[]>, encoder: MessageEncoder, release: () => void): AsyncGenerator<StreamEvent[]> {
   try {
     let started = false;
-    for await (const part of parts) {
+    for await (const batch of batches) {
+      const events = batch.flatMap((part) => encoder.encode(part));
       if (!started) {
         started = true;
-        yield encoder.start();
+        events.unshift(encoder.start());
       }
-      yield* encoder.encode(part);
+      yield events;
     }
   } finally {
     release();
@@ -65,5 +66,5 @@ async function* encodeParts(parts: AsyncIterable<StreamPart>, encoder: MessageEn
 }
 
 function newMessageId(): string {
-  return `msg_${randomBytes(18).toString('base64url')}`;
+  return uniqueId('msg_');
 }

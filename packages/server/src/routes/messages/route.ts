@@ -18,13 +18,13 @@ export function registerMessagesRoute(app: FastifyInstance, services: MessageSer
   });
 }
 
-async function foldReply(first: IteratorResult<StreamEvent>, events: AsyncGenerator<StreamEvent>) {
+async function foldReply(first: IteratorResult<StreamEvent[]>, events: AsyncGenerator<StreamEvent[]>) {
   const fold = new MessageFold();
-  for (let next = first; !next.done; next = await events.next()) fold.apply(next.value);
+  for (let next = first; !next.done; next = await events.next()) next.value.forEach((event) => fold.apply(event));
   return fold.result();
 }
 
-async function streamReply(request: FastifyRequest, reply: FastifyReply, first: IteratorResult<StreamEvent>, events: AsyncGenerator<StreamEvent>, pingIntervalMs: number): Promise<void> {
+async function streamReply(request: FastifyRequest, reply: FastifyReply, first: IteratorResult<StreamEvent[]>, events: AsyncGenerator<StreamEvent[]>, pingIntervalMs: number): Promise<void> {
   const sse = new SseWriter(reply.raw, pingIntervalMs);
   sse.open({ 'request-id': request.id });
   try {
@@ -34,7 +34,7 @@ async function streamReply(request: FastifyRequest, reply: FastifyReply, first: 
     // the stream ends without message_stop, so no client mistakes it for a finished message.
     const { body, unexpected } = errorReply(error, request.id);
     if (unexpected) request.log.error({ err: error }, 'stream failed');
-    if (!reply.raw.destroyed) await sse.write(body);
+    if (!reply.raw.destroyed) await sse.write([body]);
   } finally {
     sse.end();
     await events.return(undefined);

@@ -1,0 +1,67 @@
+/**
+ * The baseline for bench/messages-throughput.ts: a bare node:http server doing the least a
+ * JSON API must do (read the body, JSON.parse it, answer JSON). It answers a reply captured
+ * from mms, so both servers put the same bytes on the wire. Runs as a child process; gets
+ * its reply over IPC, answers with its port, and shuts down when the channel closes.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface CannedReply {
+  body: string;
+  contentType: string;
+}
+
+function isCannedReply(value: unknown): value is CannedReply {
+  if (typeof value !== 'object' || value === null) return false;
+  const candidate = value as Record<string, unknown>;
+  return typeof candidate.body === 'string' && typeof candidate.contentType === 'string';
+}
+
+function readBody(request: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    request.on('error', reject);
+  });
+}
+
+function answer(response: ServerResponse, status: number, contentType: string, body: string): void {
+  response.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(body) });
+  response.end(body);
+}
+
+async function handle(request: IncomingMessage, response: ServerResponse, reply: CannedReply): Promise<void> {
+  try {
+    // Parsed and looked at, so that the baseline pays for the JSON work mms cannot skip.
+    const parsed: unknown = JSON.parse(await readBody(request));
+    if (typeof parsed !== 'object' || parsed === null || !('messages' in parsed)) {
+      answer(response, 400, 'application/json', '{"type":"error"}');
+      return;
+    }
+    answer(response, 200, reply.contentType, reply.body);
+  } catch {
+    answer(response, 400, 'application/json', '{"type":"error"}');
+  }
+}
+
+function listen(reply: CannedReply): void {
+  const server = createServer((request, response) => void handle(request, response, reply));
+  server.listen(0, '127.0.0.1', () => {
+    process.send?.({ port: (server.address() as AddressInfo).port });
+  });
+  // A normal exit (rather than a kill) lets `--cpu-prof` write its profile.
+  process.on('disconnect', () => {
+    server.closeAllConnections();
+    server.close(() => process.exit(0));
+  });
+}
+
+if (process.send === undefined) {
+  throw new Error('bench/bare-server.ts is started by bench/messages-throughput.ts (it needs an IPC channel)');
+}
+process.once('message', (message: unknown) => {
+  if (!isCannedReply(message)) throw new Error('bare-server: expected { body, contentType } as the first message');
+  listen(message);
+});

@@ -1,2 +1,3 @@
 export * from './start-service.js';
 export * from './sse.js';
+export * from './gguf/tiny-llama.js';

@@ -31,5 +31,10 @@ export interface Backend {
   stream(step: BackendStepRequest, signal: AbortSignal): AsyncIterable<StreamPart[]>;
   /** Exact input tokens of the prompt, in the model's own tokenizer. */
   countTokens(request: ConversationRequest, model: ModelProfile): Promise<number>;
+  /**
+   * Gets the backend ready before the service listens (finds or downloads model files).
+   * `progress` shows a progress bar for downloads. Returns what it prepared, for the log.
+   */
+  prepare(options: { progress: boolean }): Promise<string>;
   close(): Promise<void>;
 }

@@ -1,5 +1,6 @@
 /** `mms`: the command line. `mms serve` runs the service; `mms --help` explains every flag. */
 import { Command, InvalidArgumentError } from 'commander';
+import { pull } from './pull.js';
 import { serve } from './serve.js';
 
 function parsePort(value: string): number {
@@ -23,6 +24,16 @@ program
   .addHelpText('after', '\nEnvironment:\n  MMS_API_KEYS  comma-separated API keys, added to the config file\'s apiKeys')
   .action(async (options: { config?: string; host?: string; port?: number; logLevel: string }) => {
     await serve(options);
+  });
+
+program
+  .command('pull')
+  .description('Download model files ahead of time: the given URIs, or every hf: model of the config.')
+  .argument('[uris...]', 'Hugging Face URIs such as hf:Qwen/Qwen3-4B-GGUF:Q4_K_M')
+  .option('-c, --config <file>', 'config whose llama-cpp models to pull when no URI is given; env MMS_CONFIG; default: the built-in config', process.env.MMS_CONFIG)
+  .option('--models-folder <folder>', 'where to keep them; env MMS_MODELS_FOLDER; default ~/.cache/mms/models')
+  .action(async (uris: string[], options: { config?: string; modelsFolder?: string }) => {
+    await pull(uris, options);
   });
 
 await program.parseAsync(process.argv);

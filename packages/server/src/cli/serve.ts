@@ -28,6 +28,12 @@ export async function serve(options: ServeOptions): Promise<void> {
   }
   const { config, folder } = loaded;
   const registry = ModelRegistry.fromConfig(config.models, folder);
+  try {
+    for (const { id, prepared } of await registry.prepare({ progress: process.stderr.isTTY === true })) process.stderr.write(`mms: ${id}: ${prepared}\n`);
+  } catch (error) {
+    process.stderr.write(`mms: ${(error as Error).message}\n`);
+    process.exit(2);
+  }
   const app = buildApp({ config, registry, logger: { level: options.logLevel } });
   await app.listen({ host: config.listen.host, port: config.listen.port });
   app.log.info(`mms serving ${config.models.map((model) => model.id).join(', ')}`);

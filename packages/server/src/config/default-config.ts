@@ -1,13 +1,17 @@
 /**
- * The config used when none is given. Until the embedded llama.cpp engine lands (issue 3) the
- * three tiers run on the scripted backend, so `mms serve` answers at once with no model files.
+ * The config used when none is given: the three tiers on the embedded llama.cpp engine, each an
+ * open Qwen3 instruct model that calls tools and thinks, with a switch to turn thinking off
+ * (docs/decisions/0005-default-models.md says why these). Models download once, with a progress
+ * bar, into ~/.cache/mms/models (MMS_MODELS_FOLDER); `mms pull` fetches them ahead of time.
  */
 import type { ServiceConfigInput } from './config-schema.js';
 
+const shared = { generation: 'newer', contextWindow: 16_384, maxOutputTokens: 8_192 } as const;
+
 export const defaultConfig: ServiceConfigInput = {
   models: [
-    { id: 'mms-small', aliases: ['small'], tier: 'small', generation: 'newer', contextWindow: 32_768, maxOutputTokens: 64_000, backend: { type: 'scripted' } },
-    { id: 'mms-mid', aliases: ['mid'], tier: 'mid', generation: 'newer', contextWindow: 1_000_000, maxOutputTokens: 64_000, backend: { type: 'scripted' } },
-    { id: 'mms-large', aliases: ['large'], tier: 'large', generation: 'newer', contextWindow: 200_000, maxOutputTokens: 128_000, backend: { type: 'scripted' } },
+    { id: 'mms-small', aliases: ['small'], tier: 'small', ...shared, backend: { type: 'llama-cpp', model: 'hf:Qwen/Qwen3-1.7B-GGUF:Q8_0' } },
+    { id: 'mms-mid', aliases: ['mid'], tier: 'mid', ...shared, backend: { type: 'llama-cpp', model: 'hf:Qwen/Qwen3-4B-GGUF:Q4_K_M' } },
+    { id: 'mms-large', aliases: ['large'], tier: 'large', ...shared, backend: { type: 'llama-cpp', model: 'hf:Qwen/Qwen3-8B-GGUF:Q4_K_M' } },
   ],
 };

@@ -28,13 +28,16 @@ export class ModelRegistry {
 
   static fromConfig(models: readonly ModelConfig[], configFolder: string): ModelRegistry {
     return new ModelRegistry(
-      models.map((model) => ({
-        profile: { id: model.id, tier: model.tier, generation: model.generation, contextWindow: model.contextWindow, maxOutputTokens: model.maxOutputTokens },
-        aliases: model.aliases,
-        displayName: model.displayName ?? model.id,
-        backend: createBackend(model.backend, configFolder),
-        admission: new AdmissionController(model.backend.concurrency, model.backend.queue),
-      })),
+      models.map((model) => {
+        const profile: ModelProfile = { id: model.id, tier: model.tier, generation: model.generation, contextWindow: model.contextWindow, maxOutputTokens: model.maxOutputTokens };
+        return {
+          profile,
+          aliases: model.aliases,
+          displayName: model.displayName ?? model.id,
+          backend: createBackend(model.backend, configFolder, profile),
+          admission: new AdmissionController(model.backend.concurrency, model.backend.queue),
+        };
+      }),
     );
   }
 
@@ -46,6 +49,13 @@ export class ModelRegistry {
 
   info(entry: ModelEntry): ModelInfo {
     return { type: 'model', id: entry.profile.id, display_name: entry.displayName, created_at: this.createdAt };
+  }
+
+  /** Prepares every backend (downloads missing model files) before the service listens. */
+  async prepare(options: { progress: boolean }): Promise<Array<{ id: string; prepared: string }>> {
+    const prepared = [];
+    for (const entry of this.entries) prepared.push({ id: entry.profile.id, prepared: await entry.backend.prepare(options) });
+    return prepared;
   }
 
   async close(): Promise<void> {

@@ -40,6 +40,10 @@ export class ScriptedBackend implements Backend {
     return countTokens(renderPrompt(request));
   }
 
+  async prepare(): Promise<string> {
+    return this.script.length > 0 ? `a script of ${this.script.length} entries` : 'the default answers';
+  }
+
   async close(): Promise<void> {}
 
   private plan(step: BackendStepRequest): PlannedBlock[] {

@@ -1,0 +1,116 @@
+/**
+ * One generation on one context sequence, streamed as part batches: node-llama-cpp's callbacks
+ * push into a queue that this generator drains while the generation runs.
+ */
+import { LlamaChat, type ChatHistoryItem, type ChatModelFunctions, type ChatWrapper, type LlamaChatResponse, type LlamaChatResponseChunk, type LlamaContextSequence, type LlamaGrammar } from 'node-llama-cpp';
+import { isCustomTool, schemaViolation, ServiceError, type MessageRequest, type StopReason } from '@mms/protocol';
+import type { StreamPart } from '../../streaming/stream-part.js';
+import { AsyncQueue } from './async-queue.js';
+import type { GenerationPlan } from './generation-plan.js';
+import { ResponseEmitter } from './response-emitter.js';
+import { checkStructuredOutput } from './structured-output.js';
+
+export interface GenerationInput {
+  sequence: LlamaContextSequence;
+  chatWrapper: ChatWrapper;
+  history: ChatHistoryItem[];
+  plan: GenerationPlan;
+  grammar: LlamaGrammar | undefined;
+  request: MessageRequest;
+  outputBudget: number;
+  thoughtBudget: number;
+  signal: AbortSignal;
+  /** Regenerates a strict tool's input under its grammar, when a free-form call got it wrong. */
+  repairInput: (toolName: string) => Promise<Record<string, unknown>>;
+}
+
+export async function* generateResponse(input: GenerationInput): AsyncGenerator<StreamPart[]> {
+  const queue = new AsyncQueue<StreamPart>();
+  const emitter = new ResponseEmitter((part) => queue.push(part), input.plan.main);
+  const chat = new LlamaChat({ contextSequence: input.sequence, chatWrapper: input.chatWrapper, autoDisposeSequence: false });
+  const done = runGeneration(chat, input, emitter).then(
+    (parts) => {
+      parts.forEach((part) => queue.push(part));
+      queue.end();
+    },
+    (error: unknown) => queue.fail(error),
+  );
+  try {
+    let batch: StreamPart[] = [];
+    for await (const part of queue) {
+      batch.push(part);
+      // Each callback's parts leave together; a finish part ends the step.
+      if (part.type === 'block-delta' || part.type === 'finish') {
+        yield batch;
+        batch = [];
+      }
+    }
+    if (batch.length > 0) yield batch;
+  } finally {
+    await done;
+  }
+}
+
+async function runGeneration(chat: LlamaChat, input: GenerationInput, emitter: ResponseEmitter): Promise<StreamPart[]> {
+  const { request, plan } = input;
+  let response: LlamaChatResponse;
+  try {
+    response = await chat.generateResponse(input.history, {
+      maxTokens: input.outputBudget,
+      temperature: request.temperature ?? 1,
+      topP: request.top_p,
+      topK: request.top_k,
+      signal: input.signal,
+      customStopTriggers: request.stop_sequences,
+      budgets: { thoughtTokens: input.thoughtBudget },
+      onResponseChunk: (chunk: LlamaChatResponseChunk) => emitter.chunk(chunk),
+      ...(input.grammar ? { grammar: input.grammar } : {}),
+      ...(plan.functions ? { functions: plan.functions, documentFunctionParams: true, maxParallelFunctionCalls: plan.singleCall ? 1 : undefined } : {}),
+    } as never);
+  } finally {
+    // The sequence is free again for the repair generation below, and for the next request.
+    chat.dispose();
+  }
+  return finishParts(response, input, emitter);
+}
+
+async function finishParts(response: LlamaChatResponse, input: GenerationInput, emitter: ResponseEmitter): Promise<StreamPart[]> {
+  const { plan } = input;
+  const truncated = response.metadata.stopReason === 'maxTokens';
+  if (plan.main.kind === 'tool') emitter.ensureMainBlock();
+  emitter.close();
+  if (plan.structured) checkStructuredOutput(response.response, plan.structured, truncated);
+  const calls = (response as unknown as LlamaChatResponse<ChatModelFunctions>).functionCalls ?? [];
+  for (const call of calls) emitter.toolCall(call.functionName, await checkedCallInput(call.functionName, call.params, input));
+  const stop = stopOf(response, plan.main.kind === 'tool' || calls.length > 0, input.request.stop_sequences ?? []);
+  return [{ type: 'output-tokens', count: emitter.outputTokens }, { type: 'finish', stopReason: stop.reason, stopSequence: stop.sequence }];
+}
+
+/**
+ * node-llama-cpp parses a free-form call's input with its own grammar, which does not cover
+ * every strict keyword; a strict tool's input that fails its schema is generated again under our
+ * grammar. A non-strict tool's input is passed on as the model wrote it.
+ */
+async function checkedCallInput(name: string, params: unknown, input: GenerationInput): Promise<Record<string, unknown>> {
+  const value = params !== null && typeof params === 'object' && !Array.isArray(params) ? (params as Record<string, unknown>) : {};
+  const tool = (input.request.tools ?? []).filter(isCustomTool).find((candidate) => candidate.name === name);
+  if (!tool || tool.strict !== true || schemaViolation(tool.input_schema, value) === undefined) return value;
+  return input.repairInput(name);
+}
+
+function stopOf(response: LlamaChatResponse, calledTool: boolean, stopSequences: readonly string[]): { reason: StopReason; sequence: string | null } {
+  const metadata = response.metadata;
+  switch (metadata.stopReason) {
+    case 'maxTokens':
+      return { reason: 'max_tokens', sequence: null };
+    case 'customStopTrigger': {
+      const trigger = metadata.customStopTrigger.filter((piece): piece is string => typeof piece === 'string').join('');
+      return { reason: 'stop_sequence', sequence: stopSequences.find((sequence) => sequence === trigger) ?? trigger };
+    }
+    case 'abort':
+      throw new ServiceError('internal', 'generation aborted');
+    default:
+      return { reason: calledTool ? 'tool_use' : 'end_turn', sequence: null };
+  }
+}
+

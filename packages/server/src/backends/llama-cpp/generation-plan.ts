@@ -1,0 +1,51 @@
+/**
+ * What one llama.cpp generation must produce for a request: prose, a forced tool's input, or
+ * JSON for `output_config.format`; and which tools the model may call on its own.
+ */
+import type { ChatModelFunctions } from 'node-llama-cpp';
+import { isCustomTool, ServiceError, type ConversationRequest, type CustomToolParam } from '@mms/protocol';
+import type { MainOutput } from './response-emitter.js';
+import type { StructuredTarget } from './structured-output.js';
+
+export interface GenerationPlan {
+  main: MainOutput;
+  structured: StructuredTarget | undefined;
+  /** Tools the model may call by its own chat format (tool_choice auto). */
+  functions: ChatModelFunctions | undefined;
+  /** Instruction added to the system prompt (a forced tool's contract). */
+  systemText: string | undefined;
+  /** At most one tool call (disable_parallel_tool_use). */
+  singleCall: boolean;
+}
+
+export function planGeneration(request: ConversationRequest): GenerationPlan {
+  const customTools = (request.tools ?? []).filter(isCustomTool);
+  const choice = request.tool_choice;
+  const singleCall = choice !== undefined && choice.type !== 'none' && choice.disable_parallel_tool_use === true;
+  if (choice?.type === 'tool' || choice?.type === 'any') {
+    const tool = choice.type === 'tool' ? customTools.find((candidate) => candidate.name === choice.name) : customTools[0];
+    if (!tool) throw new ServiceError('invalid_request', 'tool_choice: the llama-cpp backend can force custom tools only; server tools run on the model\'s own decision');
+    return forcedToolPlan(tool, request, singleCall);
+  }
+  const format = request.output_config?.format;
+  const structured = format ? { schema: format.schema, strict: false, where: 'output_config.format.schema' } : undefined;
+  const offered = choice?.type === 'none' ? [] : customTools;
+  return { main: { kind: 'text' }, structured, functions: offered.length > 0 ? toFunctions(offered) : undefined, systemText: undefined, singleCall };
+}
+
+export function forcedToolPlan(tool: CustomToolParam, request: ConversationRequest, singleCall: boolean): GenerationPlan {
+  const index = (request.tools ?? []).indexOf(tool);
+  return {
+    main: { kind: 'tool', name: tool.name },
+    structured: { schema: tool.input_schema, strict: tool.strict === true, where: `tools.${index}.input_schema` },
+    functions: undefined,
+    systemText: `Call the tool "${tool.name}" now: ${tool.description}\nAnswer with the tool's JSON input only. Its JSON Schema: ${JSON.stringify(tool.input_schema)}`,
+    singleCall,
+  };
+}
+
+function toFunctions(tools: readonly CustomToolParam[]): ChatModelFunctions {
+  // node-llama-cpp documents the schema to the model in its chat format; the inputs it parses
+  // are re-validated against the full schema afterwards (generate-response.ts).
+  return Object.fromEntries(tools.map((tool) => [tool.name, { description: tool.description, params: tool.input_schema as never }]));
+}

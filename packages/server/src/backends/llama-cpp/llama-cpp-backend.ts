@@ -1,0 +1,133 @@
+/**
+ * The embedded default engine: a GGUF model run in-process by node-llama-cpp (llama.cpp).
+ * The model's own chat template formats the conversation; strict tools and output formats are
+ * held to their schemas by a grammar; each admitted request gets its own context sequence.
+ */
+import { resolveChatWrapper, type ChatWrapper, type Llama, type LlamaContext, type LlamaModel } from 'node-llama-cpp';
+import { isCustomTool, ServiceError, type ContentBlockParam, type ConversationRequest, type MessageRequest, type ModelProfile } from '@mms/protocol';
+import type { Backend, BackendStepRequest } from '../backend.js';
+import type { StreamPart } from '../../streaming/stream-part.js';
+import { toChatHistory } from './chat-history.js';
+import { generateResponse } from './generate-response.js';
+import { forcedToolPlan, planGeneration, type GenerationPlan } from './generation-plan.js';
+import type { LlamaCppBackendConfig } from './llama-cpp-config.js';
+import { llamaRuntime } from './llama-runtime.js';
+import { modelFile } from './model-file.js';
+import { SequencePool } from './sequence-pool.js';
+import { grammarFor } from './structured-output.js';
+import { collectText } from './collect-text.js';
+
+interface LoadedModel {
+  llama: Llama;
+  model: LlamaModel;
+  context: LlamaContext;
+  pool: SequencePool;
+  /** Chat wrappers with the model's thinking switch on and off. */
+  wrappers: { thinking: ChatWrapper; plain: ChatWrapper };
+}
+
+export class LlamaCppBackend implements Backend {
+  readonly name = 'llama-cpp';
+  private modelPath: Promise<string> | undefined;
+  private loaded: Promise<LoadedModel> | undefined;
+
+  constructor(
+    private readonly config: LlamaCppBackendConfig,
+    private readonly configFolder: string,
+    private readonly profile: ModelProfile,
+  ) {}
+
+  /** Finds the GGUF, downloading it first if it is remote and not cached. */
+  prepare(options: { progress: boolean }): Promise<string> {
+    this.modelPath ??= modelFile(this.config.model, { configFolder: this.configFolder, modelsFolder: this.config.modelsFolder, progress: options.progress });
+    return this.modelPath;
+  }
+
+  async *stream(step: BackendStepRequest, signal: AbortSignal): AsyncIterable<StreamPart[]> {
+    const loaded = await this.load();
+    const request = withTurnSoFar(step.request, step.turnSoFar);
+    const plan = planGeneration(request);
+    const { history } = toChatHistory(request, plan.systemText);
+    const chatWrapper = step.thinks ? loaded.wrappers.thinking : loaded.wrappers.plain;
+    this.assertFits(promptTokens(loaded, chatWrapper, history, plan), step.outputBudget, loaded.context);
+    const grammar = plan.structured ? await grammarFor(loaded.llama, plan.structured) : undefined;
+    const sequence = loaded.pool.borrow();
+    try {
+      yield* generateResponse({
+        sequence,
+        chatWrapper,
+        history,
+        plan,
+        grammar,
+        request,
+        outputBudget: step.outputBudget,
+        thoughtBudget: step.thinks ? Math.floor(step.outputBudget * this.config.thinkingShare) : 0,
+        signal,
+        repairInput: (toolName) => this.repairInput(loaded, sequence, request, toolName, step.outputBudget, signal),
+      });
+    } finally {
+      loaded.pool.giveBack(sequence);
+    }
+  }
+
+  async countTokens(request: ConversationRequest): Promise<number> {
+    const loaded = await this.load();
+    const plan = planGeneration(request);
+    const thinks = request.thinking !== undefined && request.thinking.type !== 'disabled';
+    return promptTokens(loaded, thinks ? loaded.wrappers.thinking : loaded.wrappers.plain, toChatHistory(request, plan.systemText).history, plan);
+  }
+
+  async close(): Promise<void> {
+    const loaded = await this.loaded?.catch(() => undefined);
+    await loaded?.context.dispose();
+    await loaded?.model.dispose();
+  }
+
+  private load(): Promise<LoadedModel> {
+    this.loaded ??= this.loadModel().catch((error: unknown) => {
+      this.loaded = undefined;
+      throw error;
+    });
+    return this.loaded;
+  }
+
+  private async loadModel(): Promise<LoadedModel> {
+    const llama = await llamaRuntime(this.config.gpu);
+    const model = await llama.loadModel({ modelPath: await this.prepare({ progress: false }) });
+    const contextSize = this.config.contextSize ?? Math.min(this.profile.contextWindow, model.trainContextSize);
+    const context = await model.createContext({ contextSize, sequences: this.config.concurrency, threads: this.config.threads });
+    const wrappers = {
+      thinking: resolveChatWrapper(model),
+      // The model's own switch where its wrapper has one (Qwen3: /no_think); the thought budget of 0 does the rest.
+      plain: resolveChatWrapper(model, { customWrapperSettings: { qwen: { thoughts: 'discourage' } } }),
+    };
+    return { llama, model, context, pool: new SequencePool(context), wrappers };
+  }
+
+  private assertFits(inputTokens: number, outputBudget: number, context: LlamaContext): void {
+    if (inputTokens >= context.contextSize) {
+      throw new ServiceError('prompt_too_long', `prompt is too long: ${inputTokens} tokens > ${context.contextSize - 1} maximum`);
+    }
+    void outputBudget;
+  }
+
+  private async repairInput(loaded: LoadedModel, sequence: ReturnType<SequencePool['borrow']>, request: MessageRequest, toolName: string, budget: number, signal: AbortSignal): Promise<Record<string, unknown>> {
+    const tool = (request.tools ?? []).filter(isCustomTool).find((candidate) => candidate.name === toolName);
+    if (!tool) throw new ServiceError('internal', `the model called an unknown tool "${toolName}"`);
+    const plan = forcedToolPlan(tool, request, true);
+    const grammar = await grammarFor(loaded.llama, plan.structured!);
+    const text = await collectText({ sequence, chatWrapper: loaded.wrappers.plain, history: toChatHistory(request, plan.systemText).history, grammar, maxTokens: budget, signal });
+    return JSON.parse(text) as Record<string, unknown>;
+  }
+}
+
+function promptTokens(loaded: LoadedModel, chatWrapper: ChatWrapper, history: ReturnType<typeof toChatHistory>['history'], plan: GenerationPlan): number {
+  const state = chatWrapper.generateContextState({ chatHistory: history, availableFunctions: plan.functions, documentFunctionParams: true });
+  return state.contextText.tokenize(loaded.model.tokenizer).length;
+}
+
+/** Server tool calls and results of earlier steps continue the assistant turn. */
+function withTurnSoFar(request: MessageRequest, turnSoFar: BackendStepRequest['turnSoFar']): MessageRequest {
+  if (turnSoFar.length === 0) return request;
+  return { ...request, messages: [...request.messages, { role: 'assistant', content: turnSoFar as ContentBlockParam[] }] };
+}

@@ -1,0 +1,15 @@
+import { z } from 'zod';
+
+export const llamaCppBackendConfig = z.strictObject({
+  type: z.literal('llama-cpp'),
+  model: z.string().min(1).describe('A GGUF file path (relative to the config file) or a Hugging Face URI such as hf:<user>/<repo>/<file>.gguf.'),
+  modelsFolder: z.string().min(1).optional().describe('Where hf: models are downloaded and cached; default ~/.cache/mms/models (env MMS_MODELS_FOLDER).'),
+  threads: z.int().min(1).optional().describe('CPU threads for generation; default: what llama.cpp picks. Tiny models run fastest on 1.'),
+  contextSize: z.int().min(64).optional().describe('Tokens per sequence; default: the model entry contextWindow.'),
+  concurrency: z.int().min(1).default(1).describe('Requests generating at once; each gets its own context sequence.'),
+  queue: z.int().min(0).default(64).describe('Requests waiting for a sequence; past it: 529 overloaded_error at once.'),
+  thinkingShare: z.number().min(0).max(1).default(0.5).describe('Largest share of max_tokens that thinking may use, so an answer always has room.'),
+  gpu: z.enum(['auto', 'cuda', 'vulkan', 'metal', 'none']).default('none').describe('GPU backend; the slim install ships CPU binaries only (see README).'),
+});
+
+export type LlamaCppBackendConfig = z.infer<typeof llamaCppBackendConfig>;

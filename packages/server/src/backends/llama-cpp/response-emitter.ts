@@ -1,0 +1,76 @@
+/**
+ * Turns node-llama-cpp's response chunks into stream parts: thought chunks into a thinking block
+ * (closed with a signature), main text into a text block or, for a forced tool, into a tool_use
+ * block's input_json_delta. Counts output tokens as they come.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type { LlamaChatResponseChunk } from 'node-llama-cpp';
+import type { StreamPart } from '../../streaming/stream-part.js';
+
+export type MainOutput = { kind: 'text' } | { kind: 'tool'; name: string };
+
+export class ResponseEmitter {
+  private open: 'thinking' | 'main' | undefined;
+  private thinkingText = '';
+  outputTokens = 0;
+
+  constructor(
+    private readonly push: (part: StreamPart) => void,
+    private readonly main: MainOutput,
+  ) {}
+
+  chunk(chunk: LlamaChatResponseChunk): void {
+    this.outputTokens += chunk.tokens.length;
+    if (chunk.text === '') return;
+    if (chunk.type === 'segment') {
+      // Comments and other segment kinds are thinking too, as far as the wire is concerned.
+      this.switchTo('thinking');
+      this.thinkingText += chunk.text;
+      this.push({ type: 'block-delta', delta: { type: 'thinking_delta', thinking: chunk.text } });
+      return;
+    }
+    this.switchTo('main');
+    const delta = this.main.kind === 'tool' ? ({ type: 'input_json_delta', partial_json: chunk.text } as const) : ({ type: 'text_delta', text: chunk.text } as const);
+    this.push({ type: 'block-delta', delta });
+  }
+
+  /** Adds a whole block (a tool call parsed after generation). */
+  toolCall(name: string, input: Record<string, unknown>): void {
+    this.close();
+    this.push({ type: 'block-start', block: { type: 'tool_use', id: newToolUseId(), name, input: {}, caller: { type: 'direct' } } });
+    this.push({ type: 'block-delta', delta: { type: 'input_json_delta', partial_json: JSON.stringify(input) } });
+    this.push({ type: 'block-stop' });
+  }
+
+  /** A forced tool call whose model output was empty still needs its block. */
+  ensureMainBlock(): void {
+    if (this.open !== 'main') this.switchTo('main');
+  }
+
+  close(): void {
+    if (this.open === 'thinking') {
+      const signature = createHash('sha256').update(`mms-llama-cpp:${this.thinkingText}`).digest('base64');
+      this.push({ type: 'block-delta', delta: { type: 'signature_delta', signature } });
+    }
+    if (this.open) this.push({ type: 'block-stop' });
+    this.open = undefined;
+  }
+
+  private switchTo(kind: 'thinking' | 'main'): void {
+    if (this.open === kind) return;
+    this.close();
+    this.open = kind;
+    if (kind === 'thinking') {
+      this.thinkingText = '';
+      this.push({ type: 'block-start', block: { type: 'thinking', thinking: '', signature: '' } });
+    } else if (this.main.kind === 'tool') {
+      this.push({ type: 'block-start', block: { type: 'tool_use', id: newToolUseId(), name: this.main.name, input: {}, caller: { type: 'direct' } } });
+    } else {
+      this.push({ type: 'block-start', block: { type: 'text', text: '', citations: null } });
+    }
+  }
+}
+
+function newToolUseId(): string {
+  return `toolu_${randomBytes(12).toString('base64url')}`;
+}

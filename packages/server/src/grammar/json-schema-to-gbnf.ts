@@ -1,0 +1,183 @@
+/**
+ * JSON Schema (the "strict" keyword set) to a GBNF grammar for llama.cpp, so that sampling under
+ * the grammar can only produce JSON texts valid against the schema. node-llama-cpp ships its own
+ * converter, but it drops `required`, turns `anyOf` into null-only and lets integers take
+ * exponents, so it cannot give that guarantee.
+ *
+ * Compiled: type (incl. arrays of types), properties, required, additionalProperties, items,
+ * minItems/maxItems (up to ITEM_COUNT_LIMIT), enum, const, anyOf, and same-document $ref
+ * (recursion included: each referenced pointer is one named rule). Annotations (title,
+ * description, default, examples, ...) are ignored. Anything else throws GrammarCompileError, and
+ * so do constraining siblings of $ref/anyOf/enum (their intersection is not compiled).
+ *
+ * As in JSON Schema, a keyword only constrains values of its own type: `{"properties": ...}`
+ * without `type` also accepts strings, numbers and so on. Deliberate narrowings, which make the
+ * grammar reject some valid texts but never accept an invalid one: object keys in schema order,
+ * enum/const values written compactly as JSON.stringify writes them, capped digits and
+ * whitespace (gbnf-primitives.ts), and no absent-additionalProperties extras (object-grammar.ts).
+ */
+import { compileArray } from './array-grammar.js';
+import { jsonLiteral } from './gbnf-primitives.js';
+import { RuleRegistry, nameHint, type RuleTarget } from './gbnf-rules.js';
+import { allowedLiterals } from './literal-values.js';
+import { compileObject, type NestedCompiler } from './object-grammar.js';
+import { assertNoLeftRecursion } from './reference-cycles.js';
+import {
+  GrammarCompileError,
+  JSON_TYPES,
+  checkKeywords,
+  childPath,
+  constrainingKeywords,
+  isSchemaObject,
+  pointerSegments,
+  readTypes,
+  resolvePointer,
+  type JsonType,
+  type SchemaObject,
+} from './schema-reading.js';
+
+export { GrammarCompileError } from './schema-reading.js';
+
+/** Where a schema sits: its JSON pointer, and the `$ref` rule it starts (undefined inside structures). */
+interface Site {
+  readonly path: string;
+  /** Set while no token has been written yet within the rule of this pointer; feeds left-recursion detection. */
+  readonly owner: string | undefined;
+  /** The `$ref` rule name this schema's own rule should take, so the grammar has no `a ::= b` aliases. */
+  readonly reservedName?: string;
+}
+
+function targetOf(site: Site): RuleTarget {
+  return { hint: nameHint(site.path), reservedName: site.reservedName };
+}
+
+const ROOT_POINTER = '#';
+
+class SchemaCompiler implements NestedCompiler {
+  readonly registry = new RuleRegistry();
+  /** JSON pointer of each `$ref` target to its rule name. */
+  private readonly referenceRules = new Map<string, string>();
+  /** Rule pointer to the pointers it refers to before writing any token: a cycle is left recursion. */
+  private readonly headReferences = new Map<string, Set<string>>();
+
+  constructor(private readonly document: unknown) {}
+
+  compileDocument(): string {
+    // `root` is reserved first so that it is the first rule written, and so that `$ref: "#"` finds it.
+    const root = this.registry.reserve('root');
+    this.referenceRules.set(ROOT_POINTER, root);
+    this.fillReserved(root, this.document, ROOT_POINTER);
+    assertNoLeftRecursion(this.headReferences);
+    return this.registry.render();
+  }
+
+  compileNested(schema: unknown, path: string): string {
+    return this.compile(schema, { path, owner: undefined });
+  }
+
+  /** A GBNF atom (rule name, literal or group) matching what `schema` accepts. */
+  private compile(schema: unknown, site: Site): string {
+    if (schema === true) return this.registry.primitive('value');
+    if (schema === false) throw new GrammarCompileError(site.path, 'schema false accepts no value');
+    if (!isSchemaObject(schema)) throw new GrammarCompileError(site.path, 'malformed schema (not an object or boolean)');
+    checkKeywords(schema, site.path);
+    const keywords = constrainingKeywords(schema);
+    if (keywords.length === 0) return this.registry.primitive('value');
+    if (keywords.includes('$ref')) return this.compileReference(schema, keywords, site);
+    if (keywords.includes('anyOf')) return this.compileAnyOf(schema, keywords, site);
+    if (keywords.includes('enum') || keywords.includes('const')) return this.compileLiterals(schema, keywords, site);
+    return this.compileTypes(schema, site);
+  }
+
+  private compileReference(schema: SchemaObject, keywords: readonly string[], site: Site): string {
+    refuseSiblings(keywords, ['$ref'], site.path);
+    const segments = pointerSegments(schema.$ref, site.path);
+    const pointer = childPath(ROOT_POINTER, ...segments);
+    if (site.owner !== undefined) this.recordHeadReference(site.owner, pointer);
+    const known = this.referenceRules.get(pointer);
+    if (known !== undefined) return known;
+    const target = resolvePointer(this.document, segments, site.path);
+    // Named before its body is compiled, so the body may refer to it: that is how recursion works.
+    const name = this.registry.reserve(nameHint(pointer));
+    this.referenceRules.set(pointer, name);
+    this.fillReserved(name, target, pointer);
+    return name;
+  }
+
+  private fillReserved(name: string, schema: unknown, pointer: string): void {
+    const atom = this.compile(schema, { path: pointer, owner: pointer, reservedName: name });
+    // When the schema compiled to a single literal or shared rule, the reserved rule is its alias.
+    if (atom !== name) this.registry.fill(name, atom);
+  }
+
+  private compileAnyOf(schema: SchemaObject, keywords: readonly string[], site: Site): string {
+    refuseSiblings(keywords, ['anyOf'], site.path);
+    const branches = schema.anyOf;
+    if (!Array.isArray(branches) || branches.length === 0) {
+      throw new GrammarCompileError(childPath(site.path, 'anyOf'), '"anyOf" must be a non-empty array of schemas');
+    }
+    const alternatives = new Set<string>();
+    branches.forEach((branch: unknown, index) => {
+      // A false branch accepts nothing, so it adds nothing to the union.
+      if (branch === false) return;
+      alternatives.add(this.compile(branch, { path: childPath(site.path, 'anyOf', String(index)), owner: site.owner }));
+    });
+    return this.alternation(targetOf(site), [...alternatives], site.path);
+  }
+
+  private compileLiterals(schema: SchemaObject, keywords: readonly string[], site: Site): string {
+    refuseSiblings(keywords, ['enum', 'const', 'type'], site.path);
+    const values = allowedLiterals(schema, readTypes(schema, site.path), site.path);
+    return this.alternation(targetOf(site), values.map(jsonLiteral), site.path);
+  }
+
+  private compileTypes(schema: SchemaObject, site: Site): string {
+    const declared = readTypes(schema, site.path) ?? JSON_TYPES;
+    // Every integer is a number, so "number" alone covers both.
+    const types = [...new Set(declared)].filter((type) => type !== 'integer' || !declared.includes('number'));
+    const target = targetOf(site);
+    // With several types the union takes the target; each type's own rule gets a suffixed name.
+    const typeTarget = (type: JsonType): RuleTarget =>
+      (types.length > 1 ? { hint: `${target.hint}-${type}`, reservedName: undefined } : target);
+    const alternatives = types.map((type) => this.compileType(type, schema, site.path, typeTarget(type)));
+    return this.alternation(target, [...new Set(alternatives)], site.path);
+  }
+
+  private compileType(type: JsonType, schema: SchemaObject, path: string, target: RuleTarget): string {
+    switch (type) {
+      case 'object': return compileObject(schema, path, target, this);
+      case 'array': return compileArray(schema, path, target, this);
+      default: return this.registry.primitive(type);
+    }
+  }
+
+  /** One atom for a union: the alternative itself when there is one, else a (memoised) rule. */
+  private alternation(target: RuleTarget, alternatives: readonly string[], path: string): string {
+    if (alternatives.length === 0) throw new GrammarCompileError(path, 'no value can satisfy this schema');
+    if (alternatives.length === 1) return alternatives[0] as string;
+    return this.registry.defineTarget(target, alternatives.join(' | '));
+  }
+
+  private recordHeadReference(owner: string, target: string): void {
+    const targets = this.headReferences.get(owner) ?? new Set<string>();
+    targets.add(target);
+    this.headReferences.set(owner, targets);
+  }
+}
+
+/** `$ref`, `anyOf` and `enum` with other constraints would need an intersection, which is not compiled. */
+function refuseSiblings(keywords: readonly string[], allowed: readonly string[], path: string): void {
+  const sibling = keywords.find((keyword) => !allowed.includes(keyword));
+  if (sibling === undefined) return;
+  const anchor = allowed.find((keyword) => keywords.includes(keyword)) ?? allowed[0];
+  throw new GrammarCompileError(childPath(path, sibling), `unsupported "${sibling}" beside "${anchor}"`);
+}
+
+/**
+ * GBNF text whose root rule accepts exactly the JSON texts valid against `schema` (within the
+ * supported keywords and the narrowings documented above). Throws GrammarCompileError, naming the
+ * JSON pointer and the construct, for anything it cannot compile faithfully.
+ */
+export function jsonSchemaToGbnf(schema: unknown): string {
+  return new SchemaCompiler(schema).compileDocument();
+}

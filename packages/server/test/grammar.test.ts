@@ -1,0 +1,287 @@
+import { before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { getLlama, type Llama, type LlamaGrammar } from 'node-llama-cpp';
+import { GrammarCompileError, jsonSchemaToGbnf } from '../src/grammar/json-schema-to-gbnf.js';
+
+// Texts are checked by llama.cpp itself: LlamaGrammar's internal `_testText` runs the addon's
+// `isTextCompatible`, which feeds the text's code points through llama_grammar_accept and reports
+// whether a stack completed. No model is needed, and it is the same engine that samples.
+// Ajv checks the test's own claims: every "valid" text is schema-valid, every "invalid" one is not.
+
+type JsonSchema = boolean | { [keyword: string]: unknown };
+
+interface GrammarCase {
+  readonly name: string;
+  readonly schema: JsonSchema;
+  /** Schema-valid JSON texts the grammar must accept. */
+  readonly valid: readonly string[];
+  /** Texts that are not JSON, or not valid against the schema: the grammar must reject them. */
+  readonly invalid: readonly string[];
+  /** Schema-valid texts rejected by design: key order, digit/whitespace caps, compact enum literals, escaped extra keys. */
+  readonly narrowed?: readonly string[];
+}
+
+const integer = { type: 'integer' };
+const string = { type: 'string' };
+const mixedEnum = ['a"b\\c', 'ünï✓😀', 1, 2.5, true, null, { k: [1, 'x'] }, [1, 'x'], '', 'tab\there'];
+const closed = (properties: object, required: string[]) => ({ type: 'object', properties, required, additionalProperties: false });
+const anyValid = ['null', 'true', '-1.5e-7', '"s"', '[]', '[1,[2,[3,{"a":{}}]]]', '{"k":{"k":[null]}}', '{ "a" : [ 1 , 2 ] }'];
+const anyInvalid = ['{"a":}', '[1,]', '01', 'NaN', "'s'", '', 'tru', '{"a":1}}'];
+
+const battery: readonly GrammarCase[] = [
+  {
+    name: 'flat object, all required',
+    schema: closed({ name: string, age: integer, score: { type: 'number' }, active: { type: 'boolean' } }, ['name', 'age', 'score', 'active']),
+    valid: ['{"name":"Ann","age":30,"score":-1.5e3,"active":true}', '{ "name": "Bo", "age": -4, "score": 0.25, "active": false }', '{\n"name":"","age":0,"score":7,"active":true\n}'],
+    invalid: [
+      '{"name":"Ann","age":30,"active":true}', '{"name":"Ann","age":30,"score":1,"active":true,"extra":1}',
+      '{"name":"Ann","age":1.5,"score":1,"active":true}', '{"name":"Ann","age":"30","score":1,"active":true}',
+      '{"name":"A\u0001n","age":3,"score":1,"active":true}', '{"name":"Ann","age":30,"score":1,"active":true,}',
+      '{"name":"Ann","age":30,"score":1,"active":"yes"}',
+    ],
+    narrowed: [
+      '{"name":"Ann","age":1e5,"score":1,"active":true}', '{"age":30,"name":"Ann","score":1,"active":true}',
+      '{"name":   "Ann","age":30,"score":1,"active":true}', '{"name":"Ann","age":1234567890123456,"score":1,"active":true}',
+    ],
+  },
+  {
+    name: 'nested objects',
+    schema: closed({ user: closed({ name: string, address: closed({ city: string, zip: string }, ['city', 'zip']) }, ['name', 'address']) }, ['user']),
+    valid: ['{"user":{"name":"a","address":{"city":"b","zip":"1"}}}', '{ "user": { "name": "a", "address": { "city": "b", "zip": "1" } } }'],
+    invalid: ['{"user":{"name":"a","address":{"city":"b"}}}', '{"user":{"name":"a","address":{"city":"b","zip":1}}}', '{"user":{"name":"a"}}', '{}'],
+  },
+  {
+    name: 'required and optional properties interleaved',
+    schema: closed({ a: integer, b: string, c: { type: 'boolean' }, d: { type: 'null' } }, ['a', 'c']),
+    valid: ['{"a":1,"c":true}', '{"a":1,"b":"x","c":true}', '{"a":1,"c":false,"d":null}', '{"a":1,"b":"","c":true,"d":null}'],
+    invalid: ['{"b":"x","c":true}', '{"a":1,"b":"x"}', '{"a":1,"c":true,"e":1}', '{"a":1,,"c":true}', '{"a":1,"c":true,}', '{"a":1 "c":true}'],
+    narrowed: ['{"c":true,"a":1}'],
+  },
+  {
+    name: 'all-optional object', schema: closed({ x: integer, y: string, z: { type: 'array', items: integer } }, []),
+    valid: ['{}', '{ }', '{"x":1}', '{"y":"s"}', '{"z":[]}', '{"x":1,"z":[1,2]}', '{"y":"s","z":[3]}', '{"x":1,"y":"s","z":[]}'],
+    invalid: ['{,}', '{"x":1,}', '{,"y":"s"}', '{"w":1}', '{"x":"1"}', '[]', 'null'], narrowed: ['{"y":"s","x":1}', '{"x":1,"x":2}'],
+  },
+  {
+    name: 'anyOf with null, object and string branches', schema: { anyOf: [{ type: 'null' }, closed({ x: integer }, ['x']), string] },
+    valid: ['null', '{"x":5}', '"s"'], invalid: ['{}', '{"x":"5"}', '5', 'true', '[null]', '{"x":5,"y":1}'],
+  },
+  {
+    name: 'anyOf with scalar and array branches', schema: { anyOf: [integer, { type: 'boolean' }, { type: 'array', items: string }] },
+    valid: ['3', 'true', '["a"]', '[]'], invalid: ['1.5', '"3"', '[1]', 'null'], narrowed: ['1e2'],
+  },
+  {
+    name: 'recursive tree via $defs',
+    schema: { $ref: '#/$defs/node', $defs: { node: closed({ name: string, children: { type: 'array', items: { $ref: '#/$defs/node' } } }, ['name', 'children']) } },
+    valid: ['{"name":"r","children":[]}', '{"name":"r","children":[{"name":"a","children":[{"name":"b","children":[]}]},{"name":"c","children":[]}]}'],
+    invalid: ['{"name":"r"}', '{"name":"r","children":[{"name":"a"}]}', '{"name":"r","children":[{}]}', '{"name":"r","children":[1]}'],
+  },
+  {
+    name: 'recursive linked list via definitions',
+    schema: { $ref: '#/definitions/node', definitions: { node: closed({ value: integer, next: { anyOf: [{ $ref: '#/definitions/node' }, { type: 'null' }] } }, ['value', 'next']) } },
+    valid: ['{"value":1,"next":null}', '{"value":1,"next":{"value":2,"next":{"value":3,"next":null}}}'],
+    invalid: ['{"value":1}', '{"value":1,"next":{"value":2}}', '{"value":1.5,"next":null}', '{"value":1,"next":{"value":2,"next":false}}'],
+  },
+  {
+    name: 'recursion via #', schema: closed({ name: string, children: { type: 'array', items: { $ref: '#' } } }, ['name']),
+    valid: ['{"name":"a"}', '{"name":"a","children":[{"name":"b"},{"name":"c","children":[]}]}'],
+    invalid: ['{"children":[]}', '{"name":"a","children":[{"children":[]}]}', '{"name":"a","children":{"name":"b"}}'],
+  },
+  {
+    name: 'enum of mixed JSON values', schema: { enum: mixedEnum }, valid: mixedEnum.map((value) => JSON.stringify(value)),
+    invalid: ['"a"', String.raw`"a\"b"`, '3', 'false', '{"k":[1]}', '[1]', '"tab\there"', '"ünï"'],
+    narrowed: ['{"k": [1, "x"]}', String.raw`"\u00fcn\u00ef✓😀"`, '1.0', '2.50'],
+  },
+  {
+    name: 'typed enum keeps only values of the type', schema: { type: 'string', enum: ['on', 'off', 1, null] }, valid: ['"on"', '"off"'],
+    invalid: ['1', 'null', '"of"'],
+  },
+  {
+    name: 'const discriminated union',
+    schema: { anyOf: [closed({ kind: { const: 'circle' }, r: { type: 'number' } }, ['kind', 'r']), closed({ kind: { const: 'square' }, side: { type: 'number' } }, ['kind', 'side'])] },
+    valid: ['{"kind":"circle","r":1}', '{"kind":"square","side":2.5}'],
+    invalid: ['{"kind":"circle","side":1}', '{"kind":"triangle","r":1}', '{"kind":"square","r":1}'],
+  },
+  {
+    name: 'const object', schema: { const: { a: [1, null], b: 'x' } }, valid: ['{"a":[1,null],"b":"x"}'],
+    invalid: ['{"a":[1,null]}', '{"a":[1],"b":"x"}', 'null'], narrowed: ['{"b":"x","a":[1,null]}', '{"a": [1, null], "b": "x"}'],
+  },
+  {
+    name: 'array of objects', schema: { type: 'array', items: closed({ id: integer, tags: { type: 'array', items: string } }, ['id']) },
+    valid: ['[]', '[{"id":1}]', '[{"id":1,"tags":[]},{"id":2,"tags":["a","b"]}]', '[ {"id":1} , {"id":2} ]'],
+    invalid: ['[{}]', '[{"id":1,"tags":[1]}]', '[{"id":1},]', '{"id":1}', '[{"id":1,"x":2}]'],
+  },
+  { name: "type array ['string', 'null']", schema: { type: ['string', 'null'] }, valid: ['"x"', 'null', '""'], invalid: ['1', 'false', '{}', 'nul'] },
+  {
+    name: 'additionalProperties schema', schema: { type: 'object', properties: { id: integer }, required: ['id'], additionalProperties: string },
+    valid: ['{"id":1}', '{"id":1,"x":"y"}', '{"id":1,"i":"a","idd":"b","":"c"}'],
+    invalid: ['{"id":1,"x":2}', '{"id":1,"id":"x"}', '{"x":"y"}', '{"id":"1"}'], narrowed: ['{"x":"y","id":1}', String.raw`{"id":1,"a\nb":"z"}`],
+  },
+  {
+    name: 'property names that need escapes, with extras',
+    schema: { type: 'object', properties: { 'quo"te': integer, 'back\\slash': { type: 'boolean' }, 'ünï': { type: 'null' } }, required: ['quo"te'], additionalProperties: integer },
+    valid: [String.raw`{"quo\"te":1}`, String.raw`{"quo\"te":1,"back\\slash":true,"ünï":null}`, String.raw`{"quo\"te":1,"other":2}`, String.raw`{"quo\"te":1,"ün":3,"ünïx":4}`],
+    invalid: [String.raw`{"quo\"te":1,"ünï":3}`, String.raw`{"quo\"te":"1"}`, '{}'], narrowed: [String.raw`{"quo\"te":1,"a\"b":2}`],
+  },
+  {
+    name: 'required name not in properties',
+    schema: { type: 'object', properties: { a: string }, required: ['a', 'b'], additionalProperties: { type: 'boolean' } },
+    valid: ['{"a":"x","b":true}', '{"a":"x","b":false,"c":true}'], invalid: ['{"a":"x"}', '{"a":"x","b":1}'],
+    narrowed: ['{"a":"x","c":true,"b":true}'],
+  },
+  {
+    name: 'free-form object', schema: { type: 'object' }, valid: ['{}', '{"a":[1,{"b":null}],"c":"d"}', String.raw`{"\u00e9":1}`],
+    invalid: ['[]', '"x"', '{"a"}', '{"a":1,}'],
+  },
+  {
+    name: 'absent additionalProperties means no extra keys', schema: { type: 'object', properties: { a: string } }, valid: ['{}', '{"a":"x"}'],
+    invalid: ['{"a":1}'], narrowed: ['{"b":1}', '{"a":"x","b":1}'],
+  },
+  {
+    name: 'untyped schema with object keywords also accepts other types', schema: { properties: { a: integer }, required: ['a'] },
+    valid: ['{"a":1}', '"str"', '5', 'null', '[1]', 'true'], invalid: ['{}', '{"a":"x"}'], narrowed: ['{"a":1,"b":2}'],
+  },
+  { name: 'empty schema: any JSON value', schema: {}, valid: anyValid, invalid: anyInvalid },
+  { name: 'true schema: any JSON value', schema: true, valid: anyValid, invalid: anyInvalid },
+  {
+    name: 'number', schema: { type: 'number', description: 'ignored', title: 'ignored' },
+    valid: ['0', '-0', '-0.5', '1e10', '1E-3', '12.5e+2', '123456789012345.5'], invalid: ['01', '.5', '1.', '+1', '1e', 'NaN', '"1"', '- 1'],
+    narrowed: ['1234567890123456', '0.1234567890123456'],
+  },
+  {
+    name: 'integer', schema: integer, valid: ['0', '-7', '123456789012345'], invalid: ['1.5', '-', '01', '"1"', '1.', '-0.5'],
+    narrowed: ['1e5', '1.0', '1234567890123456'],
+  },
+  {
+    name: 'string escapes', schema: string, valid: [String.raw`"a\"b\\c\/\b\f\n\r\t\u00e9 ü 😀"`, '""', '"\u007f"', String.raw`"\uD83D\uDE00"`],
+    invalid: ['"a\u0001"', '"a\nb"', String.raw`"\x41"`, String.raw`"\u12"`, '"abc', "'abc'", '"a"b"'],
+  },
+  {
+    name: 'minItems and maxItems', schema: { type: 'array', items: integer, minItems: 1, maxItems: 3 }, valid: ['[1]', '[1,2,3]', '[ 1 , 2 ]'],
+    invalid: ['[]', '[1,2,3,4]', '[1,]', '["1"]'],
+  },
+  { name: 'items false', schema: { type: 'array', items: false }, valid: ['[]', '[ ]'], invalid: ['[1]', '[null]'] },
+  {
+    name: '$ref pointers with ~0, ~1 and %-escapes',
+    schema: { type: 'object', properties: { n: { $ref: '#/$defs/a~1b~0c' }, f: { $ref: '#/$defs/sp%20ace' } }, required: ['n', 'f'], additionalProperties: false, $defs: { 'a/b~c': integer, 'sp ace': { type: 'boolean' } } },
+    valid: ['{"n":1,"f":true}'], invalid: ['{"n":true,"f":1}', '{"n":1}'],
+  },
+];
+
+const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
+let llama: Llama;
+const grammars = new Map<string, LlamaGrammar>();
+
+/** True when `text` is JSON and valid against `schema` according to Ajv. */
+function schemaAccepts(schema: JsonSchema, text: string): boolean {
+  let instance: unknown;
+  try {
+    instance = JSON.parse(text);
+  } catch {
+    return false;
+  }
+  return ajv.validate(schema, instance);
+}
+
+/** llama.cpp's own full-match check; `_testText` is internal, so its presence is asserted. */
+function grammarAccepts(grammar: LlamaGrammar, text: string): boolean {
+  const internal = grammar as unknown as { _testText?: (text: string) => boolean };
+  assert.equal(typeof internal._testText, 'function', 'node-llama-cpp no longer exposes LlamaGrammar._testText');
+  return internal._testText?.call(grammar, text) === true;
+}
+
+/** Milliseconds to compile the whole battery once. */
+function batteryCompileTime(): number {
+  const started = performance.now();
+  for (const grammarCase of battery) jsonSchemaToGbnf(grammarCase.schema);
+  return performance.now() - started;
+}
+
+before(async () => {
+  llama = await getLlama({ gpu: false, build: 'never', progressLogs: false });
+  const coldMilliseconds = batteryCompileTime();
+  const warmRuns = Array.from({ length: 20 }, batteryCompileTime);
+  const texts = battery.map((grammarCase) => jsonSchemaToGbnf(grammarCase.schema));
+  const parseStarted = performance.now();
+  for (const [index, grammarCase] of battery.entries()) {
+    grammars.set(grammarCase.name, await llama.createGrammar({ grammar: texts[index] as string }));
+  }
+  const parseMilliseconds = performance.now() - parseStarted;
+  const rules = texts.reduce((total, text) => total + text.trim().split('\n').length, 0);
+  const warmMean = warmRuns.reduce((total, run) => total + run, 0) / warmRuns.length;
+  console.log(
+    `grammar battery: ${battery.length} schemas, ${rules} GBNF rules; compile ${coldMilliseconds.toFixed(1)} ms cold, ` +
+      `${warmMean.toFixed(2)} ms warm (mean of ${warmRuns.length}); llama.cpp parse ${parseMilliseconds.toFixed(1)} ms`,
+  );
+});
+
+test('the battery has at least 20 schemas and every grammar parses in llama.cpp', () => {
+  assert.ok(battery.length >= 20);
+  assert.equal(grammars.size, battery.length);
+});
+
+for (const grammarCase of battery) {
+  test(`grammar accepts exactly the valid texts: ${grammarCase.name}`, () => {
+    const grammar = grammars.get(grammarCase.name) as LlamaGrammar;
+    for (const text of grammarCase.valid) {
+      assert.ok(schemaAccepts(grammarCase.schema, text), `test claim: ${JSON.stringify(text)} is schema-valid`);
+      assert.ok(grammarAccepts(grammar, text), `grammar should accept ${JSON.stringify(text)}`);
+    }
+    for (const text of grammarCase.invalid) {
+      assert.ok(!schemaAccepts(grammarCase.schema, text), `test claim: ${JSON.stringify(text)} is invalid`);
+      assert.ok(!grammarAccepts(grammar, text), `grammar should reject ${JSON.stringify(text)}`);
+    }
+    for (const text of grammarCase.narrowed ?? []) {
+      assert.ok(schemaAccepts(grammarCase.schema, text), `test claim: ${JSON.stringify(text)} is schema-valid`);
+      assert.ok(!grammarAccepts(grammar, text), `grammar should reject (by design) ${JSON.stringify(text)}`);
+    }
+  });
+}
+
+const unsupported: readonly [JsonSchema, string, string][] = [
+  [{ type: 'object', properties: { name: { type: 'string', pattern: '^a' } } }, 'pattern', '#/properties/name/pattern'],
+  [{ type: 'string', minLength: 1 }, 'minLength', '#/minLength'],
+  [{ type: 'array', items: { type: 'string', format: 'date' } }, 'format', '#/items/format'],
+  [{ oneOf: [string, integer] }, 'oneOf', '#/oneOf'],
+  [{ $defs: { a: { allOf: [string] } }, $ref: '#/$defs/a' }, 'allOf', '#/$defs/a/allOf'],
+  [{ type: 'object', properties: { 'x/y': { not: string } } }, 'not', '#/properties/x~1y/not'],
+  [{ type: 'array', prefixItems: [string] }, 'prefixItems', '#/prefixItems'],
+  [{ type: 'array', items: [string] }, 'items', '#/items'],
+  [{ type: 'array', items: string, maxItems: 1000 }, 'maxItems', '#/maxItems'],
+  [{ $ref: 'other.json#/a' }, '$ref', '#/$ref'],
+  [{ $ref: '#/$defs/missing' }, '$ref', '#/$ref'],
+  [{ $ref: '#/$defs/a', type: 'object', $defs: { a: string } }, 'type', '#/type'],
+  [{ anyOf: [string], type: 'string' }, 'type', '#/type'],
+  [{ anyOf: [{ $ref: '#' }, { type: 'null' }] }, '$ref', '#'],
+  [{ type: 'object', properties: { a: false }, required: ['a'] }, 'a', '#/properties/a'],
+  [{ type: 'integer', enum: ['x'] }, 'enum', '#'],
+];
+
+test('unsupported or unsatisfiable constructs throw GrammarCompileError naming the construct and path', () => {
+  for (const [schema, construct, path] of unsupported) {
+    assert.throws(
+      () => jsonSchemaToGbnf(schema),
+      (error: unknown) => {
+        assert.ok(error instanceof GrammarCompileError, `expected GrammarCompileError for ${JSON.stringify(schema)}`);
+        assert.ok(error.message.includes(construct), `message "${error.message}" should name ${construct}`);
+        assert.ok(error.message.endsWith(` at ${path}`), `message "${error.message}" should end with the path ${path}`);
+        assert.equal(error.path, path);
+        return true;
+      },
+    );
+  }
+});
+
+test('rule names are GBNF identifiers, root comes first, identical sub-schemas share one rule', () => {
+  const point = closed({ x: integer, y: integer }, ['x', 'y']);
+  const grammar = jsonSchemaToGbnf({ type: 'object', properties: { from: point, to: point, 'na me!': string }, required: ['from'] });
+  const lines = grammar.trim().split('\n');
+  assert.match(lines[0] as string, /^root ::= /);
+  for (const line of lines) assert.match(line, /^[A-Za-z][A-Za-z0-9-]* ::= \S/);
+  assert.equal(lines.filter((line) => line.includes('"\\"x\\""')).length, 1, grammar);
+});
+
+test('the same schema always gives the same grammar text', () => {
+  for (const grammarCase of battery) assert.equal(jsonSchemaToGbnf(grammarCase.schema), jsonSchemaToGbnf(grammarCase.schema));
+});

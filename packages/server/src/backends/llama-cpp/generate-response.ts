@@ -19,6 +19,7 @@ export interface GenerationInput {
   request: MessageRequest;
   outputBudget: number;
   thoughtBudget: number;
+  seed: number;
   signal: AbortSignal;
   /** Regenerates a strict tool's input under its grammar, when a free-form call got it wrong. */
   repairInput: (toolName: string) => Promise<Record<string, unknown>>;
@@ -60,6 +61,7 @@ async function runGeneration(chat: LlamaChat, input: GenerationInput, emitter: R
       temperature: request.temperature ?? 1,
       topP: request.top_p,
       topK: request.top_k,
+      seed: input.seed,
       signal: input.signal,
       customStopTriggers: request.stop_sequences,
       budgets: { thoughtTokens: input.thoughtBudget },

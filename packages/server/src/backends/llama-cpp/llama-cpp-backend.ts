@@ -3,6 +3,7 @@
  * The model's own chat template formats the conversation; strict tools and output formats are
  * held to their schemas by a grammar; each admitted request gets its own context sequence.
  */
+import { randomInt } from 'node:crypto';
 import { resolveChatWrapper, type ChatWrapper, type Llama, type LlamaContext, type LlamaModel } from 'node-llama-cpp';
 import { isCustomTool, ServiceError, type ContentBlockParam, type ConversationRequest, type MessageRequest, type ModelProfile } from '@mms/protocol';
 import type { Backend, BackendStepRequest } from '../backend.js';
@@ -62,6 +63,8 @@ export class LlamaCppBackend implements Backend {
         request,
         outputBudget: step.outputBudget,
         thoughtBudget: step.thinks ? Math.floor(step.outputBudget * this.config.thinkingShare) : 0,
+        // node-llama-cpp's default seed is fixed: every request would sample the same answer.
+        seed: this.config.seed ?? randomInt(2 ** 31),
         signal,
         repairInput: (toolName) => this.repairInput(loaded, sequence, request, toolName, step.outputBudget, signal),
       });

@@ -6,10 +6,10 @@ import { mkdtemp, open, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { getLlama, GgmlType, readGgufFileInfo, type Llama, type LlamaModel } from 'node-llama-cpp';
+import { getLlama, GgmlType, LlamaCompletion, readGgufFileInfo, type Llama, type LlamaModel } from 'node-llama-cpp';
 import { float32ToFloat16 } from '../src/gguf/float16.js';
 import {
-  parameterCount, TINY_LLAMA_CHAT_TEMPLATE, tinyLlamaModel, tinyLlamaVocabularySize, writeTinyLlamaModel,
+  JSON_CLOSING_BIAS, parameterCount, TINY_LLAMA_CHAT_TEMPLATE, tinyLlamaModel, tinyLlamaVocabularySize, writeTinyLlamaModel,
 } from '../src/gguf/tiny-llama.js';
 
 let llama: Llama;
@@ -45,6 +45,33 @@ async function generateTokens(target: LlamaModel, prompt: string, count: number)
     await context.dispose();
   }
 }
+
+/** The float32 values of one tensor of an F32 model file. */
+async function readTensor(path: string, name: string): Promise<number[]> {
+  const tensor = ((await readGgufFileInfo(path, { logWarnings: false })).tensorInfo ?? []).find((info) => info.name === name);
+  assert.ok(tensor, name);
+  return readFloat32s(path, tensor.fileOffset, tensor.dimensions.reduce<number>((product, size) => product * Number(size), 1));
+}
+
+/** Tokens each of `runs` seeded temperature-1 completions under `grammar` takes, with node-llama-cpp's default sampler. */
+async function completionLengths(target: LlamaModel, grammarText: string, runs: number, maxTokens: number): Promise<number[]> {
+  const context = await target.createContext({ contextSize: 512, threads: 1 });
+  try {
+    const completion = new LlamaCompletion({ contextSequence: context.getSequence() });
+    const grammar = await llama.createGrammar({ grammar: grammarText });
+    const lengths: number[] = [];
+    for (let seed = 1; seed <= runs; seed++) {
+      let length = 0;
+      await completion.generateCompletion('{"name": ', { grammar, maxTokens, temperature: 1, seed, onToken: (tokens) => { length += tokens.length; } });
+      lengths.push(length);
+    }
+    return lengths;
+  } finally {
+    await context.dispose();
+  }
+}
+
+const mean = (values: readonly number[]) => values.reduce((total, value) => total + value, 0) / values.length;
 
 before(async () => {
   modelPath = await tinyLlamaModel();
@@ -147,5 +174,83 @@ describe('gguf writer', () => {
       [2 ** -14, 0x0400], [Infinity, 0x7c00], [-Infinity, 0xfc00], [NaN, 0x7e00],
     ];
     for (const [value, bits] of cases) assert.equal(float32ToFloat16(value), bits, `float16 of ${value}`);
+  });
+});
+
+describe('logit bias', () => {
+  let biasedPath: string;
+  let biased: LlamaModel;
+
+  before(async () => {
+    biasedPath = await tinyLlamaModel({ logitBias: JSON_CLOSING_BIAS });
+    biased = await llama.loadModel({ modelPath: biasedPath });
+  });
+
+  after(async () => {
+    await biased?.dispose();
+  });
+
+  test('lifts each chosen piece by its bias over the median logit at every position, and no other', async () => {
+    const context = await biased.createContext({ contextSize: 256, threads: 1 });
+    try {
+      const prompt = biased.tokenize('<|im_start|>user\nhello the world {"name": "x", "ok": [true]}<|im_end|>\n<|im_start|>assistant\n', true);
+      const outputs = await context.getSequence().controlledEvaluate(prompt.map((token) => [token, { generateNext: { logits: true } }]));
+      const pieces = { ...JSON_CLOSING_BIAS, ',': 0, '",': 0, a: 0 };
+      for (const output of outputs) {
+        const logits = output?.next.logits;
+        assert.ok(logits);
+        const sorted = [...logits.values()].sort((left, right) => left - right);
+        const median = sorted[sorted.length >> 1] ?? 0;
+        for (const [piece, bias] of Object.entries(pieces)) {
+          const [token, ...rest] = biased.tokenize(piece);
+          assert.ok(token !== undefined && rest.length === 0, piece);
+          const lift = (logits.get(token) ?? Number.NaN) - median;
+          assert.ok(Math.abs(lift - bias) < 0.1 * Math.abs(bias) + 0.2, `${piece}: ${lift.toFixed(3)} over the median, asked ${bias}`);
+        }
+      }
+    } finally {
+      await context.dispose();
+    }
+  });
+
+  test('under a JSON string grammar, biased strings end after a few tokens; unbiased ones run on', async () => {
+    const jsonString = String.raw`root ::= "\"" ([^"\\\x00-\x1f] | "\\" ["\\/bfnrt])* "\""`;
+    const biasedLengths = await completionLengths(biased, jsonString, 20, 200);
+    const unbiasedLengths = await completionLengths(model, jsonString, 20, 200);
+    assert.ok(mean(biasedLengths) < 15, `biased: ${biasedLengths.join(' ')}`);
+    assert.ok(mean(unbiasedLengths) > 4 * mean(biasedLengths), `unbiased: ${unbiasedLengths.join(' ')}; biased: ${biasedLengths.join(' ')}`);
+  });
+
+  test('only the constant channel changes: embedding dimension 0, the rows writing it, the output weights reading it', async () => {
+    const [embeddingSize, feedForwardSize] = [64, 128];
+    const read = async (name: string): Promise<[number[], number[]]> => [await readTensor(modelPath, name), await readTensor(biasedPath, name)];
+    const [plainEmbedding, biasedEmbedding] = await read('token_embd.weight');
+    const constant = biasedEmbedding[0] ?? 0;
+    assert.ok(constant > 0.5, `constant channel ${constant}`);
+    biasedEmbedding.forEach((value, index) => assert.equal(value, index % embeddingSize === 0 ? constant : plainEmbedding[index], `token_embd[${index}]`));
+    // ggml rows are ne0 (the input size) long, one per output dimension: row 0 is what writes dimension 0.
+    const [plainAttention, biasedAttention] = await read('blk.1.attn_output.weight');
+    biasedAttention.forEach((value, index) => assert.equal(value, index < embeddingSize ? 0 : plainAttention[index], `attn_output[${index}]`));
+    const [plainDown, biasedDown] = await read('blk.0.ffn_down.weight');
+    biasedDown.forEach((value, index) => assert.equal(value, index < feedForwardSize ? 0 : plainDown[index], `ffn_down[${index}]`));
+    const [plainOutput, biasedOutput] = await read('output.weight');
+    const biasedTokens = new Set<number>(Object.keys(JSON_CLOSING_BIAS).map((piece) => biased.tokenize(piece)[0] ?? -1));
+    biasedOutput.forEach((value, index) => {
+      const token = Math.floor(index / embeddingSize);
+      if (index % embeddingSize !== 0) assert.equal(value, plainOutput[index], `output[${index}]`);
+      else if (biasedTokens.has(token)) assert.ok(value > 0, `output weight of biased token ${token} on the constant channel: ${value}`);
+      else assert.equal(value, 0, `output weight of token ${token} on the constant channel`);
+    });
+    assert.deepEqual(...(await read('blk.0.attn_q.weight')));
+  });
+
+  test('no or an empty bias is the usual file; the cache key ignores key order; unknown pieces are refused', async () => {
+    assert.equal(await tinyLlamaModel({ logitBias: {} }), modelPath);
+    assert.equal(await tinyLlamaModel({ logitBias: undefined }), modelPath);
+    assert.notEqual(biasedPath, modelPath);
+    const reversed = Object.fromEntries(Object.entries(JSON_CLOSING_BIAS).reverse());
+    assert.equal(await tinyLlamaModel({ logitBias: reversed }), biasedPath);
+    await assert.rejects(writeTinyLlamaModel(join(scratchDirectory, 'unknown.gguf'), { logitBias: { ' "': 1 } }), /not a piece of the vocabulary/);
+    await assert.rejects(tinyLlamaModel({ logitBias: { '"': Number.NaN } }), /not a finite number/);
   });
 });

@@ -11,8 +11,12 @@
 export const INTEGER_DIGIT_LIMIT = 15;
 /** Digits after a decimal point. */
 export const FRACTION_DIGIT_LIMIT = 15;
-/** Exponent digits: 3 covers the whole double range (1e308). */
-export const EXPONENT_DIGIT_LIMIT = 3;
+/**
+ * Exponent digits: 2. With at most 15 integer digits that keeps every number below 1e115, so
+ * it parses to a finite double; 3 digits let `9e999` through, which JSON.parse turns into
+ * Infinity and JSON.stringify then writes as null.
+ */
+export const EXPONENT_DIGIT_LIMIT = 2;
 /** Whitespace characters allowed between two tokens: enough for `{"a": 1}` or one newline, not for a runaway. */
 export const WHITESPACE_LIMIT = 2;
 

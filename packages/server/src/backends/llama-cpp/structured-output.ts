@@ -49,6 +49,7 @@ export function checkStructuredOutput(text: string, target: StructuredTarget, tr
   } catch (error) {
     return failure(target, `the model's output is not JSON (${(error as Error).message})`);
   }
+  if (hasNonFiniteNumber(value)) return failure(target, 'a number in the output is outside the double range');
   const violation = schemaViolation(target.schema, value, target.where);
   if (violation) return failure(target, violation);
   return { value: value as Record<string, unknown> };
@@ -57,4 +58,11 @@ export function checkStructuredOutput(text: string, target: StructuredTarget, tr
 function failure(target: StructuredTarget, violation: string): { violation: string } {
   if (target.strict) throw new ServiceError('internal', `grammar-constrained output failed ${target.where}: ${violation}`);
   return { violation };
+}
+
+/** Ajv counts Infinity as a number, but it would reach the client as null. */
+function hasNonFiniteNumber(value: unknown): boolean {
+  if (typeof value === 'number') return !Number.isFinite(value);
+  if (value === null || typeof value !== 'object') return false;
+  return Object.values(value).some(hasNonFiniteNumber);
 }

@@ -1,0 +1,108 @@
+/**
+ * Strict output on the embedded engine: a battery of strict schemas, each answered many times
+ * with fresh sampling seeds, and every answer must be valid against its schema. The test model
+ * favours closing `"`, `}` and `]` (JSON_CLOSING_BIAS), so answers end well inside the budget;
+ * validity comes from the grammar alone, since the weights are random.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { JSON_CLOSING_BIAS, postJson, startService, tinyLlamaModel, type RunningService } from '@mms/testing';
+
+const RUNS_PER_SCHEMA = 6;
+
+let service: RunningService;
+before(async () => {
+  const model = await tinyLlamaModel({ logitBias: JSON_CLOSING_BIAS });
+  service = await startService({
+    models: [{ id: 'tiny', tier: 'mid', generation: 'newer', contextWindow: 2048, maxOutputTokens: 2048, backend: { type: 'llama-cpp', model, threads: 1, concurrency: 1 } }],
+  });
+});
+after(() => service.close());
+
+const battery: Record<string, Record<string, unknown>> = {
+  'nested objects': {
+    type: 'object',
+    properties: { owner: { type: 'object', properties: { name: { type: 'string' }, age: { type: 'integer' } }, required: ['name', 'age'], additionalProperties: false } },
+    required: ['owner'],
+    additionalProperties: false,
+  },
+  'optional properties': {
+    type: 'object',
+    properties: { id: { type: 'string' }, nickname: { type: 'string' }, score: { type: 'number' }, active: { type: 'boolean' } },
+    required: ['id'],
+    additionalProperties: false,
+  },
+  anyOf: {
+    type: 'object',
+    properties: { value: { anyOf: [{ type: 'integer' }, { type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false }, { type: 'null' }] } },
+    required: ['value'],
+    additionalProperties: false,
+  },
+  'recursive $ref': {
+    type: 'object',
+    properties: { root: { $ref: '#/$defs/node' } },
+    required: ['root'],
+    additionalProperties: false,
+    $defs: { node: { type: 'object', properties: { label: { type: 'string' }, children: { type: 'array', items: { $ref: '#/$defs/node' } } }, required: ['label', 'children'], additionalProperties: false } },
+  },
+  'enums and consts': {
+    type: 'object',
+    properties: { kind: { enum: ['alpha', 'beta', 'say "hi"', 3, null] }, version: { const: 2 }, flag: { enum: [true] } },
+    required: ['kind', 'version', 'flag'],
+    additionalProperties: false,
+  },
+  'arrays of objects': {
+    type: 'object',
+    properties: { items: { type: 'array', items: { type: 'object', properties: { sku: { type: 'string' }, quantity: { type: 'integer' } }, required: ['sku', 'quantity'], additionalProperties: false } } },
+    required: ['items'],
+    additionalProperties: false,
+  },
+  'type arrays and definitions': {
+    type: 'object',
+    properties: { note: { type: ['string', 'null'] }, point: { $ref: '#/definitions/point' } },
+    required: ['note', 'point'],
+    additionalProperties: false,
+    definitions: { point: { type: 'object', properties: { x: { type: 'number' }, y: { type: 'number' } }, required: ['x', 'y'], additionalProperties: false } },
+  },
+};
+
+const ajv = new Ajv2020({ strict: false });
+
+interface Reply {
+  content: Array<{ type: string; input?: unknown; text?: string }>;
+  stop_reason: string;
+}
+
+async function send(body: Record<string, unknown>): Promise<Reply> {
+  const response = await postJson(service, '/v1/messages', { model: 'tiny', max_tokens: 1500, messages: [{ role: 'user', content: 'Fill it in.' }], ...body });
+  assert.equal(response.status, 200);
+  return (await response.json()) as Reply;
+}
+
+describe('strict tools on llama.cpp', () => {
+  for (const [name, schema] of Object.entries(battery)) {
+    test(`every forced call of a strict tool is valid: ${name}`, async () => {
+      const tools = [{ name: 'record', description: 'Record the answer.', strict: true, input_schema: schema }];
+      for (let run = 0; run < RUNS_PER_SCHEMA; run += 1) {
+        const reply = await send({ tools, tool_choice: { type: 'tool', name: 'record', disable_parallel_tool_use: true } });
+        assert.equal(reply.stop_reason, 'tool_use');
+        assert.deepEqual(reply.content.map((block) => block.type), ['tool_use']);
+        assert.ok(ajv.validate(schema, reply.content[0]?.input), `${JSON.stringify(reply.content[0]?.input)}: ${ajv.errorsText()}`);
+      }
+    });
+  }
+});
+
+describe('output_config.format on llama.cpp', () => {
+  for (const name of ['nested objects', 'arrays of objects', 'anyOf']) {
+    test(`every answer is JSON valid against the format schema: ${name}`, async () => {
+      const schema = battery[name]!;
+      for (let run = 0; run < RUNS_PER_SCHEMA; run += 1) {
+        const reply = await send({ output_config: { format: { type: 'json_schema', schema } } });
+        assert.equal(reply.stop_reason, 'end_turn');
+        assert.ok(ajv.validate(schema, JSON.parse(reply.content[0]?.text ?? '')), ajv.errorsText());
+      }
+    });
+  }
+});

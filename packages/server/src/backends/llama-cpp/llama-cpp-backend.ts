@@ -5,7 +5,7 @@
  */
 import { randomInt } from 'node:crypto';
 import { resolveChatWrapper, type ChatWrapper, type Llama, type LlamaContext, type LlamaModel } from 'node-llama-cpp';
-import { isCustomTool, ServiceError, type ContentBlockParam, type ConversationRequest, type MessageRequest, type ModelProfile } from '@mms/protocol';
+import { isCustomTool, requestThinks, ServiceError, type ContentBlockParam, type ConversationRequest, type MessageRequest, type ModelProfile } from '@mms/protocol';
 import type { Backend, BackendStepRequest } from '../backend.js';
 import type { StreamPart } from '../../streaming/stream-part.js';
 import { toChatHistory } from './chat-history.js';
@@ -73,10 +73,11 @@ export class LlamaCppBackend implements Backend {
     }
   }
 
-  async countTokens(request: ConversationRequest): Promise<number> {
+  /** The same rendering as `stream` uses, so usage and count_tokens agree with what is evaluated. */
+  async countTokens(request: ConversationRequest, model: ModelProfile): Promise<number> {
     const loaded = await this.load();
     const plan = planGeneration(request);
-    const thinks = request.thinking !== undefined && request.thinking.type !== 'disabled';
+    const thinks = requestThinks(request, model);
     return promptTokens(loaded, thinks ? loaded.wrappers.thinking : loaded.wrappers.plain, toChatHistory(request, plan.systemText).history, plan);
   }
 

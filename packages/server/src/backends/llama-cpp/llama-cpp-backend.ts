@@ -50,7 +50,7 @@ export class LlamaCppBackend implements Backend {
     const plan = planGeneration(request);
     const { history } = toChatHistory(request, plan.systemText);
     const chatWrapper = step.thinks ? loaded.wrappers.thinking : loaded.wrappers.plain;
-    this.assertFits(promptTokens(loaded, chatWrapper, history, plan), step.outputBudget, loaded.context);
+    assertFits(promptTokens(loaded, chatWrapper, history, plan), loaded.context);
     const grammar = plan.structured ? await grammarFor(loaded.llama, plan.structured) : undefined;
     const sequence = loaded.pool.borrow();
     try {
@@ -108,13 +108,6 @@ export class LlamaCppBackend implements Backend {
     return { llama, model, context, pool: new SequencePool(context), wrappers };
   }
 
-  private assertFits(inputTokens: number, outputBudget: number, context: LlamaContext): void {
-    if (inputTokens >= context.contextSize) {
-      throw new ServiceError('prompt_too_long', `prompt is too long: ${inputTokens} tokens > ${context.contextSize - 1} maximum`);
-    }
-    void outputBudget;
-  }
-
   private async repairInput(loaded: LoadedModel, sequence: ReturnType<SequencePool['borrow']>, request: MessageRequest, toolName: string, budget: number, signal: AbortSignal): Promise<Record<string, unknown>> {
     const tool = (request.tools ?? []).filter(isCustomTool).find((candidate) => candidate.name === toolName);
     if (!tool) throw new ServiceError('internal', `the model called an unknown tool "${toolName}"`);
@@ -122,6 +115,13 @@ export class LlamaCppBackend implements Backend {
     const grammar = await grammarFor(loaded.llama, plan.structured!);
     const text = await collectText({ sequence, chatWrapper: loaded.wrappers.plain, history: toChatHistory(request, plan.systemText).history, grammar, maxTokens: budget, signal });
     return JSON.parse(text) as Record<string, unknown>;
+  }
+}
+
+/** The context is per sequence: a prompt that fills it leaves no room to answer. */
+function assertFits(inputTokens: number, context: LlamaContext): void {
+  if (inputTokens >= context.contextSize) {
+    throw new ServiceError('prompt_too_long', `prompt is too long: ${inputTokens} tokens > ${context.contextSize - 1} maximum`);
   }
 }
 

@@ -1,0 +1,58 @@
+/**
+ * The mms service with one llama-cpp model, in a process of its own: started by
+ * bench/llama-engine.ts so that the benchmark's client (and its direct engine) never share the
+ * service's event loop. Tells its parent the port over IPC; exits when that channel closes.
+ */
+import type { AddressInfo } from 'node:net';
+import { buildApp, ModelRegistry, validateConfig } from '@mms/server';
+import { API_KEY, CONTEXT_SIZE, MAX_OUTPUT_TOKENS, MODEL_ID, THREADS } from './shared-settings.js';
+
+function modelPathFromArguments(): string {
+  const [modelPath] = process.argv.slice(2);
+  if (modelPath === undefined) throw new Error('usage: service-process.ts <model.gguf>');
+  return modelPath;
+}
+
+async function startService(modelPath: string): Promise<{ port: number; close: () => Promise<void> }> {
+  const config = validateConfig(
+    {
+      apiKeys: [API_KEY],
+      models: [
+        {
+          id: MODEL_ID,
+          tier: 'mid',
+          generation: 'newer',
+          contextWindow: CONTEXT_SIZE,
+          maxOutputTokens: MAX_OUTPUT_TOKENS,
+          backend: { type: 'llama-cpp', model: modelPath, threads: THREADS, concurrency: 1 },
+        },
+      ],
+    },
+    'bench',
+  );
+  const app = buildApp({ config, registry: ModelRegistry.fromConfig(config.models, process.cwd()) });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const { port } = app.server.address() as AddressInfo;
+  return { port, close: () => app.close() };
+}
+
+/** The parent reads the service's CPU time before and after each request; nothing else comes over IPC. */
+function answerCpuQueries(): void {
+  process.on('message', () => {
+    process.send?.(process.cpuUsage());
+  });
+}
+
+async function main(): Promise<void> {
+  const service = await startService(modelPathFromArguments());
+  answerCpuQueries();
+  process.on('disconnect', () => {
+    void service.close().then(() => process.exit(0));
+  });
+  process.send?.({ port: service.port });
+}
+
+if (process.send === undefined) {
+  throw new Error('bench/llama/service-process.ts is started by bench/llama-engine.ts (it needs an IPC channel)');
+}
+await main();

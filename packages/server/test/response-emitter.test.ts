@@ -1,0 +1,47 @@
+/** node-llama-cpp response chunks -> stream parts: thought segments, text, forced tool input. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { LlamaChatResponseChunk } from 'node-llama-cpp';
+import { ResponseEmitter } from '../src/backends/llama-cpp/response-emitter.js';
+import type { StreamPart } from '../src/streaming/stream-part.js';
+
+function textChunk(text: string, tokens = 1): LlamaChatResponseChunk {
+  return { type: undefined, segmentType: undefined, text, tokens: Array.from({ length: tokens }, (_, index) => index) } as unknown as LlamaChatResponseChunk;
+}
+
+function thoughtChunk(text: string): LlamaChatResponseChunk {
+  return { type: 'segment', segmentType: 'thought', text, tokens: [1] } as unknown as LlamaChatResponseChunk;
+}
+
+test('thought segments become a signed thinking block before the text block', () => {
+  const parts: StreamPart[] = [];
+  const emitter = new ResponseEmitter((part) => parts.push(part), { kind: 'text' });
+  [thoughtChunk('Let me'), thoughtChunk(' think.'), textChunk('Answer', 2)].forEach((chunk) => emitter.chunk(chunk));
+  emitter.close();
+  assert.deepEqual(
+    parts.map((part) => (part.type === 'block-start' ? `start:${part.block.type}` : part.type === 'block-delta' ? part.delta.type : part.type)),
+    ['start:thinking', 'thinking_delta', 'thinking_delta', 'signature_delta', 'block-stop', 'start:text', 'text_delta', 'block-stop'],
+  );
+  const signature = parts.find((part) => part.type === 'block-delta' && part.delta.type === 'signature_delta');
+  assert.ok(signature?.type === 'block-delta' && signature.delta.type === 'signature_delta' && signature.delta.signature.length > 20);
+  assert.equal(emitter.outputTokens, 4);
+});
+
+test('a forced tool streams its input as input_json_delta of one tool_use block', () => {
+  const parts: StreamPart[] = [];
+  const emitter = new ResponseEmitter((part) => parts.push(part), { kind: 'tool', name: 'record' });
+  [textChunk('{"a"'), textChunk(':1}')].forEach((chunk) => emitter.chunk(chunk));
+  emitter.close();
+  const start = parts[0];
+  assert.ok(start?.type === 'block-start' && start.block.type === 'tool_use' && start.block.name === 'record');
+  const json = parts.flatMap((part) => (part.type === 'block-delta' && part.delta.type === 'input_json_delta' ? [part.delta.partial_json] : [])).join('');
+  assert.equal(json, '{"a":1}');
+});
+
+test('a forced tool with no output still has its block', () => {
+  const parts: StreamPart[] = [];
+  const emitter = new ResponseEmitter((part) => parts.push(part), { kind: 'tool', name: 'record' });
+  emitter.ensureMainBlock();
+  emitter.close();
+  assert.deepEqual(parts.map((part) => part.type), ['block-start', 'block-stop']);
+});

@@ -84,8 +84,8 @@ function addExtraWords(vocabulary: Vocabulary, seen: Set<string>, extraWords: nu
   }
 }
 
-/** The vocabulary: fixed pieces followed by `extraWords` generated ones. */
-export function buildVocabulary(extraWords: number): Vocabulary {
+/** The vocabulary: fixed pieces, `extraWords` generated ones, then any extra control tokens. */
+export function buildVocabulary(extraWords: number, specialTokens: readonly string[] = []): Vocabulary {
   const vocabulary: Vocabulary = { tokens: [], types: [], scores: new Float32Array(0) };
   const seen = new Set<string>();
   addUnique(vocabulary, seen, UNKNOWN_TOKEN, TOKEN_TYPE.unknown);
@@ -98,6 +98,7 @@ export function buildVocabulary(extraWords: number): Vocabulary {
   addUnique(vocabulary, seen, CHAT_END_TOKEN, TOKEN_TYPE.control);
   for (const piece of normalPieces()) addUnique(vocabulary, seen, piece, TOKEN_TYPE.normal);
   addExtraWords(vocabulary, seen, extraWords);
+  for (const token of specialTokens) addUnique(vocabulary, seen, token, TOKEN_TYPE.control);
   vocabulary.scores = Float32Array.from(vocabulary.tokens, (_, index) => -index);
   return vocabulary;
 }

@@ -29,6 +29,11 @@ export interface TinyLlamaOptions {
    * see JSON_CLOSING_BIAS. Absent or empty: the same model, file and cache entry as without the option.
    */
   logitBias?: Readonly<Record<string, number>>;
+  /**
+   * Control tokens appended after every other piece, for chat formats that need them (Qwen's `<think>`,
+   * `<tool_call>`). Absent or empty: the same model, file and cache entry as without the option.
+   */
+  specialTokens?: readonly string[];
 }
 
 /**
@@ -47,7 +52,7 @@ export const JSON_CLOSING_BIAS: Readonly<Record<string, number>> = { '"': 2, '}'
 const GENERATOR_VERSION = 2;
 const WEIGHT_STANDARD_DEVIATION = 0.02;
 
-type ResolvedOptions = Required<Omit<TinyLlamaOptions, 'logitBias'>> & Pick<TinyLlamaOptions, 'logitBias'>;
+type ResolvedOptions = Required<Omit<TinyLlamaOptions, 'logitBias' | 'specialTokens'>> & Pick<TinyLlamaOptions, 'logitBias' | 'specialTokens'>;
 
 const DEFAULTS: ResolvedOptions = {
   embeddingSize: 64, layers: 2, heads: 4, kvHeads: 4, feedForwardSize: 128, contextLength: 4096, extraWords: 0, seed: 1, tensorType: 'F32',
@@ -65,7 +70,7 @@ export const TINY_LLAMA_CHAT_TEMPLATE =
   "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
 
 function resolveOptions(options: TinyLlamaOptions = {}): ResolvedOptions {
-  const { logitBias, ...rest } = definedOnly(options);
+  const { logitBias, specialTokens, ...rest } = definedOnly(options);
   const resolved: ResolvedOptions = { ...DEFAULTS, ...rest };
   if (resolved.embeddingSize % resolved.heads !== 0) throw new Error('embeddingSize must be a multiple of heads');
   if (resolved.heads % resolved.kvHeads !== 0) throw new Error('heads must be a multiple of kvHeads');
@@ -74,6 +79,7 @@ function resolveOptions(options: TinyLlamaOptions = {}): ResolvedOptions {
   const biases = Object.entries(logitBias ?? {}).sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0));
   for (const [piece, bias] of biases) if (!Number.isFinite(bias)) throw new Error(`logitBias for ${JSON.stringify(piece)} is not a finite number`);
   if (biases.length > 0) resolved.logitBias = Object.fromEntries(biases);
+  if (specialTokens !== undefined && specialTokens.length > 0) resolved.specialTokens = [...specialTokens];
   return resolved;
 }
 
@@ -82,7 +88,8 @@ function definedOnly(options: TinyLlamaOptions): TinyLlamaOptions {
 }
 
 export function tinyLlamaVocabularySize(options?: TinyLlamaOptions): number {
-  return BASE_VOCABULARY_SIZE + resolveOptions(options).extraWords;
+  const resolved = resolveOptions(options);
+  return BASE_VOCABULARY_SIZE + resolved.extraWords + (resolved.specialTokens?.length ?? 0);
 }
 
 interface TensorShape { name: string; shape: number[]; isNorm: boolean }
@@ -242,7 +249,7 @@ function tokenizerMetadata(vocabulary: Vocabulary): Record<string, GgufMetadataV
 /** Writes the model for `options` to `path` (not cached; see tinyLlamaModel). */
 export async function writeTinyLlamaModel(path: string, options?: TinyLlamaOptions): Promise<void> {
   const resolved = resolveOptions(options);
-  const vocabulary = buildVocabulary(resolved.extraWords);
+  const vocabulary = buildVocabulary(resolved.extraWords, resolved.specialTokens);
   await writeGguf(path, { ...modelMetadata(resolved, vocabulary.tokens.length), ...tokenizerMetadata(vocabulary) }, tensors(resolved, vocabulary));
 }
 

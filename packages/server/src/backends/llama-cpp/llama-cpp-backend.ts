@@ -100,10 +100,11 @@ export class LlamaCppBackend implements Backend {
     const model = await llama.loadModel({ modelPath: await this.prepare({ progress: false }) });
     const contextSize = this.config.contextSize ?? Math.min(this.profile.contextWindow, model.trainContextSize);
     const context = await model.createContext({ contextSize, sequences: this.config.concurrency, threads: this.config.threads });
+    const type = this.config.chatWrapper;
     const wrappers = {
-      thinking: resolveChatWrapper(model),
+      thinking: resolveChatWrapper(model, { type }),
       // The model's own switch where its wrapper has one (Qwen3: /no_think); the thought budget of 0 does the rest.
-      plain: resolveChatWrapper(model, { customWrapperSettings: { qwen: { thoughts: 'discourage' } } }),
+      plain: resolveChatWrapper(model, { type, customWrapperSettings: { qwen: { thoughts: 'discourage' } } }),
     };
     return { llama, model, context, pool: new SequencePool(context), wrappers };
   }

@@ -1,3 +1,4 @@
+import { specializedChatWrapperTypeNames } from 'node-llama-cpp';
 import { z } from 'zod';
 
 export const llamaCppBackendConfig = z.strictObject({
@@ -9,6 +10,10 @@ export const llamaCppBackendConfig = z.strictObject({
   concurrency: z.int().min(1).default(1).describe('Requests generating at once; each gets its own context sequence.'),
   queue: z.int().min(0).default(64).describe('Requests waiting for a sequence; past it: 529 overloaded_error at once.'),
   thinkingShare: z.number().min(0).max(1).default(0.5).describe('Largest share of max_tokens that thinking may use, so an answer always has room.'),
+  chatWrapper: z
+    .enum(['auto', ...specializedChatWrapperTypeNames])
+    .default('auto')
+    .describe("The chat format: 'auto' reads the model's own template; a name forces node-llama-cpp's wrapper for that family."),
   seed: z.int().min(0).optional().describe('Sampling seed for every request, for reproducible output; default: a fresh random seed per request.'),
   gpu: z.enum(['auto', 'cuda', 'vulkan', 'metal', 'none']).default('none').describe('GPU backend; the slim install ships CPU binaries only (see README).'),
 });

@@ -1,0 +1,61 @@
+/** The `mms` command as a user runs it: help, config errors, serving, graceful shutdown. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { once } from 'node:events';
+import { readSse } from '@mms/testing';
+
+const MMS = join(process.cwd(), 'packages/server/bin/mms.js');
+const KEY = 'cli-test-key-123';
+
+test('mms --help and mms serve --help explain the commands and flags', () => {
+  const help = spawnSync(process.execPath, [MMS, '--help'], { encoding: 'utf8' });
+  assert.equal(help.status, 0);
+  assert.match(help.stdout, /serve/);
+  assert.match(help.stdout, /pull/);
+  const serveHelp = spawnSync(process.execPath, [MMS, 'serve', '--help'], { encoding: 'utf8' });
+  for (const flag of ['--config', '--host', '--port', 'MMS_API_KEYS', 'MMS_CONFIG']) assert.match(serveHelp.stdout, new RegExp(flag));
+});
+
+test('a config error names the field and exits 2 before listening', () => {
+  const folder = mkdtempSync(join(tmpdir(), 'mms-cli-'));
+  writeFileSync(join(folder, 'bad.json'), JSON.stringify({ apiKeys: [KEY], models: [{ id: 'm', tier: 'giant' }] }));
+  const result = spawnSync(process.execPath, [MMS, 'serve', '--config', join(folder, 'bad.json')], { encoding: 'utf8' });
+  assert.equal(result.status, 2);
+  assert.match(result.stderr, /models\.0\.tier/);
+});
+
+test('without any API key the service refuses to start and says how to set one', () => {
+  const result = spawnSync(process.execPath, [MMS, 'serve', '--config', 'examples/scripted.json'], { encoding: 'utf8', env: { ...process.env, MMS_API_KEYS: '' } });
+  assert.equal(result.status, 2);
+  assert.match(result.stderr, /MMS_API_KEYS/);
+});
+
+async function listeningPort(child: ChildProcess): Promise<number> {
+  let output = '';
+  for await (const chunk of child.stdout!) {
+    output += String(chunk);
+    const match = output.match(/listening at http:\/\/127\.0\.0\.1:(\d+)/);
+    if (match) return Number(match[1]);
+  }
+  throw new Error(`mms exited before listening: ${output}`);
+}
+
+test('SIGTERM lets an in-flight stream finish, then the process exits 0', async () => {
+  const folder = mkdtempSync(join(tmpdir(), 'mms-cli-'));
+  const config = join(folder, 'config.json');
+  const model = { id: 'slow', tier: 'mid', generation: 'newer', contextWindow: 4096, maxOutputTokens: 512, backend: { type: 'scripted', tokenDelayMs: 20 } };
+  writeFileSync(config, JSON.stringify({ apiKeys: [KEY], models: [model] }));
+  const child = spawn(process.execPath, [MMS, 'serve', '--config', config, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const port = await listeningPort(child);
+  const body = JSON.stringify({ model: 'slow', max_tokens: 100, stream: true, messages: [{ role: 'user', content: 'one two three four five six seven eight nine ten' }] });
+  const response = await fetch(`http://127.0.0.1:${port}/v1/messages`, { method: 'POST', headers: { 'x-api-key': KEY, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' }, body });
+  child.kill('SIGTERM');
+  const events = await readSse(response);
+  assert.equal(events.at(-1)?.event, 'message_stop');
+  const [code] = (await once(child, 'exit')) as [number | null];
+  assert.equal(code, 0);
+});

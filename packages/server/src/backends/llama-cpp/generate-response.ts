@@ -54,6 +54,9 @@ export async function* generateResponse(input: GenerationInput): AsyncGenerator<
 
 async function runGeneration(chat: LlamaChat, input: GenerationInput, emitter: ResponseEmitter): Promise<StreamPart[]> {
   const { request, plan } = input;
+  // The sequence's meter counts every sampled token, control tokens with no text included,
+  // which the chunks do not show: usage must report what was generated.
+  const outputTokensBefore = input.sequence.tokenMeter.usedOutputTokens;
   let response: LlamaChatResponse;
   try {
     response = await chat.generateResponse(input.history, {
@@ -73,6 +76,7 @@ async function runGeneration(chat: LlamaChat, input: GenerationInput, emitter: R
     // The sequence is free again for the repair generation below, and for the next request.
     chat.dispose();
   }
+  emitter.outputTokens = input.sequence.tokenMeter.usedOutputTokens - outputTokensBefore;
   return finishParts(response, input, emitter);
 }
 

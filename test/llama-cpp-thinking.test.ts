@@ -14,8 +14,8 @@ before(async () => {
   const model = await tinyLlamaModel({ specialTokens: ['<think>', '</think>', '<tool_call>', '</tool_call>'], logitBias: { '<think>': 5, '<0x0A>': 4, '</think>': 3 } });
   const entry = (seed: number) => ({
     id: `thinker-${seed}`,
-    tier: 'mid',
-    generation: 'older',
+    tier: 'mid' as const,
+    generation: 'older' as const,
     contextWindow: 2048,
     maxOutputTokens: 512,
     backend: { type: 'llama-cpp' as const, model, threads: 1, chatWrapper: 'qwen' as const, seed, thinkingShare: 0.5 },

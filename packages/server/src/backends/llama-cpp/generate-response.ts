@@ -80,7 +80,8 @@ async function runGeneration(chat: LlamaChat, input: GenerationInput, emitter: R
   return finishParts(response, input, emitter);
 }
 
-async function finishParts(response: LlamaChatResponse, input: GenerationInput, emitter: ResponseEmitter): Promise<StreamPart[]> {
+/** Exported for tests: the end of a generation, from the engine's response to the final parts. */
+export async function finishParts(response: LlamaChatResponse, input: GenerationInput, emitter: ResponseEmitter): Promise<StreamPart[]> {
   const { plan } = input;
   const truncated = response.metadata.stopReason === 'maxTokens';
   if (plan.main.kind === 'tool') emitter.ensureMainBlock();

@@ -1,0 +1,74 @@
+/**
+ * The end of a llama.cpp generation that called tools by the model's own chat format: each
+ * call becomes a tool_use block; a strict tool's input that misses its schema is generated
+ * again under the grammar; a non-strict tool's input passes as written.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { LlamaChatResponse } from 'node-llama-cpp';
+import { parseMessageRequest } from '@mms/protocol';
+import { finishParts, type GenerationInput } from '../src/backends/llama-cpp/generate-response.js';
+import { planGeneration } from '../src/backends/llama-cpp/generation-plan.js';
+import { ResponseEmitter } from '../src/backends/llama-cpp/response-emitter.js';
+import type { StreamPart } from '../src/streaming/stream-part.js';
+
+const strictSchema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false };
+const request = parseMessageRequest({
+  model: 'm',
+  max_tokens: 100,
+  messages: [{ role: 'user', content: 'Weather?' }],
+  tools: [
+    { name: 'weather', description: 'Weather for a city.', strict: true, input_schema: strictSchema },
+    { name: 'note', description: 'Take a note.', input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } },
+  ],
+});
+
+function responseWithCalls(calls: Array<{ functionName: string; params: unknown }>): LlamaChatResponse {
+  return { response: '', fullResponse: [], functionCalls: calls.map((call) => ({ ...call, raw: [] })), lastEvaluation: {}, metadata: { stopReason: 'functionCalls' } } as unknown as LlamaChatResponse;
+}
+
+async function finish(calls: Array<{ functionName: string; params: unknown }>, repaired: string[]): Promise<StreamPart[]> {
+  const parts: StreamPart[] = [];
+  const emitter = new ResponseEmitter((part) => parts.push(part), { kind: 'text' });
+  const input = {
+    request,
+    plan: planGeneration(request),
+    repairInput: async (name: string) => {
+      repaired.push(name);
+      return { city: 'Oslo' };
+    },
+  } as unknown as GenerationInput;
+  parts.push(...(await finishParts(responseWithCalls(calls), input, emitter)));
+  return parts;
+}
+
+function toolUses(parts: StreamPart[]): Array<{ name: string; input: unknown }> {
+  const uses: Array<{ name: string; input: unknown }> = [];
+  parts.forEach((part, index) => {
+    const next = parts[index + 1];
+    if (part.type === 'block-start' && part.block.type === 'tool_use' && next?.type === 'block-delta' && next.delta.type === 'input_json_delta') {
+      uses.push({ name: part.block.name, input: JSON.parse(next.delta.partial_json) });
+    }
+  });
+  return uses;
+}
+
+test('auto tools are offered to the model by its chat format', () => {
+  assert.deepEqual(Object.keys(planGeneration(request).functions ?? {}), ['weather', 'note']);
+  assert.equal(planGeneration({ ...request, tool_choice: { type: 'none' } }).functions, undefined);
+});
+
+test('valid calls become tool_use blocks with stop_reason tool_use', async () => {
+  const repaired: string[] = [];
+  const parts = await finish([{ functionName: 'weather', params: { city: 'Paris' } }, { functionName: 'note', params: { text: 'hi' } }], repaired);
+  assert.deepEqual(toolUses(parts), [{ name: 'weather', input: { city: 'Paris' } }, { name: 'note', input: { text: 'hi' } }]);
+  assert.deepEqual(parts.at(-1), { type: 'finish', stopReason: 'tool_use', stopSequence: null });
+  assert.deepEqual(repaired, []);
+});
+
+test("a strict tool's invalid input is generated again under the grammar; a non-strict one passes as written", async () => {
+  const repaired: string[] = [];
+  const parts = await finish([{ functionName: 'weather', params: { town: 'Paris' } }, { functionName: 'note', params: { words: 1 } }], repaired);
+  assert.deepEqual(repaired, ['weather']);
+  assert.deepEqual(toolUses(parts), [{ name: 'weather', input: { city: 'Oslo' } }, { name: 'note', input: { words: 1 } }]);
+});

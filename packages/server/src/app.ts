@@ -4,7 +4,7 @@
  */
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { MAX_REQUEST_BYTES, ServiceError } from '@mms/protocol';
-import { unavailableServerTools, type ServerToolRunner } from './agent/server-tool-runner.js';
+import type { ServerToolRunner } from './agent/server-tool-runner.js';
 import type { ServiceConfig } from './config/config-schema.js';
 import { ApiKeyCheck } from './http/auth.js';
 import { errorReply } from './http/error-reply.js';
@@ -14,6 +14,7 @@ import type { ModelRegistry } from './models/model-registry.js';
 import { registerCountTokensRoute } from './routes/count-tokens/route.js';
 import { registerMessagesRoute } from './routes/messages/route.js';
 import { registerModelsRoutes } from './routes/models/route.js';
+import { ServiceTools } from './tools/service-tools.js';
 
 export interface AppOptions {
   config: ServiceConfig;
@@ -62,9 +63,13 @@ export function buildApp(options: AppOptions): FastifyInstance {
   });
 
   app.get('/health', async () => ({ status: 'ok' }));
-  registerMessagesRoute(app, { registry: options.registry, serverTools: options.serverTools ?? unavailableServerTools, maxSteps: options.config.maxSteps }, options.config.pingIntervalMs);
+  const serverTools = options.serverTools ?? new ServiceTools(options.config.serverTools);
+  registerMessagesRoute(app, { registry: options.registry, serverTools, maxSteps: options.config.maxSteps }, options.config.pingIntervalMs);
   registerCountTokensRoute(app, options.registry);
   registerModelsRoutes(app, options.registry);
-  app.addHook('onClose', async () => options.registry.close());
+  app.addHook('onClose', async () => {
+    await options.registry.close();
+    if (serverTools instanceof ServiceTools) await serverTools.close();
+  });
   return app;
 }

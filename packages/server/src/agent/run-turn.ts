@@ -4,11 +4,11 @@
  * output budget, or the step bound (then `pause_turn`). It also enforces
  * `disable_parallel_tool_use` for every backend: after one tool_use block the step ends.
  */
-import { SERVER_TOOL_NAMES, type ContentBlock, type MessageRequest, type ModelProfile, type ServerToolUseBlock, type StopReason } from '@mms/protocol';
+import { SERVER_TOOL_NAMES, type ContentBlock, type MessageRequest, type ModelProfile, type ServerToolResultBlock, type ServerToolUseBlock, type StopReason } from '@mms/protocol';
 import type { Backend } from '../backends/backend.js';
 import { BlockAssembler } from '../streaming/block-assembler.js';
 import type { StreamPart } from '../streaming/stream-part.js';
-import type { ServerToolRunner } from './server-tool-runner.js';
+import { serverToolError, type ServerToolRunner } from './server-tool-runner.js';
 
 export interface TurnOptions {
   backend: Backend;
@@ -18,6 +18,8 @@ export interface TurnOptions {
   fault: string | undefined;
   maxSteps: number;
   serverTools: ServerToolRunner;
+  /** The prompt's tokens, for tools that budget their output against the window. */
+  inputTokens: number;
   signal: AbortSignal;
 }
 
@@ -26,10 +28,12 @@ interface TurnState {
   outputTokens: number;
   webSearchRequests: number;
   webFetchRequests: number;
+  /** Calls per server tool name in this request, for `max_uses`. */
+  uses: Map<string, number>;
 }
 
 export async function* runTurn(options: TurnOptions): AsyncGenerator<StreamPart[]> {
-  const state: TurnState = { blocks: [], outputTokens: 0, webSearchRequests: 0, webFetchRequests: 0 };
+  const state: TurnState = { blocks: [], outputTokens: 0, webSearchRequests: 0, webFetchRequests: 0, uses: new Map() };
   for (let step = 0; step < options.maxSteps; step += 1) {
     const outcome = yield* runStep(options, state, step);
     const pending = outcome.stopReason === 'tool_use' ? unansweredServerCalls(outcome.stepBlocks) : [];
@@ -99,7 +103,7 @@ function unansweredServerCalls(blocks: readonly ContentBlock[]): ServerToolUseBl
 
 async function* runServerTools(calls: readonly ServerToolUseBlock[], options: TurnOptions, state: TurnState): AsyncGenerator<StreamPart[]> {
   for (const call of calls) {
-    const result = await options.serverTools.run(call, options.request, options.signal);
+    const result = await runServerTool(call, options, state);
     // usage.server_tool_use counts requests the service made, so an error block that made none is not counted.
     const madeRequest = !isErrorResult(result.content);
     if (madeRequest && call.name === SERVER_TOOL_NAMES.webSearch) state.webSearchRequests += 1;
@@ -108,6 +112,16 @@ async function* runServerTools(calls: readonly ServerToolUseBlock[], options: Tu
     yield [{ type: 'block-start', block: result }, { type: 'block-stop' }];
   }
   yield [{ type: 'server-tool-usage', webSearchRequests: state.webSearchRequests, webFetchRequests: state.webFetchRequests }];
+}
+
+/** `max_uses` is counted per request; past it the call gets the error block and the model goes on. */
+function runServerTool(call: ServerToolUseBlock, options: TurnOptions, state: TurnState): Promise<ServerToolResultBlock> {
+  const used = (state.uses.get(call.name) ?? 0) + 1;
+  state.uses.set(call.name, used);
+  const tool = (options.request.tools ?? []).find((candidate) => candidate.name === call.name && candidate.type !== undefined && candidate.type !== 'custom');
+  if (!tool) return Promise.resolve(serverToolError(call, 'unavailable'));
+  if ('max_uses' in tool && tool.max_uses !== undefined && used > tool.max_uses) return Promise.resolve(serverToolError(call, 'max_uses_exceeded'));
+  return options.serverTools.run(call, { request: options.request, turnSoFar: state.blocks, inputTokens: options.inputTokens, contextWindow: options.model.contextWindow, signal: options.signal });
 }
 
 function isErrorResult(content: unknown): boolean {

@@ -1,12 +1,22 @@
 /**
- * How the agent loop runs a server tool the model asked for. The tools themselves arrive with
- * issue 4; until then every call gets the public `unavailable` error block, so a scripted
- * server_tool_use still yields a well-formed turn instead of a crash or a silent drop.
+ * How the agent loop runs a server tool the model asked for. Web fetch runs in the service
+ * (tools/web-fetch); web search and code execution arrive with the rest of issue 4, and until
+ * then answer with the public `unavailable` error block, so a call still yields a well-formed
+ * turn instead of a crash or a silent drop.
  */
 import { SERVER_TOOL_NAMES, type MessageRequest, type ServerToolResultBlock, type ServerToolResultType, type ServerToolUseBlock } from '@mms/protocol';
 
+export interface ToolCallContext {
+  request: MessageRequest;
+  /** Blocks this turn produced so far. */
+  turnSoFar: readonly unknown[];
+  inputTokens: number;
+  contextWindow: number;
+  signal: AbortSignal;
+}
+
 export interface ServerToolRunner {
-  run(call: ServerToolUseBlock, request: MessageRequest, signal: AbortSignal): Promise<ServerToolResultBlock>;
+  run(call: ServerToolUseBlock, context: ToolCallContext): Promise<ServerToolResultBlock>;
 }
 
 const RESULT_TYPES: Record<string, ServerToolResultType> = {

@@ -17,6 +17,13 @@ export const modelConfig = z.strictObject({
   backend: backendConfig,
 });
 
+const webFetchConfig = z.strictObject({
+  allowNetworks: z.array(z.string().regex(/^[0-9a-fA-F.:]+(\/\d{1,3})?$/, 'must be an address or CIDR, e.g. 10.0.0.0/8')).default([]).describe('Networks web fetch may reach although they are private or loopback; empty by default.'),
+  maxBytes: z.int().min(1024).default(10 * 1024 * 1024).describe('Largest page body read; longer pages are cut.'),
+  maxRedirects: z.int().min(0).max(10).default(3),
+  timeoutMs: z.int().min(100).default(15_000).describe('Connect, headers and body time limit per fetch.'),
+});
+
 export const serviceConfig = z.strictObject({
   $schema: z.string().optional(),
   listen: z
@@ -29,6 +36,7 @@ export const serviceConfig = z.strictObject({
   models: z.array(modelConfig).min(1),
   /** SSE keep-alive: a ping this often while a stream has nothing else to send. */
   pingIntervalMs: z.int().min(100).default(10_000),
+  serverTools: z.strictObject({ webFetch: webFetchConfig.prefault({}) }).prefault({}),
   /** Most backend steps in one turn before the answer is `pause_turn`. */
   maxSteps: z.int().min(1).max(100).default(10),
 });

@@ -43,6 +43,7 @@ export async function startMessage(body: unknown, fault: string | undefined, ser
     fault,
     maxSteps: services.maxSteps,
     serverTools: services.serverTools,
+    inputTokens,
     signal,
   });
   const encoder = new MessageEncoder({ id: newMessageId(), model: entry.profile.id, inputTokens });

@@ -1,0 +1,86 @@
+/**
+ * The web fetch server tool (`web_fetch_20260209`): fetches a URL the conversation already
+ * mentioned, through the SSRF guard, and returns it as a document block, cut to
+ * `max_content_tokens` (or, when unset, to the input headroom divided across the allowed
+ * fetches; spec: Limits) at 4 characters per token.
+ */
+import type { Agent } from 'undici';
+import { SERVER_TOOL_TYPES, type MessageRequest, type ServerToolResultBlock, type ServerToolUseBlock, type WebFetchToolParam } from '@mms/protocol';
+import { serverToolError } from '../../agent/server-tool-runner.js';
+import { AddressPolicy } from './address-policy.js';
+import { FetchFailure, fetchPage, type FetchLimits } from './fetch-page.js';
+import { guardedAgent, UrlNotAllowedError } from './guarded-agent.js';
+import { pageToText } from './page-to-text.js';
+import { mentionedInConversation } from './prior-context.js';
+
+const CHARACTERS_PER_TOKEN = 4;
+
+export interface WebFetchOptions extends FetchLimits {
+  allowNetworks: readonly string[];
+}
+
+export interface FetchContext {
+  request: MessageRequest;
+  /** Blocks this turn produced so far: search results make their URLs fetchable. */
+  turnSoFar: readonly unknown[];
+  /** Input tokens of the prompt and the model's window, for the default content budget. */
+  inputTokens: number;
+  contextWindow: number;
+  signal: AbortSignal;
+}
+
+export class WebFetchTool {
+  private readonly policy: AddressPolicy;
+  private readonly agent: Agent;
+
+  constructor(private readonly options: WebFetchOptions) {
+    this.policy = new AddressPolicy(options.allowNetworks);
+    this.agent = guardedAgent(this.policy, options.timeoutMs);
+  }
+
+  async run(call: ServerToolUseBlock, context: FetchContext): Promise<ServerToolResultBlock> {
+    const url = typeof call.input.url === 'string' ? call.input.url : undefined;
+    if (!url) return serverToolError(call, 'invalid_tool_input');
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      return serverToolError(call, 'invalid_tool_input');
+    }
+    if (url.length > 250) return serverToolError(call, 'url_too_long');
+    if (!mentionedInConversation(url, context.request, context.turnSoFar)) return serverToolError(call, 'url_not_in_prior_context');
+    try {
+      const page = await fetchPage(parsed, this.agent, this.policy, this.options, context.signal);
+      const { title, text } = pageToText(page);
+      return fetchResult(call, page.url, title, text.slice(0, this.contentCharacters(context)));
+    } catch (error) {
+      if (error instanceof FetchFailure) return serverToolError(call, error.errorCode);
+      if (error instanceof UrlNotAllowedError || (error as { cause?: unknown }).cause instanceof UrlNotAllowedError) return serverToolError(call, 'url_not_allowed');
+      return serverToolError(call, 'url_not_accessible');
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+
+  private contentCharacters(context: FetchContext): number {
+    const tool = (context.request.tools ?? []).find((candidate): candidate is WebFetchToolParam => candidate.type === SERVER_TOOL_TYPES.webFetch);
+    if (tool?.max_content_tokens !== undefined) return tool.max_content_tokens * CHARACTERS_PER_TOKEN;
+    const headroom = Math.max(0, context.contextWindow - context.inputTokens - context.request.max_tokens);
+    return Math.floor((headroom / (tool?.max_uses ?? 1)) * CHARACTERS_PER_TOKEN);
+  }
+}
+
+function fetchResult(call: ServerToolUseBlock, url: string, title: string | null, text: string): ServerToolResultBlock {
+  return {
+    type: 'web_fetch_tool_result',
+    tool_use_id: call.id,
+    content: {
+      type: 'web_fetch_result',
+      url,
+      content: { type: 'document', source: { type: 'text', media_type: 'text/plain', data: text }, title },
+      retrieved_at: new Date().toISOString(),
+    },
+  };
+}

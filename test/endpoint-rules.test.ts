@@ -277,6 +277,14 @@ describe('tool_use and tool_result pairing', () => {
     await expectRefusal(body, /unexpected tool_use_id found in tool_result blocks: toolu_9/);
   });
 
+  test('a server_tool_use without its result block in the same message is 400 naming the id', async () => {
+    const search = { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: { query: 'q' } };
+    const result = { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_1', content: [] };
+    const messages = (content: unknown[]) => [user('q'), { role: 'assistant', content }, user('go on')];
+    await expectRefusal({ ...base, messages: messages([search]) }, /messages\.1: server_tool_use ids were found without their result blocks in the same message: srvtoolu_1/);
+    assert.equal((await send({ ...base, messages: messages([search, result, { type: 'text', text: 'Found nothing.' }]) })).status, 200);
+  });
+
   test('two tool_results for one tool_use are 400', async () => {
     const result = { type: 'tool_result', tool_use_id: 'toolu_1' };
     await expectRefusal({ ...base, tools, messages: [user('q'), call, { role: 'user', content: [result, result] }] }, /"toolu_1" has more than one tool_result/);

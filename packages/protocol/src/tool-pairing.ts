@@ -27,7 +27,18 @@ export function checkToolPairing(messages: readonly MessageParam[]): void {
   });
 }
 
+/** A server tool call is answered in the same assistant turn, by the service that ran it. */
+function checkServerToolResults(message: MessageParam | undefined, index: number): void {
+  const blocks = blocksOf(message);
+  const answered = new Set(blocks.flatMap((block) => (block.type.endsWith('_tool_result') && 'tool_use_id' in block ? [block.tool_use_id] : [])));
+  const missing = blocks.flatMap((block) => (block.type === 'server_tool_use' && !answered.has(block.id) ? [block.id] : []));
+  if (missing.length > 0) {
+    throw new ServiceError('invalid_request', `messages.${index}: server_tool_use ids were found without their result blocks in the same message: ${missing.join(', ')}`);
+  }
+}
+
 function checkAssistantTurn(messages: readonly MessageParam[], index: number, seen: Set<string>): void {
+  checkServerToolResults(messages[index], index);
   const uses = toolUseIds(messages[index]);
   for (const id of uses) {
     if (seen.has(id)) throw new ServiceError('invalid_request', `messages.${index}: tool_use id "${id}" is used more than once in the conversation`);

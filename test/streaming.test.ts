@@ -14,6 +14,7 @@ before(async () => {
     script,
     JSON.stringify([
       { when: '^two tools$', steps: [[{ type: 'text', text: 'Calling both.' }, { type: 'tool_use', name: 'lookup', input: { q: 'a' } }, { type: 'tool_use', name: 'lookup', input: { q: 'b' } }]] },
+      { when: '^search and ask$', steps: [[{ type: 'server_tool_use', name: 'web_search', input: { query: 'x' } }, { type: 'tool_use', name: 'lookup', input: { q: 'a' } }], [{ type: 'text', text: 'Thanks.' }]] },
       { when: '^search please$', steps: [[{ type: 'server_tool_use', name: 'web_search', input: { query: 'x' } }], [{ type: 'text', text: 'Nothing found.' }]] },
     ]),
   );
@@ -128,6 +129,19 @@ describe('turn shape', () => {
     assert.deepEqual(single.content.map((block) => block.type), ['text', 'tool_use']);
     assert.deepEqual(single.content[1]?.input, { q: 'a' });
     assert.equal(single.stop_reason, 'tool_use');
+  });
+
+  test('a step that calls a server tool and a client tool runs the server tool before handing the turn back', async () => {
+    const webSearch = { type: 'web_search_20260209', name: 'web_search', allowed_callers: ['direct'] };
+    const body = { ...request, messages: [{ role: 'user', content: 'search and ask' }], tools: [webSearch, ...tools] };
+    const reply = (await (await postJson(service, '/v1/messages', body)).json()) as { content: Array<{ type: string; id?: string }>; stop_reason: string };
+    assert.deepEqual(reply.content.map((block) => block.type), ['server_tool_use', 'tool_use', 'web_search_tool_result']);
+    assert.equal(reply.stop_reason, 'tool_use');
+    // The client can send the turn back with its tool result: every server call has its result.
+    const toolUseId = reply.content[1]?.id;
+    const next = { ...body, messages: [...body.messages, { role: 'assistant', content: reply.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: toolUseId, content: 'ok' }] }] };
+    const followUp = await postJson(service, '/v1/messages', next);
+    assert.equal(followUp.status, 200, await followUp.clone().text());
   });
 
   test('a server_tool_use gets a result block (unavailable until server tools exist) and the turn goes on', async () => {

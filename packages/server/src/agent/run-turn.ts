@@ -38,12 +38,18 @@ export async function* runTurn(options: TurnOptions): AsyncGenerator<StreamPart[
     const outcome = yield* runStep(options, state, step);
     const pending = outcome.stopReason === 'tool_use' ? unansweredServerCalls(outcome.stepBlocks) : [];
     const clientCall = outcome.stepBlocks.some((block) => block.type === 'tool_use');
-    if (pending.length === 0 || clientCall) {
+    if (pending.length === 0) {
       yield [...outcome.tail, { type: 'finish', stopReason: outcome.stopReason, stopSequence: outcome.stopSequence }];
       return;
     }
     if (outcome.tail.length > 0) yield outcome.tail;
+    // Server calls are answered even when the step also called a client tool: the turn goes
+    // back to the client complete, and a request must carry every server call's result.
     yield* runServerTools(pending, options, state);
+    if (clientCall) {
+      yield [{ type: 'finish', stopReason: 'tool_use', stopSequence: null }];
+      return;
+    }
   }
   yield [{ type: 'finish', stopReason: 'pause_turn', stopSequence: null }];
 }

@@ -55,7 +55,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
 
   app.setErrorHandler((error, request, reply) => {
     const { status, body, headers, unexpected } = errorReply(error, request.id);
-    if (unexpected) request.log.error({ err: error }, 'request failed');
+    // An abort after the client went away is no failure of the service.
+    if (unexpected && !reply.raw.destroyed) request.log.error({ err: error }, 'request failed');
     return reply.status(status).headers(headers).send(body);
   });
   app.setNotFoundHandler((request) => {

@@ -32,9 +32,11 @@ async function streamReply(request: FastifyRequest, reply: FastifyReply, first: 
   } catch (error) {
     // After the first byte the status is sent: the failure travels as an `error` event, and
     // the stream ends without message_stop, so no client mistakes it for a finished message.
+    // A client that went away is not a failure of ours: nothing to log, nobody to tell.
+    if (reply.raw.destroyed) return;
     const { body, unexpected } = errorReply(error, request.id);
     if (unexpected) request.log.error({ err: error }, 'stream failed');
-    if (!reply.raw.destroyed) await sse.write([body]);
+    await sse.write([body]);
   } finally {
     sse.end();
     await events.return(undefined);

@@ -4,7 +4,7 @@
  * output budget, or the step bound (then `pause_turn`). It also enforces
  * `disable_parallel_tool_use` for every backend: after one tool_use block the step ends.
  */
-import { SERVER_TOOL_NAMES, type ContentBlock, type MessageRequest, type ModelProfile, type ServerToolResultBlock, type ServerToolUseBlock, type StopReason } from '@mms/protocol';
+import { isCustomTool, SERVER_TOOL_NAMES, type ContentBlock, type MessageRequest, type ModelProfile, type ServerToolResultBlock, type ServerToolUseBlock, type StopReason } from '@mms/protocol';
 import type { Backend } from '../backends/backend.js';
 import { BlockAssembler } from '../streaming/block-assembler.js';
 import type { StreamPart } from '../streaming/stream-part.js';
@@ -121,12 +121,12 @@ async function* runServerTools(calls: readonly ServerToolUseBlock[], options: Tu
 }
 
 /** `max_uses` is counted per request; past it the call gets the error block and the model goes on. */
-function runServerTool(call: ServerToolUseBlock, options: TurnOptions, state: TurnState): Promise<ServerToolResultBlock> {
+async function runServerTool(call: ServerToolUseBlock, options: TurnOptions, state: TurnState): Promise<ServerToolResultBlock> {
   const used = (state.uses.get(call.name) ?? 0) + 1;
   state.uses.set(call.name, used);
-  const tool = (options.request.tools ?? []).find((candidate) => candidate.name === call.name && candidate.type !== undefined && candidate.type !== 'custom');
-  if (!tool) return Promise.resolve(serverToolError(call, 'unavailable'));
-  if ('max_uses' in tool && tool.max_uses !== undefined && used > tool.max_uses) return Promise.resolve(serverToolError(call, 'max_uses_exceeded'));
+  const tool = (options.request.tools ?? []).find((candidate) => candidate.name === call.name && !isCustomTool(candidate));
+  if (!tool) return serverToolError(call, 'unavailable');
+  if ('max_uses' in tool && tool.max_uses !== undefined && used > tool.max_uses) return serverToolError(call, 'max_uses_exceeded');
   return options.serverTools.run(call, { request: options.request, turnSoFar: state.blocks, inputTokens: options.inputTokens, contextWindow: options.model.contextWindow, signal: options.signal });
 }
 

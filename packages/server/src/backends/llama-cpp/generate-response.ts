@@ -8,7 +8,7 @@ import type { StreamPart } from '../../streaming/stream-part.js';
 import { AsyncQueue } from './async-queue.js';
 import type { GenerationPlan } from './generation-plan.js';
 import { ResponseEmitter } from './response-emitter.js';
-import { checkStructuredOutput } from './structured-output.js';
+import { assertStrictOutput } from './structured-output.js';
 
 export interface GenerationInput {
   sequence: LlamaContextSequence;
@@ -86,7 +86,7 @@ export async function finishParts(response: LlamaChatResponse, input: Generation
   const truncated = response.metadata.stopReason === 'maxTokens';
   if (plan.main.kind === 'tool') emitter.ensureMainBlock();
   emitter.close();
-  if (plan.structured) checkStructuredOutput(response.response, plan.structured, truncated);
+  if (plan.structured?.strict && !truncated) assertStrictOutput(response.response, plan.structured);
   const calls = (response as unknown as LlamaChatResponse<ChatModelFunctions>).functionCalls ?? [];
   for (const call of calls) emitter.toolCall(call.functionName, await checkedCallInput(call.functionName, call.params, input));
   const stop = stopOf(response, plan.main.kind === 'tool' || calls.length > 0, input.request.stop_sequences ?? []);

@@ -15,7 +15,7 @@ import type { LlamaCppBackendConfig } from './llama-cpp-config.js';
 import { llamaRuntime } from './llama-runtime.js';
 import { modelFile } from './model-file.js';
 import { SequencePool } from './sequence-pool.js';
-import { grammarFor } from './structured-output.js';
+import { assertStrictOutput, grammarFor } from './structured-output.js';
 import { collectText } from './collect-text.js';
 
 interface LoadedModel {
@@ -113,9 +113,10 @@ export class LlamaCppBackend implements Backend {
     const tool = (request.tools ?? []).filter(isCustomTool).find((candidate) => candidate.name === toolName);
     if (!tool) throw new ServiceError('internal', `the model called an unknown tool "${toolName}"`);
     const plan = forcedToolPlan(tool, request, true);
-    const grammar = await grammarFor(loaded.llama, plan.structured!);
+    const target = plan.structured!;
+    const grammar = await grammarFor(loaded.llama, target);
     const text = await collectText({ sequence, chatWrapper: loaded.wrappers.plain, history: toChatHistory(request, plan.systemText).history, grammar, maxTokens: budget, signal });
-    return JSON.parse(text) as Record<string, unknown>;
+    return assertStrictOutput(text, target);
   }
 }
 

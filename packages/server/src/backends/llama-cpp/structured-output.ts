@@ -40,24 +40,26 @@ function gbnfFor(target: StructuredTarget): string {
   }
 }
 
-/** Parses and validates generated JSON; a strict target that fails is our bug, not the caller's. */
-export function checkStructuredOutput(text: string, target: StructuredTarget, truncated: boolean): { value?: Record<string, unknown>; violation?: string } {
-  if (truncated) return {};
+/**
+ * The parsed output of a strict target, checked once more against its schema: a strict target
+ * that fails is our bug (grammar or compiler), never a valid answer. A non-strict target whose
+ * keywords the grammar could not express is passed on as generated.
+ */
+export function assertStrictOutput(text: string, target: StructuredTarget): Record<string, unknown> {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
-    return failure(target, `the model's output is not JSON (${(error as Error).message})`);
+    throw strictFailure(target, `the model's output is not JSON (${(error as Error).message})`);
   }
-  if (hasNonFiniteNumber(value)) return failure(target, 'a number in the output is outside the double range');
+  if (hasNonFiniteNumber(value)) throw strictFailure(target, 'a number in the output is outside the double range');
   const violation = schemaViolation(target.schema, value, target.where);
-  if (violation) return failure(target, violation);
-  return { value: value as Record<string, unknown> };
+  if (violation) throw strictFailure(target, violation);
+  return value as Record<string, unknown>;
 }
 
-function failure(target: StructuredTarget, violation: string): { violation: string } {
-  if (target.strict) throw new ServiceError('internal', `grammar-constrained output failed ${target.where}: ${violation}`);
-  return { violation };
+function strictFailure(target: StructuredTarget, violation: string): ServiceError {
+  return new ServiceError('internal', `grammar-constrained output failed ${target.where}: ${violation}`);
 }
 
 /** Ajv counts Infinity as a number, but it would reach the client as null. */

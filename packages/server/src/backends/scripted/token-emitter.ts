@@ -23,7 +23,6 @@ export interface EmitOptions {
 /** Spent tokens shared across the blocks of one step. */
 interface Spend {
   used: number;
-  deltas: number;
 }
 
 /**
@@ -54,7 +53,7 @@ function isTokenDelta(part: StreamPart): boolean {
 }
 
 function* partsOf(blocks: readonly PlannedBlock[], options: EmitOptions): Generator<StreamPart> {
-  const spend: Spend = { used: 0, deltas: 0 };
+  const spend: Spend = { used: 0 };
   for (const block of blocks) {
     const { start, pieces, stopSequence } = prepare(block, options);
     if (start.type === 'text' && pieces.length === 0 && stopSequence !== null) {
@@ -70,7 +69,6 @@ function* partsOf(blocks: readonly PlannedBlock[], options: EmitOptions): Genera
       }
       options.signal.throwIfAborted();
       spend.used += 1;
-      spend.deltas += 1;
       yield { type: 'block-delta', delta };
       if (options.failAfterFirstDelta) throw new ServiceError('internal', 'Injected fault: stream-error');
     }

@@ -30,10 +30,15 @@ interface TurnState {
   webFetchRequests: number;
   /** Calls per server tool name in this request, for `max_uses`. */
   uses: Map<string, number>;
+  /**
+   * Results of calls made by code in the sandbox: they never enter the turn, but URLs found by
+   * a nested search are fetchable by a later nested fetch (url_not_in_prior_context).
+   */
+  sandboxResults: ServerToolResultBlock[];
 }
 
 export async function* runTurn(options: TurnOptions): AsyncGenerator<StreamPart[]> {
-  const state: TurnState = { blocks: [], outputTokens: 0, webSearchRequests: 0, webFetchRequests: 0, uses: new Map() };
+  const state: TurnState = { blocks: [], outputTokens: 0, webSearchRequests: 0, webFetchRequests: 0, uses: new Map(), sandboxResults: [] };
   for (let step = 0; step < options.maxSteps; step += 1) {
     const outcome = yield* runStep(options, state, step);
     const pending = outcome.stopReason === 'tool_use' ? unansweredServerCalls(outcome.stepBlocks) : [];
@@ -110,24 +115,45 @@ function unansweredServerCalls(blocks: readonly ContentBlock[]): ServerToolUseBl
 async function* runServerTools(calls: readonly ServerToolUseBlock[], options: TurnOptions, state: TurnState): AsyncGenerator<StreamPart[]> {
   for (const call of calls) {
     const result = await runServerTool(call, options, state);
-    // usage.server_tool_use counts requests the service made, so an error block that made none is not counted.
-    const madeRequest = !isErrorResult(result.content);
-    if (madeRequest && call.name === SERVER_TOOL_NAMES.webSearch) state.webSearchRequests += 1;
-    if (madeRequest && call.name === SERVER_TOOL_NAMES.webFetch) state.webFetchRequests += 1;
     state.blocks.push(result);
     yield [{ type: 'block-start', block: result }, { type: 'block-stop' }];
   }
   yield [{ type: 'server-tool-usage', webSearchRequests: state.webSearchRequests, webFetchRequests: state.webFetchRequests }];
 }
 
-/** `max_uses` is counted per request; past it the call gets the error block and the model goes on. */
+/**
+ * Runs one server call, from the model or (nested) from code in the sandbox. `max_uses` is
+ * counted per request; past it the call gets the error block and the model goes on.
+ */
 async function runServerTool(call: ServerToolUseBlock, options: TurnOptions, state: TurnState): Promise<ServerToolResultBlock> {
+  const result = await dispatchServerTool(call, options, state);
+  // usage.server_tool_use counts requests the service made, so an error block that made none is not counted.
+  const madeRequest = !isErrorResult(result.content);
+  if (madeRequest && call.name === SERVER_TOOL_NAMES.webSearch) state.webSearchRequests += 1;
+  if (madeRequest && call.name === SERVER_TOOL_NAMES.webFetch) state.webFetchRequests += 1;
+  return result;
+}
+
+async function dispatchServerTool(call: ServerToolUseBlock, options: TurnOptions, state: TurnState): Promise<ServerToolResultBlock> {
   const used = (state.uses.get(call.name) ?? 0) + 1;
   state.uses.set(call.name, used);
   const tool = (options.request.tools ?? []).find((candidate) => candidate.name === call.name && !isCustomTool(candidate));
   if (!tool) return serverToolError(call, 'unavailable');
   if ('max_uses' in tool && tool.max_uses !== undefined && used > tool.max_uses) return serverToolError(call, 'max_uses_exceeded');
-  return options.serverTools.run(call, { request: options.request, turnSoFar: state.blocks, inputTokens: options.inputTokens, contextWindow: options.model.contextWindow, signal: options.signal });
+  let nested = 0;
+  return options.serverTools.run(call, {
+    request: options.request,
+    turnSoFar: state.sandboxResults.length === 0 ? state.blocks : [...state.blocks, ...state.sandboxResults],
+    inputTokens: options.inputTokens,
+    contextWindow: options.model.contextWindow,
+    signal: options.signal,
+    callServerTool: async (name, input) => {
+      nested += 1;
+      const result = await runServerTool({ type: 'server_tool_use', id: `${call.id}_${nested}`, name, input }, options, state);
+      state.sandboxResults.push(result);
+      return result;
+    },
+  });
 }
 
 function isErrorResult(content: unknown): boolean {

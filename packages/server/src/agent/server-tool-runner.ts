@@ -13,6 +13,13 @@ export interface ToolCallContext {
   inputTokens: number;
   contextWindow: number;
   signal: AbortSignal;
+  /**
+   * Runs another server tool on behalf of this call (programmatic tool calling: code in the
+   * sandbox calling web_search or web_fetch). It goes through the loop's own bookkeeping, so
+   * `max_uses` and `usage.server_tool_use` count it like a call the model made directly; its
+   * result goes back to the caller only and never enters the turn.
+   */
+  callServerTool(name: string, input: Record<string, unknown>): Promise<ServerToolResultBlock>;
 }
 
 export interface ServerToolRunner {

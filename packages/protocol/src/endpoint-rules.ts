@@ -6,7 +6,7 @@
 import { SERVER_TOOL_TYPES } from './constants.js';
 import { ServiceError } from './errors.js';
 import type { ModelProfile } from './model-profile.js';
-import type { ConversationRequest, CustomToolParam, MessageRequest, ToolParam } from './request-schema.js';
+import type { ConversationRequest, CustomToolParam, MessageParam, MessageRequest, ToolParam } from './request-schema.js';
 import { compileSchema } from './json-schema-validator.js';
 import { findSchemaProblem } from './strict-schema.js';
 import { checkToolPairing } from './tool-pairing.js';
@@ -106,10 +106,14 @@ function checkProgrammaticCalling(request: ConversationRequest): void {
   throw new ServiceError('rule_refused', `Rule 3: "${eligible.name}" has no allowed_callers, which makes the request eligible for programmatic tool calling, and that cannot be combined with ${conflict}; set allowed_callers: ["direct"]`);
 }
 
-/** Rule 4: a request that uses tools ends on a user turn. */
+/**
+ * Rule 4: a request that uses tools ends on a user turn. A paused turn sent back to be resumed
+ * is not a prefill (docs/decisions/0006): it ends on a server tool's result, which only the
+ * service writes, so no caller can use it to put words in the model's mouth.
+ */
 function checkPrefill(request: ConversationRequest): void {
   const last = request.messages.at(-1);
-  if ((request.tools?.length ?? 0) > 0 && last?.role === 'assistant') {
+  if ((request.tools?.length ?? 0) > 0 && last?.role === 'assistant' && !isPausedTurn(last)) {
     throw new ServiceError('rule_refused', 'Rule 4: a prefill (a final assistant turn) cannot be combined with tool use; end the messages on a user turn');
   }
 }
@@ -134,4 +138,13 @@ function checkOutputBudget(request: MessageRequest, model: ModelProfile): void {
   if (thinking?.type === 'enabled' && thinking.budget_tokens >= request.max_tokens) {
     throw new ServiceError('invalid_request', `thinking.budget_tokens: ${thinking.budget_tokens} must be less than max_tokens (${request.max_tokens})`);
   }
+}
+
+const SERVER_TOOL_RESULT_TYPES: ReadonlySet<string> = new Set(['web_search_tool_result', 'web_fetch_tool_result', 'code_execution_tool_result']);
+
+/** An assistant turn that ends on a server tool's result: a `pause_turn` reply sent back to resume it. */
+export function isPausedTurn(message: MessageParam): boolean {
+  if (message.role !== 'assistant' || typeof message.content === 'string') return false;
+  const last = message.content.at(-1);
+  return last !== undefined && SERVER_TOOL_RESULT_TYPES.has(last.type);
 }

@@ -18,12 +18,29 @@ export function lastUserText(request: ConversationRequest): string {
 }
 
 /**
- * Steps this turn already took before the current request: one per assistant message after
- * the last user text, so that a client tool round trip moves the script on to its next step.
+ * Steps this turn already took before the current request, so that a client tool round trip,
+ * or a paused turn sent back, moves the script on. An assistant message holds one step per run
+ * of server tool results (each such step ended by running server tools), plus the step that
+ * ended it unless it ends on a result (a paused turn: the next step is the one to run).
  */
 export function priorSteps(request: ConversationRequest): number {
   const start = lastUserTextIndex(request);
-  return request.messages.slice(start + 1).filter((message) => message.role === 'assistant').length;
+  return request.messages
+    .slice(start + 1)
+    .filter((message) => message.role === 'assistant')
+    .reduce((steps, message) => steps + stepsIn(message), 0);
+}
+
+function stepsIn(message: MessageParam): number {
+  if (typeof message.content === 'string') return 1;
+  let resultRuns = 0;
+  let inRun = false;
+  for (const block of message.content) {
+    const isResult = block.type.endsWith('_tool_result') && block.type !== 'tool_result';
+    if (isResult && !inRun) resultRuns += 1;
+    inRun = isResult;
+  }
+  return resultRuns + (inRun ? 0 : 1);
 }
 
 /** Text of tool results in the last user turn, for the default answer after a tool round trip. */

@@ -1,0 +1,150 @@
+/**
+ * The agent loop over HTTP, on the scripted backend and pages served on loopback: the step
+ * bound answers `pause_turn`, sending the paused turn back resumes it, server tool blocks stream
+ * as they happen (and the official client folds them), and a real prefill is still refused.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Anthropic from '@anthropic-ai/sdk';
+import { postJson, readSse, scriptedModels, startService, type RunningService } from '@mms/testing';
+
+interface Block {
+  type: string;
+  id?: string;
+  tool_use_id?: string;
+  name?: string;
+  input?: Record<string, unknown>;
+  text?: string;
+  content?: { type: string; url?: string; error_code?: string };
+}
+
+interface Reply {
+  content: Block[];
+  stop_reason: string;
+  usage: { output_tokens: number; server_tool_use: { web_search_requests: number; web_fetch_requests: number } | null };
+}
+
+let pages: Server;
+let origin: string;
+let service: RunningService;
+
+function servePages(): Promise<Server> {
+  const server = createServer((request, response) => {
+    response.writeHead(200, { 'content-type': 'text/plain' }).end(`page ${request.url}`);
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+/** Three fetches, one a step, then the answer: four steps, so a bound of two pauses twice. */
+function writeScript(): string {
+  const path = join(mkdtempSync(join(tmpdir(), 'mms-loop-')), 'script.json');
+  const fetchCall = (page: string) => ({ type: 'server_tool_use', name: 'web_fetch', input: { url: `${origin}/${page}` } });
+  const script = [
+    { when: '^read pages', steps: [[fetchCall('one')], [{ type: 'text', text: 'Reading on.' }, fetchCall('two')], [fetchCall('three')], [{ type: 'text', text: 'All three read.' }]] },
+  ];
+  writeFileSync(path, JSON.stringify(script));
+  return path;
+}
+
+const FETCH_TOOL = { type: 'web_fetch_20260209', name: 'web_fetch', allowed_callers: ['direct'], max_uses: 5 };
+
+function userTurn(): { role: 'user'; content: string } {
+  return { role: 'user', content: `read pages ${origin}/one ${origin}/two ${origin}/three` };
+}
+
+before(async () => {
+  pages = await servePages();
+  origin = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
+  service = await startService({ models: scriptedModels({ script: writeScript() }), maxSteps: 2, serverTools: { webFetch: { allowNetworks: ['127.0.0.1/32'] } } });
+});
+
+after(async () => {
+  await service.close();
+  pages.closeAllConnections();
+  pages.close();
+});
+
+async function create(messages: unknown[], extra: Record<string, unknown> = {}): Promise<Reply> {
+  const response = await postJson(service, '/v1/messages', { model: 'mid', max_tokens: 300, messages, tools: [FETCH_TOOL], ...extra });
+  assert.equal(response.status, 200, await response.clone().text());
+  return (await response.json()) as Reply;
+}
+
+describe('pause_turn and resume', () => {
+  test('the step bound answers pause_turn with every server call answered', async () => {
+    const reply = await create([userTurn()]);
+    assert.equal(reply.stop_reason, 'pause_turn');
+    assert.deepEqual(
+      reply.content.map((block) => block.type),
+      ['server_tool_use', 'web_fetch_tool_result', 'text', 'server_tool_use', 'web_fetch_tool_result'],
+    );
+    assert.equal(reply.content[1]?.tool_use_id, reply.content[0]?.id);
+    assert.equal(reply.content[4]?.content?.url, `${origin}/two`);
+    assert.deepEqual(reply.usage.server_tool_use, { web_search_requests: 0, web_fetch_requests: 2 });
+  });
+
+  test('sending the paused turn back resumes it, until the turn ends', async () => {
+    const first = await create([userTurn()]);
+    const second = await create([userTurn(), { role: 'assistant', content: first.content }]);
+    assert.equal(second.stop_reason, 'end_turn');
+    assert.deepEqual(second.content.map((block) => block.type), ['server_tool_use', 'web_fetch_tool_result', 'text']);
+    assert.equal(second.content[1]?.content?.url, `${origin}/three`);
+    assert.equal(second.content[2]?.text, 'All three read.');
+    // The resumed request's own calls only: usage is per request.
+    assert.deepEqual(second.usage.server_tool_use, { web_search_requests: 0, web_fetch_requests: 1 });
+  });
+
+  test('a paused turn missing a result block is refused, naming the call', async () => {
+    const first = await create([userTurn()]);
+    const unanswered = first.content.filter((_, index) => index !== 1);
+    const response = await postJson(service, '/v1/messages', { model: 'mid', max_tokens: 300, messages: [userTurn(), { role: 'assistant', content: unanswered }], tools: [FETCH_TOOL] });
+    assert.equal(response.status, 400);
+    const body = (await response.json()) as { error: { message: string } };
+    assert.match(body.error.message, new RegExp(String(first.content[0]?.id)));
+  });
+
+  test('a final assistant turn of text is still a prefill, refused with tools (rule 4)', async () => {
+    const response = await postJson(service, '/v1/messages', { model: 'mid', max_tokens: 300, messages: [userTurn(), { role: 'assistant', content: [{ type: 'text', text: 'Sure,' }] }], tools: [FETCH_TOOL] });
+    assert.equal(response.status, 400);
+    assert.match(((await response.json()) as { error: { message: string } }).error.message, /Rule 4/);
+  });
+});
+
+describe('server tool blocks in the stream', () => {
+  test('they stream as they happen, and the JSON reply is their fold', async () => {
+    const response = await postJson(service, '/v1/messages', { model: 'mid', max_tokens: 300, messages: [userTurn()], tools: [FETCH_TOOL], stream: true });
+    assert.equal(response.status, 200);
+    const events = await readSse(response);
+    const starts = events.filter((event) => event.event === 'content_block_start').map((event) => (event.data.content_block as Block).type);
+    assert.deepEqual(starts, ['server_tool_use', 'web_fetch_tool_result', 'text', 'server_tool_use', 'web_fetch_tool_result']);
+    const callStart = events.find((event) => event.event === 'content_block_start' && (event.data.content_block as Block).type === 'server_tool_use');
+    const callIndex = callStart?.data.index;
+    const inputJson = events
+      .filter((event) => event.event === 'content_block_delta' && event.data.index === callIndex)
+      .map((event) => (event.data.delta as { type: string; partial_json: string }).partial_json)
+      .join('');
+    assert.deepEqual(JSON.parse(inputJson), { url: `${origin}/one` });
+    const resultStart = events.find((event) => event.event === 'content_block_start' && (event.data.content_block as Block).type === 'web_fetch_tool_result');
+    assert.equal((resultStart?.data.content_block as Block).content?.type, 'web_fetch_result');
+    const delta = events.find((event) => event.event === 'message_delta')?.data as { delta: { stop_reason: string }; usage: Reply['usage'] };
+    assert.equal(delta.delta.stop_reason, 'pause_turn');
+    assert.deepEqual(delta.usage.server_tool_use, { web_search_requests: 0, web_fetch_requests: 2 });
+    assert.equal(events.at(-1)?.event, 'message_stop');
+  });
+
+  test('the official client folds a streamed turn with server tools into the same message', async () => {
+    const client = new Anthropic({ baseURL: service.baseURL, apiKey: service.apiKey, maxRetries: 0 });
+    const request = { model: 'mid', max_tokens: 300, messages: [userTurn()], tools: [FETCH_TOOL] } as unknown as Anthropic.MessageCreateParamsNonStreaming;
+    const streamed = await client.messages.stream(request).finalMessage();
+    const plain = await client.messages.create(request);
+    assert.equal(streamed.stop_reason, 'pause_turn');
+    const shape = (message: Anthropic.Message) => message.content.map((block) => ({ type: block.type, input: 'input' in block ? block.input : undefined }));
+    assert.deepEqual(shape(streamed), shape(plain));
+    assert.deepEqual((streamed.content[0] as { input: unknown }).input, { url: `${origin}/one` });
+  });
+});

@@ -131,7 +131,7 @@ describe('server tool blocks in the stream', () => {
     assert.deepEqual(JSON.parse(inputJson), { url: `${origin}/one` });
     const resultStart = events.find((event) => event.event === 'content_block_start' && (event.data.content_block as Block).type === 'web_fetch_tool_result');
     assert.equal((resultStart?.data.content_block as Block).content?.type, 'web_fetch_result');
-    const delta = events.find((event) => event.event === 'message_delta')?.data as { delta: { stop_reason: string }; usage: Reply['usage'] };
+    const delta = events.find((event) => event.event === 'message_delta')?.data as unknown as { delta: { stop_reason: string }; usage: Reply['usage'] };
     assert.equal(delta.delta.stop_reason, 'pause_turn');
     assert.deepEqual(delta.usage.server_tool_use, { web_search_requests: 0, web_fetch_requests: 2 });
     assert.equal(events.at(-1)?.event, 'message_stop');

@@ -107,7 +107,9 @@ describe('llama-cpp backend', () => {
     const names = (await readSse(response)).map((event) => event.event).filter((name) => name !== 'ping');
     assert.equal(names[0], 'message_start');
     assert.deepEqual(names.slice(-3), ['content_block_stop', 'message_delta', 'message_stop']);
-    assert.ok(names.filter((name) => name === 'content_block_delta').length >= 5);
+    // Incremental, not one blob at the end. Not one delta per token: byte tokens of a random
+    // model merge until they decode to whole characters, so the count varies with the sample.
+    assert.ok(names.filter((name) => name === 'content_block_delta').length >= 2);
   });
 
   test('a client that disconnects stops the generation within a few tokens', async () => {

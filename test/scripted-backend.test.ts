@@ -118,6 +118,14 @@ describe('default answer', () => {
     assert.equal(reply.content[0]?.type, 'tool_use');
     assert.deepEqual(reply.content[0]?.input, { first: 'example' });
   });
+
+  test('a forced call cut by max_tokens under disable_parallel_tool_use is max_tokens, with its tokens counted', async () => {
+    const schema = { type: 'object', properties: { first: { type: 'string' }, second: { type: 'string' } }, required: ['first', 'second'] };
+    const tools = [{ name: 'emit', description: 'Emit it.', input_schema: schema }];
+    const { reply } = await send({ ...base, max_tokens: 7, tools, tool_choice: { type: 'tool', name: 'emit', disable_parallel_tool_use: true } });
+    assert.equal(reply.stop_reason, 'max_tokens');
+    assert.equal(reply.usage.output_tokens, 7);
+  });
 });
 
 describe('script', () => {

@@ -75,22 +75,29 @@ async function* runStep(options: TurnOptions, state: TurnState, step: number): A
     { request: options.request, model: options.model, thinks: options.thinks, turnSoFar: state.blocks, step, outputBudget: options.request.max_tokens - stepStartTokens, fault: options.fault },
     options.signal,
   );
+  // Set once the one tool call that disable_parallel_tool_use allows has ended. The rest of
+  // that batch is read for its token count and for a `max_tokens` finish (a call cut short by
+  // the budget is truncation, not a finished call); any further block ends the step.
+  let callEnded = false;
   for await (const batch of batches) {
     const passed: StreamPart[] = [];
     for (const part of batch) {
-      if (part.type === 'finish') return { stepBlocks: assembler.blocks, stopReason: part.stopReason, stopSequence: part.stopSequence, tail: passed };
+      if (part.type === 'finish') {
+        const stopReason = callEnded && part.stopReason !== 'max_tokens' ? 'tool_use' : part.stopReason;
+        return { stepBlocks: assembler.blocks, stopReason, stopSequence: callEnded ? null : part.stopSequence, tail: passed };
+      }
       if (part.type === 'output-tokens') {
         state.outputTokens = stepStartTokens + part.count;
         passed.push({ type: 'output-tokens', count: state.outputTokens });
         continue;
       }
+      if (callEnded) break;
       trackBlock(assembler, part, state);
       passed.push(part);
-      if (part.type === 'block-stop' && disablesParallel(options.request) && assembler.blocks.at(-1)?.type === 'tool_use') {
-        // Leaving the loop ends the backend's generator, which stops its generation.
-        return { stepBlocks: assembler.blocks, stopReason: 'tool_use', stopSequence: null, tail: passed };
-      }
+      callEnded = part.type === 'block-stop' && disablesParallel(options.request) && assembler.blocks.at(-1)?.type === 'tool_use';
     }
+    // Leaving the loop ends the backend's generator, which stops its generation.
+    if (callEnded) return { stepBlocks: assembler.blocks, stopReason: 'tool_use', stopSequence: null, tail: passed };
     yield passed;
   }
   throw new Error(`backend ${options.backend.name} ended a step without a finish part`);

@@ -1,8 +1,8 @@
 /**
- * How the agent loop runs a server tool the model asked for. Web fetch runs in the service
- * (tools/web-fetch); web search and code execution arrive with the rest of issue 4, and until
- * then answer with the public `unavailable` error block, so a call still yields a well-formed
- * turn instead of a crash or a silent drop.
+ * How the agent loop runs a server tool the model asked for: tools/service-tools.ts runs web
+ * search, web fetch and code execution in the service. A tool that cannot run answers with its
+ * public error block (`unavailable` and the rest), so a call always yields a well-formed turn
+ * instead of a crash or a silent drop.
  */
 import { SERVER_TOOL_NAMES, type MessageRequest, type ServerToolResultBlock, type ServerToolResultType, type ServerToolUseBlock } from '@mms/protocol';
 

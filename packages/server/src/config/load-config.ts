@@ -25,7 +25,20 @@ export interface ConfigOverrides {
 export function loadConfig(path: string | undefined, overrides: ConfigOverrides = {}): LoadedConfig {
   const input = path ? readConfigFile(path) : structuredClone(defaultConfig);
   const folder = path ? dirname(resolve(path)) : process.cwd();
-  return { config: validateConfig(input, path ?? 'the default config', overrides), folder };
+  return { config: resolveConfigPaths(validateConfig(input, path ?? 'the default config', overrides), folder), folder };
+}
+
+/**
+ * Paths in the config are relative to its file's folder, like a backend's `script` and `model`
+ * (which their backends resolve against `folder`); the server tools get theirs resolved here.
+ */
+function resolveConfigPaths(config: ServiceConfig, folder: string): ServiceConfig {
+  const provider = config.serverTools.webSearch.provider;
+  if (provider?.type === 'folder') {
+    provider.folder = resolve(folder, provider.folder);
+    if (provider.indexFile !== undefined) provider.indexFile = resolve(folder, provider.indexFile);
+  }
+  return config;
 }
 
 function readConfigFile(path: string): unknown {

@@ -6,6 +6,7 @@
  */
 import type { ChatHistoryItem, ChatModelFunctionCall, ChatModelResponse } from 'node-llama-cpp';
 import { ServiceError, type ContentBlockParam, type ConversationRequest, type MessageParam } from '@mms/protocol';
+import { webSearchResultText } from '../../tools/web-search/result-text.js';
 
 export interface ConvertedConversation {
   history: ChatHistoryItem[];
@@ -75,7 +76,8 @@ function appendModelTurn(history: ChatHistoryItem[], message: MessageParam, call
       turn.response.push(call);
     } else if (block.type === 'web_search_tool_result' || block.type === 'web_fetch_tool_result' || block.type === 'code_execution_tool_result') {
       const call = calls.get(block.tool_use_id);
-      if (call) call.result = block.content;
+      // Search results carry their text base64-encoded in encrypted_content: the model reads it decoded.
+      if (call) call.result = block.type === 'web_search_tool_result' ? webSearchResultText(block.content) : block.content;
     }
     // redacted_thinking is opaque data from another engine: there is nothing a local model can read in it.
   }

@@ -4,6 +4,7 @@
  * truncation and count_tokens all agree with each other, as they would on a real model.
  */
 import type { ContentBlockParam, ConversationRequest } from '@mms/protocol';
+import { webSearchResultText } from '../../tools/web-search/result-text.js';
 
 const TOKEN = /\s*[\p{L}\p{N}_]+|\s*[^\s\p{L}\p{N}_]|\s+$/gu;
 
@@ -43,9 +44,11 @@ function renderBlock(block: ContentBlockParam): string {
       return `call ${block.name} ${JSON.stringify(block.input)}`;
     case 'tool_result':
       return `result ${typeof block.content === 'string' ? block.content : JSON.stringify(block.content ?? '')}`;
+    case 'web_search_tool_result':
+      // What a model reads of search results (their decoded text), not the base64 on the wire.
+      return `${block.type} ${webSearchResultText(block.content)}`;
     case 'image':
     case 'document':
-    case 'web_search_tool_result':
     case 'web_fetch_tool_result':
     case 'code_execution_tool_result':
       return `${block.type} ${JSON.stringify(block)}`;

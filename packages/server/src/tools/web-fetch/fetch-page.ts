@@ -29,10 +29,12 @@ export class FetchFailure extends Error {
   }
 }
 
-export async function fetchPage(start: URL, agent: Agent, policy: AddressPolicy, limits: FetchLimits, signal: AbortSignal): Promise<FetchedPage> {
+/** `permitsUrl`: the tool's domain lists, asked again on every hop so a redirect cannot leave them. */
+export async function fetchPage(start: URL, agent: Agent, policy: AddressPolicy, limits: FetchLimits, signal: AbortSignal, permitsUrl: (url: URL) => boolean = () => true): Promise<FetchedPage> {
   let url = start;
   for (let redirects = 0; ; redirects += 1) {
     assertUrlAllowed(url, policy);
+    if (!permitsUrl(url)) throw new FetchFailure('url_not_allowed', `${url.hostname} is outside the tool's allowed_domains or in its blocked_domains`);
     const response = await request(url, { dispatcher: agent, method: 'GET', maxRedirections: 0, signal: AbortSignal.any([signal, AbortSignal.timeout(limits.timeoutMs)]), headers: { 'user-agent': 'mms-web-fetch/1', accept: 'text/html, text/plain, application/json, text/markdown;q=0.9, */*;q=0.1' } } as never);
     const location = response.headers.location;
     if (response.statusCode >= 300 && response.statusCode < 400 && typeof location === 'string') {

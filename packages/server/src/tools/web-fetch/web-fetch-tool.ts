@@ -7,6 +7,7 @@
 import type { Agent } from 'undici';
 import { SERVER_TOOL_TYPES, type MessageRequest, type ServerToolResultBlock, type ServerToolUseBlock, type WebFetchToolParam } from '@mms/protocol';
 import { serverToolError } from '../../agent/server-tool-runner.js';
+import { DomainFilter } from '../domain-filter.js';
 import { AddressPolicy } from './address-policy.js';
 import { FetchFailure, fetchPage, type FetchLimits } from './fetch-page.js';
 import { guardedAgent, UrlNotAllowedError } from './guarded-agent.js';
@@ -48,9 +49,12 @@ export class WebFetchTool {
       return serverToolError(call, 'invalid_tool_input');
     }
     if (url.length > 250) return serverToolError(call, 'url_too_long');
+    // allowed_domains / blocked_domains: checked on the URL asked for and on every redirect.
+    const domains = DomainFilter.fromLists(fetchTool(context.request));
+    if (!domains.permits(parsed)) return serverToolError(call, 'url_not_allowed');
     if (!mentionedInConversation(url, context.request, context.turnSoFar)) return serverToolError(call, 'url_not_in_prior_context');
     try {
-      const page = await fetchPage(parsed, this.agent, this.policy, this.options, context.signal);
+      const page = await fetchPage(parsed, this.agent, this.policy, this.options, context.signal, (hop) => domains.permits(hop));
       const { title, text } = pageToText(page);
       return fetchResult(call, page.url, title, text.slice(0, this.contentCharacters(context)));
     } catch (error) {
@@ -65,11 +69,15 @@ export class WebFetchTool {
   }
 
   private contentCharacters(context: FetchContext): number {
-    const tool = (context.request.tools ?? []).find((candidate): candidate is WebFetchToolParam => candidate.type === SERVER_TOOL_TYPES.webFetch);
+    const tool = fetchTool(context.request);
     if (tool?.max_content_tokens !== undefined) return tool.max_content_tokens * CHARACTERS_PER_TOKEN;
     const headroom = Math.max(0, context.contextWindow - context.inputTokens - context.request.max_tokens);
     return Math.floor((headroom / (tool?.max_uses ?? 1)) * CHARACTERS_PER_TOKEN);
   }
+}
+
+function fetchTool(request: MessageRequest): WebFetchToolParam | undefined {
+  return (request.tools ?? []).find((candidate): candidate is WebFetchToolParam => candidate.type === SERVER_TOOL_TYPES.webFetch);
 }
 
 function fetchResult(call: ServerToolUseBlock, url: string, title: string | null, text: string): ServerToolResultBlock {

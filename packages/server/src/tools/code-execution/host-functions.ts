@@ -1,0 +1,45 @@
+/**
+ * Programmatic tool calling: which of the request's server tools code in the sandbox may call.
+ * A web search or web fetch tool with `allowed_callers` unset, or naming the code execution
+ * tool, is callable from code; one limited to `["direct"]` is the model's alone, and code that
+ * calls it gets a PermissionError saying so (a plain NameError would not tell it why).
+ */
+import { SERVER_TOOL_NAMES, SERVER_TOOL_TYPES, type MessageRequest } from '@mms/protocol';
+import type { HostFunction } from './code-runner.js';
+import { decodeSearchContent } from '../web-search/encrypted-content.js';
+
+/** The tool input's main field, which code may also pass positionally. */
+const FIRST_PARAMETERS: Record<string, string> = {
+  [SERVER_TOOL_TYPES.webSearch]: 'query',
+  [SERVER_TOOL_TYPES.webFetch]: 'url',
+};
+
+export function hostFunctionsFor(request: MessageRequest): HostFunction[] {
+  const functions: HostFunction[] = [];
+  for (const tool of request.tools ?? []) {
+    if (tool.type !== SERVER_TOOL_TYPES.webSearch && tool.type !== SERVER_TOOL_TYPES.webFetch) continue;
+    const callers = tool.allowed_callers;
+    const callable = callers === undefined || callers.includes(SERVER_TOOL_TYPES.codeExecution);
+    const name = tool.type === SERVER_TOOL_TYPES.webSearch ? SERVER_TOOL_NAMES.webSearch : SERVER_TOOL_NAMES.webFetch;
+    functions.push({
+      name,
+      firstParameter: FIRST_PARAMETERS[tool.type]!,
+      ...(callable ? {} : { refusal: `${name} cannot be called from code: the request's ${name} tool has allowed_callers ${JSON.stringify(callers)}, so only the model may call it` }),
+    });
+  }
+  return functions;
+}
+
+/**
+ * What code receives from a call: the result block's content, with each search result's
+ * `encrypted_content` (opaque to clients) replaced by its readable `content`, so that code can
+ * filter results by what they say.
+ */
+export function resultForCode(content: unknown): unknown {
+  if (!Array.isArray(content)) return content;
+  return content.map((item: unknown) => {
+    if (typeof item !== 'object' || item === null || (item as { type?: unknown }).type !== 'web_search_result') return item;
+    const { encrypted_content: encrypted, ...rest } = item as { encrypted_content?: unknown };
+    return { ...rest, content: typeof encrypted === 'string' ? (decodeSearchContent(encrypted) ?? '') : '' };
+  });
+}

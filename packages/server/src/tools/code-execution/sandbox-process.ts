@@ -1,0 +1,284 @@
+/**
+ * One sandbox: a child Node process with pyodide loaded, used for exactly one execution and
+ * then gone. Code in pyodide can reach this child's JavaScript (`import js`), so the walls are
+ * the process's, set up here:
+ * - its own network and PID namespaces, and the `nobody` user when the service is root
+ *   (sandbox-platform.ts);
+ * - Node's permission flags: it may read only pyodide, its own script and the Python snapshot,
+ *   read and write only its working folder, and may not start processes or workers or load
+ *   native addons (sandbox-command.ts);
+ * - an empty environment, so no secret of the service's is there to read;
+ * - kernel limits through prlimit (CPU time, file size, no core dumps), a wall-clock deadline,
+ *   and a resident-memory watchdog reading /proc;
+ * - stdout and stderr cut at a cap, and a message channel that treats every message as hostile.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chownSync, mkdtempSync } from 'node:fs';
+import { readdir, readFile, rm } from 'node:fs/promises';
+import { constants as osConstants, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CappedOutput } from './capped-output.js';
+import type { KillReason, RunOptions } from './code-runner.js';
+import { MessageLines } from './message-lines.js';
+import { PausableDeadline } from './pausable-deadline.js';
+import { describeStartFailure, sandboxCommand, sandboxSpawnOptions, type SandboxPaths } from './sandbox-command.js';
+import type { SandboxPlatform } from './sandbox-platform.js';
+
+export interface SandboxLimits {
+  /** The sandbox's own running time per execution (host function calls not counted). */
+  timeoutMs: number;
+  /** Resident memory of the child; above it the child is killed. */
+  memoryMb: number;
+  /** Kept bytes of stdout and of stderr, each. */
+  maxOutputBytes: number;
+  /** Largest file the code may write in its working folder. */
+  maxFileBytes: number;
+  /** Host function calls one execution may make. */
+  maxHostCalls: number;
+  /** Loading pyodide may take this long before the sandbox counts as failed. */
+  startTimeoutMs: number;
+}
+
+export interface SandboxTimings {
+  runMs: number;
+  killMs?: number;
+}
+
+/** What the sandbox did; the runner adds the wait that came before it (RunOutcome). */
+export type SandboxOutcome =
+  | { kind: 'exited'; returnCode: number; stdout: string; stderr: string; timings: SandboxTimings }
+  | { kind: 'killed'; reason: KillReason; stdout: string; stderr: string; timings: SandboxTimings };
+
+/** Call messages are a tool name and a small input; a megabyte is far past any honest one. */
+const MAX_MESSAGE_CHARACTERS = 1 << 20;
+/** How often the watchdog reads the child's resident memory while it runs. */
+const MEMORY_POLL_MS = 25;
+
+interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export class SandboxProcess {
+  /** Resolves once pyodide is loaded; rejects when the sandbox cannot start. */
+  readonly ready: Promise<void>;
+  private readonly child: ChildProcess;
+  private readonly folder: string;
+  private readonly gone: Promise<Exit>;
+  private nodePid: number | undefined;
+  private loaded = false;
+  private exited = false;
+  private used = false;
+  private stdout: CappedOutput;
+  private stderr: CappedOutput;
+  private onCall: ((message: unknown) => void) | undefined;
+  private killReason: KillReason | undefined;
+  private killedAt: number | undefined;
+
+  constructor(
+    private readonly platform: SandboxPlatform,
+    private readonly limits: SandboxLimits,
+    paths: SandboxPaths,
+  ) {
+    this.folder = mkdtempSync(join(tmpdir(), 'mms-sandbox-'));
+    if (platform.user) chownSync(this.folder, platform.user.uid, platform.user.gid);
+    // Start-up output is kept too, so that a failed start can say why.
+    this.stdout = new CappedOutput(limits.maxOutputBytes);
+    this.stderr = new CappedOutput(limits.maxOutputBytes);
+    const mode = paths.snapshotFile ? ['run', paths.snapshotFile] : ['run'];
+    const [command, ...args] = sandboxCommand(platform, limits, paths, this.folder, mode);
+    this.child = spawn(command!, args, { ...sandboxSpawnOptions(platform, this.folder), stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
+    this.gone = new Promise((resolve) => {
+      this.child.on('close', (code, signal) => resolve({ code, signal }));
+      this.child.on('error', () => resolve({ code: null, signal: null }));
+    });
+    void this.gone.then(() => {
+      this.exited = true;
+      return rm(this.folder, { recursive: true, force: true });
+    });
+    // A write to a child that has just died must not become an uncaught EPIPE.
+    this.child.stdin!.on('error', () => {});
+    this.child.stdout!.on('data', (chunk: Buffer) => this.stdout.push(chunk));
+    this.child.stderr!.on('data', (chunk: Buffer) => this.stderr.push(chunk));
+    let readySignal: () => void = () => {};
+    const loadedMessage = new Promise<void>((resolve) => (readySignal = resolve));
+    const lines = new MessageLines(
+      MAX_MESSAGE_CHARACTERS,
+      (message) => {
+        if (!this.loaded && (message as { type?: unknown }).type === 'ready') {
+          this.loaded = true;
+          readySignal();
+        } else if (this.onCall) this.onCall(message);
+        else this.kill('protocol_breach');
+      },
+      () => this.kill('protocol_breach'),
+    );
+    (this.child.stdio[3] as NodeJS.ReadableStream).on('data', (chunk: Buffer) => lines.push(chunk));
+    this.ready = this.start(loadedMessage);
+    // Nobody may be waiting on a pooled sandbox's start; its failure is reported to whoever takes it.
+    this.ready.catch(() => {});
+  }
+
+  get isReady(): boolean {
+    return this.loaded && this.nodePid !== undefined;
+  }
+
+  get isGone(): boolean {
+    return this.exited;
+  }
+
+  /** Settles when the child has exited and its pipes are closed. */
+  get whenGone(): Promise<void> {
+    return this.gone.then(() => {});
+  }
+
+  /** Runs `code`; the sandbox is spent afterwards, whatever happened. */
+  async execute(code: string, options: RunOptions): Promise<SandboxOutcome> {
+    if (this.used) throw new Error('a sandbox runs one execution only');
+    this.used = true;
+    this.stdout = new CappedOutput(this.limits.maxOutputBytes);
+    this.stderr = new CappedOutput(this.limits.maxOutputBytes);
+    const started = performance.now();
+    const deadline = new PausableDeadline(this.limits.timeoutMs, () => this.kill('time_limit'));
+    const watchdog = this.watchMemory();
+    const abort = () => this.kill('aborted');
+    options.signal.addEventListener('abort', abort, { once: true });
+    if (options.signal.aborted) abort();
+    let calls = 0;
+    this.onCall = (message) => {
+      calls += 1;
+      void this.answerCall(message, calls, options, deadline);
+    };
+    this.send({ type: 'run', code, functions: options.hostFunctions });
+    const exit = await this.gone;
+    deadline.stop();
+    clearInterval(watchdog);
+    options.signal.removeEventListener('abort', abort);
+    const timings: SandboxTimings = { runMs: performance.now() - started, ...(this.killedAt === undefined ? {} : { killMs: performance.now() - this.killedAt }) };
+    return this.outcome(exit, timings);
+  }
+
+  /** Kills the child (and so its namespace); `reason` says why for the outcome. */
+  kill(reason: KillReason): void {
+    if (this.exited || this.killReason !== undefined) return;
+    this.killReason = reason;
+    this.killedAt = performance.now();
+    // The node process first: killing only unshare would leave its death to PR_SET_PDEATHSIG.
+    if (this.nodePid !== undefined && this.nodePid !== this.child.pid) signalQuietly(this.nodePid);
+    this.child.kill('SIGKILL');
+  }
+
+  /** Kills a sandbox nobody will use (pool shut down) and waits until it is gone. */
+  async dispose(): Promise<void> {
+    this.kill('aborted');
+    await this.gone;
+  }
+
+  private async start(loadedMessage: Promise<void>): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), this.limits.startTimeoutMs)));
+    const first = await Promise.race([loadedMessage.then(() => 'loaded' as const), this.gone.then(() => 'exited' as const), timedOut]);
+    clearTimeout(timer);
+    if (first === 'timeout') {
+      this.kill('time_limit');
+      throw new Error(`the sandbox did not load within ${this.limits.startTimeoutMs} ms`);
+    }
+    if (first === 'exited') {
+      const exit = await this.gone;
+      throw new Error(`the sandbox exited while starting (${exit.signal ?? `code ${exit.code}`}): ${describeStartFailure(this.stderr.text())}`);
+    }
+    this.nodePid = this.platform.namespaces ? await childPid(this.child.pid!) : this.child.pid;
+    if (this.nodePid === undefined) {
+      this.kill('protocol_breach');
+      throw new Error('the sandbox process could not be found under its namespace launcher');
+    }
+  }
+
+  private watchMemory(): NodeJS.Timeout {
+    const limitKb = this.limits.memoryMb * 1024;
+    let reading = false;
+    return setInterval(() => {
+      if (reading || this.nodePid === undefined) return;
+      reading = true;
+      readFile(`/proc/${this.nodePid}/status`, 'utf8')
+        .then((status) => {
+          const residentKb = Number(/^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1] ?? 0);
+          if (residentKb > limitKb) this.kill('memory_limit');
+        })
+        // The process ended between two reads: its exit settles the execution.
+        .catch(() => {})
+        .finally(() => (reading = false));
+    }, MEMORY_POLL_MS);
+  }
+
+  /** One host function call from the code, checked field by field: the sender is untrusted. */
+  private async answerCall(message: unknown, count: number, options: RunOptions, deadline: PausableDeadline): Promise<void> {
+    const call = message as { type?: unknown; id?: unknown; name?: unknown; input?: unknown };
+    if (call.type !== 'call' || !Number.isSafeInteger(call.id) || typeof call.name !== 'string' || !isPlainObject(call.input)) {
+      this.kill('protocol_breach');
+      return;
+    }
+    const reply = (answer: { content: unknown } | { message: string }) =>
+      this.send('content' in answer ? { type: 'result', id: call.id, content: answer.content } : { type: 'error', id: call.id, message: answer.message });
+    const target = options.hostFunctions.find((candidate) => candidate.name === call.name);
+    if (!target) return reply({ message: `no function named ${call.name} is available to code in this request` });
+    if (target.refusal !== undefined) return reply({ message: target.refusal });
+    if (count > this.limits.maxHostCalls) return reply({ message: `more than ${this.limits.maxHostCalls} tool calls in one execution` });
+    const release = deadline.hold();
+    try {
+      reply({ content: await options.callHost(call.name, call.input) });
+    } catch (error) {
+      reply({ message: `${call.name} failed: ${(error as Error).message}` });
+    } finally {
+      release();
+    }
+  }
+
+  private send(message: unknown): void {
+    if (!this.exited) this.child.stdin!.write(`${JSON.stringify(message)}\n`);
+  }
+
+  private outcome(exit: Exit, timings: SandboxTimings): SandboxOutcome {
+    const stdout = this.stdout.text();
+    const notes: string[] = [];
+    if (this.stdout.droppedBytes > 0) notes.push(`[stdout cut at ${this.limits.maxOutputBytes} bytes; ${this.stdout.droppedBytes} more bytes dropped]`);
+    if (this.stderr.droppedBytes > 0) notes.push(`[stderr cut at ${this.limits.maxOutputBytes} bytes; ${this.stderr.droppedBytes} more bytes dropped]`);
+    const reason = this.killReason ?? (exit.signal === 'SIGXCPU' ? 'time_limit' : undefined);
+    if (reason === 'memory_limit') notes.push(`MemoryError: the sandbox went over its memory limit of ${this.limits.memoryMb} MB and was killed`);
+    if (reason === 'protocol_breach') notes.push('the sandbox broke its message protocol and was killed');
+    if (exit.signal === 'SIGXFSZ') notes.push(`OSError: a file went over the limit of ${this.limits.maxFileBytes} bytes and the sandbox was killed`);
+    let stderr = this.stderr.text();
+    for (const note of notes) stderr += `${stderr === '' || stderr.endsWith('\n') ? '' : '\n'}${note}\n`;
+    if (reason !== undefined) return { kind: 'killed', reason, stdout, stderr, timings };
+    const returnCode = exit.code ?? 128 + (exit.signal ? (osConstants.signals[exit.signal] ?? 0) : 0);
+    return { kind: 'exited', returnCode, stdout, stderr, timings };
+  }
+}
+
+/** The one child of the namespace launcher, which is the sandbox's node process. */
+async function childPid(launcherPid: number): Promise<number | undefined> {
+  try {
+    const listed = (await readFile(`/proc/${launcherPid}/task/${launcherPid}/children`, 'utf8')).trim().split(/\s+/)[0];
+    if (listed) return Number(listed);
+  } catch {
+    // Kernels without CONFIG_PROC_CHILDREN: look for the process whose parent is the launcher.
+  }
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
+    if (Number(stat.split(') ')[1]?.split(' ')[1]) === launcherPid) return Number(entry);
+  }
+  return undefined;
+}
+
+function signalQuietly(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // Already gone.
+  }
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -4,6 +4,7 @@
  * whose message names the rule, so a caller can tell which one it broke.
  */
 import { SERVER_TOOL_TYPES } from './constants.js';
+import { parseDomainEntry } from './domain-entry.js';
 import { ServiceError } from './errors.js';
 import type { ModelProfile } from './model-profile.js';
 import type { ConversationRequest, CustomToolParam, MessageParam, MessageRequest, ToolParam } from './request-schema.js';
@@ -19,6 +20,7 @@ export function isCustomTool(tool: ToolParam): tool is CustomToolParam {
 export function checkConversationRules(request: ConversationRequest, model: ModelProfile): void {
   checkToolSchemas(request);
   checkToolNames(request);
+  checkDomainLists(request);
   checkToolChoice(request);
   checkStrictThinking(request);
   checkProgrammaticCalling(request);
@@ -59,6 +61,27 @@ function checkToolNames(request: ConversationRequest): void {
     if (seen.has(tool.name)) throw new ServiceError('invalid_request', `tools: tool names must be unique; "${tool.name}" appears twice`);
     seen.add(tool.name);
   }
+}
+
+/**
+ * `allowed_domains` and `blocked_domains` of web search and web fetch: the public API takes one
+ * or the other, never both on one tool, and an entry is a bare domain (optionally with a path),
+ * never a URL with a scheme.
+ */
+function checkDomainLists(request: ConversationRequest): void {
+  (request.tools ?? []).forEach((tool, index) => {
+    if (tool.type !== SERVER_TOOL_TYPES.webSearch && tool.type !== SERVER_TOOL_TYPES.webFetch) return;
+    if (tool.allowed_domains != null && tool.blocked_domains != null) {
+      throw new ServiceError('invalid_request', `tools.${index}: allowed_domains and blocked_domains cannot be used together on "${tool.name}"; give one of them`);
+    }
+    for (const field of ['allowed_domains', 'blocked_domains'] as const) {
+      (tool[field] ?? []).forEach((entry, position) => {
+        if (!parseDomainEntry(entry)) {
+          throw new ServiceError('invalid_request', `tools.${index}.${field}.${position}: "${entry}" is not a domain; give a host without a scheme, such as example.com or example.com/blog`);
+        }
+      });
+    }
+  });
 }
 
 function checkToolChoice(request: ConversationRequest): void {

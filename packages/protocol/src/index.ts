@@ -8,3 +8,4 @@ export * from './tool-pairing.js';
 export * from './model-profile.js';
 export * from './response.js';
 export * from './json-schema-validator.js';
+export * from './domain-entry.js';

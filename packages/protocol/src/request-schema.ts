@@ -144,7 +144,8 @@ export const customToolParam = z.strictObject({
 });
 
 const allowedCallers = z.array(z.enum(ALLOWED_CALLERS)).min(1).optional();
-const domainList = z.array(z.string().min(1)).optional();
+// The official client types these lists as nullable; null means unset.
+const domainList = z.array(z.string().min(1)).nullable().optional();
 const maxUses = z.int().min(1).optional();
 
 export const webSearchToolParam = z.strictObject({

@@ -23,7 +23,7 @@ test('a valid config gets its defaults', () => {
   const config = validateConfig({ models: [model] }, 'test.json');
   assert.deepEqual(config.listen, { host: '127.0.0.1', port: 8080 });
   assert.deepEqual(config.models[0]?.aliases, []);
-  assert.equal(config.models[0]?.backend.concurrency, 16);
+  assert.equal(config.models[0]?.backend?.concurrency, 16);
 });
 
 test('errors name the file and the field', () => {

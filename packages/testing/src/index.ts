@@ -1,3 +1,4 @@
 export * from './start-service.js';
 export * from './sse.js';
 export * from './gguf/tiny-llama.js';
+export * from './fake-openai-engine.js';

@@ -21,8 +21,17 @@ export interface BackendStepRequest {
 }
 
 export interface Backend {
-  /** For logs and the `mms-backend` response header. */
+  /**
+   * For logs and the `mms-backend` response header. A request's view from `forRequest` names
+   * the backend that answered, once it has.
+   */
   readonly name: string;
+  /**
+   * Optional: a view of this backend for one request, for a backend that chooses among others
+   * (a fallback list): the handler counts tokens and runs every step of the turn through it,
+   * so that the turn stays on the backend that answered and the header can name it.
+   */
+  forRequest?(): Backend;
   /**
    * One model step, as batches of parts: whatever the engine had ready at once. Batching keeps
    * the await count per reply low; a streaming engine yields a batch per token or chunk.

@@ -3,6 +3,8 @@ import type { ModelProfile } from '@mms/protocol';
 import type { Backend } from './backend.js';
 import type { BackendConfig } from './backend-config.js';
 import { LlamaCppBackend } from './llama-cpp/llama-cpp-backend.js';
+import { MessagesUpstreamBackend } from './messages-upstream/messages-upstream-backend.js';
+import { OpenAiCompatibleBackend } from './openai-compatible/openai-compatible-backend.js';
 import { ScriptedBackend } from './scripted/scripted-backend.js';
 
 /** Builds the engine a model's config names. Relative paths resolve against `configFolder`. */
@@ -12,6 +14,10 @@ export function createBackend(config: BackendConfig, configFolder: string, profi
       return new ScriptedBackend(config, config.script === undefined ? undefined : resolve(configFolder, config.script));
     case 'llama-cpp':
       return new LlamaCppBackend(config, configFolder, profile);
+    case 'messages-upstream':
+      return new MessagesUpstreamBackend(config, profile);
+    case 'openai-compatible':
+      return new OpenAiCompatibleBackend(config);
     default:
       return config satisfies never;
   }

@@ -1,5 +1,6 @@
 /** `mms pull`: download GGUF files into the models folder, with a progress bar, before serving. */
 import { modelFile } from '../backends/llama-cpp/model-file.js';
+import { modelBackends } from '../config/config-schema.js';
 import { ConfigError, loadConfig } from '../config/load-config.js';
 
 export async function pull(uris: string[], options: { config?: string; modelsFolder?: string }): Promise<void> {
@@ -18,7 +19,7 @@ export async function pull(uris: string[], options: { config?: string; modelsFol
 function configuredModels(path: string | undefined): string[] {
   try {
     const { config } = loadConfig(path);
-    return config.models.flatMap((model) => (model.backend.type === 'llama-cpp' ? [model.backend.model] : []));
+    return config.models.flatMap((model) => modelBackends(model).flatMap((backend) => (backend.type === 'llama-cpp' ? [backend.model] : [])));
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`mms pull: ${error.message}\n`);

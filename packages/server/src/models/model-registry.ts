@@ -3,7 +3,9 @@ import { ServiceError, type ModelInfo, type ModelProfile } from '@mms/protocol';
 import { AdmissionController } from '../admission/admission-controller.js';
 import type { Backend } from '../backends/backend.js';
 import { createBackend } from '../backends/create-backend.js';
-import type { ModelConfig } from '../config/config-schema.js';
+import { FallbackBackend } from '../backends/fallback/fallback-backend.js';
+import { fallbackConfig } from '../backends/fallback/fallback-config.js';
+import { modelBackends, type ModelConfig } from '../config/config-schema.js';
 
 export interface ModelEntry {
   profile: ModelProfile;
@@ -26,16 +28,22 @@ export class ModelRegistry {
     }
   }
 
-  static fromConfig(models: readonly ModelConfig[], configFolder: string): ModelRegistry {
+  /** `now` is the clock of the fallback lists' circuit breakers (tests pass their own). */
+  static fromConfig(models: readonly ModelConfig[], configFolder: string, options: { now?: () => number } = {}): ModelRegistry {
     return new ModelRegistry(
       models.map((model) => {
         const profile: ModelProfile = { id: model.id, tier: model.tier, generation: model.generation, contextWindow: model.contextWindow, maxOutputTokens: model.maxOutputTokens };
+        const configs = modelBackends(model);
+        const primary = configs[0];
+        if (!primary) throw new Error(`model ${model.id} has no backend`);
+        const backends = configs.map((config) => createBackend(config, configFolder, profile));
         return {
           profile,
           aliases: model.aliases,
           displayName: model.displayName ?? model.id,
-          backend: createBackend(model.backend, configFolder, profile),
-          admission: new AdmissionController(model.backend.concurrency, model.backend.queue),
+          backend: model.backends ? new FallbackBackend(backends, { ...(model.fallback ?? fallbackConfig.parse({})), now: options.now }) : backends[0]!,
+          // A fallback list is admitted as its primary is: the list serves one model's traffic.
+          admission: new AdmissionController(primary.concurrency, primary.queue),
         };
       }),
     );

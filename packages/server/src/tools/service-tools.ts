@@ -1,21 +1,34 @@
 /** The server tools this service runs itself, by tool name; the rest answer `unavailable`. */
 import { SERVER_TOOL_NAMES, type ServerToolResultBlock, type ServerToolUseBlock } from '@mms/protocol';
 import { unavailableServerTools, type ServerToolRunner, type ToolCallContext } from '../agent/server-tool-runner.js';
+import { codeExecutionConfig } from '../config/config-schema.js';
+import { CodeExecutionTool, type CodeExecutionOptions } from './code-execution/code-execution-tool.js';
 import { WebFetchTool, type WebFetchOptions } from './web-fetch/web-fetch-tool.js';
+import { WebSearchTool, type WebSearchOptions } from './web-search/web-search-tool.js';
+
+/** Web search without a config: no provider, so every search answers `unavailable`. */
+const NO_WEB_SEARCH: WebSearchOptions = { maxResults: 5, maxResultCharacters: 2_000, timeoutMs: 10_000 };
 
 export class ServiceTools implements ServerToolRunner {
   private readonly webFetch: WebFetchTool;
+  private readonly webSearch: WebSearchTool;
+  private readonly codeExecution: CodeExecutionTool;
 
-  constructor(options: { webFetch: WebFetchOptions }) {
+  constructor(options: { webFetch: WebFetchOptions; webSearch?: WebSearchOptions; codeExecution?: CodeExecutionOptions }) {
     this.webFetch = new WebFetchTool(options.webFetch);
+    this.webSearch = new WebSearchTool(options.webSearch ?? NO_WEB_SEARCH);
+    // The sandbox loads nothing until the first execution (unless warmAtStart), so this is cheap.
+    this.codeExecution = new CodeExecutionTool(options.codeExecution ?? codeExecutionConfig.parse({}));
   }
 
   run(call: ServerToolUseBlock, context: ToolCallContext): Promise<ServerToolResultBlock> {
     if (call.name === SERVER_TOOL_NAMES.webFetch) return this.webFetch.run(call, context);
+    if (call.name === SERVER_TOOL_NAMES.webSearch) return this.webSearch.run(call, context);
+    if (call.name === SERVER_TOOL_NAMES.codeExecution) return this.codeExecution.run(call, context);
     return unavailableServerTools.run(call, context);
   }
 
-  close(): Promise<void> {
-    return this.webFetch.close();
+  async close(): Promise<void> {
+    await Promise.all([this.webFetch.close(), this.webSearch.close(), this.codeExecution.close()]);
   }
 }

@@ -24,19 +24,23 @@ export interface MessageCall {
    * so a failure before any output is still an HTTP error status, not an event in a 200 stream.
    */
   events: AsyncGenerator<StreamEvent[]>;
+  /** The backend that answers, for the `mms-backend` header: known once `events` gave its first batch. */
+  backendName(): string;
 }
 
 export async function startMessage(body: unknown, fault: string | undefined, services: MessageServices, signal: AbortSignal): Promise<MessageCall> {
   const request = parseMessageRequest(body);
   const entry = services.registry.resolve(request.model);
   checkMessageRules(request, entry.profile);
-  const inputTokens = await entry.backend.countTokens(request, entry.profile);
+  // A fallback list's per-request view: the count, every step and the header agree on one backend.
+  const backend = entry.backend.forRequest?.() ?? entry.backend;
+  const inputTokens = await backend.countTokens(request, entry.profile);
   if (inputTokens > entry.profile.contextWindow) {
     throw new ServiceError('prompt_too_long', `prompt is too long: ${inputTokens} tokens > ${entry.profile.contextWindow} maximum`);
   }
   const release = await entry.admission.acquire(signal);
   const parts = runTurn({
-    backend: entry.backend,
+    backend,
     request,
     model: entry.profile,
     thinks: requestThinks(request, entry.profile),
@@ -47,7 +51,7 @@ export async function startMessage(body: unknown, fault: string | undefined, ser
     signal,
   });
   const encoder = new MessageEncoder({ id: newMessageId(), model: entry.profile.id, inputTokens });
-  return { stream: request.stream === true, events: encodeParts(parts, encoder, release) };
+  return { stream: request.stream === true, events: encodeParts(parts, encoder, release), backendName: () => backend.name };
 }
 
 async function* encodeParts(batches: AsyncIterable<StreamPart[]>, encoder: MessageEncoder, release: () => void): AsyncGenerator<StreamEvent[]> {

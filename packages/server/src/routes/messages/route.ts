@@ -10,10 +10,15 @@ export function registerMessagesRoute(app: FastifyInstance, services: MessageSer
   app.post('/v1/messages', async (request, reply) => {
     const signal = abortOnDisconnect(reply);
     const call = await startMessage(request.body, headerValue(request, 'mms-fault'), services, signal);
+    // Headers go out only after the first batch: by then the backend that answers is known.
     const first = await call.events.next();
-    if (!call.stream) return foldReply(first, call.events);
+    if (!call.stream) {
+      const message = await foldReply(first, call.events);
+      reply.header('mms-backend', call.backendName());
+      return message;
+    }
     reply.hijack();
-    await streamReply(request, reply, first, call.events, pingIntervalMs);
+    await streamReply(request, reply, first, call.events, pingIntervalMs, call.backendName());
     return reply;
   });
 }
@@ -24,9 +29,9 @@ async function foldReply(first: IteratorResult<StreamEvent[]>, events: AsyncGene
   return fold.result();
 }
 
-async function streamReply(request: FastifyRequest, reply: FastifyReply, first: IteratorResult<StreamEvent[]>, events: AsyncGenerator<StreamEvent[]>, pingIntervalMs: number): Promise<void> {
+async function streamReply(request: FastifyRequest, reply: FastifyReply, first: IteratorResult<StreamEvent[]>, events: AsyncGenerator<StreamEvent[]>, pingIntervalMs: number, backendName: string): Promise<void> {
   const sse = new SseWriter(reply.raw, pingIntervalMs);
-  sse.open({ 'request-id': request.id });
+  sse.open({ 'request-id': request.id, 'mms-backend': backendName });
   try {
     for (let next = first; !next.done; next = await events.next()) await sse.write(next.value);
   } catch (error) {

@@ -1,0 +1,204 @@
+/**
+ * A model's `backends: [...]`: the first is the primary, the rest are fallbacks in order. A
+ * request moves on to the next backend when one fails in a retryable way (a 500, 529 or 429,
+ * a refused or dropped connection, a timeout) before its first output; once a backend has
+ * produced output, the request stays with it, and a later failure is the reply's failure (an
+ * `event: error` on a stream), never a silent restart that would repeat what the client has.
+ *
+ * The whole turn stays on the backend that answered its first step: the `mms-backend` header
+ * names it, and the steps after server tools continue the same model's work. Each backend has a
+ * circuit breaker (circuit-breaker.ts), so that a failing primary costs a request nothing while
+ * its circuit is open.
+ */
+import { ServiceError, type ConversationRequest, type ModelProfile } from '@mms/protocol';
+import type { Backend, BackendStepRequest } from '../backend.js';
+import type { StreamPart } from '../../streaming/stream-part.js';
+import { CircuitBreaker, type CircuitState, type CircuitTicket } from './circuit-breaker.js';
+
+export interface FallbackOptions {
+  /** Retryable failures in a row that open a backend's circuit. */
+  failureThreshold: number;
+  /** How long an open circuit skips its backend before one request probes it again. */
+  cooldownMs: number;
+  /** The clock, in milliseconds; tests pass their own. */
+  now?: () => number;
+}
+
+interface Member {
+  /** The backend's name, numbered by its place in the list when two share a name. */
+  label: string;
+  backend: Backend;
+  breaker: CircuitBreaker;
+}
+
+/** The failures another backend may well not have: 500, 504 (timeouts), 529 (overload), 429 (rate limits). */
+const RETRYABLE_CODES: ReadonlySet<string> = new Set(['internal', 'timeout', 'overloaded', 'rate_limited']);
+
+export function isRetryableFailure(error: unknown): boolean {
+  // Anything but a ServiceError is an unexpected failure of the backend itself.
+  return !(error instanceof ServiceError) || RETRYABLE_CODES.has(error.code);
+}
+
+export class FallbackBackend implements Backend {
+  readonly name: string;
+  private readonly members: readonly Member[];
+
+  constructor(backends: readonly Backend[], options: FallbackOptions) {
+    if (backends.length === 0) throw new Error('a fallback list needs at least one backend');
+    const now = options.now ?? Date.now;
+    const counts = new Map<string, number>();
+    for (const backend of backends) counts.set(backend.name, (counts.get(backend.name) ?? 0) + 1);
+    this.members = backends.map((backend, index) => ({
+      label: (counts.get(backend.name) ?? 0) > 1 ? `${backend.name}#${index + 1}` : backend.name,
+      backend,
+      breaker: new CircuitBreaker({ failureThreshold: options.failureThreshold, cooldownMs: options.cooldownMs, now }),
+    }));
+    this.name = this.members.map((member) => member.label).join(',');
+  }
+
+  /** A request's own view: it remembers which backend answered, for the header and later steps. */
+  forRequest(): Backend {
+    return new FallbackRequest(this.members, this.name);
+  }
+
+  stream(step: BackendStepRequest, signal: AbortSignal): AsyncIterable<StreamPart[]> {
+    return this.forRequest().stream(step, signal);
+  }
+
+  countTokens(request: ConversationRequest, model: ModelProfile): Promise<number> {
+    return this.forRequest().countTokens(request, model);
+  }
+
+  /** Each backend's circuit, by label: for tests and operators' logs. */
+  circuits(): Array<{ label: string; state: CircuitState }> {
+    return this.members.map((member) => ({ label: member.label, state: member.breaker.state }));
+  }
+
+  async prepare(options: { progress: boolean }): Promise<string> {
+    const lines: string[] = [];
+    for (const [index, member] of this.members.entries()) {
+      lines.push(`${index === 0 ? 'primary' : `fallback ${index}`} ${member.label}: ${await member.backend.prepare(options)}`);
+    }
+    return lines.join('; ');
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.members.map((member) => member.backend.close()));
+  }
+}
+
+class FallbackRequest implements Backend {
+  /** Backends that failed this request already: not tried again for it. */
+  private readonly failed = new Set<Member>();
+  /** The backend that produced this turn's first output. */
+  private answeredBy: Member | undefined;
+
+  constructor(
+    private readonly members: readonly Member[],
+    private readonly listName: string,
+  ) {}
+
+  get name(): string {
+    return this.answeredBy?.label ?? this.listName;
+  }
+
+  async countTokens(request: ConversationRequest, model: ModelProfile): Promise<number> {
+    let lastError: unknown;
+    for (const member of this.candidates()) {
+      const ticket = member.breaker.tryAcquire();
+      if (!ticket) continue;
+      try {
+        const count = await member.backend.countTokens(request, model);
+        // A count proves little of generation (most backends count locally): no verdict.
+        member.breaker.release(ticket);
+        return count;
+      } catch (error) {
+        if (!isRetryableFailure(error)) {
+          member.breaker.release(ticket);
+          throw error;
+        }
+        member.breaker.failure(ticket);
+        this.failed.add(member);
+        lastError = error;
+      }
+    }
+    throw lastError ?? this.allOpen();
+  }
+
+  async *stream(step: BackendStepRequest, signal: AbortSignal): AsyncGenerator<StreamPart[]> {
+    if (this.answeredBy) {
+      // A later step of the turn: its backend is chosen; a failure now is the reply's failure.
+      yield* relay(this.answeredBy, { probe: false }, this.answeredBy.backend.stream(step, signal)[Symbol.asyncIterator](), undefined, signal);
+      return;
+    }
+    let lastError: unknown;
+    for (const member of this.candidates()) {
+      const ticket = member.breaker.tryAcquire();
+      if (!ticket) continue;
+      let iterator: AsyncIterator<StreamPart[]> | undefined;
+      let first: IteratorResult<StreamPart[]>;
+      try {
+        iterator = member.backend.stream(step, signal)[Symbol.asyncIterator]();
+        // Nothing has reached the client until a batch with parts in it.
+        do first = await iterator.next();
+        while (!first.done && first.value.length === 0);
+      } catch (error) {
+        if (signal.aborted || !isRetryableFailure(error)) {
+          member.breaker.release(ticket);
+          throw error;
+        }
+        member.breaker.failure(ticket);
+        this.failed.add(member);
+        lastError = error;
+        continue;
+      }
+      this.answeredBy = member;
+      yield* relay(member, ticket, iterator, first, signal);
+      return;
+    }
+    throw lastError ?? this.allOpen();
+  }
+
+  async prepare(): Promise<string> {
+    return this.listName;
+  }
+
+  async close(): Promise<void> {}
+
+  private candidates(): Member[] {
+    return this.members.filter((member) => !this.failed.has(member));
+  }
+
+  /** Every circuit is open: refuse at once, with when to come back. */
+  private allOpen(): ServiceError {
+    const waitMs = Math.min(...this.members.map((member) => member.breaker.retryInMs));
+    const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+    return new ServiceError('overloaded', `Overloaded: every backend of this model (${this.listName}) failed recently; the next is tried again in ${seconds} s`, { retryAfterSeconds: seconds });
+  }
+}
+
+/**
+ * Passes a backend's batches on and gives its circuit the verdict: a step that ran to its end
+ * (or that the consumer ended, as the loop does at `finish`) is a success, a retryable failure
+ * a failure, and a client that left no verdict at all.
+ */
+async function* relay(member: Member, ticket: CircuitTicket, iterator: AsyncIterator<StreamPart[]>, first: IteratorResult<StreamPart[]> | undefined, signal: AbortSignal): AsyncGenerator<StreamPart[]> {
+  let settled = false;
+  let done = false;
+  try {
+    for (let next = first ?? (await iterator.next()); !next.done; next = await iterator.next()) yield next.value;
+    done = true;
+  } catch (error) {
+    settled = true;
+    if (!signal.aborted && isRetryableFailure(error)) member.breaker.failure(ticket);
+    else member.breaker.release(ticket);
+    throw error;
+  } finally {
+    if (!settled) {
+      if (signal.aborted) member.breaker.release(ticket);
+      else member.breaker.success(ticket);
+    }
+    // Left early (the loop stops at `finish`, or after one tool call): stop the backend too.
+    if (!done) await iterator.return?.(undefined);
+  }
+}

@@ -1,0 +1,221 @@
+/**
+ * A model served by another service with this same contract (another mms, say). Every step is
+ * streamed from the upstream, whether or not our caller streams: its events become our parts,
+ * so our encoder frames them and the JSON reply stays the fold of the stream. Our rules have
+ * already run in the handler; the upstream checks its own again. Server tools run here, not
+ * upstream (upstream-request.ts). The abort signal closes the upstream connection, which stops
+ * its generation.
+ */
+import { API_VERSION, ServiceError, VERSION_HEADER, type ConversationRequest, type ModelProfile } from '@mms/protocol';
+import { Agent, type Dispatcher } from 'undici';
+import type { Backend, BackendStepRequest } from '../backend.js';
+import type { StreamPart } from '../../streaming/stream-part.js';
+import type { MessagesUpstreamBackendConfig } from './messages-upstream-config.js';
+import { SseParser } from './sse-parser.js';
+import { transportError, upstreamError, type UpstreamErrorBody } from './upstream-errors.js';
+import { UpstreamEventReader } from './upstream-events.js';
+import { serverToolNames, upstreamCountBody, upstreamMessageBody } from './upstream-request.js';
+
+/** Longest error body read from the upstream. */
+const MAX_ERROR_BODY_BYTES = 64 * 1024;
+/** After message_stop, how long the end of the response may take before the connection is dropped. */
+const DRAIN_AFTER_STOP_MS = 1_000;
+
+type ResponseBody = Dispatcher.ResponseData['body'];
+
+export class MessagesUpstreamBackend implements Backend {
+  readonly name = 'messages-upstream';
+  private readonly agent: Agent;
+  private readonly origin: string;
+  private readonly basePath: string;
+  /** The upstream, as error messages and logs name it. */
+  private readonly where: string;
+  private readonly model: string;
+  private readonly headers: Record<string, string>;
+  private readonly missingKeyEnv: string | undefined;
+
+  constructor(
+    private readonly config: MessagesUpstreamBackendConfig,
+    profile: ModelProfile,
+  ) {
+    const url = new URL(config.baseURL);
+    this.origin = url.origin;
+    this.basePath = url.pathname.replace(/\/+$/, '');
+    this.where = `${url.origin}${this.basePath}`;
+    this.model = config.model ?? profile.id;
+    const apiKey = config.apiKey ?? (config.apiKeyEnv === undefined ? undefined : process.env[config.apiKeyEnv]);
+    this.missingKeyEnv = config.apiKeyEnv !== undefined && !apiKey ? config.apiKeyEnv : undefined;
+    this.headers = { 'content-type': 'application/json', accept: 'text/event-stream, application/json', [VERSION_HEADER]: API_VERSION, ...(apiKey ? { 'x-api-key': apiKey } : {}) };
+    this.agent = new Agent({ connect: { timeout: config.connectTimeoutMs }, headersTimeout: config.firstByteTimeoutMs, bodyTimeout: config.idleTimeoutMs });
+  }
+
+  async *stream(step: BackendStepRequest, signal: AbortSignal): AsyncGenerator<StreamPart[]> {
+    if (step.outputBudget < 1) {
+      // Earlier steps spent the whole budget: the upstream would refuse max_tokens 0.
+      yield [{ type: 'output-tokens', count: 0 }, { type: 'finish', stopReason: 'max_tokens', stopSequence: null }];
+      return;
+    }
+    signal.throwIfAborted();
+    const headers = this.config.forwardFaults && step.fault ? { ...this.headers, 'mms-fault': step.fault } : this.headers;
+    const body = JSON.stringify(upstreamMessageBody(step, this.model));
+    const reader = new UpstreamEventReader(this.where, serverToolNames(step.request));
+    // One controller per call: the caller's abort, and the first-output timer, both end it.
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    const firstOutputTimer = setTimeout(
+      () => controller.abort(new ServiceError('timeout', `upstream ${this.where} failed: no output within firstByteTimeoutMs (${this.config.firstByteTimeoutMs} ms)`)),
+      this.config.firstByteTimeoutMs,
+    );
+    let responseBody: ResponseBody | undefined;
+    try {
+      const response = await this.agent.request({ origin: this.origin, path: `${this.basePath}/v1/messages`, method: 'POST', headers, body, signal: controller.signal }).catch((error: unknown) => {
+        throw this.failure(error, controller.signal);
+      });
+      responseBody = response.body;
+      if (response.statusCode !== 200) throw await this.statusError(response);
+      const contentType = String(response.headers['content-type'] ?? '');
+      if (!contentType.startsWith('text/event-stream')) throw new ServiceError('internal', `upstream ${this.where} failed: it answered a streamed request with ${contentType || 'no content-type'}, not text/event-stream`);
+      const iterator = response.body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+      const parser = new SseParser();
+      for (;;) {
+        const next = await iterator.next().catch((error: unknown) => {
+          throw this.failure(error, controller.signal);
+        });
+        if (next.done) break;
+        const parts: StreamPart[] = [];
+        let failure: unknown;
+        try {
+          for (const event of parser.push(next.value)) {
+            reader.read(event.data, parts);
+            if (reader.finished) break;
+          }
+        } catch (error) {
+          failure = error;
+        }
+        if (parts.length > 0) clearTimeout(firstOutputTimer);
+        if (failure !== undefined) {
+          // An `event: error` after output: what came before it reaches the client first, as
+          // it would from the upstream itself, and the error follows as an error event.
+          if (parts.length > 0) yield parts;
+          throw failure;
+        }
+        if (reader.finished) {
+          // Read the end of the response before the consumer stops us at `finish`, so that
+          // the connection goes back to the pool instead of being closed.
+          if (!(await drain(iterator))) responseBody.destroy();
+          yield parts;
+          return;
+        }
+        if (parts.length > 0) yield parts;
+      }
+      throw new ServiceError('internal', `upstream ${this.where} failed: its stream ended before message_stop`);
+    } finally {
+      clearTimeout(firstOutputTimer);
+      signal.removeEventListener('abort', onAbort);
+      // A step left early (client gone, a single tool call taken): closing the connection
+      // is what tells the upstream to stop generating.
+      if (!reader.finished) {
+        controller.abort(signal.aborted ? signal.reason : new Error('step ended'));
+        responseBody?.destroy();
+      }
+    }
+  }
+
+  async countTokens(request: ConversationRequest): Promise<number> {
+    const body = JSON.stringify(upstreamCountBody(request, this.model));
+    const response = await this.agent
+      .request({ origin: this.origin, path: `${this.basePath}/v1/messages/count_tokens`, method: 'POST', headers: this.headers, body })
+      .catch((error: unknown) => {
+        throw transportError(this.where, error);
+      });
+    if (response.statusCode !== 200) throw await this.statusError(response);
+    const counted = (await response.body.json().catch((error: unknown) => {
+      throw transportError(this.where, error);
+    })) as { input_tokens?: unknown };
+    if (typeof counted.input_tokens !== 'number') throw new ServiceError('internal', `upstream ${this.where} failed: count_tokens answered without input_tokens`);
+    return counted.input_tokens;
+  }
+
+  /**
+   * One look at the upstream before the service listens: whether it answers and knows the
+   * model. An upstream that is down now does not stop the start (it may be up by the first
+   * request, and a fallback list skips it meanwhile); what cannot fix itself does, with the fix
+   * in the message: a key variable that is not set, or the upstream refusing our key. A model
+   * it does not list is a warning only, since a service with this contract need not have the
+   * models endpoint.
+   */
+  async prepare(): Promise<string> {
+    if (this.missingKeyEnv !== undefined) throw new Error(`upstream ${this.where}: the environment variable ${this.missingKeyEnv} (backend.apiKeyEnv) is not set`);
+    let status: number;
+    try {
+      const response = await this.agent.request({
+        origin: this.origin,
+        path: `${this.basePath}/v1/models/${encodeURIComponent(this.model)}`,
+        method: 'GET',
+        headers: this.headers,
+        signal: AbortSignal.timeout(this.config.connectTimeoutMs + 5_000),
+      });
+      await response.body.dump();
+      status = response.statusCode;
+    } catch (error) {
+      const reason = transportError(this.where, error).message.replace(`upstream ${this.where} failed: `, '');
+      return `upstream ${this.where} is not reachable now (${reason}); every request tries it again`;
+    }
+    if (status === 401 || status === 403) throw new Error(`upstream ${this.where} refused this service's API key (${status}); check backend.apiKey or backend.apiKeyEnv`);
+    if (status === 200) return `upstream ${this.where}, model ${this.model}`;
+    if (status === 404) return `upstream ${this.where} answers, but does not list the model ${this.model}; set backend.model to one it serves`;
+    return `upstream ${this.where} answers ${status} to GET /v1/models/${this.model}; its requests may fail until it is ready`;
+  }
+
+  async close(): Promise<void> {
+    await this.agent.destroy();
+  }
+
+  /** A transport failure, unless it is the caller's abort (passed on as is) or our own timer. */
+  private failure(error: unknown, signal: AbortSignal): unknown {
+    if (signal.aborted) return signal.reason instanceof ServiceError ? signal.reason : (signal.reason ?? error);
+    return transportError(this.where, error);
+  }
+
+  private async statusError(response: Dispatcher.ResponseData): Promise<ServiceError> {
+    const text = await readCapped(response.body, MAX_ERROR_BODY_BYTES).catch(() => '');
+    let parsed: UpstreamErrorBody | undefined;
+    try {
+      parsed = JSON.parse(text) as UpstreamErrorBody;
+    } catch {
+      parsed = undefined;
+    }
+    const retryAfter = response.headers['retry-after'];
+    return upstreamError(this.where, response.statusCode, parsed, Array.isArray(retryAfter) ? retryAfter[0] : retryAfter);
+  }
+}
+
+async function readCapped(body: ResponseBody, maxBytes: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size >= maxBytes) {
+      body.destroy();
+      break;
+    }
+  }
+  return Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8');
+}
+
+/** Reads what is left of a finished stream, for a short while at most; true when it ended. */
+async function drain(iterator: AsyncIterator<Buffer>): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), DRAIN_AFTER_STOP_MS);
+  });
+  const rest = (async () => {
+    while (!(await iterator.next()).done);
+    return true;
+  })().catch(() => false);
+  const ended = await Promise.race([rest, late]);
+  clearTimeout(timer);
+  return ended;
+}

@@ -1,0 +1,87 @@
+/**
+ * The upstream's failures as this service's errors. An error envelope keeps its type and its
+ * message (a 529 overloaded_error upstream is a 529 overloaded_error here, in a status or an
+ * `event: error` alike), with its retry-after. The exceptions are the errors that describe this
+ * service's own configuration rather than the caller's request: the upstream refusing our key
+ * (401, 403) or not knowing the model we ask it for (404). The caller can do nothing about
+ * those, so they are a 500 api_error naming the upstream.
+ */
+import { ServiceError, type ErrorCode } from '@mms/protocol';
+
+/** Wire error type -> our code. Types a service may add later fall back on the status. */
+const CODE_OF_TYPE: Record<string, ErrorCode> = {
+  invalid_request_error: 'invalid_request',
+  request_too_large: 'request_too_large',
+  rate_limit_error: 'rate_limited',
+  api_error: 'internal',
+  timeout_error: 'timeout',
+  overloaded_error: 'overloaded',
+};
+
+const CONFIGURATION_TYPES: ReadonlySet<string> = new Set(['authentication_error', 'permission_error', 'not_found_error']);
+
+export interface UpstreamErrorBody {
+  type?: unknown;
+  error?: { type?: unknown; message?: unknown };
+}
+
+/** An error envelope (from a status or an `event: error`) -> a ServiceError. */
+export function upstreamError(where: string, status: number | undefined, body: UpstreamErrorBody | undefined, retryAfter: string | undefined): ServiceError {
+  const type = typeof body?.error?.type === 'string' ? body.error.type : undefined;
+  const message = typeof body?.error?.message === 'string' ? body.error.message : undefined;
+  const retryAfterSeconds = parseRetryAfter(retryAfter);
+  if (type !== undefined && CONFIGURATION_TYPES.has(type)) {
+    return new ServiceError('internal', `upstream ${where} refused this service's request (${type}${status === undefined ? '' : `, ${status}`}): ${message ?? 'no message'}; check the backend's apiKey and model`);
+  }
+  const code = (type !== undefined ? CODE_OF_TYPE[type] : undefined) ?? codeOfStatus(status);
+  const text = message ?? `upstream ${where} answered ${status ?? 'an error'} with no error message`;
+  const retryable = code === 'rate_limited' || code === 'overloaded';
+  return new ServiceError(code, text, { retryAfterSeconds: retryable ? (retryAfterSeconds ?? 1) : undefined });
+}
+
+function codeOfStatus(status: number | undefined): ErrorCode {
+  if (status === 429) return 'rate_limited';
+  if (status === 529 || status === 503) return 'overloaded';
+  if (status === 413) return 'request_too_large';
+  if (status === 400) return 'invalid_request';
+  if (status === 504) return 'timeout';
+  return 'internal';
+}
+
+function parseRetryAfter(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const seconds = Number(value);
+  return Number.isFinite(seconds) && seconds >= 0 ? Math.ceil(seconds) : undefined;
+}
+
+/** The connection's own limits, which are this backend's timeouts. */
+const TIMEOUT_CODES: Record<string, string> = {
+  UND_ERR_CONNECT_TIMEOUT: 'no connection within connectTimeoutMs',
+  UND_ERR_HEADERS_TIMEOUT: 'no response within firstByteTimeoutMs',
+  UND_ERR_BODY_TIMEOUT: 'the stream was silent for longer than idleTimeoutMs',
+};
+
+/**
+ * A failure of the connection itself -> a 504 timeout_error for the backend's time limits, a
+ * 500 api_error naming the cause (refused, reset) otherwise.
+ */
+export function transportError(where: string, error: unknown): ServiceError {
+  if (error instanceof ServiceError) return error;
+  const code = (error as { code?: unknown }).code;
+  const reason = typeof code === 'string' ? code : String((error as Error).message);
+  const timeout = TIMEOUT_CODES[reason];
+  if (timeout !== undefined) return new ServiceError('timeout', `upstream ${where} failed: ${timeout} (${reason})`, { cause: error });
+  return new ServiceError('internal', `upstream ${where} failed: ${describeTransport(reason)}`, { cause: error });
+}
+
+function describeTransport(code: string): string {
+  switch (code) {
+    case 'ECONNREFUSED':
+      return 'connection refused (ECONNREFUSED)';
+    case 'UND_ERR_SOCKET':
+    case 'ECONNRESET':
+      return `the connection was closed (${code})`;
+    default:
+      return code;
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * The upstream's wire events -> our stream parts, so that our own encoder frames them again
+ * (indices, message_start with our id and input count, cumulative usage) and the JSON reply is
+ * still the fold of the stream. A tool_use of a server tool's name is the upstream model calling
+ * a server tool that this service runs (see upstream-request.ts): it becomes server_tool_use.
+ */
+import { ServiceError, type ContentBlock, type ContentBlockDelta, type StopReason } from '@mms/protocol';
+import type { StreamPart } from '../../streaming/stream-part.js';
+import { upstreamError, type UpstreamErrorBody } from './upstream-errors.js';
+
+const STOP_REASONS: ReadonlySet<string> = new Set(['end_turn', 'max_tokens', 'stop_sequence', 'tool_use', 'pause_turn', 'refusal']);
+
+interface WireEvent {
+  type?: unknown;
+  content_block?: Record<string, unknown>;
+  delta?: Record<string, unknown>;
+  usage?: { output_tokens?: unknown };
+}
+
+export class UpstreamEventReader {
+  private stopReason: StopReason | undefined;
+  private stopSequence: string | null = null;
+  /** The upstream sent message_stop: the step is complete. */
+  finished = false;
+
+  constructor(
+    private readonly where: string,
+    private readonly serverTools: ReadonlySet<string>,
+  ) {}
+
+  /** Appends the parts of one event's JSON data to `parts`. Throws the upstream's error events. */
+  read(data: string, parts: StreamPart[]): void {
+    let event: WireEvent;
+    try {
+      event = JSON.parse(data) as WireEvent;
+    } catch {
+      throw this.protocolError(`an event that is not JSON: ${data.slice(0, 200)}`);
+    }
+    switch (event.type) {
+      case 'content_block_start':
+        parts.push({ type: 'block-start', block: this.block(event.content_block) });
+        return;
+      case 'content_block_delta':
+        parts.push({ type: 'block-delta', delta: this.delta(event.delta) });
+        return;
+      case 'content_block_stop':
+        parts.push({ type: 'block-stop' });
+        return;
+      case 'message_delta':
+        this.messageDelta(event, parts);
+        return;
+      case 'message_stop':
+        if (this.stopReason === undefined) throw this.protocolError('message_stop before any stop_reason');
+        parts.push({ type: 'finish', stopReason: this.stopReason, stopSequence: this.stopSequence });
+        this.finished = true;
+        return;
+      case 'error':
+        throw upstreamError(this.where, undefined, event as UpstreamErrorBody, undefined);
+      case 'message_start':
+      case 'ping':
+        return;
+      default:
+        // New event types are ignored, as the public API asks of its clients.
+        return;
+    }
+  }
+
+  private block(start: Record<string, unknown> | undefined): ContentBlock {
+    switch (start?.type) {
+      case 'text':
+        return { type: 'text', text: stringField(start.text), citations: null };
+      case 'thinking':
+        return { type: 'thinking', thinking: stringField(start.thinking), signature: stringField(start.signature) };
+      case 'tool_use': {
+        const id = stringField(start.id);
+        const name = stringField(start.name);
+        const input = isObject(start.input) ? start.input : {};
+        if (this.serverTools.has(name)) return { type: 'server_tool_use', id: id.startsWith('toolu_') ? `srv${id}` : id, name, input };
+        return { type: 'tool_use', id, name, input, caller: { type: 'direct' } };
+      }
+      default:
+        throw this.protocolError(`a content block of type ${String(start?.type)}, which this service cannot relay`);
+    }
+  }
+
+  private delta(delta: Record<string, unknown> | undefined): ContentBlockDelta {
+    switch (delta?.type) {
+      case 'text_delta':
+        return { type: 'text_delta', text: stringField(delta.text) };
+      case 'thinking_delta':
+        return { type: 'thinking_delta', thinking: stringField(delta.thinking) };
+      case 'signature_delta':
+        return { type: 'signature_delta', signature: stringField(delta.signature) };
+      case 'input_json_delta':
+        return { type: 'input_json_delta', partial_json: stringField(delta.partial_json) };
+      default:
+        throw this.protocolError(`a delta of type ${String(delta?.type)}, which this service cannot relay`);
+    }
+  }
+
+  private messageDelta(event: WireEvent, parts: StreamPart[]): void {
+    const reason = event.delta?.stop_reason;
+    if (typeof reason === 'string') {
+      if (!STOP_REASONS.has(reason)) throw this.protocolError(`stop_reason ${reason}`);
+      this.stopReason = reason as StopReason;
+      this.stopSequence = typeof event.delta?.stop_sequence === 'string' ? event.delta.stop_sequence : null;
+    }
+    const outputTokens = event.usage?.output_tokens;
+    if (typeof outputTokens === 'number' && Number.isFinite(outputTokens)) parts.push({ type: 'output-tokens', count: outputTokens });
+  }
+
+  private protocolError(what: string): ServiceError {
+    return new ServiceError('internal', `upstream ${this.where} sent ${what}`);
+  }
+}
+
+function stringField(value: unknown): string {
+  return typeof value === 'string' ? value : '';
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,61 @@
+/**
+ * One step of a Messages request as a chat completions request body for one engine. Pure.
+ * Always streamed, with usage in the stream; max_tokens is the step's output budget.
+ */
+import { ServiceError, type ContentBlock, type ConversationRequest, type MessageRequest } from '@mms/protocol';
+import { toChatMessages } from './chat-messages.js';
+import type { ChatCompletionRequest, ChatFunctionTool, ChatMessage } from './chat-types.js';
+import type { EngineProfile } from './engine-profiles.js';
+import { guidedFields, thinkingFields } from './guided-decoding.js';
+import type { EngineKind } from './openai-compatible-config.js';
+import type { ChatPlan } from './output-plan.js';
+
+export interface ChatRequestInput {
+  request: ConversationRequest & Partial<Pick<MessageRequest, 'temperature' | 'top_p' | 'top_k' | 'stop_sequences'>>;
+  turnSoFar: readonly ContentBlock[];
+  plan: ChatPlan;
+  engine: EngineKind;
+  profile: EngineProfile;
+  model: string;
+  thinking: { on: Record<string, unknown>; off: Record<string, unknown> } | undefined;
+  thinks: boolean;
+  outputBudget: number;
+  /** Appended after the conversation (a retry's feedback). */
+  extraMessages?: ChatMessage[];
+}
+
+export function toChatRequest(input: ChatRequestInput): ChatCompletionRequest {
+  const { request, plan, profile } = input;
+  const messages = [...toChatMessages(request, input.turnSoFar, { instruction: plan.instruction, reasoningField: profile.reasoningHistoryField }), ...(input.extraMessages ?? [])];
+  const body: ChatCompletionRequest = {
+    model: input.model,
+    messages,
+    stream: true,
+    stream_options: { include_usage: true },
+    max_tokens: input.outputBudget,
+    ...thinkingFields(profile, input.thinking, input.thinks),
+    ...guidedFields(profile, plan.guidedSchema),
+  };
+  if (request.temperature !== undefined) body.temperature = request.temperature;
+  if (request.top_p !== undefined) body.top_p = request.top_p;
+  if (request.top_k !== undefined) {
+    if (!profile.topK) throw new ServiceError('invalid_request', `top_k: the ${input.engine} engine's chat completions API has no top_k; leave it out`);
+    body.top_k = request.top_k;
+  }
+  // Engines that report which stop string matched get them; for the others mms matches them in the text.
+  if (request.stop_sequences?.length && profile.stopReport && plan.content.kind === 'text') body.stop = request.stop_sequences;
+  if (plan.tools.length > 0) {
+    body.tools = plan.tools.map((tool): ChatFunctionTool => ({
+      type: 'function',
+      function: { name: tool.name, description: tool.description, parameters: tool.schema, ...(tool.strict && profile.sendsStrict ? { strict: true } : {}) },
+    }));
+    if (plan.toolChoice !== undefined) body.tool_choice = plan.toolChoice;
+    // llama.cpp defaults to one call; the Messages API allows several unless told otherwise.
+    if (plan.toolChoice !== 'none') body.parallel_tool_calls = plan.parallelToolCalls ?? true;
+  }
+  if (messages.at(-1)?.role === 'assistant' && profile.continueFinalMessage) {
+    body.continue_final_message = true;
+    body.add_generation_prompt = false;
+  }
+  return body;
+}

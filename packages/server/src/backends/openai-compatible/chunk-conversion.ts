@@ -1,0 +1,234 @@
+/**
+ * Engine chunks in, stream parts out, as they come: reasoning deltas into a thinking block
+ * (signed at its end, like the llama-cpp backend's), text deltas into a text block, tool-call
+ * argument deltas into tool_use (or, for a server tool, server_tool_use) blocks as
+ * input_json_delta. A whole `chat.completion` is read the same way, as one big delta. Pure:
+ * no I/O; the backend feeds it.
+ *
+ * Some output must be checked by mms before the caller sees it (a strict tool's input the
+ * engine did not guide, an `output_config.format` answer it could not guide): from the first
+ * such block on, parts are held, in order, and the backend releases them after the check.
+ */
+import { createHash } from 'node:crypto';
+import type { ContentBlock } from '@mms/protocol';
+import { uniqueId } from '../../http/unique-id.js';
+import type { StreamPart } from '../../streaming/stream-part.js';
+import type { ChatChoice, ChatCompletionChunk, ChatDelta, ChatToolCallDelta } from './chat-types.js';
+import { streamError } from './error-mapping.js';
+import type { OfferedTool } from './offered-tools.js';
+import type { ChatPlan } from './output-plan.js';
+import { StopSequenceMatcher } from './stop-sequence-matcher.js';
+
+/** A tool call whose input mms must check before it is released as a block. */
+export interface PendingCall {
+  type: 'pending-call';
+  name: string;
+  tool: OfferedTool | undefined;
+  arguments: string;
+}
+
+export type HeldItem = StreamPart | PendingCall;
+
+export interface ConverterOptions {
+  engine: string;
+  plan: ChatPlan;
+  thinks: boolean;
+  /** Matched in mms (engines that do not report the stop string); empty: none. */
+  stopSequences: readonly string[];
+}
+
+export interface ChunkSummary {
+  /** Parts still to send before the held ones (the closing of the last streamed block). */
+  tail: StreamPart[];
+  held: HeldItem[];
+  finishReason: string | undefined;
+  /** The stop string that ended the output, mms-matched or engine-reported. */
+  stopString: string | undefined;
+  /** Every tool call, with its arguments as generated. */
+  calls: Array<{ name: string; arguments: string }>;
+  /** The whole text answer (for the format check). */
+  text: string;
+  completionTokens: number | undefined;
+  /** Chunks that carried output: a token estimate where the engine sent no usage. */
+  outputChunks: number;
+}
+
+type OpenBlock = { kind: 'thinking' } | { kind: 'text' } | { kind: 'call'; index: number; pending: PendingCall | undefined };
+
+export class ChunkConverter {
+  private out: StreamPart[] = [];
+  private held: HeldItem[] | undefined;
+  private open: OpenBlock | undefined;
+  private thinkingText = '';
+  private text = '';
+  private envelope = '';
+  private calls: Array<{ name: string; arguments: string }> = [];
+  private finishReason: string | undefined;
+  private reportedStop: string | number | undefined;
+  private completionTokens: number | undefined;
+  private outputChunks = 0;
+  private readonly matcher: StopSequenceMatcher | undefined;
+
+  constructor(private readonly options: ConverterOptions) {
+    this.matcher = options.stopSequences.length > 0 && options.plan.content.kind === 'text' ? new StopSequenceMatcher(options.stopSequences) : undefined;
+    if (options.plan.holdAll) this.held = [];
+  }
+
+  /** A stop sequence was matched in mms: the rest of the engine's output is not wanted. */
+  get stopped(): boolean {
+    return this.matcher?.matched !== undefined;
+  }
+
+  /** The parts that can go to the client now. */
+  push(chunk: ChatCompletionChunk): StreamPart[] {
+    if (chunk.error !== undefined || chunk.object === 'error') throw streamError(this.options.engine, chunk);
+    if (chunk.usage?.completion_tokens !== undefined) this.completionTokens = chunk.usage.completion_tokens;
+    const choice = chunk.choices?.[0];
+    if (choice && !this.stopped) this.choice(choice);
+    const parts = this.out;
+    this.out = [];
+    return parts;
+  }
+
+  end(): ChunkSummary {
+    if (this.matcher && !this.stopped) this.appendText(this.matcher.flush());
+    this.close();
+    if (this.options.plan.content.kind === 'tool-envelope') this.releaseEnvelope();
+    const reported = typeof this.reportedStop === 'string' ? this.reportedStop : undefined;
+    return {
+      tail: this.out,
+      held: this.held ?? [],
+      finishReason: this.finishReason,
+      stopString: this.matcher?.matched ?? (this.finishReason === 'stop' ? reported : undefined),
+      calls: this.calls,
+      text: this.text,
+      completionTokens: this.completionTokens,
+      outputChunks: this.outputChunks,
+    };
+  }
+
+  private choice(choice: ChatChoice): void {
+    const delta = choice.delta ?? choice.message;
+    if (delta) this.delta(delta, choice.message !== undefined);
+    if (choice.finish_reason) this.finishReason = choice.finish_reason;
+    const reported = choice.stop_reason ?? choice.matched_stop;
+    if (reported !== undefined && reported !== null) this.reportedStop = reported;
+  }
+
+  private delta(delta: ChatDelta, whole: boolean): void {
+    const reasoning = delta.reasoning_content ?? delta.reasoning;
+    const content = delta.content;
+    const calls = delta.tool_calls;
+    if (reasoning || content || calls?.length) this.outputChunks += 1;
+    if (reasoning) this.reasoning(reasoning);
+    if (content) this.content(content);
+    // A whole message's calls carry no index: their position is their index.
+    calls?.forEach((call, position) => this.toolCall(whole ? { ...call, index: position } : call));
+  }
+
+  private reasoning(text: string): void {
+    // Output the request did not ask to see (a model that thinks by default) is not shown.
+    if (!this.options.thinks) return;
+    if (this.open?.kind !== 'thinking') {
+      this.close();
+      this.open = { kind: 'thinking' };
+      this.thinkingText = '';
+      this.emit({ type: 'block-start', block: { type: 'thinking', thinking: '', signature: '' } });
+    }
+    this.thinkingText += text;
+    this.emit({ type: 'block-delta', delta: { type: 'thinking_delta', thinking: text } });
+  }
+
+  private content(text: string): void {
+    const role = this.options.plan.content;
+    if (role.kind === 'text') this.appendText(this.matcher ? this.matcher.push(text) : text);
+    else if (role.kind === 'tool-input') this.toolCall({ index: -1, function: { name: role.tool.name, arguments: text } });
+    else this.envelope += text;
+  }
+
+  private appendText(text: string): void {
+    if (text === '') return;
+    if (this.open?.kind !== 'text') {
+      this.close();
+      this.open = { kind: 'text' };
+      this.emit({ type: 'block-start', block: { type: 'text', text: '', citations: null } });
+    }
+    this.text += text;
+    this.emit({ type: 'block-delta', delta: { type: 'text_delta', text } });
+  }
+
+  private toolCall(call: ChatToolCallDelta): void {
+    const index = call.index ?? (this.open?.kind === 'call' && !call.id ? this.open.index : this.calls.length);
+    const name = call.function?.name ?? undefined;
+    const argumentsText = call.function?.arguments ?? '';
+    if (this.open?.kind !== 'call' || this.open.index !== index) this.startCall(index, name);
+    const open = this.open as Extract<OpenBlock, { kind: 'call' }>;
+    const record = this.calls.at(-1)!;
+    if (name && record.name === '') record.name = name;
+    record.arguments += argumentsText;
+    if (open.pending) {
+      if (name && open.pending.name === '') open.pending.name = name;
+      open.pending.arguments += argumentsText;
+    } else if (argumentsText !== '') {
+      this.emit({ type: 'block-delta', delta: { type: 'input_json_delta', partial_json: argumentsText } });
+    }
+  }
+
+  private startCall(index: number, name: string | undefined): void {
+    this.close();
+    this.calls.push({ name: name ?? '', arguments: '' });
+    const tool = this.options.plan.tools.find((candidate) => candidate.name === name) ?? (this.options.plan.content.kind === 'tool-input' ? this.options.plan.content.tool : undefined);
+    // A strict tool the engine did not hold to its schema, or a call whose name is still unknown, waits for the check.
+    const check = name === undefined || (tool?.strict === true && !this.options.plan.guidedCalls);
+    if (check) {
+      const pending: PendingCall = { type: 'pending-call', name: name ?? '', tool, arguments: '' };
+      this.held ??= [];
+      this.held.push(pending);
+      this.open = { kind: 'call', index, pending };
+      return;
+    }
+    this.open = { kind: 'call', index, pending: undefined };
+    this.emit({ type: 'block-start', block: toolBlock(name!, tool?.server === true) });
+  }
+
+  /** `{"name", "input"}` generated for one of several tools: released as that tool's call, after the check. */
+  private releaseEnvelope(): void {
+    let name = '';
+    let input = this.envelope;
+    try {
+      const parsed = JSON.parse(this.envelope) as { name?: unknown; input?: unknown };
+      if (typeof parsed.name === 'string') name = parsed.name;
+      input = JSON.stringify(parsed.input ?? {});
+    } catch {
+      // Cut off or not JSON: the check below refuses it.
+    }
+    const tools = this.options.plan.content.kind === 'tool-envelope' ? this.options.plan.content.tools : [];
+    const pending: PendingCall = { type: 'pending-call', name, tool: tools.find((tool) => tool.name === name), arguments: input };
+    this.calls.push({ name, arguments: input });
+    this.held ??= [];
+    this.held.push(pending);
+  }
+
+  private close(): void {
+    const open = this.open;
+    if (!open) return;
+    this.open = undefined;
+    if (open.kind === 'call' && open.pending) return;
+    if (open.kind === 'thinking') {
+      const signature = createHash('sha256').update(`mms-openai-compatible:${this.thinkingText}`).digest('base64');
+      this.emit({ type: 'block-delta', delta: { type: 'signature_delta', signature } });
+    }
+    this.emit({ type: 'block-stop' });
+  }
+
+  private emit(part: StreamPart): void {
+    if (this.held) this.held.push(part);
+    else this.out.push(part);
+  }
+}
+
+export function toolBlock(name: string, server: boolean): ContentBlock {
+  return server
+    ? { type: 'server_tool_use', id: uniqueId('srvtoolu_'), name, input: {} }
+    : { type: 'tool_use', id: uniqueId('toolu_'), name, input: {}, caller: { type: 'direct' } };
+}

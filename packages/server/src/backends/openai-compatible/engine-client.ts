@@ -1,0 +1,191 @@
+/**
+ * HTTP to one engine (undici, one connection pool per backend), with the three time limits of
+ * the backend's config: connect (undici's connector), first byte (from sending to the first
+ * bytes of the body) and idle (between chunks). The caller's abort signal cancels the request,
+ * and a consumer that stops reading closes the connection, which engines treat as a cancel.
+ */
+import { Agent, request, type Dispatcher } from 'undici';
+import type { ChatCompletionChunk, ChatCompletionRequest } from './chat-types.js';
+import { statusError, streamError, transportError, UpstreamTimeoutError, type TimeoutPhase } from './error-mapping.js';
+import { SseParser } from './sse-reader.js';
+
+export interface EngineClientOptions {
+  engine: string;
+  baseURL: string;
+  apiKey: string | undefined;
+  connectTimeoutMs: number;
+  firstByteTimeoutMs: number;
+  idleTimeoutMs: number;
+}
+
+const ERROR_BODY_LIMIT = 64 * 1024;
+const LIST_BODY_LIMIT = 4 * 1024 * 1024;
+
+export class EngineClient {
+  /** The OpenAI-style base, without a trailing slash: `<apiBase>/chat/completions`. */
+  readonly apiBase: string;
+  /** The server's root, for endpoints outside /v1 (vLLM's /tokenize, llama.cpp's /apply-template). */
+  readonly root: string;
+  private readonly agent: Agent;
+  private readonly headers: Record<string, string>;
+
+  constructor(private readonly options: EngineClientOptions) {
+    this.apiBase = options.baseURL.replace(/\/+$/, '');
+    this.root = this.apiBase.replace(/\/v1$/, '');
+    // Our own timers cover first byte and idle; undici's would measure something slightly different.
+    this.agent = new Agent({ connect: { timeout: options.connectTimeoutMs }, headersTimeout: 0, bodyTimeout: 0 });
+    this.headers = { 'content-type': 'application/json', ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}) };
+  }
+
+  /** The chat completion's chunks as they arrive; a server that answered with one JSON body yields it once. */
+  async *streamChat(body: ChatCompletionRequest, signal: AbortSignal): AsyncGenerator<ChatCompletionChunk, { done: boolean }> {
+    const timer = new Deadline();
+    const controller = new AbortController();
+    const combined = AbortSignal.any([signal, controller.signal]);
+    timer.arm(controller, 'first byte', this.options.firstByteTimeoutMs);
+    let response: Dispatcher.ResponseData | undefined;
+    try {
+      response = await this.send(`${this.apiBase}/chat/completions`, 'POST', body, combined, { accept: 'text/event-stream' });
+      if (response.statusCode !== 200) throw statusError(this.options.engine, response.statusCode, await readLimited(response.body), header(response, 'retry-after'));
+      if (header(response, 'content-type')?.includes('application/json')) {
+        yield (await response.body.json()) as ChatCompletionChunk;
+        return { done: true };
+      }
+      return yield* this.events(response.body, timer, controller);
+    } catch (error) {
+      throw this.failure(error, signal, controller);
+    } finally {
+      timer.clear();
+      response?.body.destroy();
+    }
+  }
+
+  /** A GET whose status the caller reads itself (the start-up check); failures with no answer are mapped. */
+  async get(url: string): Promise<{ status: number; text: string }> {
+    const timer = new Deadline();
+    const controller = new AbortController();
+    timer.arm(controller, 'first byte', this.options.firstByteTimeoutMs);
+    try {
+      const response = await this.send(url, 'GET', undefined, controller.signal, {});
+      return { status: response.statusCode, text: await readLimited(response.body, LIST_BODY_LIMIT) };
+    } catch (error) {
+      throw this.failure(error, new AbortController().signal, controller);
+    } finally {
+      timer.clear();
+    }
+  }
+
+  async postJson(url: string, body: unknown, signal?: AbortSignal): Promise<unknown> {
+    return this.json(url, 'POST', body, signal);
+  }
+
+  close(): Promise<void> {
+    return this.agent.close();
+  }
+
+  private async json(url: string, method: 'GET' | 'POST', body: unknown, signal: AbortSignal | undefined): Promise<unknown> {
+    const timer = new Deadline();
+    const controller = new AbortController();
+    timer.arm(controller, 'first byte', this.options.firstByteTimeoutMs);
+    const outer = signal ?? new AbortController().signal;
+    try {
+      const response = await this.send(url, method, body, AbortSignal.any([outer, controller.signal]), {});
+      if (response.statusCode !== 200) throw statusError(this.options.engine, response.statusCode, await readLimited(response.body), header(response, 'retry-after'));
+      return await response.body.json();
+    } catch (error) {
+      throw this.failure(error, outer, controller);
+    } finally {
+      timer.clear();
+    }
+  }
+
+  private send(url: string, method: 'GET' | 'POST', body: unknown, signal: AbortSignal, headers: Record<string, string>): Promise<Dispatcher.ResponseData> {
+    return request(url, { method, dispatcher: this.agent, signal, headers: { ...this.headers, ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+  }
+
+  private async *events(body: Dispatcher.ResponseData['body'], timer: Deadline, controller: AbortController): AsyncGenerator<ChatCompletionChunk, { done: boolean }> {
+    const parser = new SseParser();
+    body.setEncoding('utf8');
+    let first = true;
+    for await (const text of body as AsyncIterable<string>) {
+      if (first) {
+        first = false;
+        timer.arm(controller, 'idle', this.options.idleTimeoutMs);
+      } else {
+        timer.refresh();
+      }
+      for (const event of parser.push(text)) {
+        const chunk = this.chunkOf(event.kind, event.data);
+        if (chunk === 'done') return { done: true };
+        // Time our own client takes to read is not the engine's silence.
+        timer.waiting = true;
+        yield chunk;
+        timer.waiting = false;
+        timer.refresh();
+      }
+    }
+    for (const event of parser.end()) {
+      const chunk = this.chunkOf(event.kind, event.data);
+      if (chunk === 'done') return { done: true };
+      yield chunk;
+    }
+    return { done: false };
+  }
+
+  private chunkOf(kind: 'data' | 'error', data: string): ChatCompletionChunk | 'done' {
+    if (kind === 'data' && data.trim() === '[DONE]') return 'done';
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(data);
+    } catch {
+      throw streamError(this.options.engine, { error: { message: `unreadable chunk from the engine: ${data.slice(0, 200)}` } });
+    }
+    if (kind === 'error') throw streamError(this.options.engine, parsed);
+    return parsed as ChatCompletionChunk;
+  }
+
+  /** Our timeout, the caller's abort (passed on as it is), or the engine's failure. */
+  private failure(error: unknown, signal: AbortSignal, controller: AbortController): unknown {
+    if (controller.signal.aborted && controller.signal.reason instanceof UpstreamTimeoutError) return transportError(this.options.engine, controller.signal.reason);
+    if (signal.aborted) return signal.reason ?? error;
+    return transportError(this.options.engine, error);
+  }
+}
+
+/** One timer per request, re-armed per phase and refreshed per chunk (Timeout.refresh allocates nothing). */
+class Deadline {
+  private timer: NodeJS.Timeout | undefined;
+  /** The consumer has a chunk and has not asked for the next: the engine is not the one waited on. */
+  waiting = false;
+
+  arm(controller: AbortController, phase: TimeoutPhase, ms: number): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      if (this.waiting) this.timer?.refresh();
+      else controller.abort(new UpstreamTimeoutError(phase, ms));
+    }, ms);
+  }
+
+  refresh(): void {
+    this.timer?.refresh();
+  }
+
+  clear(): void {
+    clearTimeout(this.timer);
+  }
+}
+
+function header(response: Dispatcher.ResponseData, name: string): string | undefined {
+  const value = response.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+async function readLimited(body: Dispatcher.ResponseData['body'], limit = ERROR_BODY_LIMIT): Promise<string> {
+  let text = '';
+  body.setEncoding('utf8');
+  for await (const piece of body as AsyncIterable<string>) {
+    text += piece;
+    if (text.length >= limit) break;
+  }
+  return text;
+}

@@ -1,0 +1,197 @@
+/**
+ * A fake OpenAI-compatible engine on loopback that replays recorded replies of one engine kind
+ * (fixtures/openai-engines/<kind>/, see its README for where each shape comes from) and records
+ * every request it receives, so tests assert both directions of the mapping. It also answers
+ * the engines' tokenizer endpoints, and can fail, stall or hang up on request.
+ */
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export type FakeEngineKind = 'vllm' | 'sglang' | 'llama.cpp' | 'ollama' | 'generic';
+
+export interface EngineFixture {
+  source: string;
+  /** SSE data payloads; a string is written as a raw SSE frame. */
+  stream?: unknown[];
+  json?: unknown;
+  status?: number;
+  headers?: Record<string, string>;
+  body?: unknown;
+}
+
+export type EngineReply =
+  /** A recorded reply of this engine (`text`), or of another (`vllm/text`). */
+  | { fixture: string }
+  /** These entries; `done: false` ends the response without `data: [DONE]` (a cut-off stream). */
+  | { stream: unknown[]; done?: boolean }
+  | { json: unknown }
+  | { status: number; body: unknown; headers?: Record<string, string> }
+  /** Sends headers and these entries (none: not even headers), then nothing until the client goes away. */
+  | { stall: 'before-headers' | 'after-headers'; stream?: unknown[] }
+  /** Closes the connection without answering. */
+  | { destroy: true };
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: unknown;
+}
+
+const FIXTURES = new URL('../fixtures/openai-engines/', import.meta.url);
+
+export function loadEngineFixture(kind: FakeEngineKind, name: string): EngineFixture {
+  const path = name.includes('/') ? name : `${kind}/${name}`;
+  return JSON.parse(readFileSync(new URL(`${path}.json`, FIXTURES), 'utf8')) as EngineFixture;
+}
+
+export class FakeOpenAiEngine {
+  readonly requests: RecordedRequest[] = [];
+  /** What the tokenizer endpoints answer. */
+  tokenCount = 37;
+  private readonly queue: EngineReply[] = [];
+  private hangups = 0;
+  private hangupWaiters: Array<() => void> = [];
+
+  private constructor(
+    readonly kind: FakeEngineKind,
+    private readonly server: Server,
+  ) {}
+
+  static async start(kind: FakeEngineKind): Promise<FakeOpenAiEngine> {
+    let engine: FakeOpenAiEngine | undefined;
+    const server = createServer((request, response) => void engine!.handle(request, response));
+    engine = new FakeOpenAiEngine(kind, server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return engine;
+  }
+
+  get baseURL(): string {
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/v1`;
+  }
+
+  /** The model the engine lists (its models fixture), which a backend config names. */
+  get model(): string {
+    const listed = (loadEngineFixture(this.kind, 'models').body as { data: Array<{ id: string }> }).data;
+    return listed[0]!.id;
+  }
+
+  /** Replies for the next chat completions, in order; with none queued, the `text` fixture. */
+  reply(...replies: EngineReply[]): void {
+    this.queue.push(...replies);
+  }
+
+  /** The chat completion bodies received, oldest first. */
+  chatBodies(): Array<Record<string, unknown>> {
+    return this.requests.filter((request) => request.path === '/v1/chat/completions').map((request) => request.body as Record<string, unknown>);
+  }
+
+  lastChatBody(): Record<string, unknown> {
+    const bodies = this.chatBodies();
+    if (bodies.length === 0) throw new Error('the fake engine received no chat completion');
+    return bodies.at(-1)!;
+  }
+
+  /** Chat completions whose client hung up before the reply was complete. */
+  get disconnects(): number {
+    return this.hangups;
+  }
+
+  /** Resolves once `count` chat completions were hung up on. */
+  waitForDisconnects(count: number): Promise<void> {
+    if (this.hangups >= count) return Promise.resolve();
+    return new Promise((resolve) => this.hangupWaiters.push(() => this.hangups >= count && resolve()));
+  }
+
+  close(): Promise<void> {
+    this.server.closeAllConnections();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+
+  private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const body = await readBody(request);
+    const path = (request.url ?? '/').split('?')[0]!;
+    this.requests.push({ method: request.method ?? 'GET', path, headers: request.headers, body });
+    if (request.method === 'GET' && path === '/v1/models') return sendJson(response, 200, loadEngineFixture(this.kind, 'models').body);
+    if (request.method === 'POST' && path === '/v1/chat/completions') return this.chat(body as Record<string, unknown>, response);
+    if (request.method === 'POST' && path === '/tokenize') return sendJson(response, 200, this.tokenized(body as Record<string, unknown>));
+    if (request.method === 'POST' && path === '/apply-template') return sendJson(response, 200, { prompt: chatMlPrompt(body as { messages?: unknown[] }) });
+    sendJson(response, 404, { error: { message: `${request.method} ${path} is not served by this fake`, type: 'not_found_error' } });
+  }
+
+  private async chat(body: Record<string, unknown>, response: ServerResponse): Promise<void> {
+    response.on('close', () => {
+      if (response.writableFinished) return;
+      this.hangups += 1;
+      this.hangupWaiters.forEach((wake) => wake());
+    });
+    const reply = this.queue.shift() ?? { fixture: 'text' };
+    if ('destroy' in reply) {
+      response.socket?.destroy();
+      return;
+    }
+    if ('stall' in reply) {
+      if (reply.stall === 'after-headers') await writeStream(response, reply.stream ?? [], { done: false, end: false });
+      return;
+    }
+    if ('status' in reply) return sendJson(response, reply.status, reply.body, reply.headers);
+    if ('json' in reply) return sendJson(response, 200, reply.json);
+    if ('stream' in reply) return writeStream(response, reply.stream, { done: reply.done !== false, end: true });
+    const fixture = loadEngineFixture(this.kind, reply.fixture);
+    if (fixture.status !== undefined) return sendJson(response, fixture.status, fixture.body, fixture.headers);
+    if (body.stream === true && fixture.stream) return writeStream(response, fixture.stream, { done: true, end: true });
+    if (fixture.json !== undefined) return sendJson(response, 200, fixture.json);
+    sendJson(response, 500, { error: { message: `fixture ${reply.fixture} has no ${body.stream === true ? 'stream' : 'json'} reply` } });
+  }
+
+  /** vLLM and SGLang answer {count, max_model_len, tokens}; llama.cpp answers {tokens}. */
+  private tokenized(body: Record<string, unknown>): unknown {
+    const tokens = Array.from({ length: this.tokenCount }, (_, index) => 1000 + index);
+    if (typeof body.content === 'string') return { tokens };
+    return { count: this.tokenCount, max_model_len: 8192, tokens, token_strs: null };
+  }
+}
+
+async function readBody(request: IncomingMessage): Promise<unknown> {
+  let text = '';
+  for await (const piece of request) text += String(piece);
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+function sendJson(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  response.writeHead(status, { 'content-type': 'application/json', ...headers });
+  response.end(JSON.stringify(body));
+}
+
+/**
+ * One write per entry, a turn of the event loop apart, so the client sees them arrive one by one;
+ * then `data: [DONE]` (unless `done` is false or the last entry is a raw frame) and the end of
+ * the response (unless `end` is false: a stall).
+ */
+async function writeStream(response: ServerResponse, entries: readonly unknown[], options: { done: boolean; end: boolean }): Promise<void> {
+  response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  response.flushHeaders();
+  for (const entry of entries) {
+    if (response.destroyed) return;
+    response.write(typeof entry === 'string' ? `${entry}\n\n` : `data: ${JSON.stringify(entry)}\n\n`);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  if (!options.end) return;
+  if (options.done && typeof entries.at(-1) !== 'string') response.write('data: [DONE]\n\n');
+  response.end();
+}
+
+/** What llama.cpp's /apply-template returns for a ChatML model. */
+function chatMlPrompt(body: { messages?: unknown[] }): string {
+  const turns = (body.messages ?? []).map((message) => {
+    const { role, content } = message as { role: string; content: unknown };
+    return `<|im_start|>${role}\n${typeof content === 'string' ? content : JSON.stringify(content)}<|im_end|>\n`;
+  });
+  return `${turns.join('')}<|im_start|>assistant\n`;
+}

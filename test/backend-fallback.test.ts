@@ -1,0 +1,251 @@
+/**
+ * `models[].backends: [...]`: the fallback list over HTTP. A retryable failure before the first
+ * output (500, 529, 429, connection refused) moves the request to the next backend and the
+ * `mms-backend` header names the one that answered; a failure after output is the reply's
+ * error; a 400 is never retried; circuits open after `failureThreshold` failures and probe
+ * again after `cooldownMs`, on a clock the test steps (no sleeping).
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { buildApp, ConfigError, ModelRegistry, validateConfig, type ServiceConfigInput } from '@mms/server';
+import { postJson, readSse, startService, TEST_API_KEY, type RunningService } from '@mms/testing';
+import { API_VERSION, VERSION_HEADER } from '@mms/protocol';
+import { answerCount, closedPortURL, errorEnvelope, rawUpstream, sseFrames, streamOf, type RawUpstream } from './upstream-support.js';
+
+interface ErrorBody {
+  error: { type: string; message: string };
+}
+
+interface Reply {
+  content: Array<{ type: string; text?: string; name?: string }>;
+}
+
+const base = { id: 'mid', aliases: [], tier: 'mid', generation: 'newer', contextWindow: 4096, maxOutputTokens: 2048 } as const;
+const hello = { model: 'mid', max_tokens: 100, messages: [{ role: 'user', content: 'Hello, whoever answers.' }] };
+
+function fallbackModel(backends: unknown[], fallback?: Record<string, unknown>): ServiceConfigInput['models'] {
+  return [{ ...base, backends, ...(fallback ? { fallback } : {}) } as never];
+}
+
+/** startService with the circuit breakers on a clock the test controls. */
+async function startWithClock(models: ServiceConfigInput['models'], clock: { now: number }): Promise<RunningService> {
+  const config = validateConfig({ apiKeys: [TEST_API_KEY], models }, 'test config');
+  const registry = ModelRegistry.fromConfig(config.models, process.cwd(), { now: () => clock.now });
+  const app = buildApp({ config, registry });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  return {
+    baseURL: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`,
+    apiKey: TEST_API_KEY,
+    registry,
+    headers: { 'x-api-key': TEST_API_KEY, [VERSION_HEADER]: API_VERSION, 'content-type': 'application/json' },
+    close: () => app.close(),
+  };
+}
+
+describe('scripted primary with faults, scripted fallback without', () => {
+  let service: RunningService;
+  before(async () => {
+    // A threshold no test here reaches: the circuit has its own tests below.
+    service = await startService({ models: fallbackModel([{ type: 'scripted', faults: true }, { type: 'scripted' }], { failureThreshold: 1000 }) });
+  });
+  after(() => service.close());
+
+  test('with no failure the primary answers and the header names it', async () => {
+    const response = await postJson(service, '/v1/messages', hello);
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get('mms-backend'), 'scripted#1');
+  });
+
+  for (const fault of ['http-500', 'http-529', 'http-429']) {
+    test(`${fault} from the primary: the fallback answers, JSON and stream alike`, async () => {
+      const response = await postJson(service, '/v1/messages', hello, { 'mms-fault': fault });
+      assert.equal(response.status, 200, await response.clone().text());
+      assert.equal(response.headers.get('mms-backend'), 'scripted#2');
+      assert.equal(((await response.json()) as Reply).content[0]?.text, 'Hello, whoever answers.');
+      const streamed = await postJson(service, '/v1/messages', { ...hello, stream: true }, { 'mms-fault': fault });
+      assert.equal(streamed.status, 200);
+      assert.equal(streamed.headers.get('mms-backend'), 'scripted#2');
+      assert.equal((await readSse(streamed)).at(-1)?.event, 'message_stop');
+    });
+  }
+
+  test('a failure after the first output is not retried: the stream ends in an error event from the primary', async () => {
+    const response = await postJson(service, '/v1/messages', { ...hello, stream: true }, { 'mms-fault': 'stream-error' });
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get('mms-backend'), 'scripted#1');
+    const events = await readSse(response);
+    const names = events.map((event) => event.event).filter((name) => name !== 'ping');
+    assert.deepEqual(names, ['message_start', 'content_block_start', 'content_block_delta', 'error']);
+    assert.deepEqual(events.at(-1)?.data.error, { type: 'api_error', message: 'Injected fault: stream-error' });
+  });
+
+  test('a 400 is the request, not the backend: it is not retried on the fallback', async () => {
+    // Only the primary reads mms-fault; the fallback would answer this request with a 200.
+    const response = await postJson(service, '/v1/messages', hello, { 'mms-fault': 'no-such-fault' });
+    assert.equal(response.status, 400);
+    assert.match(((await response.json()) as ErrorBody).error.message, /unknown fault "no-such-fault"/);
+  });
+});
+
+describe('an upstream primary that cannot be reached', () => {
+  test('connection refused: the fallback answers', async () => {
+    const service = await startService({ models: fallbackModel([{ type: 'messages-upstream', baseURL: await closedPortURL() }, { type: 'scripted' }]) });
+    try {
+      const response = await postJson(service, '/v1/messages', hello);
+      assert.equal(response.status, 200, await response.clone().text());
+      assert.equal(response.headers.get('mms-backend'), 'scripted');
+    } finally {
+      await service.close();
+    }
+  });
+
+  test('every backend refusing: the last failure is the reply', async () => {
+    const service = await startService({ models: fallbackModel([{ type: 'messages-upstream', baseURL: await closedPortURL() }, { type: 'messages-upstream', baseURL: await closedPortURL() }]) });
+    try {
+      const response = await postJson(service, '/v1/messages', hello);
+      assert.equal(response.status, 500);
+      assert.match(((await response.json()) as ErrorBody).error.message, /ECONNREFUSED/);
+    } finally {
+      await service.close();
+    }
+  });
+});
+
+describe('circuit breaker', () => {
+  let primary: RawUpstream;
+  /** How the primary answers /v1/messages right now. */
+  let primaryAnswer: (response: ServerResponse) => void;
+  const failing = (response: ServerResponse) => void response.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify(errorEnvelope('api_error', 'primary down')));
+  const healthy = (response: ServerResponse) => void response.writeHead(200, { 'content-type': 'text/event-stream' }).end(sseFrames(streamOf('from the primary')));
+
+  before(async () => {
+    primary = await rawUpstream((request, response) => answerCount(request, response) || primaryAnswer(response));
+  });
+  after(() => primary.close());
+
+  const primaryCalls = () => primary.requests.filter((entry) => entry.path === '/v1/messages').length;
+
+  test('opens after failureThreshold failures, skips the primary, probes after the cool-down, closes on success', async () => {
+    const clock = { now: 0 };
+    primaryAnswer = failing;
+    const service = await startWithClock(fallbackModel([{ type: 'messages-upstream', baseURL: primary.baseURL }, { type: 'scripted' }], { failureThreshold: 2, cooldownMs: 60_000 }), clock);
+    const answeredBy = async () => {
+      const response = await postJson(service, '/v1/messages', hello);
+      assert.equal(response.status, 200, await response.clone().text());
+      return response.headers.get('mms-backend');
+    };
+    try {
+      const before = primaryCalls();
+      assert.equal(await answeredBy(), 'scripted');
+      assert.equal(await answeredBy(), 'scripted');
+      assert.equal(primaryCalls() - before, 2, 'both failures reached the primary');
+      // Open: the primary is not asked at all, neither to count nor to answer.
+      const requestsWhenOpened = primary.requests.length;
+      assert.equal(await answeredBy(), 'scripted');
+      assert.equal(await answeredBy(), 'scripted');
+      assert.equal(primary.requests.length, requestsWhenOpened);
+      // Cool-down over: one probe, which fails and opens the circuit again.
+      clock.now += 60_000;
+      assert.equal(await answeredBy(), 'scripted');
+      assert.equal(primaryCalls() - before, 3);
+      assert.equal(await answeredBy(), 'scripted');
+      assert.equal(primaryCalls() - before, 3);
+      // The primary recovers: the next probe succeeds and closes the circuit.
+      primaryAnswer = healthy;
+      clock.now += 59_999;
+      assert.equal(await answeredBy(), 'scripted');
+      clock.now += 1;
+      assert.equal(await answeredBy(), 'messages-upstream');
+      assert.equal(await answeredBy(), 'messages-upstream');
+    } finally {
+      await service.close();
+    }
+  });
+
+  test('with every circuit open the answer is an immediate 529 with retry-after', async () => {
+    const clock = { now: 0 };
+    primaryAnswer = failing;
+    const service = await startWithClock(
+      fallbackModel([{ type: 'messages-upstream', baseURL: primary.baseURL }, { type: 'messages-upstream', baseURL: await closedPortURL() }], { failureThreshold: 1, cooldownMs: 30_000 }),
+      clock,
+    );
+    try {
+      const first = await postJson(service, '/v1/messages', hello);
+      assert.equal(first.status, 500);
+      const calls = primary.requests.length;
+      clock.now += 10_000;
+      const second = await postJson(service, '/v1/messages', hello);
+      assert.equal(second.status, 529);
+      assert.equal(second.headers.get('retry-after'), '20');
+      assert.match(((await second.json()) as ErrorBody).error.message, /every backend of this model .* failed recently/);
+      assert.equal(primary.requests.length, calls);
+    } finally {
+      await service.close();
+    }
+  });
+
+  test('a turn stays on the backend that answered its first step: a later step failing is an error event, not the fallback', async () => {
+    let calls = 0;
+    primaryAnswer = (response) => {
+      calls += 1;
+      if (calls > 1) return failing(response);
+      const searchCall = [
+        { type: 'message_start', message: { id: 'msg_up', type: 'message', role: 'assistant', model: 'up', content: [], usage: { input_tokens: 3, output_tokens: 0 } } },
+        { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_1', name: 'web_search', input: {} } },
+        { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '{"query":"x"}' } },
+        { type: 'content_block_stop', index: 0 },
+        { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 4 } },
+        { type: 'message_stop' },
+      ];
+      response.writeHead(200, { 'content-type': 'text/event-stream' }).end(sseFrames(searchCall));
+    };
+    const service = await startService({ models: fallbackModel([{ type: 'messages-upstream', baseURL: primary.baseURL }, { type: 'scripted' }]) });
+    try {
+      const tools = [{ type: 'web_search_20260209', name: 'web_search', allowed_callers: ['direct'] }];
+      const response = await postJson(service, '/v1/messages', { ...hello, tools, stream: true });
+      assert.equal(response.headers.get('mms-backend'), 'messages-upstream');
+      const events = await readSse(response);
+      const starts = events.filter((event) => event.event === 'content_block_start').map((event) => (event.data.content_block as { type: string }).type);
+      assert.deepEqual(starts, ['server_tool_use', 'web_search_tool_result']);
+      assert.deepEqual(events.at(-1)?.data.error, { type: 'api_error', message: 'primary down' });
+      assert.equal(calls, 2);
+    } finally {
+      await service.close();
+    }
+  });
+});
+
+describe('headers and config', () => {
+  test('a single backend is named too, in JSON and stream replies', async () => {
+    const service = await startService();
+    try {
+      assert.equal((await postJson(service, '/v1/messages', hello)).headers.get('mms-backend'), 'scripted');
+      const streamed = await postJson(service, '/v1/messages', { ...hello, stream: true });
+      assert.equal(streamed.headers.get('mms-backend'), 'scripted');
+      await streamed.text();
+    } finally {
+      await service.close();
+    }
+  });
+
+  test('a model gives exactly one of backend and backends; fallback only with backends', () => {
+    const message = (model: Record<string, unknown>) => {
+      try {
+        validateConfig({ models: [{ ...base, ...model }] }, 'test.json');
+      } catch (error) {
+        assert.ok(error instanceof ConfigError);
+        return error.message;
+      }
+      return 'valid';
+    };
+    assert.match(message({}), /models\.0\.backends: give exactly one of backend/);
+    assert.match(message({ backend: { type: 'scripted' }, backends: [{ type: 'scripted' }] }), /models\.0\.backends: give exactly one of backend/);
+    assert.match(message({ backends: [] }), /models\.0\.backends/);
+    assert.match(message({ backend: { type: 'scripted' }, fallback: {} }), /models\.0\.fallback: applies only to a model with backends/);
+    assert.match(message({ backends: [{ type: 'scripted' }], fallback: { failureThreshold: 0 } }), /models\.0\.fallback\.failureThreshold/);
+    assert.equal(message({ backends: [{ type: 'scripted' }, { type: 'messages-upstream', baseURL: 'http://10.0.0.7:8080' }] }), 'valid');
+    assert.match(message({ backend: { type: 'messages-upstream', baseURL: 'ftp://x' } }), /models\.0\.backend\.baseURL/);
+  });
+});

@@ -16,8 +16,15 @@ test('mms --help and mms serve --help explain the commands and flags', () => {
   assert.equal(help.status, 0);
   assert.match(help.stdout, /serve/);
   assert.match(help.stdout, /pull/);
+  assert.match(help.stdout, /compare FILE/);
   const serveHelp = spawnSync(process.execPath, [MMS, 'serve', '--help'], { encoding: 'utf8' });
   for (const flag of ['--config', '--host', '--port', 'MMS_API_KEYS', 'MMS_CONFIG']) assert.match(serveHelp.stdout, new RegExp(flag));
+});
+
+test('mms compare runs the client\'s tier move check: without a file it prints its usage and exits 2', () => {
+  const result = spawnSync(process.execPath, [MMS, 'compare'], { encoding: 'utf8' });
+  assert.equal(result.status, 2, result.stderr);
+  assert.match(result.stderr, /usage: mms compare FILE/);
 });
 
 test('a config error names the field and exits 2 before listening', () => {

@@ -6,6 +6,7 @@
 import { RE2JS } from 're2js';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { ServiceError } from './errors.js';
+import { FORMAT_CHECKS } from './format-checks.js';
 
 /** Ajv's `code.regExp` hook: the wrapper must expose `toString()`, Ajv caches on it. */
 function re2RegExp(pattern: string, flags: string) {
@@ -23,17 +24,35 @@ const ajv = new Ajv2020({
   code: { regExp: re2RegExp as never },
 });
 
+/**
+ * The same, and `format` checked too: the calling client enforces on answers the constraints
+ * that strict schemas cannot carry (issue 5). Formats outside FORMAT_CHECKS are not checked.
+ */
+const formatAjv = new Ajv2020({
+  strict: false,
+  allErrors: false,
+  validateFormats: true,
+  formats: FORMAT_CHECKS,
+  logger: false,
+  code: { regExp: re2RegExp as never },
+});
+
 const cache = new Map<string, ValidateFunction>();
 const CACHE_LIMIT = 512;
 
+export interface CompileOptions {
+  /** Check `format` keywords as well (off for requests, on for the client's answer checks). */
+  formats?: boolean;
+}
+
 /** A compiled validator; a schema Ajv cannot compile is the caller's mistake: a 400 naming `where`. */
-export function compileSchema(schema: unknown, where: string): ValidateFunction {
-  const key = JSON.stringify(schema);
+export function compileSchema(schema: unknown, where: string, options: CompileOptions = {}): ValidateFunction {
+  const key = `${options.formats === true ? 'f' : '-'}${JSON.stringify(schema)}`;
   const cached = cache.get(key);
   if (cached) return cached;
   let validate: ValidateFunction;
   try {
-    validate = ajv.compile(schema as object);
+    validate = (options.formats === true ? formatAjv : ajv).compile(schema as object);
   } catch (error) {
     throw new ServiceError('invalid_request', `${where}: not a valid JSON Schema: ${(error as Error).message}`);
   }
@@ -43,8 +62,8 @@ export function compileSchema(schema: unknown, where: string): ValidateFunction 
 }
 
 /** The first validation error as one line (`/path must be ...`), or undefined when valid. */
-export function schemaViolation(schema: unknown, value: unknown, where = 'schema'): string | undefined {
-  const validate = compileSchema(schema, where);
+export function schemaViolation(schema: unknown, value: unknown, where = 'schema', options: CompileOptions = {}): string | undefined {
+  const validate = compileSchema(schema, where, options);
   if (validate(value)) return undefined;
   const error = validate.errors?.[0];
   if (!error) return 'value does not match the schema';

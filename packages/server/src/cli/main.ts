@@ -12,7 +12,8 @@ function parsePort(value: string): number {
 const program = new Command()
   .name('mms')
   .description('mms, the Model Messages Service: POST /v1/messages over engines you run yourself.')
-  .showHelpAfterError();
+  .showHelpAfterError()
+  .addHelpText('after', '\nAlso:\n  compare FILE    the calling client\'s tier move check, as a table (mms compare --help)');
 
 program
   .command('serve')

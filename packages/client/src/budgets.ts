@@ -1,0 +1,75 @@
+/**
+ * Token budgets (spec: Limits). Pure arithmetic, so that users can size prompts with the same
+ * numbers the client checks before sending.
+ */
+import type { ModelTier } from '@mms/protocol';
+
+/** Spec, Limits: "output budget default (client)". */
+export const DEFAULT_OUTPUT_TOKENS: Readonly<Record<ModelTier, number>> = { small: 64_000, mid: 64_000, large: 128_000 };
+
+/** Spec, Limits: "buffer (client)". */
+export const BUFFER_TOKENS = 5_000;
+
+/** Spec, Limits: the mid tier supports a 1M window and the client keeps 200k of it. */
+export const MID_TIER_KEPT_WINDOW = 200_000;
+
+/** Spec, Limits: "4 is characters per token". */
+export const CHARACTERS_PER_TOKEN = 4;
+
+/** The window the client budgets with: all of it, except the mid tier's, which keeps 200k. */
+export function keptContextWindow(tier: ModelTier, contextWindow: number): number {
+  return tier === 'mid' ? Math.min(contextWindow, MID_TIER_KEPT_WINDOW) : contextWindow;
+}
+
+export interface PromptBudget {
+  /** The window the client budgets with (see keptContextWindow). */
+  contextWindow: number;
+  /** The output budget of the request (its `max_tokens`). */
+  maxOutputTokens: number;
+  /** Defaults to BUFFER_TOKENS. */
+  bufferTokens?: number;
+}
+
+/** Spec, Limits: (context_window - max_output_tokens - buffer) * 4; 0 when nothing is left. */
+export function maxPromptChars(budget: PromptBudget): number {
+  const tokens = budget.contextWindow - budget.maxOutputTokens - (budget.bufferTokens ?? BUFFER_TOKENS);
+  return Math.max(0, tokens) * CHARACTERS_PER_TOKEN;
+}
+
+export interface FetchBudget extends PromptBudget {
+  /** Characters of the prompt that goes with the fetches. */
+  promptChars: number;
+  /** The web fetch tool's `max_uses`. */
+  maxUses: number;
+}
+
+/**
+ * Spec, Limits: "divide the input headroom after the prompt across the allowed fetches", for
+ * web fetch's `max_content_tokens`. 0 when the prompt leaves no headroom.
+ */
+export function fetchContentTokens(budget: FetchBudget): number {
+  const promptTokens = Math.ceil(budget.promptChars / CHARACTERS_PER_TOKEN);
+  const headroom = budget.contextWindow - promptTokens - budget.maxOutputTokens - (budget.bufferTokens ?? BUFFER_TOKENS);
+  if (headroom <= 0 || budget.maxUses < 1) return 0;
+  return Math.floor(headroom / budget.maxUses);
+}
+
+export interface GrowthLimits {
+  /** The model's largest `max_tokens`. */
+  modelMaxOutputTokens: number;
+  /** The window the client budgets with. */
+  contextWindow: number;
+  /** The prompt's tokens as the service counted them (`usage.input_tokens`). */
+  inputTokens: number;
+  bufferTokens?: number;
+}
+
+/**
+ * Spec, Client retry policy: a truncated answer is retried with `max_tokens` doubled, capped by
+ * the model's limit and by what the context leaves. Undefined when the budget cannot grow.
+ */
+export function doubledOutputBudget(current: number, limits: GrowthLimits): number | undefined {
+  const contextRoom = limits.contextWindow - limits.inputTokens - (limits.bufferTokens ?? BUFFER_TOKENS);
+  const next = Math.min(current * 2, limits.modelMaxOutputTokens, contextRoom);
+  return next > current ? next : undefined;
+}

@@ -1,0 +1,159 @@
+/**
+ * The calling client (issue 5): `messages` (a plain call), `structured` (an answer that fits a
+ * schema), `research` (two passes), `declineCounts`. Each call gets a deadline, an account of
+ * what it spent, and returns a typed result; rule breaches throw before anything is sent.
+ */
+import type { Message, MessageRequest, ModelTier } from '@mms/protocol';
+import { DeclineCounter, type DeclineCounts } from './answer/decline-counter.js';
+import { CallAccount, type FailureDetail } from './call-account.js';
+import type { CallContext } from './call-context.js';
+import { resolveModel, resolveOptions, type ClientOptions, type ResolvedModel, type ResolvedOptions, type TieredModelSpec } from './client-options.js';
+import { Deadline, type DeadlineInput } from './deadline.js';
+import { ClientConfigError } from './errors.js';
+import { checkAnswerSchema, checkBeforeSend } from './pre-send-checks.js';
+import { shapingInstructions } from './prompts.js';
+import { researchPassOne } from './research/research-call.js';
+import { buildResearchRequest, RESEARCH_FETCH_USES, RESEARCH_SEARCH_USES } from './research/research-request.js';
+import type { CallResult, ResearchAnswer, ResearchNotes } from './results.js';
+import { finish, runStructured, type Fallback, type Guardrail } from './structured-call.js';
+import { buildStructuredRequest, DEFAULT_TOOL_NAME } from './structured-request.js';
+import type { JsonSchema } from './strict-schema.js';
+import { withThinkingPolicy } from './thinking-policy.js';
+import { sendWithRetries } from './transport/send-with-retries.js';
+
+/** A tier, a configured model id, or a model outside the tiers. */
+export type ModelRef = ModelTier | string | TieredModelSpec;
+
+export interface CallOptions extends DeadlineInput {
+  signal?: AbortSignal;
+}
+
+/** A plain request; `model` may name a tier. The client always streams, so `stream` is its own. */
+export type ClientMessageRequest = Omit<MessageRequest, 'stream'>;
+
+export interface StructuredOptions<Value> extends CallOptions {
+  /** Default: the mid tier (spec: "default for extraction and writing"). */
+  model?: ModelRef;
+  /** Any JSON Schema with `type: "object"`; sent through toStrictSchema, answers validated against it as given. */
+  schema: JsonSchema;
+  /** What to produce: goes into `system`, never next to untrusted input. */
+  instructions: string;
+  /** Structured context, sent as JSON in the user turn. */
+  context?: unknown;
+  /** Untrusted text (a scraped page, user text), sent in the user turn as data. */
+  input?: string;
+  toolName?: string;
+  toolDescription?: string;
+  /** Default: the tier's output budget within the model's limit. */
+  maxTokens?: number;
+  guardrails?: readonly Guardrail<Value>[];
+  fallback?: Fallback<Value>;
+}
+
+export interface ResearchOptions<Value> extends CallOptions {
+  question: string;
+  /** Pass 2's schema. */
+  schema: JsonSchema;
+  context?: unknown;
+  /** Extra rules for pass 1's system prompt. */
+  instructions?: string;
+  /** Extra rules for pass 2's shaping. */
+  shapeInstructions?: string;
+  /** Pass 1's model; default the large tier. */
+  model?: ModelRef;
+  /** Pass 2's model; default the mid tier. */
+  shapeModel?: ModelRef;
+  maxTokens?: number;
+  shapeMaxTokens?: number;
+  /** Default 5. */
+  webSearchMaxUses?: number;
+  /** Off by default; `true` is 5 uses. */
+  webFetch?: boolean | { maxUses: number };
+  /** How often a paused turn is continued. Default 5. */
+  maxContinuations?: number;
+  toolName?: string;
+  guardrails?: readonly Guardrail<Value>[];
+  fallback?: Fallback<Value>;
+}
+
+export class Client {
+  private readonly options: ResolvedOptions;
+  private readonly declines = new DeclineCounter();
+
+  constructor(options: ClientOptions) {
+    this.options = resolveOptions(options);
+  }
+
+  /** The profile the client budgets and checks with. */
+  model(ref: ModelRef): ResolvedModel {
+    if (typeof ref !== 'string') return resolveModel(ref.tier, ref);
+    const tiers = this.options.tiers;
+    if (ref === 'small' || ref === 'mid' || ref === 'large') return tiers[ref];
+    const configured = Object.values(tiers).find((model) => model.id === ref);
+    if (!configured) throw new ClientConfigError(`model "${ref}": not a tier nor a configured model (${Object.values(tiers).map((model) => model.id).join(', ')}); pass a TieredModelSpec for another model`);
+    return configured;
+  }
+
+  async messages(request: ClientMessageRequest, call: CallOptions = {}): Promise<CallResult<Message>> {
+    // The deadline starts with the call: a relative timeout counts the client's own checks too.
+    const context = this.context(call);
+    const model = this.model(request.model);
+    const prepared = withThinkingPolicy({ ...request, model: model.id }, this.options.thinkingDisabled);
+    checkBeforeSend(prepared, model, { bufferTokens: this.options.bufferTokens, checkPromptSize: true });
+    const sent = await sendWithRetries(prepared, context);
+    return finish(sent.ok ? { ok: true, value: sent.folded.message } : sent, context, undefined);
+  }
+
+  async structured<Value = Record<string, unknown>>(options: StructuredOptions<Value>): Promise<CallResult<Value>> {
+    const context = this.context(options);
+    const model = this.model(options.model ?? 'mid');
+    checkAnswerSchema(options.schema);
+    const toolName = options.toolName ?? DEFAULT_TOOL_NAME;
+    const request = buildStructuredRequest({ ...options, model, toolName, toolDescription: options.toolDescription, maxTokens: options.maxTokens ?? model.defaultMaxTokens }, this.options.thinkingDisabled);
+    checkBeforeSend(request, model, { bufferTokens: this.options.bufferTokens, checkPromptSize: true });
+    const outcome = await runStructured({ request, model, toolName, schema: options.schema, guardrails: options.guardrails ?? [] }, context);
+    return finish(outcome, context, options.fallback);
+  }
+
+  async research<Value = Record<string, unknown>>(options: ResearchOptions<Value>): Promise<CallResult<ResearchAnswer<Value>>> {
+    const context = this.context(options);
+    const model = this.model(options.model ?? 'large');
+    const shapeModel = this.model(options.shapeModel ?? 'mid');
+    checkAnswerSchema(options.schema);
+    const fetchUses = options.webFetch === true ? RESEARCH_FETCH_USES : options.webFetch ? options.webFetch.maxUses : undefined;
+    const passOneRequest = buildResearchRequest({ model, question: options.question, context: options.context, instructions: options.instructions, maxTokens: options.maxTokens ?? model.defaultMaxTokens, webSearchMaxUses: options.webSearchMaxUses ?? RESEARCH_SEARCH_USES, webFetchMaxUses: fetchUses, bufferTokens: this.options.bufferTokens });
+    const toolName = options.toolName ?? DEFAULT_TOOL_NAME;
+    const passOne = await researchPassOne({ request: passOneRequest, model, maxContinuations: options.maxContinuations ?? 5 }, context);
+    if (!passOne.ok) return finishResearch(passOne, undefined, context, options.fallback);
+    const notes = passOne.notes;
+    const shapeRequest = buildStructuredRequest(
+      { model: shapeModel, schema: options.schema, toolName, toolDescription: undefined, instructions: shapingInstructions(options.shapeInstructions), context: { question: options.question, sources: notes.sources.map(({ index, url, title }) => ({ index, url, title })) }, input: notes.prose, maxTokens: options.shapeMaxTokens ?? shapeModel.defaultMaxTokens },
+      this.options.thinkingDisabled,
+    );
+    checkBeforeSend(shapeRequest, shapeModel, { bufferTokens: this.options.bufferTokens, checkPromptSize: true });
+    const guardrails = options.guardrails ?? [];
+    const passTwo = await runStructured({ request: shapeRequest, model: shapeModel, toolName, schema: options.schema, guardrails }, context);
+    return finishResearch(passTwo, notes, context, options.fallback);
+  }
+
+  declineCounts(): DeclineCounts {
+    return this.declines.snapshot();
+  }
+
+  private context(call: CallOptions): CallContext {
+    return { options: this.options, deadline: Deadline.from(call, this.options.timeoutMs), signal: call.signal, account: new CallAccount(), declines: this.declines };
+  }
+}
+
+async function finishResearch<Value>(
+  outcome: { ok: true; value: Value } | { ok: false; failure: FailureDetail },
+  notes: ResearchNotes | undefined,
+  context: CallContext,
+  fallback: Fallback<Value> | undefined,
+): Promise<CallResult<ResearchAnswer<Value>>> {
+  const kept = notes ?? (outcome.ok ? undefined : outcome.failure.research);
+  const answer = (data: Value): ResearchAnswer<Value> => ({ prose: '', sources: [], citations: [], unresolvedCitations: [], ...kept, data });
+  const withNotes = outcome.ok ? outcome : { ok: false as const, failure: { ...outcome.failure, ...(kept ? { research: kept } : {}) } };
+  const result = await finish(withNotes, context, fallback);
+  return result.ok ? { ...result, value: answer(result.value) } : result;
+}

@@ -1,0 +1,62 @@
+/**
+ * The caller's deadline and the client's own, a little earlier (spec, Timeouts: "the client
+ * timeout is kept inside the caller's deadline, so the client reports the failure with more
+ * detail"). Every transport timer is cut to what is left, so none can outlast the caller.
+ */
+import type { TransportTimeouts } from './client-options.js';
+
+export interface DeadlineInput {
+  /** Absolute: epoch milliseconds or a Date. */
+  deadline?: number | Date;
+  /** Relative to the call's start; ignored when `deadline` is given. */
+  timeoutMs?: number;
+}
+
+/**
+ * What the client keeps back to report with: 10% of the call's time, from 50 ms to 2 s. Enough
+ * for timers that fire late on a busy event loop, and for the caller to act on the failure.
+ */
+export function reserveMs(totalMs: number): number {
+  return Math.min(2_000, Math.max(50, totalMs * 0.1));
+}
+
+export class Deadline {
+  /** Epoch ms of the caller's own deadline. */
+  readonly callerEnd: number;
+  /** Epoch ms at which the client stops: before the caller's deadline by reserveMs. */
+  readonly end: number;
+
+  constructor(callerEnd: number, private readonly now: () => number = Date.now) {
+    const total = Math.max(0, callerEnd - now());
+    this.callerEnd = callerEnd;
+    this.end = callerEnd - reserveMs(total);
+  }
+
+  static from(input: DeadlineInput, defaultTimeoutMs: number, now: () => number = Date.now): Deadline {
+    const end = input.deadline !== undefined ? Number(input.deadline) : now() + (input.timeoutMs ?? defaultTimeoutMs);
+    if (!Number.isFinite(end)) throw new TypeError(`deadline: not a time: ${String(input.deadline)}`);
+    return new Deadline(end, now);
+  }
+
+  leftMs(): number {
+    return Math.max(0, this.end - this.now());
+  }
+}
+
+export interface AttemptTimers {
+  /** The whole attempt may not run past this: the client's deadline. */
+  deadlineMs: number;
+  connectMs: number;
+  firstEventMs: number;
+  idleMs: number;
+}
+
+/** Each phase timer is its configured length, cut to the time left before the client's deadline. */
+export function attemptTimers(leftMs: number, timeouts: Required<TransportTimeouts>): AttemptTimers {
+  return {
+    deadlineMs: leftMs,
+    connectMs: Math.min(timeouts.connectMs, leftMs),
+    firstEventMs: Math.min(timeouts.firstEventMs, leftMs),
+    idleMs: Math.min(timeouts.idleMs, leftMs),
+  };
+}

@@ -1,0 +1,65 @@
+/**
+ * Checks that run before any byte is sent (issue 5): the request's shape, the endpoint rules
+ * from @mms/protocol (strict keywords, thinking with a forced strict tool, programmatic calling,
+ * a prefill with tools, `disabled` to a model that rejects it, the output budget), and the
+ * prompt's size against the budget arithmetic. The service would refuse each of them anyway;
+ * refusing here costs no round trip and no retry, and says so.
+ */
+import { checkMessageRules, compileSchema, parseMessageRequest, ServiceError, type ContentBlockParam, type MessageRequest } from '@mms/protocol';
+import { maxPromptChars } from './budgets.js';
+import type { ResolvedModel } from './client-options.js';
+import { PreSendError } from './errors.js';
+import { StrictSchemaError, toStrictSchema, type JsonSchema } from './strict-schema.js';
+
+export interface PreSendOptions {
+  bufferTokens: number;
+  /** Off for retries that keep the prompt and grow `max_tokens` within what the service counted. */
+  checkPromptSize: boolean;
+}
+
+export function checkBeforeSend(request: MessageRequest, model: ResolvedModel, options: PreSendOptions): void {
+  try {
+    checkMessageRules(parseMessageRequest(request), model);
+  } catch (error) {
+    if (error instanceof ServiceError) throw new PreSendError(error.code, `${error.message} (refused by the client before sending)`, { cause: error });
+    throw error;
+  }
+  if (!options.checkPromptSize) return;
+  const limit = maxPromptChars({ contextWindow: model.keptWindow, maxOutputTokens: request.max_tokens, bufferTokens: options.bufferTokens });
+  const size = promptChars(request);
+  if (size > limit) {
+    throw new PreSendError(
+      'prompt_too_long',
+      `the prompt has ${size} characters; ${model.id} allows ${limit} = (${model.keptWindow} window - ${request.max_tokens} max_tokens - ${options.bufferTokens} buffer) x 4 (refused by the client before sending)`,
+    );
+  }
+}
+
+/**
+ * The caller's answer schema: it must become a strict tool schema and compile for the answer
+ * check. Run before the first byte of a call, so that a research call cannot fail on its pass 2
+ * schema after pass 1 was paid for.
+ */
+export function checkAnswerSchema(schema: JsonSchema): void {
+  try {
+    toStrictSchema(schema);
+    compileSchema(schema, 'schema', { formats: true });
+  } catch (error) {
+    if (error instanceof StrictSchemaError || error instanceof ServiceError) throw new PreSendError('invalid_request', `schema: ${error.message} (refused by the client before sending)`, { cause: error });
+    throw error;
+  }
+}
+
+/** Characters the model reads: text as text, everything structured (tools, tool blocks) as JSON. */
+export function promptChars(request: Pick<MessageRequest, 'system' | 'messages' | 'tools'>): number {
+  const system = typeof request.system === 'string' ? request.system.length : (request.system ?? []).reduce((sum, block) => sum + block.text.length, 0);
+  const messages = request.messages.reduce((sum, message) => sum + (typeof message.content === 'string' ? message.content.length : message.content.reduce((inner, block) => inner + blockChars(block), 0)), 0);
+  return system + messages + (request.tools ? JSON.stringify(request.tools).length : 0);
+}
+
+function blockChars(block: ContentBlockParam): number {
+  if (block.type === 'text') return block.text.length;
+  if (block.type === 'thinking') return block.thinking.length;
+  if (block.type === 'tool_result' && typeof block.content === 'string') return block.content.length;
+  return JSON.stringify(block).length;
+}

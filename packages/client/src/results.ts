@@ -1,0 +1,92 @@
+/**
+ * Typed outcomes (issue 5): a success carries its value, the usage summed over every attempt
+ * and every request id; a failure is one of a closed set of kinds with the same detail.
+ */
+import type { StopReason, Usage } from '@mms/protocol';
+import type { Citation, Source } from './research/citations.js';
+
+export interface UsageSummary {
+  inputTokens: number;
+  outputTokens: number;
+  cacheCreationInputTokens: number;
+  cacheReadInputTokens: number;
+  webSearchRequests: number;
+  webFetchRequests: number;
+}
+
+export interface CallRecord {
+  /** The model of the last attempt. */
+  model: string;
+  usage: UsageSummary;
+  /** Every `request-id` the service gave, in order, failed attempts included. */
+  requestIds: string[];
+  /** HTTP attempts over every layer. */
+  attempts: number;
+}
+
+export interface CallSuccess<Value> extends CallRecord {
+  ok: true;
+  value: Value;
+  /** `fallback` when the caller's fallback produced the value after `failure`. */
+  source: 'model' | 'fallback';
+  failure?: CallFailure;
+}
+
+interface FailureBase extends CallRecord {
+  ok: false;
+  /** One line naming what went wrong, with the detail below in words. */
+  message: string;
+  /** For research calls: pass 1's notes, kept when pass 2 or a guardrail failed after it. */
+  research?: ResearchNotes;
+}
+
+/** Pass 1 of a research call: prose with `[n]` citations mapped to their sources. */
+export interface ResearchNotes {
+  prose: string;
+  sources: Source[];
+  citations: Citation[];
+  /** `[n]` markers that name no source. */
+  unresolvedCitations: number[];
+}
+
+export interface ResearchAnswer<Value> extends ResearchNotes {
+  /** Pass 2's structured answer (or the fallback's value). */
+  data: Value;
+}
+
+export type CallFailure =
+  /** The model skipped its output tool (after the one retry the spec allows). */
+  | (FailureBase & { kind: 'declined'; text: string; stopReason: StopReason | null })
+  /** The output budget ran out and could not grow further (or the retry ran out too). */
+  | (FailureBase & { kind: 'truncated'; maxTokens: number })
+  /** The tool input failed the caller's schema (after one retry naming the error). */
+  | (FailureBase & { kind: 'invalid'; violation: string; input: unknown })
+  /** A guardrail rejected the answer twice and there was no fallback. */
+  | (FailureBase & { kind: 'rejected'; reasons: string[]; value: unknown })
+  /** The model answered `Insufficient data`: nothing to write. */
+  | (FailureBase & { kind: 'insufficient_data'; text: string })
+  /** The service refused, or the transport failed, and retrying did not help or was not allowed. */
+  | (FailureBase & { kind: 'http'; status: number | undefined; errorType: string | undefined })
+  /** The call's deadline came first. `phase` says where the time ran out. */
+  | (FailureBase & { kind: 'timeout'; phase: TimeoutPhase; lastError: string | undefined });
+
+export type TimeoutPhase = 'connect' | 'first-event' | 'idle' | 'deadline' | 'retry-wait';
+
+export type FailureKind = CallFailure['kind'];
+
+export type CallResult<Value> = CallSuccess<Value> | CallFailure;
+
+export function emptyUsage(): UsageSummary {
+  return { inputTokens: 0, outputTokens: 0, cacheCreationInputTokens: 0, cacheReadInputTokens: 0, webSearchRequests: 0, webFetchRequests: 0 };
+}
+
+/** Adds a wire usage (possibly partial: a stream cut short) into a running summary. */
+export function addUsage(summary: UsageSummary, usage: Partial<Usage> | undefined): void {
+  if (!usage) return;
+  summary.inputTokens += usage.input_tokens ?? 0;
+  summary.outputTokens += usage.output_tokens ?? 0;
+  summary.cacheCreationInputTokens += usage.cache_creation_input_tokens ?? 0;
+  summary.cacheReadInputTokens += usage.cache_read_input_tokens ?? 0;
+  summary.webSearchRequests += usage.server_tool_use?.web_search_requests ?? 0;
+  summary.webFetchRequests += usage.server_tool_use?.web_fetch_requests ?? 0;
+}

@@ -1,0 +1,99 @@
+/**
+ * A structured call through its layers: the HTTP layer (send-with-retries), the answer layer
+ * (at most one retry for a response with no usable answer), then the caller's guardrails (a
+ * rejected answer retried once, keeping its context), then the caller's fallback.
+ */
+import type { MessageRequest, ToolUseBlock } from '@mms/protocol';
+import { answerRetry, replayWithError } from './answer/answer-retry.js';
+import { classifyAnswer, type AnswerOutcome } from './answer/classify-answer.js';
+import type { FailureDetail } from './call-account.js';
+import type { CallContext } from './call-context.js';
+import type { ResolvedModel } from './client-options.js';
+import { checkBeforeSend } from './pre-send-checks.js';
+import type { CallFailure, CallResult } from './results.js';
+import type { JsonSchema } from './strict-schema.js';
+import { sendWithRetries } from './transport/send-with-retries.js';
+
+/** Returns why `value` is bad, or undefined to accept it. */
+export type Guardrail<Value> = (value: Value) => string | undefined | Promise<string | undefined>;
+
+/** Produces the value to use after `failure` (every kind except insufficient_data). */
+export type Fallback<Value> = (failure: CallFailure) => Value | Promise<Value>;
+
+export interface StructuredRun<Value> {
+  request: MessageRequest;
+  model: ResolvedModel;
+  toolName: string;
+  /** The caller's schema, original constraints included: answers are validated against it. */
+  schema: JsonSchema;
+  guardrails: readonly Guardrail<Value>[];
+}
+
+type LayerResult = { ok: true; value: unknown; toolUse: ToolUseBlock; request: MessageRequest } | { ok: false; failure: FailureDetail };
+
+export async function runStructured<Value>(run: StructuredRun<Value>, context: CallContext): Promise<{ ok: true; value: Value } | { ok: false; failure: FailureDetail }> {
+  const first = await answerLayer(run.request, run, context);
+  if (!first.ok) return first;
+  const reasons = await rejections(run.guardrails, first.value as Value);
+  if (reasons.length === 0) return { ok: true, value: first.value as Value };
+  const feedback = `The answer was rejected: ${reasons.join('; ')}. Call "${run.toolName}" again with a corrected answer.`;
+  context.options.hooks.onRetry?.({ layer: 'guardrail', model: run.model.id, reason: reasons.join('; '), delayMs: 0, nextAttempt: context.account.attempts + 1 });
+  const retry = replayWithError(first.request, first.toolUse, feedback);
+  checkBeforeSend(retry, run.model, { bufferTokens: context.options.bufferTokens, checkPromptSize: false });
+  const second = await answerLayer(retry, run, context);
+  if (!second.ok) return second;
+  const again = await rejections(run.guardrails, second.value as Value);
+  if (again.length === 0) return { ok: true, value: second.value as Value };
+  return { ok: false, failure: { kind: 'rejected', reasons: again, value: second.value, message: `rejected twice by the guardrails: first ${reasons.join('; ')}; then ${again.join('; ')}` } };
+}
+
+/** HTTP layer, then classification; one changed request at most for a response with no usable answer. */
+async function answerLayer<Value>(request: MessageRequest, run: StructuredRun<Value>, context: CallContext): Promise<LayerResult> {
+  let current = request;
+  for (let retried = false; ; retried = true) {
+    const sent = await sendWithRetries(current, context);
+    if (!sent.ok) return sent;
+    const outcome = classifyAnswer(sent.folded, run.toolName, run.schema);
+    if (outcome.kind === 'declined') {
+      context.declines.count(run.model.id, run.toolName);
+      context.options.hooks.onDecline?.({ model: run.model.id, tool: run.toolName, requestId: sent.requestId, text: outcome.text });
+    }
+    if (outcome.kind === 'answer') return { ok: true, value: outcome.value, toolUse: outcome.toolUse, request: current };
+    const plan = retried ? undefined : answerRetry(current, outcome, run.toolName, { model: run.model, bufferTokens: context.options.bufferTokens, inputTokens: sent.folded.message.usage.input_tokens });
+    if (!plan) return { ok: false, failure: answerFailure(outcome, current, retried) };
+    context.options.hooks.onRetry?.({ layer: 'answer', model: run.model.id, reason: plan.reason, delayMs: 0, nextAttempt: context.account.attempts + 1 });
+    checkBeforeSend(plan.request, run.model, { bufferTokens: context.options.bufferTokens, checkPromptSize: false });
+    current = plan.request;
+  }
+}
+
+function answerFailure(outcome: Exclude<AnswerOutcome, { kind: 'answer' }>, request: MessageRequest, retried: boolean): FailureDetail {
+  const after = retried ? ' after the one retry' : '';
+  switch (outcome.kind) {
+    case 'truncated':
+      return { kind: 'truncated', maxTokens: request.max_tokens, message: `the answer was cut off at max_tokens ${request.max_tokens}${retried ? ' after the one retry' : ', which cannot grow within the model limit and the context'}` };
+    case 'declined':
+      return { kind: 'declined', text: outcome.text, stopReason: outcome.stopReason, message: `the model did not call its output tool${after} (stop_reason ${outcome.stopReason})` };
+    case 'invalid':
+      return { kind: 'invalid', violation: outcome.violation, input: outcome.toolUse.input, message: `the tool input failed the schema${after}: ${outcome.violation}` };
+    default:
+      return outcome satisfies never;
+  }
+}
+
+async function rejections<Value>(guardrails: readonly Guardrail<Value>[], value: Value): Promise<string[]> {
+  const reasons: string[] = [];
+  for (const guardrail of guardrails) {
+    const reason = await guardrail(value);
+    if (reason !== undefined) reasons.push(reason);
+  }
+  return reasons;
+}
+
+/** The typed result, with the caller's fallback applied to any failure but insufficient data. */
+export async function finish<Value>(outcome: { ok: true; value: Value } | { ok: false; failure: FailureDetail }, context: CallContext, fallback: Fallback<Value> | undefined): Promise<CallResult<Value>> {
+  if (outcome.ok) return context.account.success(outcome.value);
+  const failure = context.account.failure(outcome.failure);
+  if (!fallback || failure.kind === 'insufficient_data') return failure;
+  return context.account.success(await fallback(failure), failure);
+}

@@ -1,0 +1,45 @@
+/**
+ * The HTTP layer's retry decision (spec: Errors, "Statuses treated as retryable"; Client retry
+ * policy 1), as a ladder of one-line rules read top to bottom: the first rule that speaks
+ * decides. How long to wait is retry-delay.ts's business; sending is stream-attempt.ts's.
+ */
+import type { AttemptOutcome } from './stream-attempt.js';
+
+/** Spec: "Statuses treated as retryable by the HTTP layer: 502, 503, 504, 429, 529, 500." */
+export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([429, 500, 502, 503, 504, 529]);
+
+export interface Verdict {
+  retry: boolean;
+  reason: string;
+}
+
+export interface LadderContext {
+  retriesLeft: number;
+}
+
+type Rule = (outcome: AttemptOutcome, context: LadderContext) => Verdict | undefined;
+
+const retry = (reason: string): Verdict => ({ retry: true, reason });
+const stop = (reason: string): Verdict => ({ retry: false, reason });
+const shouldRetryHeader = (outcome: AttemptOutcome) => (outcome.kind === 'status' ? outcome.headers.get('x-should-retry') : null);
+
+export const RETRY_LADDER: readonly Rule[] = [
+  (outcome) => (outcome.kind === 'message' ? stop('a message arrived') : undefined),
+  (outcome) => (outcome.kind === 'aborted' ? stop('the caller aborted') : undefined),
+  (outcome) => (outcome.kind === 'deadline' ? stop('the deadline came during the attempt') : undefined),
+  (_, context) => (context.retriesLeft <= 0 ? stop('no retries left') : undefined),
+  (outcome) => (shouldRetryHeader(outcome) === 'true' ? retry('the service sent x-should-retry: true') : undefined),
+  (outcome) => (shouldRetryHeader(outcome) === 'false' ? stop('the service sent x-should-retry: false') : undefined),
+  (outcome) => (outcome.kind === 'status' && RETRYABLE_STATUSES.has(outcome.status) ? retry(`HTTP ${outcome.status} is retryable`) : undefined),
+  (outcome) => (outcome.kind === 'connection' ? retry(`the connection failed (${outcome.phase}): ${outcome.detail}`) : undefined),
+  (outcome) => (outcome.kind === 'stream-error' && outcome.beforeContent && outcome.errorType === 'overloaded_error' ? retry('an overloaded error event came before any content') : undefined),
+  (outcome) => stop(outcome.kind === 'stream-error' ? `an ${outcome.errorType} event ${outcome.beforeContent ? 'before' : 'after'} content is not retried` : 'not retryable'),
+];
+
+export function decideRetry(outcome: AttemptOutcome, context: LadderContext): Verdict {
+  for (const rule of RETRY_LADDER) {
+    const verdict = rule(outcome, context);
+    if (verdict) return verdict;
+  }
+  return stop('not retryable');
+}

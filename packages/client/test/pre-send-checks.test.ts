@@ -1,0 +1,84 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { MessageRequest } from '@mms/protocol';
+import { PreSendError } from '@mms/client';
+import { resolveModel } from '../src/client-options.js';
+import { checkAnswerSchema, checkBeforeSend } from '../src/pre-send-checks.js';
+import { withThinkingPolicy } from '../src/thinking-policy.js';
+import { buildStructuredRequest } from '../src/structured-request.js';
+
+const mid = resolveModel('mid', { id: 'mid-newer', contextWindow: 1_000_000, maxOutputTokens: 64_000 });
+const smallNewer = resolveModel('small', { id: 'small-newer' });
+const smallOlder = resolveModel('small', { id: 'small-older', generation: 'older' });
+const strictTool = { name: 'emit', description: 'd', strict: true, input_schema: { type: 'object' as const, properties: { name: { type: 'string' } } } };
+const base: MessageRequest = { model: 'mid-newer', max_tokens: 512, messages: [{ role: 'user', content: 'hi' }] };
+const settings = { bufferTokens: 5_000, checkPromptSize: true };
+
+function refused(request: MessageRequest, code: string, pattern: RegExp, model = mid): void {
+  assert.throws(() => checkBeforeSend(request, model, settings), (error: unknown) => {
+    assert.ok(error instanceof PreSendError, String(error));
+    assert.equal(error.code, code);
+    assert.match(error.message, pattern);
+    return true;
+  });
+}
+
+describe('pre-send checks', () => {
+  test('thinking with a forced strict tool (rule 2)', () => {
+    refused({ ...base, tools: [strictTool], tool_choice: { type: 'tool', name: 'emit' }, thinking: { type: 'adaptive' } }, 'rule_refused', /Rule 2/);
+  });
+
+  test('a prefill with tools (rule 4)', () => {
+    refused({ ...base, tools: [strictTool], messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: '{"name":' }] }, 'rule_refused', /Rule 4/);
+  });
+
+  test('a strict schema keyword outside the list (rule 1), naming keyword and path', () => {
+    refused({ ...base, tools: [{ ...strictTool, input_schema: { type: 'object', properties: { name: { type: 'string', maxLength: 3 } } } }] }, 'strict_schema_keyword', /properties\.name.*"maxLength"/);
+  });
+
+  test('disabled thinking to a mid or large model of the newer generation (rule 5)', () => {
+    refused({ ...base, thinking: { type: 'disabled' } }, 'rule_refused', /Rule 5/);
+    refused({ ...base, model: 'small-older', thinking: { type: 'adaptive' } }, 'rule_refused', /Rule 5/, smallOlder);
+  });
+
+  test('programmatic calling with a strict tool (rule 3) and max_tokens over the model limit', () => {
+    refused({ ...base, tools: [strictTool, { type: 'web_search_20260209', name: 'web_search' }] }, 'rule_refused', /Rule 3/);
+    refused({ ...base, max_tokens: 64_001 }, 'invalid_request', /max_tokens/);
+  });
+
+  test('a prompt longer than (window - max_tokens - buffer) x 4 characters', () => {
+    // Mid keeps 200k of its 1M: (200,000 - 64,000 - 5,000) x 4 = 524,000 characters.
+    checkBeforeSend({ ...base, max_tokens: 64_000, messages: [{ role: 'user', content: 'x'.repeat(524_000) }] }, mid, settings);
+    refused({ ...base, max_tokens: 64_000, messages: [{ role: 'user', content: 'x'.repeat(524_001) }] }, 'prompt_too_long', /524001 characters.*524000/);
+  });
+});
+
+describe('thinking policy', () => {
+  const list = new Set(['small-newer']);
+
+  test('a model on the list gets disabled unless the caller asks to think', () => {
+    assert.deepEqual(withThinkingPolicy({ ...base, model: 'small-newer' }, list).thinking, { type: 'disabled' });
+    assert.deepEqual(withThinkingPolicy({ ...base, model: 'small-newer', thinking: { type: 'adaptive' } }, list).thinking, { type: 'adaptive' });
+  });
+
+  test('a model off the list (mid, large) never gets disabled', () => {
+    assert.equal(withThinkingPolicy(base, list).thinking, undefined);
+  });
+
+  test('the structured call shape: one strict tool, forced, parallel use off, no thinking', () => {
+    const shape = { schema: { type: 'object', properties: { n: { type: 'integer', minimum: 1 } }, required: ['n'] }, toolName: 'emit', toolDescription: undefined, instructions: 'Count.', input: 'three', maxTokens: 512 };
+    const request = buildStructuredRequest({ ...shape, model: mid }, list);
+    assert.equal(request.tools?.length, 1);
+    assert.deepEqual(request.tools?.[0], { name: 'emit', description: 'Records the answer. Call it exactly once.', strict: true, input_schema: { type: 'object', properties: { n: { type: 'integer', description: 'Constraints: {"minimum":1}' } }, required: ['n'] } });
+    assert.deepEqual(request.tool_choice, { type: 'tool', name: 'emit', disable_parallel_tool_use: true });
+    assert.equal(request.thinking, undefined);
+    assert.deepEqual(buildStructuredRequest({ ...shape, model: smallNewer }, list).thinking, { type: 'disabled' });
+    checkBeforeSend(buildStructuredRequest({ ...shape, model: smallNewer }, list), smallNewer, settings);
+  });
+});
+
+test('the answer schema is checked before sending: an object root that compiles', () => {
+  assert.throws(() => checkAnswerSchema({ type: 'array' }), (error: unknown) => error instanceof PreSendError && /type "object"/.test(error.message));
+  assert.throws(() => checkAnswerSchema({ type: 'object', properties: { a: { type: 'strnig' } } }), (error: unknown) => error instanceof PreSendError && /not a valid JSON Schema/.test(error.message));
+  checkAnswerSchema({ type: 'object', properties: { a: { type: 'string', format: 'date', maxLength: 10 } } });
+});

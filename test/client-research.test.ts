@@ -1,0 +1,133 @@
+/**
+ * Research calls against the real service: a scripted large model drives the service's own
+ * agent loop, whose server tools are a fake search engine here (the service's web search is
+ * another issue's), so that results carry URLs to cite.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import { buildApp, ModelRegistry, validateConfig, type AppOptions } from '@mms/server';
+import { TEST_API_KEY } from '@mms/testing';
+import { PreSendError } from '@mms/client';
+import { clientTestModels, clientFor, recorder, scriptFolder } from './client-support.js';
+
+const search = (query: string) => ({ type: 'server_tool_use', name: 'web_search', input: { query } });
+const answer = (input: Record<string, unknown>) => ({ type: 'tool_use', name: 'record_answer', input });
+const script = [
+  // With maxSteps 2 the service pauses after the fetch; the resumed turn runs step 2.
+  { when: '^\\{\\s*"question": "Who founded Acme', steps: [[search('Acme founder')], [{ type: 'server_tool_use', name: 'web_fetch', input: { url: 'https://records.example/acme' } }], [{ type: 'text', text: 'Acme was founded by Jane Roe [1] in 1901 [3].' }]] },
+  { when: '^<context>[\\s\\S]*Who founded Acme', steps: [[answer({ founder: 'Jane Roe', year: 1901 })]] },
+  { when: '^\\{\\s*"question": "What colour is nothing', steps: [[{ type: 'text', text: 'Insufficient data' }]] },
+  { when: '^\\{\\s*"question": "Who runs Beta', steps: [[search('Beta')], [{ type: 'text', text: 'Beta is run by Bo Li [2] since 2000 [9].' }]] },
+  { when: '^<context>[\\s\\S]*Who runs Beta', steps: [[answer({ founder: '', year: 0 })], [answer({ founder: 'Bo Li', year: 2000 })]] },
+];
+
+/** A search engine with two results per query, and a fetch that returns a fixed page. */
+const fakeTools: NonNullable<AppOptions['serverTools']> = {
+  run: async (call) => {
+    if (call.name === 'web_search') {
+      const results = [['https://acme.example/history', 'Acme history'], ['https://acme.example/people', 'Acme people']];
+      return { type: 'web_search_tool_result', tool_use_id: call.id, content: results.map(([url, title]) => ({ type: 'web_search_result', url, title, encrypted_content: 'e', page_age: null })) };
+    }
+    if (call.name === 'web_fetch') {
+      return { type: 'web_fetch_tool_result', tool_use_id: call.id, content: { type: 'web_fetch_result', url: String(call.input.url), content: { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'Jane Roe founded Acme in 1901.' }, title: 'Acme records' }, retrieved_at: '2026-01-01T00:00:00Z' } };
+    }
+    return { type: 'code_execution_tool_result', tool_use_id: call.id, content: { type: 'code_execution_tool_result_error', error_code: 'unavailable' } };
+  },
+};
+
+let app: ReturnType<typeof buildApp>;
+let baseURL: string;
+before(async () => {
+  const folder = scriptFolder({ 'script.json': script });
+  const config = validateConfig({ apiKeys: [TEST_API_KEY], models: clientTestModels({ script: 'script.json' }), maxSteps: 2 }, 'research test config');
+  app = buildApp({ config, registry: ModelRegistry.fromConfig(config.models, folder), serverTools: fakeTools });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  baseURL = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+});
+after(() => app.close());
+
+const schema = { type: 'object', properties: { founder: { type: 'string' }, year: { type: 'integer' } }, required: ['founder', 'year'], additionalProperties: false };
+type Founding = { founder: string; year: number };
+
+describe('research', () => {
+  test('pass 1 on the large tier with server tools, continued after pause_turn; pass 2 shapes the prose; citations map to sources', async () => {
+    const record = recorder();
+    const client = clientFor(baseURL, TEST_API_KEY, { fetch: record.fetch });
+    const result = await client.research<Founding>({ question: 'Who founded Acme?', context: { company: 'Acme' }, schema, webFetch: true });
+    assert.ok(result.ok, JSON.stringify(result));
+    assert.deepEqual(result.value.data, { founder: 'Jane Roe', year: 1901 });
+    assert.equal(result.value.prose, 'Acme was founded by Jane Roe [1] in 1901 [3].');
+    assert.deepEqual(result.value.citations.map((citation) => [citation.marker, citation.source?.url]), [[1, 'https://acme.example/history'], [3, 'https://records.example/acme']]);
+    assert.deepEqual(result.value.sources.map((source) => source.title), ['Acme history', 'Acme people', 'Acme records']);
+    assert.deepEqual(result.value.unresolvedCitations, []);
+    assert.equal(result.requestIds.length, 3);
+    assert.equal(result.usage.webSearchRequests, 1);
+
+    const [passOne, continuation, passTwo] = record.bodies;
+    assert.equal(passOne?.model, 'large-newer');
+    assert.deepEqual(passOne?.thinking, { type: 'adaptive' });
+    assert.equal(passOne?.tool_choice, undefined);
+    const tools = passOne?.tools as Array<Record<string, unknown>>;
+    assert.deepEqual(tools.slice(0, 2), [{ type: 'web_search_20260209', name: 'web_search', max_uses: 5, allowed_callers: ['direct'] }, { type: 'code_execution_20260521', name: 'code_execution' }]);
+    assert.deepEqual({ ...tools[2], max_content_tokens: undefined }, { type: 'web_fetch_20260209', name: 'web_fetch', max_uses: 5, max_content_tokens: undefined, allowed_callers: ['direct'] });
+    const fetchTokens = tools[2]?.max_content_tokens as number;
+    assert.ok(Number.isInteger(fetchTokens) && fetchTokens > 30_000 && fetchTokens <= (200_000 - 4_096 - 5_000) / 5, String(fetchTokens));
+    assert.match(String(passOne?.system), /Insufficient data[\s\S]*\[n\]|\[n\][\s\S]*Insufficient data/);
+    assert.deepEqual(JSON.parse(String(passOne?.messages[0]?.content)), { question: 'Who founded Acme?', context: { company: 'Acme' } });
+
+    // The paused turn goes back as the final assistant message: a resume (decision 0006).
+    assert.deepEqual(continuation?.messages.map((message) => message.role), ['user', 'assistant']);
+    const paused = continuation?.messages[1]?.content as Array<{ type: string }>;
+    assert.deepEqual(paused.map((block) => block.type), ['server_tool_use', 'web_search_tool_result', 'server_tool_use', 'web_fetch_tool_result']);
+    assert.deepEqual({ ...continuation, messages: undefined }, { ...passOne, messages: undefined }, 'the same request otherwise');
+
+    assert.equal(passTwo?.model, 'mid-newer');
+    assert.deepEqual(passTwo?.tool_choice, { type: 'tool', name: 'record_answer', disable_parallel_tool_use: true });
+    assert.equal(passTwo?.tools && (passTwo.tools as unknown[]).length, 1);
+    assert.match(String(passTwo?.messages[0]?.content), /"url": "https:\/\/records\.example\/acme"[\s\S]*<input>\nAcme was founded by Jane Roe \[1\] in 1901 \[3\]\.\n<\/input>/);
+  });
+
+  test('Insufficient data is its own outcome: no pass 2, no fallback', async () => {
+    const record = recorder();
+    const client = clientFor(baseURL, TEST_API_KEY, { fetch: record.fetch });
+    const result = await client.research<Founding>({ question: 'What colour is nothing?', schema, fallback: () => ({ founder: 'x', year: 1 }) });
+    assert.ok(!result.ok && result.kind === 'insufficient_data', JSON.stringify(result));
+    assert.equal(result.research?.prose, 'Insufficient data');
+    assert.equal(record.bodies.length, 1);
+  });
+
+  test('a rejected answer re-runs pass 2 only, keeping the research; unresolved citations are reported', async () => {
+    const record = recorder();
+    const client = clientFor(baseURL, TEST_API_KEY, { fetch: record.fetch });
+    const result = await client.research<Founding>({ question: 'Who runs Beta?', schema, guardrails: [(value) => (value.year < 1800 ? `year ${value.year} is not plausible` : undefined)] });
+    assert.ok(result.ok, JSON.stringify(result));
+    assert.deepEqual(result.value.data, { founder: 'Bo Li', year: 2000 });
+    assert.deepEqual(record.bodies.map((body) => body.model), ['large-newer', 'mid-newer', 'mid-newer']);
+    assert.deepEqual(result.value.unresolvedCitations, [9]);
+  });
+
+  test('a truncated pass 1 is retried once with max_tokens doubled', async () => {
+    const record = recorder(['truncate']);
+    const client = clientFor(baseURL, TEST_API_KEY, { fetch: record.fetch });
+    const result = await client.research<Founding>({ question: 'Who runs Beta?', schema, maxTokens: 100, guardrails: [] });
+    assert.deepEqual(record.bodies.slice(0, 2).map((body) => [body.model, body.max_tokens]), [['large-newer', 100], ['large-newer', 200]]);
+    assert.ok(result.ok, JSON.stringify(result));
+  });
+
+  test('a failed pass 2 keeps the research in the failure', async () => {
+    const record = recorder((index) => (index >= 1 ? 'no-tool-call' : undefined));
+    const client = clientFor(baseURL, TEST_API_KEY, { fetch: record.fetch });
+    const result = await client.research<Founding>({ question: 'Who runs Beta?', schema });
+    assert.ok(!result.ok && result.kind === 'declined', JSON.stringify(result));
+    assert.equal(result.research?.prose, 'Beta is run by Bo Li [2] since 2000 [9].');
+    assert.equal(result.research?.citations[0]?.source?.url, 'https://acme.example/people');
+  });
+
+  test('a pass 2 schema that cannot work is refused before pass 1 is sent', async () => {
+    const record = recorder();
+    const client = clientFor(baseURL, TEST_API_KEY, { fetch: record.fetch });
+    await assert.rejects(client.research({ question: 'Who founded Acme?', schema: { type: 'array', items: {} } }), PreSendError);
+    assert.equal(record.bodies.length, 0);
+  });
+});

@@ -112,7 +112,7 @@ await attempt("python socket"`,
 function writeScript(): string {
   scriptFolder = mkdtempSync(join(tmpdir(), 'mms-code-'));
   const path = join(scriptFolder, 'script.json');
-  const run = (code: string) => [[{ type: 'server_tool_use', name: 'code_execution', input: { code } }], [{ type: 'text', text: 'Done.' }]];
+  const run = (code: string): unknown[][] => [[{ type: 'server_tool_use', name: 'code_execution', input: { code } }], [{ type: 'text', text: 'Done.' }]];
   const port = (probe.address() as AddressInfo).port;
   const entries = Object.entries(programs()).map(([name, code]) => ({ when: `^run ${name}$`, steps: run(code.replaceAll('PORT', String(port))) }));
   // Fetches the page, prints only the line it wants, then tries a second fetch (max_uses 1).
@@ -128,6 +128,16 @@ print(hits[0]["title"], "|", hits[0]["content"][:40])
 page = await web_fetch(hits[0]["url"])
 print([line for line in page["content"]["source"]["data"].splitlines() if "otter" in line.lower()][0])`;
   entries.push({ when: '^research in code$', steps: run(research) });
+  // The model itself: search -> fetch a result -> compute with code -> answer.
+  entries.push({
+    when: '^research by the model$',
+    steps: [
+      [{ type: 'server_tool_use', name: 'web_search', input: { query: 'sleeping otters' } }],
+      [{ type: 'server_tool_use', name: 'web_fetch', input: { url: `${origin}/notes` } }],
+      [{ type: 'server_tool_use', name: 'code_execution', input: { code: 'print(len("Otters hold hands while they sleep.".split()))' } }],
+      [{ type: 'text', text: 'Six words.' }],
+    ],
+  });
   entries.push({ when: '^no code$', steps: [[{ type: 'server_tool_use', name: 'code_execution', input: { source: 'print(1)' } } as never], [{ type: 'text', text: 'Done.' }]] });
   writeFileSync(path, JSON.stringify(entries));
   return path;
@@ -299,6 +309,20 @@ describe('programmatic tool calling', () => {
     const result = executionResult(reply);
     assert.equal(result.return_code, 0, result.stderr);
     assert.equal(result.stdout, 'Otter field notes | Sea otters sleep floating on their backs\nOtters hold hands while they sleep.\n');
+    assert.deepEqual(reply.usage.server_tool_use, { web_search_requests: 1, web_fetch_requests: 1 });
+  });
+
+  test('the model searches, fetches a result, runs code on it and answers, in one turn', async () => {
+    const direct = ['direct'];
+    const tools = [CODE_TOOL, { type: 'web_search_20260209', name: 'web_search', allowed_callers: direct }, { type: 'web_fetch_20260209', name: 'web_fetch', allowed_callers: direct }];
+    const reply = await ask('research by the model', tools);
+    assert.deepEqual(reply.content.map((block) => block.type), [
+      'server_tool_use', 'web_search_tool_result', 'server_tool_use', 'web_fetch_tool_result', 'server_tool_use', 'code_execution_tool_result', 'text',
+    ]);
+    // The fetched URL appeared only in the search results: prior context includes them.
+    assert.equal((reply.content[3]?.content as { type: string }).type, 'web_fetch_result');
+    assert.equal(executionResult(reply).stdout, '6\n');
+    assert.equal(reply.stop_reason, 'end_turn');
     assert.deepEqual(reply.usage.server_tool_use, { web_search_requests: 1, web_fetch_requests: 1 });
   });
 

@@ -13,7 +13,8 @@ export { INSUFFICIENT_DATA } from './prompts.js';
 export { RETRYABLE_STATUSES, RETRY_LADDER, decideRetry, type Verdict } from './transport/retry-ladder.js';
 export { backoffCeilingMs, retryDelay, clampToDeadline } from './transport/retry-delay.js';
 export { Deadline, attemptTimers, reserveMs } from './deadline.js';
-export { SseParser, type SseFrame } from './transport/sse-parser.js';
+// The parser lives in @mms/protocol (shared with the server); re-exported so this surface stays as it was.
+export { SseParser, type SseFrame } from '@mms/protocol';
 export { compareModels, formatComparisonTable, type CallSite, type CallSiteReport, type CompareSettings, type ComparisonReport, type ModelStats, type RecordedInput } from './compare/compare-models.js';
 export { matchesKnownAnswer } from './compare/known-answer.js';
 export { runCompareCommand, type CommandIo } from './cli/compare-command.js';

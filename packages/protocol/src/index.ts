@@ -9,3 +9,4 @@ export * from './model-profile.js';
 export * from './response.js';
 export * from './json-schema-validator.js';
 export * from './domain-entry.js';
+export * from './sse-parser.js';

@@ -1,12 +1,11 @@
 /**
  * The messages-upstream backend's pure parts: the request sent upstream (server tool blocks as
- * client tool round trips), the SSE parser, the upstream events as our parts, and error mapping.
+ * client tool round trips), the upstream events as our parts, and error mapping.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { checkToolPairing, ServiceError, type ContentBlock, type MessageParam, type MessageRequest } from '@mms/protocol';
 import type { BackendStepRequest } from '../src/backends/backend.js';
-import { SseParser } from '../src/backends/messages-upstream/sse-parser.js';
 import { transportError, upstreamError } from '../src/backends/messages-upstream/upstream-errors.js';
 import { UpstreamEventReader } from '../src/backends/messages-upstream/upstream-events.js';
 import { upstreamMessageBody, upstreamMessages } from '../src/backends/messages-upstream/upstream-request.js';
@@ -96,40 +95,6 @@ describe('the conversation sent upstream', () => {
     assert.equal(body.tools[0]?.type, undefined);
     assert.deepEqual((body.tools[0]?.input_schema as { required: string[] }).required, ['query']);
     assert.deepEqual(body.thinking, { type: 'enabled', budget_tokens: 1499 });
-  });
-});
-
-describe('SSE parser', () => {
-  const frames = 'event: ping\ndata: {"type": "ping"}\n\n: a comment\nevent: message_delta\ndata: {"a":\ndata: "ü"}\n\n';
-
-  test('gives the same events whatever the chunking, with UTF-8 split across chunks', () => {
-    const bytes = Buffer.from(frames);
-    for (const size of [1, 2, 3, 5, bytes.length]) {
-      const parser = new SseParser();
-      const events = [];
-      for (let offset = 0; offset < bytes.length; offset += size) events.push(...parser.push(bytes.subarray(offset, offset + size)));
-      assert.deepEqual(events, [
-        { event: 'ping', data: '{"type": "ping"}' },
-        { event: 'message_delta', data: '{"a":\n"ü"}' },
-      ], `chunks of ${size}`);
-      assert.equal(parser.hasPartialEvent, false);
-    }
-  });
-
-  test('takes CRLF and CR line ends, a CRLF split across chunks included', () => {
-    for (const end of ['\r\n', '\r']) {
-      const text = frames.replaceAll('\n', end);
-      const parser = new SseParser();
-      const middle = text.indexOf('\r') + 1;
-      const events = [...parser.push(Buffer.from(text.slice(0, middle))), ...parser.push(Buffer.from(text.slice(middle)))];
-      assert.deepEqual(events.map((event) => event.event), ['ping', 'message_delta']);
-    }
-  });
-
-  test('knows when a stream stopped inside an event', () => {
-    const parser = new SseParser();
-    parser.push(Buffer.from('event: ping\ndata: {}\n'));
-    assert.equal(parser.hasPartialEvent, true);
   });
 });
 

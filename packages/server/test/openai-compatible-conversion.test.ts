@@ -1,7 +1,6 @@
 /**
- * The openai-compatible backend's pure parts: SSE parsing across chunk boundaries, stop
- * sequences matched in mms, the chunk converter's held output, assistant turns with server
- * tool results, and the error table.
+ * The openai-compatible backend's pure parts: stop sequences matched in mms, the chunk
+ * converter's held output, assistant turns with server tool results, and the error table.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,30 +10,7 @@ import { ChunkConverter } from '../src/backends/openai-compatible/chunk-conversi
 import { ENGINE_PROFILES } from '../src/backends/openai-compatible/engine-profiles.js';
 import { engineMessage, statusError, transportError } from '../src/backends/openai-compatible/error-mapping.js';
 import { planChat } from '../src/backends/openai-compatible/output-plan.js';
-import { SseParser } from '../src/backends/openai-compatible/sse-reader.js';
 import { StopSequenceMatcher } from '../src/backends/openai-compatible/stop-sequence-matcher.js';
-
-describe('SSE parser', () => {
-  test('events split anywhere, CRLF lines, comments and multi-line data', () => {
-    const parser = new SseParser();
-    const text = ': keep-alive\r\ndata: {"a":1}\r\n\r\ndata: line one\ndata: line two\n\nerror: {"code":500}\n\ndata: [DONE]\n\n';
-    const events = [];
-    for (let at = 0; at < text.length; at += 3) events.push(...parser.push(text.slice(at, at + 3)));
-    events.push(...parser.end());
-    assert.deepEqual(events, [
-      { kind: 'data', data: '{"a":1}' },
-      { kind: 'data', data: 'line one\nline two' },
-      { kind: 'error', data: '{"code":500}' },
-      { kind: 'data', data: '[DONE]' },
-    ]);
-  });
-
-  test('an event the stream closed on without a blank line still counts', () => {
-    const parser = new SseParser();
-    assert.deepEqual(parser.push('data: {"b":2}'), []);
-    assert.deepEqual(parser.end(), [{ kind: 'data', data: '{"b":2}' }]);
-  });
-});
 
 describe('stop sequences matched in mms', () => {
   test('text that may start a stop sequence is held until the next chunk decides', () => {

@@ -3,11 +3,10 @@
  * fold it into a message, under the attempt's timers. Never throws for what the network or the
  * service does: every ending is an AttemptOutcome, for the retry ladder to judge.
  */
-import type { Message, StreamEvent, Usage } from '@mms/protocol';
+import { SseParser, type Message, type StreamEvent, type Usage } from '@mms/protocol';
 import type { AttemptTimers } from '../deadline.js';
 import { AttemptClock, type AttemptPhase } from './attempt-clock.js';
 import { MessageFolder, StreamErrorEvent, type FoldedMessage } from './message-folder.js';
-import { SseParser } from './sse-parser.js';
 
 interface Common {
   requestId: string | undefined;
@@ -70,6 +69,10 @@ async function readStream(response: Response, clock: AttemptClock, state: ReadSt
       const { done, value } = await reader.read();
       if (done) break;
       for (const frame of parser.push(decoder.decode(value, { stream: true }))) {
+        // `error:` lines are llama.cpp's, no part of this service's stream: a frame of only
+        // those carries no event. A frame cut off by the end of the stream is never read
+        // (no parser.end()): the check for message_stop below reports the stream as cut short.
+        if (frame.error !== undefined && frame.data === '') continue;
         state.events += 1;
         state.folder.apply(JSON.parse(frame.data) as StreamEvent);
       }

@@ -6,12 +6,11 @@
  * upstream (upstream-request.ts). The abort signal closes the upstream connection, which stops
  * its generation.
  */
-import { API_VERSION, ServiceError, VERSION_HEADER, type ConversationRequest, type ModelProfile } from '@mms/protocol';
+import { API_VERSION, ServiceError, SseParser, VERSION_HEADER, type ConversationRequest, type ModelProfile } from '@mms/protocol';
 import { Agent, type Dispatcher } from 'undici';
 import type { Backend, BackendStepRequest } from '../backend.js';
 import type { StreamPart } from '../../streaming/stream-part.js';
 import type { MessagesUpstreamBackendConfig } from './messages-upstream-config.js';
-import { SseParser } from './sse-parser.js';
 import { transportError, upstreamError, type UpstreamErrorBody } from './upstream-errors.js';
 import { UpstreamEventReader } from './upstream-events.js';
 import { serverToolNames, upstreamCountBody, upstreamMessageBody } from './upstream-request.js';
@@ -78,6 +77,8 @@ export class MessagesUpstreamBackend implements Backend {
       if (!contentType.startsWith('text/event-stream')) throw new ServiceError('internal', `upstream ${this.where} failed: it answered a streamed request with ${contentType || 'no content-type'}, not text/event-stream`);
       const iterator = response.body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
       const parser = new SseParser();
+      // One streaming decoder for the whole body: a UTF-8 character split across chunks stays whole.
+      const decoder = new TextDecoder('utf-8');
       for (;;) {
         const next = await iterator.next().catch((error: unknown) => {
           throw this.failure(error, controller.signal);
@@ -86,7 +87,11 @@ export class MessagesUpstreamBackend implements Backend {
         const parts: StreamPart[] = [];
         let failure: unknown;
         try {
-          for (const event of parser.push(next.value)) {
+          for (const event of parser.push(decoder.decode(next.value, { stream: true }))) {
+            // `error:` lines are llama.cpp's, not this contract's: a frame of only those carries
+            // no event. A frame cut off by the end of the body is never read (no parser.end()):
+            // the stream counts as ended before message_stop.
+            if (event.error !== undefined && event.data === '') continue;
             reader.read(event.data, parts);
             if (reader.finished) break;
           }

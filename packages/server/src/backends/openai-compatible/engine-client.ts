@@ -4,10 +4,10 @@
  * bytes of the body) and idle (between chunks). The caller's abort signal cancels the request,
  * and a consumer that stops reading closes the connection, which engines treat as a cancel.
  */
+import { SseParser, type SseFrame } from '@mms/protocol';
 import { Agent, request, type Dispatcher } from 'undici';
 import type { ChatCompletionChunk, ChatCompletionRequest } from './chat-types.js';
 import { statusError, streamError, transportError, UpstreamTimeoutError, type TimeoutPhase } from './error-mapping.js';
-import { SseParser } from './sse-reader.js';
 
 export interface EngineClientOptions {
   engine: string;
@@ -114,8 +114,8 @@ export class EngineClient {
       } else {
         timer.refresh();
       }
-      for (const event of parser.push(text)) {
-        const chunk = this.chunkOf(event.kind, event.data);
+      for (const frame of parser.push(text)) {
+        const chunk = this.chunkOf(frame);
         if (chunk === 'done') return { done: true };
         // Time our own client takes to read is not the engine's silence.
         timer.waiting = true;
@@ -124,24 +124,31 @@ export class EngineClient {
         timer.refresh();
       }
     }
-    for (const event of parser.end()) {
-      const chunk = this.chunkOf(event.kind, event.data);
+    // Engines close right after their last line: a frame without its blank line still counts.
+    for (const frame of parser.end()) {
+      const chunk = this.chunkOf(frame);
       if (chunk === 'done') return { done: true };
       yield chunk;
     }
     return { done: false };
   }
 
-  private chunkOf(kind: 'data' | 'error', data: string): ChatCompletionChunk | 'done' {
-    if (kind === 'data' && data.trim() === '[DONE]') return 'done';
-    let parsed: unknown;
+  /**
+   * llama.cpp's `error:` lines come first and always throw, so data sharing their frame is never
+   * read. The `event` field carries nothing the chat completions stream uses.
+   */
+  private chunkOf(frame: SseFrame): ChatCompletionChunk | 'done' {
+    if (frame.error !== undefined) throw streamError(this.options.engine, this.parse(frame.error));
+    if (frame.data.trim() === '[DONE]') return 'done';
+    return this.parse(frame.data) as ChatCompletionChunk;
+  }
+
+  private parse(data: string): unknown {
     try {
-      parsed = JSON.parse(data);
+      return JSON.parse(data);
     } catch {
       throw streamError(this.options.engine, { error: { message: `unreadable chunk from the engine: ${data.slice(0, 200)}` } });
     }
-    if (kind === 'error') throw streamError(this.options.engine, parsed);
-    return parsed as ChatCompletionChunk;
   }
 
   /** Our timeout, the caller's abort (passed on as it is), or the engine's failure. */

@@ -39,8 +39,10 @@ export function buildApp(options: AppOptions): FastifyInstance {
 
   // A callback hook rather than an async one: no promise per request on the hot path.
   app.addHook('onRequest', (request, reply, done) => {
-    // Set on the raw response so that it survives hijacked (streaming) replies too.
-    reply.raw.setHeader('request-id', request.id);
+    // On the framework's reply, not the raw response: a header set on the raw response sends
+    // the whole reply down node:http's slower per-header path. The streaming route, which
+    // hijacks the reply, writes request-id itself (http/sse-writer.ts).
+    reply.header('request-id', request.id);
     try {
       if (request.url !== '/health') {
         keys.assertAuthorized(request.headers);

@@ -39,35 +39,48 @@ export class MessageEncoder {
   }
 
   encode(part: StreamPart): StreamEvent[] {
+    const events: StreamEvent[] = [];
+    this.encodeInto(part, events);
+    return events;
+  }
+
+  /**
+   * `encode`, appending to `events`: a batch of parts becomes one array, with no array per
+   * part to allocate and flatten (every reply passes each of its parts through here).
+   */
+  encodeInto(part: StreamPart, events: StreamEvent[]): void {
     if (this.finished) throw new Error(`${part.type} after the message finished`);
     switch (part.type) {
       case 'block-start':
         if (this.blockOpen) throw new Error('block-start while a block is open');
         this.blockOpen = true;
         this.index += 1;
-        return [{ type: 'content_block_start', index: this.index, content_block: part.block }];
+        events.push({ type: 'content_block_start', index: this.index, content_block: part.block });
+        return;
       case 'block-delta':
         if (!this.blockOpen) throw new Error('block-delta outside a block');
-        return [{ type: 'content_block_delta', index: this.index, delta: part.delta }];
+        events.push({ type: 'content_block_delta', index: this.index, delta: part.delta });
+        return;
       case 'block-stop':
         if (!this.blockOpen) throw new Error('block-stop with no open block');
         this.blockOpen = false;
-        return [{ type: 'content_block_stop', index: this.index }];
+        events.push({ type: 'content_block_stop', index: this.index });
+        return;
       case 'output-tokens':
         this.outputTokens = part.count;
-        return [];
+        return;
       case 'server-tool-usage':
         this.serverToolUse = { web_search_requests: part.webSearchRequests, web_fetch_requests: part.webFetchRequests };
-        return [];
+        return;
       case 'finish':
-        return this.finish(part.stopReason, part.stopSequence);
+        this.finish(part.stopReason, part.stopSequence, events);
+        return;
       default:
-        return part satisfies never;
+        part satisfies never;
     }
   }
 
-  private finish(stopReason: StopReason, stopSequence: string | null): StreamEvent[] {
-    const events: StreamEvent[] = [];
+  private finish(stopReason: StopReason, stopSequence: string | null, events: StreamEvent[]): void {
     if (this.blockOpen) {
       this.blockOpen = false;
       events.push({ type: 'content_block_stop', index: this.index });
@@ -86,7 +99,6 @@ export class MessageEncoder {
       },
     });
     events.push({ type: 'message_stop' });
-    return events;
   }
 
   private usage(): Usage {

@@ -33,6 +33,7 @@ export class ScriptedBackend implements Backend {
       thinkingShare: this.config.thinkingShare,
       tokenDelayMs: this.config.tokenDelayMs,
       failAfterFirstDelta: fault === 'stream-error',
+      joinDeltas: step.request.stream !== true,
       signal,
     });
   }

@@ -6,6 +6,7 @@
 import { checkMessageRules, parseMessageRequest, requestThinks, ServiceError, type StreamEvent } from '@mms/protocol';
 import { runTurn } from '../../agent/run-turn.js';
 import type { ServerToolRunner } from '../../agent/server-tool-runner.js';
+import type { Backend } from '../../backends/backend.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
 import { MessageEncoder } from '../../streaming/message-encoder.js';
 import type { StreamPart } from '../../streaming/stream-part.js';
@@ -51,18 +52,35 @@ export async function startMessage(body: unknown, fault: string | undefined, ser
     signal,
   });
   const encoder = new MessageEncoder({ id: newMessageId(), model: entry.profile.id, inputTokens });
-  return { stream: request.stream === true, events: encodeParts(parts, encoder, release), backendName: () => backend.name };
+  return new StartedMessage(request.stream === true, encodeParts(parts, encoder, release), backend);
+}
+
+/**
+ * A class rather than an object literal with an arrow function: tsx names every such arrow
+ * with `Object.defineProperty` each time it is created, which costs more than the call it serves.
+ */
+class StartedMessage implements MessageCall {
+  constructor(
+    readonly stream: boolean,
+    readonly events: AsyncGenerator<StreamEvent[]>,
+    private readonly backend: Backend,
+  ) {}
+
+  backendName(): string {
+    return this.backend.name;
+  }
 }
 
 async function* encodeParts(batches: AsyncIterable<StreamPart[]>, encoder: MessageEncoder, release: () => void): AsyncGenerator<StreamEvent[]> {
   try {
     let started = false;
     for await (const batch of batches) {
-      const events = batch.flatMap((part) => encoder.encode(part));
+      const events: StreamEvent[] = [];
       if (!started) {
         started = true;
-        events.unshift(encoder.start());
+        events.push(encoder.start());
       }
+      for (const part of batch) encoder.encodeInto(part, events);
       yield events;
     }
   } finally {

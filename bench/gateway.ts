@@ -1,0 +1,343 @@
+/**
+ * Gateway benchmark (issue 6): what going through mms adds to a request to an OpenAI-compatible
+ * engine, next to calling the engine directly and next to two TypeScript gateways from npm,
+ * all on the same fake engine and the same load, in one run. See docs/benchmarks.md.
+ *
+ *   npm run bench:gateway -- [--duration 5] [--latency-duration 2] [--warmup 1]
+ *                            [--connections 32] [--rounds 3] [--modes json,stream] [--no-peers]
+ *
+ * Arms, each a server in a child process of its own (this process is the load generator):
+ * - direct: the fake engine itself (bench/gateway/fake-engine.ts), OpenAI chat completions;
+ * - mms: POST /v1/messages, model `bench` on the `openai-compatible` backend -> the engine;
+ * - mms backends: the same with `backends: [engine, engine]` (primary healthy);
+ * - portkey: @portkey-ai/gateway, OpenAI chat completions passthrough to the engine (its
+ *   /v1/messages does not translate to chat completions: see bench/gateway/peers.ts);
+ * - ccr: @musistudio/claude-code-router, POST /v1/messages -> the engine's chat completions.
+ * Modes: `json` (non-streaming) and `stream` (`stream: true` on every arm).
+ *
+ * Per arm and round: a warm-up at the load's connection count, then latency on one keep-alive
+ * connection, one request at a time (microsecond timer; what a gateway adds to a request),
+ * then throughput at a fixed number of connections (autocannon). The order of the arms
+ * alternates from round to round (A B C, C B A, ...), and the tables are medians of the rounds.
+ * The peers are installed on the first run with `npm install --prefix bench/gateway/peers`.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { cpus, loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { probeLatency, runLoad, type HttpTarget, type Latency, type Throughput } from './gateway/load.js';
+import { ensurePeersInstalled, portkeyHeaders, startClaudeCodeRouter, startPortkey, type PeerProcess } from './gateway/peers.js';
+
+const API_KEY = 'bench-key-123456';
+const MODEL_ID = 'bench';
+const PROMPT = 'Summarize the benchmark in one short sentence please.';
+const AIM_ADDED_P50_MS = 1;
+/** Words of the fake engine's recorded reply (packages/testing/fixtures/openai-engines/vllm/text.json). */
+const REPLY_WORDS = 'Paris is';
+
+type Mode = 'json' | 'stream';
+
+interface BenchSettings {
+  durationSeconds: number;
+  latencySeconds: number;
+  warmupSeconds: number;
+  connections: number;
+  rounds: number;
+  modes: Mode[];
+  peers: boolean;
+}
+
+function positiveNumber(text: string, name: string): number {
+  const value = Number(text);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number, got ${JSON.stringify(text)}`);
+  return value;
+}
+
+function readSettings(): BenchSettings {
+  const { values } = parseArgs({
+    options: {
+      duration: { type: 'string', default: '5' },
+      'latency-duration': { type: 'string', default: '2' },
+      warmup: { type: 'string', default: '1' },
+      connections: { type: 'string', default: '32' },
+      rounds: { type: 'string', default: '3' },
+      modes: { type: 'string', default: 'json,stream' },
+      'no-peers': { type: 'boolean', default: false },
+    },
+  });
+  const modes = values.modes.split(',').map((mode) => mode.trim());
+  for (const mode of modes) if (mode !== 'json' && mode !== 'stream') throw new Error(`--modes takes json and/or stream, got ${JSON.stringify(mode)}`);
+  return {
+    durationSeconds: positiveNumber(values.duration, 'duration'),
+    latencySeconds: positiveNumber(values['latency-duration'], 'latency-duration'),
+    warmupSeconds: positiveNumber(values.warmup, 'warmup'),
+    connections: Math.round(positiveNumber(values.connections, 'connections')),
+    rounds: Math.round(positiveNumber(values.rounds, 'rounds')),
+    modes: modes as Mode[],
+    peers: !values['no-peers'],
+  };
+}
+
+// --- child processes ---------------------------------------------------------------------
+
+interface Stoppable {
+  stop(): Promise<void>;
+}
+
+interface ForkedServer extends Stoppable {
+  port: number;
+  message: Record<string, unknown>;
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, 'exit');
+  // Closing the IPC channel asks the child to exit on its own.
+  if (child.connected) child.disconnect();
+  else child.kill('SIGTERM');
+  await exited;
+}
+
+/** Forks a bench/gateway/ server with tsx and waits for its `{ port }`. */
+async function forkServer(name: string, file: string, childArguments: string[]): Promise<ForkedServer> {
+  const child = fork(fileURLToPath(new URL(file, import.meta.url)), childArguments, { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+  const failed = once(child, 'exit').then(([code]) => {
+    throw new Error(`${name} exited with code ${String(code)} before it was ready`);
+  });
+  const [message] = (await Promise.race([once(child, 'message'), failed])) as [unknown];
+  failed.catch(() => undefined);
+  const port = typeof message === 'object' && message !== null ? (message as { port?: unknown }).port : undefined;
+  if (typeof port !== 'number') throw new Error(`expected { port } from ${name}, got ${JSON.stringify(message)}`);
+  return { port, message: message as Record<string, unknown>, stop: () => stopChild(child) };
+}
+
+// --- arms --------------------------------------------------------------------------------
+
+interface Arm {
+  name: string;
+  label: string;
+  /** What the arm's request is: the gateways translate Messages, or pass chat completions. */
+  request: string;
+  target(mode: Mode): HttpTarget;
+}
+
+const MESSAGES_HEADERS = { 'x-api-key': API_KEY, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' };
+
+function messagesBody(mode: Mode): string {
+  return JSON.stringify({ model: MODEL_ID, max_tokens: 64, messages: [{ role: 'user', content: PROMPT }], ...(mode === 'stream' ? { stream: true } : {}) });
+}
+
+function chatBody(engineModel: string, mode: Mode): string {
+  return JSON.stringify({ model: engineModel, max_tokens: 64, messages: [{ role: 'user', content: PROMPT }], ...(mode === 'stream' ? { stream: true } : {}) });
+}
+
+function messagesArm(name: string, label: string, port: number): Arm {
+  return {
+    name,
+    label,
+    request: 'Messages',
+    target: (mode) => ({ name, url: `http://127.0.0.1:${port}/v1/messages`, headers: MESSAGES_HEADERS, body: messagesBody(mode) }),
+  };
+}
+
+function chatArm(name: string, label: string, port: number, engineModel: string, extraHeaders: Record<string, string>): Arm {
+  return {
+    name,
+    label,
+    request: 'chat completions',
+    target: (mode) => ({
+      name,
+      url: `http://127.0.0.1:${port}/v1/chat/completions`,
+      headers: { 'content-type': 'application/json', ...extraHeaders },
+      body: chatBody(engineModel, mode),
+    }),
+  };
+}
+
+/** One request through the arm, checked, so that the load measures answers and not errors. */
+async function checkArm(arm: Arm, mode: Mode): Promise<void> {
+  const target = arm.target(mode);
+  const response = await fetch(target.url, { method: 'POST', headers: target.headers, body: target.body, signal: AbortSignal.timeout(10_000) });
+  const text = await response.text();
+  const contentType = response.headers.get('content-type') ?? '';
+  const problem =
+    response.status !== 200
+      ? `answered ${response.status}`
+      : mode === 'stream' && !contentType.includes('text/event-stream')
+        ? `answered ${contentType}, not an event stream`
+        : !text.includes(REPLY_WORDS)
+          ? 'answered without the engine\'s reply'
+          : mode === 'stream' && !text.includes(arm.request === 'Messages' ? 'message_stop' : '[DONE]')
+            ? 'answered a stream without its end'
+            : undefined;
+  if (problem !== undefined) throw new Error(`${arm.label} (${mode}) ${problem}: ${text.slice(0, 300)}`);
+}
+
+// --- measuring ---------------------------------------------------------------------------
+
+interface RoundResult {
+  latency: Latency;
+  throughput: Throughput;
+}
+
+async function measureArm(arm: Arm, mode: Mode, settings: BenchSettings): Promise<RoundResult> {
+  const target = arm.target(mode);
+  await runLoad(target, settings.connections, settings.warmupSeconds, 'warm-up');
+  const latency = await probeLatency(target, settings.latencySeconds);
+  const throughput = await runLoad(target, settings.connections, settings.durationSeconds, 'run');
+  return { latency, throughput };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((left, right) => left - right);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[middle] ?? Number.NaN) : ((sorted[middle - 1] ?? Number.NaN) + (sorted[middle] ?? Number.NaN)) / 2;
+}
+
+interface ArmSummary {
+  arm: Arm;
+  p50: number;
+  p99: number;
+  requestsPerSecond: number;
+  loadedP50: number;
+  loadedP99: number;
+}
+
+function summarize(arm: Arm, results: RoundResult[]): ArmSummary {
+  return {
+    arm,
+    p50: median(results.map((result) => result.latency.p50)),
+    p99: median(results.map((result) => result.latency.p99)),
+    requestsPerSecond: median(results.map((result) => result.throughput.requestsPerSecond)),
+    loadedP50: median(results.map((result) => result.throughput.p50)),
+    loadedP99: median(results.map((result) => result.throughput.p99)),
+  };
+}
+
+async function measureMode(arms: Arm[], mode: Mode, settings: BenchSettings): Promise<ArmSummary[]> {
+  const results = new Map<string, RoundResult[]>(arms.map((arm) => [arm.name, []]));
+  for (let round = 0; round < settings.rounds; round += 1) {
+    const order = round % 2 === 0 ? arms : [...arms].reverse();
+    for (const arm of order) {
+      const result = await measureArm(arm, mode, settings);
+      results.get(arm.name)?.push(result);
+      console.log(
+        `${mode} round ${round + 1}: ${arm.name.padEnd(12)} 1 conn p50 ${result.latency.p50.toFixed(3)} ms p99 ${result.latency.p99.toFixed(3)} ms (${result.latency.samples} req)` +
+          `  |  ${settings.connections} conns ${result.throughput.requestsPerSecond.toFixed(0)} req/s p50 ${result.throughput.p50} ms p99 ${result.throughput.p99} ms`,
+      );
+    }
+  }
+  return arms.map((arm) => summarize(arm, results.get(arm.name) ?? []));
+}
+
+// --- report ------------------------------------------------------------------------------
+
+function signed(value: number): string {
+  return `${value >= 0 ? '+' : '−'}${Math.abs(value).toFixed(2)} ms`;
+}
+
+function printMode(mode: Mode, summaries: ArmSummary[], settings: BenchSettings): void {
+  const direct = summaries.find((summary) => summary.arm.name === 'direct');
+  if (direct === undefined) return;
+  console.log('');
+  console.log(`${mode === 'json' ? 'Non-streaming' : 'Streaming'} (${mode}): medians of ${settings.rounds} rounds`);
+  console.log('');
+  console.log(`| path to the same fake engine | request | added p50 | added p99 | p50, 1 conn | p99, 1 conn | req/s, ${settings.connections} conns | vs direct | p50 / p99 at ${settings.connections} conns |`);
+  console.log('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+  for (const summary of summaries) {
+    const isDirect = summary === direct;
+    console.log(
+      `| ${summary.arm.label} | ${summary.arm.request} | ${isDirect ? 'baseline' : signed(summary.p50 - direct.p50)} | ${isDirect ? 'baseline' : signed(summary.p99 - direct.p99)} | ` +
+        `${summary.p50.toFixed(3)} ms | ${summary.p99.toFixed(3)} ms | ${summary.requestsPerSecond.toFixed(0)} | ${(summary.requestsPerSecond / direct.requestsPerSecond).toFixed(2)} | ${summary.loadedP50} / ${summary.loadedP99} ms |`,
+    );
+  }
+  const mms = summaries.find((summary) => summary.arm.name === 'mms');
+  if (mms === undefined) return;
+  const added = mms.p50 - direct.p50;
+  const peers = summaries.filter((summary) => summary.arm.name === 'portkey' || summary.arm.name === 'ccr');
+  const beaten = peers.filter((peer) => peer.p50 - direct.p50 > added);
+  console.log('');
+  console.log(
+    `mms adds ${added.toFixed(2)} ms at p50 (aim: under ${AIM_ADDED_P50_MS} ms: ${added < AIM_ADDED_P50_MS ? 'met' : 'NOT met'}); ` +
+      (peers.length === 0
+        ? 'no peer measured'
+        : `less than ${beaten.length} of ${peers.length} peers measured (${peers.map((peer) => `${peer.arm.name} ${(peer.p50 - direct.p50).toFixed(2)} ms`).join(', ')})`),
+  );
+}
+
+// --- main --------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const settings = readSettings();
+  const startedAt = performance.now();
+  const started: Stoppable[] = [];
+  const stopAll = (): Promise<unknown> => Promise.allSettled(started.splice(0).map((server) => server.stop()));
+  process.once('SIGINT', () => void stopAll().then(() => process.exit(130)));
+  const loadBefore = loadavg()[0] ?? Number.NaN;
+  const problems: string[] = [];
+  try {
+    const engine = await forkServer('fake engine', './gateway/fake-engine.ts', []);
+    started.push(engine);
+    const engineModel = String(engine.message.model);
+    const engineBaseURL = `http://127.0.0.1:${engine.port}/v1`;
+    const mms = await forkServer('mms', './gateway/mms-gateway.ts', [API_KEY, MODEL_ID, engineBaseURL, engineModel, 'single']);
+    started.push(mms);
+    const mmsBackends = await forkServer('mms backends', './gateway/mms-gateway.ts', [API_KEY, MODEL_ID, engineBaseURL, engineModel, 'backends']);
+    started.push(mmsBackends);
+    const arms: Arm[] = [
+      chatArm('direct', 'direct (no gateway)', engine.port, engineModel, { authorization: 'Bearer bench-engine-key' }),
+      messagesArm('mms', 'mms, `openai-compatible` backend', mms.port),
+      messagesArm('mms-backends', 'mms, `backends` list (primary healthy)', mmsBackends.port),
+    ];
+    if (settings.peers) {
+      console.log(`peers installed: ${ensurePeersInstalled().join(', ')}`);
+      const peers: Array<[string, () => Promise<PeerProcess>, (peer: PeerProcess) => Arm]> = [
+        ['@portkey-ai/gateway', startPortkey, (peer) => chatArm('portkey', '`@portkey-ai/gateway`', peer.port, engineModel, portkeyHeaders(engineBaseURL))],
+        ['@musistudio/claude-code-router', () => startClaudeCodeRouter(engineBaseURL, engineModel), (peer) => messagesArm('ccr', '`@musistudio/claude-code-router`', peer.port)],
+      ];
+      for (const [name, start, toArm] of peers) {
+        try {
+          const peer = await start();
+          started.push(peer);
+          arms.push(toArm(peer));
+        } catch (error) {
+          problems.push(`${name} did not start: ${error instanceof Error ? error.message : String(error)}`);
+        }
+      }
+    }
+    for (const problem of problems) console.log(`NOT MEASURED: ${problem}`);
+    console.log(`node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? 'unknown'}), load average ${loadBefore.toFixed(2)}`);
+    console.log(
+      `per arm and round: ${settings.warmupSeconds} s warm-up at ${settings.connections} connections, ${settings.latencySeconds} s on 1 connection (latency), ` +
+        `${settings.durationSeconds} s at ${settings.connections} connections (throughput); ${settings.rounds} rounds, alternating order`,
+    );
+    const summaries = new Map<Mode, ArmSummary[]>();
+    for (const mode of settings.modes) {
+      const measurable: Arm[] = [];
+      for (const arm of arms) {
+        try {
+          await checkArm(arm, mode);
+          measurable.push(arm);
+        } catch (error) {
+          if (arm.name === 'portkey' || arm.name === 'ccr') {
+            const problem = `${error instanceof Error ? error.message : String(error)}`;
+            problems.push(problem);
+            console.log(`NOT MEASURED: ${problem}`);
+          } else {
+            throw error;
+          }
+        }
+      }
+      summaries.set(mode, await measureMode(measurable, mode, settings));
+    }
+    for (const [mode, modeSummaries] of summaries) printMode(mode, modeSummaries, settings);
+    console.log('');
+    for (const problem of problems) console.log(`not measured: ${problem}`);
+    console.log(`load average ${loadBefore.toFixed(2)} before, ${(loadavg()[0] ?? Number.NaN).toFixed(2)} after; total ${((performance.now() - startedAt) / 1000).toFixed(0)} s`);
+  } finally {
+    await stopAll();
+  }
+}
+
+await main();

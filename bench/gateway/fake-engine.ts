@@ -1,0 +1,83 @@
+/**
+ * The engine every arm of bench/gateway.ts reaches: a minimal OpenAI-compatible server on
+ * loopback that answers every chat completion with one fixed reply, recorded from vLLM
+ * (packages/testing/fixtures/openai-engines/vllm/text.json): the JSON body when the request has
+ * no `stream: true`, otherwise the fixture's six SSE chunks (role, three content deltas, finish,
+ * usage) and `data: [DONE]`. The bytes are serialised once at start and written in one piece,
+ * with no delay, so the engine costs as little as a server that reads and parses the body can.
+ * It also answers `GET /v1/models` (mms's start-up check). Runs as a child process: tells its
+ * parent the port and the model it serves over IPC, and exits when the channel closes.
+ */
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+interface VllmFixture {
+  stream: unknown[];
+  json: unknown;
+}
+
+const FIXTURE_FOLDER = new URL('../../packages/testing/fixtures/openai-engines/vllm/', import.meta.url);
+
+function readFixture(name: string): unknown {
+  return JSON.parse(readFileSync(new URL(`${name}.json`, FIXTURE_FOLDER), 'utf8')) as unknown;
+}
+
+const text = readFixture('text') as VllmFixture;
+const models = (readFixture('models') as { body: unknown }).body;
+
+/** The model name the engine serves, which every gateway's config names. */
+const ENGINE_MODEL = ((models as { data: Array<{ id: string }> }).data[0] ?? { id: 'missing' }).id;
+
+const JSON_REPLY = Buffer.from(JSON.stringify(text.json));
+const STREAM_REPLY = Buffer.from(`${text.stream.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join('')}data: [DONE]\n\n`);
+const MODELS_REPLY = Buffer.from(JSON.stringify(models));
+
+function readBody(request: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    request.on('error', reject);
+  });
+}
+
+function send(response: ServerResponse, status: number, contentType: string, body: Buffer): void {
+  response.writeHead(status, { 'content-type': contentType, 'content-length': body.length });
+  response.end(body);
+}
+
+async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const path = (request.url ?? '/').split('?')[0];
+  if (request.method === 'GET' && path === '/v1/models') return send(response, 200, 'application/json', MODELS_REPLY);
+  if (request.method !== 'POST' || path !== '/v1/chat/completions') {
+    return send(response, 404, 'application/json', Buffer.from(`{"error":{"message":"${request.method} ${path} is not served by the bench engine"}}`));
+  }
+  let parsed: { stream?: unknown; messages?: unknown };
+  try {
+    // Parsed, as a real engine must, so that the direct arm pays for the same JSON work.
+    parsed = JSON.parse(await readBody(request)) as { stream?: unknown; messages?: unknown };
+  } catch {
+    return send(response, 400, 'application/json', Buffer.from('{"error":{"message":"unreadable JSON"}}'));
+  }
+  if (!Array.isArray(parsed.messages)) return send(response, 400, 'application/json', Buffer.from('{"error":{"message":"messages is required"}}'));
+  if (parsed.stream === true) return send(response, 200, 'text/event-stream', STREAM_REPLY);
+  send(response, 200, 'application/json', JSON_REPLY);
+}
+
+function listen(): void {
+  const server = createServer((request, response) => void handle(request, response));
+  server.keepAliveTimeout = 60_000;
+  server.listen(0, '127.0.0.1', () => {
+    process.send?.({ port: (server.address() as AddressInfo).port, model: ENGINE_MODEL });
+  });
+  process.on('disconnect', () => {
+    server.closeAllConnections();
+    server.close(() => process.exit(0));
+  });
+}
+
+if (process.send === undefined) {
+  throw new Error('bench/gateway/fake-engine.ts is started by bench/gateway.ts (it needs an IPC channel)');
+}
+listen();

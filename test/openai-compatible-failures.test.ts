@@ -131,10 +131,11 @@ describe('checked and retried once in mms (no guided decoding)', () => {
     assert.equal(reply.usage.output_tokens, 40);
   });
 
-  test('a second failure is a clear 500, not an invalid answer', async () => {
+  test('a second failure is a clear 502 model_output_invalid (api_error), not an invalid answer', async () => {
     bench.engines.generic.reply({ fixture: 'tool-invalid' }, { fixture: 'tool-invalid' });
     const { status, reply } = await send(bench, 'generic', forced);
-    assert.equal(status, 500);
+    assert.equal(status, 502);
+    assert.equal(reply.error?.type, 'api_error');
     assert.match(reply.error?.message ?? '', /the model's input for the tool "book_flight" failed tools\.0\.input_schema twice: \/ must have required property 'cabin'/);
   });
 
@@ -156,20 +157,29 @@ describe('checked and retried once in mms (no guided decoding)', () => {
     assert.deepEqual(texts, ['{"city": "Paris", "country": "France"}']);
   });
 
-  test('a format answer that fails twice is a clear 500', async () => {
+  test('a format answer that fails twice is a clear 502', async () => {
     bench.engines.generic.reply({ fixture: 'format-invalid' }, { fixture: 'format-invalid' });
     const { status, reply } = await send(bench, 'generic', { output_config: { format: { type: 'json_schema', schema: CITY_FORMAT } } });
-    assert.equal(status, 500);
+    assert.equal(status, 502);
     assert.match(reply.error?.message ?? '', /the model's answer failed output_config\.format\.schema twice: not JSON/);
   });
 
-  test("guided output that still misses the schema is the engine's failure: a clear 500, no retry", async () => {
+  test('guided output that still misses the schema is a clear 502, with no retry', async () => {
     const before = bench.engines.vllm.chatBodies().length;
     bench.engines.vllm.reply({ fixture: 'text' });
     const { status, reply } = await send(bench, 'vllm', { output_config: { format: { type: 'json_schema', schema: CITY_FORMAT } } });
-    assert.equal(status, 500);
+    assert.equal(status, 502);
     assert.match(reply.error?.message ?? '', /the model's answer failed output_config\.format\.schema: not JSON/);
     assert.equal(bench.engines.vllm.chatBodies().length, before + 1);
+  });
+
+  test('a call of a tool the request did not offer is a 502 naming it', async () => {
+    const answer = (content: string) => ({ choices: [{ index: 0, delta: { role: 'assistant', content } }] });
+    bench.engines.ollama.reply({ stream: [answer('{"name":"delete_everything","input":{}}'), { choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: 'stop' }] }] });
+    const { status, reply } = await send(bench, 'ollama', { tools: [WEATHER, BOOKING], tool_choice: { type: 'any' } });
+    assert.equal(status, 502);
+    assert.equal(reply.error?.type, 'api_error');
+    assert.match(reply.error?.message ?? '', /the model called a tool that was not offered: "delete_everything"/);
   });
 
   test('a strict tool input cut off by max_tokens is passed on as it is, not repaired', async () => {

@@ -31,7 +31,11 @@ interface Member {
   breaker: CircuitBreaker;
 }
 
-/** The failures another backend may well not have: 500, 504 (timeouts), 529 (overload), 429 (rate limits). */
+/**
+ * The failures another backend may well not have: 500, 504 (timeouts), 529 (overload), 429
+ * (rate limits). Not the request's 4xx, nor `model_output_invalid`: that is one sample of the
+ * model's output failing its schema, which says nothing of the engine's health.
+ */
 const RETRYABLE_CODES: ReadonlySet<string> = new Set(['internal', 'timeout', 'overloaded', 'rate_limited']);
 
 export function isRetryableFailure(error: unknown): boolean {

@@ -4,7 +4,9 @@
  * of the contract. Each step is one streamed engine request; its chunks become parts as they
  * arrive. Output the engine cannot guide to a schema is checked here: a strict tool's input
  * that fails is generated once more as a forced call, an `output_config.format` answer that
- * fails is asked for once more, and a second failure is a clear error.
+ * fails is asked for once more, and a second failure is a clear error of its own kind
+ * (`model_output_invalid`): the engine worked, so a fallback list neither moves on nor charges
+ * its circuit for what one sample of the model wrote.
  */
 import { requestThinks, ServiceError, type ConversationRequest, type ModelProfile } from '@mms/protocol';
 import type { Backend, BackendStepRequest } from '../backend.js';
@@ -60,7 +62,7 @@ export class OpenAiCompatibleBackend implements Backend {
           feedback = formatRetryMessages(summary.text, violation);
           continue;
         }
-        throw new ServiceError('internal', `the model's answer failed ${check!.where}${retry > 0 ? ' twice' : ''}: ${violation}`);
+        throw new ServiceError('model_output_invalid', `the model's answer failed ${check!.where}${retry > 0 ? ' twice' : ''}: ${violation}`);
       }
       const parts = [...summary.tail];
       const truncated = stop.reason === 'max_tokens';
@@ -132,13 +134,13 @@ export class OpenAiCompatibleBackend implements Backend {
    * says max_tokens, and the assembler keeps what arrived.
    */
   private async release(call: PendingCall, state: StepState, truncated: boolean): Promise<StreamPart[]> {
-    if (!call.tool) throw new ServiceError('internal', `the model called a tool that was not offered: "${call.name}"`);
+    if (!call.tool) throw new ServiceError('model_output_invalid', `the model called a tool that was not offered: "${call.name}"`);
     if (truncated) return blockParts(call.name, call.tool.server, call.arguments);
     let checked = checkCallInput(call);
     if (checked.violation !== undefined) {
-      if (this.remaining(state) <= 0) throw new ServiceError('internal', `the model's input for the tool "${call.name}" failed ${call.tool.where}: ${checked.violation}`);
+      if (this.remaining(state) <= 0) throw new ServiceError('model_output_invalid', `the model's input for the tool "${call.name}" failed ${call.tool.where}: ${checked.violation}`);
       checked = checkCallInput({ tool: call.tool, arguments: await this.repair(call, checked.violation, state) });
-      if (checked.violation !== undefined) throw new ServiceError('internal', `the model's input for the tool "${call.name}" failed ${call.tool.where} twice: ${checked.violation}`);
+      if (checked.violation !== undefined) throw new ServiceError('model_output_invalid', `the model's input for the tool "${call.name}" failed ${call.tool.where} twice: ${checked.violation}`);
     }
     return blockParts(call.name, call.tool.server, JSON.stringify(checked.input));
   }
@@ -154,7 +156,7 @@ export class OpenAiCompatibleBackend implements Backend {
     let next = await run.next();
     while (!next.done) next = await run.next();
     const repaired = next.value.summary.calls.find((candidate) => candidate.name === tool.name);
-    if (!repaired) throw new ServiceError('internal', `the model did not call the tool "${tool.name}" again after its input failed ${tool.where}: ${violation}`);
+    if (!repaired) throw new ServiceError('model_output_invalid', `the model did not call the tool "${tool.name}" again after its input failed ${tool.where}: ${violation}`);
     return repaired.arguments;
   }
 

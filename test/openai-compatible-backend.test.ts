@@ -7,7 +7,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import Anthropic from '@anthropic-ai/sdk';
-import { postJson, readSse } from '@mms/testing';
+import { loadEngineFixture, postJson, readSse } from '@mms/testing';
 import { BOOKING, CITY_FORMAT, send, useEngines, user, WEATHER } from './openai-compatible-support.js';
 
 const bench = useEngines({ backend: { vllm: { apiKey: 'engine-secret' } } });
@@ -270,6 +270,19 @@ describe('streaming', () => {
     ]);
     assert.deepEqual(events.filter((event) => event.type === 'content_block_delta').map((event) => (event.delta as { partial_json: string }).partial_json), ['{"city": "', 'Paris"}', '{"city": "Oslo"}']);
     assert.deepEqual((events.at(-2) as Body).delta.stop_reason, 'tool_use');
+  });
+
+  test("after [DONE] the engine's response is read to its end, not cut: no aborted body per request", async () => {
+    const { stream } = loadEngineFixture('ollama', 'text');
+    const before = bench.engines.ollama.disconnects;
+    const closed = bench.engines.ollama.closedResponses;
+    bench.engines.ollama.reply({ stream: stream!, lingerMs: 200 });
+    const { status, reply } = await send(bench, 'ollama', {});
+    assert.equal(status, 200);
+    assert.equal(reply.content[0]?.text, 'Repeat after me: the quick brown fox.');
+    await bench.engines.ollama.waitForClosedResponses(closed + 1);
+    // Hanging up at [DONE] would show here as a disconnect before the engine ended its response.
+    assert.equal(bench.engines.ollama.disconnects, before);
   });
 });
 

@@ -164,6 +164,24 @@ describe('circuit breaker', () => {
     }
   });
 
+  test('a count that fails gives no verdict: the request is counted on the next backend and generated on the primary', async () => {
+    const upstream = await rawUpstream((request, response) => {
+      if (request.url === '/v1/messages/count_tokens') return void response.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify(errorEnvelope('api_error', 'no counting today')));
+      healthy(response);
+    });
+    const service = await startService({ models: fallbackModel([{ type: 'messages-upstream', baseURL: upstream.baseURL }, { type: 'scripted' }], { failureThreshold: 1, cooldownMs: 3_600_000 }) });
+    try {
+      for (let attempt = 0; attempt < 2; attempt += 1) {
+        const response = await postJson(service, '/v1/messages', hello);
+        assert.equal(response.status, 200, await response.clone().text());
+        assert.equal(response.headers.get('mms-backend'), 'messages-upstream');
+      }
+    } finally {
+      await service.close();
+      await upstream.close();
+    }
+  });
+
   test('with every circuit open the answer is an immediate 529 with retry-after', async () => {
     const clock = { now: 0 };
     primaryAnswer = failing;

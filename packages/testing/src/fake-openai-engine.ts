@@ -54,6 +54,11 @@ export class FakeOpenAiEngine {
   readonly requests: RecordedRequest[] = [];
   /** What the tokenizer endpoints answer. */
   tokenCount = 37;
+  /**
+   * Paths answered 404 as if not served: a router in front of the engine that forwards only
+   * `/v1/*`, or an older llama.cpp without `/apply-template`.
+   */
+  readonly missingPaths = new Set<string>();
   private readonly queue: EngineReply[] = [];
   private hangups = 0;
   private closed = 0;
@@ -129,6 +134,7 @@ export class FakeOpenAiEngine {
     const body = await readBody(request);
     const path = (request.url ?? '/').split('?')[0]!;
     this.requests.push({ method: request.method ?? 'GET', path, headers: request.headers, body });
+    if (this.missingPaths.has(path)) return sendJson(response, 404, { detail: 'Not Found' });
     if (request.method === 'GET' && path === '/v1/models') return sendJson(response, 200, loadEngineFixture(this.kind, 'models').body);
     if (request.method === 'POST' && path === '/v1/chat/completions') return this.chat(body as Record<string, unknown>, response);
     if (request.method === 'POST' && path === '/tokenize') return sendJson(response, 200, this.tokenized(body as Record<string, unknown>));

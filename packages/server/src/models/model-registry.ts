@@ -28,15 +28,21 @@ export class ModelRegistry {
     }
   }
 
-  /** `now` is the clock of the fallback lists' circuit breakers (tests pass their own). */
-  static fromConfig(models: readonly ModelConfig[], configFolder: string, options: { now?: () => number } = {}): ModelRegistry {
+  /**
+   * `now` is the clock of the fallback lists' circuit breakers and the backends' retry timers;
+   * `warn` receives the backends' warnings, prefixed with the model id (the log by default).
+   * Tests pass their own of both.
+   */
+  static fromConfig(models: readonly ModelConfig[], configFolder: string, options: { now?: () => number; warn?: (line: string) => void } = {}): ModelRegistry {
+    const warn = options.warn ?? ((line: string) => process.stderr.write(`mms: ${line}\n`));
     return new ModelRegistry(
       models.map((model) => {
         const profile: ModelProfile = { id: model.id, tier: model.tier, generation: model.generation, contextWindow: model.contextWindow, maxOutputTokens: model.maxOutputTokens };
         const configs = modelBackends(model);
         const primary = configs[0];
         if (!primary) throw new Error(`model ${model.id} has no backend`);
-        const backends = configs.map((config) => createBackend(config, configFolder, profile));
+        const backendOptions = { now: options.now, warn: (line: string) => warn(`${model.id}: ${line}`) };
+        const backends = configs.map((config) => createBackend(config, configFolder, profile, backendOptions));
         return {
           profile,
           aliases: model.aliases,

@@ -20,7 +20,7 @@ import type { OpenAiCompatibleBackendConfig } from './openai-compatible-config.j
 import { checkCallInput, formatRetryMessages, formatViolation, stopOf } from './output-checks.js';
 import { forcedPlan, planChat, type ChatPlan } from './output-plan.js';
 import { prepareEngine } from './prepare-engine.js';
-import { countPromptTokens } from './token-counting.js';
+import { PromptTokenCounter } from './prompt-token-counter.js';
 
 interface Attempt {
   summary: ChunkSummary;
@@ -35,16 +35,35 @@ interface StepState {
   signal: AbortSignal;
 }
 
+export interface OpenAiCompatibleOptions {
+  /** Where a warning goes (a tokenizer endpoint that fails); the service's log by default. */
+  warn?: (line: string) => void;
+  /** The clock, in milliseconds; tests pass their own. */
+  now?: () => number;
+}
+
 export class OpenAiCompatibleBackend implements Backend {
   readonly name: string;
   private readonly profile: EngineProfile;
   private readonly client: EngineClient;
+  private readonly counter: PromptTokenCounter;
 
-  constructor(private readonly config: OpenAiCompatibleBackendConfig) {
+  constructor(
+    private readonly config: OpenAiCompatibleBackendConfig,
+    options: OpenAiCompatibleOptions = {},
+  ) {
     this.name = `openai-compatible:${config.engine}`;
     this.profile = ENGINE_PROFILES[config.engine];
     const apiKey = config.apiKey ?? (config.apiKeyEnv ? process.env[config.apiKeyEnv] : undefined);
     this.client = new EngineClient({ ...config, apiKey });
+    this.counter = new PromptTokenCounter({
+      client: this.client,
+      profile: this.profile,
+      mode: config.countTokens,
+      where: `${this.name} at ${config.baseURL}`,
+      warn: options.warn ?? ((line) => process.stderr.write(`mms: ${line}\n`)),
+      now: options.now ?? Date.now,
+    });
   }
 
   async *stream(step: BackendStepRequest, signal: AbortSignal): AsyncIterable<StreamPart[]> {
@@ -76,7 +95,7 @@ export class OpenAiCompatibleBackend implements Backend {
   async countTokens(request: ConversationRequest, model: ModelProfile): Promise<number> {
     const plan = planChat(request, this.profile);
     const body = toChatRequest({ request, turnSoFar: [], plan, engine: this.config.engine, profile: this.profile, model: this.config.model, thinking: this.config.thinking, thinks: requestThinks(request, model), outputBudget: 1 });
-    return countPromptTokens(this.client, this.profile, this.config.countTokens, body);
+    return this.counter.count(body);
   }
 
   prepare(): Promise<string> {

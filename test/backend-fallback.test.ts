@@ -248,6 +248,22 @@ describe('headers and config', () => {
     }
   });
 
+  test("the first backend's concurrency and queue admit the whole list", async () => {
+    const service = await startService({ models: fallbackModel([{ type: 'scripted', concurrency: 1, queue: 0, tokenDelayMs: 20 }, { type: 'scripted' }]) });
+    try {
+      const first = await postJson(service, '/v1/messages', { ...hello, stream: true });
+      const reader = first.body!.getReader();
+      await reader.read();
+      // The one slot is taken and no one may wait: the next request is refused at once.
+      const second = await postJson(service, '/v1/messages', hello);
+      assert.equal(second.status, 529);
+      assert.equal(((await second.json()) as ErrorBody).error.type, 'overloaded_error');
+      await reader.cancel();
+    } finally {
+      await service.close();
+    }
+  });
+
   test('a model gives exactly one of backend and backends; fallback only with backends', () => {
     const message = (model: Record<string, unknown>) => {
       try {
@@ -265,5 +281,7 @@ describe('headers and config', () => {
     assert.match(message({ backends: [{ type: 'scripted' }], fallback: { failureThreshold: 0 } }), /models\.0\.fallback\.failureThreshold/);
     assert.equal(message({ backends: [{ type: 'scripted' }, { type: 'messages-upstream', baseURL: 'http://10.0.0.7:8080' }] }), 'valid');
     assert.match(message({ backend: { type: 'messages-upstream', baseURL: 'ftp://x' } }), /models\.0\.backend\.baseURL/);
+    // A fallback's own admission would be ignored: it is refused instead, by its field.
+    assert.match(message({ backends: [{ type: 'scripted' }, { type: 'scripted', concurrency: 64 }] }), /models\.0\.backends\.1\.concurrency: a fallback is admitted with its list/);
   });
 });

@@ -48,7 +48,8 @@ export class ModelRegistry {
           aliases: model.aliases,
           displayName: model.displayName ?? model.id,
           backend: model.backends ? new FallbackBackend(backends, { ...(model.fallback ?? fallbackConfig.parse({})), now: options.now }) : backends[0]!,
-          // A fallback list is admitted as its primary is: the list serves one model's traffic.
+          // A list serves one model's traffic: its first backend's values admit it (fallbacks may
+          // not set their own; backends/backend-defaults.ts).
           admission: new AdmissionController(primary.concurrency, primary.queue),
         };
       }),

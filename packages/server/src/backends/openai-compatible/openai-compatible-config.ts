@@ -1,6 +1,7 @@
 /** The `openai-compatible` backend: a model served by an engine's OpenAI-style chat completions API. */
 import { z } from 'zod';
 import { admissionFields } from '../admission-options.js';
+import type { WithPlacedDefaults } from '../backend-defaults.js';
 
 export const ENGINE_KINDS = ['vllm', 'sglang', 'llama.cpp', 'ollama', 'generic'] as const;
 export type EngineKind = (typeof ENGINE_KINDS)[number];
@@ -17,7 +18,11 @@ export const openAiCompatibleBackendConfig = z.strictObject({
   apiKeyEnv: z.string().min(1).optional().describe('Name of an environment variable holding the API key, instead of writing it in the file.'),
   model: z.string().min(1).describe("The engine's own model name (vLLM --served-model-name, an Ollama tag, ...)."),
   connectTimeoutMs: z.int().min(1).default(5_000).describe('Time to open a connection to the engine.'),
-  firstByteTimeoutMs: z.int().min(1).default(120_000).describe('Time from sending a request to the first streamed chunk (queueing and prefill included).'),
+  firstByteTimeoutMs: z
+    .int()
+    .min(1)
+    .optional()
+    .describe('Time from sending a request to the first streamed chunk (queueing and prefill included). Default 120000; 30000 for a backend with a fallback after it in a backends list.'),
   idleTimeoutMs: z.int().min(1).default(60_000).describe('Longest silence between two streamed chunks.'),
   countTokens: z
     .enum(['engine', 'estimate'])
@@ -30,4 +35,4 @@ export const openAiCompatibleBackendConfig = z.strictObject({
   ...admissionFields,
 });
 
-export type OpenAiCompatibleBackendConfig = z.infer<typeof openAiCompatibleBackendConfig>;
+export type OpenAiCompatibleBackendConfig = WithPlacedDefaults<z.infer<typeof openAiCompatibleBackendConfig>>;

@@ -168,16 +168,31 @@ describe('request mapping', () => {
       { role: 'tool', tool_call_id: serverCall.id, content: JSON.stringify(reply.content[1]!.content) },
     ]);
     assert.equal(reply.usage.output_tokens, 9 + 6);
+    // The request's own prompt is the first step's (50), not the second step's, which holds the call and its result.
+    assert.equal(reply.usage.input_tokens, 50);
   });
 });
 
 describe('responses', () => {
-  test('text with usage from the engine and input tokens from its tokenizer', async () => {
+  test("text with usage from the engine: output tokens, and its prompt_tokens as the final input tokens", async () => {
     const { reply } = await send(bench, 'vllm', {});
     assert.deepEqual(reply.content, [{ type: 'text', text: 'Paris is the capital of France.', citations: null }]);
     assert.equal(reply.stop_reason, 'end_turn');
-    assert.deepEqual([reply.usage.input_tokens, reply.usage.output_tokens], [bench.engines.vllm.tokenCount, 6]);
+    assert.deepEqual([reply.usage.input_tokens, reply.usage.output_tokens], [18, 6]);
   });
+
+  for (const [kind, promptTokens] of [['ollama', 26], ['sglang', 9], ['generic', 9]] as const) {
+    test(`${kind}: the engine's prompt_tokens replaces mms's up-front count in message_delta and the JSON reply; message_start keeps the count`, async () => {
+      const counted = ((await (await postJson(bench.service, '/v1/messages/count_tokens', { model: kind, messages: [user('Hello')] })).json()) as { input_tokens: number }).input_tokens;
+      assert.notEqual(counted, promptTokens);
+      const { reply } = await send(bench, kind, {});
+      assert.equal(reply.usage.input_tokens, promptTokens);
+      const response = await postJson(bench.service, '/v1/messages', { model: kind, max_tokens: 200, stream: true, messages: [user('Hello')] });
+      const events = (await readSse(response)).map((event) => event.data as Body);
+      assert.equal(events[0]!.message.usage.input_tokens, counted);
+      assert.equal(events.find((event) => event.type === 'message_delta')!.usage.input_tokens, promptTokens);
+    });
+  }
 
   for (const kind of ['vllm', 'sglang', 'llama.cpp', 'ollama'] as const) {
     test(`${kind}: reasoning becomes a signed thinking block when the request thinks, and is not shown otherwise`, async () => {
@@ -297,6 +312,8 @@ describe('official client', () => {
     const stream = client().messages.stream({ model: 'vllm', max_tokens: 100, tools: [WEATHER as Anthropic.Tool], messages: [{ role: 'user', content: 'Weather?' }] });
     const final = await stream.finalMessage();
     assert.deepEqual(final.content.map((block) => (block.type === 'tool_use' ? block.input : block.type)), [{ city: 'Paris' }, { city: 'Oslo' }]);
+    // The SDK takes message_delta's input_tokens: the engine's own count (vllm/tool-calls).
+    assert.equal(final.usage.input_tokens, 140);
   });
 
   test('a forced strict tool call through the client has input valid against its schema', async () => {

@@ -131,6 +131,16 @@ describe('upstream events as parts', () => {
     ]);
   });
 
+  test("message_delta's input_tokens (an upstream's count from its engine) is passed on for the final usage", () => {
+    const parts = read([
+      { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+      { type: 'content_block_stop', index: 0 },
+      { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { input_tokens: 41, output_tokens: 3 } },
+      { type: 'message_stop' },
+    ]);
+    assert.deepEqual(parts.slice(-3), [{ type: 'input-tokens', count: 41 }, { type: 'output-tokens', count: 3 }, { type: 'finish', stopReason: 'end_turn', stopSequence: null }]);
+  });
+
   test('an error event throws the same error type and message', () => {
     assert.throws(
       () => read([{ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }]),

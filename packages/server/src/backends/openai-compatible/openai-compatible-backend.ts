@@ -69,9 +69,12 @@ export class OpenAiCompatibleBackend implements Backend {
   async *stream(step: BackendStepRequest, signal: AbortSignal): AsyncIterable<StreamPart[]> {
     const state: StepState = { step, plan: planChat(step.request, this.profile), outputTokens: 0, signal };
     let feedback: ChatMessage[] = [];
+    /** The engine's count of the prompt as the request sent it: the first attempt's, not a retry's. */
+    let promptTokens: number | undefined;
     for (let retry = 0; ; retry += 1) {
       const body = this.chatRequest(state, state.plan, step.thinks, feedback);
       const { summary, sawDone } = yield* this.attempt(body, state.plan, step.thinks, state);
+      if (retry === 0) promptTokens = summary.promptTokens;
       const stop = stopOf(summary, step.request.stop_sequences ?? [], sawDone, this.config.engine);
       const check = state.plan.formatCheck;
       const violation = check && stop.reason === 'end_turn' ? formatViolation(summary.text, check) : undefined;
@@ -86,6 +89,8 @@ export class OpenAiCompatibleBackend implements Backend {
       const parts = [...summary.tail];
       const truncated = stop.reason === 'max_tokens';
       for (const item of summary.held) parts.push(...(item.type === 'pending-call' ? await this.release(item, state, truncated) : [item]));
+      // The engine's figure replaces mms's up-front count (an estimate for Ollama, SGLang, generic) in the final usage.
+      if (promptTokens !== undefined) parts.push({ type: 'input-tokens', count: promptTokens });
       parts.push({ type: 'output-tokens', count: state.outputTokens }, { type: 'finish', stopReason: stop.reason, stopSequence: stop.sequence });
       yield parts;
       return;

@@ -218,6 +218,42 @@ describe('responses', () => {
     });
   }
 
+  test('llama.cpp: a tool call parsed from the native format (id and name first, then argument pieces) becomes a tool_use block', async () => {
+    bench.engines['llama.cpp'].reply({ fixture: 'tool-calls' });
+    const { reply } = await send(bench, 'llama.cpp', { tools: [WEATHER], tool_choice: { type: 'any' } });
+    assert.deepEqual(reply.content.map((block) => [block.type, block.name, block.input]), [['tool_use', 'get_weather', { city: 'Paris' }]]);
+    assert.match(reply.content[0]!.id ?? '', /^toolu_/);
+    assert.equal(reply.stop_reason, 'tool_use');
+    assert.deepEqual([reply.usage.input_tokens, reply.usage.output_tokens], [120, 18]);
+  });
+
+  test('llama.cpp, newer builds: usage in a separate last chunk with no choices is read the same', async () => {
+    bench.engines['llama.cpp'].reply({ fixture: 'usage-chunk' });
+    const { reply } = await send(bench, 'llama.cpp', {});
+    assert.deepEqual([reply.content[0]?.text, reply.stop_reason], ['Bonjour tout le monde.', 'end_turn']);
+    assert.deepEqual([reply.usage.input_tokens, reply.usage.output_tokens], [31, 5]);
+  });
+
+  test('sglang: a forced strict tool (named tool_choice, grammar-constrained) becomes its tool_use block, streamed as generated', async () => {
+    bench.engines.sglang.reply({ fixture: 'named-tool' });
+    const { status, reply } = await send(bench, 'sglang', { tools: [WEATHER, BOOKING], tool_choice: { type: 'tool', name: 'book_flight' } });
+    assert.equal(status, 200, JSON.stringify(reply));
+    assert.deepEqual(reply.content.map((block) => [block.type, block.name, block.input]), [['tool_use', 'book_flight', { from: 'CDG', to: 'OSL', passengers: 2, cabin: 'economy' }]]);
+    assert.equal(reply.stop_reason, 'tool_use');
+    assert.deepEqual([reply.usage.input_tokens, reply.usage.output_tokens], [150, 26]);
+  });
+
+  test('sglang: an auto tool call after some text (ids only on the first chunk) becomes text, then tool_use', async () => {
+    bench.engines.sglang.reply({ fixture: 'tool-calls' });
+    const { reply } = await send(bench, 'sglang', { tools: [WEATHER] });
+    assert.deepEqual(reply.content.map((block) => [block.type, block.text ?? block.name, block.input]), [
+      ['text', 'Let me check the weather.', undefined],
+      ['tool_use', 'get_weather', { city: 'Paris' }],
+    ]);
+    assert.equal(reply.stop_reason, 'tool_use');
+    assert.deepEqual([reply.usage.input_tokens, reply.usage.output_tokens], [180, 24]);
+  });
+
   test('a forced tool answered through guided decoding becomes the tool_use block (llama.cpp, Ollama)', async () => {
     bench.engines['llama.cpp'].reply({ fixture: 'forced-json' });
     const llama = await send(bench, 'llama.cpp', { tools: [WEATHER], tool_choice: { type: 'tool', name: 'get_weather' } });

@@ -26,6 +26,8 @@ describe('engine errors', () => {
     ['sglang', 'error-503', 529, 'overloaded_error', /overloaded or not ready \(503\): The request queue is full/],
     ['llama.cpp', 'error-503-loading', 529, 'overloaded_error', /\(503\): Loading model/],
     ['vllm', 'error-context-length', 400, 'invalid_request_error', /^prompt is too long for the model's engine: This model's maximum context length is 8192/],
+    // A model that was never pulled is this service's configuration, not the caller's 404.
+    ['ollama', 'error-404-model', 500, 'api_error', /the ollama engine answered 404: model 'qwen3:8b' not found; check the backend's baseURL and model/],
   ];
   for (const [kind, fixture, status, type, message] of cases) {
     test(`${kind} ${fixture} answers ${status} ${type}`, async () => {
@@ -74,6 +76,16 @@ describe('engine errors', () => {
     assert.ok(events.some((event) => event.type === 'content_block_delta' && event.delta.text === 'Partial'));
     assert.equal(events.at(-1)!.error.type, 'api_error');
     assert.match(events.at(-1)!.error.message, /failed to decode the batch/);
+  });
+
+  test("llama.cpp's newer data: {\"error\"} line in a stream becomes an error event, after the output so far", async () => {
+    bench.engines['llama.cpp'].reply({ fixture: 'stream-error-data' });
+    const response = await postJson(bench.service, '/v1/messages', { model: 'llama.cpp', max_tokens: 100, stream: true, messages: [user('Hi')] });
+    const events = (await readSse(response)).map((event) => event.data as Body);
+    assert.ok(events.some((event) => event.type === 'content_block_delta' && event.delta.text === 'Partial'));
+    assert.equal(events.at(-1)!.error.type, 'api_error');
+    assert.match(events.at(-1)!.error.message, /the llama\.cpp engine failed \(500\): Context size has been exceeded\./);
+    assert.ok(!events.some((event) => event.type === 'message_stop'));
   });
 
   test('an engine that hangs up without answering is a 500 saying so', async () => {

@@ -10,7 +10,10 @@ import Anthropic from '@anthropic-ai/sdk';
 import { loadEngineFixture, postJson, readSse } from '@mms/testing';
 import { BOOKING, CITY_FORMAT, send, useEngines, user, WEATHER } from './openai-compatible-support.js';
 
-const bench = useEngines({ backend: { vllm: { apiKey: 'engine-secret' } } });
+const bench = useEngines({
+  backend: { vllm: { apiKey: 'engine-secret' } },
+  variants: [{ suffix: 'reasoning-api', engine: 'generic', backend: { maxTokensField: 'max_completion_tokens', streamOptions: false } }],
+});
 
 type Body = Record<string, any>;
 const last = (kind: keyof typeof bench.engines): Body => bench.engines[kind].lastChatBody();
@@ -143,6 +146,20 @@ describe('request mapping', () => {
     assert.deepEqual([last('vllm').continue_final_message, last('vllm').add_generation_prompt], [true, false]);
     await send(bench, 'ollama', { messages });
     assert.deepEqual([last('ollama').messages.at(-1).content, last('ollama').continue_final_message], ['The colour is', undefined]);
+  });
+
+  test('a generic server can take the budget as max_completion_tokens and no stream_options', async () => {
+    await send(bench, 'generic', { max_tokens: 321 });
+    assert.deepEqual([last('generic').max_tokens, last('generic').max_completion_tokens, last('generic').stream_options], [321, undefined, { include_usage: true }]);
+    const { status, reply } = await send(bench, 'generic-reasoning-api', { max_tokens: 321 });
+    assert.equal(status, 200);
+    assert.equal(reply.content[0]?.text, 'Hello there.');
+    const body = last('generic');
+    assert.equal(body.max_completion_tokens, 321);
+    assert.ok(!('max_tokens' in body) && !('stream_options' in body), JSON.stringify(body));
+    // A server that then sends no usage: the output chunks are the count.
+    bench.engines.generic.reply({ stream: [{ choices: [{ index: 0, delta: { content: 'Hello' } }] }, { choices: [{ index: 0, delta: { content: ' there.' }, finish_reason: 'stop' }] }] });
+    assert.equal((await send(bench, 'generic-reasoning-api', {})).reply.usage.output_tokens, 2);
   });
 
   test('top_k on an engine without it is refused, not dropped', async () => {

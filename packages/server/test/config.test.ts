@@ -48,6 +48,15 @@ test('firstByteTimeoutMs defaults to 30 s for a remote backend with a fallback a
   assert.equal('firstByteTimeoutMs' in alone ? alone.firstByteTimeoutMs : undefined, 120_000);
 });
 
+test('maxTokensField and streamOptions are for the generic engine only', () => {
+  const engine = (kind: string, extra: Record<string, unknown>) => ({ models: [{ ...model, backend: { type: 'openai-compatible', engine: kind, baseURL: 'http://10.0.0.5:8000/v1', model: 'm', ...extra } }] });
+  const generic = validateConfig(engine('generic', { maxTokensField: 'max_completion_tokens', streamOptions: false }), 'test.json').models[0]!.backend!;
+  assert.deepEqual(generic.type === 'openai-compatible' ? [generic.maxTokensField, generic.streamOptions] : [], ['max_completion_tokens', false]);
+  assert.match(configError(engine('vllm', { maxTokensField: 'max_completion_tokens' })), /models\.0\.backend\.maxTokensField: only for engine "generic"/);
+  assert.match(configError(engine('ollama', { streamOptions: false })), /models\.0\.backend\.streamOptions: only for engine "generic"/);
+  assert.match(configError(engine('generic', { maxTokensField: 'max_output_tokens' })), /models\.0\.backend\.maxTokensField/);
+});
+
 test('errors name the file and the field', () => {
   assert.match(configError({ models: [{ ...model, tier: 'huge' }] }), /^config test\.json: models\.0\.tier: /);
   assert.match(configError({ models: [{ ...model, backend: { type: 'warp' } }] }), /^config test\.json: models\.0\.backend\.type: /);

@@ -124,6 +124,8 @@ export class OpenAiCompatibleBackend implements Backend {
       thinks,
       outputBudget: this.remaining(state),
       extraMessages,
+      maxTokensField: this.config.maxTokensField,
+      streamOptions: this.config.streamOptions,
     });
   }
 

@@ -32,7 +32,24 @@ export const openAiCompatibleBackendConfig = z.strictObject({
     .strictObject({ on: requestFields, off: requestFields })
     .optional()
     .describe('Request fields that switch the model\'s thinking on and off; default per engine (chat_template_kwargs.enable_thinking, or Ollama\'s reasoning_effort).'),
+  maxTokensField: z
+    .enum(['max_tokens', 'max_completion_tokens'])
+    .optional()
+    .describe("Engine generic only: the request field that carries the output budget; default max_tokens. OpenAI's reasoning models take only max_completion_tokens."),
+  streamOptions: z
+    .boolean()
+    .optional()
+    .describe('Engine generic only: send stream_options.include_usage (default true). false for a server that rejects the field; output tokens are then counted from the chunks unless the server sends usage anyway.'),
   ...admissionFields,
-});
+})
+  // The named engines' fields are fixed by their own APIs (engine-profiles.ts): vLLM, SGLang and
+  // llama.cpp read max_tokens, and Ollama's OpenAI layer ignored max_completion_tokens until
+  // recently, which would silently drop the limit.
+  .superRefine((config, context) => {
+    if (config.engine === 'generic') return;
+    for (const field of ['maxTokensField', 'streamOptions'] as const) {
+      if (config[field] !== undefined) context.addIssue({ code: 'custom', path: [field], message: `only for engine "generic"; the ${config.engine} engine's own fields are used` });
+    }
+  });
 
 export type OpenAiCompatibleBackendConfig = WithPlacedDefaults<z.infer<typeof openAiCompatibleBackendConfig>>;

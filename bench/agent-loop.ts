@@ -22,6 +22,7 @@ import { runTurn } from '../packages/server/src/agent/run-turn.js';
 import type { ServerToolRunner } from '../packages/server/src/agent/server-tool-runner.js';
 import type { Backend, BackendStepRequest } from '../packages/server/src/backends/backend.js';
 import { backendConfig } from '../packages/server/src/backends/backend-config.js';
+import { withPlacedDefaults } from '../packages/server/src/backends/backend-defaults.js';
 import { createBackend } from '../packages/server/src/backends/create-backend.js';
 
 const STEPS_PER_TURN = 4;
@@ -87,7 +88,7 @@ function median(values: number[]): number {
 }
 
 async function llamaStepMicroseconds(): Promise<number> {
-  const config = backendConfig.parse({ type: 'llama-cpp', model: await tinyLlamaModel(), threads: 1, contextSize: 1024 });
+  const config = withPlacedDefaults([backendConfig.parse({ type: 'llama-cpp', model: await tinyLlamaModel(), threads: 1, contextSize: 1024 })])[0]!;
   const backend = createBackend(config, process.cwd(), profile);
   await backend.prepare({ progress: false });
   const llamaRequest = parseMessageRequest({ model: 'bench', max_tokens: LLAMA_TOKENS, messages: [{ role: 'user', content: 'Tell me a story.' }] });
@@ -102,7 +103,7 @@ async function llamaStepMicroseconds(): Promise<number> {
   return median(samples);
 }
 
-const scripted = createBackend(backendConfig.parse({ type: 'scripted', script: writeScript() }), process.cwd(), profile);
+const scripted = createBackend(withPlacedDefaults([backendConfig.parse({ type: 'scripted', script: writeScript() })])[0]!, process.cwd(), profile);
 await loopTurn(scripted);
 await directSteps(scripted);
 const direct: number[] = [];

@@ -164,6 +164,24 @@ describe('circuit breaker', () => {
     }
   });
 
+  test('a count that fails gives no verdict: the request is counted on the next backend and generated on the primary', async () => {
+    const upstream = await rawUpstream((request, response) => {
+      if (request.url === '/v1/messages/count_tokens') return void response.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify(errorEnvelope('api_error', 'no counting today')));
+      healthy(response);
+    });
+    const service = await startService({ models: fallbackModel([{ type: 'messages-upstream', baseURL: upstream.baseURL }, { type: 'scripted' }], { failureThreshold: 1, cooldownMs: 3_600_000 }) });
+    try {
+      for (let attempt = 0; attempt < 2; attempt += 1) {
+        const response = await postJson(service, '/v1/messages', hello);
+        assert.equal(response.status, 200, await response.clone().text());
+        assert.equal(response.headers.get('mms-backend'), 'messages-upstream');
+      }
+    } finally {
+      await service.close();
+      await upstream.close();
+    }
+  });
+
   test('with every circuit open the answer is an immediate 529 with retry-after', async () => {
     const clock = { now: 0 };
     primaryAnswer = failing;
@@ -230,6 +248,22 @@ describe('headers and config', () => {
     }
   });
 
+  test("the first backend's concurrency and queue admit the whole list", async () => {
+    const service = await startService({ models: fallbackModel([{ type: 'scripted', concurrency: 1, queue: 0, tokenDelayMs: 20 }, { type: 'scripted' }]) });
+    try {
+      const first = await postJson(service, '/v1/messages', { ...hello, stream: true });
+      const reader = first.body!.getReader();
+      await reader.read();
+      // The one slot is taken and no one may wait: the next request is refused at once.
+      const second = await postJson(service, '/v1/messages', hello);
+      assert.equal(second.status, 529);
+      assert.equal(((await second.json()) as ErrorBody).error.type, 'overloaded_error');
+      await reader.cancel();
+    } finally {
+      await service.close();
+    }
+  });
+
   test('a model gives exactly one of backend and backends; fallback only with backends', () => {
     const message = (model: Record<string, unknown>) => {
       try {
@@ -247,5 +281,7 @@ describe('headers and config', () => {
     assert.match(message({ backends: [{ type: 'scripted' }], fallback: { failureThreshold: 0 } }), /models\.0\.fallback\.failureThreshold/);
     assert.equal(message({ backends: [{ type: 'scripted' }, { type: 'messages-upstream', baseURL: 'http://10.0.0.7:8080' }] }), 'valid');
     assert.match(message({ backend: { type: 'messages-upstream', baseURL: 'ftp://x' } }), /models\.0\.backend\.baseURL/);
+    // A fallback's own admission would be ignored: it is refused instead, by its field.
+    assert.match(message({ backends: [{ type: 'scripted' }, { type: 'scripted', concurrency: 64 }] }), /models\.0\.backends\.1\.concurrency: a fallback is admitted with its list/);
   });
 });

@@ -168,15 +168,17 @@ describe('request mapping', () => {
       { role: 'tool', tool_call_id: serverCall.id, content: JSON.stringify(reply.content[1]!.content) },
     ]);
     assert.equal(reply.usage.output_tokens, 9 + 6);
+    // The request's own prompt is the first step's (50), not the second step's, which holds the call and its result.
+    assert.equal(reply.usage.input_tokens, 50);
   });
 });
 
 describe('responses', () => {
-  test('text with usage from the engine and input tokens from its tokenizer', async () => {
+  test("text with usage from the engine: output tokens, and its prompt_tokens as the final input tokens", async () => {
     const { reply } = await send(bench, 'vllm', {});
     assert.deepEqual(reply.content, [{ type: 'text', text: 'Paris is the capital of France.', citations: null }]);
     assert.equal(reply.stop_reason, 'end_turn');
-    assert.deepEqual([reply.usage.input_tokens, reply.usage.output_tokens], [bench.engines.vllm.tokenCount, 6]);
+    assert.deepEqual([reply.usage.input_tokens, reply.usage.output_tokens], [18, 6]);
   });
 
   for (const kind of ['vllm', 'sglang', 'llama.cpp', 'ollama'] as const) {
@@ -271,6 +273,7 @@ describe('streaming', () => {
     assert.deepEqual(events.filter((event) => event.type === 'content_block_delta').map((event) => (event.delta as { partial_json: string }).partial_json), ['{"city": "', 'Paris"}', '{"city": "Oslo"}']);
     assert.deepEqual((events.at(-2) as Body).delta.stop_reason, 'tool_use');
   });
+
 });
 
 describe('official client', () => {
@@ -284,6 +287,8 @@ describe('official client', () => {
     const stream = client().messages.stream({ model: 'vllm', max_tokens: 100, tools: [WEATHER as Anthropic.Tool], messages: [{ role: 'user', content: 'Weather?' }] });
     const final = await stream.finalMessage();
     assert.deepEqual(final.content.map((block) => (block.type === 'tool_use' ? block.input : block.type)), [{ city: 'Paris' }, { city: 'Oslo' }]);
+    // The SDK takes message_delta's input_tokens: the engine's own count (vllm/tool-calls).
+    assert.equal(final.usage.input_tokens, 140);
   });
 
   test('a forced strict tool call through the client has input valid against its schema', async () => {

@@ -25,6 +25,8 @@ describe('engine errors', () => {
     ['sglang', 'error-503', 529, 'overloaded_error', /overloaded or not ready \(503\): The request queue is full/],
     ['llama.cpp', 'error-503-loading', 529, 'overloaded_error', /\(503\): Loading model/],
     ['vllm', 'error-context-length', 400, 'invalid_request_error', /^prompt is too long for the model's engine: This model's maximum context length is 8192/],
+    // A model that was never pulled is this service's configuration, not the caller's 404.
+    ['ollama', 'error-404-model', 500, 'api_error', /the ollama engine answered 404: model 'qwen3:8b' not found; check the backend's baseURL and model/],
   ];
   for (const [kind, fixture, status, type, message] of cases) {
     test(`${kind} ${fixture} answers ${status} ${type}`, async () => {
@@ -73,6 +75,16 @@ describe('engine errors', () => {
     assert.ok(events.some((event) => event.type === 'content_block_delta' && event.delta.text === 'Partial'));
     assert.equal(events.at(-1)!.error.type, 'api_error');
     assert.match(events.at(-1)!.error.message, /failed to decode the batch/);
+  });
+
+  test("llama.cpp's newer data: {\"error\"} line in a stream becomes an error event, after the output so far", async () => {
+    bench.engines['llama.cpp'].reply({ fixture: 'stream-error-data' });
+    const response = await postJson(bench.service, '/v1/messages', { model: 'llama.cpp', max_tokens: 100, stream: true, messages: [user('Hi')] });
+    const events = (await readSse(response)).map((event) => event.data as Body);
+    assert.ok(events.some((event) => event.type === 'content_block_delta' && event.delta.text === 'Partial'));
+    assert.equal(events.at(-1)!.error.type, 'api_error');
+    assert.match(events.at(-1)!.error.message, /the llama\.cpp engine failed \(500\): Context size has been exceeded\./);
+    assert.ok(!events.some((event) => event.type === 'message_stop'));
   });
 
   test('an engine that hangs up without answering is a 500 saying so', async () => {
@@ -131,10 +143,11 @@ describe('checked and retried once in mms (no guided decoding)', () => {
     assert.equal(reply.usage.output_tokens, 40);
   });
 
-  test('a second failure is a clear 500, not an invalid answer', async () => {
+  test('a second failure is a clear 502 model_output_invalid (api_error), not an invalid answer', async () => {
     bench.engines.generic.reply({ fixture: 'tool-invalid' }, { fixture: 'tool-invalid' });
     const { status, reply } = await send(bench, 'generic', forced);
-    assert.equal(status, 500);
+    assert.equal(status, 502);
+    assert.equal(reply.error?.type, 'api_error');
     assert.match(reply.error?.message ?? '', /the model's input for the tool "book_flight" failed tools\.0\.input_schema twice: \/ must have required property 'cabin'/);
   });
 
@@ -156,20 +169,29 @@ describe('checked and retried once in mms (no guided decoding)', () => {
     assert.deepEqual(texts, ['{"city": "Paris", "country": "France"}']);
   });
 
-  test('a format answer that fails twice is a clear 500', async () => {
+  test('a format answer that fails twice is a clear 502', async () => {
     bench.engines.generic.reply({ fixture: 'format-invalid' }, { fixture: 'format-invalid' });
     const { status, reply } = await send(bench, 'generic', { output_config: { format: { type: 'json_schema', schema: CITY_FORMAT } } });
-    assert.equal(status, 500);
+    assert.equal(status, 502);
     assert.match(reply.error?.message ?? '', /the model's answer failed output_config\.format\.schema twice: not JSON/);
   });
 
-  test("guided output that still misses the schema is the engine's failure: a clear 500, no retry", async () => {
+  test('guided output that still misses the schema is a clear 502, with no retry', async () => {
     const before = bench.engines.vllm.chatBodies().length;
     bench.engines.vllm.reply({ fixture: 'text' });
     const { status, reply } = await send(bench, 'vllm', { output_config: { format: { type: 'json_schema', schema: CITY_FORMAT } } });
-    assert.equal(status, 500);
+    assert.equal(status, 502);
     assert.match(reply.error?.message ?? '', /the model's answer failed output_config\.format\.schema: not JSON/);
     assert.equal(bench.engines.vllm.chatBodies().length, before + 1);
+  });
+
+  test('a call of a tool the request did not offer is a 502 naming it', async () => {
+    const answer = (content: string) => ({ choices: [{ index: 0, delta: { role: 'assistant', content } }] });
+    bench.engines.ollama.reply({ stream: [answer('{"name":"delete_everything","input":{}}'), { choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: 'stop' }] }] });
+    const { status, reply } = await send(bench, 'ollama', { tools: [WEATHER, BOOKING], tool_choice: { type: 'any' } });
+    assert.equal(status, 502);
+    assert.equal(reply.error?.type, 'api_error');
+    assert.match(reply.error?.message ?? '', /the model called a tool that was not offered: "delete_everything"/);
   });
 
   test('a strict tool input cut off by max_tokens is passed on as it is, not repaired', async () => {

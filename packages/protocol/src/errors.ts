@@ -15,6 +15,11 @@ export const ERROR_TABLE = {
   request_too_large: { status: 413, type: 'request_too_large', description: 'The body is larger than 32 MB.' },
   rate_limited: { status: 429, type: 'rate_limit_error', description: 'Too many requests; the response carries retry-after.' },
   internal: { status: 500, type: 'api_error', description: 'An unexpected failure inside the service or its backend.' },
+  model_output_invalid: {
+    status: 502,
+    type: 'api_error',
+    description: "The model's output broke the request's contract (schema, offered tools) after the one retry the service makes; the backend itself worked.",
+  },
   timeout: { status: 504, type: 'timeout_error', description: "The model's engine did not answer within the backend's connect, first-byte or idle limit." },
   overloaded: { status: 529, type: 'overloaded_error', description: 'The backend is at its concurrency limit and its queue is full; the response carries retry-after.' },
 } as const satisfies Record<string, { status: number; type: string; description: string }>;

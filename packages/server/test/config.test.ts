@@ -26,6 +26,37 @@ test('a valid config gets its defaults', () => {
   assert.equal(config.models[0]?.backend?.concurrency, 16);
 });
 
+test('a backends list is admitted by its first backend; a fallback that sets concurrency or queue is refused, naming the field', () => {
+  const list = (backends: unknown[]) => ({ ...model, backend: undefined, backends });
+  const config = validateConfig({ models: [list([{ type: 'scripted', concurrency: 3, queue: 5 }, { type: 'llama-cpp', model: 'tiny.gguf' }])] }, 'test.json');
+  // Every member carries the list's values: a llama-cpp fallback makes a context sequence per admitted request.
+  assert.deepEqual(config.models[0]?.backends?.map((backend) => [backend.type, backend.concurrency, backend.queue]), [['scripted', 3, 5], ['llama-cpp', 3, 5]]);
+  assert.match(configError({ models: [list([{ type: 'scripted' }, { type: 'scripted', concurrency: 4 }])] }), /models\.0\.backends\.1\.concurrency: a fallback is admitted with its list: set concurrency on the first backend/);
+  assert.match(configError({ models: [list([{ type: 'scripted' }, { type: 'scripted' }, { type: 'scripted', queue: 0 }])] }), /models\.0\.backends\.2\.queue: a fallback is admitted with its list/);
+  // A lone llama-cpp backend keeps its own default of one sequence.
+  assert.equal(validateConfig({ models: [{ ...model, backend: { type: 'llama-cpp', model: 'tiny.gguf' } }] }, 'test.json').models[0]?.backend?.concurrency, 1);
+});
+
+test('firstByteTimeoutMs defaults to 30 s for a remote backend with a fallback after it, 120 s alone or last', () => {
+  const engine = { type: 'openai-compatible', engine: 'vllm', baseURL: 'http://10.0.0.5:8000/v1', model: 'm' };
+  const upstream = { type: 'messages-upstream', baseURL: 'http://10.0.0.7:8080' };
+  const timeouts = (input: Record<string, unknown>) =>
+    validateConfig({ models: [{ ...model, backend: undefined, ...input }] }, 'test.json').models[0]!;
+  const listed = timeouts({ backends: [engine, upstream, { ...engine, firstByteTimeoutMs: 5_000 }, upstream] }).backends!;
+  assert.deepEqual(listed.map((backend) => ('firstByteTimeoutMs' in backend ? backend.firstByteTimeoutMs : undefined)), [30_000, 30_000, 5_000, 120_000]);
+  const alone = timeouts({ backend: engine }).backend!;
+  assert.equal('firstByteTimeoutMs' in alone ? alone.firstByteTimeoutMs : undefined, 120_000);
+});
+
+test('maxTokensField and streamOptions are for the generic engine only', () => {
+  const engine = (kind: string, extra: Record<string, unknown>) => ({ models: [{ ...model, backend: { type: 'openai-compatible', engine: kind, baseURL: 'http://10.0.0.5:8000/v1', model: 'm', ...extra } }] });
+  const generic = validateConfig(engine('generic', { maxTokensField: 'max_completion_tokens', streamOptions: false }), 'test.json').models[0]!.backend!;
+  assert.deepEqual(generic.type === 'openai-compatible' ? [generic.maxTokensField, generic.streamOptions] : [], ['max_completion_tokens', false]);
+  assert.match(configError(engine('vllm', { maxTokensField: 'max_completion_tokens' })), /models\.0\.backend\.maxTokensField: only for engine "generic"/);
+  assert.match(configError(engine('ollama', { streamOptions: false })), /models\.0\.backend\.streamOptions: only for engine "generic"/);
+  assert.match(configError(engine('generic', { maxTokensField: 'max_output_tokens' })), /models\.0\.backend\.maxTokensField/);
+});
+
 test('errors name the file and the field', () => {
   assert.match(configError({ models: [{ ...model, tier: 'huge' }] }), /^config test\.json: models\.0\.tier: /);
   assert.match(configError({ models: [{ ...model, backend: { type: 'warp' } }] }), /^config test\.json: models\.0\.backend\.type: /);

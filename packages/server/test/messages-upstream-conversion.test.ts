@@ -6,6 +6,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { checkToolPairing, ServiceError, type ContentBlock, type MessageParam, type MessageRequest } from '@mms/protocol';
 import type { BackendStepRequest } from '../src/backends/backend.js';
+import { isRetryableFailure } from '../src/backends/fallback/fallback-backend.js';
 import { transportError, upstreamError } from '../src/backends/messages-upstream/upstream-errors.js';
 import { UpstreamEventReader } from '../src/backends/messages-upstream/upstream-events.js';
 import { upstreamMessageBody, upstreamMessages } from '../src/backends/messages-upstream/upstream-request.js';
@@ -130,6 +131,16 @@ describe('upstream events as parts', () => {
     ]);
   });
 
+  test("message_delta's input_tokens (an upstream's count from its engine) is passed on for the final usage", () => {
+    const parts = read([
+      { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+      { type: 'content_block_stop', index: 0 },
+      { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { input_tokens: 41, output_tokens: 3 } },
+      { type: 'message_stop' },
+    ]);
+    assert.deepEqual(parts.slice(-3), [{ type: 'input-tokens', count: 41 }, { type: 'output-tokens', count: 3 }, { type: 'finish', stopReason: 'end_turn', stopSequence: null }]);
+  });
+
   test('an error event throws the same error type and message', () => {
     assert.throws(
       () => read([{ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }]),
@@ -161,6 +172,15 @@ describe('upstream errors', () => {
       assert.equal(error.type, ours, type);
       assert.equal(error.message, 'm');
     }
+  });
+
+  test("an upstream mms's 502 api_error stays model_output_invalid, which a fallback list neither retries nor charges", () => {
+    const error = upstreamError('http://up', 502, { error: { type: 'api_error', message: "the model's answer failed twice" } }, undefined);
+    assert.deepEqual([error.code, error.status, error.type], ['model_output_invalid', 502, 'api_error']);
+    assert.equal(isRetryableFailure(error), false);
+    // The same type from a proxy's bare 502, or a 500, is still the backend's failure.
+    assert.equal(upstreamError('http://up', 502, undefined, undefined).code, 'internal');
+    assert.equal(isRetryableFailure(upstreamError('http://up', 500, { error: { type: 'api_error', message: 'm' } }, undefined)), true);
   });
 
   test('errors about our own key or model name the upstream and are a 500', () => {

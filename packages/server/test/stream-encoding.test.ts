@@ -34,6 +34,18 @@ test('parts become indexed events; finish closes an open block and frames the me
   assert.equal(message.usage.input_tokens, 3);
 });
 
+test("the engine's own prompt count replaces the up-front one in message_delta and in the folded reply, not in message_start", () => {
+  const encoder = new MessageEncoder({ id: 'msg_1', model: 'm', inputTokens: 30 });
+  const start = encoder.start();
+  const events = [start, ...encoder.encode({ type: 'input-tokens', count: 26 }), ...encoder.encode({ type: 'output-tokens', count: 2 }), ...encoder.encode({ type: 'finish', stopReason: 'end_turn', stopSequence: null })];
+  assert.equal(start.type === 'message_start' ? start.message.usage.input_tokens : undefined, 30);
+  const delta = events.find((event) => event.type === 'message_delta');
+  assert.equal(delta?.type === 'message_delta' ? delta.usage.input_tokens : undefined, 26);
+  const fold = new MessageFold();
+  events.forEach((event) => fold.apply(event));
+  assert.deepEqual([fold.result().usage.input_tokens, fold.result().usage.output_tokens], [26, 2]);
+});
+
 test('the encoder refuses parts out of order instead of writing a malformed stream', () => {
   const encoder = new MessageEncoder({ id: 'msg_1', model: 'm', inputTokens: 0 });
   assert.throws(() => encoder.encode({ type: 'block-delta', delta: { type: 'text_delta', text: 'x' } }), /outside a block/);

@@ -23,8 +23,12 @@ export interface EngineFixture {
 export type EngineReply =
   /** A recorded reply of this engine (`text`), or of another (`vllm/text`). */
   | { fixture: string }
-  /** These entries; `done: false` ends the response without `data: [DONE]` (a cut-off stream). */
-  | { stream: unknown[]; done?: boolean }
+  /**
+   * These entries; `done: false` ends the response without `data: [DONE]` (a cut-off stream);
+   * `lingerMs` waits that long after `[DONE]` before ending the response, so that a client that
+   * hangs up at `[DONE]` instead of reading to the end shows as a disconnect.
+   */
+  | { stream: unknown[]; done?: boolean; lingerMs?: number }
   | { json: unknown }
   | { status: number; body: unknown; headers?: Record<string, string> }
   /** Sends headers and these entries (none: not even headers), then nothing until the client goes away. */
@@ -50,8 +54,14 @@ export class FakeOpenAiEngine {
   readonly requests: RecordedRequest[] = [];
   /** What the tokenizer endpoints answer. */
   tokenCount = 37;
+  /**
+   * Paths answered 404 as if not served: a router in front of the engine that forwards only
+   * `/v1/*`, or an older llama.cpp without `/apply-template`.
+   */
+  readonly missingPaths = new Set<string>();
   private readonly queue: EngineReply[] = [];
   private hangups = 0;
+  private closed = 0;
   private hangupWaiters: Array<() => void> = [];
 
   private constructor(
@@ -104,6 +114,17 @@ export class FakeOpenAiEngine {
     return new Promise((resolve) => this.hangupWaiters.push(() => this.hangups >= count && resolve()));
   }
 
+  /** Chat completions whose response is over, answered in full or hung up on. */
+  get closedResponses(): number {
+    return this.closed;
+  }
+
+  /** Resolves once `count` chat completion responses are over, however they ended. */
+  waitForClosedResponses(count: number): Promise<void> {
+    if (this.closed >= count) return Promise.resolve();
+    return new Promise((resolve) => this.hangupWaiters.push(() => this.closed >= count && resolve()));
+  }
+
   close(): Promise<void> {
     this.server.closeAllConnections();
     return new Promise((resolve) => this.server.close(() => resolve()));
@@ -113,6 +134,7 @@ export class FakeOpenAiEngine {
     const body = await readBody(request);
     const path = (request.url ?? '/').split('?')[0]!;
     this.requests.push({ method: request.method ?? 'GET', path, headers: request.headers, body });
+    if (this.missingPaths.has(path)) return sendJson(response, 404, { detail: 'Not Found' });
     if (request.method === 'GET' && path === '/v1/models') return sendJson(response, 200, loadEngineFixture(this.kind, 'models').body);
     if (request.method === 'POST' && path === '/v1/chat/completions') return this.chat(body as Record<string, unknown>, response);
     if (request.method === 'POST' && path === '/tokenize') return sendJson(response, 200, this.tokenized(body as Record<string, unknown>));
@@ -122,8 +144,8 @@ export class FakeOpenAiEngine {
 
   private async chat(body: Record<string, unknown>, response: ServerResponse): Promise<void> {
     response.on('close', () => {
-      if (response.writableFinished) return;
-      this.hangups += 1;
+      this.closed += 1;
+      if (!response.writableFinished) this.hangups += 1;
       this.hangupWaiters.forEach((wake) => wake());
     });
     const reply = this.queue.shift() ?? { fixture: 'text' };
@@ -137,7 +159,7 @@ export class FakeOpenAiEngine {
     }
     if ('status' in reply) return sendJson(response, reply.status, reply.body, reply.headers);
     if ('json' in reply) return sendJson(response, 200, reply.json);
-    if ('stream' in reply) return writeStream(response, reply.stream, { done: reply.done !== false, end: true });
+    if ('stream' in reply) return writeStream(response, reply.stream, { done: reply.done !== false, end: true, lingerMs: reply.lingerMs });
     const fixture = loadEngineFixture(this.kind, reply.fixture);
     if (fixture.status !== undefined) return sendJson(response, fixture.status, fixture.body, fixture.headers);
     if (body.stream === true && fixture.stream) return writeStream(response, fixture.stream, { done: true, end: true });
@@ -174,7 +196,7 @@ function sendJson(response: ServerResponse, status: number, body: unknown, heade
  * then `data: [DONE]` (unless `done` is false or the last entry is a raw frame) and the end of
  * the response (unless `end` is false: a stall).
  */
-async function writeStream(response: ServerResponse, entries: readonly unknown[], options: { done: boolean; end: boolean }): Promise<void> {
+async function writeStream(response: ServerResponse, entries: readonly unknown[], options: { done: boolean; end: boolean; lingerMs?: number }): Promise<void> {
   response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   response.flushHeaders();
   for (const entry of entries) {
@@ -184,7 +206,8 @@ async function writeStream(response: ServerResponse, entries: readonly unknown[]
   }
   if (!options.end) return;
   if (options.done && typeof entries.at(-1) !== 'string') response.write('data: [DONE]\n\n');
-  response.end();
+  if (options.lingerMs !== undefined) await new Promise((resolve) => setTimeout(resolve, options.lingerMs));
+  if (!response.destroyed) response.end();
 }
 
 /** What llama.cpp's /apply-template returns for a ChatML model. */

@@ -34,9 +34,12 @@ export function scriptedModels(backend: Record<string, unknown> = {}): ServiceCo
   );
 }
 
-export async function startService(config: Partial<ServiceConfigInput> = {}, configFolder = process.cwd()): Promise<RunningService> {
+/** The registry's clock and warning sink, for tests that step time or read warnings. */
+export type RegistryOptions = Parameters<typeof ModelRegistry.fromConfig>[2];
+
+export async function startService(config: Partial<ServiceConfigInput> = {}, configFolder = process.cwd(), registryOptions: RegistryOptions = {}): Promise<RunningService> {
   const full = validateConfig({ apiKeys: [TEST_API_KEY], models: scriptedModels(), ...config }, 'test config');
-  const registry = ModelRegistry.fromConfig(full.models, configFolder);
+  const registry = ModelRegistry.fromConfig(full.models, configFolder, registryOptions);
   const app = buildApp({ config: full, registry });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const { port } = app.server.address() as AddressInfo;

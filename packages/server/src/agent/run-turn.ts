@@ -91,6 +91,11 @@ async function* runStep(options: TurnOptions, state: TurnState, step: number): A
         passed.push({ type: 'output-tokens', count: state.outputTokens });
         continue;
       }
+      if (part.type === 'input-tokens') {
+        // The request's own prompt is the first step's; a later step's holds this turn's output too.
+        if (step === 0) passed.push(part);
+        continue;
+      }
       if (callEnded) break;
       trackBlock(assembler, part, state);
       passed.push(part);

@@ -4,11 +4,14 @@ import type { Backend } from './backend.js';
 import type { BackendConfig } from './backend-config.js';
 import { LlamaCppBackend } from './llama-cpp/llama-cpp-backend.js';
 import { MessagesUpstreamBackend } from './messages-upstream/messages-upstream-backend.js';
-import { OpenAiCompatibleBackend } from './openai-compatible/openai-compatible-backend.js';
+import { OpenAiCompatibleBackend, type OpenAiCompatibleOptions } from './openai-compatible/openai-compatible-backend.js';
 import { ScriptedBackend } from './scripted/scripted-backend.js';
 
+/** What the service hands every backend besides its config: where warnings go, the clock. */
+export type BackendOptions = OpenAiCompatibleOptions;
+
 /** Builds the engine a model's config names. Relative paths resolve against `configFolder`. */
-export function createBackend(config: BackendConfig, configFolder: string, profile: ModelProfile): Backend {
+export function createBackend(config: BackendConfig, configFolder: string, profile: ModelProfile, options: BackendOptions = {}): Backend {
   switch (config.type) {
     case 'scripted':
       return new ScriptedBackend(config, config.script === undefined ? undefined : resolve(configFolder, config.script));
@@ -17,7 +20,7 @@ export function createBackend(config: BackendConfig, configFolder: string, profi
     case 'messages-upstream':
       return new MessagesUpstreamBackend(config, profile);
     case 'openai-compatible':
-      return new OpenAiCompatibleBackend(config);
+      return new OpenAiCompatibleBackend(config, options);
     default:
       return config satisfies never;
   }

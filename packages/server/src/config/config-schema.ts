@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { backendConfig, type BackendConfig } from '../backends/backend-config.js';
+import { fallbackOnlyViolations, withPlacedDefaults } from '../backends/backend-defaults.js';
 import { fallbackConfig } from '../backends/fallback/fallback-config.js';
 
 export const modelConfig = z
@@ -21,7 +22,9 @@ export const modelConfig = z
       .array(backendConfig)
       .min(1)
       .optional()
-      .describe("Engines in order: the first is the primary, the rest are fallbacks for retryable failures before the first output. Admission (concurrency, queue) follows the primary's."),
+      .describe(
+        'Engines in order: the first is the primary, the rest are fallbacks for retryable failures before the first output. Admission (concurrency, queue) is set on the first only and admits the whole list.',
+      ),
     fallback: fallbackConfig.optional().describe('Circuit breaker settings of backends; defaults apply when it is left out.'),
   })
   .superRefine((model, context) => {
@@ -31,7 +34,17 @@ export const modelConfig = z
     if (model.fallback !== undefined && model.backends === undefined) {
       context.addIssue({ code: 'custom', path: ['fallback'], message: 'applies only to a model with backends: [...]' });
     }
-  });
+    // A setting that would be silently ignored is refused instead (shared/ARCHITECTURE.md).
+    (model.backends ?? []).slice(1).forEach((config, index) => {
+      for (const { field, message } of fallbackOnlyViolations(config)) context.addIssue({ code: 'custom', path: ['backends', index + 1, field], message });
+    });
+  })
+  // Defaults that depend on a backend's place in its list (backends/backend-defaults.ts).
+  .transform((model) => ({
+    ...model,
+    backend: model.backend === undefined ? undefined : withPlacedDefaults([model.backend])[0],
+    backends: model.backends === undefined ? undefined : withPlacedDefaults(model.backends),
+  }));
 
 /** A model's engines in order: its one `backend`, or its `backends` list. */
 export function modelBackends(model: ModelConfig): BackendConfig[] {

@@ -28,21 +28,28 @@ export class ModelRegistry {
     }
   }
 
-  /** `now` is the clock of the fallback lists' circuit breakers (tests pass their own). */
-  static fromConfig(models: readonly ModelConfig[], configFolder: string, options: { now?: () => number } = {}): ModelRegistry {
+  /**
+   * `now` is the clock of the fallback lists' circuit breakers and the backends' retry timers;
+   * `warn` receives the backends' warnings, prefixed with the model id (the log by default).
+   * Tests pass their own of both.
+   */
+  static fromConfig(models: readonly ModelConfig[], configFolder: string, options: { now?: () => number; warn?: (line: string) => void } = {}): ModelRegistry {
+    const warn = options.warn ?? ((line: string) => process.stderr.write(`mms: ${line}\n`));
     return new ModelRegistry(
       models.map((model) => {
         const profile: ModelProfile = { id: model.id, tier: model.tier, generation: model.generation, contextWindow: model.contextWindow, maxOutputTokens: model.maxOutputTokens };
         const configs = modelBackends(model);
         const primary = configs[0];
         if (!primary) throw new Error(`model ${model.id} has no backend`);
-        const backends = configs.map((config) => createBackend(config, configFolder, profile));
+        const backendOptions = { now: options.now, warn: (line: string) => warn(`${model.id}: ${line}`) };
+        const backends = configs.map((config) => createBackend(config, configFolder, profile, backendOptions));
         return {
           profile,
           aliases: model.aliases,
           displayName: model.displayName ?? model.id,
           backend: model.backends ? new FallbackBackend(backends, { ...(model.fallback ?? fallbackConfig.parse({})), now: options.now }) : backends[0]!,
-          // A fallback list is admitted as its primary is: the list serves one model's traffic.
+          // A list serves one model's traffic: its first backend's values admit it (fallbacks may
+          // not set their own; backends/backend-defaults.ts).
           admission: new AdmissionController(primary.concurrency, primary.queue),
         };
       }),

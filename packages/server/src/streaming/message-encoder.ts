@@ -16,10 +16,14 @@ export class MessageEncoder {
   private index = -1;
   private blockOpen = false;
   private outputTokens = 0;
+  /** The up-front count, until the engine reports its own (an `input-tokens` part). */
+  private inputTokens: number;
   private finished = false;
   private serverToolUse: Usage['server_tool_use'] = null;
 
-  constructor(private readonly header: MessageHeader) {}
+  constructor(private readonly header: MessageHeader) {
+    this.inputTokens = header.inputTokens;
+  }
 
   start(): StreamEvent {
     const message: Message = {
@@ -69,6 +73,9 @@ export class MessageEncoder {
       case 'output-tokens':
         this.outputTokens = part.count;
         return;
+      case 'input-tokens':
+        this.inputTokens = part.count;
+        return;
       case 'server-tool-usage':
         this.serverToolUse = { web_search_requests: part.webSearchRequests, web_fetch_requests: part.webFetchRequests };
         return;
@@ -89,8 +96,10 @@ export class MessageEncoder {
     events.push({
       type: 'message_delta',
       delta: { stop_reason: stopReason, stop_sequence: stopSequence, stop_details: null, container: null },
+      // The public stream's message_delta usage carries input_tokens too: the place for a
+      // count that became known during generation (the official SDK's accumulator takes it).
       usage: {
-        input_tokens: this.header.inputTokens,
+        input_tokens: this.inputTokens,
         output_tokens: this.outputTokens,
         cache_creation_input_tokens: 0,
         cache_read_input_tokens: 0,

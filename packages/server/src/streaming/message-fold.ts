@@ -41,6 +41,7 @@ export class MessageFold {
     const message = this.started();
     message.stop_reason = event.delta.stop_reason;
     message.stop_sequence = event.delta.stop_sequence;
+    message.usage.input_tokens = event.usage.input_tokens;
     message.usage.output_tokens = event.usage.output_tokens;
     message.usage.server_tool_use = event.usage.server_tool_use;
   }

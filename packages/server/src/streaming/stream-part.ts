@@ -12,6 +12,13 @@ export type StreamPart =
   | { type: 'block-stop' }
   /** Output tokens spent so far in this backend step (cumulative within the step). */
   | { type: 'output-tokens'; count: number }
+  /**
+   * The prompt's tokens as the engine itself counted them (its usage), where that beats the
+   * up-front count mms made (an estimate for some engines). It arrives after message_start,
+   * so it reaches the final usage (message_delta and the JSON reply) only. Only the turn's
+   * first step reports it: later steps' prompts hold the turn's own output too.
+   */
+  | { type: 'input-tokens'; count: number }
   /** Server tool requests run so far in this turn (the agent loop counts them). */
   | { type: 'server-tool-usage'; webSearchRequests: number; webFetchRequests: number }
   /** The step's end. Always the last part of a backend step. */

@@ -31,7 +31,11 @@ interface Member {
   breaker: CircuitBreaker;
 }
 
-/** The failures another backend may well not have: 500, 504 (timeouts), 529 (overload), 429 (rate limits). */
+/**
+ * The failures another backend may well not have: 500, 504 (timeouts), 529 (overload), 429
+ * (rate limits). Not the request's 4xx, nor `model_output_invalid`: that is one sample of the
+ * model's output failing its schema, which says nothing of the engine's health.
+ */
 const RETRYABLE_CODES: ReadonlySet<string> = new Set(['internal', 'timeout', 'overloaded', 'rate_limited']);
 
 export function isRetryableFailure(error: unknown): boolean {
@@ -102,23 +106,20 @@ class FallbackRequest implements Backend {
     return this.answeredBy?.label ?? this.listName;
   }
 
+  /**
+   * The first count a backend that may be used gives. Counting claims no probe and gives no
+   * circuit verdict: a count proves little of generation either way (most backends count
+   * locally, and a tokenizer endpoint can be missing while generation works). The generation
+   * that follows gives the verdict, and moves the request on if the backend fails.
+   */
   async countTokens(request: ConversationRequest, model: ModelProfile): Promise<number> {
     let lastError: unknown;
     for (const member of this.candidates()) {
-      const ticket = member.breaker.tryAcquire();
-      if (!ticket) continue;
+      if (!member.breaker.available) continue;
       try {
-        const count = await member.backend.countTokens(request, model);
-        // A count proves little of generation (most backends count locally): no verdict.
-        member.breaker.release(ticket);
-        return count;
+        return await member.backend.countTokens(request, model);
       } catch (error) {
-        if (!isRetryableFailure(error)) {
-          member.breaker.release(ticket);
-          throw error;
-        }
-        member.breaker.failure(ticket);
-        this.failed.add(member);
+        if (!isRetryableFailure(error)) throw error;
         lastError = error;
       }
     }

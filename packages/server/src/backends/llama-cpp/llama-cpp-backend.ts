@@ -111,7 +111,7 @@ export class LlamaCppBackend implements Backend {
 
   private async repairInput(loaded: LoadedModel, sequence: ReturnType<SequencePool['borrow']>, request: MessageRequest, toolName: string, budget: number, signal: AbortSignal): Promise<Record<string, unknown>> {
     const tool = (request.tools ?? []).filter(isCustomTool).find((candidate) => candidate.name === toolName);
-    if (!tool) throw new ServiceError('internal', `the model called an unknown tool "${toolName}"`);
+    if (!tool) throw new ServiceError('model_output_invalid', `the model called an unknown tool "${toolName}"`);
     const plan = forcedToolPlan(tool, request, true);
     const target = plan.structured!;
     const grammar = await grammarFor(loaded.llama, target);

@@ -1,5 +1,6 @@
 import { specializedChatWrapperTypeNames } from 'node-llama-cpp';
 import { z } from 'zod';
+import type { WithPlacedDefaults } from '../backend-defaults.js';
 
 export const llamaCppBackendConfig = z.strictObject({
   type: z.literal('llama-cpp'),
@@ -7,8 +8,12 @@ export const llamaCppBackendConfig = z.strictObject({
   modelsFolder: z.string().min(1).optional().describe('Where hf: models are downloaded and cached; default ~/.cache/mms/models (env MMS_MODELS_FOLDER).'),
   threads: z.int().min(1).optional().describe('CPU threads for generation; default: what llama.cpp picks. Tiny models run fastest on 1.'),
   contextSize: z.int().min(64).optional().describe('Tokens per sequence; default: the model entry contextWindow.'),
-  concurrency: z.int().min(1).default(1).describe('Requests generating at once; each gets its own context sequence.'),
-  queue: z.int().min(0).default(64).describe('Requests waiting for a sequence; past it: 529 overloaded_error at once.'),
+  concurrency: z
+    .int()
+    .min(1)
+    .optional()
+    .describe('Requests generating at once; each gets its own context sequence. Default 1. As a fallback in a backends list: the list\'s (set on its first backend).'),
+  queue: z.int().min(0).optional().describe('Requests waiting for a sequence; past it: 529 overloaded_error at once. Default 64; in a backends list only the first backend sets it.'),
   thinkingShare: z.number().min(0).max(1).default(0.5).describe('Largest share of max_tokens that thinking may use, so an answer always has room.'),
   chatWrapper: z
     .enum(['auto', ...specializedChatWrapperTypeNames])
@@ -18,4 +23,4 @@ export const llamaCppBackendConfig = z.strictObject({
   gpu: z.enum(['auto', 'cuda', 'vulkan', 'metal', 'none']).default('none').describe('GPU backend; the slim install ships CPU binaries only (see README).'),
 });
 
-export type LlamaCppBackendConfig = z.infer<typeof llamaCppBackendConfig>;
+export type LlamaCppBackendConfig = WithPlacedDefaults<z.infer<typeof llamaCppBackendConfig>>;

@@ -59,7 +59,7 @@ export function assertStrictOutput(text: string, target: StructuredTarget): Reco
 }
 
 function strictFailure(target: StructuredTarget, violation: string): ServiceError {
-  return new ServiceError('internal', `grammar-constrained output failed ${target.where}: ${violation}`);
+  return new ServiceError('model_output_invalid', `grammar-constrained output failed ${target.where}: ${violation}`);
 }
 
 /** Ajv counts Infinity as a number, but it would reach the client as null. */

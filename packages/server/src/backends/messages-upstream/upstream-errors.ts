@@ -33,10 +33,18 @@ export function upstreamError(where: string, status: number | undefined, body: U
   if (type !== undefined && CONFIGURATION_TYPES.has(type)) {
     return new ServiceError('internal', `upstream ${where} refused this service's request (${type}${status === undefined ? '' : `, ${status}`}): ${message ?? 'no message'}; check the backend's apiKey and model`);
   }
-  const code = (type !== undefined ? CODE_OF_TYPE[type] : undefined) ?? codeOfStatus(status);
+  const code = codeOf(type, status);
   const text = message ?? `upstream ${where} answered ${status ?? 'an error'} with no error message`;
   const retryable = code === 'rate_limited' || code === 'overloaded';
   return new ServiceError(code, text, { retryAfterSeconds: retryable ? (retryAfterSeconds ?? 1) : undefined });
+}
+
+function codeOf(type: string | undefined, status: number | undefined): ErrorCode {
+  // An upstream mms says "the model's output was invalid" with a 502 api_error: keep it apart
+  // from its 500s, so that a fallback list here does not charge the upstream for it either.
+  // An `event: error` has no status, so there it stays an api_error (docs/decisions/0007).
+  if (type === 'api_error' && status === 502) return 'model_output_invalid';
+  return (type !== undefined ? CODE_OF_TYPE[type] : undefined) ?? codeOfStatus(status);
 }
 
 function codeOfStatus(status: number | undefined): ErrorCode {

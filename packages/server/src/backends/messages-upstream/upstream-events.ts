@@ -14,7 +14,7 @@ interface WireEvent {
   type?: unknown;
   content_block?: Record<string, unknown>;
   delta?: Record<string, unknown>;
-  usage?: { output_tokens?: unknown };
+  usage?: { output_tokens?: unknown; input_tokens?: unknown };
 }
 
 export class UpstreamEventReader {
@@ -105,6 +105,9 @@ export class UpstreamEventReader {
       this.stopReason = reason as StopReason;
       this.stopSequence = typeof event.delta?.stop_sequence === 'string' ? event.delta.stop_sequence : null;
     }
+    // An upstream mms reports its engine's own prompt count here (it may have estimated it up front).
+    const inputTokens = event.usage?.input_tokens;
+    if (typeof inputTokens === 'number' && Number.isFinite(inputTokens)) parts.push({ type: 'input-tokens', count: inputTokens });
     const outputTokens = event.usage?.output_tokens;
     if (typeof outputTokens === 'number' && Number.isFinite(outputTokens)) parts.push({ type: 'output-tokens', count: outputTokens });
   }

@@ -1,6 +1,8 @@
 /**
  * One step of a Messages request as a chat completions request body for one engine. Pure.
- * Always streamed, with usage in the stream; max_tokens is the step's output budget.
+ * Always streamed, with usage in the stream (unless a generic server is configured without
+ * `stream_options`); the output budget is the step's, in `max_tokens` or, where configured,
+ * `max_completion_tokens`.
  */
 import { ServiceError, type ContentBlock, type ConversationRequest, type MessageRequest } from '@mms/protocol';
 import { toChatMessages } from './chat-messages.js';
@@ -22,6 +24,10 @@ export interface ChatRequestInput {
   outputBudget: number;
   /** Appended after the conversation (a retry's feedback). */
   extraMessages?: ChatMessage[];
+  /** The field that carries the output budget; `max_tokens` unless configured (generic servers). */
+  maxTokensField?: 'max_tokens' | 'max_completion_tokens';
+  /** Whether `stream_options.include_usage` is sent; true unless configured (generic servers). */
+  streamOptions?: boolean;
 }
 
 export function toChatRequest(input: ChatRequestInput): ChatCompletionRequest {
@@ -31,8 +37,8 @@ export function toChatRequest(input: ChatRequestInput): ChatCompletionRequest {
     model: input.model,
     messages,
     stream: true,
-    stream_options: { include_usage: true },
-    max_tokens: input.outputBudget,
+    ...(input.streamOptions === false ? {} : { stream_options: { include_usage: true } }),
+    [input.maxTokensField ?? 'max_tokens']: input.outputBudget,
     ...thinkingFields(profile, input.thinking, input.thinks),
     ...guidedFields(profile, plan.guidedSchema),
   };

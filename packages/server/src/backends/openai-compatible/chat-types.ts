@@ -28,8 +28,12 @@ export interface ChatCompletionRequest {
   model: string;
   messages: ChatMessage[];
   stream: true;
-  stream_options: { include_usage: true };
-  max_tokens: number;
+  /** Left out for a generic server that rejects it (`streamOptions: false`). */
+  stream_options?: { include_usage: true };
+  /** One of these two carries the output budget (`maxTokensField`). */
+  max_tokens?: number;
+  /** OpenAI's newer name, the only one its reasoning models take. */
+  max_completion_tokens?: number;
   temperature?: number;
   top_p?: number;
   /** vLLM, SGLang, llama.cpp extension. */

@@ -49,6 +49,8 @@ export interface ChunkSummary {
   /** The whole text answer (for the format check). */
   text: string;
   completionTokens: number | undefined;
+  /** The engine's own count of the prompt (usage.prompt_tokens), where it sent one. */
+  promptTokens: number | undefined;
   /** Chunks that carried output: a token estimate where the engine sent no usage. */
   outputChunks: number;
 }
@@ -66,6 +68,7 @@ export class ChunkConverter {
   private finishReason: string | undefined;
   private reportedStop: string | number | undefined;
   private completionTokens: number | undefined;
+  private promptTokens: number | undefined;
   private outputChunks = 0;
   private readonly matcher: StopSequenceMatcher | undefined;
 
@@ -83,6 +86,7 @@ export class ChunkConverter {
   push(chunk: ChatCompletionChunk): StreamPart[] {
     if (chunk.error !== undefined || chunk.object === 'error') throw streamError(this.options.engine, chunk);
     if (chunk.usage?.completion_tokens !== undefined) this.completionTokens = chunk.usage.completion_tokens;
+    if (typeof chunk.usage?.prompt_tokens === 'number') this.promptTokens = chunk.usage.prompt_tokens;
     const choice = chunk.choices?.[0];
     if (choice && !this.stopped) this.choice(choice);
     const parts = this.out;
@@ -103,6 +107,7 @@ export class ChunkConverter {
       calls: this.calls,
       text: this.text,
       completionTokens: this.completionTokens,
+      promptTokens: this.promptTokens,
       outputChunks: this.outputChunks,
     };
   }

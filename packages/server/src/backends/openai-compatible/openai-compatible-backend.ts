@@ -4,7 +4,9 @@
  * of the contract. Each step is one streamed engine request; its chunks become parts as they
  * arrive. Output the engine cannot guide to a schema is checked here: a strict tool's input
  * that fails is generated once more as a forced call, an `output_config.format` answer that
- * fails is asked for once more, and a second failure is a clear error.
+ * fails is asked for once more, and a second failure is a clear error of its own kind
+ * (`model_output_invalid`): the engine worked, so a fallback list neither moves on nor charges
+ * its circuit for what one sample of the model wrote.
  */
 import { requestThinks, ServiceError, type ConversationRequest, type ModelProfile } from '@mms/protocol';
 import type { Backend, BackendStepRequest } from '../backend.js';
@@ -18,7 +20,7 @@ import type { OpenAiCompatibleBackendConfig } from './openai-compatible-config.j
 import { checkCallInput, formatRetryMessages, formatViolation, stopOf } from './output-checks.js';
 import { forcedPlan, planChat, type ChatPlan } from './output-plan.js';
 import { prepareEngine } from './prepare-engine.js';
-import { countPromptTokens } from './token-counting.js';
+import { PromptTokenCounter } from './prompt-token-counter.js';
 
 interface Attempt {
   summary: ChunkSummary;
@@ -33,24 +35,46 @@ interface StepState {
   signal: AbortSignal;
 }
 
+export interface OpenAiCompatibleOptions {
+  /** Where a warning goes (a tokenizer endpoint that fails); the service's log by default. */
+  warn?: (line: string) => void;
+  /** The clock, in milliseconds; tests pass their own. */
+  now?: () => number;
+}
+
 export class OpenAiCompatibleBackend implements Backend {
   readonly name: string;
   private readonly profile: EngineProfile;
   private readonly client: EngineClient;
+  private readonly counter: PromptTokenCounter;
 
-  constructor(private readonly config: OpenAiCompatibleBackendConfig) {
+  constructor(
+    private readonly config: OpenAiCompatibleBackendConfig,
+    options: OpenAiCompatibleOptions = {},
+  ) {
     this.name = `openai-compatible:${config.engine}`;
     this.profile = ENGINE_PROFILES[config.engine];
     const apiKey = config.apiKey ?? (config.apiKeyEnv ? process.env[config.apiKeyEnv] : undefined);
     this.client = new EngineClient({ ...config, apiKey });
+    this.counter = new PromptTokenCounter({
+      client: this.client,
+      profile: this.profile,
+      mode: config.countTokens,
+      where: `${this.name} at ${config.baseURL}`,
+      warn: options.warn ?? ((line) => process.stderr.write(`mms: ${line}\n`)),
+      now: options.now ?? Date.now,
+    });
   }
 
   async *stream(step: BackendStepRequest, signal: AbortSignal): AsyncIterable<StreamPart[]> {
     const state: StepState = { step, plan: planChat(step.request, this.profile), outputTokens: 0, signal };
     let feedback: ChatMessage[] = [];
+    /** The engine's count of the prompt as the request sent it: the first attempt's, not a retry's. */
+    let promptTokens: number | undefined;
     for (let retry = 0; ; retry += 1) {
       const body = this.chatRequest(state, state.plan, step.thinks, feedback);
       const { summary, sawDone } = yield* this.attempt(body, state.plan, step.thinks, state);
+      if (retry === 0) promptTokens = summary.promptTokens;
       const stop = stopOf(summary, step.request.stop_sequences ?? [], sawDone, this.config.engine);
       const check = state.plan.formatCheck;
       const violation = check && stop.reason === 'end_turn' ? formatViolation(summary.text, check) : undefined;
@@ -60,11 +84,13 @@ export class OpenAiCompatibleBackend implements Backend {
           feedback = formatRetryMessages(summary.text, violation);
           continue;
         }
-        throw new ServiceError('internal', `the model's answer failed ${check!.where}${retry > 0 ? ' twice' : ''}: ${violation}`);
+        throw new ServiceError('model_output_invalid', `the model's answer failed ${check!.where}${retry > 0 ? ' twice' : ''}: ${violation}`);
       }
       const parts = [...summary.tail];
       const truncated = stop.reason === 'max_tokens';
       for (const item of summary.held) parts.push(...(item.type === 'pending-call' ? await this.release(item, state, truncated) : [item]));
+      // The engine's figure replaces mms's up-front count (an estimate for Ollama, SGLang, generic) in the final usage.
+      if (promptTokens !== undefined) parts.push({ type: 'input-tokens', count: promptTokens });
       parts.push({ type: 'output-tokens', count: state.outputTokens }, { type: 'finish', stopReason: stop.reason, stopSequence: stop.sequence });
       yield parts;
       return;
@@ -74,7 +100,7 @@ export class OpenAiCompatibleBackend implements Backend {
   async countTokens(request: ConversationRequest, model: ModelProfile): Promise<number> {
     const plan = planChat(request, this.profile);
     const body = toChatRequest({ request, turnSoFar: [], plan, engine: this.config.engine, profile: this.profile, model: this.config.model, thinking: this.config.thinking, thinks: requestThinks(request, model), outputBudget: 1 });
-    return countPromptTokens(this.client, this.profile, this.config.countTokens, body);
+    return this.counter.count(body);
   }
 
   prepare(): Promise<string> {
@@ -98,6 +124,8 @@ export class OpenAiCompatibleBackend implements Backend {
       thinks,
       outputBudget: this.remaining(state),
       extraMessages,
+      maxTokensField: this.config.maxTokensField,
+      streamOptions: this.config.streamOptions,
     });
   }
 
@@ -132,13 +160,13 @@ export class OpenAiCompatibleBackend implements Backend {
    * says max_tokens, and the assembler keeps what arrived.
    */
   private async release(call: PendingCall, state: StepState, truncated: boolean): Promise<StreamPart[]> {
-    if (!call.tool) throw new ServiceError('internal', `the model called a tool that was not offered: "${call.name}"`);
+    if (!call.tool) throw new ServiceError('model_output_invalid', `the model called a tool that was not offered: "${call.name}"`);
     if (truncated) return blockParts(call.name, call.tool.server, call.arguments);
     let checked = checkCallInput(call);
     if (checked.violation !== undefined) {
-      if (this.remaining(state) <= 0) throw new ServiceError('internal', `the model's input for the tool "${call.name}" failed ${call.tool.where}: ${checked.violation}`);
+      if (this.remaining(state) <= 0) throw new ServiceError('model_output_invalid', `the model's input for the tool "${call.name}" failed ${call.tool.where}: ${checked.violation}`);
       checked = checkCallInput({ tool: call.tool, arguments: await this.repair(call, checked.violation, state) });
-      if (checked.violation !== undefined) throw new ServiceError('internal', `the model's input for the tool "${call.name}" failed ${call.tool.where} twice: ${checked.violation}`);
+      if (checked.violation !== undefined) throw new ServiceError('model_output_invalid', `the model's input for the tool "${call.name}" failed ${call.tool.where} twice: ${checked.violation}`);
     }
     return blockParts(call.name, call.tool.server, JSON.stringify(checked.input));
   }
@@ -154,7 +182,7 @@ export class OpenAiCompatibleBackend implements Backend {
     let next = await run.next();
     while (!next.done) next = await run.next();
     const repaired = next.value.summary.calls.find((candidate) => candidate.name === tool.name);
-    if (!repaired) throw new ServiceError('internal', `the model did not call the tool "${tool.name}" again after its input failed ${tool.where}: ${violation}`);
+    if (!repaired) throw new ServiceError('model_output_invalid', `the model did not call the tool "${tool.name}" again after its input failed ${tool.where}: ${violation}`);
     return repaired.arguments;
   }
 

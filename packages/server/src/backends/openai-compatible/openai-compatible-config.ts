@@ -1,6 +1,7 @@
 /** The `openai-compatible` backend: a model served by an engine's OpenAI-style chat completions API. */
 import { z } from 'zod';
 import { admissionFields } from '../admission-options.js';
+import type { WithPlacedDefaults } from '../backend-defaults.js';
 
 export const ENGINE_KINDS = ['vllm', 'sglang', 'llama.cpp', 'ollama', 'generic'] as const;
 export type EngineKind = (typeof ENGINE_KINDS)[number];
@@ -17,7 +18,11 @@ export const openAiCompatibleBackendConfig = z.strictObject({
   apiKeyEnv: z.string().min(1).optional().describe('Name of an environment variable holding the API key, instead of writing it in the file.'),
   model: z.string().min(1).describe("The engine's own model name (vLLM --served-model-name, an Ollama tag, ...)."),
   connectTimeoutMs: z.int().min(1).default(5_000).describe('Time to open a connection to the engine.'),
-  firstByteTimeoutMs: z.int().min(1).default(120_000).describe('Time from sending a request to the first streamed chunk (queueing and prefill included).'),
+  firstByteTimeoutMs: z
+    .int()
+    .min(1)
+    .optional()
+    .describe('Time from sending a request to the first streamed chunk (queueing and prefill included). Default 120000; 30000 for a backend with a fallback after it in a backends list.'),
   idleTimeoutMs: z.int().min(1).default(60_000).describe('Longest silence between two streamed chunks.'),
   countTokens: z
     .enum(['engine', 'estimate'])
@@ -27,7 +32,24 @@ export const openAiCompatibleBackendConfig = z.strictObject({
     .strictObject({ on: requestFields, off: requestFields })
     .optional()
     .describe('Request fields that switch the model\'s thinking on and off; default per engine (chat_template_kwargs.enable_thinking, or Ollama\'s reasoning_effort).'),
+  maxTokensField: z
+    .enum(['max_tokens', 'max_completion_tokens'])
+    .optional()
+    .describe("Engine generic only: the request field that carries the output budget; default max_tokens. OpenAI's reasoning models take only max_completion_tokens."),
+  streamOptions: z
+    .boolean()
+    .optional()
+    .describe('Engine generic only: send stream_options.include_usage (default true). false for a server that rejects the field; output tokens are then counted from the chunks unless the server sends usage anyway.'),
   ...admissionFields,
-});
+})
+  // The named engines' fields are fixed by their own APIs (engine-profiles.ts): vLLM, SGLang and
+  // llama.cpp read max_tokens, and Ollama's OpenAI layer ignored max_completion_tokens until
+  // recently, which would silently drop the limit.
+  .superRefine((config, context) => {
+    if (config.engine === 'generic') return;
+    for (const field of ['maxTokensField', 'streamOptions'] as const) {
+      if (config[field] !== undefined) context.addIssue({ code: 'custom', path: [field], message: `only for engine "generic"; the ${config.engine} engine's own fields are used` });
+    }
+  });
 
-export type OpenAiCompatibleBackendConfig = z.infer<typeof openAiCompatibleBackendConfig>;
+export type OpenAiCompatibleBackendConfig = WithPlacedDefaults<z.infer<typeof openAiCompatibleBackendConfig>>;

@@ -10,6 +10,7 @@
  * - Ollama and generic servers have no tokenizer endpoint in their OpenAI API: 4 characters
  *   per token, the spec's own rule (Limits), plus 4 per message and 1,600 per image (the
  *   public API's figure for a 1.15 megapixel image).
+ * Where an endpoint fails, prompt-token-counter.ts falls back on that estimate.
  */
 import { ServiceError } from '@mms/protocol';
 import type { ChatCompletionRequest, ChatMessage } from './chat-types.js';
@@ -20,8 +21,9 @@ const CHARACTERS_PER_TOKEN = 4;
 const TOKENS_PER_MESSAGE = 4;
 const TOKENS_PER_IMAGE = 1_600;
 
-export async function countPromptTokens(client: EngineClient, profile: EngineProfile, mode: 'engine' | 'estimate', body: ChatCompletionRequest, signal?: AbortSignal): Promise<number> {
-  const method = mode === 'estimate' ? 'estimate' : profile.tokenizer;
+/** The count by the engine's tokenizer; throws when its endpoint fails (prompt-token-counter.ts decides what then). */
+export async function countPromptTokens(client: EngineClient, profile: EngineProfile, body: ChatCompletionRequest, signal?: AbortSignal): Promise<number> {
+  const method = profile.tokenizer;
   switch (method) {
     case 'vllm':
       return countOf(await client.postJson(`${client.root}/tokenize`, templateFields(body), signal), 'count');

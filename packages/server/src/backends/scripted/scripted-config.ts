@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { admissionFields } from '../admission-options.js';
+import type { WithPlacedDefaults } from '../backend-defaults.js';
 
 export const scriptedBackendConfig = z.strictObject({
   type: z.literal('scripted'),
@@ -10,4 +11,4 @@ export const scriptedBackendConfig = z.strictObject({
   ...admissionFields,
 });
 
-export type ScriptedBackendConfig = z.infer<typeof scriptedBackendConfig>;
+export type ScriptedBackendConfig = WithPlacedDefaults<z.infer<typeof scriptedBackendConfig>>;

@@ -1,0 +1,124 @@
+/**
+ * A fallback list whose primary is an openai-compatible engine (the fake vLLM): a 503, no first
+ * byte within `firstByteTimeoutMs`, and a refused connection each move the request to the next
+ * backend, named by the `mms-backend` header; a 503 is charged to the engine's circuit, while a
+ * missing tokenizer endpoint and a bad sample of model output are not.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ServiceConfigInput } from '@mms/server';
+import { FakeOpenAiEngine, postJson, startService, type RunningService } from '@mms/testing';
+import { closedPortURL } from './upstream-support.js';
+
+interface ErrorBody {
+  error: { type: string; message: string };
+}
+
+interface Reply {
+  content: Array<{ type: string; text?: string }>;
+}
+
+const base = { id: 'mid', aliases: [], tier: 'mid', generation: 'newer', contextWindow: 4096, maxOutputTokens: 2048 } as const;
+const hello = { model: 'mid', max_tokens: 100, messages: [{ role: 'user', content: 'Hello, whoever answers.' }] };
+
+function fallbackModel(backends: unknown[], fallback: Record<string, unknown>): ServiceConfigInput['models'] {
+  return [{ ...base, backends, fallback } as never];
+}
+
+describe('an openai-compatible primary (a fake vLLM) with a scripted fallback', () => {
+  let engine: FakeOpenAiEngine;
+  /** A threshold no test reaches: the answer of each request alone. */
+  let lenient: RunningService;
+  /** One failure opens the circuit: a test sees at once whether a failure was charged. */
+  let strict: RunningService;
+  const primary = () => ({ type: 'openai-compatible', engine: 'vllm', baseURL: engine.baseURL, model: engine.model, firstByteTimeoutMs: 300 });
+  const answeredBy = async (service: RunningService, body: Record<string, unknown> = hello) => {
+    const response = await postJson(service, '/v1/messages', body);
+    return { status: response.status, backend: response.headers.get('mms-backend'), body: (await response.json()) as Reply & ErrorBody };
+  };
+
+  before(async () => {
+    engine = await FakeOpenAiEngine.start('vllm');
+    lenient = await startService({ models: fallbackModel([primary(), { type: 'scripted' }], { failureThreshold: 1000 }) });
+    strict = await startService({ models: fallbackModel([primary(), { type: 'scripted' }], { failureThreshold: 1, cooldownMs: 3_600_000 }) });
+  });
+  after(async () => {
+    await lenient.close();
+    await strict.close();
+    await engine.close();
+  });
+
+  test('a healthy engine answers, and the header names it', async () => {
+    const { status, backend, body } = await answeredBy(lenient);
+    assert.equal(status, 200);
+    assert.equal(backend, 'openai-compatible:vllm');
+    assert.equal(body.content[0]?.text, 'Paris is the capital of France.');
+  });
+
+  test('the engine answering 503: the next backend answers', async () => {
+    engine.reply({ status: 503, body: { error: { message: 'The request queue is full', code: 503 } } });
+    const { status, backend, body } = await answeredBy(lenient);
+    assert.equal(status, 200, JSON.stringify(body));
+    assert.equal(backend, 'scripted');
+  });
+
+  test('no first byte within firstByteTimeoutMs: the next backend answers', async () => {
+    const chats = engine.chatBodies().length;
+    engine.reply({ stall: 'before-headers' });
+    const { status, backend } = await answeredBy(lenient);
+    assert.equal(status, 200);
+    assert.equal(backend, 'scripted');
+    assert.equal(engine.chatBodies().length, chats + 1, 'the engine was asked first');
+  });
+
+  test('a refused connection: the next backend answers', async () => {
+    const down = { type: 'openai-compatible', engine: 'vllm', baseURL: `${await closedPortURL()}/v1`, model: 'm' };
+    const service = await startService({ models: fallbackModel([down, { type: 'scripted' }], {}) });
+    try {
+      const { status, backend } = await answeredBy(service);
+      assert.equal(status, 200);
+      assert.equal(backend, 'scripted');
+    } finally {
+      await service.close();
+    }
+  });
+
+  test("a 503 is charged to the engine's circuit: with a threshold of 1 the next request skips it", async () => {
+    const service = await startService({ models: fallbackModel([primary(), { type: 'scripted' }], { failureThreshold: 1, cooldownMs: 3_600_000 }) });
+    try {
+      engine.reply({ fixture: 'sglang/error-503' });
+      assert.equal((await answeredBy(service)).backend, 'scripted');
+      const chats = engine.chatBodies().length;
+      assert.equal((await answeredBy(service)).backend, 'scripted');
+      assert.equal(engine.chatBodies().length, chats, 'the open circuit keeps requests off the engine');
+    } finally {
+      await service.close();
+    }
+  });
+
+  test('a tokenizer endpoint the engine does not serve costs nothing: the engine answers and its circuit stays closed', async () => {
+    engine.missingPaths.add('/tokenize');
+    try {
+      for (let attempt = 0; attempt < 2; attempt += 1) {
+        const { status, backend } = await answeredBy(strict);
+        assert.equal(status, 200);
+        assert.equal(backend, 'openai-compatible:vllm');
+      }
+    } finally {
+      engine.missingPaths.delete('/tokenize');
+    }
+  });
+
+  test("the model's output failing its schema is the reply's 502, not retried on the fallback nor charged to the circuit", async () => {
+    const format = { output_config: { format: { type: 'json_schema', schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false } } } };
+    // Guided output that is not JSON: the engine broke its guarantee on this one sample.
+    engine.reply({ fixture: 'text' });
+    const failed = await answeredBy(strict, { ...hello, ...format });
+    assert.equal(failed.status, 502);
+    assert.equal(failed.body.error.type, 'api_error');
+    assert.match(failed.body.error.message, /the model's answer failed output_config\.format\.schema/);
+    const next = await answeredBy(strict);
+    assert.equal(next.status, 200);
+    assert.equal(next.backend, 'openai-compatible:vllm');
+  });
+});

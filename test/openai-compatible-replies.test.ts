@@ -1,0 +1,101 @@
+/**
+ * The openai-compatible backend against the fake engines, continued: the reply shapes of each
+ * engine that need their own test (tool calls as each engine streams them, llama.cpp's usage
+ * chunk with no choices), the engine's own usage in the final reply, the request fields a
+ * generic server can be switched to, and how the engine's response is read to its end.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { loadEngineFixture, postJson, readSse } from '@mms/testing';
+import { BOOKING, send, useEngines, user, WEATHER } from './openai-compatible-support.js';
+
+const bench = useEngines({
+  variants: [{ suffix: 'reasoning-api', engine: 'generic', backend: { maxTokensField: 'max_completion_tokens', streamOptions: false } }],
+});
+
+type Body = Record<string, any>;
+const last = (kind: keyof typeof bench.engines): Body => bench.engines[kind].lastChatBody();
+
+describe('tool calls and usage as each engine streams them', () => {
+  test('llama.cpp: a tool call parsed from the native format (id and name first, then argument pieces) becomes a tool_use block', async () => {
+    bench.engines['llama.cpp'].reply({ fixture: 'tool-calls' });
+    const { reply } = await send(bench, 'llama.cpp', { tools: [WEATHER], tool_choice: { type: 'any' } });
+    assert.deepEqual(reply.content.map((block) => [block.type, block.name, block.input]), [['tool_use', 'get_weather', { city: 'Paris' }]]);
+    assert.match(reply.content[0]!.id ?? '', /^toolu_/);
+    assert.equal(reply.stop_reason, 'tool_use');
+    assert.deepEqual([reply.usage.input_tokens, reply.usage.output_tokens], [120, 18]);
+  });
+
+  test('llama.cpp, newer builds: usage in a separate last chunk with no choices is read the same', async () => {
+    bench.engines['llama.cpp'].reply({ fixture: 'usage-chunk' });
+    const { reply } = await send(bench, 'llama.cpp', {});
+    assert.deepEqual([reply.content[0]?.text, reply.stop_reason], ['Bonjour tout le monde.', 'end_turn']);
+    assert.deepEqual([reply.usage.input_tokens, reply.usage.output_tokens], [31, 5]);
+  });
+
+  test('sglang: a forced strict tool (named tool_choice, grammar-constrained) becomes its tool_use block, streamed as generated', async () => {
+    bench.engines.sglang.reply({ fixture: 'named-tool' });
+    const { status, reply } = await send(bench, 'sglang', { tools: [WEATHER, BOOKING], tool_choice: { type: 'tool', name: 'book_flight' } });
+    assert.equal(status, 200, JSON.stringify(reply));
+    assert.deepEqual(reply.content.map((block) => [block.type, block.name, block.input]), [['tool_use', 'book_flight', { from: 'CDG', to: 'OSL', passengers: 2, cabin: 'economy' }]]);
+    assert.equal(reply.stop_reason, 'tool_use');
+    assert.deepEqual([reply.usage.input_tokens, reply.usage.output_tokens], [150, 26]);
+  });
+
+  test('sglang: an auto tool call after some text (ids only on the first chunk) becomes text, then tool_use', async () => {
+    bench.engines.sglang.reply({ fixture: 'tool-calls' });
+    const { reply } = await send(bench, 'sglang', { tools: [WEATHER] });
+    assert.deepEqual(reply.content.map((block) => [block.type, block.text ?? block.name, block.input]), [
+      ['text', 'Let me check the weather.', undefined],
+      ['tool_use', 'get_weather', { city: 'Paris' }],
+    ]);
+    assert.equal(reply.stop_reason, 'tool_use');
+    assert.deepEqual([reply.usage.input_tokens, reply.usage.output_tokens], [180, 24]);
+  });
+});
+
+describe("the engine's own usage", () => {
+  for (const [kind, promptTokens] of [['ollama', 26], ['sglang', 9], ['generic', 9]] as const) {
+    test(`${kind}: the engine's prompt_tokens replaces mms's up-front count in message_delta and the JSON reply; message_start keeps the count`, async () => {
+      const counted = ((await (await postJson(bench.service, '/v1/messages/count_tokens', { model: kind, messages: [user('Hello')] })).json()) as { input_tokens: number }).input_tokens;
+      assert.notEqual(counted, promptTokens);
+      const { reply } = await send(bench, kind, {});
+      assert.equal(reply.usage.input_tokens, promptTokens);
+      const response = await postJson(bench.service, '/v1/messages', { model: kind, max_tokens: 200, stream: true, messages: [user('Hello')] });
+      const events = (await readSse(response)).map((event) => event.data as Body);
+      assert.equal(events[0]!.message.usage.input_tokens, counted);
+      assert.equal(events.find((event) => event.type === 'message_delta')!.usage.input_tokens, promptTokens);
+    });
+  }
+});
+
+describe('request fields of a generic server', () => {
+  test('a generic server can take the budget as max_completion_tokens and no stream_options', async () => {
+    await send(bench, 'generic', { max_tokens: 321 });
+    assert.deepEqual([last('generic').max_tokens, last('generic').max_completion_tokens, last('generic').stream_options], [321, undefined, { include_usage: true }]);
+    const { status, reply } = await send(bench, 'generic-reasoning-api', { max_tokens: 321 });
+    assert.equal(status, 200);
+    assert.equal(reply.content[0]?.text, 'Hello there.');
+    const body = last('generic');
+    assert.equal(body.max_completion_tokens, 321);
+    assert.ok(!('max_tokens' in body) && !('stream_options' in body), JSON.stringify(body));
+    // A server that then sends no usage: the output chunks are the count.
+    bench.engines.generic.reply({ stream: [{ choices: [{ index: 0, delta: { content: 'Hello' } }] }, { choices: [{ index: 0, delta: { content: ' there.' }, finish_reason: 'stop' }] }] });
+    assert.equal((await send(bench, 'generic-reasoning-api', {})).reply.usage.output_tokens, 2);
+  });
+});
+
+describe('reading the engine response', () => {
+  test("after [DONE] the engine's response is read to its end, not cut: no aborted body per request", async () => {
+    const { stream } = loadEngineFixture('ollama', 'text');
+    const before = bench.engines.ollama.disconnects;
+    const closed = bench.engines.ollama.closedResponses;
+    bench.engines.ollama.reply({ stream: stream!, lingerMs: 200 });
+    const { status, reply } = await send(bench, 'ollama', {});
+    assert.equal(status, 200);
+    assert.equal(reply.content[0]?.text, 'Repeat after me: the quick brown fox.');
+    await bench.engines.ollama.waitForClosedResponses(closed + 1);
+    // Hanging up at [DONE] would show here as a disconnect before the engine ended its response.
+    assert.equal(bench.engines.ollama.disconnects, before);
+  });
+});

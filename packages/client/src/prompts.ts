@@ -58,7 +58,12 @@ export function shapingInstructions(extra: string | undefined): string {
   ].join('\n');
 }
 
-/** Whether research prose is the explicit `Insufficient data` answer. */
-export function isInsufficientData(prose: string): boolean {
-  return prose.trim().toLowerCase().startsWith(INSUFFICIENT_DATA.toLowerCase());
+/**
+ * Whether an answer is the explicit `Insufficient data` and nothing else: trimmed, in any case,
+ * with an optional final period. A prefix is not enough: "Insufficient data on the date, but
+ * Acme was founded by Jane Roe [1]." is an answer, and classifying it as insufficient would
+ * throw its facts away before pass 2 could shape them.
+ */
+export function isInsufficientData(answer: string): boolean {
+  return /^insufficient data\.?$/i.test(answer.trim());
 }

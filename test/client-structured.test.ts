@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RunningService } from '@mms/testing';
 import { PreSendError, type AttemptInfo, type DeclineInfo, type RetryInfo } from '@mms/client';
-import { clientFor, MAX_OUTPUT, recorder, startClientService } from './client-support.js';
+import { clientFor, CONTEXT_WINDOW, MAX_OUTPUT, recorder, startClientService } from './client-support.js';
 
 const person = { type: 'object', properties: { name: { type: 'string' }, age: { type: 'integer' } }, required: ['name', 'age'], additionalProperties: false };
 const tool = (input: Record<string, unknown>) => ({ type: 'tool_use', name: 'record_answer', input });
@@ -58,6 +58,15 @@ describe('shape and success', () => {
     assert.equal(result.ok, true, JSON.stringify(result));
     assert.deepEqual(record.bodies[0]?.thinking, { type: 'disabled' });
     assert.equal(record.bodies[0]?.messages[0]?.content, '<context>\n{\n  "memo": "Ada, 36"\n}\n</context>');
+  });
+
+  test('a newer small model outside the tiers (a tier move candidate) gets thinking disabled; an older small tier gets none', async () => {
+    const sized = { contextWindow: CONTEXT_WINDOW, maxOutputTokens: MAX_OUTPUT };
+    const { client, record } = setup([], { models: { small: { id: 'small-older', generation: 'older', ...sized }, mid: { id: 'mid-newer', ...sized }, large: { id: 'large-newer', ...sized } } });
+    const candidate = await client.structured({ ...ask, model: { id: 'small-newer', tier: 'small', ...sized } });
+    const configured = await client.structured({ ...ask, model: 'small' });
+    assert.ok(candidate.ok && configured.ok, JSON.stringify([candidate, configured]));
+    assert.deepEqual(record.bodies.map((body) => [body.model, body.thinking]), [['small-newer', { type: 'disabled' }], ['small-older', undefined]]);
   });
 
   test('messages() is a plain call over the same transport', async () => {

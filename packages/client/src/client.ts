@@ -7,7 +7,7 @@ import type { Message, MessageRequest, ModelTier } from '@mms/protocol';
 import { DeclineCounter, type DeclineCounts } from './answer/decline-counter.js';
 import { CallAccount, type FailureDetail } from './call-account.js';
 import type { CallContext } from './call-context.js';
-import { resolveModel, resolveOptions, type ClientOptions, type ResolvedModel, type ResolvedOptions, type TieredModelSpec } from './client-options.js';
+import { assertThinkingListFits, resolveModel, resolveOptions, type ClientOptions, type ResolvedModel, type ResolvedOptions, type TieredModelSpec } from './client-options.js';
 import { Deadline, type DeadlineInput } from './deadline.js';
 import { ClientConfigError } from './errors.js';
 import { checkAnswerSchema, checkBeforeSend } from './pre-send-checks.js';
@@ -86,7 +86,11 @@ export class Client {
 
   /** The profile the client budgets and checks with. */
   model(ref: ModelRef): ResolvedModel {
-    if (typeof ref !== 'string') return resolveModel(ref.tier, ref);
+    if (typeof ref !== 'string') {
+      const model = resolveModel(ref.tier, ref);
+      assertThinkingListFits(model, this.options.thinkingDisabled);
+      return model;
+    }
     const tiers = this.options.tiers;
     if (ref === 'small' || ref === 'mid' || ref === 'large') return tiers[ref];
     const configured = Object.values(tiers).find((model) => model.id === ref);
@@ -98,7 +102,7 @@ export class Client {
     // The deadline starts with the call: a relative timeout counts the client's own checks too.
     const context = this.context(call);
     const model = this.model(request.model);
-    const prepared = withThinkingPolicy({ ...request, model: model.id }, this.options.thinkingDisabled);
+    const prepared = withThinkingPolicy({ ...request, model: model.id }, model, this.options.thinkingDisabled);
     checkBeforeSend(prepared, model, { bufferTokens: this.options.bufferTokens, checkPromptSize: true });
     const sent = await sendWithRetries(prepared, context);
     return finish(sent.ok ? { ok: true, value: sent.folded.message } : sent, context, undefined);
@@ -121,7 +125,7 @@ export class Client {
     const shapeModel = this.model(options.shapeModel ?? 'mid');
     checkAnswerSchema(options.schema);
     const fetchUses = options.webFetch === true ? RESEARCH_FETCH_USES : options.webFetch ? options.webFetch.maxUses : undefined;
-    const passOneRequest = buildResearchRequest({ model, question: options.question, context: options.context, instructions: options.instructions, maxTokens: options.maxTokens ?? model.defaultMaxTokens, webSearchMaxUses: options.webSearchMaxUses ?? RESEARCH_SEARCH_USES, webFetchMaxUses: fetchUses, bufferTokens: this.options.bufferTokens });
+    const passOneRequest = buildResearchRequest({ model, question: options.question, context: options.context, instructions: options.instructions, maxTokens: options.maxTokens ?? model.defaultMaxTokens, webSearchMaxUses: options.webSearchMaxUses ?? RESEARCH_SEARCH_USES, webFetchMaxUses: fetchUses, bufferTokens: this.options.bufferTokens, thinkingDisabled: this.options.thinkingDisabled });
     const toolName = options.toolName ?? DEFAULT_TOOL_NAME;
     const passOne = await researchPassOne({ request: passOneRequest, model, maxContinuations: options.maxContinuations ?? 5 }, context);
     if (!passOne.ok) return finishResearch(passOne, undefined, context, options.fallback);

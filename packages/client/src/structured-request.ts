@@ -29,5 +29,5 @@ export function buildStructuredRequest(shape: StructuredShape, thinkingDisabled:
     tools: [{ name: shape.toolName, description: shape.toolDescription ?? 'Records the answer. Call it exactly once.', strict: true, input_schema: toStrictSchema(shape.schema) as CustomToolParam['input_schema'] }],
     tool_choice: { type: 'tool', name: shape.toolName, disable_parallel_tool_use: true },
   };
-  return withThinkingPolicy(request, thinkingDisabled);
+  return withThinkingPolicy(request, shape.model, thinkingDisabled);
 }

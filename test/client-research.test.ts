@@ -12,12 +12,15 @@ import { PreSendError } from '@mms/client';
 import { clientTestModels, clientFor, recorder, scriptFolder } from './client-support.js';
 
 const search = (query: string) => ({ type: 'server_tool_use', name: 'web_search', input: { query } });
-const answer = (input: Record<string, unknown>) => ({ type: 'tool_use', name: 'record_answer', input });
+/** Pass 2's tool input is the envelope that admits `Insufficient data` (decision 0010). */
+const answer = (value: unknown) => ({ type: 'tool_use', name: 'record_answer', input: { answer: value } });
 const script = [
   // With maxSteps 2 the service pauses after the fetch; the resumed turn runs step 2.
   { when: '^\\{\\s*"question": "Who founded Acme', steps: [[search('Acme founder')], [{ type: 'server_tool_use', name: 'web_fetch', input: { url: 'https://records.example/acme' } }], [{ type: 'text', text: 'Acme was founded by Jane Roe [1] in 1901 [3].' }]] },
   { when: '^<context>[\\s\\S]*Who founded Acme', steps: [[answer({ founder: 'Jane Roe', year: 1901 })]] },
   { when: '^\\{\\s*"question": "What colour is nothing', steps: [[{ type: 'text', text: 'Insufficient data' }]] },
+  { when: '^\\{\\s*"question": "Who founded Gamma', steps: [[search('Gamma')], [{ type: 'text', text: 'Insufficient data on the date, but Gamma was founded by Jane Roe [1].' }]] },
+  { when: '^<context>[\\s\\S]*Who founded Gamma', steps: [[answer('Insufficient data')]] },
   { when: '^\\{\\s*"question": "Who runs Beta', steps: [[search('Beta')], [{ type: 'text', text: 'Beta is run by Bo Li [2] since 2000 [9].' }]] },
   { when: '^<context>[\\s\\S]*Who runs Beta', steps: [[answer({ founder: '', year: 0 })], [answer({ founder: 'Bo Li', year: 2000 })]] },
 ];
@@ -95,6 +98,18 @@ describe('research', () => {
     assert.ok(!result.ok && result.kind === 'insufficient_data', JSON.stringify(result));
     assert.equal(result.research?.prose, 'Insufficient data');
     assert.equal(record.bodies.length, 1);
+  });
+
+  test('prose that only starts with Insufficient data goes to pass 2; Insufficient data from pass 2 is its own outcome, research kept, no fallback', async () => {
+    const record = recorder();
+    const client = clientFor(baseURL, TEST_API_KEY, { fetch: record.fetch });
+    const result = await client.research<Founding>({ question: 'Who founded Gamma?', schema, fallback: () => ({ founder: 'x', year: 1 }) });
+    assert.ok(!result.ok && result.kind === 'insufficient_data', JSON.stringify(result));
+    assert.deepEqual(record.bodies.map((body) => body.model), ['large-newer', 'mid-newer']);
+    assert.equal(result.research?.prose, 'Insufficient data on the date, but Gamma was founded by Jane Roe [1].');
+    assert.equal(result.research?.citations[0]?.source?.url, 'https://acme.example/history');
+    assert.equal(result.requestIds.length, 2);
+    assert.equal(client.declineCounts().total, 0);
   });
 
   test('a rejected answer re-runs pass 2 only, keeping the research; unresolved citations are reported', async () => {

@@ -69,7 +69,8 @@ const stall = (prefix: string): Handler => (response) => {
 };
 
 const schema = { type: 'object', properties: { name: { type: 'string' } }, required: ['name'], additionalProperties: false };
-const ask = { schema, instructions: 'Extract.', input: 'Ada', maxTokens: 512 };
+// Transport is the subject here: the schema as given, without the Insufficient data envelope.
+const ask = { schema, instructions: 'Extract.', input: 'Ada', maxTokens: 512, insufficientData: false };
 
 function client(options: Partial<ClientOptions> = {}, retries: RetryInfo[] = []): Client {
   return new Client({ baseURL, apiKey: 'key-0123456789', models: { small: 'small', mid: { id: 'mid', maxOutputTokens: 64_000 }, large: 'large' }, backoff: { initialMs: 10, maxMs: 40 }, hooks: { onRetry: (info) => retries.push(info) }, ...options });

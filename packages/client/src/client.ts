@@ -5,6 +5,7 @@
  */
 import type { Message, MessageRequest, ModelTier } from '@mms/protocol';
 import { DeclineCounter, type DeclineCounts } from './answer/decline-counter.js';
+import { STRUCTURED_MAX_TOKENS } from './budgets.js';
 import { CallAccount, type FailureDetail } from './call-account.js';
 import type { CallContext } from './call-context.js';
 import { assertThinkingListFits, resolveModel, resolveOptions, type ClientOptions, type ResolvedModel, type ResolvedOptions, type TieredModelSpec } from './client-options.js';
@@ -44,8 +45,16 @@ export interface StructuredOptions<Value> extends CallOptions {
   input?: string;
   toolName?: string;
   toolDescription?: string;
-  /** Default: the tier's output budget within the model's limit. */
+  /** Default 512 (spec, Limits: "structured example max_tokens"), within the model's limit; a truncated answer is retried once with it doubled. */
   maxTokens?: number;
+  /**
+   * Default true: the tool's input is `{"answer": <your schema> | "Insufficient data"}` and the
+   * prompt allows that answer; the client unwraps it, and `Insufficient data` comes back as its
+   * own failure kind, never replaced by the fallback (decision 0010). False sends your schema as
+   * the tool's input schema, with no escape (a reply of only `Insufficient data` text is still
+   * that outcome, never a decline).
+   */
+  insufficientData?: boolean;
   guardrails?: readonly Guardrail<Value>[];
   fallback?: Fallback<Value>;
 }
@@ -63,7 +72,9 @@ export interface ResearchOptions<Value> extends CallOptions {
   model?: ModelRef;
   /** Pass 2's model; default the mid tier. */
   shapeModel?: ModelRef;
+  /** Pass 1's output budget; default the tier's (128k large), within the model's limit. */
   maxTokens?: number;
+  /** Pass 2's; default 512 like any structured call. Pass 2 always allows `Insufficient data`. */
   shapeMaxTokens?: number;
   /** Default 5. */
   webSearchMaxUses?: number;
@@ -113,9 +124,11 @@ export class Client {
     const model = this.model(options.model ?? 'mid');
     checkAnswerSchema(options.schema);
     const toolName = options.toolName ?? DEFAULT_TOOL_NAME;
-    const request = buildStructuredRequest({ ...options, model, toolName, toolDescription: options.toolDescription, maxTokens: options.maxTokens ?? model.defaultMaxTokens }, this.options.thinkingDisabled);
+    const envelope = options.insufficientData ?? true;
+    const maxTokens = options.maxTokens ?? structuredMaxTokens(model);
+    const request = buildStructuredRequest({ ...options, model, toolName, toolDescription: options.toolDescription, maxTokens, insufficientData: envelope }, this.options.thinkingDisabled);
     checkBeforeSend(request, model, { bufferTokens: this.options.bufferTokens, checkPromptSize: true });
-    const outcome = await runStructured({ request, model, toolName, schema: options.schema, guardrails: options.guardrails ?? [] }, context);
+    const outcome = await runStructured({ request, model, toolName, schema: options.schema, envelope, guardrails: options.guardrails ?? [] }, context);
     return finish(outcome, context, options.fallback);
   }
 
@@ -131,12 +144,12 @@ export class Client {
     if (!passOne.ok) return finishResearch(passOne, undefined, context, options.fallback);
     const notes = passOne.notes;
     const shapeRequest = buildStructuredRequest(
-      { model: shapeModel, schema: options.schema, toolName, toolDescription: undefined, instructions: shapingInstructions(options.shapeInstructions), context: { question: options.question, sources: notes.sources.map(({ index, url, title }) => ({ index, url, title })) }, input: notes.prose, maxTokens: options.shapeMaxTokens ?? shapeModel.defaultMaxTokens },
+      { model: shapeModel, schema: options.schema, toolName, toolDescription: undefined, instructions: shapingInstructions(options.shapeInstructions), context: { question: options.question, sources: notes.sources.map(({ index, url, title }) => ({ index, url, title })) }, input: notes.prose, maxTokens: options.shapeMaxTokens ?? structuredMaxTokens(shapeModel), insufficientData: true },
       this.options.thinkingDisabled,
     );
     checkBeforeSend(shapeRequest, shapeModel, { bufferTokens: this.options.bufferTokens, checkPromptSize: true });
     const guardrails = options.guardrails ?? [];
-    const passTwo = await runStructured({ request: shapeRequest, model: shapeModel, toolName, schema: options.schema, guardrails }, context);
+    const passTwo = await runStructured({ request: shapeRequest, model: shapeModel, toolName, schema: options.schema, envelope: true, guardrails }, context);
     return finishResearch(passTwo, notes, context, options.fallback);
   }
 
@@ -147,6 +160,10 @@ export class Client {
   private context(call: CallOptions): CallContext {
     return { options: this.options, deadline: Deadline.from(call, this.options.timeoutMs), signal: call.signal, account: new CallAccount(), declines: this.declines };
   }
+}
+
+function structuredMaxTokens(model: ResolvedModel): number {
+  return Math.min(STRUCTURED_MAX_TOKENS, model.maxOutputTokens);
 }
 
 async function finishResearch<Value>(

@@ -90,7 +90,7 @@ describe('thinking policy, by tier and generation', () => {
   });
 
   test('the structured call shape: one strict tool, forced, parallel use off, no thinking', () => {
-    const shape = { schema: { type: 'object', properties: { n: { type: 'integer', minimum: 1 } }, required: ['n'] }, toolName: 'emit', toolDescription: undefined, instructions: 'Count.', input: 'three', maxTokens: 512 };
+    const shape = { schema: { type: 'object', properties: { n: { type: 'integer', minimum: 1 } }, required: ['n'] }, toolName: 'emit', toolDescription: undefined, instructions: 'Count.', input: 'three', maxTokens: 512, insufficientData: false };
     const request = buildStructuredRequest({ ...shape, model: mid }, none);
     assert.equal(request.tools?.length, 1);
     assert.deepEqual(request.tools?.[0], { name: 'emit', description: 'Records the answer. Call it exactly once.', strict: true, input_schema: { type: 'object', properties: { n: { type: 'integer', description: 'Constraints: {"minimum":1}' } }, required: ['n'] } });
@@ -98,6 +98,16 @@ describe('thinking policy, by tier and generation', () => {
     assert.equal(request.thinking, undefined);
     assert.deepEqual(buildStructuredRequest({ ...shape, model: smallNewer }, none).thinking, { type: 'disabled' });
     checkBeforeSend(buildStructuredRequest({ ...shape, model: smallNewer }, none), smallNewer, settings);
+  });
+
+  test('with the Insufficient data escape: the schema inside {answer}, the prompt and the description allow the explicit answer', () => {
+    const shape = { schema: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] }, toolName: 'emit', toolDescription: undefined, instructions: 'Count.', input: 'three', maxTokens: 512, insufficientData: true };
+    const request = buildStructuredRequest({ ...shape, model: mid }, none);
+    const tool = request.tools?.[0] as { description: string; input_schema: unknown };
+    assert.deepEqual(tool.input_schema, { type: 'object', properties: { answer: { anyOf: [shape.schema, { type: 'string', enum: ['Insufficient data'], description: 'Only when the data does not support an answer.' }] } }, required: ['answer'], additionalProperties: false });
+    assert.match(tool.description, /\{"answer": "Insufficient data"\}/);
+    assert.match(String(request.system), /If the data does not support an answer, call "emit" with \{"answer": "Insufficient data"\}/);
+    checkBeforeSend(request, mid, settings);
   });
 });
 

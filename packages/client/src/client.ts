@@ -11,7 +11,7 @@ import type { CallContext } from './call-context.js';
 import { assertThinkingListFits, resolveModel, resolveOptions, type ClientOptions, type ResolvedModel, type ResolvedOptions, type TieredModelSpec } from './client-options.js';
 import { Deadline, type DeadlineInput } from './deadline.js';
 import { ClientConfigError } from './errors.js';
-import { checkAnswerSchema, checkBeforeSend } from './pre-send-checks.js';
+import { checkAnswerSchema, checkBeforeSend, preSendProblem } from './pre-send-checks.js';
 import { shapingInstructions } from './prompts.js';
 import { researchPassOne } from './research/research-call.js';
 import { buildResearchRequest, RESEARCH_FETCH_USES, RESEARCH_SEARCH_USES } from './research/research-request.js';
@@ -147,7 +147,9 @@ export class Client {
       { model: shapeModel, schema: options.schema, toolName, toolDescription: undefined, instructions: shapingInstructions(options.shapeInstructions), context: { question: options.question, sources: notes.sources.map(({ index, url, title }) => ({ index, url, title })) }, input: notes.prose, maxTokens: options.shapeMaxTokens ?? structuredMaxTokens(shapeModel), insufficientData: true },
       this.options.thinkingDisabled,
     );
-    checkBeforeSend(shapeRequest, shapeModel, { bufferTokens: this.options.bufferTokens, checkPromptSize: true });
+    // Pass 1 is paid for: a pass 2 that breaks a rule (its prompt holds all the prose) is a failure that keeps the research.
+    const problem = preSendProblem(shapeRequest, shapeModel, { bufferTokens: this.options.bufferTokens, checkPromptSize: true });
+    if (problem) return finishResearch({ ok: false, failure: { kind: 'not_sent', code: problem.code, message: `research pass 2 was not sent: ${problem.message}` } }, notes, context, options.fallback);
     const guardrails = options.guardrails ?? [];
     const passTwo = await runStructured({ request: shapeRequest, model: shapeModel, toolName, schema: options.schema, envelope: true, guardrails }, context);
     return finishResearch(passTwo, notes, context, options.fallback);

@@ -164,6 +164,16 @@ describe('research', () => {
     assert.ok(result.ok, JSON.stringify(result));
   });
 
+  test('at the default budget, which is the model\'s limit, a truncated pass 1 cannot grow and the failure says so', async () => {
+    const record = recorder(['truncate']);
+    const client = clientFor(baseURL, TEST_API_KEY, { fetch: record.fetch });
+    const result = await client.research<Founding>({ question: 'Who runs Beta?', schema });
+    assert.ok(!result.ok && result.kind === 'truncated', JSON.stringify(result));
+    assert.equal(result.maxTokens, MAX_OUTPUT);
+    assert.match(result.message, /not retried: max_tokens 4096 is already the model's limit \(4096\)$/);
+    assert.equal(record.bodies.length, 1);
+  });
+
   test('a failed pass 2 keeps the research in the failure', async () => {
     const record = recorder((index) => (index >= 1 ? 'no-tool-call' : undefined));
     const client = clientFor(baseURL, TEST_API_KEY, { fetch: record.fetch });

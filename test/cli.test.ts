@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
@@ -25,6 +25,14 @@ test('mms compare runs the client\'s tier move check: without a file it prints i
   const result = spawnSync(process.execPath, [MMS, 'compare'], { encoding: 'utf8' });
   assert.equal(result.status, 2, result.stderr);
   assert.match(result.stderr, /usage: mms compare FILE/);
+});
+
+test('the server package neither declares nor imports the client: the `mms compare` entry resolves it at run time', () => {
+  const manifest = JSON.parse(readFileSync('packages/server/package.json', 'utf8')) as Record<string, Record<string, string> | undefined>;
+  for (const field of ['dependencies', 'devDependencies', 'peerDependencies', 'optionalDependencies']) assert.equal(manifest[field]?.['@mms/client'], undefined, field);
+  const sources = (folder: string): string[] => readdirSync(folder, { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? sources(join(folder, entry.name)) : [join(folder, entry.name)]));
+  const importers = [...sources('packages/server/src'), ...sources('packages/server/bin')].filter((path) => /from '@mms\/client|import\('@mms\/client/.test(readFileSync(path, 'utf8')));
+  assert.deepEqual(importers, []);
 });
 
 test('a config error names the field and exits 2 before listening', () => {

@@ -9,18 +9,26 @@ import type { AddressInfo } from 'node:net';
 import { buildApp, ModelRegistry, validateConfig, type AppOptions } from '@mms/server';
 import { TEST_API_KEY } from '@mms/testing';
 import { PreSendError } from '@mms/client';
-import { clientTestModels, clientFor, recorder, scriptFolder } from './client-support.js';
+import { CONTEXT_WINDOW, clientTestModels, clientFor, MAX_OUTPUT, recorder, scriptFolder } from './client-support.js';
 
 const search = (query: string) => ({ type: 'server_tool_use', name: 'web_search', input: { query } });
-const answer = (input: Record<string, unknown>) => ({ type: 'tool_use', name: 'record_answer', input });
+/** Pass 2's tool input is the envelope that admits `Insufficient data` (decision 0010). */
+const answer = (value: unknown) => ({ type: 'tool_use', name: 'record_answer', input: { answer: value } });
 const script = [
   // With maxSteps 2 the service pauses after the fetch; the resumed turn runs step 2.
   { when: '^\\{\\s*"question": "Who founded Acme', steps: [[search('Acme founder')], [{ type: 'server_tool_use', name: 'web_fetch', input: { url: 'https://records.example/acme' } }], [{ type: 'text', text: 'Acme was founded by Jane Roe [1] in 1901 [3].' }]] },
   { when: '^<context>[\\s\\S]*Who founded Acme', steps: [[answer({ founder: 'Jane Roe', year: 1901 })]] },
   { when: '^\\{\\s*"question": "What colour is nothing', steps: [[{ type: 'text', text: 'Insufficient data' }]] },
+  { when: '^\\{\\s*"question": "Who founded Gamma', steps: [[search('Gamma')], [{ type: 'text', text: 'Insufficient data on the date, but Gamma was founded by Jane Roe [1].' }]] },
+  { when: '^<context>[\\s\\S]*Who founded Gamma', steps: [[answer('Insufficient data')]] },
+  { when: '^\\{\\s*"question": "Who founded Slowco', steps: [[search('Slowco')], [{ type: 'text', text: 'Slowco was founded by Jane Roe [1].' }]] },
+  // Pass 2 on the slow model: some 300 tokens at 50 ms each, far past the call's deadline.
+  { when: '^<context>[\\s\\S]*Who founded Slowco', steps: [[answer({ founder: 'Jane Roe '.repeat(150).trim(), year: 1900 })]] },
   { when: '^\\{\\s*"question": "Who runs Beta', steps: [[search('Beta')], [{ type: 'text', text: 'Beta is run by Bo Li [2] since 2000 [9].' }]] },
   { when: '^<context>[\\s\\S]*Who runs Beta', steps: [[answer({ founder: '', year: 0 })], [answer({ founder: 'Bo Li', year: 2000 })]] },
 ];
+
+const sse = (events: Array<Record<string, unknown>>) => events.map((event) => `event: ${String(event.type)}\ndata: ${JSON.stringify(event)}\n\n`).join('');
 
 /** A search engine with two results per query, and a fetch that returns a fixed page. */
 const fakeTools: NonNullable<AppOptions['serverTools']> = {
@@ -40,7 +48,8 @@ let app: ReturnType<typeof buildApp>;
 let baseURL: string;
 before(async () => {
   const folder = scriptFolder({ 'script.json': script });
-  const config = validateConfig({ apiKeys: [TEST_API_KEY], models: clientTestModels({ script: 'script.json' }), maxSteps: 2 }, 'research test config');
+  const slow = { id: 'mid-slow', tier: 'mid' as const, generation: 'newer' as const, contextWindow: CONTEXT_WINDOW, maxOutputTokens: MAX_OUTPUT, backend: { type: 'scripted' as const, script: 'script.json', tokenDelayMs: 50 } };
+  const config = validateConfig({ apiKeys: [TEST_API_KEY], models: clientTestModels({ script: 'script.json' }, [slow]), maxSteps: 2 }, 'research test config');
   app = buildApp({ config, registry: ModelRegistry.fromConfig(config.models, folder), serverTools: fakeTools });
   await app.listen({ host: '127.0.0.1', port: 0 });
   baseURL = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
@@ -80,12 +89,40 @@ describe('research', () => {
     assert.deepEqual(continuation?.messages.map((message) => message.role), ['user', 'assistant']);
     const paused = continuation?.messages[1]?.content as Array<{ type: string }>;
     assert.deepEqual(paused.map((block) => block.type), ['server_tool_use', 'web_search_tool_result', 'server_tool_use', 'web_fetch_tool_result']);
-    assert.deepEqual({ ...continuation, messages: undefined }, { ...passOne, messages: undefined }, 'the same request otherwise');
+    assert.deepEqual({ ...continuation, messages: undefined, tools: undefined }, { ...passOne, messages: undefined, tools: undefined }, 'the same request otherwise');
+    // max_uses counts per request on the service: the continuation offers what the turn has left,
+    // and the fetch share is the headroom after the resumed prompt over the 4 fetches left.
+    const continued = continuation?.tools as Array<Record<string, unknown>>;
+    assert.deepEqual(continued.map((tool) => [tool.name, tool.max_uses]), [['web_search', 4], ['code_execution', undefined], ['web_fetch', 4]]);
+    const share = continued[2]?.max_content_tokens as number;
+    assert.ok(share > fetchTokens && share * 4 < fetchTokens * 5, `${share} vs ${fetchTokens}`);
 
     assert.equal(passTwo?.model, 'mid-newer');
     assert.deepEqual(passTwo?.tool_choice, { type: 'tool', name: 'record_answer', disable_parallel_tool_use: true });
     assert.equal(passTwo?.tools && (passTwo.tools as unknown[]).length, 1);
     assert.match(String(passTwo?.messages[0]?.content), /"url": "https:\/\/records\.example\/acme"[\s\S]*<input>\nAcme was founded by Jane Roe \[1\] in 1901 \[3\]\.\n<\/input>/);
+  });
+
+  test('uses spent before a pause are not granted again: a tool with none left is not offered to the continuation', async () => {
+    const record = recorder();
+    const client = clientFor(baseURL, TEST_API_KEY, { fetch: record.fetch });
+    const result = await client.research<Founding>({ question: 'Who founded Acme?', schema, webSearchMaxUses: 1, webFetch: { maxUses: 1 } });
+    assert.ok(result.ok, JSON.stringify(result));
+    assert.deepEqual((record.bodies[1]?.tools as Array<{ name: string }>).map((tool) => tool.name), ['code_execution']);
+  });
+
+  test('more pauses than maxContinuations: a paused failure, not truncated, with the sources, usage and request ids so far', async () => {
+    const record = recorder();
+    const client = clientFor(baseURL, TEST_API_KEY, { fetch: record.fetch });
+    const result = await client.research<Founding>({ question: 'Who founded Acme?', schema, webFetch: true, maxContinuations: 0, fallback: undefined });
+    assert.ok(!result.ok && result.kind === 'paused', JSON.stringify(result));
+    assert.equal(result.reason, 'continuation-limit');
+    assert.equal(result.continuations, 0);
+    assert.match(result.message, /maxContinuations is 0/);
+    assert.deepEqual(result.research?.sources.map((source) => source.url), ['https://acme.example/history', 'https://acme.example/people', 'https://records.example/acme']);
+    assert.equal(result.requestIds.length, 1);
+    assert.equal(result.usage.webSearchRequests, 1);
+    assert.equal(record.bodies.length, 1);
   });
 
   test('Insufficient data is its own outcome: no pass 2, no fallback', async () => {
@@ -95,6 +132,18 @@ describe('research', () => {
     assert.ok(!result.ok && result.kind === 'insufficient_data', JSON.stringify(result));
     assert.equal(result.research?.prose, 'Insufficient data');
     assert.equal(record.bodies.length, 1);
+  });
+
+  test('prose that only starts with Insufficient data goes to pass 2; Insufficient data from pass 2 is its own outcome, research kept, no fallback', async () => {
+    const record = recorder();
+    const client = clientFor(baseURL, TEST_API_KEY, { fetch: record.fetch });
+    const result = await client.research<Founding>({ question: 'Who founded Gamma?', schema, fallback: () => ({ founder: 'x', year: 1 }) });
+    assert.ok(!result.ok && result.kind === 'insufficient_data', JSON.stringify(result));
+    assert.deepEqual(record.bodies.map((body) => body.model), ['large-newer', 'mid-newer']);
+    assert.equal(result.research?.prose, 'Insufficient data on the date, but Gamma was founded by Jane Roe [1].');
+    assert.equal(result.research?.citations[0]?.source?.url, 'https://acme.example/history');
+    assert.equal(result.requestIds.length, 2);
+    assert.equal(client.declineCounts().total, 0);
   });
 
   test('a rejected answer re-runs pass 2 only, keeping the research; unresolved citations are reported', async () => {
@@ -115,6 +164,16 @@ describe('research', () => {
     assert.ok(result.ok, JSON.stringify(result));
   });
 
+  test('at the default budget, which is the model\'s limit, a truncated pass 1 cannot grow and the failure says so', async () => {
+    const record = recorder(['truncate']);
+    const client = clientFor(baseURL, TEST_API_KEY, { fetch: record.fetch });
+    const result = await client.research<Founding>({ question: 'Who runs Beta?', schema });
+    assert.ok(!result.ok && result.kind === 'truncated', JSON.stringify(result));
+    assert.equal(result.maxTokens, MAX_OUTPUT);
+    assert.match(result.message, /not retried: max_tokens 4096 is already the model's limit \(4096\)$/);
+    assert.equal(record.bodies.length, 1);
+  });
+
   test('a failed pass 2 keeps the research in the failure', async () => {
     const record = recorder((index) => (index >= 1 ? 'no-tool-call' : undefined));
     const client = clientFor(baseURL, TEST_API_KEY, { fetch: record.fetch });
@@ -122,6 +181,52 @@ describe('research', () => {
     assert.ok(!result.ok && result.kind === 'declined', JSON.stringify(result));
     assert.equal(result.research?.prose, 'Beta is run by Bo Li [2] since 2000 [9].');
     assert.equal(result.research?.citations[0]?.source?.url, 'https://acme.example/people');
+  });
+
+  test('a pause that cannot be resumed (the turn does not end on a server tool result) is a paused failure, not a thrown Rule 4', async () => {
+    const pausedOnText = sse([
+      { type: 'message_start', message: { id: 'msg_p', type: 'message', role: 'assistant', model: 'large-newer', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 40, output_tokens: 1 } } },
+      { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Acme was founded by' } },
+      { type: 'content_block_stop', index: 0 },
+      { type: 'message_delta', delta: { stop_reason: 'pause_turn', stop_sequence: null }, usage: { input_tokens: 40, output_tokens: 7 } },
+      { type: 'message_stop' },
+    ]);
+    let sent = 0;
+    const client = clientFor(baseURL, TEST_API_KEY, { fetch: async () => (sent++, new Response(pausedOnText, { headers: { 'content-type': 'text/event-stream', 'request-id': 'req_paused' } })) });
+    const result = await client.research<Founding>({ question: 'Who founded Acme?', schema });
+    assert.ok(!result.ok && result.kind === 'paused', JSON.stringify(result));
+    assert.equal(result.reason, 'unresumable');
+    assert.match(result.message, /ends on a text block, not a server tool result/);
+    assert.equal(result.research?.prose, 'Acme was founded by');
+    assert.deepEqual(result.requestIds, ['req_paused']);
+    assert.equal(result.usage.outputTokens, 7);
+    assert.equal(sent, 1);
+  });
+
+  test('a pass 2 over its prompt budget is not sent: a not_sent failure that keeps the research, usage and request ids', async () => {
+    const record = recorder();
+    const client = clientFor(baseURL, TEST_API_KEY, { fetch: record.fetch });
+    // (5,800 window - 512 max_tokens - 5,000 buffer) x 4 = 1,152 characters: less than pass 2's system prompt and tool.
+    const result = await client.research<Founding>({ question: 'Who runs Beta?', schema, shapeModel: { id: 'mid-newer', tier: 'mid', contextWindow: 5_800, maxOutputTokens: 512 } });
+    assert.ok(!result.ok && result.kind === 'not_sent', JSON.stringify(result));
+    assert.equal(result.code, 'prompt_too_long');
+    assert.match(result.message, /^research pass 2 was not sent: the prompt has \d+ characters; mid-newer allows 1152/);
+    assert.equal(result.research?.prose, 'Beta is run by Bo Li [2] since 2000 [9].');
+    assert.equal(result.requestIds.length, 1);
+    assert.ok(result.usage.inputTokens > 0);
+    assert.equal(record.bodies.length, 1);
+  });
+
+  test('the deadline expiring in pass 2 is a timeout that keeps pass 1\'s research, usage and request ids', async () => {
+    const record = recorder();
+    const client = clientFor(baseURL, TEST_API_KEY, { fetch: record.fetch });
+    const result = await client.research<Founding>({ question: 'Who founded Slowco?', schema, shapeModel: { id: 'mid-slow', tier: 'mid', contextWindow: CONTEXT_WINDOW, maxOutputTokens: MAX_OUTPUT }, timeoutMs: 2_500, fallback: undefined });
+    assert.ok(!result.ok && result.kind === 'timeout', JSON.stringify(result));
+    assert.equal(result.research?.prose, 'Slowco was founded by Jane Roe [1].');
+    assert.deepEqual(record.bodies.map((body) => body.model), ['large-newer', 'mid-slow']);
+    assert.equal(result.requestIds.length, 2);
+    assert.equal(result.usage.webSearchRequests, 1);
   });
 
   test('a pass 2 schema that cannot work is refused before pass 1 is sent', async () => {

@@ -3,13 +3,20 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RunningService } from '@mms/testing';
 import { PreSendError, type AttemptInfo, type DeclineInfo, type RetryInfo } from '@mms/client';
-import { clientFor, MAX_OUTPUT, recorder, startClientService } from './client-support.js';
+import { clientFor, CONTEXT_WINDOW, MAX_OUTPUT, recorder, startClientService } from './client-support.js';
 
 const person = { type: 'object', properties: { name: { type: 'string' }, age: { type: 'integer' } }, required: ['name', 'age'], additionalProperties: false };
-const tool = (input: Record<string, unknown>) => ({ type: 'tool_use', name: 'record_answer', input });
+/** The tool's input is the envelope `{answer: ...}` that admits `Insufficient data` (decision 0010). */
+const tool = (answer: unknown) => ({ type: 'tool_use', name: 'record_answer', input: { answer } });
 const script = [
   { when: 'GUARD-ONCE', steps: [[tool({ name: '', age: 30 })], [tool({ name: 'Ada', age: 36 })]] },
   { when: 'GUARD-TWICE', steps: [[tool({ name: '', age: 1 })], [tool({ name: '', age: 2 })]] },
+  { when: 'NO-AGE-GIVEN', steps: [[tool('Insufficient data')]] },
+  { when: 'GUARD-THEN-NOTHING', steps: [[tool({ name: '', age: 3 })], [tool('Insufficient data')]] },
+  { when: 'TEXT-ONLY', steps: [[{ type: 'text', text: 'Insufficient data.' }]] },
+  // The retry's last user turn holds the data and the ask, so the script tells them apart.
+  { when: 'THINKING-ONLY[\\s\\S]*Answer by calling the tool', steps: [[tool({ name: 'Ada', age: 36 })]] },
+  { when: 'THINKING-ONLY', steps: [[{ type: 'thinking', thinking: 'Nothing here fits the schema.' }]] },
 ];
 const nameGiven = (value: { name: string }) => (value.name === '' ? 'name is empty' : undefined);
 
@@ -58,6 +65,15 @@ describe('shape and success', () => {
     assert.equal(result.ok, true, JSON.stringify(result));
     assert.deepEqual(record.bodies[0]?.thinking, { type: 'disabled' });
     assert.equal(record.bodies[0]?.messages[0]?.content, '<context>\n{\n  "memo": "Ada, 36"\n}\n</context>');
+  });
+
+  test('a newer small model outside the tiers (a tier move candidate) gets thinking disabled; an older small tier gets none', async () => {
+    const sized = { contextWindow: CONTEXT_WINDOW, maxOutputTokens: MAX_OUTPUT };
+    const { client, record } = setup([], { models: { small: { id: 'small-older', generation: 'older', ...sized }, mid: { id: 'mid-newer', ...sized }, large: { id: 'large-newer', ...sized } } });
+    const candidate = await client.structured({ ...ask, model: { id: 'small-newer', tier: 'small', ...sized } });
+    const configured = await client.structured({ ...ask, model: 'small' });
+    assert.ok(candidate.ok && configured.ok, JSON.stringify([candidate, configured]));
+    assert.deepEqual(record.bodies.map((body) => [body.model, body.thinking]), [['small-newer', { type: 'disabled' }], ['small-older', undefined]]);
   });
 
   test('messages() is a plain call over the same transport', async () => {
@@ -145,9 +161,9 @@ describe('HTTP layer', () => {
 });
 
 describe('answer layer', () => {
-  test('truncated: retried once with max_tokens doubled', async () => {
+  test('truncated: retried once with max_tokens doubled, from the structured default of 512 (not the 64k tier budget)', async () => {
     const { client, record, events } = setup(['truncate']);
-    const result = await client.structured(ask);
+    const result = await client.structured({ ...ask, maxTokens: undefined });
     assert.ok(result.ok, JSON.stringify(result));
     assert.deepEqual(record.bodies.map((body) => body.max_tokens), [512, 1_024]);
     assert.deepEqual(record.bodies[1]?.messages, record.bodies[0]?.messages);
@@ -160,6 +176,7 @@ describe('answer layer', () => {
     const result = await client.structured({ ...ask, maxTokens: MAX_OUTPUT });
     assert.ok(!result.ok && result.kind === 'truncated', JSON.stringify(result));
     assert.equal(result.maxTokens, MAX_OUTPUT);
+    assert.match(result.message, /not retried: max_tokens 4096 is already the model's limit \(4096\)$/);
     assert.equal(record.bodies.length, 1);
   });
 
@@ -210,10 +227,48 @@ describe('answer layer', () => {
     const { client, record } = setup();
     const schema = { ...person, properties: { ...person.properties, name: { type: 'string', maxLength: 3 } } };
     const result = await client.structured({ ...ask, schema });
-    const sent = (record.bodies[0]!.tools as Array<{ input_schema: { properties: { name: unknown } } }>)[0]!.input_schema.properties.name;
+    const sent = (record.bodies[0]!.tools as Array<{ input_schema: { properties: { answer: { anyOf: Array<{ properties: { name: unknown } }> } } } }>)[0]!.input_schema.properties.answer.anyOf[0]!.properties.name;
     assert.deepEqual(sent, { type: 'string', description: 'Constraints: {"maxLength":3}' });
     assert.ok(!result.ok && result.kind === 'invalid', JSON.stringify(result));
-    assert.match(result.violation, /\/name must NOT have more than 3 characters/);
+    assert.match(result.violation, /\/answer\/name must NOT have more than 3 characters/);
+  });
+
+  test('a decline with only thinking: the retry is a valid conversation that asks for the tool in the last user turn', async () => {
+    const { client, record } = setup();
+    const result = await client.structured({ ...ask, input: 'THINKING-ONLY' });
+    assert.ok(result.ok, JSON.stringify(result));
+    assert.equal(client.declineCounts().total, 1);
+    assert.deepEqual(record.bodies[1]?.messages, [{ role: 'user', content: [{ type: 'text', text: '<input>\nTHINKING-ONLY\n</input>' }, { type: 'text', text: 'Answer by calling the tool "record_answer" now, with your answer as its input.' }] }]);
+  });
+});
+
+describe('Insufficient data', () => {
+  test('the escape in the tool input is its own outcome: no retry, no decline, no fallback', async () => {
+    const { client, record, events } = setup();
+    const result = await client.structured({ ...ask, input: 'NO-AGE-GIVEN', fallback: () => ({ name: 'unknown', age: 0 }) });
+    assert.ok(!result.ok && result.kind === 'insufficient_data', JSON.stringify(result));
+    assert.equal(result.text, 'Insufficient data');
+    assert.equal(result.attempts, 1);
+    assert.equal(record.bodies.length, 1);
+    assert.deepEqual(events.retries, []);
+    assert.equal(client.declineCounts().total, 0);
+    assert.match(String(record.bodies[0]?.system), /call "record_answer" with \{"answer": "Insufficient data"\}/);
+  });
+
+  test('a text-only reply of Insufficient data is the same outcome, not a decline, even without the envelope', async () => {
+    const { client, record } = setup();
+    const result = await client.structured({ ...ask, input: 'TEXT-ONLY', insufficientData: false, fallback: () => ({ name: 'unknown', age: 0 }) });
+    assert.ok(!result.ok && result.kind === 'insufficient_data', JSON.stringify(result));
+    assert.equal(record.bodies.length, 1);
+    assert.equal(client.declineCounts().total, 0);
+    assert.deepEqual((record.bodies[0]?.tools as Array<{ input_schema: unknown }>)[0]?.input_schema, person, 'the schema as given, no envelope');
+  });
+
+  test('after a guardrail rejection, Insufficient data still wins over the fallback', async () => {
+    const { client } = setup();
+    const result = await client.structured<{ name: string; age: number }>({ ...ask, input: 'GUARD-THEN-NOTHING', guardrails: [nameGiven], fallback: () => ({ name: 'unknown', age: 0 }) });
+    assert.ok(!result.ok && result.kind === 'insufficient_data', JSON.stringify(result));
+    assert.equal(result.attempts, 2);
   });
 });
 

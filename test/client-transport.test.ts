@@ -69,7 +69,8 @@ const stall = (prefix: string): Handler => (response) => {
 };
 
 const schema = { type: 'object', properties: { name: { type: 'string' } }, required: ['name'], additionalProperties: false };
-const ask = { schema, instructions: 'Extract.', input: 'Ada', maxTokens: 512 };
+// Transport is the subject here: the schema as given, without the Insufficient data envelope.
+const ask = { schema, instructions: 'Extract.', input: 'Ada', maxTokens: 512, insufficientData: false };
 
 function client(options: Partial<ClientOptions> = {}, retries: RetryInfo[] = []): Client {
   return new Client({ baseURL, apiKey: 'key-0123456789', models: { small: 'small', mid: { id: 'mid', maxOutputTokens: 64_000 }, large: 'large' }, backoff: { initialMs: 10, maxMs: 40 }, hooks: { onRetry: (info) => retries.push(info) }, ...options });
@@ -152,6 +153,46 @@ describe('stream errors', () => {
     const result = await client().structured(ask);
     assert.ok(result.ok, JSON.stringify(result));
     assert.equal(result.attempts, 2);
+  });
+});
+
+describe('a 2xx with an unreadable body: a broken transport, retried, never a decline (decision 0010)', () => {
+  test('a proxy\'s page under a 200 is retried and the next answer is used', async () => {
+    const retries: RetryInfo[] = [];
+    handlers = [(response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end('<html>gateway says hi</html>');
+    }, answer()];
+    const tried = client({}, retries);
+    const result = await tried.structured(ask);
+    assert.ok(result.ok, JSON.stringify(result));
+    assert.equal(result.attempts, 2);
+    assert.deepEqual(retries.map((retry) => retry.layer), ['http']);
+    assert.equal(tried.declineCounts().total, 0);
+  });
+
+  test('broken event frames every time: an http failure naming the unreadable body, no decline counted', async () => {
+    handlers = [(response) => {
+      openStream(response);
+      response.end(start() + 'event: content_block_start\ndata: {"type": "content_block_st\n\n');
+    }];
+    const tried = client({ maxRetries: 1 });
+    const result = await tried.structured(ask);
+    assert.ok(!result.ok && result.kind === 'http', JSON.stringify(result));
+    assert.equal(result.attempts, 2);
+    assert.match(result.message, /the 200 response's body is unreadable \(text\/event-stream\): event 2: /);
+    assert.deepEqual(result.requestIds, ['req_1', 'req_2']);
+    assert.equal(tried.declineCounts().total, 0);
+  });
+
+  test('JSON that is not a message is unreadable too', async () => {
+    handlers = [(response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end('{"status": "ok"}');
+    }];
+    const result = await client({ maxRetries: 0 }).structured(ask);
+    assert.ok(!result.ok && result.kind === 'http', JSON.stringify(result));
+    assert.match(result.message, /unreadable \(application\/json\): JSON that is not a message/);
   });
 });
 

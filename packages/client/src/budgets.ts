@@ -7,6 +7,14 @@ import type { ModelTier } from '@mms/protocol';
 /** Spec, Limits: "output budget default (client)". */
 export const DEFAULT_OUTPUT_TOKENS: Readonly<Record<ModelTier, number>> = { small: 64_000, mid: 64_000, large: 128_000 };
 
+/**
+ * Spec, Limits: "structured example `max_tokens` 512". A structured call's default: its answer is
+ * one tool input, with no prose and no thinking, and the tier budgets above are ceilings for the
+ * truncation retry to double towards, not a size to ask for (a 64k request would leave the
+ * retry nothing to grow into and cut the prompt's room by 64k).
+ */
+export const STRUCTURED_MAX_TOKENS = 512;
+
 /** Spec, Limits: "buffer (client)". */
 export const BUFFER_TOKENS = 5_000;
 
@@ -64,12 +72,25 @@ export interface GrowthLimits {
   bufferTokens?: number;
 }
 
+export type BudgetGrowth = { next: number; why?: undefined } | { next: undefined; why: string };
+
 /**
  * Spec, Client retry policy: a truncated answer is retried with `max_tokens` doubled, capped by
- * the model's limit and by what the context leaves. Undefined when the budget cannot grow.
+ * the model's limit and by what the context leaves. When it cannot grow, `why` says which cap
+ * stopped it, so that a truncated failure never hides a skipped retry: at the tier defaults
+ * (64k, 128k) the budget often already is the model's limit.
  */
+export function outputBudgetGrowth(current: number, limits: GrowthLimits): BudgetGrowth {
+  const buffer = limits.bufferTokens ?? BUFFER_TOKENS;
+  const contextRoom = limits.contextWindow - limits.inputTokens - buffer;
+  if (current >= limits.modelMaxOutputTokens) return { next: undefined, why: `max_tokens ${current} is already the model's limit (${limits.modelMaxOutputTokens})` };
+  if (contextRoom <= current) {
+    return { next: undefined, why: `the context leaves no room to grow: ${limits.contextWindow} window - ${limits.inputTokens} input tokens - ${buffer} buffer = ${contextRoom}` };
+  }
+  return { next: Math.min(current * 2, limits.modelMaxOutputTokens, contextRoom) };
+}
+
+/** outputBudgetGrowth's next budget; undefined when the budget cannot grow. */
 export function doubledOutputBudget(current: number, limits: GrowthLimits): number | undefined {
-  const contextRoom = limits.contextWindow - limits.inputTokens - (limits.bufferTokens ?? BUFFER_TOKENS);
-  const next = Math.min(current * 2, limits.modelMaxOutputTokens, contextRoom);
-  return next > current ? next : undefined;
+  return outputBudgetGrowth(current, limits).next;
 }

@@ -44,8 +44,10 @@ export interface ClientOptions {
   apiKey: string;
   models: Record<ModelTier, string | ModelSpec>;
   /**
-   * Models that get `thinking: {type: "disabled"}` unless the caller asks to think (spec rule 5).
-   * Default: the configured small model when it is of the newer generation.
+   * Small-tier model ids that also get `thinking: {type: "disabled"}` unless the caller asks to
+   * think (spec rule 5). Every small model of the newer generation gets it anyway, configured or
+   * passed to a call as a TieredModelSpec (thinking-policy.ts). A mid or large model here is a
+   * ClientConfigError: those tiers never receive `disabled`.
    */
   thinkingDisabledModels?: readonly string[];
   /** A call's time limit when the caller gives no deadline. Default 10 minutes. */
@@ -113,12 +115,8 @@ export function resolveOptions(options: ClientOptions): ResolvedOptions {
   if (!/^https?:\/\//.test(options.baseURL)) throw new ClientConfigError(`baseURL: must start with http:// or https://, got "${options.baseURL}"`);
   if (!options.apiKey) throw new ClientConfigError('apiKey: must not be empty');
   const tiers = Object.fromEntries(TIERS.map((tier) => [tier, resolveModel(tier, options.models[tier])])) as Record<ModelTier, ResolvedModel>;
-  const thinkingDisabled = new Set(options.thinkingDisabledModels ?? (tiers.small.generation === 'newer' ? [tiers.small.id] : []));
-  for (const model of Object.values(tiers)) {
-    if (thinkingDisabled.has(model.id) && model.tier !== 'small' && model.generation === 'newer') {
-      throw new ClientConfigError(`thinkingDisabledModels: "${model.id}" is a ${model.tier}-tier model of the newer generation, which rejects thinking "disabled" (spec rule 5)`);
-    }
-  }
+  const thinkingDisabled = new Set(options.thinkingDisabledModels ?? []);
+  for (const model of Object.values(tiers)) assertThinkingListFits(model, thinkingDisabled);
   return {
     baseURL: options.baseURL.replace(/\/+$/, ''),
     apiKey: options.apiKey,
@@ -138,6 +136,12 @@ export function resolveOptions(options: ClientOptions): ResolvedOptions {
     fetch: options.fetch ?? globalThis.fetch,
     random: options.random ?? Math.random,
   };
+}
+
+/** Spec rule 5: "Mid and large tiers never receive `disabled`", whatever their generation. */
+export function assertThinkingListFits(model: Pick<ResolvedModel, 'id' | 'tier' | 'generation'>, thinkingDisabled: ReadonlySet<string>): void {
+  if (model.tier === 'small' || !thinkingDisabled.has(model.id)) return;
+  throw new ClientConfigError(`thinkingDisabledModels: "${model.id}" is a ${model.tier}-tier model (${model.generation} generation); mid and large models never receive thinking "disabled" (spec rule 5)`);
 }
 
 function positive(name: string, value: number): number {

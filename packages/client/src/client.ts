@@ -5,12 +5,13 @@
  */
 import type { Message, MessageRequest, ModelTier } from '@mms/protocol';
 import { DeclineCounter, type DeclineCounts } from './answer/decline-counter.js';
+import { STRUCTURED_MAX_TOKENS } from './budgets.js';
 import { CallAccount, type FailureDetail } from './call-account.js';
 import type { CallContext } from './call-context.js';
-import { resolveModel, resolveOptions, type ClientOptions, type ResolvedModel, type ResolvedOptions, type TieredModelSpec } from './client-options.js';
+import { assertThinkingListFits, resolveModel, resolveOptions, type ClientOptions, type ResolvedModel, type ResolvedOptions, type TieredModelSpec } from './client-options.js';
 import { Deadline, type DeadlineInput } from './deadline.js';
 import { ClientConfigError } from './errors.js';
-import { checkAnswerSchema, checkBeforeSend } from './pre-send-checks.js';
+import { checkAnswerSchema, checkBeforeSend, preSendProblem } from './pre-send-checks.js';
 import { shapingInstructions } from './prompts.js';
 import { researchPassOne } from './research/research-call.js';
 import { buildResearchRequest, RESEARCH_FETCH_USES, RESEARCH_SEARCH_USES } from './research/research-request.js';
@@ -44,8 +45,16 @@ export interface StructuredOptions<Value> extends CallOptions {
   input?: string;
   toolName?: string;
   toolDescription?: string;
-  /** Default: the tier's output budget within the model's limit. */
+  /** Default 512 (spec, Limits: "structured example max_tokens"), within the model's limit; a truncated answer is retried once with it doubled. */
   maxTokens?: number;
+  /**
+   * Default true: the tool's input is `{"answer": <your schema> | "Insufficient data"}` and the
+   * prompt allows that answer; the client unwraps it, and `Insufficient data` comes back as its
+   * own failure kind, never replaced by the fallback (decision 0010). False sends your schema as
+   * the tool's input schema, with no escape (a reply of only `Insufficient data` text is still
+   * that outcome, never a decline).
+   */
+  insufficientData?: boolean;
   guardrails?: readonly Guardrail<Value>[];
   fallback?: Fallback<Value>;
 }
@@ -63,7 +72,9 @@ export interface ResearchOptions<Value> extends CallOptions {
   model?: ModelRef;
   /** Pass 2's model; default the mid tier. */
   shapeModel?: ModelRef;
+  /** Pass 1's output budget; default the tier's (128k large), within the model's limit. */
   maxTokens?: number;
+  /** Pass 2's; default 512 like any structured call. Pass 2 always allows `Insufficient data`. */
   shapeMaxTokens?: number;
   /** Default 5. */
   webSearchMaxUses?: number;
@@ -86,7 +97,11 @@ export class Client {
 
   /** The profile the client budgets and checks with. */
   model(ref: ModelRef): ResolvedModel {
-    if (typeof ref !== 'string') return resolveModel(ref.tier, ref);
+    if (typeof ref !== 'string') {
+      const model = resolveModel(ref.tier, ref);
+      assertThinkingListFits(model, this.options.thinkingDisabled);
+      return model;
+    }
     const tiers = this.options.tiers;
     if (ref === 'small' || ref === 'mid' || ref === 'large') return tiers[ref];
     const configured = Object.values(tiers).find((model) => model.id === ref);
@@ -98,7 +113,7 @@ export class Client {
     // The deadline starts with the call: a relative timeout counts the client's own checks too.
     const context = this.context(call);
     const model = this.model(request.model);
-    const prepared = withThinkingPolicy({ ...request, model: model.id }, this.options.thinkingDisabled);
+    const prepared = withThinkingPolicy({ ...request, model: model.id }, model, this.options.thinkingDisabled);
     checkBeforeSend(prepared, model, { bufferTokens: this.options.bufferTokens, checkPromptSize: true });
     const sent = await sendWithRetries(prepared, context);
     return finish(sent.ok ? { ok: true, value: sent.folded.message } : sent, context, undefined);
@@ -109,9 +124,11 @@ export class Client {
     const model = this.model(options.model ?? 'mid');
     checkAnswerSchema(options.schema);
     const toolName = options.toolName ?? DEFAULT_TOOL_NAME;
-    const request = buildStructuredRequest({ ...options, model, toolName, toolDescription: options.toolDescription, maxTokens: options.maxTokens ?? model.defaultMaxTokens }, this.options.thinkingDisabled);
+    const envelope = options.insufficientData ?? true;
+    const maxTokens = options.maxTokens ?? structuredMaxTokens(model);
+    const request = buildStructuredRequest({ ...options, model, toolName, toolDescription: options.toolDescription, maxTokens, insufficientData: envelope }, this.options.thinkingDisabled);
     checkBeforeSend(request, model, { bufferTokens: this.options.bufferTokens, checkPromptSize: true });
-    const outcome = await runStructured({ request, model, toolName, schema: options.schema, guardrails: options.guardrails ?? [] }, context);
+    const outcome = await runStructured({ request, model, toolName, schema: options.schema, envelope, guardrails: options.guardrails ?? [] }, context);
     return finish(outcome, context, options.fallback);
   }
 
@@ -121,18 +138,20 @@ export class Client {
     const shapeModel = this.model(options.shapeModel ?? 'mid');
     checkAnswerSchema(options.schema);
     const fetchUses = options.webFetch === true ? RESEARCH_FETCH_USES : options.webFetch ? options.webFetch.maxUses : undefined;
-    const passOneRequest = buildResearchRequest({ model, question: options.question, context: options.context, instructions: options.instructions, maxTokens: options.maxTokens ?? model.defaultMaxTokens, webSearchMaxUses: options.webSearchMaxUses ?? RESEARCH_SEARCH_USES, webFetchMaxUses: fetchUses, bufferTokens: this.options.bufferTokens });
+    const passOneRequest = buildResearchRequest({ model, question: options.question, context: options.context, instructions: options.instructions, maxTokens: options.maxTokens ?? model.defaultMaxTokens, webSearchMaxUses: options.webSearchMaxUses ?? RESEARCH_SEARCH_USES, webFetchMaxUses: fetchUses, bufferTokens: this.options.bufferTokens, thinkingDisabled: this.options.thinkingDisabled });
     const toolName = options.toolName ?? DEFAULT_TOOL_NAME;
     const passOne = await researchPassOne({ request: passOneRequest, model, maxContinuations: options.maxContinuations ?? 5 }, context);
     if (!passOne.ok) return finishResearch(passOne, undefined, context, options.fallback);
     const notes = passOne.notes;
     const shapeRequest = buildStructuredRequest(
-      { model: shapeModel, schema: options.schema, toolName, toolDescription: undefined, instructions: shapingInstructions(options.shapeInstructions), context: { question: options.question, sources: notes.sources.map(({ index, url, title }) => ({ index, url, title })) }, input: notes.prose, maxTokens: options.shapeMaxTokens ?? shapeModel.defaultMaxTokens },
+      { model: shapeModel, schema: options.schema, toolName, toolDescription: undefined, instructions: shapingInstructions(options.shapeInstructions), context: { question: options.question, sources: notes.sources.map(({ index, url, title }) => ({ index, url, title })) }, input: notes.prose, maxTokens: options.shapeMaxTokens ?? structuredMaxTokens(shapeModel), insufficientData: true },
       this.options.thinkingDisabled,
     );
-    checkBeforeSend(shapeRequest, shapeModel, { bufferTokens: this.options.bufferTokens, checkPromptSize: true });
+    // Pass 1 is paid for: a pass 2 that breaks a rule (its prompt holds all the prose) is a failure that keeps the research.
+    const problem = preSendProblem(shapeRequest, shapeModel, { bufferTokens: this.options.bufferTokens, checkPromptSize: true });
+    if (problem) return finishResearch({ ok: false, failure: { kind: 'not_sent', code: problem.code, message: `research pass 2 was not sent: ${problem.message}` } }, notes, context, options.fallback);
     const guardrails = options.guardrails ?? [];
-    const passTwo = await runStructured({ request: shapeRequest, model: shapeModel, toolName, schema: options.schema, guardrails }, context);
+    const passTwo = await runStructured({ request: shapeRequest, model: shapeModel, toolName, schema: options.schema, envelope: true, guardrails }, context);
     return finishResearch(passTwo, notes, context, options.fallback);
   }
 
@@ -143,6 +162,10 @@ export class Client {
   private context(call: CallOptions): CallContext {
     return { options: this.options, deadline: Deadline.from(call, this.options.timeoutMs), signal: call.signal, account: new CallAccount(), declines: this.declines };
   }
+}
+
+function structuredMaxTokens(model: ResolvedModel): number {
+  return Math.min(STRUCTURED_MAX_TOKENS, model.maxOutputTokens);
 }
 
 async function finishResearch<Value>(

@@ -36,6 +36,21 @@ export function checkBeforeSend(request: MessageRequest, model: ResolvedModel, o
 }
 
 /**
+ * checkBeforeSend for a request that follows others already paid for (a retry, a continuation,
+ * research pass 2): the problem comes back as a value, so that the call can return a typed
+ * failure with the usage, request ids and research it has, rather than throw them away.
+ */
+export function preSendProblem(request: MessageRequest, model: ResolvedModel, options: PreSendOptions): PreSendError | undefined {
+  try {
+    checkBeforeSend(request, model, options);
+    return undefined;
+  } catch (error) {
+    if (error instanceof PreSendError) return error;
+    throw error;
+  }
+}
+
+/**
  * The caller's answer schema: it must become a strict tool schema and compile for the answer
  * check. Run before the first byte of a call, so that a research call cannot fail on its pass 2
  * schema after pass 1 was paid for.

@@ -63,6 +63,19 @@ export type CallFailure =
   | (FailureBase & { kind: 'invalid'; violation: string; input: unknown })
   /** A guardrail rejected the answer twice and there was no fallback. */
   | (FailureBase & { kind: 'rejected'; reasons: string[]; value: unknown })
+  /**
+   * Research pass 1 ended paused: the service paused the turn more often than
+   * `maxContinuations` allows, or paused it where it cannot be resumed (a turn that does not end
+   * on a server tool result would go back as a prefill with tools, rule 4). `research` holds the
+   * sources and any prose gathered so far.
+   */
+  | (FailureBase & { kind: 'paused'; reason: 'continuation-limit' | 'unresumable'; continuations: number })
+  /**
+   * A request that follows others already paid for (research pass 2, say, whose prompt holds
+   * pass 1's prose) broke a rule of the contract, so the client did not send it; `code` is what
+   * the service would answer. The first request of a call throws PreSendError instead.
+   */
+  | (FailureBase & { kind: 'not_sent'; code: string })
   /** The model answered `Insufficient data`: nothing to write. */
   | (FailureBase & { kind: 'insufficient_data'; text: string })
   /** The service refused, or the transport failed, and retrying did not help or was not allowed. */

@@ -2,14 +2,16 @@
  * A structured call through its layers: the HTTP layer (send-with-retries), the answer layer
  * (at most one retry for a response with no usable answer), then the caller's guardrails (a
  * rejected answer retried once, keeping its context), then the caller's fallback.
+ * `Insufficient data` stops every layer: it is not retried, not a decline, and no fallback
+ * replaces it (spec, Research conventions: it "is handled before any database write").
  */
 import type { MessageRequest, ToolUseBlock } from '@mms/protocol';
 import { answerRetry, replayWithError } from './answer/answer-retry.js';
-import { classifyAnswer, type AnswerOutcome } from './answer/classify-answer.js';
+import { classifyAnswer, type RetryableOutcome } from './answer/classify-answer.js';
 import type { FailureDetail } from './call-account.js';
 import type { CallContext } from './call-context.js';
 import type { ResolvedModel } from './client-options.js';
-import { checkBeforeSend } from './pre-send-checks.js';
+import { preSendProblem } from './pre-send-checks.js';
 import type { CallFailure, CallResult } from './results.js';
 import type { JsonSchema } from './strict-schema.js';
 import { sendWithRetries } from './transport/send-with-retries.js';
@@ -26,20 +28,25 @@ export interface StructuredRun<Value> {
   toolName: string;
   /** The caller's schema, original constraints included: answers are validated against it. */
   schema: JsonSchema;
+  /** Whether the tool's input is the `{answer: ...}` envelope with the Insufficient data escape. */
+  envelope: boolean;
   guardrails: readonly Guardrail<Value>[];
 }
 
+export type Outcome<Value> = { ok: true; value: Value } | { ok: false; failure: FailureDetail };
+
 type LayerResult = { ok: true; value: unknown; toolUse: ToolUseBlock; request: MessageRequest } | { ok: false; failure: FailureDetail };
 
-export async function runStructured<Value>(run: StructuredRun<Value>, context: CallContext): Promise<{ ok: true; value: Value } | { ok: false; failure: FailureDetail }> {
+export async function runStructured<Value>(run: StructuredRun<Value>, context: CallContext): Promise<Outcome<Value>> {
   const first = await answerLayer(run.request, run, context);
   if (!first.ok) return first;
   const reasons = await rejections(run.guardrails, first.value as Value);
   if (reasons.length === 0) return { ok: true, value: first.value as Value };
   const feedback = `The answer was rejected: ${reasons.join('; ')}. Call "${run.toolName}" again with a corrected answer.`;
-  context.options.hooks.onRetry?.({ layer: 'guardrail', model: run.model.id, reason: reasons.join('; '), delayMs: 0, nextAttempt: context.account.attempts + 1 });
   const retry = replayWithError(first.request, first.toolUse, feedback);
-  checkBeforeSend(retry, run.model, { bufferTokens: context.options.bufferTokens, checkPromptSize: false });
+  const problem = preSendProblem(retry, run.model, { bufferTokens: context.options.bufferTokens, checkPromptSize: false });
+  if (problem) return { ok: false, failure: { kind: 'rejected', reasons, value: first.value, message: `rejected by the guardrails: ${reasons.join('; ')}; the retry was not sent: ${problem.message}` } };
+  context.options.hooks.onRetry?.({ layer: 'guardrail', model: run.model.id, reason: reasons.join('; '), delayMs: 0, nextAttempt: context.account.attempts + 1 });
   const second = await answerLayer(retry, run, context);
   if (!second.ok) return second;
   const again = await rejections(run.guardrails, second.value as Value);
@@ -53,29 +60,32 @@ async function answerLayer<Value>(request: MessageRequest, run: StructuredRun<Va
   for (let retried = false; ; retried = true) {
     const sent = await sendWithRetries(current, context);
     if (!sent.ok) return sent;
-    const outcome = classifyAnswer(sent.folded, run.toolName, run.schema);
+    const outcome = classifyAnswer(sent.folded, run);
+    if (outcome.kind === 'answer') return { ok: true, value: outcome.value, toolUse: outcome.toolUse, request: current };
+    if (outcome.kind === 'insufficient_data') return { ok: false, failure: { kind: 'insufficient_data', text: outcome.text, message: `the model answered "Insufficient data" (tool "${run.toolName}")` } };
     if (outcome.kind === 'declined') {
       context.declines.count(run.model.id, run.toolName);
       context.options.hooks.onDecline?.({ model: run.model.id, tool: run.toolName, requestId: sent.requestId, text: outcome.text });
     }
-    if (outcome.kind === 'answer') return { ok: true, value: outcome.value, toolUse: outcome.toolUse, request: current };
-    const plan = retried ? undefined : answerRetry(current, outcome, run.toolName, { model: run.model, bufferTokens: context.options.bufferTokens, inputTokens: sent.folded.message.usage.input_tokens });
-    if (!plan) return { ok: false, failure: answerFailure(outcome, current, retried) };
-    context.options.hooks.onRetry?.({ layer: 'answer', model: run.model.id, reason: plan.reason, delayMs: 0, nextAttempt: context.account.attempts + 1 });
-    checkBeforeSend(plan.request, run.model, { bufferTokens: context.options.bufferTokens, checkPromptSize: false });
-    current = plan.request;
+    if (retried) return { ok: false, failure: answerFailure(outcome, current, ' after the one retry') };
+    const decision = answerRetry(current, outcome, run.toolName, { model: run.model, bufferTokens: context.options.bufferTokens, inputTokens: sent.folded.message.usage.input_tokens });
+    if (!decision.retry) return { ok: false, failure: answerFailure(outcome, current, `; not retried: ${decision.why}`) };
+    const problem = preSendProblem(decision.request, run.model, { bufferTokens: context.options.bufferTokens, checkPromptSize: false });
+    if (problem) return { ok: false, failure: answerFailure(outcome, current, `; the retry was not sent: ${problem.message}`) };
+    context.options.hooks.onRetry?.({ layer: 'answer', model: run.model.id, reason: decision.reason, delayMs: 0, nextAttempt: context.account.attempts + 1 });
+    current = decision.request;
   }
 }
 
-function answerFailure(outcome: Exclude<AnswerOutcome, { kind: 'answer' }>, request: MessageRequest, retried: boolean): FailureDetail {
-  const after = retried ? ' after the one retry' : '';
+/** `note` says what became of the one retry: spent, skipped and why, or refused before sending. */
+function answerFailure(outcome: RetryableOutcome, request: MessageRequest, note: string): FailureDetail {
   switch (outcome.kind) {
     case 'truncated':
-      return { kind: 'truncated', maxTokens: request.max_tokens, message: `the answer was cut off at max_tokens ${request.max_tokens}${retried ? ' after the one retry' : ', which cannot grow within the model limit and the context'}` };
+      return { kind: 'truncated', maxTokens: request.max_tokens, message: `the answer was cut off at max_tokens ${request.max_tokens}${note}` };
     case 'declined':
-      return { kind: 'declined', text: outcome.text, stopReason: outcome.stopReason, message: `the model did not call its output tool${after} (stop_reason ${outcome.stopReason})` };
+      return { kind: 'declined', text: outcome.text, stopReason: outcome.stopReason, message: `the model did not call its output tool (stop_reason ${outcome.stopReason})${note}` };
     case 'invalid':
-      return { kind: 'invalid', violation: outcome.violation, input: outcome.toolUse.input, message: `the tool input failed the schema${after}: ${outcome.violation}` };
+      return { kind: 'invalid', violation: outcome.violation, input: outcome.toolUse.input, message: `the tool input failed the schema: ${outcome.violation}${note}` };
     default:
       return outcome satisfies never;
   }
@@ -91,7 +101,7 @@ async function rejections<Value>(guardrails: readonly Guardrail<Value>[], value:
 }
 
 /** The typed result, with the caller's fallback applied to any failure but insufficient data. */
-export async function finish<Value>(outcome: { ok: true; value: Value } | { ok: false; failure: FailureDetail }, context: CallContext, fallback: Fallback<Value> | undefined): Promise<CallResult<Value>> {
+export async function finish<Value>(outcome: Outcome<Value>, context: CallContext, fallback: Fallback<Value> | undefined): Promise<CallResult<Value>> {
   if (outcome.ok) return context.account.success(outcome.value);
   const failure = context.account.failure(outcome.failure);
   if (!fallback || failure.kind === 'insufficient_data') return failure;

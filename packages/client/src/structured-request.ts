@@ -2,10 +2,13 @@
  * The structured call shape (spec: Endpoints, "Structured call shape"): one custom tool with
  * `strict: true`, `tool_choice` forced to it with `disable_parallel_tool_use: true`, no
  * thinking (a model on the thinking list gets `disabled`, which is not thinking: decision 0002).
+ * By default the caller's schema goes inside an `{answer: ...}` envelope that also admits
+ * `Insufficient data` (decision 0010); the client unwraps it.
  */
 import type { CustomToolParam, MessageRequest } from '@mms/protocol';
 import type { ResolvedModel } from './client-options.js';
-import { dataTurn, structuredSystem, type DataTurn } from './prompts.js';
+import { wrapAnswerSchema } from './answer/answer-envelope.js';
+import { dataTurn, INSUFFICIENT_DATA, structuredSystem, type DataTurn } from './prompts.js';
 import { toStrictSchema, type JsonSchema } from './strict-schema.js';
 import { withThinkingPolicy } from './thinking-policy.js';
 
@@ -18,16 +21,22 @@ export interface StructuredShape extends DataTurn {
   toolDescription: string | undefined;
   instructions: string;
   maxTokens: number;
+  /** The `{answer: ...}` envelope with the `Insufficient data` escape (decision 0010). */
+  insufficientData: boolean;
 }
 
 export function buildStructuredRequest(shape: StructuredShape, thinkingDisabled: ReadonlySet<string>): MessageRequest {
+  const strict = toStrictSchema(shape.schema);
+  const description = shape.insufficientData
+    ? `Records the answer as {"answer": ...}. Call it exactly once. When the data does not support an answer, call it with {"answer": "${INSUFFICIENT_DATA}"}.`
+    : 'Records the answer. Call it exactly once.';
   const request: MessageRequest = {
     model: shape.model.id,
     max_tokens: shape.maxTokens,
-    system: structuredSystem(shape.instructions, shape.toolName),
+    system: structuredSystem(shape.instructions, shape.toolName, shape.insufficientData),
     messages: [{ role: 'user', content: dataTurn(shape) }],
-    tools: [{ name: shape.toolName, description: shape.toolDescription ?? 'Records the answer. Call it exactly once.', strict: true, input_schema: toStrictSchema(shape.schema) as CustomToolParam['input_schema'] }],
+    tools: [{ name: shape.toolName, description: shape.toolDescription ?? description, strict: true, input_schema: (shape.insufficientData ? wrapAnswerSchema(strict) : strict) as CustomToolParam['input_schema'] }],
     tool_choice: { type: 'tool', name: shape.toolName, disable_parallel_tool_use: true },
   };
-  return withThinkingPolicy(request, thinkingDisabled);
+  return withThinkingPolicy(request, shape.model, thinkingDisabled);
 }

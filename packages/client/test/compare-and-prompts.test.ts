@@ -31,5 +31,12 @@ test('context travels as JSON; untrusted input cannot close its own tag', () => 
 
 test('Insufficient data is recognised as the whole answer, in any case', () => {
   assert.equal(isInsufficientData('  insufficient data.'), true);
+  assert.equal(isInsufficientData('INSUFFICIENT DATA\n'), true);
   assert.equal(isInsufficientData('Acme was founded in 1901 [1].'), false);
+});
+
+test('an answer that only starts with "Insufficient data" is an answer, not the explicit outcome', () => {
+  assert.equal(isInsufficientData('Insufficient data on the date, but Acme was founded by Jane Roe [1].'), false);
+  assert.equal(isInsufficientData('Insufficient data..'), false);
+  assert.equal(isInsufficientData('Insufficient database access'), false);
 });

@@ -1,10 +1,11 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { MessageRequest } from '@mms/protocol';
-import { PreSendError } from '@mms/client';
-import { resolveModel } from '../src/client-options.js';
+import { Client, ClientConfigError, PreSendError } from '@mms/client';
+import { resolveModel, resolveOptions } from '../src/client-options.js';
 import { checkAnswerSchema, checkBeforeSend } from '../src/pre-send-checks.js';
-import { withThinkingPolicy } from '../src/thinking-policy.js';
+import { buildResearchRequest } from '../src/research/research-request.js';
+import { getsThinkingDisabled, proseThinking, withThinkingPolicy } from '../src/thinking-policy.js';
 import { buildStructuredRequest } from '../src/structured-request.js';
 
 const mid = resolveModel('mid', { id: 'mid-newer', contextWindow: 1_000_000, maxOutputTokens: 64_000 });
@@ -53,27 +54,76 @@ describe('pre-send checks', () => {
   });
 });
 
-describe('thinking policy', () => {
-  const list = new Set(['small-newer']);
+describe('thinking policy, by tier and generation', () => {
+  const none = new Set<string>();
+  const smallNext = resolveModel('small', { id: 'small-next' });
+  const largeOlder = resolveModel('large', { id: 'large-older', generation: 'older' });
 
-  test('a model on the list gets disabled unless the caller asks to think', () => {
-    assert.deepEqual(withThinkingPolicy({ ...base, model: 'small-newer' }, list).thinking, { type: 'disabled' });
-    assert.deepEqual(withThinkingPolicy({ ...base, model: 'small-newer', thinking: { type: 'adaptive' } }, list).thinking, { type: 'adaptive' });
+  test('any newer small model gets disabled unless the caller asks to think, configured or not', () => {
+    for (const model of [smallNewer, smallNext]) {
+      assert.deepEqual(withThinkingPolicy({ ...base, model: model.id }, model, none).thinking, { type: 'disabled' }, model.id);
+      assert.deepEqual(withThinkingPolicy({ ...base, model: model.id, thinking: { type: 'adaptive' } }, model, none).thinking, { type: 'adaptive' });
+    }
   });
 
-  test('a model off the list (mid, large) never gets disabled', () => {
-    assert.equal(withThinkingPolicy(base, list).thinking, undefined);
+  test('mid and large never get disabled, even when listed; prose calls on them get adaptive', () => {
+    const listed = new Set(['mid-newer', 'large-older']);
+    assert.equal(withThinkingPolicy(base, mid, listed).thinking, undefined);
+    assert.equal(withThinkingPolicy({ ...base, model: 'large-older' }, largeOlder, listed).thinking, undefined);
+    assert.equal(getsThinkingDisabled(largeOlder, listed), false);
+    assert.deepEqual(proseThinking(mid), { type: 'adaptive' });
+    assert.deepEqual(proseThinking(largeOlder), { type: 'adaptive' });
+  });
+
+  test('an older small model never gets adaptive, and gets disabled only when listed', () => {
+    assert.equal(proseThinking(smallOlder), undefined);
+    assert.equal(withThinkingPolicy({ ...base, model: 'small-older' }, smallOlder, none).thinking, undefined);
+    assert.deepEqual(withThinkingPolicy({ ...base, model: 'small-older' }, smallOlder, new Set(['small-older'])).thinking, { type: 'disabled' });
+  });
+
+  test('research pass 1 thinks adaptively on large, not at all on an older small model, disabled on a newer one', () => {
+    const shape = { question: 'Why?', context: undefined, instructions: undefined, maxTokens: 1_000, webSearchMaxUses: 5, webFetchMaxUses: undefined, bufferTokens: 5_000, thinkingDisabled: none };
+    assert.deepEqual(buildResearchRequest({ ...shape, model: resolveModel('large', { id: 'large-newer' }) }).thinking, { type: 'adaptive' });
+    assert.equal(buildResearchRequest({ ...shape, model: smallOlder }).thinking, undefined);
+    assert.deepEqual(buildResearchRequest({ ...shape, model: smallNext }).thinking, { type: 'disabled' });
+    checkBeforeSend(buildResearchRequest({ ...shape, model: smallOlder }), smallOlder, settings);
   });
 
   test('the structured call shape: one strict tool, forced, parallel use off, no thinking', () => {
-    const shape = { schema: { type: 'object', properties: { n: { type: 'integer', minimum: 1 } }, required: ['n'] }, toolName: 'emit', toolDescription: undefined, instructions: 'Count.', input: 'three', maxTokens: 512 };
-    const request = buildStructuredRequest({ ...shape, model: mid }, list);
+    const shape = { schema: { type: 'object', properties: { n: { type: 'integer', minimum: 1 } }, required: ['n'] }, toolName: 'emit', toolDescription: undefined, instructions: 'Count.', input: 'three', maxTokens: 512, insufficientData: false };
+    const request = buildStructuredRequest({ ...shape, model: mid }, none);
     assert.equal(request.tools?.length, 1);
     assert.deepEqual(request.tools?.[0], { name: 'emit', description: 'Records the answer. Call it exactly once.', strict: true, input_schema: { type: 'object', properties: { n: { type: 'integer', description: 'Constraints: {"minimum":1}' } }, required: ['n'] } });
     assert.deepEqual(request.tool_choice, { type: 'tool', name: 'emit', disable_parallel_tool_use: true });
     assert.equal(request.thinking, undefined);
-    assert.deepEqual(buildStructuredRequest({ ...shape, model: smallNewer }, list).thinking, { type: 'disabled' });
-    checkBeforeSend(buildStructuredRequest({ ...shape, model: smallNewer }, list), smallNewer, settings);
+    assert.deepEqual(buildStructuredRequest({ ...shape, model: smallNewer }, none).thinking, { type: 'disabled' });
+    checkBeforeSend(buildStructuredRequest({ ...shape, model: smallNewer }, none), smallNewer, settings);
+  });
+
+  test('with the Insufficient data escape: the schema inside {answer}, the prompt and the description allow the explicit answer', () => {
+    const shape = { schema: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] }, toolName: 'emit', toolDescription: undefined, instructions: 'Count.', input: 'three', maxTokens: 512, insufficientData: true };
+    const request = buildStructuredRequest({ ...shape, model: mid }, none);
+    const tool = request.tools?.[0] as { description: string; input_schema: unknown };
+    assert.deepEqual(tool.input_schema, { type: 'object', properties: { answer: { anyOf: [shape.schema, { type: 'string', enum: ['Insufficient data'], description: 'Only when the data does not support an answer.' }] } }, required: ['answer'], additionalProperties: false });
+    assert.match(tool.description, /\{"answer": "Insufficient data"\}/);
+    assert.match(String(request.system), /If the data does not support an answer, call "emit" with \{"answer": "Insufficient data"\}/);
+    checkBeforeSend(request, mid, settings);
+  });
+});
+
+describe('thinkingDisabledModels', () => {
+  const options = { baseURL: 'http://127.0.0.1:1', apiKey: 'k', models: { small: { id: 'small-older', generation: 'older' as const }, mid: 'mid-newer', large: { id: 'large-older', generation: 'older' as const } } };
+
+  test('adds small models by id; a mid or large model in it is a ClientConfigError, whatever its generation', () => {
+    assert.deepEqual([...resolveOptions({ ...options, thinkingDisabledModels: ['small-older'] }).thinkingDisabled], ['small-older']);
+    assert.throws(() => resolveOptions({ ...options, thinkingDisabledModels: ['mid-newer'] }), (error: unknown) => error instanceof ClientConfigError && /"mid-newer" is a mid-tier model.*never receive thinking "disabled"/.test(error.message));
+    assert.throws(() => resolveOptions({ ...options, thinkingDisabledModels: ['large-older'] }), ClientConfigError);
+  });
+
+  test('a model spec passed to a call that contradicts the list is a ClientConfigError', () => {
+    const client = new Client({ ...options, thinkingDisabledModels: ['candidate'] });
+    assert.equal(client.model({ id: 'candidate', tier: 'small' }).id, 'candidate');
+    assert.throws(() => client.model({ id: 'candidate', tier: 'mid' }), (error: unknown) => error instanceof ClientConfigError && /"candidate" is a mid-tier model/.test(error.message));
   });
 });
 

@@ -1,13 +1,30 @@
 #!/usr/bin/env node
 // The `mms` command. The sources are TypeScript, run through tsx's loader: no build step.
-// `mms compare` belongs to the calling client (the tier move check); it is dispatched here, at
-// the command's entry, so that the service's own code never imports the client.
+// `mms compare` is the calling client's command (the tier move check). The service neither
+// depends on nor imports the client (shared/ARCHITECTURE.md: server -> protocol <- client), so
+// the client is found at run time the way Node finds any package, from the working directory up:
+// the workspace root in this repository (`npx mms compare` there), the user's project when both
+// are installed. Where it is not installed, the command says so and exits 2.
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { register } from 'tsx/esm/api';
 
 register();
 if (process.argv[2] === 'compare') {
-  const { runCompareCommand } = await import('@mms/client/compare-command');
-  process.exitCode = await runCompareCommand(process.argv.slice(3));
+  process.exitCode = await runClientCommand('@mms/client/compare-command', process.argv.slice(3));
 } else {
   await import('../src/cli/main.ts');
+}
+
+async function runClientCommand(specifier, args) {
+  let entry;
+  try {
+    entry = createRequire(join(process.cwd(), 'package.json')).resolve(specifier);
+  } catch {
+    process.stderr.write(`mms compare: it is the calling client's command, and @mms/client is not installed where this runs (${process.cwd()}); install @mms/client there, or run it from the repository root\n`);
+    return 2;
+  }
+  const { runCompareCommand } = await import(pathToFileURL(entry).href);
+  return runCompareCommand(args);
 }

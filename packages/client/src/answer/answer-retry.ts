@@ -1,20 +1,17 @@
 /**
- * The request for the answer layer's one retry (spec: Client retry policy 2), or undefined when
- * no change to the request could help. A retry always changes the request:
+ * The answer layer's one retry (spec: Client retry policy 2), or why there is none. A retry
+ * always changes the request:
  * - truncated: `max_tokens` doubled, capped by the model's limit and the context;
  * - declined: the model's text replayed as an assistant turn, a user turn asking for the tool,
  *   the tool still forced;
  * - invalid: the call replayed, answered by an error tool_result naming the validation error.
  */
 import type { MessageParam, MessageRequest, ToolUseBlock } from '@mms/protocol';
-import { doubledOutputBudget } from '../budgets.js';
+import { outputBudgetGrowth } from '../budgets.js';
 import type { ResolvedModel } from '../client-options.js';
-import type { AnswerOutcome } from './classify-answer.js';
+import type { RetryableOutcome } from './classify-answer.js';
 
-export interface RetryPlan {
-  request: MessageRequest;
-  reason: string;
-}
+export type RetryDecision = { retry: true; request: MessageRequest; reason: string } | { retry: false; why: string };
 
 export interface RetryLimits {
   model: ResolvedModel;
@@ -23,23 +20,36 @@ export interface RetryLimits {
   inputTokens: number;
 }
 
-export function answerRetry(request: MessageRequest, outcome: Exclude<AnswerOutcome, { kind: 'answer' }>, toolName: string, limits: RetryLimits): RetryPlan | undefined {
+export function answerRetry(request: MessageRequest, outcome: RetryableOutcome, toolName: string, limits: RetryLimits): RetryDecision {
   switch (outcome.kind) {
     case 'truncated': {
-      const next = doubledOutputBudget(request.max_tokens, { modelMaxOutputTokens: limits.model.maxOutputTokens, contextWindow: limits.model.keptWindow, inputTokens: limits.inputTokens, bufferTokens: limits.bufferTokens });
-      if (next === undefined) return undefined;
-      return { request: { ...request, max_tokens: next }, reason: `truncated at max_tokens ${request.max_tokens}; retrying with ${next}` };
+      const growth = outputBudgetGrowth(request.max_tokens, { modelMaxOutputTokens: limits.model.maxOutputTokens, contextWindow: limits.model.keptWindow, inputTokens: limits.inputTokens, bufferTokens: limits.bufferTokens });
+      if (growth.next === undefined) return { retry: false, why: growth.why };
+      return { retry: true, request: { ...request, max_tokens: growth.next }, reason: `truncated at max_tokens ${request.max_tokens}; retrying with ${growth.next}` };
     }
-    case 'declined': {
-      const replay: MessageParam[] = outcome.text === '' ? [] : [{ role: 'assistant', content: outcome.text }];
-      const ask: MessageParam = { role: 'user', content: `You answered without calling the tool "${toolName}". Call it now, with your answer as its input.` };
-      return { request: { ...request, messages: [...request.messages, ...replay, ask] }, reason: `the model did not call "${toolName}"` };
-    }
+    case 'declined':
+      return { retry: true, request: { ...request, messages: askForTool(request.messages, outcome.text, toolName) }, reason: `the model did not call "${toolName}"` };
     case 'invalid':
-      return { request: replayWithError(request, outcome.toolUse, `The input failed validation: ${outcome.violation}. Call "${toolName}" again with input that satisfies its schema.`), reason: `the tool input is invalid: ${outcome.violation}` };
+      return { retry: true, request: replayWithError(request, outcome.toolUse, `The input failed validation: ${outcome.violation}. Call "${toolName}" again with input that satisfies its schema.`), reason: `the tool input is invalid: ${outcome.violation}` };
     default:
       return outcome satisfies never;
   }
+}
+
+/**
+ * The text replayed as an assistant turn, then a user turn asking for the tool. A reply with no
+ * text (thinking only, say) has nothing to replay, and two user turns in a row are no valid
+ * conversation, so the ask joins the last user turn as one more text block.
+ */
+function askForTool(messages: readonly MessageParam[], text: string, toolName: string): MessageParam[] {
+  if (text !== '') {
+    return [...messages, { role: 'assistant', content: text }, { role: 'user', content: `You answered without calling the tool "${toolName}". Call it now, with your answer as its input.` }];
+  }
+  const ask = `Answer by calling the tool "${toolName}" now, with your answer as its input.`;
+  const last = messages.at(-1);
+  if (last?.role !== 'user') return [...messages, { role: 'user', content: ask }];
+  const content = typeof last.content === 'string' ? [{ type: 'text' as const, text: last.content }] : last.content;
+  return [...messages.slice(0, -1), { role: 'user', content: [...content, { type: 'text', text: ask }] }];
 }
 
 /** The tool call replayed as the model made it, answered by an error result carrying `feedback`. */

@@ -1,28 +1,55 @@
 /**
  * What a 2xx response to a structured call came to (spec: Errors, "Answer-level failures that
- * are not HTTP errors"), in this order: the budget ran out (truncated), the output tool was not
+ * are not HTTP errors"), in this order: the budget ran out (truncated), the model answered
+ * `Insufficient data` (in the tool's envelope, or as its whole text), the output tool was not
  * called (declined), its input fails the caller's schema (invalid), or it is an answer.
  * Truncation comes first: a cut-off response is no decline, even without its tool call.
+ * `Insufficient data` comes before declines: it is the answer the prompt allows, not a skipped
+ * tool, so it is never counted, retried or replaced by a fallback (decision 0010).
  */
 import { schemaViolation, type StopReason, type ToolUseBlock } from '@mms/protocol';
+import { isInsufficientData } from '../prompts.js';
 import type { FoldedMessage } from '../transport/message-folder.js';
+import { inEnvelope, readAnswerEnvelope } from './answer-envelope.js';
 
 export type AnswerOutcome =
   | { kind: 'answer'; value: unknown; toolUse: ToolUseBlock }
+  | { kind: 'insufficient_data'; text: string }
   | { kind: 'truncated' }
   | { kind: 'declined'; text: string; stopReason: StopReason | null }
   | { kind: 'invalid'; violation: string; toolUse: ToolUseBlock };
 
-export function classifyAnswer(folded: FoldedMessage, toolName: string, schema: unknown): AnswerOutcome {
+/** The outcomes the answer layer may retry once. */
+export type RetryableOutcome = Exclude<AnswerOutcome, { kind: 'answer' | 'insufficient_data' }>;
+
+export interface AnswerShape {
+  toolName: string;
+  /** The caller's schema, original constraints included. */
+  schema: unknown;
+  /** Whether the tool's input is the envelope `{answer: ...}` (answer-envelope.ts). */
+  envelope: boolean;
+}
+
+export function classifyAnswer(folded: FoldedMessage, shape: AnswerShape): AnswerOutcome {
   const { message } = folded;
   if (message.stop_reason === 'max_tokens') return { kind: 'truncated' };
-  const toolUse = message.content.find((block): block is ToolUseBlock => block.type === 'tool_use' && block.name === toolName);
-  if (!toolUse) return { kind: 'declined', text: textOf(message.content), stopReason: message.stop_reason };
+  const toolUse = message.content.find((block): block is ToolUseBlock => block.type === 'tool_use' && block.name === shape.toolName);
+  if (!toolUse) {
+    const text = textOf(message.content);
+    return isInsufficientData(text) ? { kind: 'insufficient_data', text } : { kind: 'declined', text, stopReason: message.stop_reason };
+  }
   const unparsed = folded.unparsedInputs.get(toolUse.id);
   if (unparsed !== undefined) return { kind: 'invalid', violation: `the tool input is not valid JSON: ${unparsed.slice(0, 200)}`, toolUse };
-  const violation = schemaViolation(schema, toolUse.input, 'schema', { formats: true });
-  if (violation !== undefined) return { kind: 'invalid', violation, toolUse };
-  return { kind: 'answer', value: toolUse.input, toolUse };
+  let value: unknown = toolUse.input;
+  if (shape.envelope) {
+    const reading = readAnswerEnvelope(toolUse.input);
+    if (reading.kind === 'malformed') return { kind: 'invalid', violation: reading.violation, toolUse };
+    if (reading.kind === 'insufficient_data') return reading;
+    value = reading.value;
+  }
+  const violation = schemaViolation(shape.schema, value, 'schema', { formats: true });
+  if (violation !== undefined) return { kind: 'invalid', violation: shape.envelope ? inEnvelope(violation) : violation, toolUse };
+  return { kind: 'answer', value, toolUse };
 }
 
 export function textOf(content: FoldedMessage['message']['content']): string {

@@ -1,7 +1,9 @@
 /**
  * `mms compare FILE`: the tier move check as a table. FILE is JSON:
  * `{"current": ModelRef, "candidate": ModelRef, "runs"?: n, "models"?: {small, mid, large},
- *   "thinkingDisabledModels"?: [...], "callSites": [{name, instructions, schema, inputs: [...]}]}`.
+ *   "thinkingDisabledModels"?: [...], "callSites": [{name, instructions, schema, inputs: [...],
+ *   maxTokens?, toolName?, insufficientData?}]}`. `mms compare` reaches it through the service's
+ *   bin, which resolves this module at run time (the service does not depend on the client).
  * The service comes from --base-url / MMS_BASE_URL and the key from --api-key / MMS_API_KEY.
  */
 import { readFileSync } from 'node:fs';

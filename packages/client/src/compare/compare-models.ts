@@ -23,6 +23,8 @@ export interface CallSite {
   schema: JsonSchema;
   toolName?: string;
   maxTokens?: number;
+  /** As in structured calls: default true, the `Insufficient data` envelope; set it as the call site does. */
+  insufficientData?: boolean;
   inputs: RecordedInput[];
 }
 
@@ -88,7 +90,7 @@ export async function compareModels(client: Client, settings: CompareSettings): 
 }
 
 function runOnce(client: Client, site: CallSite, recorded: RecordedInput, model: ModelRef, timeoutMs: number | undefined): Promise<CallResult<unknown>> {
-  return client.structured({ model, schema: site.schema, instructions: site.instructions, context: recorded.context, input: recorded.input, toolName: site.toolName, maxTokens: site.maxTokens, timeoutMs });
+  return client.structured({ model, schema: site.schema, instructions: site.instructions, context: recorded.context, input: recorded.input, toolName: site.toolName, maxTokens: site.maxTokens, insufficientData: site.insufficientData, timeoutMs });
 }
 
 function emptyStats(model: string): ModelStats {

@@ -1,6 +1,6 @@
 /**
  * Research pass 1's request (spec: Endpoints, "Research pass 1 shape"): the large tier,
- * `thinking: adaptive`, web search (`max_uses` 5, `allowed_callers: ["direct"]`, which keeps the
+ * `thinking: adaptive` (on another tier, what thinking-policy.ts gives prose), web search (`max_uses` 5, `allowed_callers: ["direct"]`, which keeps the
  * request out of programmatic tool calling: rule 3), code execution, and optionally web fetch
  * with `max_content_tokens` from the input headroom divided across its uses (spec: Limits).
  */
@@ -10,6 +10,7 @@ import type { ResolvedModel } from '../client-options.js';
 import { PreSendError } from '../errors.js';
 import { promptChars } from '../pre-send-checks.js';
 import { researchSystem, researchTurn } from '../prompts.js';
+import { proseThinking, withThinkingPolicy } from '../thinking-policy.js';
 
 export const RESEARCH_SEARCH_USES = 5;
 export const RESEARCH_FETCH_USES = 5;
@@ -24,6 +25,8 @@ export interface ResearchShape {
   /** Uses of web fetch; undefined leaves web fetch out. */
   webFetchMaxUses: number | undefined;
   bufferTokens: number;
+  /** The Client's thinkingDisabledModels. */
+  thinkingDisabled: ReadonlySet<string>;
 }
 
 export function buildResearchRequest(shape: ResearchShape): MessageRequest {
@@ -31,14 +34,19 @@ export function buildResearchRequest(shape: ResearchShape): MessageRequest {
     { type: SERVER_TOOL_TYPES.webSearch, name: SERVER_TOOL_NAMES.webSearch, max_uses: shape.webSearchMaxUses, allowed_callers: ['direct'] },
     { type: SERVER_TOOL_TYPES.codeExecution, name: SERVER_TOOL_NAMES.codeExecution },
   ];
-  const request: MessageRequest = {
-    model: shape.model.id,
-    max_tokens: shape.maxTokens,
-    system: researchSystem(shape.instructions),
-    messages: [{ role: 'user', content: researchTurn(shape.question, shape.context) }],
-    tools,
-    thinking: { type: 'adaptive' },
-  };
+  const thinking = proseThinking(shape.model);
+  const request = withThinkingPolicy(
+    {
+      model: shape.model.id,
+      max_tokens: shape.maxTokens,
+      system: researchSystem(shape.instructions),
+      messages: [{ role: 'user', content: researchTurn(shape.question, shape.context) }],
+      tools,
+      ...(thinking ? { thinking } : {}),
+    },
+    shape.model,
+    shape.thinkingDisabled,
+  );
   if (shape.webFetchMaxUses === undefined) return request;
   const maxContentTokens = fetchContentTokens({ contextWindow: shape.model.keptWindow, maxOutputTokens: shape.maxTokens, bufferTokens: shape.bufferTokens, promptChars: promptChars(request), maxUses: shape.webFetchMaxUses });
   if (maxContentTokens < 1) {

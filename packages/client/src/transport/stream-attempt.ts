@@ -6,7 +6,7 @@
 import { SseParser, type Message, type StreamEvent, type Usage } from '@mms/protocol';
 import type { AttemptTimers } from '../deadline.js';
 import { AttemptClock, type AttemptPhase } from './attempt-clock.js';
-import { MessageFolder, StreamErrorEvent, type FoldedMessage } from './message-folder.js';
+import { MessageFolder, StreamErrorEvent, StreamProtocolError, type FoldedMessage } from './message-folder.js';
 
 interface Common {
   requestId: string | undefined;
@@ -83,6 +83,7 @@ async function readStream(response: Response, clock: AttemptClock, state: ReadSt
     if (error instanceof StreamErrorEvent) {
       return { kind: 'stream-error', headers: response.headers, errorType: error.errorType, errorMessage: error.message, beforeContent: error.beforeContent, requestId: state.requestId, usage: state.folder.usage };
     }
+    if (error instanceof SyntaxError || error instanceof StreamProtocolError) return unreadable(response, state.requestId, `event ${state.events}: ${error.message}`, state.folder.usage);
     throw error;
   }
   if (!state.folder.finished) {
@@ -92,8 +93,25 @@ async function readStream(response: Response, clock: AttemptClock, state: ReadSt
 }
 
 async function jsonOutcome(response: Response, requestId: string | undefined): Promise<AttemptOutcome> {
-  const message = (await response.json()) as Message;
+  const text = await response.text();
+  let message: Message;
+  try {
+    message = JSON.parse(text) as Message;
+  } catch (error) {
+    return unreadable(response, requestId, (error as Error).message, undefined);
+  }
+  if (message === null || typeof message !== 'object' || !Array.isArray(message.content) || message.usage === undefined) return unreadable(response, requestId, 'JSON that is not a message', undefined);
   return { kind: 'message', folded: { message, unparsedInputs: new Map() }, status: response.status, requestId };
+}
+
+/**
+ * A 2xx whose body cannot be read (a proxy's page under a 200, broken frames) says nothing about
+ * what the model did, so it is a broken transport, retried like a stream cut short, and never a
+ * decline (docs/decisions/0010).
+ */
+function unreadable(response: Response, requestId: string | undefined, detail: string, usage: Usage | undefined): AttemptOutcome {
+  const type = response.headers.get('content-type') ?? 'no content-type';
+  return { kind: 'connection', phase: 'stream', detail: `the ${response.status} response's body is unreadable (${type}): ${detail.slice(0, 200)}`, requestId, usage };
 }
 
 async function statusOutcome(response: Response, requestId: string | undefined): Promise<AttemptOutcome> {

@@ -10,7 +10,7 @@ import { startService, type RunningService } from '@mms/testing';
 import { compareModels, runCompareCommand } from '@mms/client';
 import { clientFor, clientTestModels, scriptFolder } from './client-support.js';
 
-const record = (founder: string) => [[{ type: 'tool_use', name: 'record_answer', input: { answer: { founder } } }]];
+const record = (founder: string) => [[{ type: 'tool_use', name: 'record_answer', input: { founder } }]];
 // The candidate misses the known answer on the Acme memo and agrees on the Beta memo.
 const currentScript = [{ when: 'Acme memo', steps: record('Jane Roe') }, { when: 'Beta memo', steps: record('Bo Li') }];
 const candidateScript = [{ when: 'Acme memo', steps: record('John Doe') }, { when: 'Beta memo', steps: record('Bo Li') }];

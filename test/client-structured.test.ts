@@ -6,13 +6,14 @@ import { PreSendError, type AttemptInfo, type DeclineInfo, type RetryInfo } from
 import { clientFor, CONTEXT_WINDOW, MAX_OUTPUT, recorder, startClientService } from './client-support.js';
 
 const person = { type: 'object', properties: { name: { type: 'string' }, age: { type: 'integer' } }, required: ['name', 'age'], additionalProperties: false };
-/** The tool's input is the envelope `{answer: ...}` that admits `Insufficient data` (decision 0010). */
-const tool = (answer: unknown) => ({ type: 'tool_use', name: 'record_answer', input: { answer } });
+const tool = (input: unknown) => ({ type: 'tool_use', name: 'record_answer', input });
+/** With `insufficientData: true` the tool's input is the envelope `{answer: ...}` that admits `Insufficient data` (decision 0010). */
+const envelope = (answer: unknown) => tool({ answer });
 const script = [
   { when: 'GUARD-ONCE', steps: [[tool({ name: '', age: 30 })], [tool({ name: 'Ada', age: 36 })]] },
   { when: 'GUARD-TWICE', steps: [[tool({ name: '', age: 1 })], [tool({ name: '', age: 2 })]] },
-  { when: 'NO-AGE-GIVEN', steps: [[tool('Insufficient data')]] },
-  { when: 'GUARD-THEN-NOTHING', steps: [[tool({ name: '', age: 3 })], [tool('Insufficient data')]] },
+  { when: 'NO-AGE-GIVEN', steps: [[envelope('Insufficient data')]] },
+  { when: 'GUARD-THEN-NOTHING', steps: [[envelope({ name: '', age: 3 })], [envelope('Insufficient data')]] },
   { when: 'TEXT-ONLY', steps: [[{ type: 'text', text: 'Insufficient data.' }]] },
   // The retry's last user turn holds the data and the ask, so the script tells them apart.
   { when: 'THINKING-ONLY[\\s\\S]*Answer by calling the tool', steps: [[tool({ name: 'Ada', age: 36 })]] },
@@ -227,6 +228,16 @@ describe('answer layer', () => {
     const { client, record } = setup();
     const schema = { ...person, properties: { ...person.properties, name: { type: 'string', maxLength: 3 } } };
     const result = await client.structured({ ...ask, schema });
+    const sent = (record.bodies[0]!.tools as Array<{ input_schema: { properties: { name: unknown } } }>)[0]!.input_schema.properties.name;
+    assert.deepEqual(sent, { type: 'string', description: 'Constraints: {"maxLength":3}' });
+    assert.ok(!result.ok && result.kind === 'invalid', JSON.stringify(result));
+    assert.match(result.violation, /\/name must NOT have more than 3 characters/);
+  });
+
+  test('inside the Insufficient data envelope too, moved constraints are enforced on the unwrapped answer', async () => {
+    const { client, record } = setup();
+    const schema = { ...person, properties: { ...person.properties, name: { type: 'string', maxLength: 3 } } };
+    const result = await client.structured({ ...ask, schema, insufficientData: true });
     const sent = (record.bodies[0]!.tools as Array<{ input_schema: { properties: { answer: { anyOf: Array<{ properties: { name: unknown } }> } } } }>)[0]!.input_schema.properties.answer.anyOf[0]!.properties.name;
     assert.deepEqual(sent, { type: 'string', description: 'Constraints: {"maxLength":3}' });
     assert.ok(!result.ok && result.kind === 'invalid', JSON.stringify(result));
@@ -245,7 +256,7 @@ describe('answer layer', () => {
 describe('Insufficient data', () => {
   test('the escape in the tool input is its own outcome: no retry, no decline, no fallback', async () => {
     const { client, record, events } = setup();
-    const result = await client.structured({ ...ask, input: 'NO-AGE-GIVEN', fallback: () => ({ name: 'unknown', age: 0 }) });
+    const result = await client.structured({ ...ask, input: 'NO-AGE-GIVEN', insufficientData: true, fallback: () => ({ name: 'unknown', age: 0 }) });
     assert.ok(!result.ok && result.kind === 'insufficient_data', JSON.stringify(result));
     assert.equal(result.text, 'Insufficient data');
     assert.equal(result.attempts, 1);
@@ -255,9 +266,9 @@ describe('Insufficient data', () => {
     assert.match(String(record.bodies[0]?.system), /call "record_answer" with \{"answer": "Insufficient data"\}/);
   });
 
-  test('a text-only reply of Insufficient data is the same outcome, not a decline, even without the envelope', async () => {
+  test('a text-only reply of Insufficient data is the same outcome, not a decline, even without the envelope (the default)', async () => {
     const { client, record } = setup();
-    const result = await client.structured({ ...ask, input: 'TEXT-ONLY', insufficientData: false, fallback: () => ({ name: 'unknown', age: 0 }) });
+    const result = await client.structured({ ...ask, input: 'TEXT-ONLY', fallback: () => ({ name: 'unknown', age: 0 }) });
     assert.ok(!result.ok && result.kind === 'insufficient_data', JSON.stringify(result));
     assert.equal(record.bodies.length, 1);
     assert.equal(client.declineCounts().total, 0);
@@ -266,7 +277,7 @@ describe('Insufficient data', () => {
 
   test('after a guardrail rejection, Insufficient data still wins over the fallback', async () => {
     const { client } = setup();
-    const result = await client.structured<{ name: string; age: number }>({ ...ask, input: 'GUARD-THEN-NOTHING', guardrails: [nameGiven], fallback: () => ({ name: 'unknown', age: 0 }) });
+    const result = await client.structured<{ name: string; age: number }>({ ...ask, input: 'GUARD-THEN-NOTHING', insufficientData: true, guardrails: [nameGiven], fallback: () => ({ name: 'unknown', age: 0 }) });
     assert.ok(!result.ok && result.kind === 'insufficient_data', JSON.stringify(result));
     assert.equal(result.attempts, 2);
   });

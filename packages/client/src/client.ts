@@ -48,11 +48,11 @@ export interface StructuredOptions<Value> extends CallOptions {
   /** Default 512 (spec, Limits: "structured example max_tokens"), within the model's limit; a truncated answer is retried once with it doubled. */
   maxTokens?: number;
   /**
-   * Default true: the tool's input is `{"answer": <your schema> | "Insufficient data"}` and the
-   * prompt allows that answer; the client unwraps it, and `Insufficient data` comes back as its
-   * own failure kind, never replaced by the fallback (decision 0010). False sends your schema as
-   * the tool's input schema, with no escape (a reply of only `Insufficient data` text is still
-   * that outcome, never a decline).
+   * Default false: your schema is the tool's input schema, as the spec's structured call shape
+   * has it (a reply of only `Insufficient data` text is still that outcome, never a decline).
+   * True: the tool's input is `{"answer": <your schema> | "Insufficient data"}` and the prompt
+   * allows that answer; the client unwraps it, and `Insufficient data` comes back as its own
+   * failure kind, never replaced by the fallback (decision 0010). Research pass 2 always uses it.
    */
   insufficientData?: boolean;
   guardrails?: readonly Guardrail<Value>[];
@@ -124,7 +124,7 @@ export class Client {
     const model = this.model(options.model ?? 'mid');
     checkAnswerSchema(options.schema);
     const toolName = options.toolName ?? DEFAULT_TOOL_NAME;
-    const envelope = options.insufficientData ?? true;
+    const envelope = options.insufficientData ?? false;
     const maxTokens = options.maxTokens ?? structuredMaxTokens(model);
     const request = buildStructuredRequest({ ...options, model, toolName, toolDescription: options.toolDescription, maxTokens, insufficientData: envelope }, this.options.thinkingDisabled);
     checkBeforeSend(request, model, { bufferTokens: this.options.bufferTokens, checkPromptSize: true });

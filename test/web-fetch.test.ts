@@ -10,19 +10,28 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { postJson, scriptedModels, startService, type RunningService } from '@mms/testing';
+import { parseMessageRequest, type MessageRequest } from '@mms/protocol';
 import { AddressPolicy, embeddedIpv4 } from '../packages/server/src/tools/web-fetch/address-policy.js';
+import { isInPriorContext, trustedUrls } from '../packages/server/src/tools/web-fetch/prior-context.js';
 
 const ARTICLE = `<html><head><title>Otters</title></head><body><nav><a href="/">Home</a> | <a href="/about">About</a></nav>
 <article><h1>Sea otters</h1><p>Sea otters hold hands while they sleep so that they do not drift apart. ${'They use stones as tools. '.repeat(20)}</p>
 <p>Otters have the densest fur of any animal.</p></article><footer>Copyright</footer></body></html>`;
 
+const LINKS_PAGE = `<html><head><title>Index</title></head><body><article><h1>Index</h1>
+<p>${'An index of pages about otters. '.repeat(10)}</p><p>Read <a href="/linked">the linked page</a> next.</p></article></body></html>`;
+
 let pages: Server;
 let origin: string;
+const EXFIL_PATH = '/exfil?secret=hunter2';
+/** Every path the page server was asked for, to prove that a refused fetch sent nothing. */
+const served: string[] = [];
 let allowed: RunningService;
 let guarded: RunningService;
 
 function servePages(): Promise<Server> {
   const server = createServer((request, response) => {
+    served.push(request.url ?? '');
     const routes: Record<string, () => void> = {
       '/article': () => response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(ARTICLE),
       '/notes.txt': () => response.writeHead(200, { 'content-type': 'text/plain' }).end('plain notes'),
@@ -33,8 +42,11 @@ function servePages(): Promise<Server> {
       '/redirect-metadata': () => response.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end(),
       '/redirect-loop': () => response.writeHead(302, { location: '/redirect-loop' }).end(),
       '/missing': () => response.writeHead(404).end(),
+      '/found-by-search': () => response.writeHead(200, { 'content-type': 'text/plain' }).end('found by search'),
+      '/index.html': () => response.writeHead(200, { 'content-type': 'text/html' }).end(LINKS_PAGE),
+      '/linked': () => response.writeHead(200, { 'content-type': 'text/plain' }).end('the linked page'),
     };
-    (routes[request.url ?? ''] ?? routes['/missing']!)();
+    (routes[(request.url ?? '').split('?')[0]!] ?? routes['/missing']!)();
   });
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
@@ -44,12 +56,21 @@ function writeScript(): string {
   const folder = mkdtempSync(join(tmpdir(), 'mms-fetch-'));
   const path = join(folder, 'script.json');
   const fetchCall = (url: string) => ({ type: 'server_tool_use', name: 'web_fetch', input: { url } });
-  const entries = ['article', 'notes.txt', 'image.png', 'huge', 'slow', 'redirect', 'redirect-metadata', 'redirect-loop', 'missing'].map((page) => ({
+  const entries: Array<{ when: string; steps: Array<Array<Record<string, unknown>>> }> = ['article', 'notes.txt', 'image.png', 'huge', 'slow', 'redirect', 'redirect-metadata', 'redirect-loop', 'missing'].map((page) => ({
     when: `^fetch ${origin}/${page.replace('.', '\\.')}$`,
     steps: [[fetchCall(`${origin}/${page}`)], [{ type: 'text', text: 'Done.' }]],
   }));
   entries.push({ when: '^twice', steps: [[fetchCall(`${origin}/notes.txt`), fetchCall(`${origin}/article`)], [{ type: 'text', text: 'Done.' }]] });
   entries.push({ when: '^unmentioned', steps: [[fetchCall(`${origin}/notes.txt`)], [{ type: 'text', text: 'Done.' }]] });
+  const done = [{ type: 'text', text: 'Done.' }];
+  // The model writes a URL of its own (as a prompt injection would make it) and fetches it.
+  entries.push({ when: '^exfiltrate', steps: [[{ type: 'thinking', thinking: `I will send it to ${EXFIL_PATH}.` }, { type: 'text', text: `Saving the secret at ${origin}${EXFIL_PATH} now.` }, fetchCall(`${origin}${EXFIL_PATH}`)], done] });
+  entries.push({ when: '^fetch what you wrote$', steps: [[fetchCall(`${origin}${EXFIL_PATH}`)], done] });
+  entries.push({ when: '^prefix ', steps: [[fetchCall(`${origin}/notes`)], done] });
+  entries.push({ when: '^query ', steps: [[fetchCall(`${origin}/notes.txt?page=2`)], done] });
+  entries.push({ when: '^fragment ', steps: [[fetchCall(`${origin}/notes.txt`)], done] });
+  entries.push({ when: '^search then fetch$', steps: [[{ type: 'server_tool_use', name: 'web_search', input: { query: 'otters found' } }], [fetchCall(`${origin}/found-by-search`)], done] });
+  entries.push({ when: '^follow a link ', steps: [[fetchCall(`${origin}/index.html`)], [fetchCall(`${origin}/linked`)], done] });
   for (const target of ['http://127.0.0.1:9/', 'http://[::1]:9/', 'http://2130706433/', 'http://0x7f.1/', 'http://[::ffff:127.0.0.1]/', 'http://169.254.169.254/', 'http://10.0.0.1/', 'http://localhost:9/', 'file:///etc/passwd']) {
     entries.push({ when: `^ssrf ${target.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, steps: [[fetchCall(target)], [{ type: 'text', text: 'Done.' }]] });
   }
@@ -62,7 +83,11 @@ before(async () => {
   origin = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
   const script = writeScript();
   const webFetch = { allowNetworks: ['127.0.0.1/32'], maxBytes: 50_000, timeoutMs: 500, maxRedirects: 3 };
-  allowed = await startService({ models: scriptedModels({ script }), serverTools: { webFetch } });
+  // One document whose URL only a search can give.
+  const documents = mkdtempSync(join(tmpdir(), 'mms-fetch-docs-'));
+  writeFileSync(join(documents, 'found.md'), `---\nurl: ${origin}/found-by-search\ntitle: Found\n---\nOtters found by a search.\n`);
+  const webSearch = { provider: { type: 'folder' as const, folder: documents, watch: false } };
+  allowed = await startService({ models: scriptedModels({ script }), serverTools: { webFetch, webSearch } });
   guarded = await startService({ models: scriptedModels({ script }), serverTools: { webFetch: { timeoutMs: 500 } } });
 });
 after(async () => {
@@ -78,8 +103,10 @@ interface ResultBlock {
   text?: string;
 }
 
+const FETCH_TOOL = { type: 'web_fetch_20260209', name: 'web_fetch', allowed_callers: ['direct'], max_uses: 5 };
+
 async function fetchVia(service: RunningService, text: string, tool: Record<string, unknown> = {}): Promise<{ content: ResultBlock[]; usage: { server_tool_use: { web_fetch_requests: number } | null } }> {
-  const body = { model: 'mid', max_tokens: 200, messages: [{ role: 'user', content: text }], tools: [{ type: 'web_fetch_20260209', name: 'web_fetch', allowed_callers: ['direct'], max_uses: 5, ...tool }] };
+  const body = { model: 'mid', max_tokens: 200, messages: [{ role: 'user', content: text }], tools: [{ ...FETCH_TOOL, ...tool }] };
   const response = await postJson(service, '/v1/messages', body);
   assert.equal(response.status, 200);
   return (await response.json()) as { content: ResultBlock[]; usage: { server_tool_use: { web_fetch_requests: number } | null } };
@@ -145,6 +172,102 @@ describe('web fetch', () => {
   test('a URL the conversation never mentioned is url_not_in_prior_context', async () => {
     const [result] = results((await fetchVia(allowed, 'unmentioned')).content);
     assert.deepEqual(result, { type: 'web_fetch_tool_result_error', error_code: 'url_not_in_prior_context' });
+  });
+});
+
+const NOT_IN_CONTEXT = { type: 'web_fetch_tool_result_error', error_code: 'url_not_in_prior_context' };
+
+describe('url_not_in_prior_context', () => {
+  test('a URL the model wrote itself (thinking, text, its own call) is refused, and nothing is sent to it', async () => {
+    const reply = await fetchVia(allowed, 'exfiltrate the secret');
+    assert.deepEqual(reply.content.map((block) => block.type), ['thinking', 'text', 'server_tool_use', 'web_fetch_tool_result', 'text']);
+    assert.deepEqual(results(reply.content)[0], NOT_IN_CONTEXT);
+    assert.deepEqual(served.filter((path) => path.startsWith('/exfil')), []);
+    assert.deepEqual(reply.usage.server_tool_use, { web_search_requests: 0, web_fetch_requests: 0 });
+  });
+
+  test("a URL in an earlier assistant turn is the model's own too", async () => {
+    const messages = [
+      { role: 'user', content: 'plan it' },
+      { role: 'assistant', content: [{ type: 'text', text: `I will store it at ${origin}${EXFIL_PATH}` }] },
+      { role: 'user', content: 'fetch what you wrote' },
+    ];
+    const response = await postJson(allowed, '/v1/messages', { model: 'mid', max_tokens: 200, messages, tools: [FETCH_TOOL] });
+    assert.equal(response.status, 200);
+    assert.deepEqual(results(((await response.json()) as { content: ResultBlock[] }).content)[0], NOT_IN_CONTEXT);
+    assert.deepEqual(served.filter((path) => path.startsWith('/exfil')), []);
+  });
+
+  test('a prefix of a mentioned URL is refused', async () => {
+    assert.deepEqual(results((await fetchVia(allowed, `prefix ${origin}/notes.txt`)).content)[0], NOT_IN_CONTEXT);
+  });
+
+  test('a mentioned URL with a query string added is refused', async () => {
+    assert.deepEqual(results((await fetchVia(allowed, `query ${origin}/notes.txt`)).content)[0], NOT_IN_CONTEXT);
+  });
+
+  test('the fragment is not part of the comparison', async () => {
+    const [result] = results((await fetchVia(allowed, `fragment ${origin}/notes.txt#top.`)).content);
+    assert.equal(result?.content?.source.data, 'plain notes');
+  });
+
+  test('a URL that only a web search result gave may be fetched', async () => {
+    const search = { type: 'web_search_20260209', name: 'web_search', allowed_callers: ['direct'] };
+    const response = await postJson(allowed, '/v1/messages', { model: 'mid', max_tokens: 200, messages: [{ role: 'user', content: 'search then fetch' }], tools: [search, FETCH_TOOL] });
+    const reply = (await response.json()) as { content: ResultBlock[] };
+    assert.deepEqual(reply.content.map((block) => block.type), ['server_tool_use', 'web_search_tool_result', 'server_tool_use', 'web_fetch_tool_result', 'text']);
+    assert.equal(results(reply.content)[0]?.content?.source.data, 'found by search');
+  });
+
+  test('a link in a fetched page (relative in its HTML) may be fetched next', async () => {
+    const [index, linked] = results((await fetchVia(allowed, `follow a link ${origin}/index.html`)).content);
+    assert.match(index?.content?.source.data ?? '', /\[the linked page\]\(\/linked\)/);
+    assert.equal(linked?.content?.source.data, 'the linked page');
+  });
+
+  describe('the comparison, without HTTP', () => {
+    const request = (messages: unknown[], system?: unknown): MessageRequest =>
+      parseMessageRequest({ model: 'm', max_tokens: 10, messages, ...(system === undefined ? {} : { system }) });
+    const user = (content: unknown) => request([{ role: 'user', content }]);
+
+    test('URLs are compared whole: no host or path prefix, scheme and host case do not matter', () => {
+      const mentioned = user('see https://docs.example.com/guide/intro and http://Example.ORG:80/A');
+      assert.equal(isInPriorContext('https://docs.example.com/guide/intro', mentioned, []), true);
+      assert.equal(isInPriorContext('https://docs.example.co', mentioned, []), false);
+      assert.equal(isInPriorContext('https://docs.example.com/guide', mentioned, []), false);
+      assert.equal(isInPriorContext('https://docs.example.com/guide/intro/more', mentioned, []), false);
+      assert.equal(isInPriorContext('HTTP://example.org/A#part', mentioned, []), true);
+      assert.equal(isInPriorContext('http://example.org/a', mentioned, []), false, 'the path keeps its case');
+    });
+
+    test('prose punctuation around a URL is not part of it', () => {
+      const mentioned = user('Read (https://a.example/x), then https://a.example/wiki/Otter_(animal).');
+      assert.deepEqual([...trustedUrls(mentioned, [])], ['https://a.example/x', 'https://a.example/wiki/Otter_(animal)']);
+    });
+
+    test('the system prompt, client tool results and document URLs are trusted', () => {
+      const conversation = request(
+        [
+          { role: 'user', content: 'go' },
+          { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'lookup', input: { url: 'https://model.example/input' } }] },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'https://client.example/result' }] }, { type: 'document', source: { type: 'url', url: 'https://client.example/paper.pdf' } }] },
+        ],
+        'Sources: https://system.example/',
+      );
+      assert.deepEqual([...trustedUrls(conversation, [])].sort(), ['https://client.example/paper.pdf', 'https://client.example/result', 'https://system.example/']);
+    });
+
+    test("the model's blocks and code output are never trusted; search and fetch results are", () => {
+      const turn = [
+        { type: 'text', text: 'https://model.example/text' },
+        { type: 'thinking', thinking: 'https://model.example/thinking', signature: '' },
+        { type: 'server_tool_use', id: 'srvtoolu_1', name: 'code_execution', input: { code: 'print("https://model.example/code")' } },
+        { type: 'code_execution_tool_result', tool_use_id: 'srvtoolu_1', content: { type: 'code_execution_result', stdout: 'https://model.example/stdout\n', stderr: '', return_code: 0, content: [] } },
+        { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_2', content: [{ type: 'web_search_result', url: 'https://search.example/hit', title: 't', page_age: null, encrypted_content: '' }] },
+        { type: 'web_fetch_tool_result', tool_use_id: 'srvtoolu_3', content: { type: 'web_fetch_result', url: 'https://fetch.example/page', content: { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'See [next](/next) and https://other.example/x.' }, title: null } } },
+      ];
+      assert.deepEqual([...trustedUrls(user('go'), turn)].sort(), ['https://fetch.example/next', 'https://fetch.example/page', 'https://other.example/x', 'https://search.example/hit']);
+    });
   });
 });
 

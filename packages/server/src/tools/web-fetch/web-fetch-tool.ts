@@ -1,6 +1,6 @@
 /**
- * The web fetch server tool (`web_fetch_20260209`): fetches a URL the conversation already
- * mentioned, through the SSRF guard, and returns it as a document block, cut to
+ * The web fetch server tool (`web_fetch_20260209`): fetches a URL a trusted part of the
+ * conversation already gave (prior-context.ts), through the SSRF guard, and returns it as a document block, cut to
  * `max_content_tokens` (or, when unset, to the input headroom divided across the allowed
  * fetches; spec: Limits) at 4 characters per token.
  */
@@ -12,7 +12,7 @@ import { AddressPolicy } from './address-policy.js';
 import { FetchFailure, fetchPage, type FetchLimits } from './fetch-page.js';
 import { guardedAgent, UrlNotAllowedError } from './guarded-agent.js';
 import { pageToText } from './page-to-text.js';
-import { mentionedInConversation } from './prior-context.js';
+import { isInPriorContext } from './prior-context.js';
 
 const CHARACTERS_PER_TOKEN = 4;
 
@@ -49,10 +49,12 @@ export class WebFetchTool {
       return serverToolError(call, 'invalid_tool_input');
     }
     if (url.length > 250) return serverToolError(call, 'url_too_long');
+    // Before the prior-context check, which knows only http(s): `file:` is refused for what it is.
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return serverToolError(call, 'url_not_allowed');
     // allowed_domains / blocked_domains: checked on the URL asked for and on every redirect.
     const domains = DomainFilter.fromLists(fetchTool(context.request));
     if (!domains.permits(parsed)) return serverToolError(call, 'url_not_allowed');
-    if (!mentionedInConversation(url, context.request, context.turnSoFar)) return serverToolError(call, 'url_not_in_prior_context');
+    if (!isInPriorContext(url, context.request, context.turnSoFar)) return serverToolError(call, 'url_not_in_prior_context');
     try {
       const page = await fetchPage(parsed, this.agent, this.policy, this.options, context.signal, (hop) => domains.permits(hop));
       const { title, text } = pageToText(page);

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { postJson, readSse, scriptedModels, startService, type RunningService } from '@mms/testing';
+import { tokenize } from '../packages/server/src/backends/scripted/tokenizer.js';
 
 interface Block {
   type: string;
@@ -32,9 +33,12 @@ interface Reply {
 let pages: Server;
 let origin: string;
 let service: RunningService;
+/** Every path the page server was asked for. */
+const served: string[] = [];
 
 function servePages(): Promise<Server> {
   const server = createServer((request, response) => {
+    served.push(request.url ?? '');
     response.writeHead(200, { 'content-type': 'text/plain' }).end(`page ${request.url}`);
   });
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
@@ -46,9 +50,21 @@ function writeScript(): string {
   const fetchCall = (page: string) => ({ type: 'server_tool_use', name: 'web_fetch', input: { url: `${origin}/${page}` } });
   const script = [
     { when: '^read pages', steps: [[fetchCall('one')], [{ type: 'text', text: 'Reading on.' }, fetchCall('two')], [fetchCall('three')], [{ type: 'text', text: 'All three read.' }]] },
+    { when: '^cut ', steps: [[{ type: 'text', text: CUT_TEXT }, fetchCall('cut-target')], [{ type: 'text', text: 'Done.' }]] },
+    { when: '^finished then cut ', steps: [[fetchCall('finished-target'), { type: 'text', text: 'A long answer that the output budget will end somewhere in the middle of.' }]] },
   ];
   writeFileSync(path, JSON.stringify(script));
   return path;
+}
+
+const CUT_TEXT = 'Let me read it.';
+
+/**
+ * A max_tokens that ends the step inside the fetch call's input just before its closing `"}`:
+ * what arrived, `{"url":"<origin>/cut-target`, parses to a URL the user did mention.
+ */
+function budgetEndingInsideTheCall(): number {
+  return tokenize(CUT_TEXT).length + tokenize(JSON.stringify({ url: `${origin}/cut-target` })).length - 2;
 }
 
 const FETCH_TOOL = { type: 'web_fetch_20260209', name: 'web_fetch', allowed_callers: ['direct'], max_uses: 5 };
@@ -112,6 +128,48 @@ describe('pause_turn and resume', () => {
     const response = await postJson(service, '/v1/messages', { model: 'mid', max_tokens: 300, messages: [userTurn(), { role: 'assistant', content: [{ type: 'text', text: 'Sure,' }] }], tools: [FETCH_TOOL] });
     assert.equal(response.status, 400);
     assert.match(((await response.json()) as { error: { message: string } }).error.message, /Rule 4/);
+  });
+});
+
+describe('a step cut by max_tokens inside a server call', () => {
+  const cutTurn = () => ({ role: 'user' as const, content: `cut ${origin}/cut-target` });
+
+  test('the cut call is answered with invalid_tool_input without running, and stop_reason stays max_tokens', async () => {
+    const reply = await create([cutTurn()], { max_tokens: budgetEndingInsideTheCall() });
+    assert.equal(reply.stop_reason, 'max_tokens');
+    assert.deepEqual(reply.content.map((block) => block.type), ['text', 'server_tool_use', 'web_fetch_tool_result']);
+    assert.deepEqual(reply.content[1]?.input, { url: `${origin}/cut-target` }, 'the part that arrived reads as a whole URL');
+    assert.equal(reply.content[2]?.tool_use_id, reply.content[1]?.id);
+    assert.deepEqual(reply.content[2]?.content, { type: 'web_fetch_tool_result_error', error_code: 'invalid_tool_input' });
+    assert.deepEqual(reply.usage.server_tool_use, { web_search_requests: 0, web_fetch_requests: 0 });
+    assert.deepEqual(served.filter((path) => path === '/cut-target'), []);
+  });
+
+  test('streamed, the same blocks arrive as events, and the turn ends on max_tokens', async () => {
+    const response = await postJson(service, '/v1/messages', { model: 'mid', max_tokens: budgetEndingInsideTheCall(), messages: [cutTurn()], tools: [FETCH_TOOL], stream: true });
+    const events = await readSse(response);
+    const starts = events.filter((event) => event.event === 'content_block_start').map((event) => event.data.content_block as Block);
+    assert.deepEqual(starts.map((block) => block.type), ['text', 'server_tool_use', 'web_fetch_tool_result']);
+    assert.deepEqual(starts[2]?.content, { type: 'web_fetch_tool_result_error', error_code: 'invalid_tool_input' });
+    const delta = events.find((event) => event.event === 'message_delta')?.data as unknown as { delta: { stop_reason: string } };
+    assert.equal(delta.delta.stop_reason, 'max_tokens');
+    assert.equal(events.at(-1)?.event, 'message_stop');
+  });
+
+  test('the cut turn can be sent back, with a new user turn or as a turn to resume', async () => {
+    const reply = await create([cutTurn()], { max_tokens: budgetEndingInsideTheCall() });
+    const followed = await create([cutTurn(), { role: 'assistant', content: reply.content }, { role: 'user', content: 'Go on.' }]);
+    assert.equal(followed.stop_reason, 'end_turn');
+    const resumed = await create([cutTurn(), { role: 'assistant', content: reply.content }]);
+    assert.equal(resumed.content.at(-1)?.text, 'Done.');
+  });
+
+  test('a call the model finished before the budget ran out is run', async () => {
+    const reply = await create([{ role: 'user', content: `finished then cut ${origin}/finished-target` }], { max_tokens: 30 });
+    assert.equal(reply.stop_reason, 'max_tokens');
+    assert.deepEqual(reply.content.map((block) => block.type), ['server_tool_use', 'text', 'web_fetch_tool_result']);
+    assert.equal(reply.content[2]?.content?.url, `${origin}/finished-target`);
+    assert.deepEqual(reply.usage.server_tool_use, { web_search_requests: 0, web_fetch_requests: 1 });
   });
 });
 

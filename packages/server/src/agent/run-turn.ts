@@ -1,7 +1,8 @@
 /**
  * The turn loop (no HTTP here): backend step -> if the model asked for server tools, run them
  * and append their result blocks -> step again; stop on end of turn, a client tool call, the
- * output budget, or the step bound (then `pause_turn`). It also enforces
+ * output budget, or the step bound (then `pause_turn`). Whatever ends the turn, every server
+ * call in it has its result block, so the turn can always be sent back. It also enforces
  * `disable_parallel_tool_use` for every backend: after one tool_use block the step ends.
  */
 import { isCustomTool, SERVER_TOOL_NAMES, type ContentBlock, type MessageRequest, type ModelProfile, type ServerToolResultBlock, type ServerToolUseBlock, type StopReason } from '@mms/protocol';
@@ -41,18 +42,19 @@ export async function* runTurn(options: TurnOptions): AsyncGenerator<StreamPart[
   const state: TurnState = { blocks: [], outputTokens: 0, webSearchRequests: 0, webFetchRequests: 0, uses: new Map(), sandboxResults: [] };
   for (let step = 0; step < options.maxSteps; step += 1) {
     const outcome = yield* runStep(options, state, step);
-    const pending = outcome.stopReason === 'tool_use' ? unansweredServerCalls(outcome.stepBlocks) : [];
+    const pending = unansweredServerCalls(outcome.stepBlocks);
     const clientCall = outcome.stepBlocks.some((block) => block.type === 'tool_use');
     if (pending.length === 0) {
       yield [...outcome.tail, { type: 'finish', stopReason: outcome.stopReason, stopSequence: outcome.stopSequence }];
       return;
     }
     if (outcome.tail.length > 0) yield outcome.tail;
-    // Server calls are answered even when the step also called a client tool: the turn goes
-    // back to the client complete, and a request must carry every server call's result.
-    yield* runServerTools(pending, options, state);
-    if (clientCall) {
-      yield [{ type: 'finish', stopReason: 'tool_use', stopSequence: null }];
+    // Server calls are answered whatever ended the step, even a client tool call or the output
+    // budget: the turn goes back to the client complete, because a request must carry every
+    // server call's result (protocol/src/tool-pairing.ts) and the client cannot write one.
+    yield* runServerTools(pending, options, state, cutByBudget(outcome));
+    if (clientCall || outcome.stopReason !== 'tool_use') {
+      yield [{ type: 'finish', stopReason: clientCall && outcome.stopReason === 'tool_use' ? 'tool_use' : outcome.stopReason, stopSequence: outcome.stopSequence }];
       return;
     }
   }
@@ -119,9 +121,19 @@ function unansweredServerCalls(blocks: readonly ContentBlock[]): ServerToolUseBl
   return blocks.filter((block): block is ServerToolUseBlock => block.type === 'server_tool_use' && !answered.has(block.id));
 }
 
-async function* runServerTools(calls: readonly ServerToolUseBlock[], options: TurnOptions, state: TurnState): AsyncGenerator<StreamPart[]> {
+/**
+ * The call the output budget ended inside: the step's last block when it stopped on
+ * `max_tokens`. Its input is whatever part of the JSON arrived, so it is never run (a cut
+ * `http://host/abcdef` may read `http://host/a`); a call the model finished before it is.
+ */
+function cutByBudget(outcome: StepOutcome): ServerToolUseBlock | undefined {
+  const last = outcome.stepBlocks.at(-1);
+  return outcome.stopReason === 'max_tokens' && last?.type === 'server_tool_use' ? last : undefined;
+}
+
+async function* runServerTools(calls: readonly ServerToolUseBlock[], options: TurnOptions, state: TurnState, cut: ServerToolUseBlock | undefined): AsyncGenerator<StreamPart[]> {
   for (const call of calls) {
-    const result = await runServerTool(call, options, state);
+    const result = call === cut ? serverToolError(call, 'invalid_tool_input') : await runServerTool(call, options, state);
     state.blocks.push(result);
     yield [{ type: 'block-start', block: result }, { type: 'block-stop' }];
   }

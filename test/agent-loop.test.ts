@@ -12,7 +12,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { postJson, readSse, scriptedModels, startService, type RunningService } from '@mms/testing';
+import { parseMessageRequest, type ServerToolResultBlock } from '@mms/protocol';
+import { ContextBudget, resultCharacters } from '../packages/server/src/agent/context-budget.js';
 import { tokenize } from '../packages/server/src/backends/scripted/tokenizer.js';
+import { fitOutput } from '../packages/server/src/tools/code-execution/code-execution-tool.js';
+import { encodeSearchContent } from '../packages/server/src/tools/web-search/encrypted-content.js';
 
 interface Block {
   type: string;
@@ -204,5 +208,62 @@ describe('server tool blocks in the stream', () => {
     const shape = (message: Anthropic.Message) => message.content.map((block) => ({ type: block.type, input: 'input' in block ? block.input : undefined }));
     assert.deepEqual(shape(streamed), shape(plain));
     assert.deepEqual((streamed.content[0] as { input: unknown }).input, { url: `${origin}/one` });
+  });
+});
+
+describe('context budget', () => {
+  const SEARCH = { type: 'web_search_20260209', name: 'web_search' };
+  const FETCH = { type: 'web_fetch_20260209', name: 'web_fetch' };
+  const request = (tools: unknown[]) => parseMessageRequest({ model: 'm', max_tokens: 100, messages: [{ role: 'user', content: 'q' }], tools });
+  const page = (data: string): ServerToolResultBlock => ({
+    type: 'web_fetch_tool_result',
+    tool_use_id: 'srvtoolu_1',
+    content: { type: 'web_fetch_result', url: 'https://a.example/', content: { type: 'document', source: { type: 'text', media_type: 'text/plain', data }, title: 'T' }, retrieved_at: '' },
+  });
+  const code = (stdout: string, stderr = ''): ServerToolResultBlock => ({ type: 'code_execution_tool_result', tool_use_id: 'srvtoolu_2', content: { type: 'code_execution_result', stdout, stderr, return_code: 0, content: [] } });
+
+  test('the headroom after prompt and max_tokens is divided across the calls left, and results are taken out as they come', () => {
+    // (1500 window - 400 prompt - 100 max_tokens) tokens * 4 characters.
+    const budget = new ContextBudget(request([{ ...SEARCH, max_uses: 2 }, { ...FETCH, max_uses: 3 }]), 400, 1500);
+    assert.equal(budget.remainingCharacters, 4000);
+    assert.equal(budget.share('web_fetch', new Map()), 800);
+    assert.equal(budget.share('code_execution', new Map()), 666, 'code gets one share, as one more call');
+    budget.spend(page('x'.repeat(1000)));
+    assert.equal(budget.remainingCharacters, 4000 - (1000 + 'https://a.example/'.length + 1));
+    assert.equal(budget.share('web_search', new Map([['web_fetch', 1]])), Math.floor(2981 / 4));
+    budget.spend(code('y'.repeat(5000)));
+    assert.equal(budget.remainingCharacters, 0, 'never below zero');
+    assert.equal(budget.share('web_fetch', new Map([['web_fetch', 1]])), 0);
+  });
+
+  test('a tool without max_uses counts as 5 calls; from the fifth on, each call may take what is left', () => {
+    const budget = new ContextBudget(request([FETCH]), 0, 1100);
+    assert.equal(budget.share('web_fetch', new Map()), 800);
+    assert.equal(budget.share('web_fetch', new Map([['web_fetch', 3]])), 2000);
+    assert.equal(budget.share('web_fetch', new Map([['web_fetch', 4]])), 4000);
+    assert.equal(budget.share('web_fetch', new Map([['web_fetch', 9]])), 4000);
+  });
+
+  test('a fetch with max_content_tokens may take all that is left (its own cap applies within it)', () => {
+    const budget = new ContextBudget(request([SEARCH, { ...FETCH, max_uses: 5, max_content_tokens: 20_000 }]), 0, 1100);
+    assert.equal(budget.share('web_fetch', new Map()), 4000);
+    assert.equal(budget.share('web_search', new Map()), 400);
+  });
+
+  test('what a result puts in the context: search URL, title, page age and text; code stdout and stderr; an error its JSON', () => {
+    const hit = { type: 'web_search_result', url: 'https://b.example/x', title: 'Otters', page_age: '2 days', encrypted_content: encodeSearchContent('twelve chars') };
+    assert.equal(resultCharacters({ type: 'web_search_tool_result', tool_use_id: 's', content: [hit, hit] }), 2 * (19 + 6 + 6 + 12));
+    assert.equal(resultCharacters(code('out', 'error')), 8);
+    const error = { type: 'web_fetch_tool_result_error', error_code: 'url_not_accessible' };
+    assert.equal(resultCharacters({ type: 'web_fetch_tool_result', tool_use_id: 'f', content: error }), JSON.stringify(error).length);
+  });
+
+  test('code output over its share is cut, stderr keeping at least half, with a note that says so', () => {
+    assert.deepEqual(fitOutput({ stdout: 'short', stderr: '' }, 100), { stdout: 'short', stderr: '' });
+    const fitted = fitOutput({ stdout: 'o'.repeat(500), stderr: 'e'.repeat(500) }, 200);
+    assert.equal(fitted.stdout.length + fitted.stderr.length, 200);
+    assert.match(fitted.stderr, /^e+\n\[output cut to 200 characters, its share of the context window; it had 1000\]\n$/);
+    assert.ok(fitted.stdout.length > 0 && fitted.stdout.length <= fitted.stderr.length);
+    assert.deepEqual(fitOutput({ stdout: 'o'.repeat(50), stderr: '' }, 10), { stdout: 'o'.repeat(10), stderr: '' });
   });
 });

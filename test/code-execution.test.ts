@@ -338,7 +338,7 @@ describe('programmatic tool calling', () => {
 
 describe('runner edges', () => {
   const request = { model: 'mid', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] } as MessageRequest;
-  const context = { request, turnSoFar: [], inputTokens: 1, contextWindow: 4096, signal: new AbortController().signal, callServerTool: () => Promise.reject(new Error('not used')) };
+  const context = { request, turnSoFar: [], resultCharacters: 16_000, signal: new AbortController().signal, callServerTool: () => Promise.reject(new Error('not used')) };
 
   test('a sandbox that cannot start is the unavailable error block', async () => {
     const options = { ...codeExecutionConfig.parse({ poolSize: 0 }), pyodideFolder: join(tmpdir(), 'no-pyodide-here') };

@@ -70,6 +70,8 @@ function writeScript(): string {
   entries.push({ when: '^query ', steps: [[fetchCall(`${origin}/notes.txt?page=2`)], done] });
   entries.push({ when: '^fragment ', steps: [[fetchCall(`${origin}/notes.txt`)], done] });
   entries.push({ when: '^search then fetch$', steps: [[{ type: 'server_tool_use', name: 'web_search', input: { query: 'otters found' } }], [fetchCall(`${origin}/found-by-search`)], done] });
+  entries.push({ when: '^two huge ', steps: [[fetchCall(`${origin}/huge`), fetchCall(`${origin}/huge`)], done] });
+  entries.push({ when: '^budget search ', steps: [[{ type: 'server_tool_use', name: 'web_search', input: { query: 'otters found' } }], [fetchCall(`${origin}/huge`)], done] });
   entries.push({ when: '^follow a link ', steps: [[fetchCall(`${origin}/index.html`)], [fetchCall(`${origin}/linked`)], done] });
   for (const target of ['http://127.0.0.1:9/', 'http://[::1]:9/', 'http://2130706433/', 'http://0x7f.1/', 'http://[::ffff:127.0.0.1]/', 'http://169.254.169.254/', 'http://10.0.0.1/', 'http://localhost:9/', 'file:///etc/passwd']) {
     entries.push({ when: `^ssrf ${target.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, steps: [[fetchCall(target)], [{ type: 'text', text: 'Done.' }]] });
@@ -105,11 +107,16 @@ interface ResultBlock {
 
 const FETCH_TOOL = { type: 'web_fetch_20260209', name: 'web_fetch', allowed_callers: ['direct'], max_uses: 5 };
 
-async function fetchVia(service: RunningService, text: string, tool: Record<string, unknown> = {}): Promise<{ content: ResultBlock[]; usage: { server_tool_use: { web_fetch_requests: number } | null } }> {
+interface Reply {
+  content: ResultBlock[];
+  usage: { input_tokens: number; server_tool_use: { web_fetch_requests: number } | null };
+}
+
+async function fetchVia(service: RunningService, text: string, tool: Record<string, unknown> = {}): Promise<Reply> {
   const body = { model: 'mid', max_tokens: 200, messages: [{ role: 'user', content: text }], tools: [{ ...FETCH_TOOL, ...tool }] };
   const response = await postJson(service, '/v1/messages', body);
   assert.equal(response.status, 200);
-  return (await response.json()) as { content: ResultBlock[]; usage: { server_tool_use: { web_fetch_requests: number } | null } };
+  return (await response.json()) as Reply;
 }
 
 function results(content: ResultBlock[]): ResultBlock['content'][] {
@@ -172,6 +179,45 @@ describe('web fetch', () => {
   test('a URL the conversation never mentioned is url_not_in_prior_context', async () => {
     const [result] = results((await fetchVia(allowed, 'unmentioned')).content);
     assert.deepEqual(result, { type: 'web_fetch_tool_result_error', error_code: 'url_not_in_prior_context' });
+  });
+});
+
+/** The test models' window is 4096 tokens and fetchVia asks for max_tokens 200: the rest, at 4 characters a token. */
+function headroomCharacters(reply: Reply): number {
+  return (4096 - reply.usage.input_tokens - 200) * 4;
+}
+
+describe('context budget of a turn', () => {
+  const url = () => `${origin}/huge`;
+
+  test('without max_uses, 5 fetches are assumed, and each gets its share of what earlier results left', async () => {
+    const reply = await fetchVia(allowed, `two huge ${url()}`, { max_uses: undefined });
+    const headroom = headroomCharacters(reply);
+    const first = Math.floor(headroom / 5);
+    const second = Math.floor((headroom - first) / 4);
+    const [one, two] = results(reply.content);
+    // A page's share holds its text, URL and title (a text/plain page has none).
+    assert.equal(one?.content?.source.data.length, first - url().length);
+    assert.equal(two?.content?.source.data.length, second - url().length);
+  });
+
+  test('search results are taken out of the headroom before the next fetch gets its share', async () => {
+    const tools = [{ type: 'web_search_20260209', name: 'web_search', allowed_callers: ['direct'], max_uses: 1 }, { ...FETCH_TOOL, max_uses: 2 }];
+    const response = await postJson(allowed, '/v1/messages', { model: 'mid', max_tokens: 200, messages: [{ role: 'user', content: `budget search ${url()}` }], tools });
+    const reply = (await response.json()) as Reply;
+    const hits = reply.content.find((block) => block.type === 'web_search_tool_result')?.content as unknown as Array<{ url: string; title: string; page_age: string | null; encrypted_content: string }>;
+    const searchCharacters = hits.reduce((sum, hit) => sum + hit.url.length + hit.title.length + (hit.page_age ?? '').length + Buffer.from(hit.encrypted_content.slice('mms1:'.length), 'base64url').toString('utf8').length, 0);
+    assert.ok(searchCharacters > 0);
+    // The search used its one call: the fetch's 2 calls share what the search left.
+    const [page] = results(reply.content);
+    assert.equal(page?.content?.source.data.length, Math.floor((headroomCharacters(reply) - searchCharacters) / 2) - url().length);
+  });
+
+  test('max_content_tokens is a cap within what is left: a page larger than the window fills it, and the next gets nothing', async () => {
+    const reply = await fetchVia(allowed, `two huge ${url()}`, { max_content_tokens: 100_000 });
+    const [one, two] = results(reply.content);
+    assert.equal(one?.content?.source.data.length, headroomCharacters(reply) - url().length);
+    assert.equal(two?.content?.source.data.length, 0);
   });
 });
 

@@ -9,6 +9,7 @@ import { isCustomTool, SERVER_TOOL_NAMES, type ContentBlock, type MessageRequest
 import type { Backend } from '../backends/backend.js';
 import { BlockAssembler } from '../streaming/block-assembler.js';
 import type { StreamPart } from '../streaming/stream-part.js';
+import { ContextBudget } from './context-budget.js';
 import { serverToolError, type ServerToolRunner } from './server-tool-runner.js';
 
 export interface TurnOptions {
@@ -19,7 +20,7 @@ export interface TurnOptions {
   fault: string | undefined;
   maxSteps: number;
   serverTools: ServerToolRunner;
-  /** The prompt's tokens, for tools that budget their output against the window. */
+  /** The prompt's tokens: the window's headroom for tool results starts after them. */
   inputTokens: number;
   signal: AbortSignal;
 }
@@ -36,10 +37,13 @@ interface TurnState {
    * a nested search are fetchable by a later nested fetch (url_not_in_prior_context).
    */
   sandboxResults: ServerToolResultBlock[];
+  /** The input headroom left for tool results appended to the turn. */
+  budget: ContextBudget;
 }
 
 export async function* runTurn(options: TurnOptions): AsyncGenerator<StreamPart[]> {
-  const state: TurnState = { blocks: [], outputTokens: 0, webSearchRequests: 0, webFetchRequests: 0, uses: new Map(), sandboxResults: [] };
+  const budget = new ContextBudget(options.request, options.inputTokens, options.model.contextWindow);
+  const state: TurnState = { blocks: [], outputTokens: 0, webSearchRequests: 0, webFetchRequests: 0, uses: new Map(), sandboxResults: [], budget };
   for (let step = 0; step < options.maxSteps; step += 1) {
     const outcome = yield* runStep(options, state, step);
     const pending = unansweredServerCalls(outcome.stepBlocks);
@@ -135,6 +139,7 @@ async function* runServerTools(calls: readonly ServerToolUseBlock[], options: Tu
   for (const call of calls) {
     const result = call === cut ? serverToolError(call, 'invalid_tool_input') : await runServerTool(call, options, state);
     state.blocks.push(result);
+    state.budget.spend(result);
     yield [{ type: 'block-start', block: result }, { type: 'block-stop' }];
   }
   yield [{ type: 'server-tool-usage', webSearchRequests: state.webSearchRequests, webFetchRequests: state.webFetchRequests }];
@@ -154,6 +159,7 @@ async function runServerTool(call: ServerToolUseBlock, options: TurnOptions, sta
 }
 
 async function dispatchServerTool(call: ServerToolUseBlock, options: TurnOptions, state: TurnState): Promise<ServerToolResultBlock> {
+  const resultCharacters = state.budget.share(call.name, state.uses);
   const used = (state.uses.get(call.name) ?? 0) + 1;
   state.uses.set(call.name, used);
   const tool = (options.request.tools ?? []).find((candidate) => candidate.name === call.name && !isCustomTool(candidate));
@@ -163,8 +169,7 @@ async function dispatchServerTool(call: ServerToolUseBlock, options: TurnOptions
   return options.serverTools.run(call, {
     request: options.request,
     turnSoFar: state.sandboxResults.length === 0 ? state.blocks : [...state.blocks, ...state.sandboxResults],
-    inputTokens: options.inputTokens,
-    contextWindow: options.model.contextWindow,
+    resultCharacters,
     signal: options.signal,
     callServerTool: async (name, input) => {
       nested += 1;

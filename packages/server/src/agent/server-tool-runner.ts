@@ -10,8 +10,11 @@ export interface ToolCallContext {
   request: MessageRequest;
   /** Blocks this turn produced so far. */
   turnSoFar: readonly unknown[];
-  inputTokens: number;
-  contextWindow: number;
+  /**
+   * Characters this call's result may put in the context: its share of the turn's input
+   * headroom (agent/context-budget.ts), measured as `resultCharacters` measures it.
+   */
+  resultCharacters: number;
   signal: AbortSignal;
   /**
    * Runs another server tool on behalf of this call (programmatic tool calling: code in the

@@ -1,11 +1,12 @@
 /**
  * The web fetch server tool (`web_fetch_20260209`): fetches a URL a trusted part of the
- * conversation already gave (prior-context.ts), through the SSRF guard, and returns it as a document block, cut to
- * `max_content_tokens` (or, when unset, to the input headroom divided across the allowed
- * fetches; spec: Limits) at 4 characters per token.
+ * conversation already gave (prior-context.ts), through the SSRF guard, and returns it as a
+ * document block whose text is cut to `max_content_tokens` (4 characters a token) and to this
+ * call's share of the turn's input headroom (agent/context-budget.ts; spec: Limits).
  */
 import type { Agent } from 'undici';
 import { SERVER_TOOL_TYPES, type MessageRequest, type ServerToolResultBlock, type ServerToolUseBlock, type WebFetchToolParam } from '@mms/protocol';
+import { CHARACTERS_PER_TOKEN } from '../../agent/context-budget.js';
 import { serverToolError } from '../../agent/server-tool-runner.js';
 import { DomainFilter } from '../domain-filter.js';
 import { AddressPolicy } from './address-policy.js';
@@ -13,8 +14,6 @@ import { FetchFailure, fetchPage, type FetchLimits } from './fetch-page.js';
 import { guardedAgent, UrlNotAllowedError } from './guarded-agent.js';
 import { pageToText } from './page-to-text.js';
 import { isInPriorContext } from './prior-context.js';
-
-const CHARACTERS_PER_TOKEN = 4;
 
 export interface WebFetchOptions extends FetchLimits {
   allowNetworks: readonly string[];
@@ -24,9 +23,8 @@ export interface FetchContext {
   request: MessageRequest;
   /** Blocks this turn produced so far: search results make their URLs fetchable. */
   turnSoFar: readonly unknown[];
-  /** Input tokens of the prompt and the model's window, for the default content budget. */
-  inputTokens: number;
-  contextWindow: number;
+  /** Characters the result may take in the context: page text, URL and title together. */
+  resultCharacters: number;
   signal: AbortSignal;
 }
 
@@ -58,7 +56,7 @@ export class WebFetchTool {
     try {
       const page = await fetchPage(parsed, this.agent, this.policy, this.options, context.signal, (hop) => domains.permits(hop));
       const { title, text } = pageToText(page);
-      return fetchResult(call, page.url, title, text.slice(0, this.contentCharacters(context)));
+      return fetchResult(call, page.url, title, text.slice(0, contentCharacters(context, page.url, title)));
     } catch (error) {
       if (error instanceof FetchFailure) return serverToolError(call, error.errorCode);
       if (error instanceof UrlNotAllowedError || (error as { cause?: unknown }).cause instanceof UrlNotAllowedError) return serverToolError(call, 'url_not_allowed');
@@ -69,13 +67,13 @@ export class WebFetchTool {
   async close(): Promise<void> {
     await this.agent.close();
   }
+}
 
-  private contentCharacters(context: FetchContext): number {
-    const tool = fetchTool(context.request);
-    if (tool?.max_content_tokens !== undefined) return tool.max_content_tokens * CHARACTERS_PER_TOKEN;
-    const headroom = Math.max(0, context.contextWindow - context.inputTokens - context.request.max_tokens);
-    return Math.floor((headroom / (tool?.max_uses ?? 1)) * CHARACTERS_PER_TOKEN);
-  }
+/** The page text's room: the caller's max_content_tokens, within the result's share less URL and title. */
+function contentCharacters(context: FetchContext, url: string, title: string | null): number {
+  const room = Math.max(0, context.resultCharacters - url.length - (title?.length ?? 0));
+  const cap = fetchTool(context.request)?.max_content_tokens;
+  return cap === undefined ? room : Math.min(cap * CHARACTERS_PER_TOKEN, room);
 }
 
 function fetchTool(request: MessageRequest): WebFetchToolParam | undefined {

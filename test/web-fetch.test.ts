@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { postJson, scriptedModels, startService, type RunningService } from '@mms/testing';
 import { parseMessageRequest, type MessageRequest } from '@mms/protocol';
-import { AddressPolicy, embeddedIpv4 } from '../packages/server/src/tools/web-fetch/address-policy.js';
+import { AddressPolicy, embeddedIpv4, ipv6Words } from '../packages/server/src/tools/web-fetch/address-policy.js';
+import type { HostLookup } from '../packages/server/src/tools/web-fetch/guarded-agent.js';
 import { isInPriorContext, trustedUrls } from '../packages/server/src/tools/web-fetch/prior-context.js';
 
 const ARTICLE = `<html><head><title>Otters</title></head><body><nav><a href="/">Home</a> | <a href="/about">About</a></nav>
@@ -23,11 +24,24 @@ const LINKS_PAGE = `<html><head><title>Index</title></head><body><article><h1>In
 
 let pages: Server;
 let origin: string;
+/** Every one must be refused before a connection is made (the IPv6 forms carry 127.0.0.1 or 169.254.169.254). */
+const SSRF_TARGETS = [
+  'http://127.0.0.1:9/', 'http://[::1]:9/', 'http://2130706433/', 'http://0x7f.1/', 'http://[::ffff:127.0.0.1]/', 'http://169.254.169.254/', 'http://10.0.0.1/',
+  'http://localhost:9/', 'file:///etc/passwd', 'http://0.0.0.0:9/', 'http://[::]:9/', 'http://[::7f00:1]:9/', 'http://[2002:7f00:1::1]:9/', 'http://[64:ff9b::a9fe:a9fe]/',
+  'http://[::ffff:0:7f00:1]:9/', 'http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/',
+];
 const EXFIL_PATH = '/exfil?secret=hunter2';
 /** Every path the page server was asked for, to prove that a refused fetch sent nothing. */
 const served: string[] = [];
 let allowed: RunningService;
 let guarded: RunningService;
+/** DNS rebinding: `rebind.test` resolves to 127.0.0.1 (allowed) first and to 127.0.0.2 (not) after. */
+let rebinding: RunningService;
+let rebindOrigin: string;
+let allowedHost: Server;
+let privateHost: Server;
+const privateHostRequests: string[] = [];
+const rebindLookups: string[] = [];
 
 function servePages(): Promise<Server> {
   const server = createServer((request, response) => {
@@ -70,17 +84,37 @@ function writeScript(): string {
   entries.push({ when: '^query ', steps: [[fetchCall(`${origin}/notes.txt?page=2`)], done] });
   entries.push({ when: '^fragment ', steps: [[fetchCall(`${origin}/notes.txt`)], done] });
   entries.push({ when: '^search then fetch$', steps: [[{ type: 'server_tool_use', name: 'web_search', input: { query: 'otters found' } }], [fetchCall(`${origin}/found-by-search`)], done] });
+  entries.push({ when: '^rebind ', steps: [[fetchCall(`${rebindOrigin}/page`)], [fetchCall(`${rebindOrigin}/page`)], done] });
   entries.push({ when: '^two huge ', steps: [[fetchCall(`${origin}/huge`), fetchCall(`${origin}/huge`)], done] });
   entries.push({ when: '^budget search ', steps: [[{ type: 'server_tool_use', name: 'web_search', input: { query: 'otters found' } }], [fetchCall(`${origin}/huge`)], done] });
   entries.push({ when: '^follow a link ', steps: [[fetchCall(`${origin}/index.html`)], [fetchCall(`${origin}/linked`)], done] });
-  for (const target of ['http://127.0.0.1:9/', 'http://[::1]:9/', 'http://2130706433/', 'http://0x7f.1/', 'http://[::ffff:127.0.0.1]/', 'http://169.254.169.254/', 'http://10.0.0.1/', 'http://localhost:9/', 'file:///etc/passwd']) {
+  for (const target of SSRF_TARGETS) {
     entries.push({ when: `^ssrf ${target.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, steps: [[fetchCall(target)], [{ type: 'text', text: 'Done.' }]] });
   }
   writeFileSync(path, JSON.stringify(entries));
   return path;
 }
 
+/** The same port on two loopback addresses; the allowed one closes every connection, so each fetch connects (and resolves) anew. */
+async function serveRebindingHosts(): Promise<void> {
+  allowedHost = createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/plain', connection: 'close' }).end('from the allowed address'));
+  await new Promise<void>((resolve) => allowedHost.listen(0, '127.0.0.1', resolve));
+  const port = (allowedHost.address() as AddressInfo).port;
+  privateHost = createServer((request, response) => {
+    privateHostRequests.push(request.url ?? '');
+    response.writeHead(200, { 'content-type': 'text/plain' }).end('from the private address');
+  });
+  await new Promise<void>((resolve) => privateHost.listen(port, '127.0.0.2', resolve));
+  rebindOrigin = `http://rebind.test:${port}`;
+}
+
+const rebindingLookup: HostLookup = async (hostname) => {
+  rebindLookups.push(hostname);
+  return [{ address: rebindLookups.length === 1 ? '127.0.0.1' : '127.0.0.2', family: 4 }];
+};
+
 before(async () => {
+  await serveRebindingHosts();
   pages = await servePages();
   origin = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
   const script = writeScript();
@@ -91,10 +125,16 @@ before(async () => {
   const webSearch = { provider: { type: 'folder' as const, folder: documents, watch: false } };
   allowed = await startService({ models: scriptedModels({ script }), serverTools: { webFetch, webSearch } });
   guarded = await startService({ models: scriptedModels({ script }), serverTools: { webFetch: { timeoutMs: 500 } } });
+  rebinding = await startService({ models: scriptedModels({ script }), serverTools: { webFetch: { allowNetworks: ['127.0.0.1/32'], timeoutMs: 2_000 } } }, process.cwd(), { hostLookup: rebindingLookup });
 });
 after(async () => {
   await allowed.close();
   await guarded.close();
+  await rebinding.close();
+  for (const server of [allowedHost, privateHost]) {
+    server.closeAllConnections();
+    server.close();
+  }
   pages.closeAllConnections();
   pages.close();
 });
@@ -323,18 +363,31 @@ describe('SSRF guard', () => {
     assert.deepEqual(result, { type: 'web_fetch_tool_result_error', error_code: 'url_not_allowed' });
   });
 
-  for (const target of ['http://127.0.0.1:9/', 'http://[::1]:9/', 'http://2130706433/', 'http://0x7f.1/', 'http://[::ffff:127.0.0.1]/', 'http://169.254.169.254/', 'http://10.0.0.1/', 'http://localhost:9/', 'file:///etc/passwd']) {
+  for (const target of SSRF_TARGETS) {
     test(`${target} is refused`, async () => {
       const [result] = results((await fetchVia(guarded, `ssrf ${target}`)).content);
       assert.deepEqual(result, { type: 'web_fetch_tool_result_error', error_code: 'url_not_allowed' });
     });
   }
 
+  test('DNS rebinding: a name that resolved to an allowed address is checked again on the next connect, and refused', async () => {
+    const reply = await fetchVia(rebinding, `rebind ${rebindOrigin}/page`);
+    const [first, second] = results(reply.content);
+    assert.equal(first?.content?.source.data, 'from the allowed address');
+    assert.deepEqual(second, { type: 'web_fetch_tool_result_error', error_code: 'url_not_allowed' });
+    assert.deepEqual(rebindLookups, ['rebind.test', 'rebind.test'], 'each connection resolved the name');
+    assert.deepEqual(privateHostRequests, []);
+  });
+
   test('the address policy refuses every private, loopback, link-local, CGNAT and mapped form', () => {
     const policy = new AddressPolicy();
-    const refused = ['127.0.0.1', '127.255.255.254', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '224.0.0.1', '255.255.255.255', '::1', '::', 'fe80::1', 'fc00::1', 'fd12:3456::1', 'ff02::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '64:ff9b::a00:1', '::ffff:169.254.169.254'];
-    for (const address of refused) assert.equal(policy.permits(address), false, address);
-    for (const address of ['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111', '::ffff:8.8.8.8']) assert.equal(policy.permits(address), true, address);
+    const refused = ['127.0.0.1', '127.255.255.254', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '0.1.2.3', '224.0.0.1', '224.0.0.251', '255.255.255.255', '192.0.2.1', '198.18.0.1', '::1', '::', 'fe80::1', 'fe80::1%eth0', 'fc00::1', 'fd12:3456::1', 'ff02::1', 'ff05::fb', '::ffff:127.0.0.1', '::ffff:7f00:1', '64:ff9b::a00:1', '::ffff:169.254.169.254'];
+    // IPv6 forms that embed IPv4: IPv4-compatible ::/96, IPv4-translated ::ffff:0:0:0/96, 6to4, NAT64 (well-known and local-use), Teredo.
+    const embedding = ['::7f00:1', '::127.0.0.1', '::a00:1', '::ffff:0:7f00:1', '::ffff:0:0', '2002:7f00:1::1', '2002:a9fe:a9fe::', '2002:c0a8:101::1', '64:ff9b::7f00:1', '64:ff9b::a9fe:a9fe', '64:ff9b:1::808:808', '2001::1', '2001:0:4136:e378:8000:63bf:3fff:fdd2'];
+    // The rest of the IANA special-purpose ranges that are not globally reachable.
+    const special = ['100::1', '100:0:0:1::1', '2001:2::1', '2001:10::1', '2001:db8::1', '3fff::1', '5f00::1', 'fec0::1'];
+    for (const address of [...refused, ...embedding, ...special]) assert.equal(policy.permits(address), false, address);
+    for (const address of ['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111', '::ffff:8.8.8.8', '2002:808:808::1', '64:ff9b::808:808', '64:ff9b::8.8.4.4']) assert.equal(policy.permits(address), true, address);
     assert.equal(policy.permits('not-an-ip'), false);
   });
 
@@ -343,6 +396,9 @@ describe('SSRF guard', () => {
     assert.equal(embeddedIpv4('[::ffff:a9fe:a9fe]'), '169.254.169.254');
     assert.equal(embeddedIpv4('64:ff9b::10.0.0.1'), '10.0.0.1');
     assert.equal(embeddedIpv4('2001:db8::1'), undefined);
+    assert.equal(embeddedIpv4('2002:c000:204::1'), '192.0.2.4');
+    assert.equal(embeddedIpv4('::ffff:0:7f00:1'), undefined, 'IPv4-translated is refused whole, not unwrapped');
+    assert.deepEqual(ipv6Words('1::ffff:1.2.3.4'), [1, 0, 0, 0, 0, 0xffff, 0x102, 0x304]);
   });
 
   test('an explicit allow-list opens only the networks it names', () => {

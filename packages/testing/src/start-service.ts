@@ -3,7 +3,7 @@
  * test talks HTTP to it, exactly as a client would.
  */
 import type { AddressInfo } from 'node:net';
-import { buildApp, ModelRegistry, validateConfig, type ServiceConfigInput } from '@mms/server';
+import { buildApp, ModelRegistry, validateConfig, type ServiceConfigInput, type ToolProviders } from '@mms/server';
 import { API_VERSION, VERSION_HEADER } from '@mms/protocol';
 
 export const TEST_API_KEY = 'test-key-0123456789';
@@ -34,10 +34,11 @@ export function scriptedModels(backend: Record<string, unknown> = {}): ServiceCo
   );
 }
 
-export async function startService(config: Partial<ServiceConfigInput> = {}, configFolder = process.cwd()): Promise<RunningService> {
+/** `toolProviders`: a code runner or host lookup in place of the built-in ones. */
+export async function startService(config: Partial<ServiceConfigInput> = {}, configFolder = process.cwd(), toolProviders: ToolProviders = {}): Promise<RunningService> {
   const full = validateConfig({ apiKeys: [TEST_API_KEY], models: scriptedModels(), ...config }, 'test config');
   const registry = ModelRegistry.fromConfig(full.models, configFolder);
-  const app = buildApp({ config: full, registry });
+  const app = buildApp({ config: full, registry, toolProviders });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const { port } = app.server.address() as AddressInfo;
   return {

@@ -11,7 +11,7 @@ import { serverToolError } from '../../agent/server-tool-runner.js';
 import { DomainFilter } from '../domain-filter.js';
 import { AddressPolicy } from './address-policy.js';
 import { FetchFailure, fetchPage, type FetchLimits } from './fetch-page.js';
-import { guardedAgent, UrlNotAllowedError } from './guarded-agent.js';
+import { guardedAgent, UrlNotAllowedError, type HostLookup } from './guarded-agent.js';
 import { pageToText } from './page-to-text.js';
 import { isInPriorContext } from './prior-context.js';
 
@@ -32,9 +32,13 @@ export class WebFetchTool {
   private readonly policy: AddressPolicy;
   private readonly agent: Agent;
 
-  constructor(private readonly options: WebFetchOptions) {
+  /** `lookup`: the system resolver unless given (tools/service-tools.ts). */
+  constructor(
+    private readonly options: WebFetchOptions,
+    lookup?: HostLookup,
+  ) {
     this.policy = new AddressPolicy(options.allowNetworks);
-    this.agent = guardedAgent(this.policy, options.timeoutMs);
+    this.agent = guardedAgent(this.policy, options.timeoutMs, lookup);
   }
 
   async run(call: ServerToolUseBlock, context: FetchContext): Promise<ServerToolResultBlock> {

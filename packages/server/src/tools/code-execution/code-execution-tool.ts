@@ -67,12 +67,12 @@ export function fitOutput(output: Output, characters: number): Output {
   const note = `[output cut to ${characters} characters, its share of the context window; it had ${dropped}]\n`;
   // Too little room for the note: the output alone, cut.
   if (characters <= note.length) return { stdout: stdout.slice(0, characters), stderr: '' };
-  // One character kept for the newline that puts the note on its own line.
-  const room = characters - note.length - 1;
-  const stderrKept = stderr.slice(0, Math.max(room - stdout.length, Math.floor(room / 2)));
+  const room = characters - note.length;
+  let stderrKept = stderr.slice(0, Math.max(room - stdout.length, Math.floor(room / 2)));
+  // The note goes on a line of its own, in place of the last character kept.
+  if (stderrKept !== '' && !stderrKept.endsWith('\n')) stderrKept = `${stderrKept.slice(0, -1)}\n`;
   const stdoutKept = stdout.slice(0, room - stderrKept.length);
-  const separator = stderrKept === '' || stderrKept.endsWith('\n') ? '' : '\n';
-  return { stdout: stdoutKept, stderr: stderrKept + separator + note };
+  return { stdout: stdoutKept, stderr: stderrKept + note };
 }
 
 function executionResult(call: ServerToolUseBlock, { stdout, stderr }: Output, returnCode: number): ServerToolResultBlock {

@@ -149,8 +149,8 @@ async function* runServerTools(calls: readonly ServerToolUseBlock[], options: Tu
  * Runs one server call, from the model or (nested) from code in the sandbox. `max_uses` is
  * counted per request; past it the call gets the error block and the model goes on.
  */
-async function runServerTool(call: ServerToolUseBlock, options: TurnOptions, state: TurnState): Promise<ServerToolResultBlock> {
-  const result = await dispatchServerTool(call, options, state);
+async function runServerTool(call: ServerToolUseBlock, options: TurnOptions, state: TurnState, signal = options.signal): Promise<ServerToolResultBlock> {
+  const result = await dispatchServerTool(call, options, state, signal);
   // usage.server_tool_use counts requests the service made, so an error block that made none is not counted.
   const madeRequest = !isErrorResult(result.content);
   if (madeRequest && call.name === SERVER_TOOL_NAMES.webSearch) state.webSearchRequests += 1;
@@ -158,7 +158,7 @@ async function runServerTool(call: ServerToolUseBlock, options: TurnOptions, sta
   return result;
 }
 
-async function dispatchServerTool(call: ServerToolUseBlock, options: TurnOptions, state: TurnState): Promise<ServerToolResultBlock> {
+async function dispatchServerTool(call: ServerToolUseBlock, options: TurnOptions, state: TurnState, signal: AbortSignal): Promise<ServerToolResultBlock> {
   const resultCharacters = state.budget.share(call.name, state.uses);
   const used = (state.uses.get(call.name) ?? 0) + 1;
   state.uses.set(call.name, used);
@@ -170,10 +170,11 @@ async function dispatchServerTool(call: ServerToolUseBlock, options: TurnOptions
     request: options.request,
     turnSoFar: state.sandboxResults.length === 0 ? state.blocks : [...state.blocks, ...state.sandboxResults],
     resultCharacters,
-    signal: options.signal,
-    callServerTool: async (name, input) => {
+    signal,
+    callServerTool: async (name, input, callSignal) => {
       nested += 1;
-      const result = await runServerTool({ type: 'server_tool_use', id: `${call.id}_${nested}`, name, input }, options, state);
+      const nestedSignal = callSignal ? AbortSignal.any([signal, callSignal]) : signal;
+      const result = await runServerTool({ type: 'server_tool_use', id: `${call.id}_${nested}`, name, input }, options, state, nestedSignal);
       state.sandboxResults.push(result);
       return result;
     },

@@ -27,7 +27,7 @@ export class CodeExecutionTool {
     if (typeof code !== 'string') return serverToolError(call, 'invalid_tool_input');
     const outcome = await this.runner.run(code, {
       hostFunctions: hostFunctionsFor(context.request),
-      callHost: async (name, input) => resultForCode((await context.callServerTool(name, input)).content),
+      callHost: async (name, input, signal) => resultForCode((await context.callServerTool(name, input, signal)).content),
       signal: context.signal,
     });
     switch (outcome.kind) {

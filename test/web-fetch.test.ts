@@ -35,6 +35,11 @@ const EXFIL_PATH = '/exfil?secret=hunter2';
 const served: string[] = [];
 let allowed: RunningService;
 let guarded: RunningService;
+/** maxBytes at its minimum (1024) and a time limit no test waits out. */
+let patient: RunningService;
+/** Settles when the connection that asked for /limited (a 429 whose body never ends) closes. */
+let limitedClosed: Promise<void> | undefined;
+const JSON_BODY = '{"otters": [1, 2], "note": "kept as it is, spaces and all"}';
 /** DNS rebinding: `rebind.test` resolves to 127.0.0.1 (allowed) first and to 127.0.0.2 (not) after. */
 let rebinding: RunningService;
 let rebindOrigin: string;
@@ -51,6 +56,12 @@ function servePages(): Promise<Server> {
       '/notes.txt': () => response.writeHead(200, { 'content-type': 'text/plain' }).end('plain notes'),
       '/image.png': () => response.writeHead(200, { 'content-type': 'image/png' }).end(Buffer.alloc(64)),
       '/huge': () => response.writeHead(200, { 'content-type': 'text/plain' }).end('x'.repeat(200_000)),
+      '/data.json': () => response.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(JSON_BODY),
+      '/limited': () => {
+        limitedClosed = new Promise((resolve) => request.socket.once('close', () => resolve()));
+        response.writeHead(429, { 'content-type': 'text/plain', 'retry-after': '60' });
+        response.write('slow down '.repeat(100));
+      },
       '/slow': () => setTimeout(() => response.writeHead(200, { 'content-type': 'text/plain' }).end('late'), 2000),
       '/redirect': () => response.writeHead(302, { location: '/notes.txt' }).end(),
       '/redirect-metadata': () => response.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end(),
@@ -70,7 +81,7 @@ function writeScript(): string {
   const folder = mkdtempSync(join(tmpdir(), 'mms-fetch-'));
   const path = join(folder, 'script.json');
   const fetchCall = (url: string) => ({ type: 'server_tool_use', name: 'web_fetch', input: { url } });
-  const entries: Array<{ when: string; steps: Array<Array<Record<string, unknown>>> }> = ['article', 'notes.txt', 'image.png', 'huge', 'slow', 'redirect', 'redirect-metadata', 'redirect-loop', 'missing'].map((page) => ({
+  const entries: Array<{ when: string; steps: Array<Array<Record<string, unknown>>> }> = ['article', 'notes.txt', 'data.json', 'limited', 'image.png', 'huge', 'slow', 'redirect', 'redirect-metadata', 'redirect-loop', 'missing'].map((page) => ({
     when: `^fetch ${origin}/${page.replace('.', '\\.')}$`,
     steps: [[fetchCall(`${origin}/${page}`)], [{ type: 'text', text: 'Done.' }]],
   }));
@@ -125,11 +136,13 @@ before(async () => {
   const webSearch = { provider: { type: 'folder' as const, folder: documents, watch: false } };
   allowed = await startService({ models: scriptedModels({ script }), serverTools: { webFetch, webSearch } });
   guarded = await startService({ models: scriptedModels({ script }), serverTools: { webFetch: { timeoutMs: 500 } } });
+  patient = await startService({ models: scriptedModels({ script }), serverTools: { webFetch: { allowNetworks: ['127.0.0.1/32'], maxBytes: 1024, timeoutMs: 60_000 } } });
   rebinding = await startService({ models: scriptedModels({ script }), serverTools: { webFetch: { allowNetworks: ['127.0.0.1/32'], timeoutMs: 2_000 } } }, process.cwd(), { hostLookup: rebindingLookup });
 });
 after(async () => {
   await allowed.close();
   await guarded.close();
+  await patient.close();
   await rebinding.close();
   for (const server of [allowedHost, privateHost]) {
     server.closeAllConnections();
@@ -197,9 +210,34 @@ describe('web fetch', () => {
     });
   }
 
-  test('a huge page is cut at max_content_tokens (4 characters a token)', async () => {
+  test('a huge page is cut at max_content_tokens (4 characters a token), and the text says it was cut', async () => {
     const [result] = results((await fetchVia(allowed, `fetch ${origin}/huge`, { max_content_tokens: 100 })).content);
-    assert.equal(result?.content?.source.data.length, 400);
+    const data = result?.content?.source.data ?? '';
+    assert.equal(data.length, 400);
+    assert.match(data, /^x+\n\n\[Truncated: the page is longer than the 50000 bytes this service reads; its text goes on past the 400 characters this fetch may return\.\]$/);
+  });
+
+  test('a page past maxBytes is cut there, with a note, though the budget had room for more', async () => {
+    const [result] = results((await fetchVia(patient, `fetch ${origin}/huge`, { max_content_tokens: 100_000 })).content);
+    assert.equal(result?.content?.source.data, `${'x'.repeat(1024)}\n\n[Truncated: the page is longer than the 1024 bytes this service reads.]`);
+  });
+
+  test('a page that fits comes back whole, with no note', async () => {
+    const [result] = results((await fetchVia(allowed, `fetch ${origin}/notes.txt`, { max_content_tokens: 100 })).content);
+    assert.equal(result?.content?.source.data, 'plain notes');
+  });
+
+  test('JSON comes back as it is', async () => {
+    const [result] = results((await fetchVia(allowed, `fetch ${origin}/data.json`)).content);
+    assert.equal(result?.type, 'web_fetch_result');
+    assert.equal(result?.content?.source.data, JSON_BODY);
+  });
+
+  test('a 429 is too_many_requests, and its body is dropped rather than left holding the connection', { timeout: 20_000 }, async () => {
+    const [result] = results((await fetchVia(patient, `fetch ${origin}/limited`)).content);
+    assert.deepEqual(result, { type: 'web_fetch_tool_result_error', error_code: 'too_many_requests' });
+    // The body never ends and the service's time limit is a minute: only a destroyed body closes this now.
+    await limitedClosed;
   });
 
   test('without max_content_tokens the input headroom is divided across the allowed fetches', async () => {

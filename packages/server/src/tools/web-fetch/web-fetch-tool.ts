@@ -60,7 +60,8 @@ export class WebFetchTool {
     try {
       const page = await fetchPage(parsed, this.agent, this.policy, this.options, context.signal, (hop) => domains.permits(hop));
       const { title, text } = pageToText(page);
-      return fetchResult(call, page.url, title, text.slice(0, contentCharacters(context, page.url, title)));
+      const cutAtBytes = page.truncated ? this.options.maxBytes : undefined;
+      return fetchResult(call, page.url, title, fitText(text, contentCharacters(context, page.url, title), cutAtBytes));
     } catch (error) {
       if (error instanceof FetchFailure) return serverToolError(call, error.errorCode);
       if (error instanceof UrlNotAllowedError || (error as { cause?: unknown }).cause instanceof UrlNotAllowedError) return serverToolError(call, 'url_not_allowed');
@@ -78,6 +79,22 @@ function contentCharacters(context: FetchContext, url: string, title: string | n
   const room = Math.max(0, context.resultCharacters - url.length - (title?.length ?? 0));
   const cap = fetchTool(context.request)?.max_content_tokens;
   return cap === undefined ? room : Math.min(cap * CHARACTERS_PER_TOKEN, room);
+}
+
+/**
+ * The page text within `room` characters. A page cut short, at the byte cap or here, ends in a
+ * note that says so (inside the room), so the model knows there is more than it sees rather
+ * than taking a cut page for the whole.
+ */
+export function fitText(text: string, room: number, cutAtBytes: number | undefined): string {
+  const reasons = cutAtBytes === undefined ? [] : [`the page is longer than the ${cutAtBytes} bytes this service reads`];
+  const noteFor = () => `\n\n[Truncated: ${reasons.join('; ')}.]`;
+  if (reasons.length === 0 && text.length <= room) return text;
+  if (text.length + noteFor().length > room) reasons.push(`its text goes on past the ${room} characters this fetch may return`);
+  const note = noteFor();
+  // Too little room for the note: the text alone, cut.
+  if (room <= note.length) return text.slice(0, room);
+  return text.slice(0, room - note.length) + note;
 }
 
 function fetchTool(request: MessageRequest): WebFetchToolParam | undefined {

@@ -12,6 +12,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { postJson, readSse, scriptedModels, startService, type RunningService } from '@mms/testing';
+import { parseMessageRequest, type ServerToolResultBlock } from '@mms/protocol';
+import { ContextBudget, resultCharacters } from '../packages/server/src/agent/context-budget.js';
+import { tokenize } from '../packages/server/src/backends/scripted/tokenizer.js';
+import { fitOutput } from '../packages/server/src/tools/code-execution/code-execution-tool.js';
+import { encodeSearchContent } from '../packages/server/src/tools/web-search/encrypted-content.js';
 
 interface Block {
   type: string;
@@ -32,9 +37,12 @@ interface Reply {
 let pages: Server;
 let origin: string;
 let service: RunningService;
+/** Every path the page server was asked for. */
+const served: string[] = [];
 
 function servePages(): Promise<Server> {
   const server = createServer((request, response) => {
+    served.push(request.url ?? '');
     response.writeHead(200, { 'content-type': 'text/plain' }).end(`page ${request.url}`);
   });
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
@@ -46,9 +54,21 @@ function writeScript(): string {
   const fetchCall = (page: string) => ({ type: 'server_tool_use', name: 'web_fetch', input: { url: `${origin}/${page}` } });
   const script = [
     { when: '^read pages', steps: [[fetchCall('one')], [{ type: 'text', text: 'Reading on.' }, fetchCall('two')], [fetchCall('three')], [{ type: 'text', text: 'All three read.' }]] },
+    { when: '^cut ', steps: [[{ type: 'text', text: CUT_TEXT }, fetchCall('cut-target')], [{ type: 'text', text: 'Done.' }]] },
+    { when: '^finished then cut ', steps: [[fetchCall('finished-target'), { type: 'text', text: 'A long answer that the output budget will end somewhere in the middle of.' }]] },
   ];
   writeFileSync(path, JSON.stringify(script));
   return path;
+}
+
+const CUT_TEXT = 'Let me read it.';
+
+/**
+ * A max_tokens that ends the step inside the fetch call's input just before its closing `"}`:
+ * what arrived, `{"url":"<origin>/cut-target`, parses to a URL the user did mention.
+ */
+function budgetEndingInsideTheCall(): number {
+  return tokenize(CUT_TEXT).length + tokenize(JSON.stringify({ url: `${origin}/cut-target` })).length - 2;
 }
 
 const FETCH_TOOL = { type: 'web_fetch_20260209', name: 'web_fetch', allowed_callers: ['direct'], max_uses: 5 };
@@ -115,6 +135,48 @@ describe('pause_turn and resume', () => {
   });
 });
 
+describe('a step cut by max_tokens inside a server call', () => {
+  const cutTurn = () => ({ role: 'user' as const, content: `cut ${origin}/cut-target` });
+
+  test('the cut call is answered with invalid_tool_input without running, and stop_reason stays max_tokens', async () => {
+    const reply = await create([cutTurn()], { max_tokens: budgetEndingInsideTheCall() });
+    assert.equal(reply.stop_reason, 'max_tokens');
+    assert.deepEqual(reply.content.map((block) => block.type), ['text', 'server_tool_use', 'web_fetch_tool_result']);
+    assert.deepEqual(reply.content[1]?.input, { url: `${origin}/cut-target` }, 'the part that arrived reads as a whole URL');
+    assert.equal(reply.content[2]?.tool_use_id, reply.content[1]?.id);
+    assert.deepEqual(reply.content[2]?.content, { type: 'web_fetch_tool_result_error', error_code: 'invalid_tool_input' });
+    assert.deepEqual(reply.usage.server_tool_use, { web_search_requests: 0, web_fetch_requests: 0 });
+    assert.deepEqual(served.filter((path) => path === '/cut-target'), []);
+  });
+
+  test('streamed, the same blocks arrive as events, and the turn ends on max_tokens', async () => {
+    const response = await postJson(service, '/v1/messages', { model: 'mid', max_tokens: budgetEndingInsideTheCall(), messages: [cutTurn()], tools: [FETCH_TOOL], stream: true });
+    const events = await readSse(response);
+    const starts = events.filter((event) => event.event === 'content_block_start').map((event) => event.data.content_block as Block);
+    assert.deepEqual(starts.map((block) => block.type), ['text', 'server_tool_use', 'web_fetch_tool_result']);
+    assert.deepEqual(starts[2]?.content, { type: 'web_fetch_tool_result_error', error_code: 'invalid_tool_input' });
+    const delta = events.find((event) => event.event === 'message_delta')?.data as unknown as { delta: { stop_reason: string } };
+    assert.equal(delta.delta.stop_reason, 'max_tokens');
+    assert.equal(events.at(-1)?.event, 'message_stop');
+  });
+
+  test('the cut turn can be sent back, with a new user turn or as a turn to resume', async () => {
+    const reply = await create([cutTurn()], { max_tokens: budgetEndingInsideTheCall() });
+    const followed = await create([cutTurn(), { role: 'assistant', content: reply.content }, { role: 'user', content: 'Go on.' }]);
+    assert.equal(followed.stop_reason, 'end_turn');
+    const resumed = await create([cutTurn(), { role: 'assistant', content: reply.content }]);
+    assert.equal(resumed.content.at(-1)?.text, 'Done.');
+  });
+
+  test('a call the model finished before the budget ran out is run', async () => {
+    const reply = await create([{ role: 'user', content: `finished then cut ${origin}/finished-target` }], { max_tokens: 30 });
+    assert.equal(reply.stop_reason, 'max_tokens');
+    assert.deepEqual(reply.content.map((block) => block.type), ['server_tool_use', 'text', 'web_fetch_tool_result']);
+    assert.equal(reply.content[2]?.content?.url, `${origin}/finished-target`);
+    assert.deepEqual(reply.usage.server_tool_use, { web_search_requests: 0, web_fetch_requests: 1 });
+  });
+});
+
 describe('server tool blocks in the stream', () => {
   test('they stream as they happen, and the JSON reply is their fold', async () => {
     const response = await postJson(service, '/v1/messages', { model: 'mid', max_tokens: 300, messages: [userTurn()], tools: [FETCH_TOOL], stream: true });
@@ -146,5 +208,62 @@ describe('server tool blocks in the stream', () => {
     const shape = (message: Anthropic.Message) => message.content.map((block) => ({ type: block.type, input: 'input' in block ? block.input : undefined }));
     assert.deepEqual(shape(streamed), shape(plain));
     assert.deepEqual((streamed.content[0] as { input: unknown }).input, { url: `${origin}/one` });
+  });
+});
+
+describe('context budget', () => {
+  const SEARCH = { type: 'web_search_20260209', name: 'web_search' };
+  const FETCH = { type: 'web_fetch_20260209', name: 'web_fetch' };
+  const request = (tools: unknown[]) => parseMessageRequest({ model: 'm', max_tokens: 100, messages: [{ role: 'user', content: 'q' }], tools });
+  const page = (data: string): ServerToolResultBlock => ({
+    type: 'web_fetch_tool_result',
+    tool_use_id: 'srvtoolu_1',
+    content: { type: 'web_fetch_result', url: 'https://a.example/', content: { type: 'document', source: { type: 'text', media_type: 'text/plain', data }, title: 'T' }, retrieved_at: '' },
+  });
+  const code = (stdout: string, stderr = ''): ServerToolResultBlock => ({ type: 'code_execution_tool_result', tool_use_id: 'srvtoolu_2', content: { type: 'code_execution_result', stdout, stderr, return_code: 0, content: [] } });
+
+  test('the headroom after prompt and max_tokens is divided across the calls left, and results are taken out as they come', () => {
+    // (1500 window - 400 prompt - 100 max_tokens) tokens * 4 characters.
+    const budget = new ContextBudget(request([{ ...SEARCH, max_uses: 2 }, { ...FETCH, max_uses: 3 }]), 400, 1500);
+    assert.equal(budget.remainingCharacters, 4000);
+    assert.equal(budget.share('web_fetch', new Map()), 800);
+    assert.equal(budget.share('code_execution', new Map()), 666, 'code gets one share, as one more call');
+    budget.spend(page('x'.repeat(1000)));
+    assert.equal(budget.remainingCharacters, 4000 - (1000 + 'https://a.example/'.length + 1));
+    assert.equal(budget.share('web_search', new Map([['web_fetch', 1]])), Math.floor(2981 / 4));
+    budget.spend(code('y'.repeat(5000)));
+    assert.equal(budget.remainingCharacters, 0, 'never below zero');
+    assert.equal(budget.share('web_fetch', new Map([['web_fetch', 1]])), 0);
+  });
+
+  test('a tool without max_uses counts as 5 calls; from the fifth on, each call may take what is left', () => {
+    const budget = new ContextBudget(request([FETCH]), 0, 1100);
+    assert.equal(budget.share('web_fetch', new Map()), 800);
+    assert.equal(budget.share('web_fetch', new Map([['web_fetch', 3]])), 2000);
+    assert.equal(budget.share('web_fetch', new Map([['web_fetch', 4]])), 4000);
+    assert.equal(budget.share('web_fetch', new Map([['web_fetch', 9]])), 4000);
+  });
+
+  test('a fetch with max_content_tokens may take all that is left (its own cap applies within it)', () => {
+    const budget = new ContextBudget(request([SEARCH, { ...FETCH, max_uses: 5, max_content_tokens: 20_000 }]), 0, 1100);
+    assert.equal(budget.share('web_fetch', new Map()), 4000);
+    assert.equal(budget.share('web_search', new Map()), 400);
+  });
+
+  test('what a result puts in the context: search URL, title, page age and text; code stdout and stderr; an error its JSON', () => {
+    const hit = { type: 'web_search_result', url: 'https://b.example/x', title: 'Otters', page_age: '2 days', encrypted_content: encodeSearchContent('twelve chars') };
+    assert.equal(resultCharacters({ type: 'web_search_tool_result', tool_use_id: 's', content: [hit, hit] }), 2 * (19 + 6 + 6 + 12));
+    assert.equal(resultCharacters(code('out', 'error')), 8);
+    const error = { type: 'web_fetch_tool_result_error', error_code: 'url_not_accessible' };
+    assert.equal(resultCharacters({ type: 'web_fetch_tool_result', tool_use_id: 'f', content: error }), JSON.stringify(error).length);
+  });
+
+  test('code output over its share is cut, stderr keeping at least half, with a note that says so', () => {
+    assert.deepEqual(fitOutput({ stdout: 'short', stderr: '' }, 100), { stdout: 'short', stderr: '' });
+    const fitted = fitOutput({ stdout: 'o'.repeat(500), stderr: 'e'.repeat(500) }, 200);
+    assert.equal(fitted.stdout.length + fitted.stderr.length, 200);
+    assert.match(fitted.stderr, /^e+\n\[output cut to 200 characters, its share of the context window; it had 1000\]\n$/);
+    assert.ok(fitted.stdout.length > 0 && fitted.stdout.length <= fitted.stderr.length);
+    assert.deepEqual(fitOutput({ stdout: 'o'.repeat(50), stderr: '' }, 10), { stdout: 'o'.repeat(10), stderr: '' });
   });
 });

@@ -29,7 +29,7 @@ const NO_NAMESPACES = (await sandboxPlatform()).namespaces === undefined ? 'unsh
 const SECRET = 'mms-test-secret-4f9a1c';
 process.env.MMS_TEST_SECRET = SECRET;
 
-const LIMITS = { poolSize: 2, timeoutMs: 3_000, memoryMb: 400, maxOutputBytes: 4_096 };
+const LIMITS = { poolSize: 2, timeoutMs: 3_000, wallTimeoutMs: 6_000, memoryMb: 400, maxOutputBytes: 4_096 };
 const PAGE = ['Field notes, day 12.', 'The zebra codeword is PLATYPUS-7731.', 'Otters hold hands while they sleep.', 'Nothing else happened.'].join('\n');
 
 let service: RunningService;
@@ -138,6 +138,13 @@ print([line for line in page["content"]["source"]["data"].splitlines() if "otter
       [{ type: 'text', text: 'Six words.' }],
     ],
   });
+  // Each fetch of /slow waits out web fetch's 2 s limit; ten of them pause the running-time
+  // deadline for 20 s, so only the wall-clock limit can end this execution in time.
+  const slowCalls = `for attempt in range(10):
+    page = await web_fetch("${origin}/slow")
+    print(attempt, page.get("error_code"))
+print("finished")`;
+  entries.push({ when: '^slow calls ', steps: run(slowCalls) });
   entries.push({ when: '^no code$', steps: [[{ type: 'server_tool_use', name: 'code_execution', input: { source: 'print(1)' } } as never], [{ type: 'text', text: 'Done.' }]] });
   writeFileSync(path, JSON.stringify(entries));
   return path;
@@ -146,6 +153,7 @@ print([line for line in page["content"]["source"]["data"].splitlines() if "otter
 before(async () => {
   pages = createHttpServer((request, response) => {
     if (request.url === '/notes') response.writeHead(200, { 'content-type': 'text/plain' }).end(PAGE);
+    else if (request.url === '/slow') return; // never answers: web fetch's own time limit ends each call
     else response.writeHead(404).end();
   });
   await new Promise<void>((ready) => pages.listen(0, '127.0.0.1', ready));
@@ -171,6 +179,7 @@ before(async () => {
 
 after(async () => {
   await service.close();
+  pages.closeAllConnections();
   pages.close();
   probe.close();
   rmSync(scriptFolder, { recursive: true, force: true });
@@ -239,6 +248,12 @@ describe('code execution through the loop', () => {
 describe('sandbox battery', () => {
   test('an infinite loop ends in execution_time_exceeded', async () => {
     const reply = await ask('run infinite loop');
+    assert.deepEqual(executionResult(reply), { type: 'code_execution_tool_result_error', error_code: 'execution_time_exceeded' });
+    assert.equal(reply.content.at(-1)?.text, 'Done.');
+  });
+
+  test('slow web_fetch calls from code do not stop the wall clock: past wallTimeoutMs the answer is execution_time_exceeded', async () => {
+    const reply = await ask(`slow calls ${origin}/slow`, [CODE_TOOL, { type: 'web_fetch_20260209', name: 'web_fetch' }]);
     assert.deepEqual(executionResult(reply), { type: 'code_execution_tool_result_error', error_code: 'execution_time_exceeded' });
     assert.equal(reply.content.at(-1)?.text, 'Done.');
   });
@@ -338,7 +353,7 @@ describe('programmatic tool calling', () => {
 
 describe('runner edges', () => {
   const request = { model: 'mid', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] } as MessageRequest;
-  const context = { request, turnSoFar: [], inputTokens: 1, contextWindow: 4096, signal: new AbortController().signal, callServerTool: () => Promise.reject(new Error('not used')) };
+  const context = { request, turnSoFar: [], resultCharacters: 16_000, signal: new AbortController().signal, callServerTool: () => Promise.reject(new Error('not used')) };
 
   test('a sandbox that cannot start is the unavailable error block', async () => {
     const options = { ...codeExecutionConfig.parse({ poolSize: 0 }), pyodideFolder: join(tmpdir(), 'no-pyodide-here') };

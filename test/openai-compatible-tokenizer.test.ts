@@ -30,7 +30,7 @@ describe('a tokenizer endpoint that is not served', () => {
       maxOutputTokens: 4096,
       backend: { type: 'openai-compatible' as const, engine: engine.kind, baseURL: engine.baseURL, model: engine.model },
     });
-    service = await startService({ models: [model('routed', vllm), model('old-llama', llama)] }, process.cwd(), { now: () => clock.now, warn: (line) => warnings.push(line) });
+    service = await startService({ models: [model('routed', vllm), model('old-llama', llama)] }, process.cwd(), { registry: { now: () => clock.now, warn: (line) => warnings.push(line) } });
   });
   after(async () => {
     await service.close();

@@ -286,7 +286,7 @@ const toolRequest = (tool: Record<string, unknown> = {}): MessageRequest =>
 
 async function runTool(provider: SearchProvider | undefined, input: Record<string, unknown>, tool: Record<string, unknown> = {}, timeoutMs = 5_000): Promise<ServerToolResultBlock> {
   const searchTool = new WebSearchTool({ maxResults: 3, maxResultCharacters: 500, timeoutMs }, provider);
-  return searchTool.run({ type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input }, { request: toolRequest(tool), inputTokens: 10, contextWindow: 100_000, signal: new AbortController().signal });
+  return searchTool.run({ type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input }, { request: toolRequest(tool), resultCharacters: 400_000, signal: new AbortController().signal });
 }
 
 function errorCode(block: ServerToolResultBlock): string | undefined {

@@ -14,12 +14,14 @@ import type { ModelRegistry } from './models/model-registry.js';
 import { registerCountTokensRoute } from './routes/count-tokens/route.js';
 import { registerMessagesRoute } from './routes/messages/route.js';
 import { registerModelsRoutes } from './routes/models/route.js';
-import { ServiceTools } from './tools/service-tools.js';
+import { ServiceTools, type ToolProviders } from './tools/service-tools.js';
 
 export interface AppOptions {
   config: ServiceConfig;
   registry: ModelRegistry;
   serverTools?: ServerToolRunner;
+  /** A code runner or host lookup in place of the built-in ones (ignored when serverTools is given). */
+  toolProviders?: ToolProviders;
   logger?: FastifyServerOptions['logger'];
 }
 
@@ -66,7 +68,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   });
 
   app.get('/health', async () => ({ status: 'ok' }));
-  const serverTools = options.serverTools ?? new ServiceTools(options.config.serverTools);
+  const serverTools = options.serverTools ?? new ServiceTools(options.config.serverTools, options.toolProviders);
   registerMessagesRoute(app, { registry: options.registry, serverTools, maxSteps: options.config.maxSteps }, options.config.pingIntervalMs);
   registerCountTokensRoute(app, options.registry);
   registerModelsRoutes(app, options.registry);

@@ -4,3 +4,6 @@ export { serviceConfig, type ServiceConfig, type ServiceConfigInput } from './co
 export { ModelRegistry } from './models/model-registry.js';
 export type { Backend, BackendStepRequest } from './backends/backend.js';
 export type { StreamPart } from './streaming/stream-part.js';
+export type { ToolProviders } from './tools/service-tools.js';
+export type { CodeRunner, RunOptions, RunOutcome, HostFunction } from './tools/code-execution/code-runner.js';
+export type { HostLookup } from './tools/web-fetch/guarded-agent.js';

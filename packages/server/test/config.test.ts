@@ -65,6 +65,12 @@ test('errors name the file and the field', () => {
   assert.match(configError({ models: [] }), /^config test\.json: models: /);
 });
 
+test('code execution: the wall-clock limit is optional and may not be shorter than the running time it includes', () => {
+  assert.equal(validateConfig({ models: [model] }, 'test.json').serverTools.codeExecution.wallTimeoutMs, undefined);
+  assert.equal(validateConfig({ models: [model], serverTools: { codeExecution: { timeoutMs: 1000, wallTimeoutMs: 5000 } } }, 'test.json').serverTools.codeExecution.wallTimeoutMs, 5000);
+  assert.match(configError({ models: [model], serverTools: { codeExecution: { timeoutMs: 1000, wallTimeoutMs: 500 } } }), /serverTools\.codeExecution\.wallTimeoutMs: must be at least timeoutMs/);
+});
+
 test('a name that resolves to two models is refused', () => {
   assert.match(configError({ models: [model, { ...model, id: 'n', aliases: ['m'] }] }), /"m" names both m and n/);
 });

@@ -3,7 +3,7 @@
  * test talks HTTP to it, exactly as a client would.
  */
 import type { AddressInfo } from 'node:net';
-import { buildApp, ModelRegistry, validateConfig, type ServiceConfigInput } from '@mms/server';
+import { buildApp, ModelRegistry, validateConfig, type ServiceConfigInput, type ToolProviders } from '@mms/server';
 import { API_VERSION, VERSION_HEADER } from '@mms/protocol';
 
 export const TEST_API_KEY = 'test-key-0123456789';
@@ -34,13 +34,16 @@ export function scriptedModels(backend: Record<string, unknown> = {}): ServiceCo
   );
 }
 
-/** The registry's clock and warning sink, for tests that step time or read warnings. */
-export type RegistryOptions = Parameters<typeof ModelRegistry.fromConfig>[2];
+/** Seams for tests: the registry's clock and warning sink, and tool providers (a code runner or host lookup in place of the built-in ones). */
+export interface StartOptions {
+  registry?: Parameters<typeof ModelRegistry.fromConfig>[2];
+  toolProviders?: ToolProviders;
+}
 
-export async function startService(config: Partial<ServiceConfigInput> = {}, configFolder = process.cwd(), registryOptions: RegistryOptions = {}): Promise<RunningService> {
+export async function startService(config: Partial<ServiceConfigInput> = {}, configFolder = process.cwd(), options: StartOptions = {}): Promise<RunningService> {
   const full = validateConfig({ apiKeys: [TEST_API_KEY], models: scriptedModels(), ...config }, 'test config');
-  const registry = ModelRegistry.fromConfig(full.models, configFolder, registryOptions);
-  const app = buildApp({ config: full, registry });
+  const registry = ModelRegistry.fromConfig(full.models, configFolder, options.registry);
+  const app = buildApp({ config: full, registry, toolProviders: options.toolProviders });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const { port } = app.server.address() as AddressInfo;
   return {

@@ -1,13 +1,15 @@
 /**
  * The turn loop (no HTTP here): backend step -> if the model asked for server tools, run them
  * and append their result blocks -> step again; stop on end of turn, a client tool call, the
- * output budget, or the step bound (then `pause_turn`). It also enforces
+ * output budget, or the step bound (then `pause_turn`). Whatever ends the turn, every server
+ * call in it has its result block, so the turn can always be sent back. It also enforces
  * `disable_parallel_tool_use` for every backend: after one tool_use block the step ends.
  */
 import { isCustomTool, SERVER_TOOL_NAMES, type ContentBlock, type MessageRequest, type ModelProfile, type ServerToolResultBlock, type ServerToolUseBlock, type StopReason } from '@mms/protocol';
 import type { Backend } from '../backends/backend.js';
 import { BlockAssembler } from '../streaming/block-assembler.js';
 import type { StreamPart } from '../streaming/stream-part.js';
+import { ContextBudget } from './context-budget.js';
 import { serverToolError, type ServerToolRunner } from './server-tool-runner.js';
 
 export interface TurnOptions {
@@ -18,7 +20,7 @@ export interface TurnOptions {
   fault: string | undefined;
   maxSteps: number;
   serverTools: ServerToolRunner;
-  /** The prompt's tokens, for tools that budget their output against the window. */
+  /** The prompt's tokens: the window's headroom for tool results starts after them. */
   inputTokens: number;
   signal: AbortSignal;
 }
@@ -35,24 +37,28 @@ interface TurnState {
    * a nested search are fetchable by a later nested fetch (url_not_in_prior_context).
    */
   sandboxResults: ServerToolResultBlock[];
+  /** The input headroom left for tool results appended to the turn. */
+  budget: ContextBudget;
 }
 
 export async function* runTurn(options: TurnOptions): AsyncGenerator<StreamPart[]> {
-  const state: TurnState = { blocks: [], outputTokens: 0, webSearchRequests: 0, webFetchRequests: 0, uses: new Map(), sandboxResults: [] };
+  const budget = new ContextBudget(options.request, options.inputTokens, options.model.contextWindow);
+  const state: TurnState = { blocks: [], outputTokens: 0, webSearchRequests: 0, webFetchRequests: 0, uses: new Map(), sandboxResults: [], budget };
   for (let step = 0; step < options.maxSteps; step += 1) {
     const outcome = yield* runStep(options, state, step);
-    const pending = outcome.stopReason === 'tool_use' ? unansweredServerCalls(outcome.stepBlocks) : [];
+    const pending = unansweredServerCalls(outcome.stepBlocks);
     const clientCall = outcome.stepBlocks.some((block) => block.type === 'tool_use');
     if (pending.length === 0) {
       yield [...outcome.tail, { type: 'finish', stopReason: outcome.stopReason, stopSequence: outcome.stopSequence }];
       return;
     }
     if (outcome.tail.length > 0) yield outcome.tail;
-    // Server calls are answered even when the step also called a client tool: the turn goes
-    // back to the client complete, and a request must carry every server call's result.
-    yield* runServerTools(pending, options, state);
-    if (clientCall) {
-      yield [{ type: 'finish', stopReason: 'tool_use', stopSequence: null }];
+    // Server calls are answered whatever ended the step, even a client tool call or the output
+    // budget: the turn goes back to the client complete, because a request must carry every
+    // server call's result (protocol/src/tool-pairing.ts) and the client cannot write one.
+    yield* runServerTools(pending, options, state, cutByBudget(outcome));
+    if (clientCall || outcome.stopReason !== 'tool_use') {
+      yield [{ type: 'finish', stopReason: clientCall && outcome.stopReason === 'tool_use' ? 'tool_use' : outcome.stopReason, stopSequence: outcome.stopSequence }];
       return;
     }
   }
@@ -124,10 +130,21 @@ function unansweredServerCalls(blocks: readonly ContentBlock[]): ServerToolUseBl
   return blocks.filter((block): block is ServerToolUseBlock => block.type === 'server_tool_use' && !answered.has(block.id));
 }
 
-async function* runServerTools(calls: readonly ServerToolUseBlock[], options: TurnOptions, state: TurnState): AsyncGenerator<StreamPart[]> {
+/**
+ * The call the output budget ended inside: the step's last block when it stopped on
+ * `max_tokens`. Its input is whatever part of the JSON arrived, so it is never run (a cut
+ * `http://host/abcdef` may read `http://host/a`); a call the model finished before it is.
+ */
+function cutByBudget(outcome: StepOutcome): ServerToolUseBlock | undefined {
+  const last = outcome.stepBlocks.at(-1);
+  return outcome.stopReason === 'max_tokens' && last?.type === 'server_tool_use' ? last : undefined;
+}
+
+async function* runServerTools(calls: readonly ServerToolUseBlock[], options: TurnOptions, state: TurnState, cut: ServerToolUseBlock | undefined): AsyncGenerator<StreamPart[]> {
   for (const call of calls) {
-    const result = await runServerTool(call, options, state);
+    const result = call === cut ? serverToolError(call, 'invalid_tool_input') : await runServerTool(call, options, state);
     state.blocks.push(result);
+    state.budget.spend(result);
     yield [{ type: 'block-start', block: result }, { type: 'block-stop' }];
   }
   yield [{ type: 'server-tool-usage', webSearchRequests: state.webSearchRequests, webFetchRequests: state.webFetchRequests }];
@@ -137,8 +154,8 @@ async function* runServerTools(calls: readonly ServerToolUseBlock[], options: Tu
  * Runs one server call, from the model or (nested) from code in the sandbox. `max_uses` is
  * counted per request; past it the call gets the error block and the model goes on.
  */
-async function runServerTool(call: ServerToolUseBlock, options: TurnOptions, state: TurnState): Promise<ServerToolResultBlock> {
-  const result = await dispatchServerTool(call, options, state);
+async function runServerTool(call: ServerToolUseBlock, options: TurnOptions, state: TurnState, signal = options.signal): Promise<ServerToolResultBlock> {
+  const result = await dispatchServerTool(call, options, state, signal);
   // usage.server_tool_use counts requests the service made, so an error block that made none is not counted.
   const madeRequest = !isErrorResult(result.content);
   if (madeRequest && call.name === SERVER_TOOL_NAMES.webSearch) state.webSearchRequests += 1;
@@ -146,7 +163,8 @@ async function runServerTool(call: ServerToolUseBlock, options: TurnOptions, sta
   return result;
 }
 
-async function dispatchServerTool(call: ServerToolUseBlock, options: TurnOptions, state: TurnState): Promise<ServerToolResultBlock> {
+async function dispatchServerTool(call: ServerToolUseBlock, options: TurnOptions, state: TurnState, signal: AbortSignal): Promise<ServerToolResultBlock> {
+  const resultCharacters = state.budget.share(call.name, state.uses);
   const used = (state.uses.get(call.name) ?? 0) + 1;
   state.uses.set(call.name, used);
   const tool = (options.request.tools ?? []).find((candidate) => candidate.name === call.name && !isCustomTool(candidate));
@@ -156,12 +174,12 @@ async function dispatchServerTool(call: ServerToolUseBlock, options: TurnOptions
   return options.serverTools.run(call, {
     request: options.request,
     turnSoFar: state.sandboxResults.length === 0 ? state.blocks : [...state.blocks, ...state.sandboxResults],
-    inputTokens: options.inputTokens,
-    contextWindow: options.model.contextWindow,
-    signal: options.signal,
-    callServerTool: async (name, input) => {
+    resultCharacters,
+    signal,
+    callServerTool: async (name, input, callSignal) => {
       nested += 1;
-      const result = await runServerTool({ type: 'server_tool_use', id: `${call.id}_${nested}`, name, input }, options, state);
+      const nestedSignal = callSignal ? AbortSignal.any([signal, callSignal]) : signal;
+      const result = await runServerTool({ type: 'server_tool_use', id: `${call.id}_${nested}`, name, input }, options, state, nestedSignal);
       state.sandboxResults.push(result);
       return result;
     },

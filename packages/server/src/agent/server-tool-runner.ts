@@ -10,16 +10,20 @@ export interface ToolCallContext {
   request: MessageRequest;
   /** Blocks this turn produced so far. */
   turnSoFar: readonly unknown[];
-  inputTokens: number;
-  contextWindow: number;
+  /**
+   * Characters this call's result may put in the context: its share of the turn's input
+   * headroom (agent/context-budget.ts), measured as `resultCharacters` measures it.
+   */
+  resultCharacters: number;
   signal: AbortSignal;
   /**
    * Runs another server tool on behalf of this call (programmatic tool calling: code in the
    * sandbox calling web_search or web_fetch). It goes through the loop's own bookkeeping, so
    * `max_uses` and `usage.server_tool_use` count it like a call the model made directly; its
-   * result goes back to the caller only and never enters the turn.
+   * result goes back to the caller only and never enters the turn. `signal` ends the call
+   * early (the execution that made it is over), besides the request's own signal.
    */
-  callServerTool(name: string, input: Record<string, unknown>): Promise<ServerToolResultBlock>;
+  callServerTool(name: string, input: Record<string, unknown>, signal?: AbortSignal): Promise<ServerToolResultBlock>;
 }
 
 export interface ServerToolRunner {

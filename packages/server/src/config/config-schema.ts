@@ -92,12 +92,13 @@ export const codeExecutionConfig = z.strictObject({
   maxConcurrent: z.int().min(1).max(256).default(4).describe('Executions running at once; more wait for a slot.'),
   queueTimeoutMs: z.int().min(0).default(10_000).describe('How long an execution waits for a slot before its answer is too_many_requests.'),
   timeoutMs: z.int().min(100).default(30_000).describe("Running time of one execution, not counting its web_search and web_fetch calls; past it the answer is execution_time_exceeded."),
+  wallTimeoutMs: z.int().min(100).optional().describe('Wall-clock time of one execution, its web_search and web_fetch calls included; past it the answer is execution_time_exceeded. Default: 3 x timeoutMs.'),
   startTimeoutMs: z.int().min(1000).default(60_000).describe('Time a sandbox may take to load Python before it counts as unavailable.'),
   memoryMb: z.int().min(256).default(512).describe('Resident memory of one sandbox; above it the sandbox is killed (return code 137).'),
   maxOutputBytes: z.int().min(1024).default(65_536).describe('Bytes of stdout, and of stderr, kept per execution; the rest is dropped with a note in stderr.'),
   maxFileBytes: z.int().min(1024).default(64 * 1024 * 1024).describe('Largest file code may write in its working folder.'),
   maxHostCalls: z.int().min(0).default(20).describe('web_search and web_fetch calls one execution may make (max_uses also applies).'),
-});
+}).refine((options) => options.wallTimeoutMs === undefined || options.wallTimeoutMs >= options.timeoutMs, { path: ['wallTimeoutMs'], message: 'must be at least timeoutMs, which it includes' });
 
 export const serviceConfig = z.strictObject({
   $schema: z.string().optional(),

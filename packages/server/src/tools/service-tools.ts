@@ -3,22 +3,39 @@ import { SERVER_TOOL_NAMES, type ServerToolResultBlock, type ServerToolUseBlock 
 import { unavailableServerTools, type ServerToolRunner, type ToolCallContext } from '../agent/server-tool-runner.js';
 import { codeExecutionConfig } from '../config/config-schema.js';
 import { CodeExecutionTool, type CodeExecutionOptions } from './code-execution/code-execution-tool.js';
+import type { CodeRunner } from './code-execution/code-runner.js';
+import type { HostLookup } from './web-fetch/guarded-agent.js';
 import { WebFetchTool, type WebFetchOptions } from './web-fetch/web-fetch-tool.js';
 import { WebSearchTool, type WebSearchOptions } from './web-search/web-search-tool.js';
 
 /** Web search without a config: no provider, so every search answers `unavailable`. */
 const NO_WEB_SEARCH: WebSearchOptions = { maxResults: 5, maxResultCharacters: 2_000, timeoutMs: 10_000 };
 
+/**
+ * Parts a program that embeds the service may supply in place of the built-in ones; they are
+ * objects, not config, so they come through `buildApp`'s options.
+ */
+export interface ToolProviders {
+  /**
+   * Runs code for code execution, in place of the child-process runner the config describes
+   * (a container or microVM runner at scale; a fake in tests). It must keep CodeRunner's
+   * promises (code-runner.ts). The service closes it when it closes.
+   */
+  codeRunner?: CodeRunner;
+  /** Resolves host names for web fetch; every address it answers is still checked at connect. */
+  hostLookup?: HostLookup;
+}
+
 export class ServiceTools implements ServerToolRunner {
   private readonly webFetch: WebFetchTool;
   private readonly webSearch: WebSearchTool;
   private readonly codeExecution: CodeExecutionTool;
 
-  constructor(options: { webFetch: WebFetchOptions; webSearch?: WebSearchOptions; codeExecution?: CodeExecutionOptions }) {
-    this.webFetch = new WebFetchTool(options.webFetch);
+  constructor(options: { webFetch: WebFetchOptions; webSearch?: WebSearchOptions; codeExecution?: CodeExecutionOptions }, providers: ToolProviders = {}) {
+    this.webFetch = new WebFetchTool(options.webFetch, providers.hostLookup);
     this.webSearch = new WebSearchTool(options.webSearch ?? NO_WEB_SEARCH);
     // The sandbox loads nothing until the first execution (unless warmAtStart), so this is cheap.
-    this.codeExecution = new CodeExecutionTool(options.codeExecution ?? codeExecutionConfig.parse({}));
+    this.codeExecution = new CodeExecutionTool(options.codeExecution ?? codeExecutionConfig.parse({}), providers.codeRunner);
   }
 
   run(call: ServerToolUseBlock, context: ToolCallContext): Promise<ServerToolResultBlock> {

@@ -3,7 +3,8 @@
  * sandbox and answers with its stdout, stderr and return code. Code may await the request's
  * web_search and web_fetch (host-functions.ts); those calls go through the agent loop's
  * max_uses and usage counting, and their results reach only the code, so that it can filter
- * them before anything enters the context: the turn sees what the code prints, nothing more.
+ * them before anything enters the context: the turn sees what the code prints, nothing more,
+ * cut to the call's share of the turn's input headroom (agent/context-budget.ts).
  */
 import type { ServerToolResultBlock, ServerToolUseBlock } from '@mms/protocol';
 import { serverToolError, type ToolCallContext } from '../../agent/server-tool-runner.js';
@@ -26,7 +27,7 @@ export class CodeExecutionTool {
     if (typeof code !== 'string') return serverToolError(call, 'invalid_tool_input');
     const outcome = await this.runner.run(code, {
       hostFunctions: hostFunctionsFor(context.request),
-      callHost: async (name, input) => resultForCode((await context.callServerTool(name, input)).content),
+      callHost: async (name, input, signal) => resultForCode((await context.callServerTool(name, input, signal)).content),
       signal: context.signal,
     });
     switch (outcome.kind) {
@@ -38,9 +39,9 @@ export class CodeExecutionTool {
         if (outcome.reason === 'time_limit') return serverToolError(call, 'execution_time_exceeded');
         if (outcome.reason === 'aborted') return serverToolError(call, 'unavailable');
         // Over memory or misbehaving: a process killed by SIGKILL, as a shell would report it.
-        return executionResult(call, outcome.stdout, outcome.stderr, 137);
+        return executionResult(call, fitOutput(outcome, context.resultCharacters), 137);
       case 'exited':
-        return executionResult(call, outcome.stdout, outcome.stderr, outcome.returnCode);
+        return executionResult(call, fitOutput(outcome, context.resultCharacters), outcome.returnCode);
     }
   }
 
@@ -49,7 +50,32 @@ export class CodeExecutionTool {
   }
 }
 
-function executionResult(call: ServerToolUseBlock, stdout: string, stderr: string, returnCode: number): ServerToolResultBlock {
+interface Output {
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * stdout and stderr within the result's share of the context window, with a note in stderr when
+ * they were cut. stderr keeps at least half of the room (a traceback says what went wrong) and
+ * whatever stdout leaves.
+ */
+export function fitOutput(output: Output, characters: number): Output {
+  const { stdout, stderr } = output;
+  if (stdout.length + stderr.length <= characters) return { stdout, stderr };
+  const dropped = stdout.length + stderr.length;
+  const note = `[output cut to ${characters} characters, its share of the context window; it had ${dropped}]\n`;
+  // Too little room for the note: the output alone, cut.
+  if (characters <= note.length) return { stdout: stdout.slice(0, characters), stderr: '' };
+  const room = characters - note.length;
+  let stderrKept = stderr.slice(0, Math.max(room - stdout.length, Math.floor(room / 2)));
+  // The note goes on a line of its own, in place of the last character kept.
+  if (stderrKept !== '' && !stderrKept.endsWith('\n')) stderrKept = `${stderrKept.slice(0, -1)}\n`;
+  const stdoutKept = stdout.slice(0, room - stderrKept.length);
+  return { stdout: stdoutKept, stderr: stderrKept + note };
+}
+
+function executionResult(call: ServerToolUseBlock, { stdout, stderr }: Output, returnCode: number): ServerToolResultBlock {
   return {
     type: 'code_execution_tool_result',
     tool_use_id: call.id,

@@ -8,8 +8,9 @@
  * - every execution starts from a clean state: nothing from an earlier execution is visible;
  * - the code cannot read the service's files or environment, reach the network, or signal the
  *   service's processes, by any path the language offers (including pyodide's `import js`);
- * - a time limit on the sandbox's own running time and a cap on its resident memory are
- *   enforced by killing the execution, and stdout and stderr are cut at a byte cap;
+ * - a time limit on the sandbox's own running time, an overall wall-clock limit that counts
+ *   host function calls too, and a cap on its resident memory are enforced by killing the
+ *   execution, and stdout and stderr are cut at a byte cap;
  * - host functions are the only way out, and the runner checks every call against the list it
  *   was given, because the code may forge any message its side of the channel can send.
  */
@@ -31,8 +32,11 @@ export interface HostFunction {
 
 export interface RunOptions {
   hostFunctions: readonly HostFunction[];
-  /** Runs one host function call; what it resolves to goes back to the code as JSON. */
-  callHost(name: string, input: Record<string, unknown>): Promise<unknown>;
+  /**
+   * Runs one host function call; what it resolves to goes back to the code as JSON. A runner
+   * aborts `signal` when the execution ends first, so that no search or fetch outlives it.
+   */
+  callHost(name: string, input: Record<string, unknown>, signal?: AbortSignal): Promise<unknown>;
   signal: AbortSignal;
 }
 

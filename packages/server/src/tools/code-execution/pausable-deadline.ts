@@ -1,7 +1,8 @@
 /**
  * The wall-clock limit of one execution. It counts the sandbox's own time only: while a host
  * function call (a web search or fetch for the code) is in flight the clock stops, because that
- * time is the tool's, bounded by the tool's own limits and the request's max_uses.
+ * time is the tool's, bounded by the tool's own limits and the request's max_uses. The
+ * execution's overall wall-clock limit (sandbox-process.ts) runs on regardless.
  */
 export class PausableDeadline {
   private remainingMs: number;

@@ -8,8 +8,9 @@
  *   read and write only its working folder, and may not start processes or workers or load
  *   native addons (sandbox-command.ts);
  * - an empty environment, so no secret of the service's is there to read;
- * - kernel limits through prlimit (CPU time, file size, no core dumps), a wall-clock deadline,
- *   and a resident-memory watchdog reading /proc;
+ * - kernel limits through prlimit (CPU time, file size, no core dumps), a deadline on the
+ *   sandbox's own running time, an overall wall-clock limit that counts host function calls
+ *   too, and a resident-memory watchdog reading /proc;
  * - stdout and stderr cut at a cap, and a message channel that treats every message as hostile.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -24,9 +25,18 @@ import { PausableDeadline } from './pausable-deadline.js';
 import { describeStartFailure, sandboxCommand, sandboxSpawnOptions, type SandboxPaths } from './sandbox-command.js';
 import type { SandboxPlatform } from './sandbox-platform.js';
 
+/** The overall wall-clock limit, when the config leaves it unset, in multiples of timeoutMs. */
+export const WALL_CLOCK_MULTIPLE = 3;
+
 export interface SandboxLimits {
   /** The sandbox's own running time per execution (host function calls not counted). */
   timeoutMs: number;
+  /**
+   * The whole execution, host function calls included; WALL_CLOCK_MULTIPLE x timeoutMs when
+   * unset. timeoutMs alone would let code that keeps a slow search or fetch in flight run
+   * for as long as max_uses and maxHostCalls allow.
+   */
+  wallTimeoutMs?: number | undefined;
   /** Resident memory of the child; above it the child is killed. */
   memoryMb: number;
   /** Kept bytes of stdout and of stderr, each. */
@@ -140,6 +150,9 @@ export class SandboxProcess {
     this.stderr = new CappedOutput(this.limits.maxOutputBytes);
     const started = performance.now();
     const deadline = new PausableDeadline(this.limits.timeoutMs, () => this.kill('time_limit'));
+    const wallClock = setTimeout(() => this.kill('time_limit'), this.limits.wallTimeoutMs ?? this.limits.timeoutMs * WALL_CLOCK_MULTIPLE);
+    // Ends host function calls still in flight when the execution is over, however it ended.
+    const over = new AbortController();
     const watchdog = this.watchMemory();
     const abort = () => this.kill('aborted');
     options.signal.addEventListener('abort', abort, { once: true });
@@ -147,10 +160,12 @@ export class SandboxProcess {
     let calls = 0;
     this.onCall = (message) => {
       calls += 1;
-      void this.answerCall(message, calls, options, deadline);
+      void this.answerCall(message, calls, options, deadline, over.signal);
     };
     this.send({ type: 'run', code, functions: options.hostFunctions });
     const exit = await this.gone;
+    over.abort();
+    clearTimeout(wallClock);
     deadline.stop();
     clearInterval(watchdog);
     options.signal.removeEventListener('abort', abort);
@@ -212,7 +227,7 @@ export class SandboxProcess {
   }
 
   /** One host function call from the code, checked field by field: the sender is untrusted. */
-  private async answerCall(message: unknown, count: number, options: RunOptions, deadline: PausableDeadline): Promise<void> {
+  private async answerCall(message: unknown, count: number, options: RunOptions, deadline: PausableDeadline, over: AbortSignal): Promise<void> {
     const call = message as { type?: unknown; id?: unknown; name?: unknown; input?: unknown };
     if (call.type !== 'call' || !Number.isSafeInteger(call.id) || typeof call.name !== 'string' || !isPlainObject(call.input)) {
       this.kill('protocol_breach');
@@ -226,7 +241,7 @@ export class SandboxProcess {
     if (count > this.limits.maxHostCalls) return reply({ message: `more than ${this.limits.maxHostCalls} tool calls in one execution` });
     const release = deadline.hold();
     try {
-      reply({ content: await options.callHost(call.name, call.input) });
+      reply({ content: await options.callHost(call.name, call.input, over) });
     } catch (error) {
       reply({ message: `${call.name} failed: ${(error as Error).message}` });
     } finally {

@@ -1,8 +1,10 @@
 /**
  * One page over HTTP for the model: redirects followed by hand (each one checked again), a byte
- * cap, a time limit, and a clear error for what cannot be fetched.
+ * cap, a time limit, and a clear error for what cannot be fetched. A body that will not be read
+ * (an error status, a type the model cannot read) is destroyed at once, not left to hold its
+ * connection until the time limit.
  */
-import { request, type Agent } from 'undici';
+import { request, type Agent, type Dispatcher } from 'undici';
 import type { AddressPolicy } from './address-policy.js';
 import { assertUrlAllowed } from './guarded-agent.js';
 
@@ -43,15 +45,34 @@ export async function fetchPage(start: URL, agent: Agent, policy: AddressPolicy,
       url = new URL(location, url);
       continue;
     }
-    if (response.statusCode === 429) throw new FetchFailure('too_many_requests', `${url.href} answered 429`);
     if (response.statusCode >= 400) {
-      await response.body.dump();
-      throw new FetchFailure('url_not_accessible', `${url.href} answered ${response.statusCode}`);
+      discard(response.body);
+      throw new FetchFailure(response.statusCode === 429 ? 'too_many_requests' : 'url_not_accessible', `${url.href} answered ${response.statusCode}`);
     }
     const contentType = String(response.headers['content-type'] ?? 'application/octet-stream').toLowerCase();
+    if (!isReadableMediaType(contentType)) {
+      discard(response.body);
+      throw new FetchFailure('unsupported_content_type', `content type ${mediaTypeOf(contentType)} is not supported`);
+    }
     const { text, truncated } = await readCapped(response.body, limits.maxBytes);
     return { url: url.href, contentType, body: text, truncated };
   }
+}
+
+/** Closes a body nobody will read. undici reports the abort this causes as an error on the body: expected here. */
+function discard(body: Dispatcher.ResponseData['body']): void {
+  body.on('error', () => {});
+  body.destroy();
+}
+
+export function mediaTypeOf(contentType: string): string {
+  return contentType.split(';')[0]!.trim().toLowerCase();
+}
+
+/** HTML (turned into markdown), text of any kind, and JSON: what page-to-text.ts can give a model. */
+export function isReadableMediaType(contentType: string): boolean {
+  const mediaType = mediaTypeOf(contentType);
+  return mediaType === 'application/xhtml+xml' || mediaType.startsWith('text/') || mediaType === 'application/json' || mediaType.endsWith('+json');
 }
 
 async function readCapped(body: AsyncIterable<Buffer> & { destroy(): void }, maxBytes: number): Promise<{ text: string; truncated: boolean }> {

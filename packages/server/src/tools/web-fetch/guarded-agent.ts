@@ -3,7 +3,7 @@
  * and then fetching it would let DNS rebinding answer differently the second time. IP literals
  * never reach `lookup`, so `assertUrlAllowed` checks those before any request.
  */
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { promises as dns, type LookupAddress, type LookupAllOptions } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import { Agent } from 'undici';
 import type { AddressPolicy } from './address-policy.js';
@@ -12,17 +12,26 @@ export class UrlNotAllowedError extends Error {
   override name = 'UrlNotAllowedError';
 }
 
-export function guardedAgent(policy: AddressPolicy, timeoutMs: number): Agent {
+/**
+ * Every address a host name resolves to. The system resolver unless the service is given
+ * another (tests stand in a resolver that changes its answer between calls, as DNS rebinding does).
+ */
+export type HostLookup = (hostname: string, options: LookupAllOptions) => Promise<LookupAddress[]>;
+
+const systemLookup: HostLookup = (hostname, options) => dns.lookup(hostname, options);
+
+export function guardedAgent(policy: AddressPolicy, timeoutMs: number, resolve: HostLookup = systemLookup): Agent {
   const lookup: LookupFunction = (hostname, options, callback) => {
-    dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
-      if (error) return callback(error, '', 0);
-      const list = addresses as unknown as LookupAddress[];
-      const refused = list.find((entry) => !policy.permits(entry.address));
-      if (refused || list.length === 0) return callback(new UrlNotAllowedError(`${hostname} resolves to ${refused?.address ?? 'nothing'}, which is not allowed`), '', 0);
-      if ((options as { all?: boolean }).all) return (callback as unknown as (error: null, addresses: LookupAddress[]) => void)(null, list);
-      const first = list[0]!;
-      callback(null, first.address, first.family);
-    });
+    resolve(hostname, { ...options, all: true }).then(
+      (list) => {
+        const refused = list.find((entry) => !policy.permits(entry.address));
+        if (refused || list.length === 0) return callback(new UrlNotAllowedError(`${hostname} resolves to ${refused?.address ?? 'nothing'}, which is not allowed`), '', 0);
+        if (options.all) return callback(null, list);
+        const first = list[0]!;
+        callback(null, first.address, first.family);
+      },
+      (error: NodeJS.ErrnoException) => callback(error, '', 0),
+    );
   };
   return new Agent({ connect: { lookup, timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
 }

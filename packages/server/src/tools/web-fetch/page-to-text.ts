@@ -5,7 +5,7 @@
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
 import TurndownService from 'turndown';
-import { FetchFailure, type FetchedPage } from './fetch-page.js';
+import { FetchFailure, isReadableMediaType, mediaTypeOf, type FetchedPage } from './fetch-page.js';
 
 const turndown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced' });
 
@@ -15,9 +15,9 @@ export interface PageText {
 }
 
 export function pageToText(page: FetchedPage): PageText {
-  const mediaType = page.contentType.split(';')[0]!.trim();
+  const mediaType = mediaTypeOf(page.contentType);
   if (mediaType === 'text/html' || mediaType === 'application/xhtml+xml') return htmlToMarkdown(page.body);
-  if (mediaType.startsWith('text/') || mediaType === 'application/json' || mediaType.endsWith('+json')) return { title: null, text: page.body };
+  if (isReadableMediaType(mediaType)) return { title: null, text: page.body };
   throw new FetchFailure('unsupported_content_type', `content type ${mediaType} is not supported`);
 }
 

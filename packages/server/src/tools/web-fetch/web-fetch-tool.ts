@@ -1,20 +1,19 @@
 /**
- * The web fetch server tool (`web_fetch_20260209`): fetches a URL the conversation already
- * mentioned, through the SSRF guard, and returns it as a document block, cut to
- * `max_content_tokens` (or, when unset, to the input headroom divided across the allowed
- * fetches; spec: Limits) at 4 characters per token.
+ * The web fetch server tool (`web_fetch_20260209`): fetches a URL a trusted part of the
+ * conversation already gave (prior-context.ts), through the SSRF guard, and returns it as a
+ * document block whose text is cut to `max_content_tokens` (4 characters a token) and to this
+ * call's share of the turn's input headroom (agent/context-budget.ts; spec: Limits).
  */
 import type { Agent } from 'undici';
 import { SERVER_TOOL_TYPES, type MessageRequest, type ServerToolResultBlock, type ServerToolUseBlock, type WebFetchToolParam } from '@mms/protocol';
+import { CHARACTERS_PER_TOKEN } from '../../agent/context-budget.js';
 import { serverToolError } from '../../agent/server-tool-runner.js';
 import { DomainFilter } from '../domain-filter.js';
 import { AddressPolicy } from './address-policy.js';
 import { FetchFailure, fetchPage, type FetchLimits } from './fetch-page.js';
-import { guardedAgent, UrlNotAllowedError } from './guarded-agent.js';
+import { guardedAgent, UrlNotAllowedError, type HostLookup } from './guarded-agent.js';
 import { pageToText } from './page-to-text.js';
-import { mentionedInConversation } from './prior-context.js';
-
-const CHARACTERS_PER_TOKEN = 4;
+import { isInPriorContext } from './prior-context.js';
 
 export interface WebFetchOptions extends FetchLimits {
   allowNetworks: readonly string[];
@@ -24,9 +23,8 @@ export interface FetchContext {
   request: MessageRequest;
   /** Blocks this turn produced so far: search results make their URLs fetchable. */
   turnSoFar: readonly unknown[];
-  /** Input tokens of the prompt and the model's window, for the default content budget. */
-  inputTokens: number;
-  contextWindow: number;
+  /** Characters the result may take in the context: page text, URL and title together. */
+  resultCharacters: number;
   signal: AbortSignal;
 }
 
@@ -34,9 +32,13 @@ export class WebFetchTool {
   private readonly policy: AddressPolicy;
   private readonly agent: Agent;
 
-  constructor(private readonly options: WebFetchOptions) {
+  /** `lookup`: the system resolver unless given (tools/service-tools.ts). */
+  constructor(
+    private readonly options: WebFetchOptions,
+    lookup?: HostLookup,
+  ) {
     this.policy = new AddressPolicy(options.allowNetworks);
-    this.agent = guardedAgent(this.policy, options.timeoutMs);
+    this.agent = guardedAgent(this.policy, options.timeoutMs, lookup);
   }
 
   async run(call: ServerToolUseBlock, context: FetchContext): Promise<ServerToolResultBlock> {
@@ -49,14 +51,17 @@ export class WebFetchTool {
       return serverToolError(call, 'invalid_tool_input');
     }
     if (url.length > 250) return serverToolError(call, 'url_too_long');
+    // Before the prior-context check, which knows only http(s): `file:` is refused for what it is.
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return serverToolError(call, 'url_not_allowed');
     // allowed_domains / blocked_domains: checked on the URL asked for and on every redirect.
     const domains = DomainFilter.fromLists(fetchTool(context.request));
     if (!domains.permits(parsed)) return serverToolError(call, 'url_not_allowed');
-    if (!mentionedInConversation(url, context.request, context.turnSoFar)) return serverToolError(call, 'url_not_in_prior_context');
+    if (!isInPriorContext(url, context.request, context.turnSoFar)) return serverToolError(call, 'url_not_in_prior_context');
     try {
       const page = await fetchPage(parsed, this.agent, this.policy, this.options, context.signal, (hop) => domains.permits(hop));
       const { title, text } = pageToText(page);
-      return fetchResult(call, page.url, title, text.slice(0, this.contentCharacters(context)));
+      const cutAtBytes = page.truncated ? this.options.maxBytes : undefined;
+      return fetchResult(call, page.url, title, fitText(text, contentCharacters(context, page.url, title), cutAtBytes));
     } catch (error) {
       if (error instanceof FetchFailure) return serverToolError(call, error.errorCode);
       if (error instanceof UrlNotAllowedError || (error as { cause?: unknown }).cause instanceof UrlNotAllowedError) return serverToolError(call, 'url_not_allowed');
@@ -67,13 +72,29 @@ export class WebFetchTool {
   async close(): Promise<void> {
     await this.agent.close();
   }
+}
 
-  private contentCharacters(context: FetchContext): number {
-    const tool = fetchTool(context.request);
-    if (tool?.max_content_tokens !== undefined) return tool.max_content_tokens * CHARACTERS_PER_TOKEN;
-    const headroom = Math.max(0, context.contextWindow - context.inputTokens - context.request.max_tokens);
-    return Math.floor((headroom / (tool?.max_uses ?? 1)) * CHARACTERS_PER_TOKEN);
-  }
+/** The page text's room: the caller's max_content_tokens, within the result's share less URL and title. */
+function contentCharacters(context: FetchContext, url: string, title: string | null): number {
+  const room = Math.max(0, context.resultCharacters - url.length - (title?.length ?? 0));
+  const cap = fetchTool(context.request)?.max_content_tokens;
+  return cap === undefined ? room : Math.min(cap * CHARACTERS_PER_TOKEN, room);
+}
+
+/**
+ * The page text within `room` characters. A page cut short, at the byte cap or here, ends in a
+ * note that says so (inside the room), so the model knows there is more than it sees rather
+ * than taking a cut page for the whole.
+ */
+export function fitText(text: string, room: number, cutAtBytes: number | undefined): string {
+  const reasons = cutAtBytes === undefined ? [] : [`the page is longer than the ${cutAtBytes} bytes this service reads`];
+  const noteFor = () => `\n\n[Truncated: ${reasons.join('; ')}.]`;
+  if (reasons.length === 0 && text.length <= room) return text;
+  if (text.length + noteFor().length > room) reasons.push(`its text goes on past the ${room} characters this fetch may return`);
+  const note = noteFor();
+  // Too little room for the note: the text alone, cut.
+  if (room <= note.length) return text.slice(0, room);
+  return text.slice(0, room - note.length) + note;
 }
 
 function fetchTool(request: MessageRequest): WebFetchToolParam | undefined {

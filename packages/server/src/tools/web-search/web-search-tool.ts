@@ -6,14 +6,15 @@
  * reads (encrypted-content.ts). Failures are the public error block with `invalid_tool_input`
  * (no query), `query_too_long`, `too_many_requests` (the provider answered 429) or `unavailable`
  * (no provider configured, or it failed or timed out); `max_uses_exceeded` is the loop's.
- * `allowed_domains` / `blocked_domains` filter the results (tools/domain-filter.ts).
+ * `allowed_domains` / `blocked_domains` filter the results (tools/domain-filter.ts). The results
+ * together fit this call's share of the turn's input headroom (agent/context-budget.ts).
  */
 import { SERVER_TOOL_TYPES, type MessageRequest, type ServerToolResultBlock, type ServerToolUseBlock, type WebSearchToolParam } from '@mms/protocol';
 import { serverToolError } from '../../agent/server-tool-runner.js';
 import { DomainFilter } from '../domain-filter.js';
 import { createSearchProvider, type SearchProviderConfig } from './create-provider.js';
 import { encodeSearchContent } from './encrypted-content.js';
-import { SearchFailure, type SearchProvider } from './search-provider.js';
+import { SearchFailure, type SearchHit, type SearchProvider } from './search-provider.js';
 
 /**
  * Longest query, in characters. The public API does not publish its limit; 400 is Brave's
@@ -21,8 +22,6 @@ import { SearchFailure, type SearchProvider } from './search-provider.js';
  * engine the operator chose.
  */
 export const MAX_QUERY_CHARACTERS = 400;
-
-const CHARACTERS_PER_TOKEN = 4;
 
 export interface WebSearchOptions {
   provider?: SearchProviderConfig | undefined;
@@ -36,9 +35,8 @@ export interface WebSearchOptions {
 
 export interface SearchContext {
   request: MessageRequest;
-  /** Input tokens of the prompt and the model's window, for the content budget. */
-  inputTokens: number;
-  contextWindow: number;
+  /** Characters the results may take in the context: URLs, titles, page ages and texts together. */
+  resultCharacters: number;
   signal: AbortSignal;
 }
 
@@ -59,7 +57,8 @@ export class WebSearchTool {
     if (!this.provider) return serverToolError(call, 'unavailable');
     const tool = (context.request.tools ?? []).find((candidate): candidate is WebSearchToolParam => candidate.type === SERVER_TOOL_TYPES.webSearch);
     const filter = DomainFilter.fromLists(tool);
-    const maxCharacters = this.resultCharacters(tool, context);
+    // What each result may hold before the hits are known; fitTexts cuts again once they are.
+    const maxCharacters = Math.min(this.options.maxResultCharacters, Math.floor(context.resultCharacters / this.options.maxResults));
     let hits;
     try {
       hits = await this.provider.search(query.trim(), {
@@ -73,25 +72,20 @@ export class WebSearchTool {
       if (context.signal.aborted) throw context.signal.reason ?? error;
       return serverToolError(call, error instanceof SearchFailure ? error.errorCode : 'unavailable');
     }
-    const results = hits
-      .filter((hit) => filter.permits(hit.url))
-      .slice(0, this.options.maxResults)
-      .map((hit) => ({ type: 'web_search_result', url: hit.url, title: hit.title, page_age: hit.pageAge, encrypted_content: encodeSearchContent(hit.content.slice(0, maxCharacters)) }));
+    const kept = hits.filter((hit) => filter.permits(hit.url)).slice(0, this.options.maxResults);
+    const perResult = Math.min(maxCharacters, textRoom(kept, context.resultCharacters));
+    const results = kept.map((hit) => ({ type: 'web_search_result', url: hit.url, title: hit.title, page_age: hit.pageAge, encrypted_content: encodeSearchContent(hit.content.slice(0, perResult)) }));
     return { type: 'web_search_tool_result', tool_use_id: call.id, content: results };
   }
 
   close(): Promise<void> {
     return this.provider?.close() ?? Promise.resolve();
   }
+}
 
-  /**
-   * Content per result: the configured cap, or less when the window is tight: the input
-   * headroom after the prompt, divided across the allowed searches and their results (as web
-   * fetch divides it across fetches; spec, Limits).
-   */
-  private resultCharacters(tool: WebSearchToolParam | undefined, context: SearchContext): number {
-    const headroom = Math.max(0, context.contextWindow - context.inputTokens - context.request.max_tokens);
-    const perResult = (headroom * CHARACTERS_PER_TOKEN) / (tool?.max_uses ?? 1) / this.options.maxResults;
-    return Math.max(0, Math.min(this.options.maxResultCharacters, Math.floor(perResult)));
-  }
+/** Text per result once the hits are known: the share less their URLs, titles and page ages, split evenly. */
+function textRoom(hits: readonly SearchHit[], resultCharacters: number): number {
+  if (hits.length === 0) return 0;
+  const labels = hits.reduce((sum, hit) => sum + hit.url.length + hit.title.length + (hit.pageAge?.length ?? 0), 0);
+  return Math.floor(Math.max(0, resultCharacters - labels) / hits.length);
 }

@@ -33,6 +33,8 @@ async function main(): Promise<void> {
     concurrency: 1024,
     queue: 4096,
   };
+  // A fallback is admitted with its list: the primary's concurrency and queue cover both.
+  const { concurrency: _concurrency, queue: _queue, ...fallback } = engine;
   const config = validateConfig(
     {
       apiKeys: [settings.apiKey],
@@ -43,7 +45,7 @@ async function main(): Promise<void> {
           generation: 'newer',
           contextWindow: 8192,
           maxOutputTokens: 1024,
-          ...(settings.layout === 'single' ? { backend: engine } : { backends: [engine, { ...engine }] }),
+          ...(settings.layout === 'single' ? { backend: engine } : { backends: [engine, fallback] }),
         },
       ],
     },

@@ -3,7 +3,7 @@
  * digests with timingSafeEqual against every configured key, so neither the length nor the
  * position of a mismatch leaks through timing. Keys never reach a log line.
  */
-import { hash, timingSafeEqual } from 'node:crypto';
+import crypto, { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { ServiceError } from '@mms/protocol';
 
@@ -13,7 +13,9 @@ import { ServiceError } from '@mms/protocol';
  * (about 0.8 µs against 3 µs on Node 20), whose Buffer is allocated apart for each call.
  */
 function digest(value: string): Buffer {
-  return Buffer.from(hash('sha256', value, 'binary'), 'binary');
+  // `crypto.hash` arrived in Node 20.12; earlier 20.x (within `engines`) takes the Hash object.
+  if (typeof crypto.hash !== 'function') return createHash('sha256').update(value).digest();
+  return Buffer.from(crypto.hash('sha256', value, 'binary'), 'binary');
 }
 
 export class ApiKeyCheck {

@@ -19,12 +19,19 @@ export interface CommandLimits {
   maxFileBytes: number;
 }
 
+/**
+ * Node 20 and 21 know the permission model as `--experimental-permission`; from 22.13 and 23.5
+ * it is `--permission`, and Node 24 dropped the old name. Asked of the running Node, which is
+ * the one the child runs on (process.execPath).
+ */
+export const PERMISSION_FLAG = process.allowedNodeEnvironmentFlags.has('--permission') ? '--permission' : '--experimental-permission';
+
 export function sandboxCommand(platform: SandboxPlatform, limits: CommandLimits, paths: SandboxPaths, folder: string, mode: string[]): string[] {
   const readable = [paths.pyodideFolder, paths.childScript, folder, ...(paths.snapshotFile ? [paths.snapshotFile] : [])];
   const node = [
     process.execPath,
     '--no-warnings',
-    '--experimental-permission',
+    PERMISSION_FLAG,
     ...readable.map((path) => `--allow-fs-read=${path}`),
     `--allow-fs-write=${folder}`,
     paths.childScript,

@@ -6,6 +6,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readBody } from './read-body.js';
 
 export interface CannedReply {
   body: string;
@@ -18,14 +19,6 @@ function isCannedReply(value: unknown): value is CannedReply {
   return typeof candidate.body === 'string' && typeof candidate.contentType === 'string';
 }
 
-function readBody(request: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    request.on('error', reject);
-  });
-}
 
 function answer(response: ServerResponse, status: number, contentType: string, body: string): void {
   response.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(body) });

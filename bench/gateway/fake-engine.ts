@@ -11,6 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readBody } from '../read-body.js';
 
 interface VllmFixture {
   stream: unknown[];
@@ -33,14 +34,6 @@ const JSON_REPLY = Buffer.from(JSON.stringify(text.json));
 const STREAM_REPLY = Buffer.from(`${text.stream.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join('')}data: [DONE]\n\n`);
 const MODELS_REPLY = Buffer.from(JSON.stringify(models));
 
-function readBody(request: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    request.on('error', reject);
-  });
-}
 
 function send(response: ServerResponse, status: number, contentType: string, body: Buffer): void {
   response.writeHead(status, { 'content-type': contentType, 'content-length': body.length });

@@ -25,6 +25,7 @@ import { startMessage } from '../../packages/server/src/routes/messages/handler.
 import { MessageFold } from '../../packages/server/src/streaming/message-fold.js';
 import { ServiceTools } from '../../packages/server/src/tools/service-tools.js';
 import { LAYERS, type Layer } from './layers.js';
+import { readBody } from '../read-body.js';
 
 
 const [layerArgument, apiKey, modelId] = process.argv.slice(2);
@@ -46,14 +47,6 @@ const services = { registry, serverTools: new ServiceTools(config.serverTools), 
 const keys = new ApiKeyCheck(config.apiKeys);
 const CANNED = JSON.stringify({ id: 'msg_canned', type: 'message', role: 'assistant', model: modelId, content: [{ type: 'text', text: 'Summarize the benchmark in one short sentence please.', citations: null }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 12, output_tokens: 9 } });
 
-function readBody(request: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    request.on('error', reject);
-  });
-}
 
 /** The same signal wiring as routes/messages/route.ts. */
 function abortOnDisconnect(response: ServerResponse): AbortSignal {

@@ -24,6 +24,7 @@ import type { Backend, BackendStepRequest } from '../packages/server/src/backend
 import { backendConfig } from '../packages/server/src/backends/backend-config.js';
 import { withPlacedDefaults } from '../packages/server/src/backends/backend-defaults.js';
 import { createBackend } from '../packages/server/src/backends/create-backend.js';
+import { median } from './statistics.js';
 
 const STEPS_PER_TURN = 4;
 const LLAMA_TOKENS = 16;
@@ -82,10 +83,6 @@ async function timeTurns(run: () => Promise<void>): Promise<number> {
   return Number(process.hrtime.bigint() - start) / 1000 / turns / STEPS_PER_TURN;
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
 
 async function llamaStepMicroseconds(): Promise<number> {
   const config = withPlacedDefaults([backendConfig.parse({ type: 'llama-cpp', model: await tinyLlamaModel(), threads: 1, contextSize: 1024 })])[0]!;

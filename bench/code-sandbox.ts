@@ -15,6 +15,7 @@ import { parseArgs } from 'node:util';
 import { codeExecutionConfig } from '../packages/server/src/config/config-schema.js';
 import { ChildProcessRunner, type ChildProcessRunnerOptions } from '../packages/server/src/tools/code-execution/child-process-runner.js';
 import type { RunOutcome } from '../packages/server/src/tools/code-execution/code-runner.js';
+import { median } from './statistics.js';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '7' } } });
 const ROUNDS = Number(values.rounds);
@@ -24,11 +25,6 @@ const REFILL_WAIT_MS = 4_000;
 
 const base: ChildProcessRunnerOptions = { ...codeExecutionConfig.parse({}), timeoutMs: 1_000, memoryMb: 300 };
 
-function median(numbers: number[]): number {
-  const sorted = [...numbers].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-}
 
 async function run(runner: ChildProcessRunner, code: string): Promise<{ outcome: RunOutcome; totalMs: number }> {
   const started = performance.now();

@@ -28,6 +28,8 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { probeLatency, runLoad, type HttpTarget, type Latency, type Throughput } from './gateway/load.js';
 import { ensurePeersInstalled, portkeyHeaders, startClaudeCodeRouter, startPortkey, type PeerProcess } from './gateway/peers.js';
+import { median } from './statistics.js';
+import { positiveNumber } from './command-arguments.js';
 
 const API_KEY = 'bench-key-123456';
 const MODEL_ID = 'bench';
@@ -48,11 +50,6 @@ interface BenchSettings {
   peers: boolean;
 }
 
-function positiveNumber(text: string, name: string): number {
-  const value = Number(text);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number, got ${JSON.stringify(text)}`);
-  return value;
-}
 
 function readSettings(): BenchSettings {
   const { values } = parseArgs({
@@ -189,11 +186,6 @@ async function measureArm(arm: Arm, mode: Mode, settings: BenchSettings): Promis
   return { latency, throughput };
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((left, right) => left - right);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[middle] ?? Number.NaN) : ((sorted[middle - 1] ?? Number.NaN) + (sorted[middle] ?? Number.NaN)) / 2;
-}
 
 interface ArmSummary {
   arm: Arm;

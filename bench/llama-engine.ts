@@ -29,6 +29,8 @@ import { measureMemoryBandwidth, type MemoryBandwidth } from './llama/memory-ban
 import { MEDIUM_SCHEMA, STRICT_SCHEMA_BATTERY } from './llama/schemas.js';
 import { generateThroughService, startServiceProcess, streamThroughService } from './llama/service-client.js';
 import { CONTEXT_SIZE, PROMPT, THREADS } from './llama/shared-settings.js';
+import { median } from './statistics.js';
+import { positiveInteger } from './command-arguments.js';
 
 const WARMUP_TOKENS = 8;
 const SERVICE_AIM = 0.95;
@@ -39,11 +41,6 @@ interface BenchSettings {
   tokens: number;
 }
 
-function positiveInteger(text: string, name: string): number {
-  const value = Number(text);
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`--${name} must be a positive integer, got ${JSON.stringify(text)}`);
-  return value;
-}
 
 /** Defaults: seven short rounds rather than three long ones, as the median of seven is steadier on a shared machine. */
 function readSettings(): BenchSettings {
@@ -68,11 +65,6 @@ interface ArmSummary {
   tokens: number;
 }
 
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((left, right) => left - right);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[middle] ?? Number.NaN) : ((sorted[middle - 1] ?? Number.NaN) + (sorted[middle] ?? Number.NaN)) / 2;
-}
 
 function tokensPerSecond(sample: GenerationSample): number {
   return sample.tokens / (sample.milliseconds / 1000);

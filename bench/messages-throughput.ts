@@ -16,6 +16,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { CannedReply } from './bare-server.js';
+import { median } from './statistics.js';
+import { positiveNumber } from './command-arguments.js';
 
 const API_KEY = 'bench-key-123456';
 const MODEL_ID = 'bench';
@@ -70,11 +72,6 @@ interface BenchSettings {
   profile: boolean;
 }
 
-function positiveNumber(text: string, name: string): number {
-  const value = Number(text);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number, got ${JSON.stringify(text)}`);
-  return value;
-}
 
 function readSettings(): BenchSettings {
   const { values } = parseArgs({
@@ -196,11 +193,6 @@ async function measureAlternating(servers: readonly [ServerProcess, ServerProces
 
 // --- report ------------------------------------------------------------------------------
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((left, right) => left - right);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[middle] ?? Number.NaN) : ((sorted[middle - 1] ?? Number.NaN) + (sorted[middle] ?? Number.NaN)) / 2;
-}
 
 function medianMeasurement(measurements: Measurement[]): Measurement {
   return {

@@ -20,6 +20,7 @@ import { AddressPolicy } from '../packages/server/src/tools/web-fetch/address-po
 import { fetchPage } from '../packages/server/src/tools/web-fetch/fetch-page.js';
 import { guardedAgent } from '../packages/server/src/tools/web-fetch/guarded-agent.js';
 import { pageToText } from '../packages/server/src/tools/web-fetch/page-to-text.js';
+import { median } from './statistics.js';
 
 const PAGE_BYTES = 200 * 1024;
 const THROTTLED_BYTES_PER_SECOND = (20 * 1_000_000) / 8;
@@ -59,10 +60,6 @@ function servePages(): void {
   process.on('disconnect', () => process.exit(0));
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { rounds: { type: 'string', default: '15' } } });

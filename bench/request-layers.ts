@@ -18,6 +18,8 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { LAYERS, type Layer } from './request-layers/layers.js';
+import { positiveInteger } from './command-arguments.js';
+import { median } from './statistics.js';
 
 const API_KEY = 'bench-key-123456';
 const MODEL_ID = 'bench';
@@ -37,8 +39,7 @@ type Autocannon = (options: Record<string, unknown>, done: (error: Error | null,
 const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
 const { values } = parseArgs({ options: { requests: { type: 'string', default: '20000' }, rounds: { type: 'string', default: '2' }, connections: { type: 'string', default: '16' } } });
-const settings = { requests: Number(values.requests), rounds: Number(values.rounds), connections: Number(values.connections) };
-for (const [name, value] of Object.entries(settings)) if (!Number.isInteger(value) || value <= 0) throw new Error(`--${name} must be a positive integer`);
+const settings = { requests: positiveInteger(values.requests, 'requests'), rounds: positiveInteger(values.rounds, 'rounds'), connections: positiveInteger(values.connections, 'connections') };
 
 interface LayerProcess {
   layer: Layer;
@@ -68,11 +69,6 @@ async function send(target: LayerProcess, amount: number): Promise<void> {
   }
 }
 
-function median(numbers: number[]): number {
-  const sorted = [...numbers].sort((left, right) => left - right);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[middle] ?? Number.NaN) : ((sorted[middle - 1] ?? Number.NaN) + (sorted[middle] ?? Number.NaN)) / 2;
-}
 
 async function measure(target: LayerProcess): Promise<number> {
   await send(target, WARMUP_REQUESTS);

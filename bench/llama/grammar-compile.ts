@@ -6,6 +6,7 @@
 import type { Llama } from 'node-llama-cpp';
 import { jsonSchemaToGbnf } from '../../packages/server/src/grammar/json-schema-to-gbnf.js';
 import type { NamedSchema } from './schemas.js';
+import { median } from '../statistics.js';
 
 export interface StepTiming {
   /** First pass over the battery: includes JIT compilation of the code being timed. */
@@ -57,11 +58,6 @@ async function timePasses(count: number, passes: number, step: (index: number) =
   return times;
 }
 
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((left, right) => left - right);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[middle] ?? Number.NaN) : ((sorted[middle - 1] ?? Number.NaN) + (sorted[middle] ?? Number.NaN)) / 2;
-}
 
 /** The slowest schema by its median warm time: a garbage-collection pause inside one pass does not pick it. */
 function summarise(schemas: readonly NamedSchema[], times: PassTimes): StepTiming {

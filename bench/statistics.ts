@@ -1,0 +1,8 @@
+/** What every benchmark here reports: medians, steadier than means on a shared machine. */
+
+/** The median; for an even count, the mean of the two middle values. NaN for no values. */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((left, right) => left - right);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[middle] ?? Number.NaN) : ((sorted[middle - 1] ?? Number.NaN) + (sorted[middle] ?? Number.NaN)) / 2;
+}

@@ -23,13 +23,21 @@ const ABSOLUTE_URL = /\bhttps?:\/\/[^\s<>"'`\\^{}|]+/gi;
 /** Markdown link and image targets, `](target)` or `](<target>)`: relative in converted HTML. */
 const MARKDOWN_TARGET = /\]\(\s*<?([^\s<>()]+)>?/g;
 /** Punctuation that ends a sentence around a URL more often than it ends the URL itself. */
-const TRAILING_PUNCTUATION = /[.,;:!?*_~]$/;
+const TRAILING_PUNCTUATION = new Set('.,;:!?*_~');
+/**
+ * Longer candidates are not URLs anyone can fetch (web fetch refuses a URL over 250 characters,
+ * url_too_long), and skipping them keeps a huge run of URL characters in a 32 MB request from
+ * reaching the URL parser. Eight times the fetch limit leaves room for a mention that
+ * normalises shorter (dot segments, a default port).
+ */
+const MAX_CANDIDATE_LENGTH = 2048;
 
 /** Absolute http(s) URLs written in `text`, normalised. */
 export function urlsInText(text: string): string[] {
   const found: string[] = [];
   for (const match of text.matchAll(ABSOLUTE_URL)) {
-    const url = normalizedUrl(trimProse(match[0]));
+    const candidate = trimProse(match[0]);
+    const url = candidate.length > MAX_CANDIDATE_LENGTH ? undefined : normalizedUrl(candidate);
     if (url) found.push(url);
   }
   return found;
@@ -48,17 +56,35 @@ export function linksInPage(text: string, pageUrl: string): string[] {
   return found;
 }
 
-/** `https://a.example/x).` in prose is `https://a.example/x`; a balanced `(...)` stays. */
+/**
+ * `https://a.example/x).` in prose is `https://a.example/x`; a balanced `(...)` stays. One walk
+ * back from the end with running bracket counts, so the work is linear in the candidate: a
+ * candidate of 40,000 closing brackets must not be re-counted once per bracket dropped.
+ */
 function trimProse(candidate: string): string {
-  let url = candidate;
-  for (;;) {
-    if (TRAILING_PUNCTUATION.test(url)) url = url.slice(0, -1);
-    else if (url.endsWith(')') && count(url, '(') < count(url, ')')) url = url.slice(0, -1);
-    else if (url.endsWith(']') && count(url, '[') < count(url, ']')) url = url.slice(0, -1);
-    else return url;
+  let parentheses = balance(candidate, '(', ')');
+  let brackets = balance(candidate, '[', ']');
+  let end = candidate.length;
+  while (end > 0) {
+    const last = candidate[end - 1]!;
+    if (TRAILING_PUNCTUATION.has(last)) end -= 1;
+    else if (last === ')' && parentheses < 0) {
+      end -= 1;
+      parentheses += 1;
+    } else if (last === ']' && brackets < 0) {
+      end -= 1;
+      brackets += 1;
+    } else break;
   }
+  return candidate.slice(0, end);
 }
 
-function count(text: string, character: string): number {
-  return text.split(character).length - 1;
+/** Openers less closers. */
+function balance(text: string, opener: string, closer: string): number {
+  let difference = 0;
+  for (const character of text) {
+    if (character === opener) difference += 1;
+    else if (character === closer) difference -= 1;
+  }
+  return difference;
 }

@@ -1,0 +1,68 @@
+/**
+ * The URL scanner behind url_not_in_prior_context, without HTTP: URLs in prose, and its work
+ * bounded by the input's length (a request may be 32 MB).
+ */
+import { spawn } from 'node:child_process';
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { urlsInText } from '../packages/server/src/tools/web-fetch/urls-in-text.js';
+
+/** Inputs of 200,000 characters: linear work finishes in moments, quadratic work in minutes. */
+const LARGE = 200_000;
+const SCANNER_MODULE = new URL('../packages/server/src/tools/web-fetch/urls-in-text.ts', import.meta.url).href;
+const CHILD_SCAN = `
+const [scanner, pageUrl] = process.argv.slice(1);
+const { urlsInText, linksInPage } = await import(${JSON.stringify(SCANNER_MODULE)});
+let text = '';
+process.stdin.setEncoding('utf8');
+for await (const chunk of process.stdin) text += chunk;
+process.stdout.write(JSON.stringify(scanner === 'linksInPage' ? linksInPage(text, pageUrl) : urlsInText(text)));
+`;
+
+/**
+ * The scanner's answer for `text`, from a child process killed after a minute. A quadratic scan
+ * of these inputs runs for minutes and blocks the thread it runs on, where no test timeout can
+ * stop it: only a separate process turns it into a failure rather than a hung run.
+ */
+function scanWithinBound(scanner: 'urlsInText' | 'linksInPage', text: string, pageUrl = ''): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', CHILD_SCAN, scanner, pageUrl], { timeout: 60_000, stdio: ['pipe', 'pipe', 'inherit'] });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      if (signal !== null) reject(new Error(`the scan did not finish within its bound (${signal}): its work is no longer linear in the input`));
+      else if (code !== 0) reject(new Error(`the scan failed with exit code ${code}`));
+      else resolve(JSON.parse(output) as string[]);
+    });
+    child.stdin.end(text);
+  });
+}
+
+describe('URLs in text', () => {
+  test('closing brackets a URL does not open are prose, and balanced ones are part of it', () => {
+    assert.deepEqual(urlsInText('(see https://a.example/x_(y)]), [https://a.example/z].'), ['https://a.example/x_(y)', 'https://a.example/z']);
+  });
+
+  test('a candidate longer than 2048 characters is no URL (fetch refuses over 250), and one of 2048 is', () => {
+    const path = (length: number) => 'p'.repeat(length - 'https://a.example/'.length);
+    assert.deepEqual(urlsInText(`https://a.example/${path(2048)}`), [`https://a.example/${path(2048)}`]);
+    assert.deepEqual(urlsInText(`https://a.example/${path(2049)}`), []);
+  });
+});
+
+describe('the scan is linear in its input', () => {
+  test('a URL followed by 200,000 closing parentheses is found', async () => {
+    assert.deepEqual(await scanWithinBound('urlsInText', `see https://a.example/${')'.repeat(LARGE)}`), ['https://a.example/']);
+  });
+
+  test('200,000 characters of unopened brackets and punctuation after a URL are walked back once', async () => {
+    assert.deepEqual(await scanWithinBound('urlsInText', `https://a.example/(x)${'.)],'.repeat(LARGE / 4)}`), ['https://a.example/(x)']);
+  });
+
+  test('many URLs with trailing brackets in one large text are each found', async () => {
+    const mention = 'https://b.example/))) ';
+    const count = Math.floor(LARGE / mention.length);
+    assert.deepEqual(await scanWithinBound('urlsInText', mention.repeat(count)), Array<string>(count).fill('https://b.example/'));
+  });
+});

@@ -1,11 +1,13 @@
 /**
- * The URL scanner behind url_not_in_prior_context, without HTTP: URLs in prose, and its work
- * bounded by the input's length (a request may be 32 MB).
+ * The URL scanner behind url_not_in_prior_context, without HTTP: URLs in prose, the links of a
+ * page after its real conversion to markdown, and its work bounded by the input's length (a
+ * request may be 32 MB).
  */
 import { spawn } from 'node:child_process';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { urlsInText } from '../packages/server/src/tools/web-fetch/urls-in-text.js';
+import { pageToText } from '../packages/server/src/tools/web-fetch/page-to-text.js';
+import { linksInPage, urlsInText } from '../packages/server/src/tools/web-fetch/urls-in-text.js';
 
 /** Inputs of 200,000 characters: linear work finishes in moments, quadratic work in minutes. */
 const LARGE = 200_000;
@@ -51,6 +53,43 @@ describe('URLs in text', () => {
   });
 });
 
+const PAGE_URL = 'https://site.example/dir/page';
+
+/** The links of `html` as web fetch reads them: Readability and Turndown, then the scan. */
+function linksOfHtml(html: string): string[] {
+  const article = `<article><h1>Planets</h1><p>${'Some words about the planets of the solar system. '.repeat(12)}</p>${html}</article>`;
+  const { text } = pageToText({ url: PAGE_URL, contentType: 'text/html', body: `<html><head><title>Planets</title></head><body>${article}</body></html>`, truncated: false });
+  return linksInPage(text, PAGE_URL).sort();
+}
+
+describe('links of a fetched page, after its conversion to markdown', () => {
+  test('a link target with parentheses is the whole URL, not a prefix of it', () => {
+    assert.deepEqual(linksOfHtml('<p>Read <a href="https://en.wikipedia.org/wiki/Mercury_(planet)">Mercury</a>.</p>'), ['https://en.wikipedia.org/wiki/Mercury_(planet)']);
+  });
+
+  test('a URL written in the text keeps the underscores Turndown escaped', () => {
+    assert.deepEqual(linksOfHtml('<p>See https://example.com/some_page_name and https://example.com/a*b*c today.</p>'), ['https://example.com/a*b*c', 'https://example.com/some_page_name']);
+  });
+
+  test('a link target with a space (written `<...>`) is the whole URL', () => {
+    assert.deepEqual(linksOfHtml('<p>See <a href="https://example.com/path with space">this</a>.</p>'), ['https://example.com/path%20with%20space']);
+  });
+
+  test('relative targets with parentheses, brackets or a title resolve against the page', () => {
+    const html = '<p>See <a href="notes_(draft).html">notes</a>, <a href="/list[1]">list</a> and <a href="https://t.example/x" title="The title">t</a>.</p>';
+    assert.deepEqual(linksOfHtml(html), ['https://site.example/dir/notes_(draft).html', 'https://site.example/list[1]', 'https://t.example/x']);
+  });
+
+  test('an escaped `](` in the text is prose, not a link target', () => {
+    assert.deepEqual(linksOfHtml('<p>The text ](/not-a-link) is no link, but <a href="/real">this</a> is.</p>'), ['https://site.example/real']);
+  });
+
+  test('hand-written markdown keeps bare balanced parentheses in a target', () => {
+    const text = pageToText({ url: PAGE_URL, contentType: 'text/markdown', body: 'See [Mercury](https://en.wikipedia.org/wiki/Mercury_(planet) "title") and [up](../up_(1)).', truncated: false }).text;
+    assert.deepEqual(linksInPage(text, PAGE_URL).sort(), ['https://en.wikipedia.org/wiki/Mercury_(planet)', 'https://site.example/up_(1)']);
+  });
+});
+
 describe('the scan is linear in its input', () => {
   test('a URL followed by 200,000 closing parentheses is found', async () => {
     assert.deepEqual(await scanWithinBound('urlsInText', `see https://a.example/${')'.repeat(LARGE)}`), ['https://a.example/']);
@@ -64,5 +103,12 @@ describe('the scan is linear in its input', () => {
     const mention = 'https://b.example/))) ';
     const count = Math.floor(LARGE / mention.length);
     assert.deepEqual(await scanWithinBound('urlsInText', mention.repeat(count)), Array<string>(count).fill('https://b.example/'));
+  });
+
+  test('200,000 characters of unclosed link targets, escapes and angle brackets are read in linear work', async () => {
+    const pieces = ['](', '](<', '](a(', '](\\(', '\\](', '](  '];
+    const text = pieces.map((piece) => piece.repeat(Math.floor(LARGE / pieces.length / piece.length))).join('\n');
+    const links = await scanWithinBound('linksInPage', `${text} https://a.example/`, PAGE_URL);
+    assert.ok(links.includes('https://a.example/'));
   });
 });

@@ -278,4 +278,19 @@ describe('context budget', () => {
     assert.ok(fitted.stdout.length > 0 && fitted.stdout.length <= fitted.stderr.length);
     assert.deepEqual(fitOutput({ stdout: 'o'.repeat(50), stderr: '' }, 10), { stdout: 'o'.repeat(10), stderr: '' });
   });
+
+  test('stderr that fits keeps every character when stdout is cut; its line break comes out of stdout', () => {
+    const fitted = fitOutput({ stdout: 'o'.repeat(300), stderr: 'Error: boom' }, 150);
+    assert.match(fitted.stderr, /^Error: boom\n\[output cut to 150 characters, its share of the context window; it had 311\]\n$/);
+    assert.equal(fitted.stdout.length + fitted.stderr.length, 150);
+    assert.equal(fitOutput({ stdout: 'o'.repeat(300), stderr: 'Error: boom\n' }, 150).stderr.slice(0, 12), 'Error: boom\n');
+  });
+
+  test('stderr that is cut keeps a prefix of its own characters, the last giving way to the line break', () => {
+    const stderr = Array.from({ length: 500 }, (_, index) => String.fromCharCode(0x4e00 + index)).join('');
+    const fitted = fitOutput({ stdout: 'o'.repeat(500), stderr }, 200);
+    const kept = fitted.stderr.slice(0, fitted.stderr.indexOf('\n[output cut'));
+    assert.ok(kept.length > 0 && stderr.startsWith(kept), kept);
+    assert.equal(fitted.stdout.length + fitted.stderr.length, 200);
+  });
 });

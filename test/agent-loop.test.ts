@@ -244,10 +244,22 @@ describe('context budget', () => {
     assert.equal(budget.share('web_fetch', new Map([['web_fetch', 9]])), 4000);
   });
 
-  test('a fetch with max_content_tokens may take all that is left (its own cap applies within it)', () => {
+  test('a fetch with max_content_tokens gets its share of what is left like any call (its own cap applies within it)', () => {
     const budget = new ContextBudget(request([SEARCH, { ...FETCH, max_uses: 5, max_content_tokens: 20_000 }]), 0, 1100);
-    assert.equal(budget.share('web_fetch', new Map()), 4000);
+    assert.equal(budget.share('web_fetch', new Map()), 400);
     assert.equal(budget.share('web_search', new Map()), 400);
+  });
+
+  test('with max_uses 5 and max_content_tokens 20000, 50k tokens of headroom give every fetch a fifth, not the first ones all', () => {
+    const budget = new ContextBudget(request([{ ...FETCH, max_uses: 5, max_content_tokens: 20_000 }]), 0, 50_000 + 100);
+    const shares: number[] = [];
+    for (let uses = 0; uses < 5; uses += 1) {
+      const share = budget.share('web_fetch', new Map([['web_fetch', uses]]));
+      shares.push(share);
+      // Each page fills its share: the cap (80,000 characters) is larger.
+      budget.spend(page('x'.repeat(share - 'https://a.example/'.length - 1)));
+    }
+    assert.deepEqual(shares, [40_000, 40_000, 40_000, 40_000, 40_000]);
   });
 
   test('what a result puts in the context: search URL, title, page age and text; code stdout and stderr; an error its JSON', () => {
@@ -265,5 +277,20 @@ describe('context budget', () => {
     assert.match(fitted.stderr, /^e+\n\[output cut to 200 characters, its share of the context window; it had 1000\]\n$/);
     assert.ok(fitted.stdout.length > 0 && fitted.stdout.length <= fitted.stderr.length);
     assert.deepEqual(fitOutput({ stdout: 'o'.repeat(50), stderr: '' }, 10), { stdout: 'o'.repeat(10), stderr: '' });
+  });
+
+  test('stderr that fits keeps every character when stdout is cut; its line break comes out of stdout', () => {
+    const fitted = fitOutput({ stdout: 'o'.repeat(300), stderr: 'Error: boom' }, 150);
+    assert.match(fitted.stderr, /^Error: boom\n\[output cut to 150 characters, its share of the context window; it had 311\]\n$/);
+    assert.equal(fitted.stdout.length + fitted.stderr.length, 150);
+    assert.equal(fitOutput({ stdout: 'o'.repeat(300), stderr: 'Error: boom\n' }, 150).stderr.slice(0, 12), 'Error: boom\n');
+  });
+
+  test('stderr that is cut keeps a prefix of its own characters, the last giving way to the line break', () => {
+    const stderr = Array.from({ length: 500 }, (_, index) => String.fromCharCode(0x4e00 + index)).join('');
+    const fitted = fitOutput({ stdout: 'o'.repeat(500), stderr }, 200);
+    const kept = fitted.stderr.slice(0, fitted.stderr.indexOf('\n[output cut'));
+    assert.ok(kept.length > 0 && stderr.startsWith(kept), kept);
+    assert.equal(fitted.stdout.length + fitted.stderr.length, 200);
   });
 });

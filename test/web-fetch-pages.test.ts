@@ -5,8 +5,10 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { parseMessageRequest } from '@mms/protocol';
 import { postJson, type RunningService } from '@mms/testing';
-import { FETCH_TOOL, fetchVia, JSON_BODY, results, startFetchBench, type FetchBench, type Reply } from './web-fetch-support.js';
+import { WebFetchTool } from '../packages/server/src/tools/web-fetch/web-fetch-tool.js';
+import { FETCH_TOOL, fetchVia, JSON_BODY, LONG_TITLE, results, served, startFetchBench, type FetchBench, type Reply } from './web-fetch-support.js';
 
 let bench: FetchBench;
 let origin: string;
@@ -134,10 +136,41 @@ describe('context budget of a turn', () => {
     assert.equal(page?.content?.source.data.length, Math.floor((headroomCharacters(reply) - searchCharacters) / 2) - url().length);
   });
 
-  test('max_content_tokens is a cap within what is left: a page larger than the window fills it, and the next gets nothing', async () => {
+  test('max_content_tokens is a cap within the share: the headroom is still divided across the fetches allowed', async () => {
     const reply = await fetchVia(allowed, `two huge ${url()}`, { max_content_tokens: 100_000 });
+    const headroom = headroomCharacters(reply);
+    const first = Math.floor(headroom / 5);
     const [one, two] = results(reply.content);
-    assert.equal(one?.content?.source.data.length, headroomCharacters(reply) - url().length);
-    assert.equal(two?.content?.source.data.length, 0);
+    assert.equal(one?.content?.source.data.length, first - url().length);
+    assert.equal(two?.content?.source.data.length, Math.floor((headroom - first) / 4) - url().length);
+  });
+
+  test('a share too small for even the truncation note is not fetched: max_uses_exceeded, no request made or counted', async () => {
+    // A system prompt of 3,700 words leaves (4096 - 3766 - 200) * 4 = 520 characters of headroom:
+    // a fifth, less the URL, cannot hold the note that says a page was cut.
+    const body = { model: 'mid', max_tokens: 200, system: 'word '.repeat(3700), messages: [{ role: 'user', content: `fetch ${origin}/notes.txt` }], tools: [{ ...FETCH_TOOL, max_content_tokens: 20_000 }] };
+    const before = served.length;
+    const reply = (await (await postJson(allowed, '/v1/messages', body)).json()) as Reply;
+    assert.equal(headroomCharacters(reply), 520);
+    assert.deepEqual(results(reply.content), [{ type: 'web_fetch_tool_result_error', error_code: 'max_uses_exceeded' }]);
+    assert.equal(reply.usage.server_tool_use?.web_fetch_requests, 0);
+    assert.deepEqual(served.slice(before), []);
+  });
+
+  test('a title longer than the share gives way, so that the text keeps the note that says it was cut', async () => {
+    const url = `${origin}/long-title`;
+    const tool = new WebFetchTool({ allowNetworks: ['127.0.0.1/32'], maxBytes: 50_000, timeoutMs: 2_000, maxRedirects: 3 });
+    const request = parseMessageRequest({ model: 'mid', max_tokens: 10, messages: [{ role: 'user', content: `read ${url}` }], tools: [FETCH_TOOL] });
+    const share = url.length + 300;
+    try {
+      const result = await tool.run({ type: 'server_tool_use', id: 'srvtoolu_title', name: 'web_fetch', input: { url } }, { request, turnSoFar: [], resultCharacters: share, signal: new AbortController().signal });
+      const page = result.content as { content: { title: string; source: { data: string } } };
+      const { title, source } = page.content;
+      assert.ok(title.length > 0 && LONG_TITLE.startsWith(title) && title.length < LONG_TITLE.length, title);
+      assert.match(source.data, /^Ot\w*\n\n\[Truncated: its text goes on past the \d+ characters this fetch may return\.\]$/);
+      assert.equal(url.length + title.length + source.data.length, share);
+    } finally {
+      await tool.close();
+    }
   });
 });

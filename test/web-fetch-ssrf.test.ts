@@ -6,6 +6,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RunningService } from '@mms/testing';
 import { AddressPolicy, embeddedIpv4, ipv6Words } from '../packages/server/src/tools/web-fetch/address-policy.js';
+import { bareHost } from '../packages/server/src/tools/web-fetch/bare-host.js';
+import { assertUrlAllowed, UrlNotAllowedError } from '../packages/server/src/tools/web-fetch/guarded-agent.js';
 import { fetchVia, privateHostRequests, rebindLookups, results, SSRF_TARGETS, startFetchBench, type FetchBench } from './web-fetch-support.js';
 
 let bench: FetchBench;
@@ -63,6 +65,16 @@ describe('SSRF guard', () => {
     assert.equal(embeddedIpv4('2002:c000:204::1'), '192.0.2.4');
     assert.equal(embeddedIpv4('::ffff:0:7f00:1'), undefined, 'IPv4-translated is refused whole, not unwrapped');
     assert.deepEqual(ipv6Words('1::ffff:1.2.3.4'), [1, 0, 0, 0, 0, 0xffff, 0x102, 0x304]);
+  });
+
+  test('one bareHost strips brackets and a zone for every check: the policy, the IPv6 words and a URL', () => {
+    assert.deepEqual(['[::1]', 'fe80::1%eth0', '[FE80::1%eth0]', '127.0.0.1', 'example.com'].map(bareHost), ['::1', 'fe80::1', 'FE80::1', '127.0.0.1', 'example.com']);
+    const policy = new AddressPolicy(['2606:4700::/32']);
+    assert.equal(policy.permits('[::ffff:127.0.0.1]'), false);
+    assert.equal(policy.permits('[2606:4700::1]'), true);
+    assert.deepEqual(ipv6Words('[FE80::1%eth0]'), [0xfe80, 0, 0, 0, 0, 0, 0, 1]);
+    assert.throws(() => assertUrlAllowed(new URL('http://[::ffff:a9fe:a9fe]/'), policy), UrlNotAllowedError);
+    assert.doesNotThrow(() => assertUrlAllowed(new URL('http://[2606:4700::1]/'), policy));
   });
 
   test('an explicit allow-list opens only the networks it names', () => {

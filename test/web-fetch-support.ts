@@ -1,6 +1,6 @@
 /**
  * Shared set-up of the web fetch tests: a page server on loopback (HTML, text, JSON, redirects,
- * huge, slow and rate-limited pages) that records every path asked for, two loopback hosts on one
+ * huge, slow and rate-limited pages, one with a long title) that records every path asked for, two loopback hosts on one
  * port for DNS rebinding, a script that fetches what the user text names, and four services with
  * different fetch settings.
  */
@@ -16,6 +16,10 @@ import type { HostLookup } from '../packages/server/src/tools/web-fetch/guarded-
 const ARTICLE = `<html><head><title>Otters</title></head><body><nav><a href="/">Home</a> | <a href="/about">About</a></nav>
 <article><h1>Sea otters</h1><p>Sea otters hold hands while they sleep so that they do not drift apart. ${'They use stones as tools. '.repeat(20)}</p>
 <p>Otters have the densest fur of any animal.</p></article><footer>Copyright</footer></body></html>`;
+
+/** A title of 400 characters, longer than a small share of the context budget. */
+export const LONG_TITLE = `Otters ${'and their long river valleys '.repeat(14)}`.slice(0, 400);
+const LONG_TITLE_PAGE = `<html><head><title>${LONG_TITLE}</title></head><body><article><p>${'Otters float on their backs and crack shells on their chests. '.repeat(20)}</p></article></body></html>`;
 
 const LINKS_PAGE = `<html><head><title>Index</title></head><body><article><h1>Index</h1>
 <p>${'An index of pages about otters. '.repeat(10)}</p><p>Read <a href="/linked">the linked page</a> next.</p></article></body></html>`;
@@ -62,6 +66,7 @@ function servePages(): Promise<Server> {
       '/found-by-search': () => response.writeHead(200, { 'content-type': 'text/plain' }).end('found by search'),
       '/index.html': () => response.writeHead(200, { 'content-type': 'text/html' }).end(LINKS_PAGE),
       '/linked': () => response.writeHead(200, { 'content-type': 'text/plain' }).end('the linked page'),
+      '/long-title': () => response.writeHead(200, { 'content-type': 'text/html' }).end(LONG_TITLE_PAGE),
     };
     (routes[(request.url ?? '').split('?')[0]!] ?? routes['/missing']!)();
   });

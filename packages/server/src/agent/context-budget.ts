@@ -32,18 +32,13 @@ interface BudgetedTool {
 export class ContextBudget {
   private remaining: number;
   private readonly tools: BudgetedTool[];
-  private readonly fetchContentCap: boolean;
 
   constructor(request: MessageRequest, inputTokens: number, contextWindow: number) {
     this.remaining = Math.max(0, contextWindow - inputTokens - request.max_tokens) * CHARACTERS_PER_TOKEN;
     this.tools = [];
-    this.fetchContentCap = false;
     for (const tool of request.tools ?? []) {
       if (tool.type === SERVER_TOOL_TYPES.webSearch) this.tools.push({ name: SERVER_TOOL_NAMES.webSearch, maxUses: tool.max_uses });
-      if (tool.type === SERVER_TOOL_TYPES.webFetch) {
-        this.tools.push({ name: SERVER_TOOL_NAMES.webFetch, maxUses: tool.max_uses });
-        this.fetchContentCap = tool.max_content_tokens !== undefined;
-      }
+      if (tool.type === SERVER_TOOL_TYPES.webFetch) this.tools.push({ name: SERVER_TOOL_NAMES.webFetch, maxUses: tool.max_uses });
     }
   }
 
@@ -54,11 +49,12 @@ export class ContextBudget {
 
   /**
    * Characters the result of a call to `toolName` may take, given the calls made so far
-   * (`uses`, not counting this one). A fetch with `max_content_tokens` has the caller's own cap
-   * and may use what is left up to it; code execution gets one share, as one more call would.
+   * (`uses`, not counting this one). A fetch with `max_content_tokens` gets its share too, and
+   * the tool holds its page text to the smaller of the two: a cap alone would let the first
+   * fetches take all the headroom and leave none for the calls still allowed. Code execution
+   * gets one share, as one more call would.
    */
   share(toolName: string, uses: ReadonlyMap<string, number>): number {
-    if (toolName === SERVER_TOOL_NAMES.webFetch && this.fetchContentCap) return this.remaining;
     const callsLeft = this.tools.reduce((sum, tool) => sum + callsLeftOf(tool, uses.get(tool.name) ?? 0), 0);
     const budgeted = this.tools.some((tool) => tool.name === toolName);
     return Math.floor(this.remaining / Math.max(1, budgeted ? callsLeft : callsLeft + 1));

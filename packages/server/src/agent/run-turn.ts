@@ -7,7 +7,7 @@
  */
 import { isCustomTool, SERVER_TOOL_NAMES, type ContentBlock, type MessageRequest, type ModelProfile, type ServerToolResultBlock, type ServerToolUseBlock, type StopReason } from '@mms/protocol';
 import type { Backend } from '../backends/backend.js';
-import { BlockAssembler } from '../streaming/block-assembler.js';
+import { BlockAssembler, type StoppedBlock } from '../streaming/block-assembler.js';
 import type { StreamPart } from '../streaming/stream-part.js';
 import { ContextBudget } from './context-budget.js';
 import { serverToolError, type ServerToolRunner } from './server-tool-runner.js';
@@ -47,26 +47,31 @@ export async function* runTurn(options: TurnOptions): AsyncGenerator<StreamPart[
   for (let step = 0; step < options.maxSteps; step += 1) {
     const outcome = yield* runStep(options, state, step);
     const pending = unansweredServerCalls(outcome.stepBlocks);
-    const clientCall = outcome.stepBlocks.some((block) => block.type === 'tool_use');
-    if (pending.length === 0) {
-      yield [...outcome.tail, { type: 'finish', stopReason: outcome.stopReason, stopSequence: outcome.stopSequence }];
-      return;
+    // The step's last batch travels with the turn's finish, unless server results come between.
+    let held = outcome.tail;
+    if (pending.length > 0) {
+      if (held.length > 0) yield held;
+      held = [];
+      // Server calls are answered whatever ended the step, even a client tool call or the output
+      // budget: the turn goes back to the client complete, because a request must carry every
+      // server call's result (protocol/src/tool-pairing.ts) and the client cannot write one.
+      yield* runServerTools(pending, options, state, outcome.cutCalls);
+      // Server calls only: their results go back to the model in the next step.
+      if (outcome.stopReason === 'tool_use' && !outcome.stepBlocks.some((block) => block.type === 'tool_use')) continue;
     }
-    if (outcome.tail.length > 0) yield outcome.tail;
-    // Server calls are answered whatever ended the step, even a client tool call or the output
-    // budget: the turn goes back to the client complete, because a request must carry every
-    // server call's result (protocol/src/tool-pairing.ts) and the client cannot write one.
-    yield* runServerTools(pending, options, state, cutByBudget(outcome));
-    if (clientCall || outcome.stopReason !== 'tool_use') {
-      yield [{ type: 'finish', stopReason: clientCall && outcome.stopReason === 'tool_use' ? 'tool_use' : outcome.stopReason, stopSequence: outcome.stopSequence }];
-      return;
-    }
+    yield [...held, { type: 'finish', stopReason: outcome.stopReason, stopSequence: outcome.stopSequence }];
+    return;
   }
   yield [{ type: 'finish', stopReason: 'pause_turn', stopSequence: null }];
 }
 
 interface StepOutcome {
   stepBlocks: ContentBlock[];
+  /**
+   * Calls whose input JSON arrived incomplete (block-assembler.ts). A cut server call is never
+   * run: what arrived of `http://host/abcdef` may read `http://host/a`.
+   */
+  cutCalls: ReadonlySet<ContentBlock>;
   stopReason: StopReason;
   stopSequence: string | null;
   /** Parts of the last batch, held back so that the turn's finish can travel with them. */
@@ -76,21 +81,24 @@ interface StepOutcome {
 /** One backend step, passed through; its `finish` is held back for the loop to decide. */
 async function* runStep(options: TurnOptions, state: TurnState, step: number): AsyncGenerator<StreamPart[], StepOutcome> {
   const assembler = new BlockAssembler();
+  const cutCalls = new Set<ContentBlock>();
   const stepStartTokens = state.outputTokens;
   const batches = options.backend.stream(
     { request: options.request, model: options.model, thinks: options.thinks, turnSoFar: state.blocks, step, outputBudget: options.request.max_tokens - stepStartTokens, fault: options.fault },
     options.signal,
   );
-  // Set once the one tool call that disable_parallel_tool_use allows has ended. The rest of
-  // that batch is read for its token count and for a `max_tokens` finish (a call cut short by
-  // the budget is truncation, not a finished call); any further block ends the step.
-  let callEnded = false;
+  const outcome = (stopReason: StopReason, stopSequence: string | null, tail: StreamPart[]): StepOutcome => ({ stepBlocks: assembler.blocks, cutCalls, stopReason, stopSequence, tail });
+  // The one tool call that disable_parallel_tool_use allows, once it has ended. Block parts
+  // after it are dropped, but its batch is still read to the end for token counts and a finish.
+  let allowedCall: ContentBlock | undefined;
   for await (const batch of batches) {
     const passed: StreamPart[] = [];
     for (const part of batch) {
       if (part.type === 'finish') {
-        const stopReason = callEnded && part.stopReason !== 'max_tokens' ? 'tool_use' : part.stopReason;
-        return { stepBlocks: assembler.blocks, stopReason, stopSequence: callEnded ? null : part.stopSequence, tail: passed };
+        // After a whole allowed call the step ended on it, whatever cut the blocks dropped after
+        // it; a call cut itself (by max_tokens) keeps the engine's reason: it is truncation.
+        const engineReason = allowedCall === undefined || cutCalls.has(allowedCall);
+        return outcome(engineReason ? part.stopReason : 'tool_use', engineReason ? part.stopSequence : null, passed);
       }
       if (part.type === 'output-tokens') {
         state.outputTokens = stepStartTokens + part.count;
@@ -102,22 +110,30 @@ async function* runStep(options: TurnOptions, state: TurnState, step: number): A
         if (step === 0) passed.push(part);
         continue;
       }
-      if (callEnded) break;
-      trackBlock(assembler, part, state);
+      if (allowedCall) continue;
       passed.push(part);
-      callEnded = part.type === 'block-stop' && disablesParallel(options.request) && assembler.blocks.at(-1)?.type === 'tool_use';
+      const stopped = trackBlock(assembler, part, state);
+      if (stopped?.inputCut) cutCalls.add(stopped.block);
+      if (stopped?.block.type === 'tool_use' && disablesParallel(options.request)) allowedCall = stopped.block;
     }
-    // Leaving the loop ends the backend's generator, which stops its generation.
-    if (callEnded) return { stepBlocks: assembler.blocks, stopReason: 'tool_use', stopSequence: null, tail: passed };
+    // A whole allowed call ends the step with its batch: leaving the loop ends the backend's
+    // generator, which stops its generation. After a cut one, generation is over anyway, and
+    // the finish that says why may still be on its way.
+    if (allowedCall && !cutCalls.has(allowedCall)) return outcome('tool_use', null, passed);
     yield passed;
   }
   throw new Error(`backend ${options.backend.name} ended a step without a finish part`);
 }
 
-function trackBlock(assembler: BlockAssembler, part: StreamPart, state: TurnState): void {
+function trackBlock(assembler: BlockAssembler, part: StreamPart, state: TurnState): StoppedBlock | undefined {
   if (part.type === 'block-start') assembler.start(part.block);
   else if (part.type === 'block-delta') assembler.delta(part.delta);
-  else if (part.type === 'block-stop') state.blocks.push(assembler.stop());
+  else if (part.type === 'block-stop') {
+    const stopped = assembler.stop();
+    state.blocks.push(stopped.block);
+    return stopped;
+  }
+  return undefined;
 }
 
 function disablesParallel(request: MessageRequest): boolean {
@@ -130,19 +146,9 @@ function unansweredServerCalls(blocks: readonly ContentBlock[]): ServerToolUseBl
   return blocks.filter((block): block is ServerToolUseBlock => block.type === 'server_tool_use' && !answered.has(block.id));
 }
 
-/**
- * The call the output budget ended inside: the step's last block when it stopped on
- * `max_tokens`. Its input is whatever part of the JSON arrived, so it is never run (a cut
- * `http://host/abcdef` may read `http://host/a`); a call the model finished before it is.
- */
-function cutByBudget(outcome: StepOutcome): ServerToolUseBlock | undefined {
-  const last = outcome.stepBlocks.at(-1);
-  return outcome.stopReason === 'max_tokens' && last?.type === 'server_tool_use' ? last : undefined;
-}
-
-async function* runServerTools(calls: readonly ServerToolUseBlock[], options: TurnOptions, state: TurnState, cut: ServerToolUseBlock | undefined): AsyncGenerator<StreamPart[]> {
+async function* runServerTools(calls: readonly ServerToolUseBlock[], options: TurnOptions, state: TurnState, cutCalls: ReadonlySet<ContentBlock>): AsyncGenerator<StreamPart[]> {
   for (const call of calls) {
-    const result = call === cut ? serverToolError(call, 'invalid_tool_input') : await runServerTool(call, options, state);
+    const result = cutCalls.has(call) ? serverToolError(call, 'invalid_tool_input') : await runServerTool(call, options, state);
     state.blocks.push(result);
     state.budget.spend(result);
     yield [{ type: 'block-start', block: result }, { type: 'block-stop' }];

@@ -6,6 +6,16 @@
 import type { ContentBlock, ContentBlockDelta } from '@mms/protocol';
 import { parsePartialJsonObject } from './partial-json.js';
 
+/** A block as it closed, with what the wire block cannot say of itself. */
+export interface StoppedBlock {
+  block: ContentBlock;
+  /**
+   * A tool call whose input JSON arrived incomplete (the output budget or a stop sequence ended
+   * it mid-way): its input is the partial parse of what arrived (partial-json.ts), a guess.
+   */
+  inputCut: boolean;
+}
+
 export class BlockAssembler {
   readonly blocks: ContentBlock[] = [];
   private open: ContentBlock | undefined;
@@ -29,15 +39,18 @@ export class BlockAssembler {
   }
 
   /** Closes the open block and returns it. */
-  stop(): ContentBlock {
+  stop(): StoppedBlock {
     const block = this.open;
     if (!block) throw new Error('block-stop with no open block');
+    let inputCut = false;
     if ((block.type === 'tool_use' || block.type === 'server_tool_use') && this.inputJson !== '') {
-      block.input = parseInput(this.inputJson);
+      const parsed = parseInput(this.inputJson);
+      block.input = parsed.input;
+      inputCut = !parsed.whole;
     }
     this.blocks.push(block);
     this.open = undefined;
-    return block;
+    return { block, inputCut };
   }
 
   get isOpen(): boolean {
@@ -49,12 +62,12 @@ export class BlockAssembler {
   }
 }
 
-function parseInput(json: string): Record<string, unknown> {
+function parseInput(json: string): { input: Record<string, unknown>; whole: boolean } {
   try {
     const value: unknown = JSON.parse(json);
-    if (value !== null && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
+    if (value !== null && typeof value === 'object' && !Array.isArray(value)) return { input: value as Record<string, unknown>, whole: true };
   } catch {
     // Cut off by the output budget: keep what arrived (see partial-json.ts).
   }
-  return parsePartialJsonObject(json);
+  return { input: parsePartialJsonObject(json), whole: false };
 }

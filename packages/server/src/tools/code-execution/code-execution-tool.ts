@@ -68,11 +68,21 @@ export function fitOutput(output: Output, characters: number): Output {
   // Too little room for the note: the output alone, cut.
   if (characters <= note.length) return { stdout: stdout.slice(0, characters), stderr: '' };
   const room = characters - note.length;
-  let stderrKept = stderr.slice(0, Math.max(room - stdout.length, Math.floor(room / 2)));
-  // The note goes on a line of its own, in place of the last character kept.
-  if (stderrKept !== '' && !stderrKept.endsWith('\n')) stderrKept = `${stderrKept.slice(0, -1)}\n`;
+  const stderrKept = stderrBeforeNote(stderr, Math.max(room - stdout.length, Math.floor(room / 2)));
   const stdoutKept = stdout.slice(0, room - stderrKept.length);
   return { stdout: stdoutKept, stderr: stderrKept + note };
+}
+
+/**
+ * stderr within `room`, ending in a line break so that the note goes on a line of its own. A
+ * whole stderr keeps every character and takes the break from stdout's room (output was cut, so
+ * a whole stderr is under half the room and the break fits); a cut one gives the break its last
+ * kept character.
+ */
+function stderrBeforeNote(stderr: string, room: number): string {
+  if (stderr.length <= room) return stderr === '' || stderr.endsWith('\n') ? stderr : `${stderr}\n`;
+  const cut = stderr.slice(0, room);
+  return cut === '' || cut.endsWith('\n') ? cut : `${cut.slice(0, -1)}\n`;
 }
 
 function executionResult(call: ServerToolUseBlock, { stdout, stderr }: Output, returnCode: number): ServerToolResultBlock {

@@ -10,6 +10,7 @@
  * networks explicitly; nothing is allowed by default.
  */
 import { BlockList, isIP } from 'node:net';
+import { bareHost } from './bare-host.js';
 
 const FORBIDDEN_IPV4: Array<[string, number]> = [
   ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16],
@@ -53,7 +54,7 @@ export class AddressPolicy {
 
   /** True when the service may connect to `address` (an IP literal). */
   permits(address: string): boolean {
-    const host = address.replace(/^\[|\]$/g, '').split('%')[0] ?? '';
+    const host = bareHost(address);
     const family = isIP(host);
     if (family === 4) return this.allowed.check(host, 'ipv4') || !forbidden.check(host, 'ipv4');
     if (family !== 6) return false;
@@ -80,7 +81,7 @@ export function embeddedIpv4(address: string): string | undefined {
 
 /** The eight 16-bit words of an IPv6 literal (brackets, zone and a dotted-quad tail allowed). */
 export function ipv6Words(address: string): number[] | undefined {
-  const host = address.toLowerCase().replace(/^\[|\]$/g, '').split('%')[0] ?? '';
+  const host = bareHost(address).toLowerCase();
   if (isIP(host) !== 6) return undefined;
   const [head = '', tail] = host.split('::');
   const parse = (part: string) => (part === '' ? [] : part.split(':').flatMap(wordsOf));

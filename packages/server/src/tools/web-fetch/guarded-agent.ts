@@ -7,6 +7,7 @@ import { promises as dns, type LookupAddress, type LookupAllOptions } from 'node
 import { isIP, type LookupFunction } from 'node:net';
 import { Agent } from 'undici';
 import type { AddressPolicy } from './address-policy.js';
+import { bareHost } from './bare-host.js';
 
 export class UrlNotAllowedError extends Error {
   override name = 'UrlNotAllowedError';
@@ -40,7 +41,7 @@ export function guardedAgent(policy: AddressPolicy, timeoutMs: number, resolve: 
 export function assertUrlAllowed(url: URL, policy: AddressPolicy): void {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UrlNotAllowedError(`scheme ${url.protocol} is not allowed`);
   if (url.username || url.password) throw new UrlNotAllowedError('URLs with credentials are not allowed');
-  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const host = bareHost(url.hostname);
   if (isIP(host) !== 0 && !policy.permits(host)) throw new UrlNotAllowedError(`${host} is not an allowed address`);
   // Names (localhost included) are checked where they resolve, in the agent's lookup.
 }

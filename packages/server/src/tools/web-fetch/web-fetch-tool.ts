@@ -57,11 +57,19 @@ export class WebFetchTool {
     const domains = DomainFilter.fromLists(fetchTool(context.request));
     if (!domains.permits(parsed)) return serverToolError(call, 'url_not_allowed');
     if (!isInPriorContext(url, context.request, context.turnSoFar)) return serverToolError(call, 'url_not_in_prior_context');
+    // The turn's context budget leaves this call too little room for a page and the note that
+    // says it was cut: a fetch would spend a request on text the model cannot see, and an empty
+    // document reads as an empty page. So no request is made (usage counts none), and the
+    // answer is max_uses_exceeded, the public code nearest to "this tool's room in the turn is
+    // used up": too_many_requests or unavailable would invite a retry, and a note-only document
+    // would claim a retrieval and need room the budget does not have.
+    if (!hasRoomForNote(context.resultCharacters - url.length, this.options.maxBytes)) return serverToolError(call, 'max_uses_exceeded');
     try {
       const page = await fetchPage(parsed, this.agent, this.policy, this.options, context.signal, (hop) => domains.permits(hop));
-      const { title, text } = pageToText(page);
+      const converted = pageToText(page);
       const cutAtBytes = page.truncated ? this.options.maxBytes : undefined;
-      return fetchResult(call, page.url, title, fitText(text, contentCharacters(context, page.url, title), cutAtBytes));
+      const title = titleWithin(converted.title, context.resultCharacters - page.url.length, cutAtBytes);
+      return fetchResult(call, page.url, title, fitText(converted.text, contentCharacters(context, page.url, title), cutAtBytes));
     } catch (error) {
       if (error instanceof FetchFailure) return serverToolError(call, error.errorCode);
       if (error instanceof UrlNotAllowedError || (error as { cause?: unknown }).cause instanceof UrlNotAllowedError) return serverToolError(call, 'url_not_allowed');
@@ -82,19 +90,52 @@ function contentCharacters(context: FetchContext, url: string, title: string | n
 }
 
 /**
+ * The page's title, cut where it would leave the text (`room`: the result's share less the URL)
+ * too little room for the note of a cut page, which tells the model there is more to read.
+ */
+function titleWithin(title: string | null, room: number, cutAtBytes: number | undefined): string | null {
+  if (title === null) return null;
+  const note = truncationNote(cutAtBytes === undefined ? [roomReason(room)] : [bytesReason(cutAtBytes), roomReason(room)]);
+  return title.slice(0, Math.max(0, room - note.length - 1));
+}
+
+/** True when `room` characters hold at least one character of text and the longest note fitText may add. */
+function hasRoomForNote(room: number, maxBytes: number): boolean {
+  return room > longestNote(room, maxBytes).length;
+}
+
+/** The note of a page cut both at the byte cap and at `room`. */
+function longestNote(room: number, maxBytes: number): string {
+  return truncationNote([bytesReason(maxBytes), roomReason(room)]);
+}
+
+/**
  * The page text within `room` characters. A page cut short, at the byte cap or here, ends in a
  * note that says so (inside the room), so the model knows there is more than it sees rather
  * than taking a cut page for the whole.
  */
 export function fitText(text: string, room: number, cutAtBytes: number | undefined): string {
-  const reasons = cutAtBytes === undefined ? [] : [`the page is longer than the ${cutAtBytes} bytes this service reads`];
-  const noteFor = () => `\n\n[Truncated: ${reasons.join('; ')}.]`;
+  const reasons = cutAtBytes === undefined ? [] : [bytesReason(cutAtBytes)];
   if (reasons.length === 0 && text.length <= room) return text;
-  if (text.length + noteFor().length > room) reasons.push(`its text goes on past the ${room} characters this fetch may return`);
-  const note = noteFor();
-  // Too little room for the note: the text alone, cut.
+  if (text.length + truncationNote(reasons).length > room) reasons.push(roomReason(room));
+  const note = truncationNote(reasons);
+  // Too little room for the note: the text alone, cut. The tool fetches nothing for a share
+  // this small, so only a max_content_tokens of a few dozen characters, or a redirect to a URL
+  // far longer than the one asked for, gets here.
   if (room <= note.length) return text.slice(0, room);
   return text.slice(0, room - note.length) + note;
+}
+
+function truncationNote(reasons: readonly string[]): string {
+  return `\n\n[Truncated: ${reasons.join('; ')}.]`;
+}
+
+function bytesReason(maxBytes: number): string {
+  return `the page is longer than the ${maxBytes} bytes this service reads`;
+}
+
+function roomReason(room: number): string {
+  return `its text goes on past the ${room} characters this fetch may return`;
 }
 
 function fetchTool(request: MessageRequest): WebFetchToolParam | undefined {

@@ -1,0 +1,123 @@
+/**
+ * The turn loop over a fake backend whose batches are written out part by part: which server
+ * calls run after a step cut by max_tokens, and what disable_parallel_tool_use keeps of a batch
+ * (the token counts after the one call allowed, and the stop reason).
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseMessageRequest, type ContentBlock, type ModelProfile, type ServerToolResultBlock, type ServerToolUseBlock } from '@mms/protocol';
+import type { Backend } from '../packages/server/src/backends/backend.js';
+import { runTurn } from '../packages/server/src/agent/run-turn.js';
+import type { ServerToolRunner } from '../packages/server/src/agent/server-tool-runner.js';
+import type { StreamPart } from '../packages/server/src/streaming/stream-part.js';
+
+const MODEL: ModelProfile = { id: 'fake', tier: 'mid', generation: 'newer', contextWindow: 100_000, maxOutputTokens: 4096 };
+const LOOKUP = { name: 'lookup', description: 'Look it up.', input_schema: { type: 'object', properties: { q: { type: 'string' } } } };
+const FETCH = { type: 'web_fetch_20260209', name: 'web_fetch', allowed_callers: ['direct'] };
+
+/** A backend that streams `steps[n]`, batch by batch, for step n. */
+function fakeBackend(steps: StreamPart[][][]): Backend {
+  return {
+    name: 'fake',
+    async *stream(step) {
+      for (const batch of steps[step.step] ?? []) yield batch;
+    },
+    countTokens: async () => 0,
+    prepare: async () => 'nothing',
+    close: async () => {},
+  };
+}
+
+/** Every call it is asked to run, answered with a page. */
+function recordingTools(): ServerToolRunner & { ran: ServerToolUseBlock[] } {
+  const ran: ServerToolUseBlock[] = [];
+  return {
+    ran,
+    run: async (call): Promise<ServerToolResultBlock> => {
+      ran.push(call);
+      const page = { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'page' }, title: null };
+      return { type: 'web_fetch_tool_result', tool_use_id: call.id, content: { type: 'web_fetch_result', url: String(call.input.url), content: page, retrieved_at: '' } };
+    },
+  };
+}
+
+/** The parts of one block, its input JSON in one delta. */
+function block(start: ContentBlock, inputJson?: string): StreamPart[] {
+  const delta: StreamPart[] = inputJson === undefined ? [] : [{ type: 'block-delta', delta: { type: 'input_json_delta', partial_json: inputJson } }];
+  return [{ type: 'block-start', block: start }, ...delta, { type: 'block-stop' }];
+}
+
+const toolCall = (id: string, inputJson: string) => block({ type: 'tool_use', id, name: 'lookup', input: {}, caller: { type: 'direct' } }, inputJson);
+const fetchCall = (id: string, inputJson: string) => block({ type: 'server_tool_use', id, name: 'web_fetch', input: {} }, inputJson);
+const finish = (stopReason: 'tool_use' | 'max_tokens' | 'end_turn'): StreamPart => ({ type: 'finish', stopReason, stopSequence: null });
+
+async function runOver(steps: StreamPart[][][], body: Record<string, unknown>, serverTools: ServerToolRunner = recordingTools()): Promise<StreamPart[]> {
+  const request = parseMessageRequest({ model: 'fake', max_tokens: 100, messages: [{ role: 'user', content: 'go https://a.example/page' }], ...body });
+  const parts: StreamPart[] = [];
+  const turn = runTurn({ backend: fakeBackend(steps), request, model: MODEL, thinks: false, fault: undefined, maxSteps: 4, serverTools, inputTokens: 10, signal: new AbortController().signal });
+  for await (const batch of turn) parts.push(...batch);
+  return parts;
+}
+
+function startedBlocks(parts: StreamPart[]): string[] {
+  return parts.flatMap((part) => (part.type === 'block-start' ? [`${part.block.type}${'id' in part.block ? ` ${part.block.id}` : ''}`] : []));
+}
+
+describe('a step that ends on max_tokens after a server call', () => {
+  test('a call whose input JSON arrived whole is run, though it is the last block of the step', async () => {
+    const tools = recordingTools();
+    const parts = await runOver([[[...fetchCall('srvtoolu_whole', '{"url":"https://a.example/page"}'), { type: 'output-tokens', count: 100 }, finish('max_tokens')]]], { tools: [FETCH] }, tools);
+    assert.deepEqual(tools.ran.map((call) => call.id), ['srvtoolu_whole']);
+    assert.deepEqual(parts.at(-1), finish('max_tokens'));
+  });
+
+  test('a call whose input JSON was cut is answered invalid_tool_input without running', async () => {
+    const tools = recordingTools();
+    const parts = await runOver([[[...fetchCall('srvtoolu_cut', '{"url":"https://a.example/pa'), { type: 'output-tokens', count: 100 }, finish('max_tokens')]]], { tools: [FETCH] }, tools);
+    assert.deepEqual(tools.ran, []);
+    const result = parts.find((part) => part.type === 'block-start' && part.block.type === 'web_fetch_tool_result');
+    assert.deepEqual(result?.type === 'block-start' ? (result.block as ServerToolResultBlock).content : undefined, { type: 'web_fetch_tool_result_error', error_code: 'invalid_tool_input' });
+  });
+});
+
+describe('disable_parallel_tool_use', () => {
+  const body = { tools: [LOOKUP], tool_choice: { type: 'auto', disable_parallel_tool_use: true } };
+
+  test('token counts after the one call allowed are still read from its batch; later blocks are dropped', async () => {
+    const batch = [...toolCall('toolu_1', '{"q":"a"}'), ...toolCall('toolu_2', '{"q":"b"}'), { type: 'input-tokens', count: 77 } as const, { type: 'output-tokens', count: 33 } as const, finish('tool_use')];
+    const parts = await runOver([[batch]], body);
+    assert.deepEqual(startedBlocks(parts), ['tool_use toolu_1']);
+    assert.deepEqual(parts.filter((part) => part.type === 'input-tokens' || part.type === 'output-tokens'), [{ type: 'input-tokens', count: 77 }, { type: 'output-tokens', count: 33 }]);
+    assert.deepEqual(parts.at(-1), finish('tool_use'));
+  });
+
+  test('a whole call stays tool_use when only a dropped block after it was cut by max_tokens', async () => {
+    const batch = [...toolCall('toolu_1', '{"q":"a"}'), ...toolCall('toolu_2', '{"q":'), { type: 'output-tokens', count: 100 } as const, finish('max_tokens')];
+    const parts = await runOver([[batch]], body);
+    assert.deepEqual(startedBlocks(parts), ['tool_use toolu_1']);
+    assert.deepEqual(parts.filter((part) => part.type === 'output-tokens'), [{ type: 'output-tokens', count: 100 }]);
+    assert.deepEqual(parts.at(-1), finish('tool_use'));
+  });
+
+  test('the allowed call cut itself is max_tokens, with its tokens, though the finish comes in a later batch', async () => {
+    const parts = await runOver([[toolCall('toolu_1', '{"q":"a'), [{ type: 'output-tokens', count: 100 }, finish('max_tokens')]]], body);
+    assert.deepEqual(startedBlocks(parts), ['tool_use toolu_1']);
+    assert.deepEqual(parts.filter((part) => part.type === 'output-tokens'), [{ type: 'output-tokens', count: 100 }]);
+    assert.deepEqual(parts.at(-1), finish('max_tokens'));
+  });
+
+  test('a whole call ends the step with its batch: later batches are not read', async () => {
+    let laterBatchRead = false;
+    const backend = fakeBackend([]);
+    backend.stream = async function* () {
+      yield [...toolCall('toolu_1', '{"q":"a"}'), { type: 'output-tokens', count: 9 }];
+      laterBatchRead = true;
+      yield [...toolCall('toolu_2', '{"q":"b"}'), finish('tool_use')];
+    };
+    const request = parseMessageRequest({ model: 'fake', max_tokens: 100, messages: [{ role: 'user', content: 'go' }], ...body });
+    const parts: StreamPart[] = [];
+    for await (const batch of runTurn({ backend, request, model: MODEL, thinks: false, fault: undefined, maxSteps: 4, serverTools: recordingTools(), inputTokens: 10, signal: new AbortController().signal })) parts.push(...batch);
+    assert.equal(laterBatchRead, false);
+    assert.deepEqual(parts.at(-1), finish('tool_use'));
+  });
+});

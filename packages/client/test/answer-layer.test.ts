@@ -59,6 +59,10 @@ describe('Insufficient data: its own outcome, never a decline', () => {
   test('an input outside the envelope is invalid, naming the envelope', () => {
     const outcome = classifyAnswer(folded([call({ name: 'Ada' })], 'tool_use'), wrapped);
     assert.equal(outcome.kind === 'invalid' && outcome.violation, '/ must have exactly one property, "answer" (got "name")');
+    for (const input of [null, 'Ada', [1]]) {
+      const notAnObject = classifyAnswer(folded([call(input as unknown as Record<string, unknown>)], 'tool_use'), wrapped);
+      assert.equal(notAnObject.kind === 'invalid' && notAnObject.violation, '/ must be object', JSON.stringify(input));
+    }
   });
 
   test('a text-only reply of exactly Insufficient data is that outcome, with or without the envelope; longer text is a decline', () => {

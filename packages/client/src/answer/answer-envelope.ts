@@ -32,12 +32,18 @@ export function wrapAnswerSchema(strict: JsonSchema): JsonSchema {
 
 export type EnvelopeReading = { kind: 'answer'; value: unknown } | { kind: 'insufficient_data'; text: string } | { kind: 'malformed'; violation: string };
 
-export function readAnswerEnvelope(input: Record<string, unknown>): EnvelopeReading {
+/**
+ * The answer inside the tool input the model wrote. The input is whatever JSON the model sent
+ * (`null`, a string...), so anything but an object is malformed with the violation the schema
+ * check gives without the envelope.
+ */
+export function readAnswerEnvelope(input: unknown): EnvelopeReading {
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) return { kind: 'malformed', violation: '/ must be object' };
   const keys = Object.keys(input);
   if (keys.length !== 1 || keys[0] !== ANSWER_FIELD) {
     return { kind: 'malformed', violation: `/ must have exactly one property, "${ANSWER_FIELD}" (got ${keys.length === 0 ? 'none' : keys.map((key) => JSON.stringify(key)).join(', ')})` };
   }
-  const value = input[ANSWER_FIELD];
+  const value = (input as Record<string, unknown>)[ANSWER_FIELD];
   if (typeof value === 'string' && isInsufficientData(value)) return { kind: 'insufficient_data', text: value };
   return { kind: 'answer', value };
 }

@@ -242,6 +242,13 @@ describe('answer layer', () => {
     assert.deepEqual(sent, { type: 'string', description: 'Constraints: {"maxLength":3}' });
     assert.ok(!result.ok && result.kind === 'invalid', JSON.stringify(result));
     assert.match(result.violation, /\/answer\/name must NOT have more than 3 characters/);
+    assert.deepEqual(Object.keys(result.input as object).sort(), ['age', 'name'], 'the failure carries the answer unwrapped, not the envelope');
+    const replayed = record.bodies[1]!.messages[1]!.content as Array<{ input: Record<string, unknown> }>;
+    assert.deepEqual(replayed[0]!.input, { answer: result.input }, 'the retry replays the call the model made, envelope included');
+    let seen: unknown;
+    const withFallback = await client.structured({ ...ask, schema, insufficientData: true, fallback: (failure) => ((seen = failure.kind === 'invalid' ? failure.input : undefined), { name: 'n/a', age: 0 }) });
+    assert.ok(withFallback.ok && withFallback.source === 'fallback', JSON.stringify(withFallback));
+    assert.deepEqual(Object.keys(seen as object).sort(), ['age', 'name'], 'the fallback sees the unwrapped answer');
   });
 
   test('a decline with only thinking: the retry is a valid conversation that asks for the tool in the last user turn', async () => {

@@ -85,7 +85,7 @@ function answerFailure(outcome: RetryableOutcome, request: MessageRequest, note:
     case 'declined':
       return { kind: 'declined', text: outcome.text, stopReason: outcome.stopReason, message: `the model did not call its output tool (stop_reason ${outcome.stopReason})${note}` };
     case 'invalid':
-      return { kind: 'invalid', violation: outcome.violation, input: outcome.toolUse.input, message: `the tool input failed the schema: ${outcome.violation}${note}` };
+      return { kind: 'invalid', violation: outcome.violation, input: outcome.input, message: `the tool input failed the schema: ${outcome.violation}${note}` };
     default:
       return outcome satisfies never;
   }

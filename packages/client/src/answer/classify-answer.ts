@@ -17,7 +17,8 @@ export type AnswerOutcome =
   | { kind: 'insufficient_data'; text: string }
   | { kind: 'truncated' }
   | { kind: 'declined'; text: string; stopReason: StopReason | null }
-  | { kind: 'invalid'; violation: string; toolUse: ToolUseBlock };
+  /** `input`: the answer as the model gave it, unwrapped from the envelope when it could be; `toolUse` is the call as made, for the retry to replay. */
+  | { kind: 'invalid'; violation: string; input: unknown; toolUse: ToolUseBlock };
 
 /** The outcomes the answer layer may retry once. */
 export type RetryableOutcome = Exclude<AnswerOutcome, { kind: 'answer' | 'insufficient_data' }>;
@@ -39,16 +40,17 @@ export function classifyAnswer(folded: FoldedMessage, shape: AnswerShape): Answe
     return isInsufficientData(text) ? { kind: 'insufficient_data', text } : { kind: 'declined', text, stopReason: message.stop_reason };
   }
   const unparsed = folded.unparsedInputs.get(toolUse.id);
-  if (unparsed !== undefined) return { kind: 'invalid', violation: `the tool input is not valid JSON: ${unparsed.slice(0, 200)}`, toolUse };
+  if (unparsed !== undefined) return { kind: 'invalid', violation: `the tool input is not valid JSON: ${unparsed.slice(0, 200)}`, input: toolUse.input, toolUse };
   let value: unknown = toolUse.input;
   if (shape.envelope) {
     const reading = readAnswerEnvelope(toolUse.input);
-    if (reading.kind === 'malformed') return { kind: 'invalid', violation: reading.violation, toolUse };
+    if (reading.kind === 'malformed') return { kind: 'invalid', violation: reading.violation, input: toolUse.input, toolUse };
     if (reading.kind === 'insufficient_data') return reading;
     value = reading.value;
   }
   const violation = schemaViolation(shape.schema, value, 'schema', { formats: true });
-  if (violation !== undefined) return { kind: 'invalid', violation: shape.envelope ? inEnvelope(violation) : violation, toolUse };
+  // The violation names the path in the tool input the model wrote (the retry shows it that input); the caller gets the answer unwrapped.
+  if (violation !== undefined) return { kind: 'invalid', violation: shape.envelope ? inEnvelope(violation) : violation, input: value, toolUse };
   return { kind: 'answer', value, toolUse };
 }
 

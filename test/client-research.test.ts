@@ -233,6 +233,9 @@ describe('research', () => {
     const record = recorder();
     const client = clientFor(baseURL, TEST_API_KEY, { fetch: record.fetch });
     await assert.rejects(client.research({ question: 'Who founded Acme?', schema: { type: 'array', items: {} } }), PreSendError);
+    // 31 levels are within the cap of 32 as given, but pass 2 sends them inside the envelope, two levels deeper.
+    const nested = (depth: number): Record<string, unknown> => (depth === 1 ? { type: 'object', properties: {} } : { type: 'object', properties: { child: nested(depth - 1) } });
+    await assert.rejects(client.research({ question: 'Who founded Acme?', schema: nested(31) }), (error: unknown) => error instanceof PreSendError && /inside the Insufficient data envelope.*nests deeper than 32 levels/.test(error.message));
     assert.equal(record.bodies.length, 0);
   });
 });

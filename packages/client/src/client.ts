@@ -122,9 +122,9 @@ export class Client {
   async structured<Value = Record<string, unknown>>(options: StructuredOptions<Value>): Promise<CallResult<Value>> {
     const context = this.context(options);
     const model = this.model(options.model ?? 'mid');
-    checkAnswerSchema(options.schema);
-    const toolName = options.toolName ?? DEFAULT_TOOL_NAME;
     const envelope = options.insufficientData ?? false;
+    checkAnswerSchema(options.schema, envelope);
+    const toolName = options.toolName ?? DEFAULT_TOOL_NAME;
     const maxTokens = options.maxTokens ?? structuredMaxTokens(model);
     const request = buildStructuredRequest({ ...options, model, toolName, toolDescription: options.toolDescription, maxTokens, insufficientData: envelope }, this.options.thinkingDisabled);
     checkBeforeSend(request, model, { bufferTokens: this.options.bufferTokens, checkPromptSize: true });
@@ -136,7 +136,8 @@ export class Client {
     const context = this.context(options);
     const model = this.model(options.model ?? 'large');
     const shapeModel = this.model(options.shapeModel ?? 'mid');
-    checkAnswerSchema(options.schema);
+    // Pass 2 always sends the schema inside the envelope: checked as such before pass 1 is paid for.
+    checkAnswerSchema(options.schema, true);
     const fetchUses = options.webFetch === true ? RESEARCH_FETCH_USES : options.webFetch ? options.webFetch.maxUses : undefined;
     const passOneRequest = buildResearchRequest({ model, question: options.question, context: options.context, instructions: options.instructions, maxTokens: options.maxTokens ?? model.defaultMaxTokens, webSearchMaxUses: options.webSearchMaxUses ?? RESEARCH_SEARCH_USES, webFetchMaxUses: fetchUses, bufferTokens: this.options.bufferTokens, thinkingDisabled: this.options.thinkingDisabled });
     const toolName = options.toolName ?? DEFAULT_TOOL_NAME;

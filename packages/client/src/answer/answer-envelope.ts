@@ -6,7 +6,7 @@
  * before validating against the caller's schema, so callers never see the envelope.
  */
 import { INSUFFICIENT_DATA, isInsufficientData } from '../prompts.js';
-import type { JsonSchema } from '../strict-schema.js';
+import { toStrictSchema, type JsonSchema } from '../strict-schema.js';
 
 export const ANSWER_FIELD = 'answer';
 
@@ -16,6 +16,12 @@ const ANSWER_POINTER = `#/properties/${ANSWER_FIELD}/anyOf/0`;
 const DEFINITION_KEYWORDS = ['$defs', 'definitions'] as const;
 /** Keywords whose value maps names to subschemas. */
 const SCHEMA_MAPS = new Set(['properties', '$defs', 'definitions']);
+
+/** The tool's `input_schema` as sent: the caller's schema made strict, inside the envelope when it is on. */
+export function toolInputSchema(schema: JsonSchema, envelope: boolean): JsonSchema {
+  const strict = toStrictSchema(schema);
+  return envelope ? wrapAnswerSchema(strict) : strict;
+}
 
 /** `{answer: <strict schema> | "Insufficient data"}`, every required, nothing else allowed. */
 export function wrapAnswerSchema(strict: JsonSchema): JsonSchema {

@@ -273,13 +273,29 @@ describe('Insufficient data', () => {
     assert.match(String(record.bodies[0]?.system), /call "record_answer" with \{"answer": "Insufficient data"\}/);
   });
 
-  test('a text-only reply of Insufficient data is the same outcome, not a decline, even without the envelope (the default)', async () => {
-    const { client, record } = setup();
-    const result = await client.structured({ ...ask, input: 'TEXT-ONLY', fallback: () => ({ name: 'unknown', age: 0 }) });
-    assert.ok(!result.ok && result.kind === 'insufficient_data', JSON.stringify(result));
-    assert.equal(record.bodies.length, 1);
-    assert.equal(client.declineCounts().total, 0);
-    assert.deepEqual((record.bodies[0]?.tools as Array<{ input_schema: unknown }>)[0]?.input_schema, person, 'the schema as given, no envelope');
+  test('a text-only reply of Insufficient data is that outcome only with the envelope; without it (the default) it is a decline like any skipped tool', async () => {
+    const opted = setup();
+    const insufficient = await opted.client.structured({ ...ask, input: 'TEXT-ONLY', insufficientData: true, fallback: () => ({ name: 'unknown', age: 0 }) });
+    assert.ok(!insufficient.ok && insufficient.kind === 'insufficient_data', JSON.stringify(insufficient));
+    assert.equal(opted.record.bodies.length, 1);
+    assert.equal(opted.client.declineCounts().total, 0);
+
+    // The prompt never allowed it: counted (spec, Client retry policy 4), retried by asking for the tool, answered.
+    const plain = setup();
+    const declined = await plain.client.structured({ ...ask, input: 'TEXT-ONLY', fallback: () => ({ name: 'unknown', age: 0 }) });
+    assert.ok(declined.ok && declined.source === 'model', JSON.stringify(declined));
+    assert.deepEqual((plain.record.bodies[0]?.tools as Array<{ input_schema: unknown }>)[0]?.input_schema, person, 'the schema as given, no envelope');
+    assert.deepEqual(plain.record.bodies[1]?.messages.slice(1, 2), [{ role: 'assistant', content: 'Insufficient data.' }]);
+    assert.equal(plain.client.declineCounts().total, 1);
+    assert.deepEqual(plain.events.declines.map((decline) => decline.text), ['Insufficient data.']);
+  });
+
+  test('without the envelope, Insufficient data text twice is a declined failure, which the fallback replaces', async () => {
+    const { client } = setup([undefined, 'no-tool-call']);
+    const result = await client.structured<{ name: string; age: number }>({ ...ask, input: 'TEXT-ONLY', fallback: () => ({ name: 'unknown', age: 0 }) });
+    assert.ok(result.ok && result.source === 'fallback', JSON.stringify(result));
+    assert.equal(result.failure?.kind, 'declined');
+    assert.equal(client.declineCounts().total, 2);
   });
 
   test('after a guardrail rejection, Insufficient data still wins over the fallback', async () => {

@@ -49,10 +49,12 @@ export interface StructuredOptions<Value> extends CallOptions {
   maxTokens?: number;
   /**
    * Default false: your schema is the tool's input schema, as the spec's structured call shape
-   * has it (a reply of only `Insufficient data` text is still that outcome, never a decline).
+   * has it, and a reply that skips the tool is a decline whatever its text (`Insufficient data`
+   * included): counted, retried once, then `declined` or your fallback.
    * True: the tool's input is `{"answer": <your schema> | "Insufficient data"}` and the prompt
-   * allows that answer; the client unwraps it, and `Insufficient data` comes back as its own
-   * failure kind, never replaced by the fallback (decision 0010). Research pass 2 always uses it.
+   * allows that answer; the client unwraps it, and `Insufficient data` (in the envelope, or as
+   * the whole text of a reply) comes back as its own failure kind, never a decline, never
+   * replaced by the fallback (decision 0010). Research pass 2 always uses it.
    */
   insufficientData?: boolean;
   guardrails?: readonly Guardrail<Value>[];

@@ -2,8 +2,9 @@
  * A structured call through its layers: the HTTP layer (send-with-retries), the answer layer
  * (at most one retry for a response with no usable answer), then the caller's guardrails (a
  * rejected answer retried once, keeping its context), then the caller's fallback.
- * `Insufficient data` stops every layer: it is not retried, not a decline, and no fallback
- * replaces it (spec, Research conventions: it "is handled before any database write").
+ * `Insufficient data`, where the envelope allows it, stops every layer: it is not retried, not
+ * a decline, and no fallback replaces it (spec, Research conventions: it "is handled before any
+ * database write").
  */
 import type { MessageRequest, ToolUseBlock } from '@mms/protocol';
 import { answerRetry, replayWithError } from './answer/answer-retry.js';

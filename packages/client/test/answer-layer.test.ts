@@ -67,11 +67,10 @@ describe('Insufficient data: its own outcome, never a decline', () => {
     }
   });
 
-  test('a text-only reply of exactly Insufficient data is that outcome, with or without the envelope; longer text is a decline', () => {
-    for (const shape of [bare, wrapped]) {
-      assert.deepEqual(classifyAnswer(folded([text('Insufficient data.')], 'end_turn'), shape), { kind: 'insufficient_data', text: 'Insufficient data.' });
-      assert.equal(classifyAnswer(folded([text('Insufficient data on the date, but Ada [1].')], 'end_turn'), shape).kind, 'declined');
-    }
+  test('a text-only reply of exactly Insufficient data is that outcome with the envelope; without it, a decline; longer text is a decline', () => {
+    assert.deepEqual(classifyAnswer(folded([text('Insufficient data.')], 'end_turn'), wrapped), { kind: 'insufficient_data', text: 'Insufficient data.' });
+    assert.deepEqual(classifyAnswer(folded([text('Insufficient data.')], 'end_turn'), bare), { kind: 'declined', text: 'Insufficient data.', stopReason: 'end_turn' });
+    for (const shape of [bare, wrapped]) assert.equal(classifyAnswer(folded([text('Insufficient data on the date, but Ada [1].')], 'end_turn'), shape).kind, 'declined');
   });
 
   test('the envelope schema: the strict schema or the escape under "answer"; definitions hoisted, references rebased', () => {

@@ -98,6 +98,7 @@ describe('research', () => {
     assert.ok(share > fetchTokens && share * 4 < fetchTokens * 5, `${share} vs ${fetchTokens}`);
 
     assert.equal(passTwo?.model, 'mid-newer');
+    assert.equal(passTwo?.max_tokens, MAX_OUTPUT, 'pass 2\'s default budget: the tier\'s within the model\'s limit');
     assert.deepEqual(passTwo?.tool_choice, { type: 'tool', name: 'record_answer', disable_parallel_tool_use: true });
     assert.equal(passTwo?.tools && (passTwo.tools as unknown[]).length, 1);
     assert.match(String(passTwo?.messages[0]?.content), /"url": "https:\/\/records\.example\/acme"[\s\S]*<input>\nAcme was founded by Jane Roe \[1\] in 1901 \[3\]\.\n<\/input>/);
@@ -208,7 +209,7 @@ describe('research', () => {
     const record = recorder();
     const client = clientFor(baseURL, TEST_API_KEY, { fetch: record.fetch });
     // (5,800 window - 512 max_tokens - 5,000 buffer) x 4 = 1,152 characters: less than pass 2's system prompt and tool.
-    const result = await client.research<Founding>({ question: 'Who runs Beta?', schema, shapeModel: { id: 'mid-newer', tier: 'mid', contextWindow: 5_800, maxOutputTokens: 512 } });
+    const result = await client.research<Founding>({ question: 'Who runs Beta?', schema, shapeModel: { id: 'mid-newer', tier: 'mid', contextWindow: 5_800, maxOutputTokens: 512 }, shapeMaxTokens: 512 });
     assert.ok(!result.ok && result.kind === 'not_sent', JSON.stringify(result));
     assert.equal(result.code, 'prompt_too_long');
     assert.match(result.message, /^research pass 2 was not sent: the prompt has \d+ characters; mid-newer allows 1152/);

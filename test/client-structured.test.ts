@@ -162,9 +162,9 @@ describe('HTTP layer', () => {
 });
 
 describe('answer layer', () => {
-  test('truncated: retried once with max_tokens doubled, from the structured default of 512 (not the 64k tier budget)', async () => {
+  test('truncated: retried once with max_tokens doubled', async () => {
     const { client, record, events } = setup(['truncate']);
-    const result = await client.structured({ ...ask, maxTokens: undefined });
+    const result = await client.structured({ ...ask, maxTokens: 512 });
     assert.ok(result.ok, JSON.stringify(result));
     assert.deepEqual(record.bodies.map((body) => body.max_tokens), [512, 1_024]);
     assert.deepEqual(record.bodies[1]?.messages, record.bodies[0]?.messages);
@@ -179,6 +179,24 @@ describe('answer layer', () => {
     assert.equal(result.maxTokens, MAX_OUTPUT);
     assert.match(result.message, /not retried: max_tokens 4096 is already the model's limit \(4096\)$/);
     assert.equal(record.bodies.length, 1);
+  });
+
+  test('the default max_tokens is the tier\'s output budget within the model\'s limit (spec, Limits), not the 512 of the spec\'s example; truncated there, the failure says it cannot grow', async () => {
+    const { client, record } = setup(['truncate']);
+    const result = await client.structured({ ...ask, maxTokens: undefined });
+    assert.deepEqual(record.bodies.map((body) => body.max_tokens), [MAX_OUTPUT]);
+    assert.ok(!result.ok && result.kind === 'truncated', JSON.stringify(result));
+    assert.match(result.message, /not retried: max_tokens 4096 is already the model's limit \(4096\)$/);
+  });
+
+  test('the default max_tokens is cut to what a small window leaves after the prompt and the buffer', async () => {
+    // No maxOutputTokens: the mid tier's 64k, far more than an 8k window holds.
+    const { client, record } = setup();
+    const result = await client.structured({ ...ask, maxTokens: undefined, model: { id: 'mid-newer', tier: 'mid', contextWindow: 8_000 } });
+    assert.ok(result.ok, JSON.stringify(result));
+    const body = record.bodies[0]!;
+    const promptChars = String(body.system).length + String(body.messages[0]?.content).length + JSON.stringify(body.tools).length;
+    assert.equal(body.max_tokens, 8_000 - Math.ceil(promptChars / 4) - 5_000);
   });
 
   test('no tool call: the text replayed, a user turn asks for the tool, the tool still forced; one decline', async () => {

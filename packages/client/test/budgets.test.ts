@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BUFFER_TOKENS, DEFAULT_OUTPUT_TOKENS, doubledOutputBudget, fetchContentTokens, keptContextWindow, maxPromptChars } from '@mms/client';
+import { BUFFER_TOKENS, DEFAULT_OUTPUT_TOKENS, defaultOutputTokens, doubledOutputBudget, fetchContentTokens, keptContextWindow, maxPromptChars } from '@mms/client';
 
 test('the spec defaults: 64k small and mid, 128k large, a 5k buffer', () => {
   assert.deepEqual(DEFAULT_OUTPUT_TOKENS, { small: 64_000, mid: 64_000, large: 128_000 });
@@ -20,6 +20,14 @@ test('max prompt chars = (window - max output - buffer) x 4, with the spec numbe
   assert.equal(maxPromptChars({ contextWindow: 200_000, maxOutputTokens: 128_000 }), 268_000);
   assert.equal(maxPromptChars({ contextWindow: 200_000, maxOutputTokens: 64_000, bufferTokens: 0 }), 544_000);
   assert.equal(maxPromptChars({ contextWindow: 4_096, maxOutputTokens: 2_048 }), 0, 'no room at all is 0, never negative');
+});
+
+test('a call that names no max_tokens gets the tier budget, cut to what the context leaves after the prompt and the buffer', () => {
+  assert.equal(defaultOutputTokens({ tierBudget: 64_000, contextWindow: 200_000, promptChars: 4_000 }), 64_000);
+  // 8k window - 1k prompt tokens - 5k buffer = 2,000.
+  assert.equal(defaultOutputTokens({ tierBudget: 64_000, contextWindow: 8_000, promptChars: 4_000 }), 2_000);
+  assert.equal(defaultOutputTokens({ tierBudget: 64_000, contextWindow: 8_000, promptChars: 4_001, bufferTokens: 0 }), 6_999);
+  assert.equal(defaultOutputTokens({ tierBudget: 64_000, contextWindow: 8_000, promptChars: 12_000 }), 64_000, 'no room at all: the tier budget, which the prompt check refuses, saying why');
 });
 
 test('the fetch headroom after the prompt is divided across the allowed fetches', () => {

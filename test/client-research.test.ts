@@ -165,6 +165,20 @@ describe('research', () => {
     assert.ok(result.ok, JSON.stringify(result));
   });
 
+  test('the truncation retry recomputes the web fetch share for its larger max_tokens: prompt + fetches + output + buffer stay within the window', async () => {
+    const record = recorder(['truncate']);
+    const client = clientFor(baseURL, TEST_API_KEY, { fetch: record.fetch });
+    const result = await client.research<Founding>({ question: 'Who runs Beta?', schema, maxTokens: 2_000, webFetch: true });
+    assert.ok(result.ok, JSON.stringify(result));
+    const [first, retry] = record.bodies;
+    assert.deepEqual([first?.max_tokens, retry?.max_tokens], [2_000, 4_000]);
+    const share = (body: typeof first) => (body?.tools as Array<{ name: string; max_content_tokens?: number }>).find((tool) => tool.name === 'web_fetch')?.max_content_tokens ?? 0;
+    const promptTokens = Math.ceil((String(retry?.system).length + String(retry?.messages[0]?.content).length + JSON.stringify(retry?.tools).length) / 4);
+    assert.equal(share(retry), Math.floor((CONTEXT_WINDOW - promptTokens - 4_000 - 5_000) / 5));
+    assert.ok(share(retry) < share(first), `${share(retry)} vs ${share(first)}`);
+    assert.ok(promptTokens + 5 * share(retry) + 4_000 + 5_000 <= CONTEXT_WINDOW);
+  });
+
   test('at the default budget, which is the model\'s limit, a truncated pass 1 cannot grow and the failure says so', async () => {
     const record = recorder(['truncate']);
     const client = clientFor(baseURL, TEST_API_KEY, { fetch: record.fetch });

@@ -18,7 +18,7 @@ import { isInsufficientData } from '../prompts.js';
 import type { ResearchNotes } from '../results.js';
 import { sendWithRetries } from '../transport/send-with-retries.js';
 import { mapCitations } from './citations.js';
-import { continuation, usesSpent } from './continuation.js';
+import { continuation, usesSpent, withFetchShare } from './continuation.js';
 
 export interface PassOneSettings {
   request: MessageRequest;
@@ -62,7 +62,8 @@ export async function researchPassOne(settings: PassOneSettings, context: CallCo
       const growth = grown ? { next: undefined, why: 'it was already retried once with max_tokens doubled' } : outputBudgetGrowth(request.max_tokens, { modelMaxOutputTokens: model.maxOutputTokens, contextWindow: model.keptWindow, inputTokens: message.usage.input_tokens, bufferTokens: budget.bufferTokens });
       const truncated = (why: string) => failed({ kind: 'truncated', maxTokens: request.max_tokens, message: `the research prose was cut off at max_tokens ${request.max_tokens}; not retried: ${why}` });
       if (growth.next === undefined) return truncated(growth.why);
-      const retry = { ...request, max_tokens: growth.next };
+      // A larger max_tokens leaves less headroom for fetched pages: the fetch share is recomputed.
+      const retry = withFetchShare({ ...request, max_tokens: growth.next }, budget);
       const problem = preSendProblem(retry, model, { ...budget, checkPromptSize: false });
       if (problem) return truncated(`the retry was not sent: ${problem.message}`);
       context.options.hooks.onRetry?.({ layer: 'answer', model: model.id, reason: `research truncated at max_tokens ${request.max_tokens}; retrying with ${growth.next}`, delayMs: 0, nextAttempt: context.account.attempts + 1 });

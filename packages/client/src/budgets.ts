@@ -105,8 +105,3 @@ export function outputBudgetGrowth(current: number, limits: GrowthLimits): Budge
   }
   return { next: Math.min(current * 2, limits.modelMaxOutputTokens, contextRoom) };
 }
-
-/** outputBudgetGrowth's next budget; undefined when the budget cannot grow. */
-export function doubledOutputBudget(current: number, limits: GrowthLimits): number | undefined {
-  return outputBudgetGrowth(current, limits).next;
-}

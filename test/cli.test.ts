@@ -2,9 +2,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { once } from 'node:events';
 import { readSse } from '@mms/testing';
 
@@ -27,12 +27,44 @@ test('mms compare runs the client\'s tier move check: without a file it prints i
   assert.match(result.stderr, /usage: mms compare FILE/);
 });
 
+/** Any static, dynamic, side-effect, re-export or require form naming @mms/client or a subpath, in any quotes, across lines. */
+const IMPORTS_CLIENT = /(?:\bfrom|\bimport|\brequire)\s*\(?\s*['"`]@mms\/client(?:['"`/])/;
+
+test('the import scan catches every form of importing @mms/client, and not the bin\'s run-time resolution', () => {
+  const forms = [
+    "import { Client } from '@mms/client';",
+    'import { Client } from "@mms/client";',
+    "import type { CallResult } from '@mms/client';",
+    "import '@mms/client';",
+    'import "@mms/client/compare-command";',
+    "export * from '@mms/client';",
+    "export { Client } from\n  '@mms/client';",
+    "const client = await import('@mms/client');",
+    'const command = await import ( "@mms/client/compare-command" );',
+    'const client = await import(`@mms/client`);',
+    "const { Client } = require('@mms/client');",
+    "import client = require('@mms/client');",
+  ];
+  for (const form of forms) assert.match(form, IMPORTS_CLIENT, form);
+  for (const other of ["await runClientCommand('@mms/client/compare-command', args);", '`@mms/client is not installed where this runs`', "import { Client } from '@mms/clientele';"]) assert.doesNotMatch(other, IMPORTS_CLIENT, other);
+});
+
 test('the server package neither declares nor imports the client: the `mms compare` entry resolves it at run time', () => {
   const manifest = JSON.parse(readFileSync('packages/server/package.json', 'utf8')) as Record<string, Record<string, string> | undefined>;
   for (const field of ['dependencies', 'devDependencies', 'peerDependencies', 'optionalDependencies']) assert.equal(manifest[field]?.['@mms/client'], undefined, field);
   const sources = (folder: string): string[] => readdirSync(folder, { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? sources(join(folder, entry.name)) : [join(folder, entry.name)]));
-  const importers = [...sources('packages/server/src'), ...sources('packages/server/bin')].filter((path) => /from '@mms\/client|import\('@mms\/client/.test(readFileSync(path, 'utf8')));
+  const importers = [...sources('packages/server/src'), ...sources('packages/server/bin')].filter((path) => IMPORTS_CLIENT.test(readFileSync(path, 'utf8')));
   assert.deepEqual(importers, []);
+});
+
+test('mms compare run from a folder outside the workspace, where @mms/client is not installed, says so and exits 2', () => {
+  const folder = realpathSync(mkdtempSync(join(tmpdir(), 'mms-no-client-')));
+  assert.ok(relative(process.cwd(), folder).startsWith('..'), `${folder} must lie outside the workspace ${process.cwd()}`);
+  writeFileSync(join(folder, 'compare.json'), '{}');
+  const result = spawnSync(process.execPath, [MMS, 'compare', 'compare.json'], { cwd: folder, encoding: 'utf8', env: { ...process.env, NODE_PATH: '' } });
+  assert.equal(result.status, 2, result.stderr);
+  assert.equal(result.stdout, '');
+  assert.equal(result.stderr, `mms compare: it is the calling client's command, and @mms/client is not installed where this runs (${folder}); install @mms/client there, or run it from the repository root\n`);
 });
 
 test('a config error names the field and exits 2 before listening', () => {

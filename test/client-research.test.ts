@@ -98,6 +98,7 @@ describe('research', () => {
     assert.ok(share > fetchTokens && share * 4 < fetchTokens * 5, `${share} vs ${fetchTokens}`);
 
     assert.equal(passTwo?.model, 'mid-newer');
+    assert.equal(passTwo?.max_tokens, MAX_OUTPUT, 'pass 2\'s default budget: the tier\'s within the model\'s limit');
     assert.deepEqual(passTwo?.tool_choice, { type: 'tool', name: 'record_answer', disable_parallel_tool_use: true });
     assert.equal(passTwo?.tools && (passTwo.tools as unknown[]).length, 1);
     assert.match(String(passTwo?.messages[0]?.content), /"url": "https:\/\/records\.example\/acme"[\s\S]*<input>\nAcme was founded by Jane Roe \[1\] in 1901 \[3\]\.\n<\/input>/);
@@ -164,6 +165,20 @@ describe('research', () => {
     assert.ok(result.ok, JSON.stringify(result));
   });
 
+  test('the truncation retry recomputes the web fetch share for its larger max_tokens: prompt + fetches + output + buffer stay within the window', async () => {
+    const record = recorder(['truncate']);
+    const client = clientFor(baseURL, TEST_API_KEY, { fetch: record.fetch });
+    const result = await client.research<Founding>({ question: 'Who runs Beta?', schema, maxTokens: 2_000, webFetch: true });
+    assert.ok(result.ok, JSON.stringify(result));
+    const [first, retry] = record.bodies;
+    assert.deepEqual([first?.max_tokens, retry?.max_tokens], [2_000, 4_000]);
+    const share = (body: typeof first) => (body?.tools as Array<{ name: string; max_content_tokens?: number }>).find((tool) => tool.name === 'web_fetch')?.max_content_tokens ?? 0;
+    const promptTokens = Math.ceil((String(retry?.system).length + String(retry?.messages[0]?.content).length + JSON.stringify(retry?.tools).length) / 4);
+    assert.equal(share(retry), Math.floor((CONTEXT_WINDOW - promptTokens - 4_000 - 5_000) / 5));
+    assert.ok(share(retry) < share(first), `${share(retry)} vs ${share(first)}`);
+    assert.ok(promptTokens + 5 * share(retry) + 4_000 + 5_000 <= CONTEXT_WINDOW);
+  });
+
   test('at the default budget, which is the model\'s limit, a truncated pass 1 cannot grow and the failure says so', async () => {
     const record = recorder(['truncate']);
     const client = clientFor(baseURL, TEST_API_KEY, { fetch: record.fetch });
@@ -208,7 +223,7 @@ describe('research', () => {
     const record = recorder();
     const client = clientFor(baseURL, TEST_API_KEY, { fetch: record.fetch });
     // (5,800 window - 512 max_tokens - 5,000 buffer) x 4 = 1,152 characters: less than pass 2's system prompt and tool.
-    const result = await client.research<Founding>({ question: 'Who runs Beta?', schema, shapeModel: { id: 'mid-newer', tier: 'mid', contextWindow: 5_800, maxOutputTokens: 512 } });
+    const result = await client.research<Founding>({ question: 'Who runs Beta?', schema, shapeModel: { id: 'mid-newer', tier: 'mid', contextWindow: 5_800, maxOutputTokens: 512 }, shapeMaxTokens: 512 });
     assert.ok(!result.ok && result.kind === 'not_sent', JSON.stringify(result));
     assert.equal(result.code, 'prompt_too_long');
     assert.match(result.message, /^research pass 2 was not sent: the prompt has \d+ characters; mid-newer allows 1152/);
@@ -233,6 +248,9 @@ describe('research', () => {
     const record = recorder();
     const client = clientFor(baseURL, TEST_API_KEY, { fetch: record.fetch });
     await assert.rejects(client.research({ question: 'Who founded Acme?', schema: { type: 'array', items: {} } }), PreSendError);
+    // 31 levels are within the cap of 32 as given, but pass 2 sends them inside the envelope, two levels deeper.
+    const nested = (depth: number): Record<string, unknown> => (depth === 1 ? { type: 'object', properties: {} } : { type: 'object', properties: { child: nested(depth - 1) } });
+    await assert.rejects(client.research({ question: 'Who founded Acme?', schema: nested(31) }), (error: unknown) => error instanceof PreSendError && /inside the Insufficient data envelope.*nests deeper than 32 levels/.test(error.message));
     assert.equal(record.bodies.length, 0);
   });
 });

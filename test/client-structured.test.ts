@@ -162,9 +162,9 @@ describe('HTTP layer', () => {
 });
 
 describe('answer layer', () => {
-  test('truncated: retried once with max_tokens doubled, from the structured default of 512 (not the 64k tier budget)', async () => {
+  test('truncated: retried once with max_tokens doubled', async () => {
     const { client, record, events } = setup(['truncate']);
-    const result = await client.structured({ ...ask, maxTokens: undefined });
+    const result = await client.structured({ ...ask, maxTokens: 512 });
     assert.ok(result.ok, JSON.stringify(result));
     assert.deepEqual(record.bodies.map((body) => body.max_tokens), [512, 1_024]);
     assert.deepEqual(record.bodies[1]?.messages, record.bodies[0]?.messages);
@@ -179,6 +179,24 @@ describe('answer layer', () => {
     assert.equal(result.maxTokens, MAX_OUTPUT);
     assert.match(result.message, /not retried: max_tokens 4096 is already the model's limit \(4096\)$/);
     assert.equal(record.bodies.length, 1);
+  });
+
+  test('the default max_tokens is the tier\'s output budget within the model\'s limit (spec, Limits), not the 512 of the spec\'s example; truncated there, the failure says it cannot grow', async () => {
+    const { client, record } = setup(['truncate']);
+    const result = await client.structured({ ...ask, maxTokens: undefined });
+    assert.deepEqual(record.bodies.map((body) => body.max_tokens), [MAX_OUTPUT]);
+    assert.ok(!result.ok && result.kind === 'truncated', JSON.stringify(result));
+    assert.match(result.message, /not retried: max_tokens 4096 is already the model's limit \(4096\)$/);
+  });
+
+  test('the default max_tokens is cut to what a small window leaves after the prompt and the buffer', async () => {
+    // No maxOutputTokens: the mid tier's 64k, far more than an 8k window holds.
+    const { client, record } = setup();
+    const result = await client.structured({ ...ask, maxTokens: undefined, model: { id: 'mid-newer', tier: 'mid', contextWindow: 8_000 } });
+    assert.ok(result.ok, JSON.stringify(result));
+    const body = record.bodies[0]!;
+    const promptChars = String(body.system).length + String(body.messages[0]?.content).length + JSON.stringify(body.tools).length;
+    assert.equal(body.max_tokens, 8_000 - Math.ceil(promptChars / 4) - 5_000);
   });
 
   test('no tool call: the text replayed, a user turn asks for the tool, the tool still forced; one decline', async () => {
@@ -242,6 +260,13 @@ describe('answer layer', () => {
     assert.deepEqual(sent, { type: 'string', description: 'Constraints: {"maxLength":3}' });
     assert.ok(!result.ok && result.kind === 'invalid', JSON.stringify(result));
     assert.match(result.violation, /\/answer\/name must NOT have more than 3 characters/);
+    assert.deepEqual(Object.keys(result.input as object).sort(), ['age', 'name'], 'the failure carries the answer unwrapped, not the envelope');
+    const replayed = record.bodies[1]!.messages[1]!.content as Array<{ input: Record<string, unknown> }>;
+    assert.deepEqual(replayed[0]!.input, { answer: result.input }, 'the retry replays the call the model made, envelope included');
+    let seen: unknown;
+    const withFallback = await client.structured({ ...ask, schema, insufficientData: true, fallback: (failure) => ((seen = failure.kind === 'invalid' ? failure.input : undefined), { name: 'n/a', age: 0 }) });
+    assert.ok(withFallback.ok && withFallback.source === 'fallback', JSON.stringify(withFallback));
+    assert.deepEqual(Object.keys(seen as object).sort(), ['age', 'name'], 'the fallback sees the unwrapped answer');
   });
 
   test('a decline with only thinking: the retry is a valid conversation that asks for the tool in the last user turn', async () => {
@@ -266,13 +291,29 @@ describe('Insufficient data', () => {
     assert.match(String(record.bodies[0]?.system), /call "record_answer" with \{"answer": "Insufficient data"\}/);
   });
 
-  test('a text-only reply of Insufficient data is the same outcome, not a decline, even without the envelope (the default)', async () => {
-    const { client, record } = setup();
-    const result = await client.structured({ ...ask, input: 'TEXT-ONLY', fallback: () => ({ name: 'unknown', age: 0 }) });
-    assert.ok(!result.ok && result.kind === 'insufficient_data', JSON.stringify(result));
-    assert.equal(record.bodies.length, 1);
-    assert.equal(client.declineCounts().total, 0);
-    assert.deepEqual((record.bodies[0]?.tools as Array<{ input_schema: unknown }>)[0]?.input_schema, person, 'the schema as given, no envelope');
+  test('a text-only reply of Insufficient data is that outcome only with the envelope; without it (the default) it is a decline like any skipped tool', async () => {
+    const opted = setup();
+    const insufficient = await opted.client.structured({ ...ask, input: 'TEXT-ONLY', insufficientData: true, fallback: () => ({ name: 'unknown', age: 0 }) });
+    assert.ok(!insufficient.ok && insufficient.kind === 'insufficient_data', JSON.stringify(insufficient));
+    assert.equal(opted.record.bodies.length, 1);
+    assert.equal(opted.client.declineCounts().total, 0);
+
+    // The prompt never allowed it: counted (spec, Client retry policy 4), retried by asking for the tool, answered.
+    const plain = setup();
+    const declined = await plain.client.structured({ ...ask, input: 'TEXT-ONLY', fallback: () => ({ name: 'unknown', age: 0 }) });
+    assert.ok(declined.ok && declined.source === 'model', JSON.stringify(declined));
+    assert.deepEqual((plain.record.bodies[0]?.tools as Array<{ input_schema: unknown }>)[0]?.input_schema, person, 'the schema as given, no envelope');
+    assert.deepEqual(plain.record.bodies[1]?.messages.slice(1, 2), [{ role: 'assistant', content: 'Insufficient data.' }]);
+    assert.equal(plain.client.declineCounts().total, 1);
+    assert.deepEqual(plain.events.declines.map((decline) => decline.text), ['Insufficient data.']);
+  });
+
+  test('without the envelope, Insufficient data text twice is a declined failure, which the fallback replaces', async () => {
+    const { client } = setup([undefined, 'no-tool-call']);
+    const result = await client.structured<{ name: string; age: number }>({ ...ask, input: 'TEXT-ONLY', fallback: () => ({ name: 'unknown', age: 0 }) });
+    assert.ok(result.ok && result.source === 'fallback', JSON.stringify(result));
+    assert.equal(result.failure?.kind, 'declined');
+    assert.equal(client.declineCounts().total, 2);
   });
 
   test('after a guardrail rejection, Insufficient data still wins over the fallback', async () => {

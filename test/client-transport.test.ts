@@ -294,3 +294,25 @@ describe('truncation, exactly', () => {
     assert.deepEqual(bodies.map((body) => body.max_tokens), [4_000, 5_000]);
   });
 });
+
+describe('a tool input that is not an object', () => {
+  const writes = (json: string): Handler => (response) => {
+    openStream(response);
+    response.end(start() + toolBlock(json) + finish('tool_use', 20, 3));
+  };
+
+  test('is an invalid outcome, "/ must be object", with or without the envelope; usage and request ids are kept', async () => {
+    for (const insufficientData of [false, true]) {
+      for (const json of ['null', '"Ada"', '[1]']) {
+        bodies = [];
+        handlers = [writes(json)];
+        const result = await client().structured({ ...ask, insufficientData });
+        assert.ok(!result.ok && result.kind === 'invalid', `${json}, envelope ${insufficientData}: ${JSON.stringify(result)}`);
+        assert.equal(result.violation, '/ must be object');
+        assert.deepEqual(result.input, JSON.parse(json));
+        assert.equal(result.requestIds[0], 'req_1');
+        assert.ok(result.usage.inputTokens >= 20, JSON.stringify(result.usage));
+      }
+    }
+  });
+});

@@ -7,14 +7,6 @@ import type { ModelTier } from '@mms/protocol';
 /** Spec, Limits: "output budget default (client)". */
 export const DEFAULT_OUTPUT_TOKENS: Readonly<Record<ModelTier, number>> = { small: 64_000, mid: 64_000, large: 128_000 };
 
-/**
- * Spec, Limits: "structured example `max_tokens` 512". A structured call's default: its answer is
- * one tool input, with no prose and no thinking, and the tier budgets above are ceilings for the
- * truncation retry to double towards, not a size to ask for (a 64k request would leave the
- * retry nothing to grow into and cut the prompt's room by 64k).
- */
-export const STRUCTURED_MAX_TOKENS = 512;
-
 /** Spec, Limits: "buffer (client)". */
 export const BUFFER_TOKENS = 5_000;
 
@@ -62,6 +54,30 @@ export function fetchContentTokens(budget: FetchBudget): number {
   return Math.floor(headroom / budget.maxUses);
 }
 
+export interface DefaultBudget {
+  /** The tier's output budget within the model's limit (a ResolvedModel's `defaultMaxTokens`). */
+  tierBudget: number;
+  /** The window the client budgets with (see keptContextWindow). */
+  contextWindow: number;
+  /** Characters of the request's prompt (pre-send-checks.ts promptChars). */
+  promptChars: number;
+  /** Defaults to BUFFER_TOKENS. */
+  bufferTokens?: number;
+}
+
+/**
+ * The `max_tokens` of a structured call or research pass 2 that names none. Spec, Limits: "output
+ * budget default (client)" is the tier's (64k small and mid, 128k large; the 512 there is only
+ * the structured example), within the model's limit, and within what the context leaves after
+ * the prompt and the buffer, so that the default alone never makes a prompt too long (a model
+ * with an 8k window, say). When the prompt leaves nothing, the tier's budget: the prompt check
+ * then refuses it and says why.
+ */
+export function defaultOutputTokens(budget: DefaultBudget): number {
+  const room = budget.contextWindow - Math.ceil(budget.promptChars / CHARACTERS_PER_TOKEN) - (budget.bufferTokens ?? BUFFER_TOKENS);
+  return room >= 1 ? Math.min(budget.tierBudget, room) : budget.tierBudget;
+}
+
 export interface GrowthLimits {
   /** The model's largest `max_tokens`. */
   modelMaxOutputTokens: number;
@@ -88,9 +104,4 @@ export function outputBudgetGrowth(current: number, limits: GrowthLimits): Budge
     return { next: undefined, why: `the context leaves no room to grow: ${limits.contextWindow} window - ${limits.inputTokens} input tokens - ${buffer} buffer = ${contextRoom}` };
   }
   return { next: Math.min(current * 2, limits.modelMaxOutputTokens, contextRoom) };
-}
-
-/** outputBudgetGrowth's next budget; undefined when the budget cannot grow. */
-export function doubledOutputBudget(current: number, limits: GrowthLimits): number | undefined {
-  return outputBudgetGrowth(current, limits).next;
 }

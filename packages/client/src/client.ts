@@ -5,13 +5,13 @@
  */
 import type { Message, MessageRequest, ModelTier } from '@mms/protocol';
 import { DeclineCounter, type DeclineCounts } from './answer/decline-counter.js';
-import { STRUCTURED_MAX_TOKENS } from './budgets.js';
+import { defaultOutputTokens } from './budgets.js';
 import { CallAccount, type FailureDetail } from './call-account.js';
 import type { CallContext } from './call-context.js';
 import { assertThinkingListFits, resolveModel, resolveOptions, type ClientOptions, type ResolvedModel, type ResolvedOptions, type TieredModelSpec } from './client-options.js';
 import { Deadline, type DeadlineInput } from './deadline.js';
 import { ClientConfigError } from './errors.js';
-import { checkAnswerSchema, checkBeforeSend, preSendProblem } from './pre-send-checks.js';
+import { checkAnswerSchema, checkBeforeSend, preSendProblem, promptChars } from './pre-send-checks.js';
 import { shapingInstructions } from './prompts.js';
 import { researchPassOne } from './research/research-call.js';
 import { buildResearchRequest, RESEARCH_FETCH_USES, RESEARCH_SEARCH_USES } from './research/research-request.js';
@@ -45,14 +45,21 @@ export interface StructuredOptions<Value> extends CallOptions {
   input?: string;
   toolName?: string;
   toolDescription?: string;
-  /** Default 512 (spec, Limits: "structured example max_tokens"), within the model's limit; a truncated answer is retried once with it doubled. */
+  /**
+   * Default: the tier's output budget (spec, Limits: 64k small and mid, 128k large), within the
+   * model's limit and what the context leaves after the prompt (budgets.ts defaultOutputTokens).
+   * A truncated answer is retried once with it doubled, where the model's limit and the context
+   * let it grow; at the default they often do not, and the `truncated` failure says which cap.
+   */
   maxTokens?: number;
   /**
    * Default false: your schema is the tool's input schema, as the spec's structured call shape
-   * has it (a reply of only `Insufficient data` text is still that outcome, never a decline).
+   * has it, and a reply that skips the tool is a decline whatever its text (`Insufficient data`
+   * included): counted, retried once, then `declined` or your fallback.
    * True: the tool's input is `{"answer": <your schema> | "Insufficient data"}` and the prompt
-   * allows that answer; the client unwraps it, and `Insufficient data` comes back as its own
-   * failure kind, never replaced by the fallback (decision 0010). Research pass 2 always uses it.
+   * allows that answer; the client unwraps it, and `Insufficient data` (in the envelope, or as
+   * the whole text of a reply) comes back as its own failure kind, never a decline, never
+   * replaced by the fallback (decision 0010). Research pass 2 always uses it.
    */
   insufficientData?: boolean;
   guardrails?: readonly Guardrail<Value>[];
@@ -74,7 +81,7 @@ export interface ResearchOptions<Value> extends CallOptions {
   shapeModel?: ModelRef;
   /** Pass 1's output budget; default the tier's (128k large), within the model's limit. */
   maxTokens?: number;
-  /** Pass 2's; default 512 like any structured call. Pass 2 always allows `Insufficient data`. */
+  /** Pass 2's; default the tier's within the model's limit and the context, like any structured call. Pass 2 always allows `Insufficient data`. */
   shapeMaxTokens?: number;
   /** Default 5. */
   webSearchMaxUses?: number;
@@ -122,11 +129,11 @@ export class Client {
   async structured<Value = Record<string, unknown>>(options: StructuredOptions<Value>): Promise<CallResult<Value>> {
     const context = this.context(options);
     const model = this.model(options.model ?? 'mid');
-    checkAnswerSchema(options.schema);
-    const toolName = options.toolName ?? DEFAULT_TOOL_NAME;
     const envelope = options.insufficientData ?? false;
-    const maxTokens = options.maxTokens ?? structuredMaxTokens(model);
-    const request = buildStructuredRequest({ ...options, model, toolName, toolDescription: options.toolDescription, maxTokens, insufficientData: envelope }, this.options.thinkingDisabled);
+    checkAnswerSchema(options.schema, envelope);
+    const toolName = options.toolName ?? DEFAULT_TOOL_NAME;
+    const built = buildStructuredRequest({ ...options, model, toolName, toolDescription: options.toolDescription, maxTokens: model.defaultMaxTokens, insufficientData: envelope }, this.options.thinkingDisabled);
+    const request = this.withOutputBudget(built, options.maxTokens, model);
     checkBeforeSend(request, model, { bufferTokens: this.options.bufferTokens, checkPromptSize: true });
     const outcome = await runStructured({ request, model, toolName, schema: options.schema, envelope, guardrails: options.guardrails ?? [] }, context);
     return finish(outcome, context, options.fallback);
@@ -136,17 +143,16 @@ export class Client {
     const context = this.context(options);
     const model = this.model(options.model ?? 'large');
     const shapeModel = this.model(options.shapeModel ?? 'mid');
-    checkAnswerSchema(options.schema);
+    // Pass 2 always sends the schema inside the envelope: checked as such before pass 1 is paid for.
+    checkAnswerSchema(options.schema, true);
     const fetchUses = options.webFetch === true ? RESEARCH_FETCH_USES : options.webFetch ? options.webFetch.maxUses : undefined;
     const passOneRequest = buildResearchRequest({ model, question: options.question, context: options.context, instructions: options.instructions, maxTokens: options.maxTokens ?? model.defaultMaxTokens, webSearchMaxUses: options.webSearchMaxUses ?? RESEARCH_SEARCH_USES, webFetchMaxUses: fetchUses, bufferTokens: this.options.bufferTokens, thinkingDisabled: this.options.thinkingDisabled });
     const toolName = options.toolName ?? DEFAULT_TOOL_NAME;
     const passOne = await researchPassOne({ request: passOneRequest, model, maxContinuations: options.maxContinuations ?? 5 }, context);
     if (!passOne.ok) return finishResearch(passOne, undefined, context, options.fallback);
     const notes = passOne.notes;
-    const shapeRequest = buildStructuredRequest(
-      { model: shapeModel, schema: options.schema, toolName, toolDescription: undefined, instructions: shapingInstructions(options.shapeInstructions), context: { question: options.question, sources: notes.sources.map(({ index, url, title }) => ({ index, url, title })) }, input: notes.prose, maxTokens: options.shapeMaxTokens ?? structuredMaxTokens(shapeModel), insufficientData: true },
-      this.options.thinkingDisabled,
-    );
+    const shaping = { model: shapeModel, schema: options.schema, toolName, toolDescription: undefined, instructions: shapingInstructions(options.shapeInstructions), context: { question: options.question, sources: notes.sources.map(({ index, url, title }) => ({ index, url, title })) }, input: notes.prose, maxTokens: shapeModel.defaultMaxTokens, insufficientData: true };
+    const shapeRequest = this.withOutputBudget(buildStructuredRequest(shaping, this.options.thinkingDisabled), options.shapeMaxTokens, shapeModel);
     // Pass 1 is paid for: a pass 2 that breaks a rule (its prompt holds all the prose) is a failure that keeps the research.
     const problem = preSendProblem(shapeRequest, shapeModel, { bufferTokens: this.options.bufferTokens, checkPromptSize: true });
     if (problem) return finishResearch({ ok: false, failure: { kind: 'not_sent', code: problem.code, message: `research pass 2 was not sent: ${problem.message}` } }, notes, context, options.fallback);
@@ -159,13 +165,15 @@ export class Client {
     return this.declines.snapshot();
   }
 
+  /** The caller's `max_tokens` as given, or the default output budget for this request's prompt. */
+  private withOutputBudget(request: MessageRequest, maxTokens: number | undefined, model: ResolvedModel): MessageRequest {
+    if (maxTokens !== undefined) return { ...request, max_tokens: maxTokens };
+    return { ...request, max_tokens: defaultOutputTokens({ tierBudget: model.defaultMaxTokens, contextWindow: model.keptWindow, promptChars: promptChars(request), bufferTokens: this.options.bufferTokens }) };
+  }
+
   private context(call: CallOptions): CallContext {
     return { options: this.options, deadline: Deadline.from(call, this.options.timeoutMs), signal: call.signal, account: new CallAccount(), declines: this.declines };
   }
-}
-
-function structuredMaxTokens(model: ResolvedModel): number {
-  return Math.min(STRUCTURED_MAX_TOKENS, model.maxOutputTokens);
 }
 
 async function finishResearch<Value>(

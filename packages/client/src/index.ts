@@ -6,7 +6,7 @@ export type { DeclineCounts } from './answer/decline-counter.js';
 export type { Fallback, Guardrail } from './structured-call.js';
 export type { Citation, CitationMap, Source } from './research/citations.js';
 export { collectSources, citationMarkers, mapCitations } from './research/citations.js';
-export { BUFFER_TOKENS, CHARACTERS_PER_TOKEN, DEFAULT_OUTPUT_TOKENS, MID_TIER_KEPT_WINDOW, STRUCTURED_MAX_TOKENS, doubledOutputBudget, fetchContentTokens, keptContextWindow, maxPromptChars, outputBudgetGrowth, type BudgetGrowth } from './budgets.js';
+export { BUFFER_TOKENS, CHARACTERS_PER_TOKEN, DEFAULT_OUTPUT_TOKENS, MID_TIER_KEPT_WINDOW, defaultOutputTokens, fetchContentTokens, keptContextWindow, maxPromptChars, outputBudgetGrowth, type BudgetGrowth } from './budgets.js';
 // For scripts and fakes that answer the client's structured calls: the tool input's envelope (decision 0010).
 export { ANSWER_FIELD, wrapAnswerSchema } from './answer/answer-envelope.js';
 export { assertStrictSchema, toStrictSchema, StrictSchemaError, type JsonSchema } from './strict-schema.js';

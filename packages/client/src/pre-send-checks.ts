@@ -9,7 +9,8 @@ import { checkMessageRules, compileSchema, parseMessageRequest, ServiceError, ty
 import { maxPromptChars } from './budgets.js';
 import type { ResolvedModel } from './client-options.js';
 import { PreSendError } from './errors.js';
-import { StrictSchemaError, toStrictSchema, type JsonSchema } from './strict-schema.js';
+import { toolInputSchema } from './answer/answer-envelope.js';
+import { assertStrictSchema, StrictSchemaError, toStrictSchema, type JsonSchema } from './strict-schema.js';
 
 export interface PreSendOptions {
   bufferTokens: number;
@@ -51,17 +52,27 @@ export function preSendProblem(request: MessageRequest, model: ResolvedModel, op
 }
 
 /**
- * The caller's answer schema: it must become a strict tool schema and compile for the answer
- * check. Run before the first byte of a call, so that a research call cannot fail on its pass 2
- * schema after pass 1 was paid for.
+ * The caller's answer schema, as it will be sent: it must become a strict tool schema (inside the
+ * `Insufficient data` envelope when `envelope` is on, which nests it two levels deeper and adds
+ * four subschemas as the cap counts them, so the caps apply to that) and compile for the answer check. Run before the
+ * first byte of a call, so that a research call cannot fail on its pass 2 schema after pass 1
+ * was paid for.
  */
-export function checkAnswerSchema(schema: JsonSchema): void {
+export function checkAnswerSchema(schema: JsonSchema, envelope: boolean): void {
   try {
     toStrictSchema(schema);
     compileSchema(schema, 'schema', { formats: true });
   } catch (error) {
     if (error instanceof StrictSchemaError || error instanceof ServiceError) throw new PreSendError('invalid_request', `schema: ${error.message} (refused by the client before sending)`, { cause: error });
     throw error;
+  }
+  if (!envelope) return;
+  try {
+    assertStrictSchema(toolInputSchema(schema, true));
+  } catch (error) {
+    if (!(error instanceof StrictSchemaError)) throw error;
+    const where = 'inside the Insufficient data envelope {"answer": ...} (research pass 2, or insufficientData: true; decision 0010), which nests it two levels deeper';
+    throw new PreSendError('invalid_request', `schema, ${where}: ${error.message} (refused by the client before sending)`, { cause: error });
   }
 }
 

@@ -59,7 +59,11 @@ export type CallFailure =
   | (FailureBase & { kind: 'declined'; text: string; stopReason: StopReason | null })
   /** The output budget ran out and could not grow further (or the retry ran out too). */
   | (FailureBase & { kind: 'truncated'; maxTokens: number })
-  /** The tool input failed the caller's schema (after one retry naming the error). */
+  /**
+   * The tool input failed the caller's schema (after one retry naming the error). `input` is the
+   * answer as the model gave it, unwrapped from the `Insufficient data` envelope when it had one
+   * (the violation's path is in the input the model wrote: `/answer/name ...`).
+   */
   | (FailureBase & { kind: 'invalid'; violation: string; input: unknown })
   /** A guardrail rejected the answer twice and there was no fallback. */
   | (FailureBase & { kind: 'rejected'; reasons: string[]; value: unknown })

@@ -35,10 +35,31 @@ export function assertStrictSchema(schema: unknown): asserts schema is JsonSchem
   }
 }
 
-/** Keywords whose value is a map of subschemas, a list of them, or one. */
+/** Keywords of the strict list whose value maps names to subschemas. */
 const SCHEMA_MAPS = new Set(['properties', '$defs', 'definitions']);
 /** Annotations that constrain nothing: dropped rather than described. */
 const DROPPED = new Set(['$schema', '$comment']);
+
+/**
+ * A copy of `node` with each subschema it holds directly replaced by `fn(subschema)`: the values
+ * of `properties`, `$defs` and `definitions`, the members of `anyOf`, and `items` and
+ * `additionalProperties`, the places the strict keyword list holds subschemas. Everything else
+ * (data in `enum` or `const`, property names, a tuple `items` list) stays as it is.
+ */
+export function mapSubschemas(node: JsonSchema, fn: (subschema: unknown) => unknown): JsonSchema {
+  return Object.fromEntries(
+    Object.entries(node).map(([keyword, value]) => {
+      if (SCHEMA_MAPS.has(keyword) && isPlainObject(value)) return [keyword, Object.fromEntries(Object.entries(value).map(([name, child]) => [name, fn(child)]))];
+      if (keyword === 'anyOf' && Array.isArray(value)) return [keyword, value.map(fn)];
+      if ((keyword === 'items' || keyword === 'additionalProperties') && !Array.isArray(value)) return [keyword, fn(value)];
+      return [keyword, value];
+    }),
+  );
+}
+
+export function isPlainObject(value: unknown): value is JsonSchema {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
 
 /**
  * A copy of `schema` that strict mode accepts: `oneOf` becomes `anyOf`, and every other keyword
@@ -54,34 +75,25 @@ export function toStrictSchema(schema: JsonSchema): JsonSchema {
   return strict;
 }
 
+/** Sorts the node's keywords into kept and described, then converts the subschemas it keeps. */
 function convertNode(node: unknown): unknown {
-  if (node === null || typeof node !== 'object' || Array.isArray(node)) return node;
-  const source = node as JsonSchema;
-  const result: JsonSchema = {};
+  if (!isPlainObject(node)) return node;
+  const kept: JsonSchema = {};
   const described: JsonSchema = {};
-  for (const [keyword, value] of Object.entries(source)) {
+  for (const [keyword, value] of Object.entries(node)) {
     if (DROPPED.has(keyword)) continue;
-    if (keyword === 'oneOf' && Array.isArray(value) && source.anyOf === undefined) result.anyOf = value.map(convertNode);
-    else if (!STRICT_SCHEMA_KEYWORDS.has(keyword)) described[keyword] = value;
-    else result[keyword] = convertKeyword(keyword, value, described);
+    if (keyword === 'oneOf' && Array.isArray(value) && node.anyOf === undefined) kept.anyOf = value;
+    else if (keyword === 'items' && Array.isArray(value)) {
+      // Tuple form (draft 7): no strict equivalent; describe it and let any item through.
+      described.items = value;
+      kept.items = {};
+    } else if (!STRICT_SCHEMA_KEYWORDS.has(keyword)) described[keyword] = value;
+    else kept[keyword] = value;
   }
+  const result = mapSubschemas(kept, convertNode);
   if (Object.keys(described).length > 0) {
     const note = `Constraints: ${JSON.stringify(described)}`;
     result.description = typeof result.description === 'string' && result.description !== '' ? `${result.description} (${note})` : note;
   }
   return result;
-}
-
-function convertKeyword(keyword: string, value: unknown, described: JsonSchema): unknown {
-  if (SCHEMA_MAPS.has(keyword) && value !== null && typeof value === 'object' && !Array.isArray(value)) {
-    return Object.fromEntries(Object.entries(value).map(([name, child]) => [name, convertNode(child)]));
-  }
-  if (keyword === 'anyOf' && Array.isArray(value)) return value.map(convertNode);
-  if (keyword === 'items' && Array.isArray(value)) {
-    // Tuple form (draft 7): no strict equivalent; describe it and let any item through.
-    described.items = value;
-    return {};
-  }
-  if (keyword === 'items' || keyword === 'additionalProperties') return convertNode(value);
-  return value;
 }

@@ -2,8 +2,9 @@
  * A structured call through its layers: the HTTP layer (send-with-retries), the answer layer
  * (at most one retry for a response with no usable answer), then the caller's guardrails (a
  * rejected answer retried once, keeping its context), then the caller's fallback.
- * `Insufficient data` stops every layer: it is not retried, not a decline, and no fallback
- * replaces it (spec, Research conventions: it "is handled before any database write").
+ * `Insufficient data`, where the envelope allows it, stops every layer: it is not retried, not
+ * a decline, and no fallback replaces it (spec, Research conventions: it "is handled before any
+ * database write").
  */
 import type { MessageRequest, ToolUseBlock } from '@mms/protocol';
 import { answerRetry, replayWithError } from './answer/answer-retry.js';
@@ -85,7 +86,7 @@ function answerFailure(outcome: RetryableOutcome, request: MessageRequest, note:
     case 'declined':
       return { kind: 'declined', text: outcome.text, stopReason: outcome.stopReason, message: `the model did not call its output tool (stop_reason ${outcome.stopReason})${note}` };
     case 'invalid':
-      return { kind: 'invalid', violation: outcome.violation, input: outcome.toolUse.input, message: `the tool input failed the schema: ${outcome.violation}${note}` };
+      return { kind: 'invalid', violation: outcome.violation, input: outcome.input, message: `the tool input failed the schema: ${outcome.violation}${note}` };
     default:
       return outcome satisfies never;
   }

@@ -2,14 +2,15 @@
  * The structured call shape (spec: Endpoints, "Structured call shape"): one custom tool with
  * `strict: true`, `tool_choice` forced to it with `disable_parallel_tool_use: true`, no
  * thinking (a model on the thinking list gets `disabled`, which is not thinking: decision 0002).
- * By default the caller's schema goes inside an `{answer: ...}` envelope that also admits
- * `Insufficient data` (decision 0010); the client unwraps it.
+ * With `insufficientData` (always in research pass 2) the caller's schema goes inside an
+ * `{answer: ...}` envelope that also admits `Insufficient data` (decision 0010); the client
+ * unwraps it.
  */
 import type { CustomToolParam, MessageRequest } from '@mms/protocol';
 import type { ResolvedModel } from './client-options.js';
-import { wrapAnswerSchema } from './answer/answer-envelope.js';
+import { toolInputSchema } from './answer/answer-envelope.js';
 import { dataTurn, INSUFFICIENT_DATA, structuredSystem, type DataTurn } from './prompts.js';
-import { toStrictSchema, type JsonSchema } from './strict-schema.js';
+import type { JsonSchema } from './strict-schema.js';
 import { withThinkingPolicy } from './thinking-policy.js';
 
 export const DEFAULT_TOOL_NAME = 'record_answer';
@@ -26,7 +27,6 @@ export interface StructuredShape extends DataTurn {
 }
 
 export function buildStructuredRequest(shape: StructuredShape, thinkingDisabled: ReadonlySet<string>): MessageRequest {
-  const strict = toStrictSchema(shape.schema);
   const description = shape.insufficientData
     ? `Records the answer as {"answer": ...}. Call it exactly once. When the data does not support an answer, call it with {"answer": "${INSUFFICIENT_DATA}"}.`
     : 'Records the answer. Call it exactly once.';
@@ -35,7 +35,7 @@ export function buildStructuredRequest(shape: StructuredShape, thinkingDisabled:
     max_tokens: shape.maxTokens,
     system: structuredSystem(shape.instructions, shape.toolName, shape.insufficientData),
     messages: [{ role: 'user', content: dataTurn(shape) }],
-    tools: [{ name: shape.toolName, description: shape.toolDescription ?? description, strict: true, input_schema: (shape.insufficientData ? wrapAnswerSchema(strict) : strict) as CustomToolParam['input_schema'] }],
+    tools: [{ name: shape.toolName, description: shape.toolDescription ?? description, strict: true, input_schema: toolInputSchema(shape.schema, shape.insufficientData) as CustomToolParam['input_schema'] }],
     tool_choice: { type: 'tool', name: shape.toolName, disable_parallel_tool_use: true },
   };
   return withThinkingPolicy(request, shape.model, thinkingDisabled);

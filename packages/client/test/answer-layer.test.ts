@@ -34,7 +34,7 @@ describe('classifying a 2xx response', () => {
 
   test('constraints the strict schema could not carry are enforced here: maxLength, format, extra fields', () => {
     const outcome = (input: Record<string, unknown>) => classifyAnswer(folded([call(input)], 'tool_use'), bare);
-    assert.deepEqual(outcome({ name: 'Adelaide' }).kind === 'invalid' && outcome({ name: 'Adelaide' }), { kind: 'invalid', violation: '/name must NOT have more than 5 characters', toolUse: call({ name: 'Adelaide' }) });
+    assert.deepEqual(outcome({ name: 'Adelaide' }).kind === 'invalid' && outcome({ name: 'Adelaide' }), { kind: 'invalid', violation: '/name must NOT have more than 5 characters', input: { name: 'Adelaide' }, toolUse: call({ name: 'Adelaide' }) });
     assert.match(JSON.stringify(outcome({ name: 'Ada', born: '1815-13-45' })), /must match format \\"date\\"/);
     assert.equal(outcome({ name: 'Ada', extra: 1 }).kind, 'invalid');
   });
@@ -52,6 +52,8 @@ describe('Insufficient data: its own outcome, never a decline', () => {
     assert.deepEqual(classifyAnswer(folded([call({ answer: { name: 'Ada' } })], 'tool_use'), wrapped), { kind: 'answer', value: { name: 'Ada' }, toolUse: call({ answer: { name: 'Ada' } }) });
     const tooLong = classifyAnswer(folded([call({ answer: { name: 'Adelaide' } })], 'tool_use'), wrapped);
     assert.equal(tooLong.kind === 'invalid' && tooLong.violation, '/answer/name must NOT have more than 5 characters');
+    assert.deepEqual(tooLong.kind === 'invalid' && tooLong.input, { name: 'Adelaide' }, 'the caller gets the answer unwrapped');
+    assert.deepEqual(tooLong.kind === 'invalid' && tooLong.toolUse.input, { answer: { name: 'Adelaide' } }, 'the retry replays the call as made');
     const otherText = classifyAnswer(folded([call({ answer: 'no idea' })], 'tool_use'), wrapped);
     assert.equal(otherText.kind === 'invalid' && otherText.violation, '/answer must be object');
   });
@@ -59,13 +61,16 @@ describe('Insufficient data: its own outcome, never a decline', () => {
   test('an input outside the envelope is invalid, naming the envelope', () => {
     const outcome = classifyAnswer(folded([call({ name: 'Ada' })], 'tool_use'), wrapped);
     assert.equal(outcome.kind === 'invalid' && outcome.violation, '/ must have exactly one property, "answer" (got "name")');
+    for (const input of [null, 'Ada', [1]]) {
+      const notAnObject = classifyAnswer(folded([call(input as unknown as Record<string, unknown>)], 'tool_use'), wrapped);
+      assert.equal(notAnObject.kind === 'invalid' && notAnObject.violation, '/ must be object', JSON.stringify(input));
+    }
   });
 
-  test('a text-only reply of exactly Insufficient data is that outcome, with or without the envelope; longer text is a decline', () => {
-    for (const shape of [bare, wrapped]) {
-      assert.deepEqual(classifyAnswer(folded([text('Insufficient data.')], 'end_turn'), shape), { kind: 'insufficient_data', text: 'Insufficient data.' });
-      assert.equal(classifyAnswer(folded([text('Insufficient data on the date, but Ada [1].')], 'end_turn'), shape).kind, 'declined');
-    }
+  test('a text-only reply of exactly Insufficient data is that outcome with the envelope; without it, a decline; longer text is a decline', () => {
+    assert.deepEqual(classifyAnswer(folded([text('Insufficient data.')], 'end_turn'), wrapped), { kind: 'insufficient_data', text: 'Insufficient data.' });
+    assert.deepEqual(classifyAnswer(folded([text('Insufficient data.')], 'end_turn'), bare), { kind: 'declined', text: 'Insufficient data.', stopReason: 'end_turn' });
+    for (const shape of [bare, wrapped]) assert.equal(classifyAnswer(folded([text('Insufficient data on the date, but Ada [1].')], 'end_turn'), shape).kind, 'declined');
   });
 
   test('the envelope schema: the strict schema or the escape under "answer"; definitions hoisted, references rebased', () => {
@@ -127,7 +132,7 @@ describe('the answer layer\'s one retry', () => {
 
   test('invalid: the call replayed and answered by an error result naming the violation', () => {
     const toolUse = call({ name: 'Adelaide' });
-    const plan = retried(answerRetry(request, { kind: 'invalid', violation: '/name must NOT have more than 5 characters', toolUse: toolUse as Extract<ContentBlock, { type: 'tool_use' }> }, 'emit', limits));
+    const plan = retried(answerRetry(request, { kind: 'invalid', violation: '/name must NOT have more than 5 characters', input: { name: 'Adelaide' }, toolUse: toolUse as Extract<ContentBlock, { type: 'tool_use' }> }, 'emit', limits));
     assert.deepEqual(plan.messages.slice(1), [
       { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'emit', input: { name: 'Adelaide' } }] },
       { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', is_error: true, content: 'The input failed validation: /name must NOT have more than 5 characters. Call "emit" again with input that satisfies its schema.' }] },

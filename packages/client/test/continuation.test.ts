@@ -4,7 +4,7 @@ import type { ContentBlock, MessageRequest, ToolParam } from '@mms/protocol';
 import { fetchContentTokens } from '../src/budgets.js';
 import { resolveModel } from '../src/client-options.js';
 import { promptChars } from '../src/pre-send-checks.js';
-import { continuation, usesSpent } from '../src/research/continuation.js';
+import { continuation, usesSpent, withFetchShare } from '../src/research/continuation.js';
 import { buildResearchRequest } from '../src/research/research-request.js';
 
 const model = resolveModel('large', { id: 'large', contextWindow: 200_000, maxOutputTokens: 128_000 });
@@ -58,4 +58,19 @@ test('uses spent: the calls in the turn or the requests the service reported, wh
 test('a paused turn that does not end on a server tool result cannot be resumed, and says why', () => {
   const turn: ContentBlock[] = [...search('s1'), { type: 'text', text: 'Acme was', citations: null }];
   assert.deepEqual(continuation(original, turn, 20_000, usesSpent(turn, []), budget), { ok: false, why: 'the paused turn ends on a text block, not a server tool result; sent back it would be a prefill with tools (rule 4)' });
+});
+
+test('a larger max_tokens (the truncation retry) gets the fetch share recomputed, so prompt + fetches + output + buffer fit the window', () => {
+  // The review's numbers: a 200k window, max_tokens 16,000, 5 fetches of 35,757 tokens each.
+  const first = buildResearchRequest({ model, question: 'Who founded Acme?', context: undefined, instructions: undefined, maxTokens: 16_000, webSearchMaxUses: 5, webFetchMaxUses: 5, bufferTokens: 5_000, thinkingDisabled: new Set() });
+  const promptTokens = Math.ceil(promptChars(first) / 4);
+  const kept = tool(first, 'web_fetch')!.max_content_tokens!;
+  assert.equal(kept, 35_757);
+  assert.ok(promptTokens + 5 * kept + 32_000 + 5_000 > 200_000, 'keeping the first share would overflow the window');
+  const retry = withFetchShare({ ...first, max_tokens: 32_000 }, budget);
+  const share = tool(retry, 'web_fetch')!.max_content_tokens!;
+  assert.equal(share, Math.floor((200_000 - promptTokens - 32_000 - 5_000) / 5));
+  assert.ok(promptTokens + 5 * share + 32_000 + 5_000 <= 200_000, `${promptTokens} + 5 x ${share} + 32000 + 5000`);
+  assert.deepEqual({ ...retry, tools: undefined }, { ...first, max_tokens: 32_000, tools: undefined }, 'nothing else changes');
+  assert.deepEqual(withFetchShare({ ...first, max_tokens: 200_000 - promptTokens - 5_000 }, budget).tools?.map((candidate) => candidate.name), ['web_search', 'code_execution'], 'no headroom left: web fetch is not offered');
 });

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { MessageRequest } from '@mms/protocol';
+import { SCHEMA_LIMITS, type MessageRequest } from '@mms/protocol';
 import { Client, ClientConfigError, PreSendError } from '@mms/client';
 import { resolveModel, resolveOptions } from '../src/client-options.js';
 import { checkAnswerSchema, checkBeforeSend } from '../src/pre-send-checks.js';
@@ -128,7 +128,29 @@ describe('thinkingDisabledModels', () => {
 });
 
 test('the answer schema is checked before sending: an object root that compiles', () => {
-  assert.throws(() => checkAnswerSchema({ type: 'array' }), (error: unknown) => error instanceof PreSendError && /type "object"/.test(error.message));
-  assert.throws(() => checkAnswerSchema({ type: 'object', properties: { a: { type: 'strnig' } } }), (error: unknown) => error instanceof PreSendError && /not a valid JSON Schema/.test(error.message));
-  checkAnswerSchema({ type: 'object', properties: { a: { type: 'string', format: 'date', maxLength: 10 } } });
+  for (const envelope of [false, true]) {
+    assert.throws(() => checkAnswerSchema({ type: 'array' }, envelope), (error: unknown) => error instanceof PreSendError && /type "object"/.test(error.message));
+    assert.throws(() => checkAnswerSchema({ type: 'object', properties: { a: { type: 'strnig' } } }, envelope), (error: unknown) => error instanceof PreSendError && /not a valid JSON Schema/.test(error.message));
+    checkAnswerSchema({ type: 'object', properties: { a: { type: 'string', format: 'date', maxLength: 10 } } }, envelope);
+  }
+});
+
+describe('the answer schema is checked as sent: the envelope nests it two levels deeper and adds four subschemas', () => {
+  /** An object schema `depth` levels deep (the root is level 1). */
+  const nested = (depth: number): Record<string, unknown> => (depth === 1 ? { type: 'object', properties: {} } : { type: 'object', properties: { child: nested(depth - 1) } });
+  const tooDeep = (error: unknown) => error instanceof PreSendError && error.code === 'invalid_request' && /inside the Insufficient data envelope.*nests deeper than 32 levels/.test(error.message);
+
+  test('31 levels pass as given and fail inside the envelope (33); 30 pass both ways', () => {
+    checkAnswerSchema(nested(SCHEMA_LIMITS.maxDepth - 1), false);
+    assert.throws(() => checkAnswerSchema(nested(SCHEMA_LIMITS.maxDepth - 1), true), tooDeep);
+    checkAnswerSchema(nested(SCHEMA_LIMITS.maxDepth - 2), true);
+  });
+
+  test('the subschema cap counts the envelope\'s root, answer, escape and additionalProperties: false', () => {
+    // Definitions, not properties: the answer check's compiled validator nests one block per property.
+    const wide = (subschemas: number) => ({ type: 'object', properties: {}, $defs: Object.fromEntries(Array.from({ length: subschemas - 1 }, (_, index) => [`d${index}`, { type: 'string' }])) });
+    checkAnswerSchema(wide(SCHEMA_LIMITS.maxSubschemas), false);
+    assert.throws(() => checkAnswerSchema(wide(SCHEMA_LIMITS.maxSubschemas), true), (error: unknown) => error instanceof PreSendError && /inside the Insufficient data envelope.*more than 4096 subschemas/.test(error.message));
+    checkAnswerSchema(wide(SCHEMA_LIMITS.maxSubschemas - 4), true);
+  });
 });

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { assertStrictSchema, StrictSchemaError, toStrictSchema } from '@mms/client';
+import { mapSubschemas } from '../src/strict-schema.js';
 
 test('assertStrictSchema names the keyword and its path', () => {
   const schema = { type: 'object', properties: { tags: { type: 'array', items: { type: 'string', maxLength: 10 } } } };
@@ -57,4 +58,21 @@ test('toStrictSchema turns oneOf into anyOf and describes what has no strict for
 test('property names and enum values that look like keywords are left alone', () => {
   const schema = { type: 'object', properties: { format: { type: 'string' }, pattern: { enum: [{ maxLength: 1 }] } }, required: ['format'] };
   assert.deepEqual(toStrictSchema(schema), schema);
+});
+
+test('mapSubschemas replaces the subschemas a node holds directly, and nothing else', () => {
+  const node = { type: 'object', properties: { a: { type: 'string' } }, $defs: { d: { type: 'integer' } }, anyOf: [{ type: 'object' }], items: { type: 'string' }, additionalProperties: false, enum: [{ type: 'string' }], const: { type: 'x' }, required: ['a'] };
+  const mark = (subschema: unknown) => ({ seen: subschema });
+  assert.deepEqual(mapSubschemas(node, mark), {
+    type: 'object',
+    properties: { a: { seen: { type: 'string' } } },
+    $defs: { d: { seen: { type: 'integer' } } },
+    anyOf: [{ seen: { type: 'object' } }],
+    items: { seen: { type: 'string' } },
+    additionalProperties: { seen: false },
+    enum: [{ type: 'string' }],
+    const: { type: 'x' },
+    required: ['a'],
+  });
+  assert.deepEqual(mapSubschemas({ items: [{ type: 'string' }] }, mark), { items: [{ type: 'string' }] }, 'a tuple list is data here');
 });

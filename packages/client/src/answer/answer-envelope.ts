@@ -6,7 +6,7 @@
  * before validating against the caller's schema, so callers never see the envelope.
  */
 import { INSUFFICIENT_DATA, isInsufficientData } from '../prompts.js';
-import type { JsonSchema } from '../strict-schema.js';
+import { isPlainObject, mapSubschemas, toStrictSchema, type JsonSchema } from '../strict-schema.js';
 
 export const ANSWER_FIELD = 'answer';
 
@@ -14,30 +14,40 @@ export const ANSWER_FIELD = 'answer';
 const ANSWER_POINTER = `#/properties/${ANSWER_FIELD}/anyOf/0`;
 /** Definitions move to the envelope's root, so `#/$defs/...` references keep pointing at them. */
 const DEFINITION_KEYWORDS = ['$defs', 'definitions'] as const;
-/** Keywords whose value maps names to subschemas. */
-const SCHEMA_MAPS = new Set(['properties', '$defs', 'definitions']);
+
+/** The tool's `input_schema` as sent: the caller's schema made strict, inside the envelope when it is on. */
+export function toolInputSchema(schema: JsonSchema, envelope: boolean): JsonSchema {
+  const strict = toStrictSchema(schema);
+  return envelope ? wrapAnswerSchema(strict) : strict;
+}
 
 /** `{answer: <strict schema> | "Insufficient data"}`, every required, nothing else allowed. */
 export function wrapAnswerSchema(strict: JsonSchema): JsonSchema {
-  const answer: JsonSchema = { ...strict };
+  const answer = rebase(strict) as JsonSchema;
   const definitions: JsonSchema = {};
   for (const keyword of DEFINITION_KEYWORDS) {
     if (answer[keyword] === undefined) continue;
-    definitions[keyword] = rebaseKeyword(keyword, answer[keyword]);
+    definitions[keyword] = answer[keyword];
     delete answer[keyword];
   }
   const escape = { type: 'string', enum: [INSUFFICIENT_DATA], description: 'Only when the data does not support an answer.' };
-  return { type: 'object', properties: { [ANSWER_FIELD]: { anyOf: [rebase(answer), escape] } }, required: [ANSWER_FIELD], additionalProperties: false, ...definitions };
+  return { type: 'object', properties: { [ANSWER_FIELD]: { anyOf: [answer, escape] } }, required: [ANSWER_FIELD], additionalProperties: false, ...definitions };
 }
 
 export type EnvelopeReading = { kind: 'answer'; value: unknown } | { kind: 'insufficient_data'; text: string } | { kind: 'malformed'; violation: string };
 
-export function readAnswerEnvelope(input: Record<string, unknown>): EnvelopeReading {
+/**
+ * The answer inside the tool input the model wrote. The input is whatever JSON the model sent
+ * (`null`, a string...), so anything but an object is malformed with the violation the schema
+ * check gives without the envelope.
+ */
+export function readAnswerEnvelope(input: unknown): EnvelopeReading {
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) return { kind: 'malformed', violation: '/ must be object' };
   const keys = Object.keys(input);
   if (keys.length !== 1 || keys[0] !== ANSWER_FIELD) {
     return { kind: 'malformed', violation: `/ must have exactly one property, "${ANSWER_FIELD}" (got ${keys.length === 0 ? 'none' : keys.map((key) => JSON.stringify(key)).join(', ')})` };
   }
-  const value = input[ANSWER_FIELD];
+  const value = (input as Record<string, unknown>)[ANSWER_FIELD];
   if (typeof value === 'string' && isInsufficientData(value)) return { kind: 'insufficient_data', text: value };
   return { kind: 'answer', value };
 }
@@ -48,21 +58,14 @@ export function inEnvelope(violation: string): string {
   return violation.startsWith('/') ? `/${ANSWER_FIELD}${violation}` : violation;
 }
 
-/** Same-document references other than to definitions now point into the envelope. */
+/**
+ * Same-document references other than to definitions now point into the envelope. Walks only
+ * what holds subschemas (mapSubschemas), so data in `enum` or `const` and property names stay.
+ */
 function rebase(node: unknown): unknown {
-  if (node === null || typeof node !== 'object' || Array.isArray(node)) return node;
-  return Object.fromEntries(Object.entries(node).map(([keyword, value]) => [keyword, rebaseKeyword(keyword, value)]));
-}
-
-/** Walks only what holds subschemas (the strict keyword list), so data in `enum` or `const` and property names stay as they are. */
-function rebaseKeyword(keyword: string, value: unknown): unknown {
-  if (keyword === '$ref' && typeof value === 'string') return rebasedReference(value);
-  if (SCHEMA_MAPS.has(keyword) && value !== null && typeof value === 'object' && !Array.isArray(value)) {
-    return Object.fromEntries(Object.entries(value).map(([name, child]) => [name, rebase(child)]));
-  }
-  if (keyword === 'anyOf' && Array.isArray(value)) return value.map(rebase);
-  if (keyword === 'items' || keyword === 'additionalProperties') return rebase(value);
-  return value;
+  if (!isPlainObject(node)) return node;
+  const rebased = mapSubschemas(node, rebase);
+  return typeof rebased.$ref === 'string' ? { ...rebased, $ref: rebasedReference(rebased.$ref) } : rebased;
 }
 
 function rebasedReference(reference: string): string {

@@ -23,7 +23,7 @@ export interface CallSite {
   schema: JsonSchema;
   toolName?: string;
   maxTokens?: number;
-  /** As in structured calls: default true, the `Insufficient data` envelope; set it as the call site does. */
+  /** As in structured calls: default false, the schema as given; true adds the `Insufficient data` envelope. Set it as the call site does. */
   insufficientData?: boolean;
   inputs: RecordedInput[];
 }

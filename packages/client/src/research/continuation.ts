@@ -44,13 +44,24 @@ export function continuation(original: MessageRequest, turn: readonly ContentBlo
     const last = turn.at(-1)?.type ?? 'no';
     return { ok: false, why: `the paused turn ends on ${last === 'no' ? 'no' : `a ${last}`} block, not a server tool result; sent back it would be a prefill with tools (rule 4)` };
   }
-  const resumed: MessageRequest = { ...original, max_tokens: maxTokens, messages: [...original.messages, paused] };
-  const withoutFetch = (original.tools ?? []).flatMap((tool) => (tool.name === SERVER_TOOL_NAMES.webFetch ? [] : remaining(tool, spent)));
-  const fetch = (original.tools ?? []).find((tool) => tool.name === SERVER_TOOL_NAMES.webFetch);
-  const fetchLeft = fetch ? remaining(fetch, spent) : [];
-  const tools = [...withoutFetch, ...fetchLeft.flatMap((tool) => withFetchShare(tool, { ...resumed, tools: [...withoutFetch, tool] }, budget))];
-  const request = { ...resumed, tools };
-  return { ok: true, request, tools: describeTools(tools) };
+  const resumed: MessageRequest = { ...original, max_tokens: maxTokens, messages: [...original.messages, paused], tools: (original.tools ?? []).flatMap((tool) => remaining(tool, spent)) };
+  const request = withFetchShare(resumed, budget);
+  return { ok: true, request, tools: describeTools(request.tools ?? []) };
+}
+
+/**
+ * `request` with web fetch's `max_content_tokens` recomputed for its own prompt and `max_tokens`:
+ * the headroom left divided across the uses it offers (spec, Limits); web fetch is left out when
+ * no headroom is left. For every request after pass 1's first: a continuation (a longer prompt)
+ * and a truncation retry (a larger `max_tokens`), so that prompt + fetched content + output +
+ * buffer stays within the window whatever changed.
+ */
+export function withFetchShare(request: MessageRequest, budget: ContinuationBudget): MessageRequest {
+  const tools = request.tools ?? [];
+  const fetch = tools.find((tool) => tool.type === SERVER_TOOL_TYPES.webFetch);
+  if (fetch?.type !== SERVER_TOOL_TYPES.webFetch || fetch.max_uses === undefined) return request;
+  const share = fetchContentTokens({ contextWindow: budget.model.keptWindow, maxOutputTokens: request.max_tokens, bufferTokens: budget.bufferTokens, promptChars: promptChars(request), maxUses: fetch.max_uses });
+  return { ...request, tools: tools.flatMap((tool) => (tool !== fetch ? [tool] : share >= 1 ? [{ ...fetch, max_content_tokens: share }] : [])) };
 }
 
 /** The tool with the uses the turn has left; none when it has spent them all (`max_uses` cannot be 0). */
@@ -59,13 +70,6 @@ function remaining(tool: ToolParam, spent: ToolUsesSpent): ToolParam[] {
   const used = tool.name === SERVER_TOOL_NAMES.webSearch ? spent.webSearch : tool.name === SERVER_TOOL_NAMES.webFetch ? spent.webFetch : 0;
   const left = tool.max_uses - used;
   return left >= 1 ? [{ ...tool, max_uses: left }] : [];
-}
-
-/** Web fetch with the headroom after the resumed prompt divided across its uses left; none when no headroom is left. */
-function withFetchShare(tool: ToolParam, request: MessageRequest, budget: ContinuationBudget): ToolParam[] {
-  if (tool.type !== SERVER_TOOL_TYPES.webFetch || tool.max_uses === undefined) return [tool];
-  const share = fetchContentTokens({ contextWindow: budget.model.keptWindow, maxOutputTokens: request.max_tokens, bufferTokens: budget.bufferTokens, promptChars: promptChars(request), maxUses: tool.max_uses });
-  return share >= 1 ? [{ ...tool, max_content_tokens: share }] : [];
 }
 
 function describeTools(tools: readonly ToolParam[]): string {

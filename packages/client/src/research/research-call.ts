@@ -7,7 +7,7 @@
  * Once the first request is paid for, nothing throws: every ending is a typed failure carrying
  * what was spent and what was gathered (sources, and prose when there is any).
  */
-import type { ContentBlock, MessageRequest, Usage } from '@mms/protocol';
+import type { ContentBlock, Message, MessageRequest, Usage } from '@mms/protocol';
 import { textOf } from '../answer/classify-answer.js';
 import { outputBudgetGrowth } from '../budgets.js';
 import type { FailureDetail } from '../call-account.js';
@@ -18,7 +18,7 @@ import { isInsufficientData } from '../prompts.js';
 import type { ResearchNotes } from '../results.js';
 import { sendWithRetries } from '../transport/send-with-retries.js';
 import { mapCitations } from './citations.js';
-import { continuation, usesSpent } from './continuation.js';
+import { continuation, usesSpent, withFetchShare, type ContinuationBudget } from './continuation.js';
 
 export interface PassOneSettings {
   request: MessageRequest;
@@ -28,56 +28,96 @@ export interface PassOneSettings {
 
 export type PassOneResult = { ok: true; notes: ResearchNotes } | { ok: false; failure: FailureDetail };
 
-export async function researchPassOne(settings: PassOneSettings, context: CallContext): Promise<PassOneResult> {
-  const { model } = settings;
-  const budget = { model, bufferTokens: context.options.bufferTokens };
-  // Nothing is spent yet: a request that breaks a rule throws, like any call's first request.
-  checkBeforeSend(settings.request, model, { ...budget, checkPromptSize: true });
-  let request = settings.request;
+/** What pass 1 has gathered so far, across its requests. */
+interface PassOneState {
+  readonly settings: PassOneSettings;
+  readonly budget: ContinuationBudget;
+  /** The request last sent. */
+  request: MessageRequest;
   /** The assistant turn so far: paused parts, then the rest. */
-  const turn: ContentBlock[] = [];
-  const pausedUsages: Usage[] = [];
-  let continuations = 0;
-  let grown = false;
-  const failed = (failure: FailureDetail): PassOneResult => ({ ok: false, failure: turn.length > 0 ? { ...failure, research: notesOf(turn) } : failure });
+  readonly turn: ContentBlock[];
+  readonly pausedUsages: Usage[];
+  continuations: number;
+  /** Whether the one truncation retry was spent. */
+  grown: boolean;
+}
+
+/** Another request to send, or the end of pass 1. */
+type Step = { next: MessageRequest } | PassOneResult;
+
+export async function researchPassOne(settings: PassOneSettings, context: CallContext): Promise<PassOneResult> {
+  const budget = { model: settings.model, bufferTokens: context.options.bufferTokens };
+  // Nothing is spent yet: a request that breaks a rule throws, like any call's first request.
+  checkBeforeSend(settings.request, settings.model, { ...budget, checkPromptSize: true });
+  const state: PassOneState = { settings, budget, request: settings.request, turn: [], pausedUsages: [], continuations: 0, grown: false };
   for (;;) {
-    const sent = await sendWithRetries(request, context);
-    if (!sent.ok) return failed(sent.failure);
-    const message = sent.folded.message;
-    if (message.stop_reason === 'pause_turn') {
-      turn.push(...message.content);
-      pausedUsages.push(message.usage);
-      const paused = (reason: 'continuation-limit' | 'unresumable', why: string) => failed({ kind: 'paused', reason, continuations, message: `research pass 1 ended paused after ${continuations} continuation${continuations === 1 ? '' : 's'}: ${why}` });
-      if (continuations >= settings.maxContinuations) return paused('continuation-limit', `the service paused the turn again and maxContinuations is ${settings.maxContinuations}`);
-      const next = continuation(settings.request, turn, request.max_tokens, usesSpent(turn, pausedUsages), budget);
-      if (!next.ok) return paused('unresumable', next.why);
-      const problem = preSendProblem(next.request, model, { ...budget, checkPromptSize: false });
-      if (problem) return paused('unresumable', `the continuation was not sent: ${problem.message}`);
-      continuations += 1;
-      context.options.hooks.onRetry?.({ layer: 'continuation', model: model.id, reason: `pause_turn (continuation ${continuations}; ${next.tools})`, delayMs: 0, nextAttempt: context.account.attempts + 1 });
-      request = next.request;
-      continue;
-    }
-    if (message.stop_reason === 'max_tokens') {
-      const growth = grown ? { next: undefined, why: 'it was already retried once with max_tokens doubled' } : outputBudgetGrowth(request.max_tokens, { modelMaxOutputTokens: model.maxOutputTokens, contextWindow: model.keptWindow, inputTokens: message.usage.input_tokens, bufferTokens: budget.bufferTokens });
-      const truncated = (why: string) => failed({ kind: 'truncated', maxTokens: request.max_tokens, message: `the research prose was cut off at max_tokens ${request.max_tokens}; not retried: ${why}` });
-      if (growth.next === undefined) return truncated(growth.why);
-      const retry = { ...request, max_tokens: growth.next };
-      const problem = preSendProblem(retry, model, { ...budget, checkPromptSize: false });
-      if (problem) return truncated(`the retry was not sent: ${problem.message}`);
-      context.options.hooks.onRetry?.({ layer: 'answer', model: model.id, reason: `research truncated at max_tokens ${request.max_tokens}; retrying with ${growth.next}`, delayMs: 0, nextAttempt: context.account.attempts + 1 });
-      grown = true;
-      request = retry;
-      continue;
-    }
-    turn.push(...message.content);
-    const notes = notesOf(turn);
-    if (message.stop_reason === 'refusal' || notes.prose === '') {
-      return failed({ kind: 'declined', text: notes.prose, stopReason: message.stop_reason, message: `research pass 1 gave no prose (stop_reason ${message.stop_reason})` });
-    }
-    if (isInsufficientData(notes.prose)) return failed({ kind: 'insufficient_data', text: notes.prose, message: 'the model answered "Insufficient data"' });
-    return { ok: true, notes };
+    const sent = await sendWithRetries(state.request, context);
+    if (!sent.ok) return failed(state, sent.failure);
+    const step = afterReply(state, sent.folded.message, context);
+    if (!('next' in step)) return step;
+    state.request = step.next;
   }
+}
+
+function afterReply(state: PassOneState, message: Message, context: CallContext): Step {
+  if (message.stop_reason === 'pause_turn') return resumePaused(state, message, context);
+  if (message.stop_reason === 'max_tokens') return retryTruncated(state, message, context);
+  return ended(state, message);
+}
+
+/** The service paused the turn: continue it with the uses left, or end as `paused` saying why. */
+function resumePaused(state: PassOneState, message: Message, context: CallContext): Step {
+  const { settings, budget } = state;
+  state.turn.push(...message.content);
+  state.pausedUsages.push(message.usage);
+  if (state.continuations >= settings.maxContinuations) return paused(state, 'continuation-limit', `the service paused the turn again and maxContinuations is ${settings.maxContinuations}`);
+  const next = continuation(settings.request, state.turn, state.request.max_tokens, usesSpent(state.turn, state.pausedUsages), budget);
+  if (!next.ok) return paused(state, 'unresumable', next.why);
+  const problem = preSendProblem(next.request, settings.model, { ...budget, checkPromptSize: false });
+  if (problem) return paused(state, 'unresumable', `the continuation was not sent: ${problem.message}`);
+  state.continuations += 1;
+  context.options.hooks.onRetry?.({ layer: 'continuation', model: settings.model.id, reason: `pause_turn (continuation ${state.continuations}; ${next.tools})`, delayMs: 0, nextAttempt: context.account.attempts + 1 });
+  return { next: next.request };
+}
+
+/** The prose was cut by max_tokens: one retry with it doubled (spec, Client retry policy 2), or `truncated` saying why not. */
+function retryTruncated(state: PassOneState, message: Message, context: CallContext): Step {
+  const { request, budget } = state;
+  const { model } = state.settings;
+  const growth = state.grown ? { next: undefined, why: 'it was already retried once with max_tokens doubled' } : outputBudgetGrowth(request.max_tokens, { modelMaxOutputTokens: model.maxOutputTokens, contextWindow: model.keptWindow, inputTokens: message.usage.input_tokens, bufferTokens: budget.bufferTokens });
+  if (growth.next === undefined) return truncated(state, growth.why);
+  // A larger max_tokens leaves less headroom for fetched pages: the fetch share is recomputed.
+  const retry = withFetchShare({ ...request, max_tokens: growth.next }, budget);
+  const problem = preSendProblem(retry, model, { ...budget, checkPromptSize: false });
+  if (problem) return truncated(state, `the retry was not sent: ${problem.message}`);
+  context.options.hooks.onRetry?.({ layer: 'answer', model: model.id, reason: `research truncated at max_tokens ${request.max_tokens}; retrying with ${growth.next}`, delayMs: 0, nextAttempt: context.account.attempts + 1 });
+  state.grown = true;
+  return { next: retry };
+}
+
+/** The turn ended: its prose, `Insufficient data`, or no prose at all. */
+function ended(state: PassOneState, message: Message): PassOneResult {
+  state.turn.push(...message.content);
+  const notes = notesOf(state.turn);
+  if (message.stop_reason === 'refusal' || notes.prose === '') {
+    return failed(state, { kind: 'declined', text: notes.prose, stopReason: message.stop_reason, message: `research pass 1 gave no prose (stop_reason ${message.stop_reason})` });
+  }
+  if (isInsufficientData(notes.prose)) return failed(state, { kind: 'insufficient_data', text: notes.prose, message: 'the model answered "Insufficient data"' });
+  return { ok: true, notes };
+}
+
+function paused(state: PassOneState, reason: 'continuation-limit' | 'unresumable', why: string): PassOneResult {
+  const count = state.continuations;
+  return failed(state, { kind: 'paused', reason, continuations: count, message: `research pass 1 ended paused after ${count} continuation${count === 1 ? '' : 's'}: ${why}` });
+}
+
+function truncated(state: PassOneState, why: string): PassOneResult {
+  return failed(state, { kind: 'truncated', maxTokens: state.request.max_tokens, message: `the research prose was cut off at max_tokens ${state.request.max_tokens}; not retried: ${why}` });
+}
+
+/** A failure that keeps what the turn gathered (sources, and prose when there is any). */
+function failed(state: PassOneState, failure: FailureDetail): PassOneResult {
+  return { ok: false, failure: state.turn.length > 0 ? { ...failure, research: notesOf(state.turn) } : failure };
 }
 
 /** The prose and its citations; sources gathered so far, even when the turn has no prose yet. */

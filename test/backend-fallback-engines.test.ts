@@ -2,7 +2,8 @@
  * A fallback list whose primary is an openai-compatible engine (the fake vLLM): a 503, no first
  * byte within `firstByteTimeoutMs`, and a refused connection each move the request to the next
  * backend, named by the `mms-backend` header; a 503 is charged to the engine's circuit, while a
- * missing tokenizer endpoint and a bad sample of model output are not.
+ * missing tokenizer endpoint and a bad sample of model output are not. A tokenizer endpoint
+ * that hangs moves the request on at once, uncharged.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -106,6 +107,24 @@ describe('an openai-compatible primary (a fake vLLM) with a scripted fallback', 
       }
     } finally {
       engine.missingPaths.delete('/tokenize');
+    }
+  });
+
+  test('a tokenizer endpoint that hangs costs one first-byte limit: the next backend counts and answers, the engine is not asked to generate, and its circuit stays closed', async () => {
+    // Its own service: another test's missing endpoint leaves a shared one's tokenizer alone for a minute.
+    const service = await startService({ models: fallbackModel([primary(), { type: 'scripted' }], { failureThreshold: 1, cooldownMs: 3_600_000 }) });
+    const chats = engine.chatBodies().length;
+    engine.pathReplies.set('/tokenize', { stall: true });
+    try {
+      const { status, backend } = await answeredBy(service);
+      assert.equal(status, 200);
+      assert.equal(backend, 'scripted');
+      assert.equal(engine.chatBodies().length, chats, 'the hung engine was not waited on a second time');
+      engine.pathReplies.delete('/tokenize');
+      assert.equal((await answeredBy(service)).backend, 'openai-compatible:vllm');
+    } finally {
+      engine.pathReplies.delete('/tokenize');
+      await service.close();
     }
   });
 

@@ -164,18 +164,26 @@ describe('circuit breaker', () => {
     }
   });
 
-  test('a count that fails gives no verdict: the request is counted on the next backend and generated on the primary', async () => {
+  test('a count that fails moves the request on without a verdict: counted and answered by the next backend, the primary\'s circuit still closed', async () => {
+    let counting = false;
     const upstream = await rawUpstream((request, response) => {
-      if (request.url === '/v1/messages/count_tokens') return void response.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify(errorEnvelope('api_error', 'no counting today')));
+      if (request.url === '/v1/messages/count_tokens' && !counting) return void response.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify(errorEnvelope('api_error', 'no counting today')));
+      if (answerCount(request, response)) return;
       healthy(response);
     });
     const service = await startService({ models: fallbackModel([{ type: 'messages-upstream', baseURL: upstream.baseURL }, { type: 'scripted' }], { failureThreshold: 1, cooldownMs: 3_600_000 }) });
+    const generations = () => upstream.requests.filter((entry) => entry.path === '/v1/messages').length;
     try {
       for (let attempt = 0; attempt < 2; attempt += 1) {
         const response = await postJson(service, '/v1/messages', hello);
         assert.equal(response.status, 200, await response.clone().text());
-        assert.equal(response.headers.get('mms-backend'), 'messages-upstream');
+        assert.equal(response.headers.get('mms-backend'), 'scripted');
       }
+      assert.equal(generations(), 0, 'a backend whose count failed is not asked to generate that request');
+      // A threshold of 1 would have opened the circuit on one charged failure: it is still closed.
+      counting = true;
+      const response = await postJson(service, '/v1/messages', hello);
+      assert.equal(response.headers.get('mms-backend'), 'messages-upstream');
     } finally {
       await service.close();
       await upstream.close();

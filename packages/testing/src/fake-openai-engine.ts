@@ -59,6 +59,11 @@ export class FakeOpenAiEngine {
    * `/v1/*`, or an older llama.cpp without `/apply-template`.
    */
   readonly missingPaths = new Set<string>();
+  /**
+   * How other paths than chat completions answer instead (the tokenizer endpoints, say): a
+   * status and body, or no answer at all until the client goes away.
+   */
+  readonly pathReplies = new Map<string, { status: number; body: unknown } | { stall: true }>();
   private readonly queue: EngineReply[] = [];
   private hangups = 0;
   private closed = 0;
@@ -135,6 +140,9 @@ export class FakeOpenAiEngine {
     const path = (request.url ?? '/').split('?')[0]!;
     this.requests.push({ method: request.method ?? 'GET', path, headers: request.headers, body });
     if (this.missingPaths.has(path)) return sendJson(response, 404, { detail: 'Not Found' });
+    const instead = this.pathReplies.get(path);
+    if (instead && 'stall' in instead) return;
+    if (instead) return sendJson(response, instead.status, instead.body);
     if (request.method === 'GET' && path === '/v1/models') return sendJson(response, 200, loadEngineFixture(this.kind, 'models').body);
     if (request.method === 'POST' && path === '/v1/chat/completions') return this.chat(body as Record<string, unknown>, response);
     if (request.method === 'POST' && path === '/tokenize') return sendJson(response, 200, this.tokenized(body as Record<string, unknown>));

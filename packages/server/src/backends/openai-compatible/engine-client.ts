@@ -21,6 +21,13 @@ export interface EngineClientOptions {
 const ERROR_BODY_LIMIT = 64 * 1024;
 const LIST_BODY_LIMIT = 4 * 1024 * 1024;
 
+/** An engine's HTTP answer, whatever its status. */
+export interface EngineAnswer {
+  status: number;
+  text: string;
+  retryAfter: string | undefined;
+}
+
 export class EngineClient {
   /** The OpenAI-style base, without a trailing slash: `<apiBase>/chat/completions`. */
   readonly apiBase: string;
@@ -75,28 +82,33 @@ export class EngineClient {
     }
   }
 
-  async postJson(url: string, body: unknown, signal?: AbortSignal): Promise<unknown> {
-    return this.json(url, 'POST', body, signal);
+  /**
+   * A POST whose status the caller judges (the tokenizer endpoints, which a deployment may not
+   * serve): any HTTP answer is returned; a failure with no answer (refused, reset, our time
+   * limits) is thrown, mapped.
+   */
+  async post(url: string, body: unknown): Promise<EngineAnswer> {
+    const timer = new Deadline();
+    const controller = new AbortController();
+    timer.arm(controller, 'first byte', this.options.firstByteTimeoutMs);
+    try {
+      const response = await this.send(url, 'POST', body, controller.signal, {});
+      const text = response.statusCode === 200 ? await response.body.text() : await readLimited(response.body);
+      return { status: response.statusCode, text, retryAfter: header(response, 'retry-after') };
+    } catch (error) {
+      throw this.failure(error, new AbortController().signal, controller);
+    } finally {
+      timer.clear();
+    }
+  }
+
+  /** The engine kind, as error messages name it. */
+  get engine(): string {
+    return this.options.engine;
   }
 
   close(): Promise<void> {
     return this.agent.close();
-  }
-
-  private async json(url: string, method: 'GET' | 'POST', body: unknown, signal: AbortSignal | undefined): Promise<unknown> {
-    const timer = new Deadline();
-    const controller = new AbortController();
-    timer.arm(controller, 'first byte', this.options.firstByteTimeoutMs);
-    const outer = signal ?? new AbortController().signal;
-    try {
-      const response = await this.send(url, method, body, AbortSignal.any([outer, controller.signal]), {});
-      if (response.statusCode !== 200) throw statusError(this.options.engine, response.statusCode, await readLimited(response.body), header(response, 'retry-after'));
-      return await response.body.json();
-    } catch (error) {
-      throw this.failure(error, outer, controller);
-    } finally {
-      timer.clear();
-    }
   }
 
   private send(url: string, method: 'GET' | 'POST', body: unknown, signal: AbortSignal, headers: Record<string, string>): Promise<Dispatcher.ResponseData> {

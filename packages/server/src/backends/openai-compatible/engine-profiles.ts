@@ -27,6 +27,9 @@
  */
 import type { EngineKind } from './openai-compatible-config.js';
 
+/** An engine's own tokenizer endpoint (token-counting.ts); `estimate`: it has none. */
+export type EngineTokenizer = 'vllm' | 'sglang' | 'llama.cpp';
+
 export interface EngineProfile {
   /** A named tool forced through `tool_choice: {type: "function", ...}`. */
   namedToolChoice: boolean;
@@ -46,7 +49,7 @@ export interface EngineProfile {
   /** `continue_final_message` continues an assistant prefill. */
   continueFinalMessage: boolean;
   thinkingSwitch: { on: Record<string, unknown>; off: Record<string, unknown> };
-  tokenizer: 'vllm' | 'sglang' | 'llama.cpp' | 'estimate';
+  tokenizer: EngineTokenizer | 'estimate';
 }
 
 const templateSwitch = {

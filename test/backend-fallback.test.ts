@@ -190,6 +190,32 @@ describe('circuit breaker', () => {
     }
   });
 
+  for (const [what, body] of [
+    ['a bare page', '<html><body><h1>502 Bad Gateway</h1></body></html>'],
+    ['an api_error envelope with no mms-error-code', JSON.stringify(errorEnvelope('api_error', 'Bad Gateway'))],
+  ] as const) {
+    test(`a proxy's 502 Bad Gateway (${what}) is the upstream failing: the fallback answers, and the failure is charged`, async () => {
+      const proxy = await rawUpstream((request, response) => {
+        if (answerCount(request, response)) return;
+        response.writeHead(502, { 'content-type': what === 'a bare page' ? 'text/html' : 'application/json' }).end(body);
+      });
+      const service = await startService({ models: fallbackModel([{ type: 'messages-upstream', baseURL: proxy.baseURL }, { type: 'scripted' }], { failureThreshold: 1, cooldownMs: 3_600_000 }) });
+      const generations = () => proxy.requests.filter((entry) => entry.path === '/v1/messages').length;
+      try {
+        const first = await postJson(service, '/v1/messages', hello);
+        assert.equal(first.status, 200, await first.clone().text());
+        assert.equal(first.headers.get('mms-backend'), 'scripted');
+        assert.equal(generations(), 1);
+        // Charged: a threshold of 1 opened the circuit, so the next request does not ask the proxy.
+        assert.equal((await postJson(service, '/v1/messages', hello)).headers.get('mms-backend'), 'scripted');
+        assert.equal(generations(), 1);
+      } finally {
+        await service.close();
+        await proxy.close();
+      }
+    });
+  }
+
   test('with every circuit open the answer is an immediate 529 with retry-after', async () => {
     const clock = { now: 0 };
     primaryAnswer = failing;

@@ -8,6 +8,7 @@
  */
 import { API_VERSION, ServiceError, SseParser, VERSION_HEADER, type ConversationRequest, type ModelProfile } from '@mms/protocol';
 import { Agent, type Dispatcher } from 'undici';
+import { ERROR_CODE_HEADER } from '../../http/error-reply.js';
 import type { Backend, BackendStepRequest } from '../backend.js';
 import type { StreamPart } from '../../streaming/stream-part.js';
 import type { MessagesUpstreamBackendConfig } from './messages-upstream-config.js';
@@ -191,9 +192,13 @@ export class MessagesUpstreamBackend implements Backend {
     } catch {
       parsed = undefined;
     }
-    const retryAfter = response.headers['retry-after'];
-    return upstreamError(this.where, response.statusCode, parsed, Array.isArray(retryAfter) ? retryAfter[0] : retryAfter);
+    return upstreamError(this.where, response.statusCode, parsed, headerValue(response, 'retry-after'), headerValue(response, ERROR_CODE_HEADER));
   }
+}
+
+function headerValue(response: Dispatcher.ResponseData, name: string): string | undefined {
+  const value = response.headers[name];
+  return Array.isArray(value) ? value[0] : value;
 }
 
 async function readCapped(body: ResponseBody, maxBytes: number): Promise<string> {

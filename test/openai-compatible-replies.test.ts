@@ -55,9 +55,15 @@ describe('tool calls and usage as each engine streams them', () => {
 });
 
 describe("the engine's own usage", () => {
-  for (const [kind, promptTokens] of [['ollama', 26], ['sglang', 9], ['generic', 9]] as const) {
+  const countOf = async (model: string, content: string) =>
+    ((await (await postJson(bench.service, '/v1/messages/count_tokens', { model, messages: [user(content)] })).json()) as { input_tokens: number }).input_tokens;
+  const answerWithPromptTokens = (promptTokens: number) => ({
+    stream: [{ choices: [{ index: 0, delta: { role: 'assistant', content: 'Noted.' }, finish_reason: 'stop' }], usage: { prompt_tokens: promptTokens, completion_tokens: 2, total_tokens: promptTokens + 2 } }],
+  });
+
+  for (const [kind, promptTokens] of [['sglang', 9], ['generic', 9]] as const) {
     test(`${kind}: the engine's prompt_tokens replaces mms's up-front count in message_delta and the JSON reply; message_start keeps the count`, async () => {
-      const counted = ((await (await postJson(bench.service, '/v1/messages/count_tokens', { model: kind, messages: [user('Hello')] })).json()) as { input_tokens: number }).input_tokens;
+      const counted = await countOf(kind, 'Hello');
       assert.notEqual(counted, promptTokens);
       const { reply } = await send(bench, kind, {});
       assert.equal(reply.usage.input_tokens, promptTokens);
@@ -65,6 +71,28 @@ describe("the engine's own usage", () => {
       const events = (await readSse(response)).map((event) => event.data as Body);
       assert.equal(events[0]!.message.usage.input_tokens, counted);
       assert.equal(events.find((event) => event.type === 'message_delta')!.usage.input_tokens, promptTokens);
+    });
+  }
+
+  test("ollama: its prompt_tokens (prompt_eval_count, only what missed its cache) is not the prompt's size: the count stays", async () => {
+    const prompt = 'a follow-up turn whose prompt the engine has mostly cached. '.repeat(66);
+    const counted = await countOf('ollama', prompt);
+    assert.ok(counted > 900, String(counted));
+    // A cache hit: Ollama evaluated only the last few tokens, or none.
+    for (const evaluated of [3, 0]) {
+      bench.engines.ollama.reply(answerWithPromptTokens(evaluated));
+      const { reply } = await send(bench, 'ollama', { messages: [user(prompt)] });
+      assert.equal(reply.usage.input_tokens, counted);
+    }
+  });
+
+  for (const kind of ['vllm', 'sglang', 'llama.cpp', 'generic'] as const) {
+    test(`${kind}: a prompt_tokens of 0 is no count: the up-front count stays`, async () => {
+      const counted = await countOf(kind, 'Hello');
+      bench.engines[kind].reply(answerWithPromptTokens(0));
+      const { reply } = await send(bench, kind, {});
+      assert.equal(reply.usage.input_tokens, counted);
+      assert.ok(counted > 0);
     });
   }
 });

@@ -50,6 +50,16 @@ export interface EngineProfile {
   continueFinalMessage: boolean;
   thinkingSwitch: { on: Record<string, unknown>; off: Record<string, unknown> };
   tokenizer: EngineTokenizer | 'estimate';
+  /**
+   * `usage.prompt_tokens` counts the whole prompt, cached tokens included, so it can stand as
+   * the reply's input tokens. vLLM (`len(prompt_token_ids)`), SGLang (`len(input_ids)`) and
+   * llama.cpp server (`slot.task->n_tokens()`) do, with cache hits apart in
+   * `prompt_tokens_details.cached_tokens`. Ollama's is `prompt_eval_count`: only the tokens it
+   * evaluated, so 0 or a few on a follow-up turn that hit its cache. Generic: the OpenAI API's
+   * own meaning is the whole prompt, so it is taken; a server behind a proxy that counts like
+   * Ollama should be configured as `ollama`.
+   */
+  wholePromptUsage: boolean;
 }
 
 const templateSwitch = {
@@ -70,6 +80,7 @@ export const ENGINE_PROFILES: Record<EngineKind, EngineProfile> = {
     continueFinalMessage: true,
     thinkingSwitch: templateSwitch,
     tokenizer: 'vllm',
+    wholePromptUsage: true,
   },
   sglang: {
     namedToolChoice: true,
@@ -83,6 +94,7 @@ export const ENGINE_PROFILES: Record<EngineKind, EngineProfile> = {
     continueFinalMessage: true,
     thinkingSwitch: templateSwitch,
     tokenizer: 'sglang',
+    wholePromptUsage: true,
   },
   'llama.cpp': {
     namedToolChoice: false,
@@ -96,6 +108,7 @@ export const ENGINE_PROFILES: Record<EngineKind, EngineProfile> = {
     continueFinalMessage: false,
     thinkingSwitch: templateSwitch,
     tokenizer: 'llama.cpp',
+    wholePromptUsage: true,
   },
   ollama: {
     namedToolChoice: false,
@@ -111,6 +124,7 @@ export const ENGINE_PROFILES: Record<EngineKind, EngineProfile> = {
     // think is an error there, so "on" leaves the model's default.
     thinkingSwitch: { on: {}, off: { reasoning_effort: 'none' } },
     tokenizer: 'estimate',
+    wholePromptUsage: false,
   },
   generic: {
     namedToolChoice: true,
@@ -124,5 +138,6 @@ export const ENGINE_PROFILES: Record<EngineKind, EngineProfile> = {
     continueFinalMessage: false,
     thinkingSwitch: { on: {}, off: {} },
     tokenizer: 'estimate',
+    wholePromptUsage: true,
   },
 };

@@ -114,16 +114,55 @@ describe('request fields of a generic server', () => {
 });
 
 describe('reading the engine response', () => {
+  const ollama = () => bench.engines.ollama;
+  const { stream: answer } = loadEngineFixture('ollama', 'text');
+
   test("after [DONE] the engine's response is read to its end, not cut: no aborted body per request", async () => {
-    const { stream } = loadEngineFixture('ollama', 'text');
-    const before = bench.engines.ollama.disconnects;
-    const closed = bench.engines.ollama.closedResponses;
-    bench.engines.ollama.reply({ stream: stream!, lingerMs: 200 });
+    const before = ollama().disconnects;
+    const closed = ollama().closedResponses;
+    ollama().reply({ stream: answer!, lingerMs: 200 });
     const { status, reply } = await send(bench, 'ollama', {});
     assert.equal(status, 200);
     assert.equal(reply.content[0]?.text, 'Repeat after me: the quick brown fox.');
-    await bench.engines.ollama.waitForClosedResponses(closed + 1);
+    await ollama().waitForClosedResponses(closed + 1);
     // Hanging up at [DONE] would show here as a disconnect before the engine ended its response.
-    assert.equal(bench.engines.ollama.disconnects, before);
+    assert.equal(ollama().disconnects, before);
+  });
+
+  test('an engine that lingers after [DONE] does not hold back message_stop: the stream ends first, the engine is still read to its end', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const before = ollama().disconnects;
+    const closed = ollama().closedResponses;
+    ollama().reply({ stream: answer!, holdAfterDone: held });
+    const response = await postJson(bench.service, '/v1/messages', { model: 'ollama', max_tokens: 200, stream: true, messages: [user('Hello')] });
+    const names = (await readSse(response)).map((event) => event.event).filter((name) => name !== 'ping');
+    assert.deepEqual(names.slice(-2), ['message_delta', 'message_stop']);
+    assert.equal(ollama().closedResponses, closed, "message_stop arrived while the engine's response was still open");
+    release();
+    await ollama().waitForClosedResponses(closed + 1);
+    assert.equal(ollama().disconnects, before, 'read to its end, not cut');
+  });
+
+  test('an engine that keeps sending after [DONE] is cut once the drain has read its limit; the answer is whole', async () => {
+    const before = ollama().disconnects;
+    const flooded = ollama().floodedCharacters;
+    ollama().reply({ stream: answer!, floodAfterDone: true });
+    const { status, reply } = await send(bench, 'ollama', {});
+    assert.equal(status, 200);
+    assert.equal(reply.content[0]?.text, 'Repeat after me: the quick brown fox.');
+    await ollama().waitForDisconnects(before + 1);
+    const sent = ollama().floodedCharacters - flooded;
+    // Past the 64 KiB the drain reads, and hung up on long before the 16 MB the fake would send.
+    assert.ok(sent > 64 * 1024 && sent < 16 * 1024 * 1024, String(sent));
+  });
+
+  test('an engine that never ends its response after [DONE] is hung up on by the drain, after the reply', async () => {
+    const before = ollama().disconnects;
+    ollama().reply({ stream: answer!, holdAfterDone: new Promise(() => {}) });
+    const { status, reply } = await send(bench, 'ollama', {});
+    assert.equal(status, 200);
+    assert.equal(reply.stop_reason, 'end_turn');
+    await ollama().waitForDisconnects(before + 1);
   });
 });

@@ -282,13 +282,22 @@ describe('headers and config', () => {
     }
   });
 
-  test("the first backend's concurrency and queue admit the whole list", async () => {
-    const service = await startService({ models: fallbackModel([{ type: 'scripted', concurrency: 1, queue: 0, tokenDelayMs: 20 }, { type: 'scripted' }]) });
+  test("the primary's concurrency and queue bound the whole list: a request served by the fallback still holds the list's one slot; a fallback's own values are refused by field", async () => {
+    const service = await startService({
+      models: fallbackModel([
+        { type: 'scripted', faults: true, concurrency: 1, queue: 0 },
+        // Slow enough that the first request holds its slot until the test lets it go.
+        { type: 'scripted', tokenDelayMs: 60_000 },
+      ]),
+    });
     try {
-      const first = await postJson(service, '/v1/messages', { ...hello, stream: true });
+      // Failed over: the fallback streams it, slowly.
+      const first = await postJson(service, '/v1/messages', { ...hello, stream: true }, { 'mms-fault': 'http-500' });
+      assert.equal(first.headers.get('mms-backend'), 'scripted#2');
       const reader = first.body!.getReader();
       await reader.read();
-      // The one slot is taken and no one may wait: the next request is refused at once.
+      // The list has one slot and no queue, and the fallback's request holds it: refused at once,
+      // though the primary itself is idle (per-member admission would let this in).
       const second = await postJson(service, '/v1/messages', hello);
       assert.equal(second.status, 529);
       assert.equal(((await second.json()) as ErrorBody).error.type, 'overloaded_error');
@@ -296,6 +305,17 @@ describe('headers and config', () => {
     } finally {
       await service.close();
     }
+    const refusal = (fallback: Record<string, unknown>) => {
+      try {
+        validateConfig({ models: fallbackModel([{ type: 'scripted', concurrency: 1, queue: 0 }, fallback]) }, 'test.json');
+      } catch (error) {
+        assert.ok(error instanceof ConfigError);
+        return error.message;
+      }
+      return 'valid';
+    };
+    assert.match(refusal({ type: 'scripted', concurrency: 4 }), /models\.0\.backends\.1\.concurrency: a fallback is admitted with its list/);
+    assert.match(refusal({ type: 'messages-upstream', baseURL: 'http://10.0.0.7:8080', queue: 8 }), /models\.0\.backends\.1\.queue: a fallback is admitted with its list/);
   });
 
   test('a model gives exactly one of backend and backends; fallback only with backends', () => {

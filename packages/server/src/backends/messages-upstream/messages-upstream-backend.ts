@@ -107,9 +107,11 @@ export class MessagesUpstreamBackend implements Backend {
           throw failure;
         }
         if (reader.finished) {
-          // Read the end of the response before the consumer stops us at `finish`, so that
-          // the connection goes back to the pool instead of being closed.
-          if (!(await drain(iterator))) responseBody.destroy();
+          // The end of the response is read in the background, so that the connection goes
+          // back to the pool instead of being closed, without holding back message_stop for
+          // an upstream (or a proxy) that lingers before closing.
+          const finishedBody = responseBody;
+          void drain(iterator).then((ended) => ended || finishedBody.destroy());
           yield parts;
           return;
         }

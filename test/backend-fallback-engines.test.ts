@@ -2,7 +2,9 @@
  * A fallback list whose primary is an openai-compatible engine (the fake vLLM): a 503, no first
  * byte within `firstByteTimeoutMs`, and a refused connection each move the request to the next
  * backend, named by the `mms-backend` header; a 503 is charged to the engine's circuit, while a
- * missing tokenizer endpoint and a bad sample of model output are not.
+ * missing tokenizer endpoint and a bad sample of model output are not. A tokenizer endpoint
+ * that hangs moves the request on at once, uncharged. The same bad sample behind an mms
+ * upstream keeps its meaning through the `mms-error-code` header.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -109,6 +111,24 @@ describe('an openai-compatible primary (a fake vLLM) with a scripted fallback', 
     }
   });
 
+  test('a tokenizer endpoint that hangs costs one first-byte limit: the next backend counts and answers, the engine is not asked to generate, and its circuit stays closed', async () => {
+    // Its own service: another test's missing endpoint leaves a shared one's tokenizer alone for a minute.
+    const service = await startService({ models: fallbackModel([primary(), { type: 'scripted' }], { failureThreshold: 1, cooldownMs: 3_600_000 }) });
+    const chats = engine.chatBodies().length;
+    engine.pathReplies.set('/tokenize', { stall: true });
+    try {
+      const { status, backend } = await answeredBy(service);
+      assert.equal(status, 200);
+      assert.equal(backend, 'scripted');
+      assert.equal(engine.chatBodies().length, chats, 'the hung engine was not waited on a second time');
+      engine.pathReplies.delete('/tokenize');
+      assert.equal((await answeredBy(service)).backend, 'openai-compatible:vllm');
+    } finally {
+      engine.pathReplies.delete('/tokenize');
+      await service.close();
+    }
+  });
+
   test("the model's output failing its schema is the reply's 502, not retried on the fallback nor charged to the circuit", async () => {
     const format = { output_config: { format: { type: 'json_schema', schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false } } } };
     // Guided output that is not JSON: the engine broke its guarantee on this one sample.
@@ -120,5 +140,44 @@ describe('an openai-compatible primary (a fake vLLM) with a scripted fallback', 
     const next = await answeredBy(strict);
     assert.equal(next.status, 200);
     assert.equal(next.backend, 'openai-compatible:vllm');
+  });
+});
+
+describe('an mms upstream (itself in front of a generic engine) as the primary, a scripted fallback', () => {
+  let engine: FakeOpenAiEngine;
+  let upstream: RunningService;
+  let front: RunningService;
+  // A generic engine cannot guide a format: the upstream holds the answer, checks it, asks once
+  // more, and answers a status 502 before any output when both fail (the engine's `text` is prose).
+  const format = { output_config: { format: { type: 'json_schema', schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false } } } };
+
+  before(async () => {
+    engine = await FakeOpenAiEngine.start('generic');
+    upstream = await startService({ models: [{ ...base, backend: { type: 'openai-compatible', engine: 'generic', baseURL: engine.baseURL, model: engine.model } } as never] });
+    const primary = { type: 'messages-upstream', baseURL: upstream.baseURL, apiKey: upstream.apiKey };
+    // One charged failure would open the primary's circuit.
+    front = await startService({ models: fallbackModel([primary, { type: 'scripted' }], { failureThreshold: 1, cooldownMs: 3_600_000 }) });
+  });
+  after(async () => {
+    await front.close();
+    await upstream.close();
+    await engine.close();
+  });
+
+  test("the upstream's model_output_invalid names its code in mms-error-code, beside the 502 api_error", async () => {
+    const response = await postJson(upstream, '/v1/messages', { ...hello, ...format });
+    assert.equal(response.status, 502);
+    assert.equal(response.headers.get('mms-error-code'), 'model_output_invalid');
+    assert.equal(((await response.json()) as ErrorBody).error.type, 'api_error');
+  });
+
+  test('through the front it stays model_output_invalid: the reply is the 502, not the fallback, and the circuit stays closed', async () => {
+    const failed = await postJson(front, '/v1/messages', { ...hello, ...format });
+    assert.equal(failed.status, 502, await failed.clone().text());
+    assert.equal(failed.headers.get('mms-error-code'), 'model_output_invalid');
+    assert.match(((await failed.json()) as ErrorBody).error.message, /the model's answer failed output_config\.format\.schema twice/);
+    const next = await postJson(front, '/v1/messages', hello);
+    assert.equal(next.status, 200);
+    assert.equal(next.headers.get('mms-backend'), 'messages-upstream');
   });
 });

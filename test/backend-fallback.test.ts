@@ -164,23 +164,57 @@ describe('circuit breaker', () => {
     }
   });
 
-  test('a count that fails gives no verdict: the request is counted on the next backend and generated on the primary', async () => {
+  test('a count that fails moves the request on without a verdict: counted and answered by the next backend, the primary\'s circuit still closed', async () => {
+    let counting = false;
     const upstream = await rawUpstream((request, response) => {
-      if (request.url === '/v1/messages/count_tokens') return void response.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify(errorEnvelope('api_error', 'no counting today')));
+      if (request.url === '/v1/messages/count_tokens' && !counting) return void response.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify(errorEnvelope('api_error', 'no counting today')));
+      if (answerCount(request, response)) return;
       healthy(response);
     });
     const service = await startService({ models: fallbackModel([{ type: 'messages-upstream', baseURL: upstream.baseURL }, { type: 'scripted' }], { failureThreshold: 1, cooldownMs: 3_600_000 }) });
+    const generations = () => upstream.requests.filter((entry) => entry.path === '/v1/messages').length;
     try {
       for (let attempt = 0; attempt < 2; attempt += 1) {
         const response = await postJson(service, '/v1/messages', hello);
         assert.equal(response.status, 200, await response.clone().text());
-        assert.equal(response.headers.get('mms-backend'), 'messages-upstream');
+        assert.equal(response.headers.get('mms-backend'), 'scripted');
       }
+      assert.equal(generations(), 0, 'a backend whose count failed is not asked to generate that request');
+      // A threshold of 1 would have opened the circuit on one charged failure: it is still closed.
+      counting = true;
+      const response = await postJson(service, '/v1/messages', hello);
+      assert.equal(response.headers.get('mms-backend'), 'messages-upstream');
     } finally {
       await service.close();
       await upstream.close();
     }
   });
+
+  for (const [what, body] of [
+    ['a bare page', '<html><body><h1>502 Bad Gateway</h1></body></html>'],
+    ['an api_error envelope with no mms-error-code', JSON.stringify(errorEnvelope('api_error', 'Bad Gateway'))],
+  ] as const) {
+    test(`a proxy's 502 Bad Gateway (${what}) is the upstream failing: the fallback answers, and the failure is charged`, async () => {
+      const proxy = await rawUpstream((request, response) => {
+        if (answerCount(request, response)) return;
+        response.writeHead(502, { 'content-type': what === 'a bare page' ? 'text/html' : 'application/json' }).end(body);
+      });
+      const service = await startService({ models: fallbackModel([{ type: 'messages-upstream', baseURL: proxy.baseURL }, { type: 'scripted' }], { failureThreshold: 1, cooldownMs: 3_600_000 }) });
+      const generations = () => proxy.requests.filter((entry) => entry.path === '/v1/messages').length;
+      try {
+        const first = await postJson(service, '/v1/messages', hello);
+        assert.equal(first.status, 200, await first.clone().text());
+        assert.equal(first.headers.get('mms-backend'), 'scripted');
+        assert.equal(generations(), 1);
+        // Charged: a threshold of 1 opened the circuit, so the next request does not ask the proxy.
+        assert.equal((await postJson(service, '/v1/messages', hello)).headers.get('mms-backend'), 'scripted');
+        assert.equal(generations(), 1);
+      } finally {
+        await service.close();
+        await proxy.close();
+      }
+    });
+  }
 
   test('with every circuit open the answer is an immediate 529 with retry-after', async () => {
     const clock = { now: 0 };
@@ -248,13 +282,22 @@ describe('headers and config', () => {
     }
   });
 
-  test("the first backend's concurrency and queue admit the whole list", async () => {
-    const service = await startService({ models: fallbackModel([{ type: 'scripted', concurrency: 1, queue: 0, tokenDelayMs: 20 }, { type: 'scripted' }]) });
+  test("the primary's concurrency and queue bound the whole list: a request served by the fallback still holds the list's one slot; a fallback's own values are refused by field", async () => {
+    const service = await startService({
+      models: fallbackModel([
+        { type: 'scripted', faults: true, concurrency: 1, queue: 0 },
+        // Slow enough that the first request holds its slot until the test lets it go.
+        { type: 'scripted', tokenDelayMs: 60_000 },
+      ]),
+    });
     try {
-      const first = await postJson(service, '/v1/messages', { ...hello, stream: true });
+      // Failed over: the fallback streams it, slowly.
+      const first = await postJson(service, '/v1/messages', { ...hello, stream: true }, { 'mms-fault': 'http-500' });
+      assert.equal(first.headers.get('mms-backend'), 'scripted#2');
       const reader = first.body!.getReader();
       await reader.read();
-      // The one slot is taken and no one may wait: the next request is refused at once.
+      // The list has one slot and no queue, and the fallback's request holds it: refused at once,
+      // though the primary itself is idle (per-member admission would let this in).
       const second = await postJson(service, '/v1/messages', hello);
       assert.equal(second.status, 529);
       assert.equal(((await second.json()) as ErrorBody).error.type, 'overloaded_error');
@@ -262,6 +305,17 @@ describe('headers and config', () => {
     } finally {
       await service.close();
     }
+    const refusal = (fallback: Record<string, unknown>) => {
+      try {
+        validateConfig({ models: fallbackModel([{ type: 'scripted', concurrency: 1, queue: 0 }, fallback]) }, 'test.json');
+      } catch (error) {
+        assert.ok(error instanceof ConfigError);
+        return error.message;
+      }
+      return 'valid';
+    };
+    assert.match(refusal({ type: 'scripted', concurrency: 4 }), /models\.0\.backends\.1\.concurrency: a fallback is admitted with its list/);
+    assert.match(refusal({ type: 'messages-upstream', baseURL: 'http://10.0.0.7:8080', queue: 8 }), /models\.0\.backends\.1\.queue: a fallback is admitted with its list/);
   });
 
   test('a model gives exactly one of backend and backends; fallback only with backends', () => {

@@ -1,6 +1,7 @@
 /**
  * The messages-upstream backend's connection to the upstream: a client that leaves closes it
- * (and frees the upstream's slot), and the start-up check of reachability, model and key.
+ * (and frees the upstream's slot), an upstream that lingers after message_stop does not hold
+ * it back, and the start-up check of reachability, model and key.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -60,6 +61,43 @@ describe('cancellation', () => {
     } finally {
       await relay.close();
       await slow.close();
+    }
+  });
+});
+
+describe('the end of the response', () => {
+  test('an upstream that lingers after message_stop does not hold it back: the client has it first, and the response is still read to its end', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let ended!: (cleanly: boolean) => void;
+    const closed = new Promise<boolean>((resolve) => (ended = resolve));
+    let upstreamClosed = false;
+    const stop = [
+      { type: 'content_block_stop', index: 0 },
+      { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 2 } },
+      { type: 'message_stop' },
+    ];
+    const lingering = await rawUpstream((request, response) => {
+      if (answerCount(request, response)) return;
+      response.on('close', () => {
+        upstreamClosed = true;
+        ended(response.writableFinished);
+      });
+      response.writeHead(200, { 'content-type': 'text/event-stream' }).write(sseFrames([...streamOpening('Done.'), ...stop]));
+      void held.then(() => response.end());
+    });
+    const relay = await startService({ models: modelsWithBackend({ type: 'messages-upstream', baseURL: lingering.baseURL }) });
+    try {
+      const response = await postJson(relay, '/v1/messages', { ...hello, stream: true });
+      const text = await response.text();
+      assert.match(text, /event: message_stop/);
+      assert.equal(upstreamClosed, false, "message_stop arrived while the upstream's response was still open");
+      release();
+      assert.equal(await closed, true, 'the upstream ended its response itself: not hung up on');
+    } finally {
+      release();
+      await relay.close();
+      await lingering.close();
     }
   });
 });

@@ -55,9 +55,15 @@ describe('tool calls and usage as each engine streams them', () => {
 });
 
 describe("the engine's own usage", () => {
-  for (const [kind, promptTokens] of [['ollama', 26], ['sglang', 9], ['generic', 9]] as const) {
+  const countOf = async (model: string, content: string) =>
+    ((await (await postJson(bench.service, '/v1/messages/count_tokens', { model, messages: [user(content)] })).json()) as { input_tokens: number }).input_tokens;
+  const answerWithPromptTokens = (promptTokens: number) => ({
+    stream: [{ choices: [{ index: 0, delta: { role: 'assistant', content: 'Noted.' }, finish_reason: 'stop' }], usage: { prompt_tokens: promptTokens, completion_tokens: 2, total_tokens: promptTokens + 2 } }],
+  });
+
+  for (const [kind, promptTokens] of [['sglang', 9], ['generic', 9]] as const) {
     test(`${kind}: the engine's prompt_tokens replaces mms's up-front count in message_delta and the JSON reply; message_start keeps the count`, async () => {
-      const counted = ((await (await postJson(bench.service, '/v1/messages/count_tokens', { model: kind, messages: [user('Hello')] })).json()) as { input_tokens: number }).input_tokens;
+      const counted = await countOf(kind, 'Hello');
       assert.notEqual(counted, promptTokens);
       const { reply } = await send(bench, kind, {});
       assert.equal(reply.usage.input_tokens, promptTokens);
@@ -65,6 +71,28 @@ describe("the engine's own usage", () => {
       const events = (await readSse(response)).map((event) => event.data as Body);
       assert.equal(events[0]!.message.usage.input_tokens, counted);
       assert.equal(events.find((event) => event.type === 'message_delta')!.usage.input_tokens, promptTokens);
+    });
+  }
+
+  test("ollama: its prompt_tokens (prompt_eval_count, only what missed its cache) is not the prompt's size: the count stays", async () => {
+    const prompt = 'a follow-up turn whose prompt the engine has mostly cached. '.repeat(66);
+    const counted = await countOf('ollama', prompt);
+    assert.ok(counted > 900, String(counted));
+    // A cache hit: Ollama evaluated only the last few tokens, or none.
+    for (const evaluated of [3, 0]) {
+      bench.engines.ollama.reply(answerWithPromptTokens(evaluated));
+      const { reply } = await send(bench, 'ollama', { messages: [user(prompt)] });
+      assert.equal(reply.usage.input_tokens, counted);
+    }
+  });
+
+  for (const kind of ['vllm', 'sglang', 'llama.cpp', 'generic'] as const) {
+    test(`${kind}: a prompt_tokens of 0 is no count: the up-front count stays`, async () => {
+      const counted = await countOf(kind, 'Hello');
+      bench.engines[kind].reply(answerWithPromptTokens(0));
+      const { reply } = await send(bench, kind, {});
+      assert.equal(reply.usage.input_tokens, counted);
+      assert.ok(counted > 0);
     });
   }
 });
@@ -86,16 +114,55 @@ describe('request fields of a generic server', () => {
 });
 
 describe('reading the engine response', () => {
+  const ollama = () => bench.engines.ollama;
+  const { stream: answer } = loadEngineFixture('ollama', 'text');
+
   test("after [DONE] the engine's response is read to its end, not cut: no aborted body per request", async () => {
-    const { stream } = loadEngineFixture('ollama', 'text');
-    const before = bench.engines.ollama.disconnects;
-    const closed = bench.engines.ollama.closedResponses;
-    bench.engines.ollama.reply({ stream: stream!, lingerMs: 200 });
+    const before = ollama().disconnects;
+    const closed = ollama().closedResponses;
+    ollama().reply({ stream: answer!, lingerMs: 200 });
     const { status, reply } = await send(bench, 'ollama', {});
     assert.equal(status, 200);
     assert.equal(reply.content[0]?.text, 'Repeat after me: the quick brown fox.');
-    await bench.engines.ollama.waitForClosedResponses(closed + 1);
+    await ollama().waitForClosedResponses(closed + 1);
     // Hanging up at [DONE] would show here as a disconnect before the engine ended its response.
-    assert.equal(bench.engines.ollama.disconnects, before);
+    assert.equal(ollama().disconnects, before);
+  });
+
+  test('an engine that lingers after [DONE] does not hold back message_stop: the stream ends first, the engine is still read to its end', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const before = ollama().disconnects;
+    const closed = ollama().closedResponses;
+    ollama().reply({ stream: answer!, holdAfterDone: held });
+    const response = await postJson(bench.service, '/v1/messages', { model: 'ollama', max_tokens: 200, stream: true, messages: [user('Hello')] });
+    const names = (await readSse(response)).map((event) => event.event).filter((name) => name !== 'ping');
+    assert.deepEqual(names.slice(-2), ['message_delta', 'message_stop']);
+    assert.equal(ollama().closedResponses, closed, "message_stop arrived while the engine's response was still open");
+    release();
+    await ollama().waitForClosedResponses(closed + 1);
+    assert.equal(ollama().disconnects, before, 'read to its end, not cut');
+  });
+
+  test('an engine that keeps sending after [DONE] is cut once the drain has read its limit; the answer is whole', async () => {
+    const before = ollama().disconnects;
+    const flooded = ollama().floodedCharacters;
+    ollama().reply({ stream: answer!, floodAfterDone: true });
+    const { status, reply } = await send(bench, 'ollama', {});
+    assert.equal(status, 200);
+    assert.equal(reply.content[0]?.text, 'Repeat after me: the quick brown fox.');
+    await ollama().waitForDisconnects(before + 1);
+    const sent = ollama().floodedCharacters - flooded;
+    // Past the 64 KiB the drain reads, and hung up on long before the 16 MB the fake would send.
+    assert.ok(sent > 64 * 1024 && sent < 16 * 1024 * 1024, String(sent));
+  });
+
+  test('an engine that never ends its response after [DONE] is hung up on by the drain, after the reply', async () => {
+    const before = ollama().disconnects;
+    ollama().reply({ stream: answer!, holdAfterDone: new Promise(() => {}) });
+    const { status, reply } = await send(bench, 'ollama', {});
+    assert.equal(status, 200);
+    assert.equal(reply.stop_reason, 'end_turn');
+    await ollama().waitForDisconnects(before + 1);
   });
 });

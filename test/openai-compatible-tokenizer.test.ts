@@ -1,8 +1,9 @@
 /**
- * count_tokens when the engine's tokenizer endpoint is not there (a router that forwards only
+ * count_tokens when the engine's tokenizer endpoint cannot count (a router that forwards only
  * `/v1/*`, a llama.cpp server older than `/apply-template`): the request is still answered,
  * counted by the estimate, with one warning, and the endpoint is asked again only after a
- * while, on a clock the test steps.
+ * while, on a clock the test steps. An endpoint that fails as the engine fails (5xx, no answer)
+ * fails the request instead, without a warning and without being left alone.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,55 +11,117 @@ import { FakeOpenAiEngine, postJson, startService, type RunningService } from '@
 import { TOKENIZER_RETRY_MS } from '../packages/server/src/backends/openai-compatible/prompt-token-counter.js';
 import { user } from './openai-compatible-support.js';
 
-describe('a tokenizer endpoint that is not served', () => {
+interface ErrorBody {
+  error: { type: string; message: string };
+}
+
+describe('a tokenizer endpoint that cannot count', () => {
   const clock = { now: 0 };
   const warnings: string[] = [];
   let service: RunningService;
   let vllm: FakeOpenAiEngine;
   let llama: FakeOpenAiEngine;
+  let flaky: FakeOpenAiEngine;
   before(async () => {
     vllm = await FakeOpenAiEngine.start('vllm');
     llama = await FakeOpenAiEngine.start('llama.cpp');
+    flaky = await FakeOpenAiEngine.start('vllm');
     // A router in front of vLLM that forwards only /v1/*; a llama.cpp older than /apply-template.
     vllm.missingPaths.add('/tokenize');
     llama.missingPaths.add('/apply-template');
-    const model = (id: string, engine: FakeOpenAiEngine) => ({
+    const model = (id: string, engine: FakeOpenAiEngine, extra: Record<string, unknown> = {}) => ({
       id,
       tier: 'mid' as const,
       generation: 'newer' as const,
       contextWindow: 8192,
       maxOutputTokens: 4096,
-      backend: { type: 'openai-compatible' as const, engine: engine.kind, baseURL: engine.baseURL, model: engine.model },
+      backend: { type: 'openai-compatible' as const, engine: engine.kind, baseURL: engine.baseURL, model: engine.model, ...extra },
     });
-    service = await startService({ models: [model('routed', vllm), model('old-llama', llama)] }, process.cwd(), { registry: { now: () => clock.now, warn: (line) => warnings.push(line) } });
+    service = await startService({ models: [model('routed', vllm), model('old-llama', llama), model('flaky', flaky, { firstByteTimeoutMs: 300 })] }, process.cwd(), {
+      registry: { now: () => clock.now, warn: (line) => warnings.push(line) },
+    });
   });
   after(async () => {
     await service.close();
     await vllm.close();
     await llama.close();
+    await flaky.close();
   });
-  const tokenizeCalls = () => vllm.requests.filter((request) => request.path === '/tokenize').length;
+  const tokenizeCalls = (engine: FakeOpenAiEngine) => engine.requests.filter((request) => request.path === '/tokenize').length;
+  const send = (model: string) => postJson(service, '/v1/messages', { model, max_tokens: 50, messages: [user('Hello')] });
 
   test('requests are answered, counted by estimate; one warning; the endpoint is left alone for a while, then asked again', async () => {
     for (let attempt = 0; attempt < 3; attempt += 1) {
-      const response = await postJson(service, '/v1/messages', { model: 'routed', max_tokens: 50, messages: [user('Hello')] });
+      const response = await send('routed');
       assert.equal(response.status, 200, await response.clone().text());
     }
-    assert.equal(tokenizeCalls(), 1);
+    assert.equal(tokenizeCalls(vllm), 1);
     assert.equal(warnings.length, 1);
-    assert.match(warnings[0]!, /^routed: openai-compatible:vllm at http:\/\/127\.0\.0\.1:\d+\/v1: the engine's tokenizer endpoint failed \(.*404.*\); prompts are counted by estimate/);
+    assert.match(warnings[0]!, /^routed: openai-compatible:vllm at http:\/\/127\.0\.0\.1:\d+\/v1: the engine's tokenizer endpoint cannot count \(\/tokenize answered 404.*\); prompts are counted by estimate/);
     const counted = (await (await postJson(service, '/v1/messages/count_tokens', { model: 'routed', messages: [user('Hello')] })).json()) as { input_tokens: number };
     assert.equal(counted.input_tokens, Math.ceil('Hello'.length / 4) + 4);
     clock.now += TOKENIZER_RETRY_MS;
-    const again = await postJson(service, '/v1/messages', { model: 'routed', max_tokens: 50, messages: [user('Hello')] });
+    const again = await send('routed');
     assert.equal(again.status, 200);
-    assert.equal(tokenizeCalls(), 2);
-    assert.equal(warnings.length, 1, 'logged once per backend, not per failure');
+    assert.equal(tokenizeCalls(vllm), 2);
+    assert.equal(warnings.length, 1, 'logged once while the endpoint stays missing');
+  });
+
+  test('an endpoint that comes back and is lost again is logged again, once', async () => {
+    const before = warnings.length;
+    vllm.missingPaths.delete('/tokenize');
+    clock.now += TOKENIZER_RETRY_MS;
+    const counted = (await (await postJson(service, '/v1/messages/count_tokens', { model: 'routed', messages: [user('Hello')] })).json()) as { input_tokens: number };
+    assert.equal(counted.input_tokens, vllm.tokenCount, 'the endpoint counts again');
+    vllm.missingPaths.add('/tokenize');
+    assert.equal((await send('routed')).status, 200);
+    assert.equal(warnings.length, before + 1);
+    clock.now += TOKENIZER_RETRY_MS;
+    assert.equal((await send('routed')).status, 200);
+    assert.equal(warnings.length, before + 1, 'still missing: not logged again');
   });
 
   test('a llama.cpp server without /apply-template answers too', async () => {
-    const response = await postJson(service, '/v1/messages', { model: 'old-llama', max_tokens: 50, messages: [user('Hello')] });
+    const response = await send('old-llama');
     assert.equal(response.status, 200, await response.clone().text());
-    assert.match(warnings.at(-1)!, /^old-llama: openai-compatible:llama\.cpp .*tokenizer endpoint failed/);
+    assert.match(warnings.at(-1)!, /^old-llama: openai-compatible:llama\.cpp .*tokenizer endpoint cannot count/);
   });
+
+  test('a 400 that refuses this one prompt is estimated for it alone: no warning, and the next request asks the endpoint', async () => {
+    const before = warnings.length;
+    flaky.pathReplies.set('/tokenize', { status: 400, body: { error: { message: 'chat template failed to render the messages', type: 'BadRequestError', code: 400 } } });
+    try {
+      assert.equal((await send('flaky')).status, 200);
+    } finally {
+      flaky.pathReplies.delete('/tokenize');
+    }
+    const calls = tokenizeCalls(flaky);
+    assert.equal((await send('flaky')).status, 200);
+    assert.equal(tokenizeCalls(flaky), calls + 1);
+    assert.equal(warnings.length, before);
+  });
+
+  for (const [reply, status, type] of [
+    [{ status: 500, body: { error: { message: 'tokenizer crashed' } } }, 500, 'api_error'],
+    [{ status: 503, body: { error: { message: 'server is loading' } } }, 529, 'overloaded_error'],
+    [{ stall: true }, 504, 'timeout_error'],
+  ] as const) {
+    test(`an endpoint that ${'stall' in reply ? 'does not answer' : `answers ${reply.status}`} fails the request as the engine would (${status}), without asking it to generate, and is asked again next time`, async () => {
+      const before = warnings.length;
+      const chats = flaky.chatBodies().length;
+      flaky.pathReplies.set('/tokenize', reply);
+      try {
+        const response = await send('flaky');
+        assert.equal(response.status, status);
+        assert.equal(((await response.json()) as ErrorBody).error.type, type);
+        assert.equal(flaky.chatBodies().length, chats, 'a failing engine is not asked to generate after its count failed');
+      } finally {
+        flaky.pathReplies.delete('/tokenize');
+      }
+      const calls = tokenizeCalls(flaky);
+      assert.equal((await send('flaky')).status, 200);
+      assert.equal(tokenizeCalls(flaky), calls + 1, 'not left alone: it was not missing');
+      assert.equal(warnings.length, before, 'a transient failure is not logged as a missing endpoint');
+    });
+  }
 });

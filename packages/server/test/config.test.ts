@@ -28,13 +28,24 @@ test('a valid config gets its defaults', () => {
 
 test('a backends list is admitted by its first backend; a fallback that sets concurrency or queue is refused, naming the field', () => {
   const list = (backends: unknown[]) => ({ ...model, backend: undefined, backends });
-  const config = validateConfig({ models: [list([{ type: 'scripted', concurrency: 3, queue: 5 }, { type: 'llama-cpp', model: 'tiny.gguf' }])] }, 'test.json');
-  // Every member carries the list's values: a llama-cpp fallback makes a context sequence per admitted request.
-  assert.deepEqual(config.models[0]?.backends?.map((backend) => [backend.type, backend.concurrency, backend.queue]), [['scripted', 3, 5], ['llama-cpp', 3, 5]]);
+  const config = validateConfig({ models: [list([{ type: 'scripted', concurrency: 3, queue: 5 }, { type: 'scripted' }])] }, 'test.json');
+  assert.deepEqual(config.models[0]?.backends?.map((backend) => [backend.type, backend.concurrency, backend.queue]), [['scripted', 3, 5], ['scripted', 3, 5]]);
   assert.match(configError({ models: [list([{ type: 'scripted' }, { type: 'scripted', concurrency: 4 }])] }), /models\.0\.backends\.1\.concurrency: a fallback is admitted with its list: set concurrency on the first backend/);
   assert.match(configError({ models: [list([{ type: 'scripted' }, { type: 'scripted' }, { type: 'scripted', queue: 0 }])] }), /models\.0\.backends\.2\.queue: a fallback is admitted with its list/);
   // A lone llama-cpp backend keeps its own default of one sequence.
   assert.equal(validateConfig({ models: [{ ...model, backend: { type: 'llama-cpp', model: 'tiny.gguf' } }] }, 'test.json').models[0]?.backend?.concurrency, 1);
+});
+
+test("a llama-cpp fallback keeps its own concurrency (its context sequences, default 1), not the list's; its queue is refused", () => {
+  const list = (backends: unknown[]) => ({ ...model, backend: undefined, backends });
+  const engine = { type: 'openai-compatible', engine: 'vllm', baseURL: 'http://10.0.0.5:8000/v1', model: 'm' };
+  const sequences = (backends: unknown[]) => validateConfig({ models: [list(backends)] }, 'test.json').models[0]!.backends!.map((backend) => [backend.type, backend.concurrency]);
+  // With the defaults the list admits 16 at once; the llama-cpp fallback still makes one sequence, not 16 full contexts.
+  assert.deepEqual(sequences([engine, { type: 'llama-cpp', model: 'tiny.gguf' }]), [['openai-compatible', 16], ['llama-cpp', 1]]);
+  assert.deepEqual(sequences([engine, { type: 'llama-cpp', model: 'tiny.gguf', concurrency: 2 }]), [['openai-compatible', 16], ['llama-cpp', 2]]);
+  // A llama-cpp primary's concurrency is both the list's admission and its own sequences.
+  assert.deepEqual(sequences([{ type: 'llama-cpp', model: 'tiny.gguf', concurrency: 3 }, engine]), [['llama-cpp', 3], ['openai-compatible', 3]]);
+  assert.match(configError({ models: [list([engine, { type: 'llama-cpp', model: 'tiny.gguf', queue: 4 }])] }), /models\.0\.backends\.1\.queue: a fallback is admitted with its list/);
 });
 
 test('firstByteTimeoutMs defaults to 30 s for a remote backend with a fallback after it, 120 s alone or last', () => {

@@ -174,13 +174,18 @@ describe('upstream errors', () => {
     }
   });
 
-  test("an upstream mms's 502 api_error stays model_output_invalid, which a fallback list neither retries nor charges", () => {
-    const error = upstreamError('http://up', 502, { error: { type: 'api_error', message: "the model's answer failed twice" } }, undefined);
+  test("an upstream mms's 502 that names model_output_invalid in mms-error-code stays itself, which a fallback list neither retries nor charges", () => {
+    const envelope = { error: { type: 'api_error', message: "the model's answer failed twice" } };
+    const error = upstreamError('http://up', 502, envelope, undefined, 'model_output_invalid');
     assert.deepEqual([error.code, error.status, error.type], ['model_output_invalid', 502, 'api_error']);
     assert.equal(isRetryableFailure(error), false);
-    // The same type from a proxy's bare 502, or a 500, is still the backend's failure.
-    assert.equal(upstreamError('http://up', 502, undefined, undefined).code, 'internal');
-    assert.equal(isRetryableFailure(upstreamError('http://up', 500, { error: { type: 'api_error', message: 'm' } }, undefined)), true);
+    // A proxy's 502 Bad Gateway, with or without an api_error envelope, or a 500, is the backend failing.
+    for (const proxied of [upstreamError('http://up', 502, envelope, undefined), upstreamError('http://up', 502, undefined, undefined), upstreamError('http://up', 500, envelope, undefined, 'internal')]) {
+      assert.equal(proxied.code, 'internal');
+      assert.equal(isRetryableFailure(proxied), true);
+    }
+    // The header alone, on another status or an event, does not make it one.
+    assert.equal(upstreamError('http://up', 500, envelope, undefined, 'model_output_invalid').code, 'internal');
   });
 
   test('errors about our own key or model name the upstream and are a 500', () => {

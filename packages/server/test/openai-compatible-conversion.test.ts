@@ -1,6 +1,7 @@
 /**
  * The openai-compatible backend's pure parts: stop sequences matched in mms, the chunk
- * converter's held output, assistant turns with server tool results, and the error table.
+ * converter's held output, assistant turns with server tool results, the error table, and what
+ * a tokenizer endpoint's refusal means.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,6 +12,7 @@ import { ENGINE_PROFILES } from '../src/backends/openai-compatible/engine-profil
 import { engineMessage, statusError, transportError } from '../src/backends/openai-compatible/error-mapping.js';
 import { planChat } from '../src/backends/openai-compatible/output-plan.js';
 import { StopSequenceMatcher } from '../src/backends/openai-compatible/stop-sequence-matcher.js';
+import { tokenizerVerdict } from '../src/backends/openai-compatible/token-counting.js';
 
 describe('stop sequences matched in mms', () => {
   test('text that may start a stop sequence is held until the next chunk decides', () => {
@@ -122,6 +124,29 @@ describe('error mapping', () => {
       [529, 'overloaded'],
     ]);
     assert.equal(statusError('vllm', 429, '', '3').retryAfterSeconds, 3);
+  });
+
+  test("a tokenizer endpoint's answer: missing for everyone, refusing one prompt, or the engine failing", () => {
+    const verdicts = [401, 403, 404, 405, 408, 413, 429, 500, 501, 502, 503, 504].map((status) => [status, tokenizerVerdict(status, 'x')]);
+    assert.deepEqual(verdicts, [
+      [401, 'missing'],
+      [403, 'missing'],
+      [404, 'missing'],
+      [405, 'missing'],
+      [408, 'failure'],
+      [413, 'this-request'],
+      [429, 'failure'],
+      [500, 'failure'],
+      [501, 'missing'],
+      [502, 'failure'],
+      [503, 'failure'],
+      [504, 'failure'],
+    ]);
+    // An older API that lacks the fields (vLLM's validation error, FastAPI's 422): the shape is refused.
+    assert.equal(tokenizerVerdict(400, '{"object":"error","message":"[{\'type\': \'extra_forbidden\', \'msg\': \'Extra inputs are not permitted\'}]","code":400}'), 'missing');
+    assert.equal(tokenizerVerdict(422, '{"detail":[{"type":"missing","loc":["body","prompt"],"msg":"Field required"}]}'), 'missing');
+    // This prompt only: the chat completion will say what is wrong with it.
+    assert.equal(tokenizerVerdict(400, '{"error":{"message":"chat template failed to render the messages"}}'), 'this-request');
   });
 
   test("the engine's message is read from each engine's error shape", () => {

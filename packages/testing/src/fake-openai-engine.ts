@@ -4,6 +4,7 @@
  * every request it receives, so tests assert both directions of the mapping. It also answers
  * the engines' tokenizer endpoints, and can fail, stall or hang up on request.
  */
+import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -26,9 +27,11 @@ export type EngineReply =
   /**
    * These entries; `done: false` ends the response without `data: [DONE]` (a cut-off stream);
    * `lingerMs` waits that long after `[DONE]` before ending the response, so that a client that
-   * hangs up at `[DONE]` instead of reading to the end shows as a disconnect.
+   * hangs up at `[DONE]` instead of reading to the end shows as a disconnect; `holdAfterDone`
+   * keeps it open after `[DONE]` until the promise settles (or the client hangs up);
+   * `floodAfterDone` writes SSE comments after `[DONE]` until the client hangs up (`floodedCharacters` counts them).
    */
-  | { stream: unknown[]; done?: boolean; lingerMs?: number }
+  | { stream: unknown[]; done?: boolean; lingerMs?: number; holdAfterDone?: Promise<unknown>; floodAfterDone?: boolean }
   | { json: unknown }
   | { status: number; body: unknown; headers?: Record<string, string> }
   /** Sends headers and these entries (none: not even headers), then nothing until the client goes away. */
@@ -59,7 +62,14 @@ export class FakeOpenAiEngine {
    * `/v1/*`, or an older llama.cpp without `/apply-template`.
    */
   readonly missingPaths = new Set<string>();
+  /**
+   * How other paths than chat completions answer instead (the tokenizer endpoints, say): a
+   * status and body, or no answer at all until the client goes away.
+   */
+  readonly pathReplies = new Map<string, { status: number; body: unknown } | { stall: true }>();
   private readonly queue: EngineReply[] = [];
+  /** Characters written after `[DONE]` by `floodAfterDone` replies. */
+  floodedCharacters = 0;
   private hangups = 0;
   private closed = 0;
   private hangupWaiters: Array<() => void> = [];
@@ -135,6 +145,9 @@ export class FakeOpenAiEngine {
     const path = (request.url ?? '/').split('?')[0]!;
     this.requests.push({ method: request.method ?? 'GET', path, headers: request.headers, body });
     if (this.missingPaths.has(path)) return sendJson(response, 404, { detail: 'Not Found' });
+    const instead = this.pathReplies.get(path);
+    if (instead && 'stall' in instead) return;
+    if (instead) return sendJson(response, instead.status, instead.body);
     if (request.method === 'GET' && path === '/v1/models') return sendJson(response, 200, loadEngineFixture(this.kind, 'models').body);
     if (request.method === 'POST' && path === '/v1/chat/completions') return this.chat(body as Record<string, unknown>, response);
     if (request.method === 'POST' && path === '/tokenize') return sendJson(response, 200, this.tokenized(body as Record<string, unknown>));
@@ -159,12 +172,25 @@ export class FakeOpenAiEngine {
     }
     if ('status' in reply) return sendJson(response, reply.status, reply.body, reply.headers);
     if ('json' in reply) return sendJson(response, 200, reply.json);
-    if ('stream' in reply) return writeStream(response, reply.stream, { done: reply.done !== false, end: true, lingerMs: reply.lingerMs });
+    if ('stream' in reply) {
+      const afterDone = reply.floodAfterDone ? () => this.flood(response) : reply.holdAfterDone ? () => untilClosed(response, reply.holdAfterDone!) : undefined;
+      return writeStream(response, reply.stream, { done: reply.done !== false, end: true, lingerMs: reply.lingerMs, afterDone });
+    }
     const fixture = loadEngineFixture(this.kind, reply.fixture);
     if (fixture.status !== undefined) return sendJson(response, fixture.status, fixture.body, fixture.headers);
     if (body.stream === true && fixture.stream) return writeStream(response, fixture.stream, { done: true, end: true });
     if (fixture.json !== undefined) return sendJson(response, 200, fixture.json);
     sendJson(response, 500, { error: { message: `fixture ${reply.fixture} has no ${body.stream === true ? 'stream' : 'json'} reply` } });
+  }
+
+  /** SSE comments, one a turn of the event loop, until the client hangs up (at most 16 MB). */
+  private async flood(response: ServerResponse): Promise<void> {
+    const line = `: ${'x'.repeat(1021)}\n\n`;
+    for (let written = 0; !response.destroyed && written < 16 * 1024 * 1024; written += line.length) {
+      if (!response.write(line)) await Promise.race([once(response, 'drain'), once(response, 'close')]);
+      this.floodedCharacters += line.length;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
   }
 
   /** vLLM and SGLang answer {count, max_model_len, tokens}; llama.cpp answers {tokens}. */
@@ -196,7 +222,12 @@ function sendJson(response: ServerResponse, status: number, body: unknown, heade
  * then `data: [DONE]` (unless `done` is false or the last entry is a raw frame) and the end of
  * the response (unless `end` is false: a stall).
  */
-async function writeStream(response: ServerResponse, entries: readonly unknown[], options: { done: boolean; end: boolean; lingerMs?: number }): Promise<void> {
+/** Until `hold` settles, or the client hangs up first. */
+async function untilClosed(response: ServerResponse, hold: Promise<unknown>): Promise<void> {
+  await Promise.race([hold, once(response, 'close')]);
+}
+
+async function writeStream(response: ServerResponse, entries: readonly unknown[], options: { done: boolean; end: boolean; lingerMs?: number; afterDone?: () => Promise<void> }): Promise<void> {
   response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   response.flushHeaders();
   for (const entry of entries) {
@@ -207,6 +238,7 @@ async function writeStream(response: ServerResponse, entries: readonly unknown[]
   if (!options.end) return;
   if (options.done && typeof entries.at(-1) !== 'string') response.write('data: [DONE]\n\n');
   if (options.lingerMs !== undefined) await new Promise((resolve) => setTimeout(resolve, options.lingerMs));
+  await options.afterDone?.();
   if (!response.destroyed) response.end();
 }
 

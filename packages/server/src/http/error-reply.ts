@@ -24,9 +24,16 @@ export function toServiceError(error: unknown): { serviceError: ServiceError; un
   return { serviceError: new ServiceError('internal', 'Internal server error'), unexpected: true };
 }
 
+/**
+ * Names the error's code (docs/errors.md) beside its status. Several codes share a status and a
+ * type (a 502 api_error is `model_output_invalid` here, a proxy's "Bad Gateway" elsewhere), so a
+ * service in front of this one (a `messages-upstream` backend) reads the code from here.
+ */
+export const ERROR_CODE_HEADER = 'mms-error-code';
+
 export function errorReply(error: unknown, requestId: string): ErrorReply {
   const { serviceError, unexpected } = toServiceError(error);
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { [ERROR_CODE_HEADER]: serviceError.code };
   if (serviceError.retryAfterSeconds !== undefined) headers['retry-after'] = String(serviceError.retryAfterSeconds);
   return { status: serviceError.status, body: errorEnvelope(serviceError.type, serviceError.message, requestId), headers, unexpected };
 }

@@ -107,10 +107,12 @@ class FallbackRequest implements Backend {
   }
 
   /**
-   * The first count a backend that may be used gives. Counting claims no probe and gives no
-   * circuit verdict: a count proves little of generation either way (most backends count
-   * locally, and a tokenizer endpoint can be missing while generation works). The generation
-   * that follows gives the verdict, and moves the request on if the backend fails.
+   * The first count a backend that may be used gives. A backend whose count fails in a
+   * retryable way (its engine timed out, refused, answered 5xx) is not asked to generate this
+   * request either: asking a hung engine again would cost the caller its time limit twice.
+   * Counting claims no probe and gives no circuit verdict, though: a count proves little of
+   * generation (most backends count locally, and an engine's tokenizer endpoint is not its
+   * generation), so only generation opens or closes a circuit.
    */
   async countTokens(request: ConversationRequest, model: ModelProfile): Promise<number> {
     let lastError: unknown;
@@ -120,6 +122,7 @@ class FallbackRequest implements Backend {
         return await member.backend.countTokens(request, model);
       } catch (error) {
         if (!isRetryableFailure(error)) throw error;
+        this.failed.add(member);
         lastError = error;
       }
     }

@@ -12,7 +12,7 @@ export const llamaCppBackendConfig = z.strictObject({
     .int()
     .min(1)
     .optional()
-    .describe('Requests generating at once; each gets its own context sequence. Default 1. As a fallback in a backends list: the list\'s (set on its first backend).'),
+    .describe('Requests generating at once; each gets its own context sequence. Default 1. As a fallback in a backends list: its own sequences (default 1), while the first backend admits the list; a request it has no free sequence for moves on with a 529.'),
   queue: z.int().min(0).optional().describe('Requests waiting for a sequence; past it: 529 overloaded_error at once. Default 64; in a backends list only the first backend sets it.'),
   thinkingShare: z.number().min(0).max(1).default(0.5).describe('Largest share of max_tokens that thinking may use, so an answer always has room.'),
   chatWrapper: z

@@ -8,6 +8,7 @@
  */
 import { API_VERSION, ServiceError, SseParser, VERSION_HEADER, type ConversationRequest, type ModelProfile } from '@mms/protocol';
 import { Agent, type Dispatcher } from 'undici';
+import { ERROR_CODE_HEADER } from '../../http/error-reply.js';
 import type { Backend, BackendStepRequest } from '../backend.js';
 import type { StreamPart } from '../../streaming/stream-part.js';
 import type { MessagesUpstreamBackendConfig } from './messages-upstream-config.js';
@@ -106,9 +107,11 @@ export class MessagesUpstreamBackend implements Backend {
           throw failure;
         }
         if (reader.finished) {
-          // Read the end of the response before the consumer stops us at `finish`, so that
-          // the connection goes back to the pool instead of being closed.
-          if (!(await drain(iterator))) responseBody.destroy();
+          // The end of the response is read in the background, so that the connection goes
+          // back to the pool instead of being closed, without holding back message_stop for
+          // an upstream (or a proxy) that lingers before closing.
+          const finishedBody = responseBody;
+          void drain(iterator).then((ended) => ended || finishedBody.destroy());
           yield parts;
           return;
         }
@@ -191,9 +194,13 @@ export class MessagesUpstreamBackend implements Backend {
     } catch {
       parsed = undefined;
     }
-    const retryAfter = response.headers['retry-after'];
-    return upstreamError(this.where, response.statusCode, parsed, Array.isArray(retryAfter) ? retryAfter[0] : retryAfter);
+    return upstreamError(this.where, response.statusCode, parsed, headerValue(response, 'retry-after'), headerValue(response, ERROR_CODE_HEADER));
   }
+}
+
+function headerValue(response: Dispatcher.ResponseData, name: string): string | undefined {
+  const value = response.headers[name];
+  return Array.isArray(value) ? value[0] : value;
 }
 
 async function readCapped(body: ResponseBody, maxBytes: number): Promise<string> {

@@ -25,25 +25,30 @@ export interface UpstreamErrorBody {
   error?: { type?: unknown; message?: unknown };
 }
 
-/** An error envelope (from a status or an `event: error`) -> a ServiceError. */
-export function upstreamError(where: string, status: number | undefined, body: UpstreamErrorBody | undefined, retryAfter: string | undefined): ServiceError {
+/**
+ * An error envelope (from a status or an `event: error`) -> a ServiceError. `errorCode` is the
+ * upstream's `mms-error-code` header, where it is an mms (http/error-reply.ts).
+ */
+export function upstreamError(where: string, status: number | undefined, body: UpstreamErrorBody | undefined, retryAfter: string | undefined, errorCode?: string): ServiceError {
   const type = typeof body?.error?.type === 'string' ? body.error.type : undefined;
   const message = typeof body?.error?.message === 'string' ? body.error.message : undefined;
   const retryAfterSeconds = parseRetryAfter(retryAfter);
   if (type !== undefined && CONFIGURATION_TYPES.has(type)) {
     return new ServiceError('internal', `upstream ${where} refused this service's request (${type}${status === undefined ? '' : `, ${status}`}): ${message ?? 'no message'}; check the backend's apiKey and model`);
   }
-  const code = codeOf(type, status);
+  const code = codeOf(type, status, errorCode);
   const text = message ?? `upstream ${where} answered ${status ?? 'an error'} with no error message`;
   const retryable = code === 'rate_limited' || code === 'overloaded';
   return new ServiceError(code, text, { retryAfterSeconds: retryable ? (retryAfterSeconds ?? 1) : undefined });
 }
 
-function codeOf(type: string | undefined, status: number | undefined): ErrorCode {
-  // An upstream mms says "the model's output was invalid" with a 502 api_error: keep it apart
-  // from its 500s, so that a fallback list here does not charge the upstream for it either.
-  // An `event: error` has no status, so there it stays an api_error (docs/decisions/0007).
-  if (type === 'api_error' && status === 502) return 'model_output_invalid';
+function codeOf(type: string | undefined, status: number | undefined, errorCode: string | undefined): ErrorCode {
+  // An upstream mms says "the model's output was invalid" with a 502 api_error and names the
+  // code in its header: keep it apart from its 500s, so that a fallback list here does not
+  // charge the upstream for it either. The status and type alone are not enough: a proxy or
+  // gateway between us says "Bad Gateway" with the same 502, which is the upstream failing.
+  // An `event: error` has neither, so there it stays an api_error (docs/decisions/0007).
+  if (status === 502 && errorCode === 'model_output_invalid') return 'model_output_invalid';
   return (type !== undefined ? CODE_OF_TYPE[type] : undefined) ?? codeOfStatus(status);
 }
 

@@ -21,6 +21,13 @@ export interface EngineClientOptions {
 const ERROR_BODY_LIMIT = 64 * 1024;
 const LIST_BODY_LIMIT = 4 * 1024 * 1024;
 
+/** An engine's HTTP answer, whatever its status. */
+export interface EngineAnswer {
+  status: number;
+  text: string;
+  retryAfter: string | undefined;
+}
+
 export class EngineClient {
   /** The OpenAI-style base, without a trailing slash: `<apiBase>/chat/completions`. */
   readonly apiBase: string;
@@ -44,6 +51,8 @@ export class EngineClient {
     const combined = AbortSignal.any([signal, controller.signal]);
     timer.arm(controller, 'first byte', this.options.firstByteTimeoutMs);
     let response: Dispatcher.ResponseData | undefined;
+    /** After `[DONE]` the rest of the body is read in the background, which then owns the body and the timer. */
+    let draining = false;
     try {
       response = await this.send(`${this.apiBase}/chat/completions`, 'POST', body, combined, { accept: 'text/event-stream' });
       if (response.statusCode !== 200) throw statusError(this.options.engine, response.statusCode, await readLimited(response.body), header(response, 'retry-after'));
@@ -51,12 +60,16 @@ export class EngineClient {
         yield (await response.body.json()) as ChatCompletionChunk;
         return { done: true };
       }
-      return yield* this.events(response.body, timer, controller);
+      const ending = yield* this.events(response.body, timer, controller);
+      draining = ending.draining;
+      return { done: ending.done };
     } catch (error) {
       throw this.failure(error, signal, controller);
     } finally {
-      timer.clear();
-      response?.body.destroy();
+      if (!draining) {
+        timer.clear();
+        response?.body.destroy();
+      }
     }
   }
 
@@ -75,28 +88,33 @@ export class EngineClient {
     }
   }
 
-  async postJson(url: string, body: unknown, signal?: AbortSignal): Promise<unknown> {
-    return this.json(url, 'POST', body, signal);
+  /**
+   * A POST whose status the caller judges (the tokenizer endpoints, which a deployment may not
+   * serve): any HTTP answer is returned; a failure with no answer (refused, reset, our time
+   * limits) is thrown, mapped.
+   */
+  async post(url: string, body: unknown): Promise<EngineAnswer> {
+    const timer = new Deadline();
+    const controller = new AbortController();
+    timer.arm(controller, 'first byte', this.options.firstByteTimeoutMs);
+    try {
+      const response = await this.send(url, 'POST', body, controller.signal, {});
+      const text = response.statusCode === 200 ? await response.body.text() : await readLimited(response.body);
+      return { status: response.statusCode, text, retryAfter: header(response, 'retry-after') };
+    } catch (error) {
+      throw this.failure(error, new AbortController().signal, controller);
+    } finally {
+      timer.clear();
+    }
+  }
+
+  /** The engine kind, as error messages name it. */
+  get engine(): string {
+    return this.options.engine;
   }
 
   close(): Promise<void> {
     return this.agent.close();
-  }
-
-  private async json(url: string, method: 'GET' | 'POST', body: unknown, signal: AbortSignal | undefined): Promise<unknown> {
-    const timer = new Deadline();
-    const controller = new AbortController();
-    timer.arm(controller, 'first byte', this.options.firstByteTimeoutMs);
-    const outer = signal ?? new AbortController().signal;
-    try {
-      const response = await this.send(url, method, body, AbortSignal.any([outer, controller.signal]), {});
-      if (response.statusCode !== 200) throw statusError(this.options.engine, response.statusCode, await readLimited(response.body), header(response, 'retry-after'));
-      return await response.body.json();
-    } catch (error) {
-      throw this.failure(error, outer, controller);
-    } finally {
-      timer.clear();
-    }
   }
 
   private send(url: string, method: 'GET' | 'POST', body: unknown, signal: AbortSignal, headers: Record<string, string>): Promise<Dispatcher.ResponseData> {
@@ -107,10 +125,11 @@ export class EngineClient {
    * The stream's chunks up to `[DONE]`. The body is read with its iterator rather than
    * `for await`: leaving a `for await` early destroys the body, and a body destroyed before its
    * end builds an AbortError whose stack is formatted, on every request (docs/benchmarks.md:
-   * about 6 % of the gateway's CPU). After `[DONE]` the rest is read to the end instead, which
-   * also keeps the connection for the next request.
+   * about 6 % of the gateway's CPU). After `[DONE]` the answer is complete and returned at once;
+   * the rest is read to the end in the background (`drainAfterDone`), which also keeps the
+   * connection for the next request, without holding back the reply's last events.
    */
-  private async *events(body: Dispatcher.ResponseData['body'], timer: Deadline, controller: AbortController): AsyncGenerator<ChatCompletionChunk, { done: boolean }> {
+  private async *events(body: Dispatcher.ResponseData['body'], timer: Deadline, controller: AbortController): AsyncGenerator<ChatCompletionChunk, { done: boolean; draining: boolean }> {
     const parser = new SseParser();
     body.setEncoding('utf8');
     const texts = (body as AsyncIterable<string>)[Symbol.asyncIterator]();
@@ -127,8 +146,9 @@ export class EngineClient {
         for (const frame of parser.push(next.value)) {
           const chunk = this.chunkOf(frame);
           if (chunk === 'done') {
-            ended = await drain(texts, timer, controller);
-            return { done: true };
+            ended = true;
+            void drainAfterDone(texts, body, timer, controller);
+            return { done: true, draining: true };
           }
           // Time our own client takes to read is not the engine's silence.
           timer.waiting = true;
@@ -145,10 +165,10 @@ export class EngineClient {
     // Engines close right after their last line: a frame without its blank line still counts.
     for (const frame of parser.end()) {
       const chunk = this.chunkOf(frame);
-      if (chunk === 'done') return { done: true };
+      if (chunk === 'done') return { done: true, draining: false };
       yield chunk;
     }
-    return { done: false };
+    return { done: false, draining: false };
   }
 
   /**
@@ -200,26 +220,33 @@ class Deadline {
   }
 }
 
-/** What may follow `[DONE]` before the engine closes: more than this, or a longer wait, and the body is dropped. */
+/**
+ * What may follow `[DONE]` before the engine closes: more than this, or a longer wait, and the
+ * body is dropped. Nothing waits on it (the answer went on at `[DONE]`); the limits only bound
+ * what a lingering or chattering engine costs a connection.
+ */
 const DRAIN_LIMIT_CHARACTERS = 64 * 1024;
 const DRAIN_LIMIT_MS = 1_000;
 
 /**
  * Reads what is left after `[DONE]` (engines send nothing more and close at once), so that the
- * body ends normally. Bounded in size and time; true when the body reached its end.
+ * body ends normally and its connection is reused, then clears the timer and lets the body go.
+ * Run in the background: it owns `body` and `timer` from `[DONE]` on, and never rejects.
  */
-async function drain(texts: AsyncIterator<string>, timer: Deadline, controller: AbortController): Promise<boolean> {
+async function drainAfterDone(texts: AsyncIterator<string>, body: Dispatcher.ResponseData['body'], timer: Deadline, controller: AbortController): Promise<void> {
   timer.arm(controller, 'idle', DRAIN_LIMIT_MS);
   let read = 0;
   try {
     for (let next = await texts.next(); !next.done; next = await texts.next()) {
       read += next.value.length;
-      if (read > DRAIN_LIMIT_CHARACTERS) return false;
+      if (read > DRAIN_LIMIT_CHARACTERS) return;
     }
-    return true;
   } catch {
-    // The answer is complete already: a failure after [DONE] (the time limit above) changes nothing.
-    return true;
+    // The answer is complete already: a failure after [DONE] (the time limit above, the caller
+    // leaving) changes nothing.
+  } finally {
+    timer.clear();
+    body.destroy();
   }
 }
 

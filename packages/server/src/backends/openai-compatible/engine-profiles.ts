@@ -27,6 +27,9 @@
  */
 import type { EngineKind } from './openai-compatible-config.js';
 
+/** An engine's own tokenizer endpoint (token-counting.ts); `estimate`: it has none. */
+export type EngineTokenizer = 'vllm' | 'sglang' | 'llama.cpp';
+
 export interface EngineProfile {
   /** A named tool forced through `tool_choice: {type: "function", ...}`. */
   namedToolChoice: boolean;
@@ -46,7 +49,17 @@ export interface EngineProfile {
   /** `continue_final_message` continues an assistant prefill. */
   continueFinalMessage: boolean;
   thinkingSwitch: { on: Record<string, unknown>; off: Record<string, unknown> };
-  tokenizer: 'vllm' | 'sglang' | 'llama.cpp' | 'estimate';
+  tokenizer: EngineTokenizer | 'estimate';
+  /**
+   * `usage.prompt_tokens` counts the whole prompt, cached tokens included, so it can stand as
+   * the reply's input tokens. vLLM (`len(prompt_token_ids)`), SGLang (`len(input_ids)`) and
+   * llama.cpp server (`slot.task->n_tokens()`) do, with cache hits apart in
+   * `prompt_tokens_details.cached_tokens`. Ollama's is `prompt_eval_count`: only the tokens it
+   * evaluated, so 0 or a few on a follow-up turn that hit its cache. Generic: the OpenAI API's
+   * own meaning is the whole prompt, so it is taken; a server behind a proxy that counts like
+   * Ollama should be configured as `ollama`.
+   */
+  wholePromptUsage: boolean;
 }
 
 const templateSwitch = {
@@ -67,6 +80,7 @@ export const ENGINE_PROFILES: Record<EngineKind, EngineProfile> = {
     continueFinalMessage: true,
     thinkingSwitch: templateSwitch,
     tokenizer: 'vllm',
+    wholePromptUsage: true,
   },
   sglang: {
     namedToolChoice: true,
@@ -80,6 +94,7 @@ export const ENGINE_PROFILES: Record<EngineKind, EngineProfile> = {
     continueFinalMessage: true,
     thinkingSwitch: templateSwitch,
     tokenizer: 'sglang',
+    wholePromptUsage: true,
   },
   'llama.cpp': {
     namedToolChoice: false,
@@ -93,6 +108,7 @@ export const ENGINE_PROFILES: Record<EngineKind, EngineProfile> = {
     continueFinalMessage: false,
     thinkingSwitch: templateSwitch,
     tokenizer: 'llama.cpp',
+    wholePromptUsage: true,
   },
   ollama: {
     namedToolChoice: false,
@@ -108,6 +124,7 @@ export const ENGINE_PROFILES: Record<EngineKind, EngineProfile> = {
     // think is an error there, so "on" leaves the model's default.
     thinkingSwitch: { on: {}, off: { reasoning_effort: 'none' } },
     tokenizer: 'estimate',
+    wholePromptUsage: false,
   },
   generic: {
     namedToolChoice: true,
@@ -121,5 +138,6 @@ export const ENGINE_PROFILES: Record<EngineKind, EngineProfile> = {
     continueFinalMessage: false,
     thinkingSwitch: { on: {}, off: {} },
     tokenizer: 'estimate',
+    wholePromptUsage: true,
   },
 };

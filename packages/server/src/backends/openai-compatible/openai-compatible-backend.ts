@@ -74,7 +74,7 @@ export class OpenAiCompatibleBackend implements Backend {
     for (let retry = 0; ; retry += 1) {
       const body = this.chatRequest(state, state.plan, step.thinks, feedback);
       const { summary, sawDone } = yield* this.attempt(body, state.plan, step.thinks, state);
-      if (retry === 0) promptTokens = summary.promptTokens;
+      if (retry === 0) promptTokens = this.wholePrompt(summary.promptTokens);
       const stop = stopOf(summary, step.request.stop_sequences ?? [], sawDone, this.config.engine);
       const check = state.plan.formatCheck;
       const violation = check && stop.reason === 'end_turn' ? formatViolation(summary.text, check) : undefined;
@@ -89,7 +89,7 @@ export class OpenAiCompatibleBackend implements Backend {
       const parts = [...summary.tail];
       const truncated = stop.reason === 'max_tokens';
       for (const item of summary.held) parts.push(...(item.type === 'pending-call' ? await this.release(item, state, truncated) : [item]));
-      // The engine's figure replaces mms's up-front count (an estimate for Ollama, SGLang, generic) in the final usage.
+      // The engine's figure replaces mms's up-front count (an estimate for SGLang and generic) in the final usage.
       if (promptTokens !== undefined) parts.push({ type: 'input-tokens', count: promptTokens });
       parts.push({ type: 'output-tokens', count: state.outputTokens }, { type: 'finish', stopReason: stop.reason, stopSequence: stop.sequence });
       yield parts;
@@ -184,6 +184,14 @@ export class OpenAiCompatibleBackend implements Backend {
     const repaired = next.value.summary.calls.find((candidate) => candidate.name === tool.name);
     if (!repaired) throw new ServiceError('model_output_invalid', `the model did not call the tool "${tool.name}" again after its input failed ${tool.where}: ${violation}`);
     return repaired.arguments;
+  }
+
+  /**
+   * The engine's prompt count where it is the whole prompt: not from an engine that counts only
+   * what missed its cache (engine-profiles.ts), and not a 0, which no real prompt is.
+   */
+  private wholePrompt(reported: number | undefined): number | undefined {
+    return this.profile.wholePromptUsage && reported !== undefined && reported > 0 ? reported : undefined;
   }
 
   private remaining(state: StepState): number {

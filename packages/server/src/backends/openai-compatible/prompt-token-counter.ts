@@ -3,19 +3,21 @@
  * otherwise. Those endpoints sit outside `/v1` (vLLM's and SGLang's `/tokenize`, llama.cpp's
  * `/apply-template`), so a deployment can lack them while chat completions work: a router in
  * front of a vLLM pool that forwards only `/v1/*`, an older llama.cpp without
- * `/apply-template`. Counting is a means, not the request's work, so a failure there is never
- * the request's failure: the count falls back to the estimate, the log says so once per
- * backend, and the endpoint is left alone for `TOKENIZER_RETRY_MS` before it is asked again
- * (rather than costing every request a failed round trip). Whether the engine itself works is
- * for the generation request to say, which is also where a fallback list gets its verdict.
+ * `/apply-template`. An endpoint that cannot count (token-counting.ts: not served, or refusing
+ * the request's shape) is not the request's failure: the count falls back to the estimate, the
+ * log says so, and a missing endpoint is left alone for `TOKENIZER_RETRY_MS` before it is asked
+ * again (rather than costing every request a failed round trip).
+ *
+ * An engine that fails (a time limit, a refused connection, a 5xx) fails the count too, as it
+ * would fail the generation: estimating and then asking the same hung engine to generate would
+ * cost the caller the first-byte limit twice, and a fallback list moves on at once instead.
  */
-import { ServiceError } from '@mms/protocol';
 import type { ChatCompletionRequest } from './chat-types.js';
 import type { EngineClient } from './engine-client.js';
 import type { EngineProfile } from './engine-profiles.js';
-import { countPromptTokens, estimateTokens } from './token-counting.js';
+import { countPromptTokens, estimateTokens, TokenizerUnavailable } from './token-counting.js';
 
-/** How long a failed tokenizer endpoint is left alone before one request asks it again. */
+/** How long a missing tokenizer endpoint is left alone before one request asks it again. */
 export const TOKENIZER_RETRY_MS = 60_000;
 
 export interface PromptTokenCounterOptions {
@@ -29,32 +31,42 @@ export interface PromptTokenCounterOptions {
 }
 
 export class PromptTokenCounter {
-  /** Until then the tokenizer endpoint is not asked (it failed recently). */
+  /** Until then the tokenizer endpoint is not asked (it was missing recently). */
   private askAgainAt = 0;
+  /**
+   * The endpoint's loss was logged and it has not counted since. Cleared when it counts again,
+   * so that losing it later is logged again; at most once per TOKENIZER_RETRY_MS, since a
+   * missing endpoint is not asked sooner.
+   */
   private warned = false;
 
   constructor(private readonly options: PromptTokenCounterOptions) {}
 
-  async count(body: ChatCompletionRequest, signal?: AbortSignal): Promise<number> {
-    const { client, profile, mode, now } = this.options;
-    if (mode === 'estimate' || profile.tokenizer === 'estimate' || now() < this.askAgainAt) return estimateTokens(body);
+  async count(body: ChatCompletionRequest): Promise<number> {
+    const { client, mode, now } = this.options;
+    const tokenizer = this.options.profile.tokenizer;
+    if (mode === 'estimate' || tokenizer === 'estimate' || now() < this.askAgainAt) return estimateTokens(body);
     try {
-      return await countPromptTokens(client, profile, body, signal);
+      const counted = await countPromptTokens(client, tokenizer, body);
+      this.warned = false;
+      return counted;
     } catch (error) {
-      if (signal?.aborted) throw error;
-      this.askAgainAt = now() + TOKENIZER_RETRY_MS;
-      this.warnOnce(error);
+      if (!(error instanceof TokenizerUnavailable)) throw error;
+      if (error.lasting) {
+        this.askAgainAt = now() + TOKENIZER_RETRY_MS;
+        this.warnOnce(error);
+      }
       return estimateTokens(body);
     }
   }
 
-  private warnOnce(error: unknown): void {
+  private warnOnce(error: TokenizerUnavailable): void {
     if (this.warned) return;
     this.warned = true;
-    const reason = error instanceof ServiceError ? error.message : String(error);
     this.options.warn(
-      `${this.options.where}: the engine's tokenizer endpoint failed (${reason}); prompts are counted by estimate (4 characters per token) ` +
-        `and the endpoint is tried again after ${TOKENIZER_RETRY_MS / 1000} s. Set "countTokens": "estimate" to stop asking it. This is logged once.`,
+      `${this.options.where}: the engine's tokenizer endpoint cannot count (${error.message}); prompts are counted by estimate (4 characters per token) ` +
+        `and the endpoint is tried again after ${TOKENIZER_RETRY_MS / 1000} s. Set "countTokens": "estimate" to stop asking it. ` +
+        'Logged again only if the endpoint counts and is then lost again.',
     );
   }
 }

@@ -10,40 +10,90 @@
  * - Ollama and generic servers have no tokenizer endpoint in their OpenAI API: 4 characters
  *   per token, the spec's own rule (Limits), plus 4 per message and 1,600 per image (the
  *   public API's figure for a 1.15 megapixel image).
- * Where an endpoint fails, prompt-token-counter.ts falls back on that estimate.
+ * Where an endpoint cannot count (it is not served, or refuses the request's shape),
+ * prompt-token-counter.ts falls back on that estimate; where the engine fails, so does the count.
  */
-import { ServiceError } from '@mms/protocol';
 import type { ChatCompletionRequest, ChatMessage } from './chat-types.js';
 import type { EngineClient } from './engine-client.js';
-import type { EngineProfile } from './engine-profiles.js';
+import type { EngineTokenizer } from './engine-profiles.js';
+import { engineMessage, statusError } from './error-mapping.js';
 
 const CHARACTERS_PER_TOKEN = 4;
 const TOKENS_PER_MESSAGE = 4;
 const TOKENS_PER_IMAGE = 1_600;
 
-/** The count by the engine's tokenizer; throws when its endpoint fails (prompt-token-counter.ts decides what then). */
-export async function countPromptTokens(client: EngineClient, profile: EngineProfile, body: ChatCompletionRequest, signal?: AbortSignal): Promise<number> {
-  const method = profile.tokenizer;
+/**
+ * The tokenizer endpoint cannot count this prompt, though the engine may generate well.
+ * `lasting`: the endpoint is not there for us (not served, not open to us, not this API), so
+ * every request would meet the same; otherwise only this request's shape was refused.
+ */
+export class TokenizerUnavailable extends Error {
+  constructor(
+    message: string,
+    readonly lasting: boolean,
+  ) {
+    super(message);
+    this.name = 'TokenizerUnavailable';
+  }
+}
+
+/**
+ * The count by the engine's tokenizer. Throws TokenizerUnavailable where the endpoint cannot
+ * count, and the engine's failure (timeouts, refused connections, 5xx, 429) as it is: a hung or
+ * failing engine is as much the request's problem here as at generation.
+ */
+export async function countPromptTokens(client: EngineClient, method: EngineTokenizer, body: ChatCompletionRequest): Promise<number> {
   switch (method) {
     case 'vllm':
-      return countOf(await client.postJson(`${client.root}/tokenize`, templateFields(body), signal), 'count');
+      return countOf(await ask(client, '/tokenize', templateFields(body)), '/tokenize');
     case 'llama.cpp': {
-      const rendered = await client.postJson(`${client.root}/apply-template`, templateFields(body), signal);
+      const rendered = await ask(client, '/apply-template', templateFields(body));
       const prompt = (rendered as { prompt?: unknown }).prompt;
-      if (typeof prompt !== 'string') throw unexpected('apply-template', rendered);
-      const tokens = (await client.postJson(`${client.root}/tokenize`, { content: prompt, add_special: true, parse_special: true }, signal)) as { tokens?: unknown };
-      if (!Array.isArray(tokens.tokens)) throw unexpected('tokenize', tokens);
+      if (typeof prompt !== 'string') throw unexpected('/apply-template', rendered);
+      const tokens = (await ask(client, '/tokenize', { content: prompt, add_special: true, parse_special: true })) as { tokens?: unknown };
+      if (!Array.isArray(tokens.tokens)) throw unexpected('/tokenize', tokens);
       return tokens.tokens.length;
     }
     case 'sglang': {
-      const counted = await client.postJson(`${client.root}/tokenize`, { model: body.model, prompt: conversationText(body), add_special_tokens: false }, signal);
-      return countOf(counted, 'count') + TOKENS_PER_MESSAGE * body.messages.length + imageCount(body.messages) * TOKENS_PER_IMAGE;
+      const counted = await ask(client, '/tokenize', { model: body.model, prompt: conversationText(body), add_special_tokens: false });
+      return countOf(counted, '/tokenize') + TOKENS_PER_MESSAGE * body.messages.length + imageCount(body.messages) * TOKENS_PER_IMAGE;
     }
-    case 'estimate':
-      return estimateTokens(body);
     default:
       return method satisfies never;
   }
+}
+
+/**
+ * What a tokenizer endpoint's non-200 answer means. Not served or not open to mms (a router
+ * that forwards only `/v1/*` answers 404 or 405, an auth gateway 401 or 403, a server without
+ * it 501), or a 400/422 refusing the fields themselves (an older API): the endpoint cannot
+ * count for anyone. Another 400, 413 or 422 refuses this one prompt (a template that fails on
+ * it, say): the chat completion will give the verdict on it. Anything else (408, 429, 5xx) is
+ * the engine failing.
+ */
+export function tokenizerVerdict(status: number, bodyText: string): 'missing' | 'this-request' | 'failure' {
+  if ([401, 403, 404, 405, 501].includes(status)) return 'missing';
+  if (status === 400 || status === 422) return FIELDS_REFUSED.test(engineMessage(bodyText)) ? 'missing' : 'this-request';
+  if (status === 413) return 'this-request';
+  return 'failure';
+}
+
+/** Pydantic's and FastAPI's words for a body of the wrong shape, and servers' for a route they lack. */
+const FIELDS_REFUSED = /field required|extra (inputs|fields) (are )?not permitted|unknown (field|parameter|argument)|unrecognized (field|argument|parameter)|not supported|unsupported|not implemented|not found|no such (route|endpoint|path)/i;
+
+async function ask(client: EngineClient, path: string, body: unknown): Promise<unknown> {
+  const answer = await client.post(`${client.root}${path}`, body);
+  if (answer.status === 200) {
+    try {
+      return JSON.parse(answer.text) as unknown;
+    } catch {
+      throw unexpected(path, answer.text);
+    }
+  }
+  const verdict = tokenizerVerdict(answer.status, answer.text);
+  if (verdict === 'failure') throw statusError(client.engine, answer.status, answer.text, answer.retryAfter);
+  const said = engineMessage(answer.text);
+  throw new TokenizerUnavailable(`${path} answered ${answer.status}${said ? `: ${said}` : ''}`, verdict === 'missing');
 }
 
 /** What the chat template sees: the same messages, tools and switches as the generation request. */
@@ -82,12 +132,13 @@ function imageCount(messages: readonly ChatMessage[]): number {
   return messages.reduce((count, message) => count + (typeof message.content === 'string' ? 0 : message.content.filter((part) => part.type === 'image_url').length), 0);
 }
 
-function countOf(answer: unknown, field: string): number {
-  const value = (answer as Record<string, unknown>)[field];
-  if (typeof value !== 'number' || !Number.isInteger(value)) throw unexpected('tokenize', answer);
+function countOf(answer: unknown, path: string): number {
+  const value = (answer as Record<string, unknown>).count;
+  if (typeof value !== 'number' || !Number.isInteger(value)) throw unexpected(path, answer);
   return value;
 }
 
-function unexpected(endpoint: string, answer: unknown): ServiceError {
-  return new ServiceError('internal', `the engine's /${endpoint} answered in an unexpected shape: ${JSON.stringify(answer).slice(0, 200)}`);
+/** A 200 in a shape that is not this endpoint's: something else answers on that path. */
+function unexpected(path: string, answer: unknown): TokenizerUnavailable {
+  return new TokenizerUnavailable(`${path} answered in an unexpected shape: ${JSON.stringify(answer).slice(0, 200)}`, true);
 }

@@ -147,8 +147,18 @@ describe('the answer schema is checked as sent: the envelope nests it two levels
   });
 
   test('the subschema cap counts the envelope\'s root, answer, escape and additionalProperties: false', () => {
-    // Definitions, not properties: the answer check's compiled validator nests one block per property.
-    const wide = (subschemas: number) => ({ type: 'object', properties: {}, $defs: Object.fromEntries(Array.from({ length: subschemas - 1 }, (_, index) => [`d${index}`, { type: 'string' }])) });
+    // Definitions in groups of at most SCHEMA_LIMITS.maxEntries: the root, one subschema per
+    // group, and string definitions for the rest, `subschemas` in all.
+    const wide = (subschemas: number) => {
+      const groups: Record<string, unknown> = {};
+      let left = subschemas - 1;
+      for (let group = 0; left > 0; group += 1) {
+        const size = Math.min(SCHEMA_LIMITS.maxEntries, left - 1);
+        groups[`g${group}`] = { $defs: Object.fromEntries(Array.from({ length: size }, (_, index) => [`d${index}`, { type: 'string' }])) };
+        left -= size + 1;
+      }
+      return { type: 'object', properties: {}, $defs: groups };
+    };
     checkAnswerSchema(wide(SCHEMA_LIMITS.maxSubschemas), false);
     assert.throws(() => checkAnswerSchema(wide(SCHEMA_LIMITS.maxSubschemas), true), (error: unknown) => error instanceof PreSendError && /inside the Insufficient data envelope.*more than 4096 subschemas/.test(error.message));
     checkAnswerSchema(wide(SCHEMA_LIMITS.maxSubschemas - 4), true);

@@ -48,6 +48,11 @@ export const STRICT_SCHEMA_KEYWORDS: ReadonlySet<string> = new Set([
 export const SCHEMA_LIMITS = {
   maxDepth: 32,
   maxSubschemas: 4096,
+  /**
+   * Entries in one `properties`, `anyOf`, `$defs`... A validator compiled from about 3,000
+   * properties of one object nests past V8's parser stack (Ajv writes one nested block each).
+   */
+  maxEntries: 1000,
 } as const;
 
 /** Deeper JSON than this is refused before any recursive code touches it. */

@@ -50,6 +50,8 @@ function checkNode({ schema, path, depth }: Visit, strict: boolean): SchemaProbl
   if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) {
     return { path: where, message: 'a schema must be an object or a boolean' };
   }
+  const crowded = crowdedKeyword(schema as Record<string, unknown>);
+  if (crowded) return { path: where, message: `"${crowded.keyword}" has ${crowded.entries} entries; at most ${SCHEMA_LIMITS.maxEntries} are accepted in one keyword` };
   if (!strict) return undefined;
   const keyword = Object.keys(schema).find((key) => !STRICT_SCHEMA_KEYWORDS.has(key));
   if (keyword === undefined) return undefined;
@@ -58,6 +60,15 @@ function checkNode({ schema, path, depth }: Visit, strict: boolean): SchemaProbl
     keyword,
     message: `keyword "${keyword}" is not supported with strict: true (accepted: ${[...STRICT_SCHEMA_KEYWORDS].join(', ')}); write the constraint into the field's description instead`,
   };
+}
+
+function crowdedKeyword(node: Record<string, unknown>): { keyword: string; entries: number } | undefined {
+  for (const keyword of [...SUBSCHEMA_MAPS, ...SUBSCHEMA_LISTS, 'required', 'enum']) {
+    const value = node[keyword];
+    const entries = Array.isArray(value) ? value.length : value && typeof value === 'object' ? Object.keys(value).length : 0;
+    if (entries > SCHEMA_LIMITS.maxEntries) return { keyword, entries };
+  }
+  return undefined;
 }
 
 function childrenOf({ schema, path, depth }: Visit): Visit[] {

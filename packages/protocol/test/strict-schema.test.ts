@@ -27,6 +27,16 @@ test('boolean subschemas are fine; non-object schemas are a problem', () => {
 });
 
 test('more subschemas than the cap is a problem, found without recursion', () => {
-  const properties = Object.fromEntries(Array.from({ length: 5000 }, (_, index) => [`p${index}`, { type: 'string' }]));
+  const group = () => ({ type: 'object', properties: Object.fromEntries(Array.from({ length: 900 }, (_, index) => [`p${index}`, { type: 'string' }])) });
+  const properties = Object.fromEntries(Array.from({ length: 6 }, (_, index) => [`g${index}`, group()]));
   assert.match(findSchemaProblem({ type: 'object', properties }, { strict: false })?.message ?? '', /more than 4096 subschemas/);
+});
+
+test('more entries than the cap in one keyword is a problem naming the keyword and path (a validator compiled from ~3,000 properties overflows the stack)', () => {
+  const many = (count: number) => Object.fromEntries(Array.from({ length: count }, (_, index) => [`p${index}`, { type: 'string' }]));
+  assert.equal(findSchemaProblem({ type: 'object', properties: many(1000) }, { strict: true }), undefined);
+  const problem = findSchemaProblem({ type: 'object', properties: { inner: { type: 'object', properties: many(3000) } } }, { strict: true });
+  assert.deepEqual(problem, { path: 'properties.inner', message: '"properties" has 3000 entries; at most 1000 are accepted in one keyword' });
+  assert.match(findSchemaProblem({ anyOf: Array.from({ length: 1001 }, () => ({ type: 'string' })) }, { strict: true })?.message ?? '', /"anyOf" has 1001 entries/);
+  assert.match(findSchemaProblem({ type: 'string', enum: Array.from({ length: 1001 }, (_, index) => `v${index}`) }, { strict: true })?.message ?? '', /"enum" has 1001 entries/);
 });

@@ -10,12 +10,12 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { CannedReply } from './bare-server.js';
+import { postUnderLoad, requestsPerSecond } from './autocannon-load.js';
 import { median } from './statistics.js';
 import { positiveNumber } from './command-arguments.js';
 
@@ -30,37 +30,6 @@ const REQUEST_HEADERS = { 'x-api-key': API_KEY, 'anthropic-version': '2023-06-01
 const AIM_RATIO = 0.6;
 // Outside the repository, so that profiling leaves nothing to commit by mistake.
 const PROFILE_FOLDER = join(tmpdir(), 'mms-bench-profiles');
-
-// --- autocannon, typed to the part used here (the package ships no types) -----------------
-
-interface LoadOptions {
-  url: string;
-  method: 'POST';
-  headers: Record<string, string>;
-  body: string;
-  connections: number;
-  duration: number;
-}
-
-interface Percentiles {
-  p50: number;
-  p99: number;
-}
-
-interface LoadResult {
-  duration: number;
-  errors: number;
-  timeouts: number;
-  non2xx: number;
-  '2xx': number;
-  latency: Percentiles;
-  requests: { total: number };
-}
-
-type Autocannon = (options: LoadOptions, done: (error: Error | null, result: LoadResult) => void) => unknown;
-
-// createRequire rather than `import`, because an untyped import would be an implicit any.
-const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
 // --- settings ----------------------------------------------------------------------------
 
@@ -150,28 +119,11 @@ interface Measurement {
   p99: number;
 }
 
-function runLoad(url: string, connections: number, durationSeconds: number): Promise<LoadResult> {
-  return new Promise((resolve, reject) => {
-    autocannon({ url, method: 'POST', headers: REQUEST_HEADERS, body: REQUEST_BODY, connections, duration: durationSeconds }, (error, result) =>
-      error ? reject(error) : resolve(result),
-    );
-  });
-}
-
-/** A run that counted failures measured how fast errors are made, not the request path. */
-function assertAllSucceeded(server: ServerProcess, phase: string, result: LoadResult): void {
-  if (result.non2xx === 0 && result.errors === 0 && result.timeouts === 0 && result['2xx'] > 0) return;
-  throw new Error(
-    `${server.name} ${phase}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts out of ${result.requests.total} — the numbers would be meaningless`,
-  );
-}
-
 async function measure(server: ServerProcess, settings: BenchSettings): Promise<Measurement> {
-  assertAllSucceeded(server, 'warm-up', await runLoad(server.url, settings.connections, settings.warmupSeconds));
-  const result = await runLoad(server.url, settings.connections, settings.durationSeconds);
-  assertAllSucceeded(server, 'run', result);
-  // Completed requests over elapsed time, rather than autocannon's mean of per-second samples.
-  return { requestsPerSecond: result.requests.total / result.duration, p50: result.latency.p50, p99: result.latency.p99 };
+  const load = { url: server.url, headers: REQUEST_HEADERS, body: REQUEST_BODY, connections: settings.connections };
+  await postUnderLoad({ ...load, duration: settings.warmupSeconds }, `${server.name} warm-up`);
+  const result = await postUnderLoad({ ...load, duration: settings.durationSeconds }, `${server.name} run`);
+  return { requestsPerSecond: requestsPerSecond(result), p50: result.latency.p50, p99: result.latency.p99 };
 }
 
 /** Round r runs A B when r is even and B A when odd: A B B A A B ... */

@@ -4,7 +4,8 @@
  * over the IPC channel and shuts down when that channel closes.
  */
 import type { AddressInfo } from 'node:net';
-import { buildApp, ModelRegistry, validateConfig } from '@mms/server';
+import { buildApp, ModelRegistry } from '@mms/server';
+import { scriptedBenchConfig } from './scripted-bench-config.js';
 
 interface ServiceSettings {
   apiKey: string;
@@ -19,23 +20,7 @@ function settingsFromArguments(): ServiceSettings {
 }
 
 async function startService(settings: ServiceSettings): Promise<{ port: number; close: () => Promise<void> }> {
-  const config = validateConfig(
-    {
-      apiKeys: [settings.apiKey],
-      models: [
-        {
-          id: settings.modelId,
-          tier: 'mid',
-          generation: 'newer',
-          contextWindow: 8192,
-          maxOutputTokens: 1024,
-          // Generous admission limits: the benchmark measures the request path, not 529s.
-          backend: { type: 'scripted', concurrency: 1024, queue: 4096 },
-        },
-      ],
-    },
-    'bench',
-  );
+  const config = scriptedBenchConfig(settings.apiKey, settings.modelId);
   const app = buildApp({ config, registry: ModelRegistry.fromConfig(config.models, process.cwd()) });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const { port } = app.server.address() as AddressInfo;

@@ -14,10 +14,10 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { loadavg } from 'node:os';
-import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { LAYERS, type Layer } from './request-layers/layers.js';
+import { postUnderLoad } from './autocannon-load.js';
 import { positiveInteger } from './command-arguments.js';
 import { median } from './statistics.js';
 
@@ -27,16 +27,6 @@ const REQUEST_BODY = JSON.stringify({ model: MODEL_ID, max_tokens: 64, messages:
 const REQUEST_HEADERS = { 'x-api-key': API_KEY, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' };
 const WARMUP_REQUESTS = 3000;
 const BATCHES = 5;
-
-interface LoadResult {
-  errors: number;
-  timeouts: number;
-  non2xx: number;
-  '2xx': number;
-}
-type Autocannon = (options: Record<string, unknown>, done: (error: Error | null, result: LoadResult) => void) => unknown;
-// createRequire rather than `import`, because an untyped import would be an implicit any.
-const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
 const { values } = parseArgs({ options: { requests: { type: 'string', default: '20000' }, rounds: { type: 'string', default: '2' }, connections: { type: 'string', default: '16' } } });
 const settings = { requests: positiveInteger(values.requests, 'requests'), rounds: positiveInteger(values.rounds, 'rounds'), connections: positiveInteger(values.connections, 'connections') };
@@ -59,16 +49,9 @@ async function cpuMicroseconds(child: ChildProcess): Promise<number> {
   return message.cpu.user + message.cpu.system;
 }
 
-async function send(target: LayerProcess, amount: number): Promise<void> {
-  const result = await new Promise<LoadResult>((resolve, reject) => {
-    autocannon({ url: target.url, method: 'POST', headers: REQUEST_HEADERS, body: REQUEST_BODY, connections: settings.connections, amount }, (error, outcome) => (error ? reject(error) : resolve(outcome)));
-  });
-  // A run that counted failures measured how fast errors are made, not the request path.
-  if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0 || result['2xx'] !== amount) {
-    throw new Error(`${target.layer}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts of ${amount}`);
-  }
+function send(target: LayerProcess, amount: number): Promise<unknown> {
+  return postUnderLoad({ url: target.url, headers: REQUEST_HEADERS, body: REQUEST_BODY, connections: settings.connections, amount }, target.layer);
 }
-
 
 async function measure(target: LayerProcess): Promise<number> {
   await send(target, WARMUP_REQUESTS);

@@ -7,7 +7,7 @@
  *   microsecond resolution on an otherwise idle path: what a gateway adds to one request.
  */
 import { Agent, request } from 'node:http';
-import { createRequire } from 'node:module';
+import { postUnderLoad, requestsPerSecond } from '../autocannon-load.js';
 
 export interface HttpTarget {
   name: string;
@@ -16,32 +16,6 @@ export interface HttpTarget {
   body: string;
 }
 
-// --- autocannon, typed to the part used here (the package ships no types) -----------------
-
-interface LoadOptions {
-  url: string;
-  method: 'POST';
-  headers: Record<string, string>;
-  body: string;
-  connections: number;
-  duration: number;
-}
-
-interface LoadResult {
-  duration: number;
-  errors: number;
-  timeouts: number;
-  non2xx: number;
-  '2xx': number;
-  latency: { p50: number; p99: number };
-  requests: { total: number };
-}
-
-type Autocannon = (options: LoadOptions, done: (error: Error | null, result: LoadResult) => void) => unknown;
-
-// createRequire rather than `import`, because an untyped import would be an implicit any.
-const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
-
 export interface Throughput {
   requestsPerSecond: number;
   /** Under the load, whole milliseconds (autocannon's histogram). */
@@ -49,23 +23,9 @@ export interface Throughput {
   p99: number;
 }
 
-/** A run that counted failures measured how fast errors are made, not the request path. */
-function assertAllSucceeded(target: HttpTarget, phase: string, result: LoadResult): void {
-  if (result.non2xx === 0 && result.errors === 0 && result.timeouts === 0 && result['2xx'] > 0) return;
-  throw new Error(
-    `${target.name} ${phase}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts out of ${result.requests.total} — the numbers would be meaningless`,
-  );
-}
-
 export async function runLoad(target: HttpTarget, connections: number, durationSeconds: number, phase: string): Promise<Throughput> {
-  const result = await new Promise<LoadResult>((resolve, reject) => {
-    autocannon({ url: target.url, method: 'POST', headers: target.headers, body: target.body, connections, duration: durationSeconds }, (error, outcome) =>
-      error ? reject(error) : resolve(outcome),
-    );
-  });
-  assertAllSucceeded(target, phase, result);
-  // Completed requests over elapsed time, rather than autocannon's mean of per-second samples.
-  return { requestsPerSecond: result.requests.total / result.duration, p50: result.latency.p50, p99: result.latency.p99 };
+  const result = await postUnderLoad({ url: target.url, headers: target.headers, body: target.body, connections, duration: durationSeconds }, `${target.name} ${phase}`);
+  return { requestsPerSecond: requestsPerSecond(result), p50: result.latency.p50, p99: result.latency.p99 };
 }
 
 // --- sequential latency probe ------------------------------------------------------------

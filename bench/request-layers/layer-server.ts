@@ -17,7 +17,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { checkMessageRules, parseMessageRequest } from '@mms/protocol';
-import { buildApp, ModelRegistry, validateConfig } from '@mms/server';
+import { buildApp, ModelRegistry } from '@mms/server';
 import { ApiKeyCheck } from '../../packages/server/src/http/auth.js';
 import { newRequestId } from '../../packages/server/src/http/request-id.js';
 import { assertVersionHeader } from '../../packages/server/src/http/version-header.js';
@@ -26,7 +26,7 @@ import { MessageFold } from '../../packages/server/src/streaming/message-fold.js
 import { ServiceTools } from '../../packages/server/src/tools/service-tools.js';
 import { LAYERS, type Layer } from './layers.js';
 import { readBody } from '../read-body.js';
-
+import { scriptedBenchConfig } from '../scripted-bench-config.js';
 
 const [layerArgument, apiKey, modelId] = process.argv.slice(2);
 if (!LAYERS.includes(layerArgument as Layer) || apiKey === undefined || modelId === undefined) {
@@ -34,14 +34,7 @@ if (!LAYERS.includes(layerArgument as Layer) || apiKey === undefined || modelId 
 }
 const layer = layerArgument as Layer;
 
-const config = validateConfig(
-  {
-    apiKeys: [apiKey],
-    // Generous admission limits: the benchmark measures the request path, not 529s.
-    models: [{ id: modelId, tier: 'mid', generation: 'newer', contextWindow: 8192, maxOutputTokens: 1024, backend: { type: 'scripted', concurrency: 1024, queue: 4096 } }],
-  },
-  'bench',
-);
+const config = scriptedBenchConfig(apiKey, modelId);
 const registry = ModelRegistry.fromConfig(config.models, process.cwd());
 const services = { registry, serverTools: new ServiceTools(config.serverTools), maxSteps: config.maxSteps };
 const keys = new ApiKeyCheck(config.apiKeys);

@@ -13,6 +13,7 @@
 import { ServiceError, type ConversationRequest, type ModelProfile } from '@mms/protocol';
 import type { Backend, BackendStepRequest } from '../backend.js';
 import type { StreamPart } from '../../streaming/stream-part.js';
+import { CapacityError } from '../capacity-error.js';
 import { CircuitBreaker, type CircuitState, type CircuitTicket } from './circuit-breaker.js';
 
 export interface FallbackOptions {
@@ -151,7 +152,7 @@ class FallbackRequest implements Backend {
           member.breaker.release(ticket);
           throw error;
         }
-        member.breaker.failure(ticket);
+        chargeFailure(member, ticket, error);
         this.failed.add(member);
         lastError = error;
         continue;
@@ -181,6 +182,12 @@ class FallbackRequest implements Backend {
   }
 }
 
+/** A retryable failure opens the circuit in time; a backend that was only full does not. */
+function chargeFailure(member: Member, ticket: CircuitTicket, error: unknown): void {
+  if (error instanceof CapacityError) member.breaker.release(ticket);
+  else member.breaker.failure(ticket);
+}
+
 /**
  * Passes a backend's batches on and gives its circuit the verdict: a step that ran to its end
  * (or that the consumer ended, as the loop does at `finish`) is a success, a retryable failure
@@ -194,7 +201,7 @@ async function* relay(member: Member, ticket: CircuitTicket, iterator: AsyncIter
     done = true;
   } catch (error) {
     settled = true;
-    if (!signal.aborted && isRetryableFailure(error)) member.breaker.failure(ticket);
+    if (!signal.aborted && isRetryableFailure(error)) chargeFailure(member, ticket, error);
     else member.breaker.release(ticket);
     throw error;
   } finally {

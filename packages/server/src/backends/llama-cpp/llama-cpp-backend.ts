@@ -52,7 +52,7 @@ export class LlamaCppBackend implements Backend {
     const chatWrapper = step.thinks ? loaded.wrappers.thinking : loaded.wrappers.plain;
     assertFits(promptTokens(loaded, chatWrapper, history, plan), loaded.context);
     const grammar = plan.structured ? await grammarFor(loaded.llama, plan.structured) : undefined;
-    const sequence = loaded.pool.borrow();
+    const sequence = await loaded.pool.borrow({ wait: step.step > 0, signal });
     try {
       yield* generateResponse({
         sequence,
@@ -109,7 +109,7 @@ export class LlamaCppBackend implements Backend {
     return { llama, model, context, pool: new SequencePool(context), wrappers };
   }
 
-  private async repairInput(loaded: LoadedModel, sequence: ReturnType<SequencePool['borrow']>, request: MessageRequest, toolName: string, budget: number, signal: AbortSignal): Promise<Record<string, unknown>> {
+  private async repairInput(loaded: LoadedModel, sequence: Awaited<ReturnType<SequencePool['borrow']>>, request: MessageRequest, toolName: string, budget: number, signal: AbortSignal): Promise<Record<string, unknown>> {
     const tool = (request.tools ?? []).filter(isCustomTool).find((candidate) => candidate.name === toolName);
     if (!tool) throw new ServiceError('model_output_invalid', `the model called an unknown tool "${toolName}"`);
     const plan = forcedToolPlan(tool, request, true);

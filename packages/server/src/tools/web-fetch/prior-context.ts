@@ -13,13 +13,28 @@
 import type { ContentBlockParam, MessageRequest } from '@mms/protocol';
 import { linksInPage, normalizedUrl, urlsInText } from './urls-in-text.js';
 
+/**
+ * Scans are kept per request and per result block: a turn may fetch many times, and the
+ * request (up to 32 MB) and the pages already fetched do not change between those fetches.
+ */
+const requestUrls = new WeakMap<MessageRequest, ReadonlySet<string>>();
+const blockUrls = new WeakMap<object, readonly string[]>();
+
 /** True when `url` is one of the URLs the trusted parts of the conversation hold. */
 export function isInPriorContext(url: string, request: MessageRequest, turnSoFar: readonly unknown[]): boolean {
   const wanted = normalizedUrl(url);
-  return wanted !== undefined && trustedUrls(request, turnSoFar).has(wanted);
+  if (wanted === undefined) return false;
+  return urlsOfRequest(request).has(wanted) || turnSoFar.some((block) => urlsOfResult(block).includes(wanted));
 }
 
+/** Every trusted URL, as one set (for tests and logs; a fetch asks `isInPriorContext`). */
 export function trustedUrls(request: MessageRequest, turnSoFar: readonly unknown[]): Set<string> {
+  return new Set([...urlsOfRequest(request), ...turnSoFar.flatMap((block) => urlsOfResult(block))]);
+}
+
+function urlsOfRequest(request: MessageRequest): ReadonlySet<string> {
+  const known = requestUrls.get(request);
+  if (known) return known;
   const urls = new Set<string>();
   const add = (found: Iterable<string>) => {
     for (const url of found) urls.add(url);
@@ -34,7 +49,16 @@ export function trustedUrls(request: MessageRequest, turnSoFar: readonly unknown
     }
     for (const block of message.content) add(message.role === 'user' ? callerBlockUrls(block) : serviceResultUrls(block));
   }
-  for (const block of turnSoFar) add(serviceResultUrls(block));
+  requestUrls.set(request, urls);
+  return urls;
+}
+
+function urlsOfResult(block: unknown): readonly string[] {
+  if (block === null || typeof block !== 'object') return [];
+  const known = blockUrls.get(block);
+  if (known) return known;
+  const urls = serviceResultUrls(block);
+  blockUrls.set(block, urls);
   return urls;
 }
 

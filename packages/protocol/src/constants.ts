@@ -12,6 +12,14 @@ export const API_VERSION = '2023-06-01';
  */
 export const VERSION_HEADER = 'anthropic-version';
 
+/**
+ * Names an error's code (docs/errors.md) beside its status, on every error reply of this service.
+ * Several codes share a status and a type (a 502 api_error is `model_output_invalid` from mms, a
+ * proxy's "Bad Gateway" elsewhere), so a service in front of this one (a `messages-upstream`
+ * backend) reads the code from here.
+ */
+export const ERROR_CODE_HEADER = 'mms-error-code';
+
 export const SERVER_TOOL_TYPES = {
   webSearch: 'web_search_20260209',
   webFetch: 'web_fetch_20260209',

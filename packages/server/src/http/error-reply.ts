@@ -3,7 +3,7 @@
  * framework's own errors (body too large, bad JSON, wrong content type) are mapped by status;
  * anything else is an unexpected 500 whose details stay in the log, not in the reply.
  */
-import { errorEnvelope, ServiceError, type ErrorEnvelope } from '@mms/protocol';
+import { ERROR_CODE_HEADER, errorEnvelope, ServiceError, type ErrorEnvelope } from '@mms/protocol';
 
 export interface ErrorReply {
   status: number;
@@ -23,13 +23,6 @@ export function toServiceError(error: unknown): { serviceError: ServiceError; un
   if (status >= 400 && status < 500) return { serviceError: new ServiceError('invalid_request', `Invalid request: ${message}`), unexpected: false };
   return { serviceError: new ServiceError('internal', 'Internal server error'), unexpected: true };
 }
-
-/**
- * Names the error's code (docs/errors.md) beside its status. Several codes share a status and a
- * type (a 502 api_error is `model_output_invalid` here, a proxy's "Bad Gateway" elsewhere), so a
- * service in front of this one (a `messages-upstream` backend) reads the code from here.
- */
-export const ERROR_CODE_HEADER = 'mms-error-code';
 
 export function errorReply(error: unknown, requestId: string): ErrorReply {
   const { serviceError, unexpected } = toServiceError(error);

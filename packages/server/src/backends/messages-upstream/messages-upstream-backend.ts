@@ -6,9 +6,9 @@
  * upstream (upstream-request.ts). The abort signal closes the upstream connection, which stops
  * its generation.
  */
-import { API_VERSION, ServiceError, SseParser, VERSION_HEADER, type ConversationRequest, type ModelProfile } from '@mms/protocol';
+import { API_VERSION, ERROR_CODE_HEADER, ServiceError, SseParser, VERSION_HEADER, type ConversationRequest, type ModelProfile } from '@mms/protocol';
 import { Agent, type Dispatcher } from 'undici';
-import { ERROR_CODE_HEADER } from '../../http/error-reply.js';
+import { drainInBackground, headerValue } from '../response-body.js';
 import type { Backend, BackendStepRequest } from '../backend.js';
 import type { StreamPart } from '../../streaming/stream-part.js';
 import type { MessagesUpstreamBackendConfig } from './messages-upstream-config.js';
@@ -18,8 +18,6 @@ import { serverToolNames, upstreamCountBody, upstreamMessageBody } from './upstr
 
 /** Longest error body read from the upstream. */
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
-/** After message_stop, how long the end of the response may take before the connection is dropped. */
-const DRAIN_AFTER_STOP_MS = 1_000;
 
 type ResponseBody = Dispatcher.ResponseData['body'];
 
@@ -110,8 +108,7 @@ export class MessagesUpstreamBackend implements Backend {
           // The end of the response is read in the background, so that the connection goes
           // back to the pool instead of being closed, without holding back message_stop for
           // an upstream (or a proxy) that lingers before closing.
-          const finishedBody = responseBody;
-          void drain(iterator).then((ended) => ended || finishedBody.destroy());
+          drainInBackground(iterator, response.body);
           yield parts;
           return;
         }
@@ -198,11 +195,6 @@ export class MessagesUpstreamBackend implements Backend {
   }
 }
 
-function headerValue(response: Dispatcher.ResponseData, name: string): string | undefined {
-  const value = response.headers[name];
-  return Array.isArray(value) ? value[0] : value;
-}
-
 async function readCapped(body: ResponseBody, maxBytes: number): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -215,19 +207,4 @@ async function readCapped(body: ResponseBody, maxBytes: number): Promise<string>
     }
   }
   return Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8');
-}
-
-/** Reads what is left of a finished stream, for a short while at most; true when it ended. */
-async function drain(iterator: AsyncIterator<Buffer>): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(false), DRAIN_AFTER_STOP_MS);
-  });
-  const rest = (async () => {
-    while (!(await iterator.next()).done);
-    return true;
-  })().catch(() => false);
-  const ended = await Promise.race([rest, late]);
-  clearTimeout(timer);
-  return ended;
 }

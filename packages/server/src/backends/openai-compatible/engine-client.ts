@@ -7,6 +7,7 @@
 import { SseParser, type SseFrame } from '@mms/protocol';
 import { Agent, request, type Dispatcher } from 'undici';
 import type { ChatCompletionChunk, ChatCompletionRequest } from './chat-types.js';
+import { drainInBackground, headerValue } from '../response-body.js';
 import { statusError, streamError, transportError, UpstreamTimeoutError, type TimeoutPhase } from './error-mapping.js';
 
 export interface EngineClientOptions {
@@ -55,8 +56,8 @@ export class EngineClient {
     let draining = false;
     try {
       response = await this.send(`${this.apiBase}/chat/completions`, 'POST', body, combined, { accept: 'text/event-stream' });
-      if (response.statusCode !== 200) throw statusError(this.options.engine, response.statusCode, await readLimited(response.body), header(response, 'retry-after'));
-      if (header(response, 'content-type')?.includes('application/json')) {
+      if (response.statusCode !== 200) throw statusError(this.options.engine, response.statusCode, await readLimited(response.body), headerValue(response, 'retry-after'));
+      if (headerValue(response, 'content-type')?.includes('application/json')) {
         yield (await response.body.json()) as ChatCompletionChunk;
         return { done: true };
       }
@@ -100,7 +101,7 @@ export class EngineClient {
     try {
       const response = await this.send(url, 'POST', body, controller.signal, {});
       const text = response.statusCode === 200 ? await response.body.text() : await readLimited(response.body);
-      return { status: response.statusCode, text, retryAfter: header(response, 'retry-after') };
+      return { status: response.statusCode, text, retryAfter: headerValue(response, 'retry-after') };
     } catch (error) {
       throw this.failure(error, new AbortController().signal, controller);
     } finally {
@@ -126,7 +127,7 @@ export class EngineClient {
    * `for await`: leaving a `for await` early destroys the body, and a body destroyed before its
    * end builds an AbortError whose stack is formatted, on every request (docs/benchmarks.md:
    * about 6 % of the gateway's CPU). After `[DONE]` the answer is complete and returned at once;
-   * the rest is read to the end in the background (`drainAfterDone`), which also keeps the
+   * the rest is read to the end in the background (`drainInBackground`), which also keeps the
    * connection for the next request, without holding back the reply's last events.
    */
   private async *events(body: Dispatcher.ResponseData['body'], timer: Deadline, controller: AbortController): AsyncGenerator<ChatCompletionChunk, { done: boolean; draining: boolean }> {
@@ -147,7 +148,8 @@ export class EngineClient {
           const chunk = this.chunkOf(frame);
           if (chunk === 'done') {
             ended = true;
-            void drainAfterDone(texts, body, timer, controller);
+            timer.clear();
+            drainInBackground(texts, body);
             return { done: true, draining: true };
           }
           // Time our own client takes to read is not the engine's silence.
@@ -218,41 +220,6 @@ class Deadline {
   clear(): void {
     clearTimeout(this.timer);
   }
-}
-
-/**
- * What may follow `[DONE]` before the engine closes: more than this, or a longer wait, and the
- * body is dropped. Nothing waits on it (the answer went on at `[DONE]`); the limits only bound
- * what a lingering or chattering engine costs a connection.
- */
-const DRAIN_LIMIT_CHARACTERS = 64 * 1024;
-const DRAIN_LIMIT_MS = 1_000;
-
-/**
- * Reads what is left after `[DONE]` (engines send nothing more and close at once), so that the
- * body ends normally and its connection is reused, then clears the timer and lets the body go.
- * Run in the background: it owns `body` and `timer` from `[DONE]` on, and never rejects.
- */
-async function drainAfterDone(texts: AsyncIterator<string>, body: Dispatcher.ResponseData['body'], timer: Deadline, controller: AbortController): Promise<void> {
-  timer.arm(controller, 'idle', DRAIN_LIMIT_MS);
-  let read = 0;
-  try {
-    for (let next = await texts.next(); !next.done; next = await texts.next()) {
-      read += next.value.length;
-      if (read > DRAIN_LIMIT_CHARACTERS) return;
-    }
-  } catch {
-    // The answer is complete already: a failure after [DONE] (the time limit above, the caller
-    // leaving) changes nothing.
-  } finally {
-    timer.clear();
-    body.destroy();
-  }
-}
-
-function header(response: Dispatcher.ResponseData, name: string): string | undefined {
-  const value = response.headers[name];
-  return Array.isArray(value) ? value[0] : value;
 }
 
 async function readLimited(body: Dispatcher.ResponseData['body'], limit = ERROR_BODY_LIMIT): Promise<string> {

@@ -65,7 +65,7 @@ export class EngineClient {
       draining = ending.draining;
       return { done: ending.done };
     } catch (error) {
-      throw this.failure(error, signal, controller);
+      throw this.failure(error, controller, signal);
     } finally {
       if (!draining) {
         timer.clear();
@@ -74,39 +74,14 @@ export class EngineClient {
     }
   }
 
-  /** A GET whose status the caller reads itself (the start-up check); failures with no answer are mapped. */
-  async get(url: string): Promise<{ status: number; text: string }> {
-    const timer = new Deadline();
-    const controller = new AbortController();
-    timer.arm(controller, 'first byte', this.options.firstByteTimeoutMs);
-    try {
-      const response = await this.send(url, 'GET', undefined, controller.signal, {});
-      return { status: response.statusCode, text: await readLimited(response.body, LIST_BODY_LIMIT) };
-    } catch (error) {
-      throw this.failure(error, new AbortController().signal, controller);
-    } finally {
-      timer.clear();
-    }
+  /** A GET whose status the caller reads itself (the start-up check's model list). */
+  get(url: string): Promise<EngineAnswer> {
+    return this.answer(url, 'GET', undefined, LIST_BODY_LIMIT);
   }
 
-  /**
-   * A POST whose status the caller judges (the tokenizer endpoints, which a deployment may not
-   * serve): any HTTP answer is returned; a failure with no answer (refused, reset, our time
-   * limits) is thrown, mapped.
-   */
-  async post(url: string, body: unknown): Promise<EngineAnswer> {
-    const timer = new Deadline();
-    const controller = new AbortController();
-    timer.arm(controller, 'first byte', this.options.firstByteTimeoutMs);
-    try {
-      const response = await this.send(url, 'POST', body, controller.signal, {});
-      const text = response.statusCode === 200 ? await response.body.text() : await readLimited(response.body);
-      return { status: response.statusCode, text, retryAfter: headerValue(response, 'retry-after') };
-    } catch (error) {
-      throw this.failure(error, new AbortController().signal, controller);
-    } finally {
-      timer.clear();
-    }
+  /** A POST whose status the caller judges (the tokenizer endpoints, which a deployment may not serve). */
+  post(url: string, body: unknown): Promise<EngineAnswer> {
+    return this.answer(url, 'POST', body, Number.POSITIVE_INFINITY);
   }
 
   /** The engine kind, as error messages name it. */
@@ -116,6 +91,25 @@ export class EngineClient {
 
   close(): Promise<void> {
     return this.agent.close();
+  }
+
+  /**
+   * Any HTTP answer is returned, its body read up to `okLimit` on a 200 and a short excerpt
+   * otherwise; a failure with no answer (refused, reset, our time limit) is thrown, mapped.
+   */
+  private async answer(url: string, method: 'GET' | 'POST', body: unknown, okLimit: number): Promise<EngineAnswer> {
+    const timer = new Deadline();
+    const controller = new AbortController();
+    timer.arm(controller, 'first byte', this.options.firstByteTimeoutMs);
+    try {
+      const response = await this.send(url, method, body, controller.signal, {});
+      const text = await readLimited(response.body, response.statusCode === 200 ? okLimit : ERROR_BODY_LIMIT);
+      return { status: response.statusCode, text, retryAfter: headerValue(response, 'retry-after') };
+    } catch (error) {
+      throw this.failure(error, controller);
+    } finally {
+      timer.clear();
+    }
   }
 
   private send(url: string, method: 'GET' | 'POST', body: unknown, signal: AbortSignal, headers: Record<string, string>): Promise<Dispatcher.ResponseData> {
@@ -192,9 +186,9 @@ export class EngineClient {
   }
 
   /** Our timeout, the caller's abort (passed on as it is), or the engine's failure. */
-  private failure(error: unknown, signal: AbortSignal, controller: AbortController): unknown {
+  private failure(error: unknown, controller: AbortController, signal?: AbortSignal): unknown {
     if (controller.signal.aborted && controller.signal.reason instanceof UpstreamTimeoutError) return transportError(this.options.engine, controller.signal.reason);
-    if (signal.aborted) return signal.reason ?? error;
+    if (signal?.aborted) return signal.reason ?? error;
     return transportError(this.options.engine, error);
   }
 }

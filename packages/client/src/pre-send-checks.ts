@@ -9,7 +9,7 @@ import { checkMessageRules, compileSchema, parseMessageRequest, ServiceError, ty
 import { maxPromptChars } from './budgets.js';
 import type { ResolvedModel } from './client-options.js';
 import { PreSendError } from './errors.js';
-import { toolInputSchema } from './answer/answer-envelope.js';
+import { wrapAnswerSchema } from './answer/answer-envelope.js';
 import { assertStrictSchema, StrictSchemaError, toStrictSchema, type JsonSchema } from './strict-schema.js';
 
 export interface PreSendOptions {
@@ -59,8 +59,9 @@ export function preSendProblem(request: MessageRequest, model: ResolvedModel, op
  * was paid for.
  */
 export function checkAnswerSchema(schema: JsonSchema, envelope: boolean): void {
+  let strict: JsonSchema;
   try {
-    toStrictSchema(schema);
+    strict = toStrictSchema(schema);
     compileSchema(schema, 'schema', { formats: true });
   } catch (error) {
     if (error instanceof StrictSchemaError || error instanceof ServiceError) throw new PreSendError('invalid_request', `schema: ${error.message} (refused by the client before sending)`, { cause: error });
@@ -68,7 +69,7 @@ export function checkAnswerSchema(schema: JsonSchema, envelope: boolean): void {
   }
   if (!envelope) return;
   try {
-    assertStrictSchema(toolInputSchema(schema, true));
+    assertStrictSchema(wrapAnswerSchema(strict));
   } catch (error) {
     if (!(error instanceof StrictSchemaError)) throw error;
     const where = 'inside the Insufficient data envelope {"answer": ...} (research pass 2, or insufficientData: true; decision 0010), which nests it two levels deeper';

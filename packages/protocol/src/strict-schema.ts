@@ -22,6 +22,8 @@ interface Visit {
 /** Keywords whose value is one subschema or a map / list of subschemas. */
 const SUBSCHEMA_MAPS = ['properties', '$defs', 'definitions', 'patternProperties', 'dependentSchemas'];
 const SUBSCHEMA_LISTS = ['anyOf', 'allOf', 'oneOf', 'prefixItems'];
+/** Keywords whose entries the cap on entries counts (`SCHEMA_LIMITS.maxEntries`). */
+const COUNTED_KEYWORDS = [...SUBSCHEMA_MAPS, ...SUBSCHEMA_LISTS, 'required', 'enum'];
 const SINGLE_SUBSCHEMAS = ['items', 'additionalProperties', 'not', 'if', 'then', 'else', 'contains', 'propertyNames', 'unevaluatedProperties', 'unevaluatedItems', 'additionalItems'];
 
 /** The first problem in `schema`, or undefined. `strict` adds the keyword check. */
@@ -63,7 +65,7 @@ function checkNode({ schema, path, depth }: Visit, strict: boolean): SchemaProbl
 }
 
 function crowdedKeyword(node: Record<string, unknown>): { keyword: string; entries: number } | undefined {
-  for (const keyword of [...SUBSCHEMA_MAPS, ...SUBSCHEMA_LISTS, 'required', 'enum']) {
+  for (const keyword of COUNTED_KEYWORDS) {
     const value = node[keyword];
     const entries = Array.isArray(value) ? value.length : value && typeof value === 'object' ? Object.keys(value).length : 0;
     if (entries > SCHEMA_LIMITS.maxEntries) return { keyword, entries };

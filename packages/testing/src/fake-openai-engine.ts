@@ -217,16 +217,16 @@ function sendJson(response: ServerResponse, status: number, body: unknown, heade
   response.end(JSON.stringify(body));
 }
 
-/**
- * One write per entry, a turn of the event loop apart, so the client sees them arrive one by one;
- * then `data: [DONE]` (unless `done` is false or the last entry is a raw frame) and the end of
- * the response (unless `end` is false: a stall).
- */
 /** Until `hold` settles, or the client hangs up first. */
 async function untilClosed(response: ServerResponse, hold: Promise<unknown>): Promise<void> {
   await Promise.race([hold, once(response, 'close')]);
 }
 
+/**
+ * One write per entry, a turn of the event loop apart, so the client sees them arrive one by one;
+ * then `data: [DONE]` (unless `done` is false or the last entry is a raw frame) and the end of
+ * the response (unless `end` is false: a stall).
+ */
 async function writeStream(response: ServerResponse, entries: readonly unknown[], options: { done: boolean; end: boolean; lingerMs?: number; afterDone?: () => Promise<void> }): Promise<void> {
   response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   response.flushHeaders();

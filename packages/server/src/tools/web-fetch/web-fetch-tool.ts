@@ -95,18 +95,17 @@ function contentCharacters(context: FetchContext, url: string, title: string | n
  */
 function titleWithin(title: string | null, room: number, cutAtBytes: number | undefined): string | null {
   if (title === null) return null;
-  const note = truncationNote(cutAtBytes === undefined ? [roomReason(room)] : [bytesReason(cutAtBytes), roomReason(room)]);
-  return title.slice(0, Math.max(0, room - note.length - 1));
+  return title.slice(0, Math.max(0, room - cutNote(room, cutAtBytes).length - 1));
 }
 
 /** True when `room` characters hold at least one character of text and the longest note fitText may add. */
 function hasRoomForNote(room: number, maxBytes: number): boolean {
-  return room > longestNote(room, maxBytes).length;
+  return room > cutNote(room, maxBytes).length;
 }
 
-/** The note of a page cut both at the byte cap and at `room`. */
-function longestNote(room: number, maxBytes: number): string {
-  return truncationNote([bytesReason(maxBytes), roomReason(room)]);
+/** The note of a page cut at `room` (and at the byte cap, when `cutAtBytes` is given). */
+function cutNote(room: number, cutAtBytes: number | undefined): string {
+  return truncationNote(cutAtBytes === undefined ? [roomReason(room)] : [bytesReason(cutAtBytes), roomReason(room)]);
 }
 
 /**

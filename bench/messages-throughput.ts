@@ -3,10 +3,15 @@
  * a bare node:http server answering the same JSON, in one run. See docs/benchmarks.md.
  *
  *   npm run bench -- [--duration 10] [--warmup 2] [--connections 32] [--rounds 2] [--profile]
+ *                    [--calibrate 10,20,40]
  *
  * Each server runs in its own child process so that the load generator (this process) never
- * shares its event loop. Runs alternate A B B A ... so that drift of the machine (thermal,
- * other work) falls on both sides alike; the table shows the median of the rounds.
+ * shares its event loop. Runs alternate A B ... B A so that drift of the machine (thermal,
+ * other work) falls on every side alike; the table shows the median of the rounds.
+ *
+ * --calibrate adds bare servers that busy-wait the given microseconds per request, measured in
+ * the same alternation. Their requests per second show what the aim's ratio means in work per
+ * request on the machine of the run, and how much work mms's own rate corresponds to.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -39,6 +44,8 @@ interface BenchSettings {
   connections: number;
   rounds: number;
   profile: boolean;
+  /** Microseconds of busy work per request for the calibration servers; empty without --calibrate. */
+  calibration: number[];
 }
 
 
@@ -50,6 +57,7 @@ function readSettings(): BenchSettings {
       connections: { type: 'string', default: '32' },
       rounds: { type: 'string', default: '2' },
       profile: { type: 'boolean', default: false },
+      calibrate: { type: 'string' },
     },
   });
   return {
@@ -58,6 +66,7 @@ function readSettings(): BenchSettings {
     connections: Math.round(positiveNumber(values.connections, 'connections')),
     rounds: Math.round(positiveNumber(values.rounds, 'rounds')),
     profile: values.profile,
+    calibration: values.calibrate === undefined ? [] : values.calibrate.split(',').map((item) => positiveNumber(item.trim(), 'calibrate')),
   };
 }
 
@@ -126,18 +135,18 @@ async function measure(server: ServerProcess, settings: BenchSettings): Promise<
   return { requestsPerSecond: requestsPerSecond(result), p50: result.latency.p50, p99: result.latency.p99 };
 }
 
-/** Round r runs A B when r is even and B A when odd: A B B A A B ... */
-function orderOfRound<T>(round: number, pair: readonly [T, T]): T[] {
-  return round % 2 === 0 ? [pair[0], pair[1]] : [pair[1], pair[0]];
+/** Round r runs the servers in order when r is even and in reverse when odd: A B C C B A A B C ... */
+function orderOfRound<T>(round: number, servers: readonly T[]): T[] {
+  return round % 2 === 0 ? [...servers] : [...servers].reverse();
 }
 
-async function measureAlternating(servers: readonly [ServerProcess, ServerProcess], settings: BenchSettings): Promise<Map<string, Measurement[]>> {
+async function measureAlternating(servers: readonly ServerProcess[], settings: BenchSettings): Promise<Map<string, Measurement[]>> {
   const measurements = new Map<string, Measurement[]>(servers.map((server) => [server.name, []]));
   for (let round = 0; round < settings.rounds; round += 1) {
     for (const server of orderOfRound(round, servers)) {
       const measurement = await measure(server, settings);
       measurements.get(server.name)?.push(measurement);
-      console.log(`round ${round + 1}: ${server.name.padEnd(5)} ${measurement.requestsPerSecond.toFixed(0)} req/s  p50 ${measurement.p50} ms  p99 ${measurement.p99} ms`);
+      console.log(`round ${round + 1}: ${server.name.padEnd(10)} ${measurement.requestsPerSecond.toFixed(0)} req/s  p50 ${measurement.p50} ms  p99 ${measurement.p99} ms`);
     }
   }
   return measurements;
@@ -154,14 +163,15 @@ function medianMeasurement(measurements: Measurement[]): Measurement {
   };
 }
 
-function printTable(rows: Array<[string, Measurement]>, settings: BenchSettings): void {
+function printTable(rows: Array<[string, Measurement]>, bare: Measurement, settings: BenchSettings): void {
   console.log('');
   console.log(`median of ${settings.rounds} rounds, ${settings.connections} connections, ${settings.durationSeconds} s each (after ${settings.warmupSeconds} s warm-up), node ${process.version}`);
   console.log('');
-  console.log('| server                       | requests/s | p50 latency | p99 latency |');
-  console.log('| ---------------------------- | ---------: | ----------: | ----------: |');
+  console.log('| server                         | requests/s | ratio to bare | p50 latency | p99 latency |');
+  console.log('| ------------------------------ | ---------: | ------------: | ----------: | ----------: |');
   for (const [label, measurement] of rows) {
-    console.log(`| ${label.padEnd(28)} | ${measurement.requestsPerSecond.toFixed(0).padStart(10)} | ${`${measurement.p50} ms`.padStart(11)} | ${`${measurement.p99} ms`.padStart(11)} |`);
+    const ratio = (measurement.requestsPerSecond / bare.requestsPerSecond).toFixed(2);
+    console.log(`| ${label.padEnd(30)} | ${measurement.requestsPerSecond.toFixed(0).padStart(10)} | ${ratio.padStart(13)} | ${`${measurement.p50} ms`.padStart(11)} | ${`${measurement.p99} ms`.padStart(11)} |`);
   }
 }
 
@@ -171,26 +181,70 @@ function printRatio(mms: Measurement, bare: Measurement): void {
   console.log(`ratio mms / bare: ${ratio.toFixed(2)} (aim: >= ${AIM_RATIO}) — ${ratio >= AIM_RATIO ? 'meets the aim' : 'BELOW the aim'}`);
 }
 
+/**
+ * Microseconds per request against microseconds of busy work, fitted as a straight line
+ * (least squares): each calibration server is limited by its own work, so its time per
+ * request is a fixed part plus the work at some slope. The plain bare server is left out, as
+ * at full speed it is often limited by the load generator instead.
+ */
+function fitTimePerRequest(points: Array<{ work: number; requestsPerSecond: number }>): { fixed: number; slope: number } {
+  const xs = points.map((point) => point.work);
+  const ys = points.map((point) => 1e6 / point.requestsPerSecond);
+  const meanX = xs.reduce((sum, x) => sum + x, 0) / xs.length;
+  const meanY = ys.reduce((sum, y) => sum + y, 0) / ys.length;
+  let covariance = 0;
+  let variance = 0;
+  xs.forEach((x, index) => {
+    covariance += (x - meanX) * ((ys[index] ?? meanY) - meanY);
+    variance += (x - meanX) ** 2;
+  });
+  const slope = covariance / variance;
+  return { fixed: meanY - slope * meanX, slope };
+}
+
+function printCalibration(calibration: Array<{ work: number; measurement: Measurement }>, mms: Measurement, bare: Measurement): void {
+  const fit = fitTimePerRequest(calibration.map(({ work, measurement }) => ({ work, requestsPerSecond: measurement.requestsPerSecond })));
+  const workAt = (requestsPerSecond: number): number => (1e6 / requestsPerSecond - fit.fixed) / fit.slope;
+  const aimRate = AIM_RATIO * bare.requestsPerSecond;
+  console.log('');
+  console.log(`calibration: a bare server's time per request = ${fit.fixed.toFixed(1)} µs + ${fit.slope.toFixed(2)} × its busy work (least squares over ${calibration.length} points)`);
+  console.log(`  the aim (${aimRate.toFixed(0)} requests/s, ${AIM_RATIO} of bare) leaves ${workAt(aimRate).toFixed(1)} µs of work per request above bare's on this machine`);
+  console.log(`  mms's ${mms.requestsPerSecond.toFixed(0)} requests/s is what a bare server doing ${workAt(mms.requestsPerSecond).toFixed(1)} µs of work per request reaches`);
+}
+
 // --- main --------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
   const settings = readSettings();
+  if (settings.calibration.length === 1) throw new Error('--calibrate needs at least two amounts of work, to fit a line through them');
   const mms = await startChild('mms', 'mms-server.ts', [API_KEY, MODEL_ID], settings.profile);
   const started: ServerProcess[] = [mms];
   try {
-    const bare = await startChild('bare', 'bare-server.ts', [], settings.profile, await captureReply(mms.url));
+    const reply = await captureReply(mms.url);
+    const bare = await startChild('bare', 'bare-server.ts', [], settings.profile, reply);
     started.push(bare);
-    const measurements = await measureAlternating([mms, bare], settings);
-    const mmsMedian = medianMeasurement(measurements.get(mms.name) ?? []);
-    const bareMedian = medianMeasurement(measurements.get(bare.name) ?? []);
+    const calibrationServers: Array<{ work: number; server: ServerProcess }> = [];
+    for (const work of settings.calibration) {
+      const server = await startChild(`bare+${work}µs`, 'bare-server.ts', [String(work)], false, reply);
+      started.push(server);
+      calibrationServers.push({ work, server });
+    }
+    const measurements = await measureAlternating(started, settings);
+    const medianOf = (server: ServerProcess): Measurement => medianMeasurement(measurements.get(server.name) ?? []);
+    const mmsMedian = medianOf(mms);
+    const bareMedian = medianOf(bare);
+    const calibration = calibrationServers.map(({ work, server }) => ({ work, measurement: medianOf(server) }));
     printTable(
       [
         ['mms POST /v1/messages', mmsMedian],
         ['bare node:http, same JSON', bareMedian],
+        ...calibration.map(({ work, measurement }): [string, Measurement] => [`bare + ${work} µs busy work`, measurement]),
       ],
+      bareMedian,
       settings,
     );
     printRatio(mmsMedian, bareMedian);
+    if (calibration.length > 0) printCalibration(calibration, mmsMedian, bareMedian);
   } finally {
     await Promise.all(started.map((server) => server.stop()));
   }

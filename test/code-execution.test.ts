@@ -15,6 +15,7 @@ import { createServer as createTcpServer, type AddressInfo, type Server as TcpSe
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { postJson, readSse, scriptedModels, startService, type RunningService } from '@mms/testing';
+import { askWithTools, CODE_TOOL, executionResult, type CodeBlock, type CodeReply } from './code-execution-support.js';
 import type { MessageRequest } from '@mms/protocol';
 import { codeExecutionConfig } from '../packages/server/src/config/config-schema.js';
 import { ChildProcessRunner } from '../packages/server/src/tools/code-execution/child-process-runner.js';
@@ -39,19 +40,6 @@ let origin: string;
 /** A TCP server on the host's loopback: sandboxed code must never reach it. */
 let probe: TcpServer;
 let probeConnections = 0;
-
-interface Block {
-  type: string;
-  name?: string;
-  text?: string;
-  content?: { type: string; stdout?: string; stderr?: string; return_code?: number; error_code?: string; content?: unknown[] };
-}
-
-interface Reply {
-  content: Block[];
-  stop_reason: string;
-  usage: { server_tool_use: { web_search_requests: number; web_fetch_requests: number } | null };
-}
 
 /** Python that tries each escape and prints {name: "allowed: ..." | "refused: ..."} as JSON. */
 function attempts(setup: string, checks: Record<string, string>): string {
@@ -185,18 +173,8 @@ after(async () => {
   rmSync(scriptFolder, { recursive: true, force: true });
 });
 
-const CODE_TOOL = { type: 'code_execution_20260521', name: 'code_execution' };
-
-async function ask(text: string, tools: unknown[] = [CODE_TOOL]): Promise<Reply> {
-  const response = await postJson(service, '/v1/messages', { model: 'mid', max_tokens: 2000, messages: [{ role: 'user', content: text }], tools });
-  assert.equal(response.status, 200, await response.clone().text());
-  return (await response.json()) as Reply;
-}
-
-function executionResult(reply: Reply): NonNullable<Block['content']> {
-  const block = reply.content.find((candidate) => candidate.type === 'code_execution_tool_result');
-  assert.ok(block?.content, JSON.stringify(reply.content));
-  return block.content;
+function ask(text: string, tools?: unknown[]): Promise<CodeReply> {
+  return askWithTools(service, text, 2000, tools);
 }
 
 /** Runs a battery program and returns its printed JSON of attempts. */
@@ -238,7 +216,7 @@ describe('code execution through the loop', () => {
   test('streaming emits the server_tool_use and result blocks as SSE events', async () => {
     const response = await postJson(service, '/v1/messages', { model: 'mid', max_tokens: 2000, stream: true, messages: [{ role: 'user', content: 'run hello' }], tools: [CODE_TOOL] });
     assert.equal(response.status, 200);
-    const starts = (await readSse(response)).filter((event) => event.event === 'content_block_start').map((event) => event.data.content_block as Block);
+    const starts = (await readSse(response)).filter((event) => event.event === 'content_block_start').map((event) => event.data.content_block as CodeBlock);
     assert.deepEqual(starts.map((block) => block.type), ['server_tool_use', 'code_execution_tool_result', 'text']);
     assert.equal(starts[0]?.name, 'code_execution');
     assert.equal(starts[1]?.content?.stdout, '45\n');

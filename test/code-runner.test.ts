@@ -12,7 +12,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { postJson, scriptedModels, startService, type RunningService } from '@mms/testing';
+import { scriptedModels, startService, type RunningService } from '@mms/testing';
+import { askWithTools, CODE_TOOL, executionResult, type CodeReply } from './code-execution-support.js';
 import type { CodeRunner, RunOptions, RunOutcome } from '../packages/server/src/tools/code-execution/code-runner.js';
 
 const TIMINGS = { waitMs: 0, warm: true, runMs: 0 };
@@ -48,17 +49,6 @@ class FakeRunner implements CodeRunner {
   }
 }
 
-interface Block {
-  type: string;
-  content?: { type: string; stdout?: string; stderr?: string; return_code?: number; error_code?: string };
-}
-
-interface Reply {
-  content: Block[];
-  usage: { input_tokens: number; server_tool_use: { web_search_requests: number; web_fetch_requests: number } | null };
-}
-
-const CODE_TOOL = { type: 'code_execution_20260521', name: 'code_execution' };
 const FETCH_TOOL = { type: 'web_fetch_20260209', name: 'web_fetch', max_uses: 3 };
 
 let runner: FakeRunner;
@@ -94,16 +84,8 @@ after(async () => {
   pages.close();
 });
 
-async function ask(text: string, tools: unknown[] = [CODE_TOOL]): Promise<Reply> {
-  const response = await postJson(service, '/v1/messages', { model: 'mid', max_tokens: 200, messages: [{ role: 'user', content: text }], tools });
-  assert.equal(response.status, 200, await response.clone().text());
-  return (await response.json()) as Reply;
-}
-
-function executionResult(reply: Reply): NonNullable<Block['content']> {
-  const block = reply.content.find((candidate) => candidate.type === 'code_execution_tool_result');
-  assert.ok(block?.content, JSON.stringify(reply.content));
-  return block.content;
+function ask(text: string, tools?: unknown[]): Promise<CodeReply> {
+  return askWithTools(service, text, 200, tools);
 }
 
 describe('a code runner plugged in through buildApp', () => {

@@ -257,6 +257,51 @@ describe('timers inside the deadline', () => {
   });
 });
 
+describe('a deadline beyond Node\'s timer range (2^31-1 ms, about 24.8 days)', () => {
+  const THIRTY_DAYS_MS = 30 * 24 * 3_600_000;
+  /** Node sets an overlong timer to 1 ms and says so with this warning: collects them while `run` runs. */
+  async function overflowWarnings(run: () => Promise<void>): Promise<string[]> {
+    const warnings: string[] = [];
+    const listen = (warning: Error) => {
+      if (warning.name === 'TimeoutOverflowWarning') warnings.push(warning.message);
+    };
+    process.on('warning', listen);
+    try {
+      await run();
+      // Warnings are emitted on the next tick: let them arrive before counting.
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', listen);
+    }
+    return warnings;
+  }
+
+  test('a far deadline or a 30-day timeoutMs waits for a server that answers after 100 ms', async () => {
+    for (const limit of [{ deadline: new Date('2100-01-01') }, { timeoutMs: THIRTY_DAYS_MS }]) {
+      bodies = [];
+      handlers = [(response, body) => setTimeout(() => answer()(response, body), 100)];
+      const warnings = await overflowWarnings(async () => {
+        const result = await client().structured({ ...ask, ...limit });
+        assert.ok(result.ok, `${JSON.stringify(limit)}: ${JSON.stringify(result)}`);
+        assert.deepEqual(result.value, { name: 'Ada' });
+        assert.equal(result.attempts, 1);
+      });
+      assert.deepEqual(warnings, [], JSON.stringify(limit));
+    }
+  });
+
+  test('a server\'s wait of 30 days inside a far deadline is waited, not cut to 1 ms', async () => {
+    handlers = [status(503, { 'retry-after-ms': String(THIRTY_DAYS_MS) }, 'overloaded_error'), answer()];
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new Error('caller gave up')), 300);
+    const warnings = await overflowWarnings(async () => {
+      await assert.rejects(client().structured({ ...ask, deadline: new Date('2100-01-01'), signal: controller.signal }), /caller gave up/);
+    });
+    assert.equal(bodies.length, 1, 'the retry waits for the server\'s 30 days');
+    assert.deepEqual(warnings, []);
+  });
+});
+
 describe('truncation, exactly', () => {
   const truncated = (input: number): Handler => (response) => {
     openStream(response);

@@ -346,7 +346,7 @@ describe('a tool input that is not an object', () => {
     response.end(start() + toolBlock(json) + finish('tool_use', 20, 3));
   };
 
-  test('is an invalid outcome, "/ must be object", with or without the envelope; usage and request ids are kept', async () => {
+  test('is an invalid outcome, "/ must be object", with or without the envelope, after its one retry; usage and request ids are kept', async () => {
     for (const insufficientData of [false, true]) {
       for (const json of ['null', '"Ada"', '[1]']) {
         bodies = [];
@@ -355,9 +355,27 @@ describe('a tool input that is not an object', () => {
         assert.ok(!result.ok && result.kind === 'invalid', `${json}, envelope ${insufficientData}: ${JSON.stringify(result)}`);
         assert.equal(result.violation, '/ must be object');
         assert.deepEqual(result.input, JSON.parse(json));
-        assert.equal(result.requestIds[0], 'req_1');
-        assert.ok(result.usage.inputTokens >= 20, JSON.stringify(result.usage));
+        assert.match(result.message, /after the one retry$/);
+        assert.equal(bodies.length, 2, `${json}, envelope ${insufficientData}: the retry is sent`);
+        assert.equal(result.attempts, 2);
+        assert.deepEqual(result.requestIds, ['req_1', 'req_2']);
+        assert.ok(result.usage.inputTokens >= 40, JSON.stringify(result.usage));
       }
+    }
+  });
+
+  test('is retried once, replayed as {} with the value it wrote quoted in the error result; a valid second answer is used', async () => {
+    for (const json of ['null', '"Ada"', '[1]']) {
+      bodies = [];
+      handlers = [writes(json), answer()];
+      const result = await client().structured(ask);
+      assert.ok(result.ok, `${json}: ${JSON.stringify(result)}`);
+      assert.deepEqual(result.value, { name: 'Ada' });
+      assert.equal(bodies.length, 2, json);
+      const [call, reply] = (bodies[1]!.messages as Array<{ role: string; content: Array<Record<string, unknown>> }>).slice(-2);
+      assert.deepEqual(call?.content[0], { type: 'tool_use', id: 'toolu_1', name: 'record_answer', input: {} });
+      assert.equal(reply?.content[0]?.is_error, true);
+      assert.ok(String(reply?.content[0]?.content).includes(`The input you wrote was ${json}, not an object`), String(reply?.content[0]?.content));
     }
   });
 });

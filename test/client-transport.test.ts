@@ -340,6 +340,46 @@ describe('truncation, exactly', () => {
   });
 });
 
+describe('a retry that grows the prompt past its budget is not sent (decision 0009)', () => {
+  // (20,000 window - 4,000 max_tokens - 5,000 buffer) x 4 = 44,000 characters: the first request
+  // (40,000 of input) fits; replaying 8,000 more characters does not.
+  const small = { id: 'mid', tier: 'mid' as const, contextWindow: 20_000, maxOutputTokens: 8_000 };
+  const long = { ...ask, model: small, input: 'y'.repeat(40_000), maxTokens: 4_000 };
+  const pad = 'x'.repeat(8_000);
+  const text = (words: string): Handler => (response) => {
+    openStream(response);
+    response.end(start() + frame({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }) + frame({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: words } }) + frame({ type: 'content_block_stop', index: 0 }) + finish('end_turn', 20, 2_000));
+  };
+  const writes = (input: unknown): Handler => (response) => {
+    openStream(response);
+    response.end(start() + toolBlock(JSON.stringify(input)) + finish('tool_use', 20, 2_000));
+  };
+  const notSent = /the retry was not sent \(prompt_too_long\): the prompt has \d+ characters; mid allows 44000 = \(20000 window - 4000 max_tokens - 5000 buffer\) x 4/;
+
+  test('a decline with a long text: one request, declined, saying the retry was not sent because of its size', async () => {
+    handlers = [text(pad), answer()];
+    const result = await client().structured(long);
+    assert.ok(!result.ok && result.kind === 'declined', JSON.stringify(result).slice(0, 500));
+    assert.equal(bodies.length, 1);
+    assert.equal(result.attempts, 1);
+    assert.match(result.message, notSent);
+  });
+
+  test('an invalid answer or a guardrail rejection too long to replay: one request, the failure kind kept', async () => {
+    handlers = [writes({ name: 5, note: pad }), answer()];
+    const invalid = await client().structured(long);
+    assert.ok(!invalid.ok && invalid.kind === 'invalid', JSON.stringify(invalid).slice(0, 500));
+    assert.equal(bodies.length, 1);
+    assert.match(invalid.message, notSent);
+    bodies = [];
+    handlers = [writes({ name: pad }), answer()];
+    const rejected = await client().structured({ ...long, guardrails: [(value) => (value.name === 'Ada' ? undefined : 'not Ada')] });
+    assert.ok(!rejected.ok && rejected.kind === 'rejected', JSON.stringify(rejected).slice(0, 500));
+    assert.equal(bodies.length, 1);
+    assert.match(rejected.message, notSent);
+  });
+});
+
 describe('a tool input that is not an object', () => {
   const writes = (json: string): Handler => (response) => {
     openStream(response);

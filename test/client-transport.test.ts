@@ -7,7 +7,7 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Client, type ClientOptions, type RetryInfo } from '@mms/client';
+import { Client, ClientConfigError, type ClientOptions, type RetryInfo } from '@mms/client';
 
 type Handler = (response: ServerResponse, body: Record<string, unknown>) => void;
 
@@ -235,6 +235,16 @@ describe('timers inside the deadline', () => {
     assert.ok(!result.ok && result.kind === 'timeout', JSON.stringify(result));
     assert.equal(result.phase, 'deadline');
     assert.match(result.message, /the deadline came during the idle phase after \d+ events/);
+  });
+
+  test('a deadline that is no time (null, an Invalid Date) is a ClientConfigError at call time, nothing sent', async () => {
+    handlers = [answer()];
+    // Plain JS gets past the types: null would otherwise read as the epoch and time out silently.
+    for (const deadline of [null, new Date('not a date')] as unknown as Date[]) {
+      await assert.rejects(client().structured({ ...ask, deadline }), (error: unknown) => error instanceof ClientConfigError && /^deadline: must be a Date or epoch milliseconds, got (null|Invalid Date)$/.test(error.message));
+      await assert.rejects(client().messages({ model: 'mid', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }, { deadline }), ClientConfigError);
+    }
+    assert.equal(bodies.length, 0);
   });
 
   test('the caller\'s abort signal ends the call at once', async () => {

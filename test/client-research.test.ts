@@ -219,6 +219,30 @@ describe('research', () => {
     assert.equal(sent, 1);
   });
 
+  test('a continuation whose paused turn does not fit the prompt budget is not sent: a paused failure saying so (decision 0009)', async () => {
+    const page = 'Jane Roe founded Acme in 1901. '.repeat(1_700);
+    const fetched = { type: 'web_fetch_tool_result', tool_use_id: 'srvtoolu_1', content: { type: 'web_fetch_result', url: 'https://records.example/acme', content: { type: 'document', source: { type: 'text', media_type: 'text/plain', data: page }, title: 'Acme records' }, retrieved_at: '2026-01-01T00:00:00Z' } };
+    const pausedOnFetch = sse([
+      { type: 'message_start', message: { id: 'msg_p', type: 'message', role: 'assistant', model: 'large-newer', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 40, output_tokens: 1 } } },
+      { type: 'content_block_start', index: 0, content_block: { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_fetch', input: { url: 'https://records.example/acme' } } },
+      { type: 'content_block_stop', index: 0 },
+      { type: 'content_block_start', index: 1, content_block: fetched },
+      { type: 'content_block_stop', index: 1 },
+      { type: 'message_delta', delta: { stop_reason: 'pause_turn', stop_sequence: null }, usage: { input_tokens: 40, output_tokens: 7 } },
+      { type: 'message_stop' },
+    ]);
+    let sent = 0;
+    const client = clientFor(baseURL, TEST_API_KEY, { fetch: async () => (sent++, new Response(pausedOnFetch, { headers: { 'content-type': 'text/event-stream', 'request-id': 'req_paused' } })) });
+    // (20,000 window - 4,000 max_tokens - 5,000 buffer) x 4 = 44,000 characters: pass 1 fits, the fetched page (about 52,700) does not.
+    const model = { id: 'large-newer', tier: 'large' as const, contextWindow: 20_000, maxOutputTokens: 4_000 };
+    const result = await client.research<Founding>({ question: 'Who founded Acme?', schema, model, maxTokens: 4_000, webFetch: true });
+    assert.ok(!result.ok && result.kind === 'paused', JSON.stringify(result).slice(0, 500));
+    assert.equal(result.reason, 'unresumable');
+    assert.match(result.message, /the continuation was not sent \(prompt_too_long\): the prompt has \d+ characters; large-newer allows 44000/);
+    assert.equal(result.research?.sources[0]?.url, 'https://records.example/acme');
+    assert.equal(sent, 1);
+  });
+
   test('a pass 2 over its prompt budget is not sent: a not_sent failure that keeps the research, usage and request ids', async () => {
     const record = recorder();
     const client = clientFor(baseURL, TEST_API_KEY, { fetch: record.fetch });

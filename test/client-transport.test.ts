@@ -7,7 +7,7 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Client, type ClientOptions, type RetryInfo } from '@mms/client';
+import { Client, ClientConfigError, type ClientOptions, type RetryInfo } from '@mms/client';
 
 type Handler = (response: ServerResponse, body: Record<string, unknown>) => void;
 
@@ -237,6 +237,16 @@ describe('timers inside the deadline', () => {
     assert.match(result.message, /the deadline came during the idle phase after \d+ events/);
   });
 
+  test('a deadline that is no time (null, an Invalid Date) is a ClientConfigError at call time, nothing sent', async () => {
+    handlers = [answer()];
+    // Plain JS gets past the types: null would otherwise read as the epoch and time out silently.
+    for (const deadline of [null, new Date('not a date')] as unknown as Date[]) {
+      await assert.rejects(client().structured({ ...ask, deadline }), (error: unknown) => error instanceof ClientConfigError && /^deadline: must be a Date or epoch milliseconds, got (null|Invalid Date)$/.test(error.message));
+      await assert.rejects(client().messages({ model: 'mid', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }, { deadline }), ClientConfigError);
+    }
+    assert.equal(bodies.length, 0);
+  });
+
   test('the caller\'s abort signal ends the call at once', async () => {
     handlers = [stall(start())];
     const controller = new AbortController();
@@ -254,6 +264,51 @@ describe('timers inside the deadline', () => {
     assert.equal(result.status, undefined);
     assert.equal(result.attempts, 3);
     assert.match(result.message, /ECONNREFUSED/);
+  });
+});
+
+describe('a deadline beyond Node\'s timer range (2^31-1 ms, about 24.8 days)', () => {
+  const THIRTY_DAYS_MS = 30 * 24 * 3_600_000;
+  /** Node sets an overlong timer to 1 ms and says so with this warning: collects them while `run` runs. */
+  async function overflowWarnings(run: () => Promise<void>): Promise<string[]> {
+    const warnings: string[] = [];
+    const listen = (warning: Error) => {
+      if (warning.name === 'TimeoutOverflowWarning') warnings.push(warning.message);
+    };
+    process.on('warning', listen);
+    try {
+      await run();
+      // Warnings are emitted on the next tick: let them arrive before counting.
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', listen);
+    }
+    return warnings;
+  }
+
+  test('a far deadline or a 30-day timeoutMs waits for a server that answers after 100 ms', async () => {
+    for (const limit of [{ deadline: new Date('2100-01-01') }, { timeoutMs: THIRTY_DAYS_MS }]) {
+      bodies = [];
+      handlers = [(response, body) => setTimeout(() => answer()(response, body), 100)];
+      const warnings = await overflowWarnings(async () => {
+        const result = await client().structured({ ...ask, ...limit });
+        assert.ok(result.ok, `${JSON.stringify(limit)}: ${JSON.stringify(result)}`);
+        assert.deepEqual(result.value, { name: 'Ada' });
+        assert.equal(result.attempts, 1);
+      });
+      assert.deepEqual(warnings, [], JSON.stringify(limit));
+    }
+  });
+
+  test('a server\'s wait of 30 days inside a far deadline is waited, not cut to 1 ms', async () => {
+    handlers = [status(503, { 'retry-after-ms': String(THIRTY_DAYS_MS) }, 'overloaded_error'), answer()];
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new Error('caller gave up')), 300);
+    const warnings = await overflowWarnings(async () => {
+      await assert.rejects(client().structured({ ...ask, deadline: new Date('2100-01-01'), signal: controller.signal }), /caller gave up/);
+    });
+    assert.equal(bodies.length, 1, 'the retry waits for the server\'s 30 days');
+    assert.deepEqual(warnings, []);
   });
 });
 
@@ -295,13 +350,53 @@ describe('truncation, exactly', () => {
   });
 });
 
+describe('a retry that grows the prompt past its budget is not sent (decision 0009)', () => {
+  // (20,000 window - 4,000 max_tokens - 5,000 buffer) x 4 = 44,000 characters: the first request
+  // (40,000 of input) fits; replaying 8,000 more characters does not.
+  const small = { id: 'mid', tier: 'mid' as const, contextWindow: 20_000, maxOutputTokens: 8_000 };
+  const long = { ...ask, model: small, input: 'y'.repeat(40_000), maxTokens: 4_000 };
+  const pad = 'x'.repeat(8_000);
+  const text = (words: string): Handler => (response) => {
+    openStream(response);
+    response.end(start() + frame({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }) + frame({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: words } }) + frame({ type: 'content_block_stop', index: 0 }) + finish('end_turn', 20, 2_000));
+  };
+  const writes = (input: unknown): Handler => (response) => {
+    openStream(response);
+    response.end(start() + toolBlock(JSON.stringify(input)) + finish('tool_use', 20, 2_000));
+  };
+  const notSent = /the retry was not sent \(prompt_too_long\): the prompt has \d+ characters; mid allows 44000 = \(20000 window - 4000 max_tokens - 5000 buffer\) x 4/;
+
+  test('a decline with a long text: one request, declined, saying the retry was not sent because of its size', async () => {
+    handlers = [text(pad), answer()];
+    const result = await client().structured(long);
+    assert.ok(!result.ok && result.kind === 'declined', JSON.stringify(result).slice(0, 500));
+    assert.equal(bodies.length, 1);
+    assert.equal(result.attempts, 1);
+    assert.match(result.message, notSent);
+  });
+
+  test('an invalid answer or a guardrail rejection too long to replay: one request, the failure kind kept', async () => {
+    handlers = [writes({ name: 5, note: pad }), answer()];
+    const invalid = await client().structured(long);
+    assert.ok(!invalid.ok && invalid.kind === 'invalid', JSON.stringify(invalid).slice(0, 500));
+    assert.equal(bodies.length, 1);
+    assert.match(invalid.message, notSent);
+    bodies = [];
+    handlers = [writes({ name: pad }), answer()];
+    const rejected = await client().structured({ ...long, guardrails: [(value) => (value.name === 'Ada' ? undefined : 'not Ada')] });
+    assert.ok(!rejected.ok && rejected.kind === 'rejected', JSON.stringify(rejected).slice(0, 500));
+    assert.equal(bodies.length, 1);
+    assert.match(rejected.message, notSent);
+  });
+});
+
 describe('a tool input that is not an object', () => {
   const writes = (json: string): Handler => (response) => {
     openStream(response);
     response.end(start() + toolBlock(json) + finish('tool_use', 20, 3));
   };
 
-  test('is an invalid outcome, "/ must be object", with or without the envelope; usage and request ids are kept', async () => {
+  test('is an invalid outcome, "/ must be object", with or without the envelope, after its one retry; usage and request ids are kept', async () => {
     for (const insufficientData of [false, true]) {
       for (const json of ['null', '"Ada"', '[1]']) {
         bodies = [];
@@ -310,9 +405,27 @@ describe('a tool input that is not an object', () => {
         assert.ok(!result.ok && result.kind === 'invalid', `${json}, envelope ${insufficientData}: ${JSON.stringify(result)}`);
         assert.equal(result.violation, '/ must be object');
         assert.deepEqual(result.input, JSON.parse(json));
-        assert.equal(result.requestIds[0], 'req_1');
-        assert.ok(result.usage.inputTokens >= 20, JSON.stringify(result.usage));
+        assert.match(result.message, /after the one retry$/);
+        assert.equal(bodies.length, 2, `${json}, envelope ${insufficientData}: the retry is sent`);
+        assert.equal(result.attempts, 2);
+        assert.deepEqual(result.requestIds, ['req_1', 'req_2']);
+        assert.ok(result.usage.inputTokens >= 40, JSON.stringify(result.usage));
       }
+    }
+  });
+
+  test('is retried once, replayed as {} with the value it wrote quoted in the error result; a valid second answer is used', async () => {
+    for (const json of ['null', '"Ada"', '[1]']) {
+      bodies = [];
+      handlers = [writes(json), answer()];
+      const result = await client().structured(ask);
+      assert.ok(result.ok, `${json}: ${JSON.stringify(result)}`);
+      assert.deepEqual(result.value, { name: 'Ada' });
+      assert.equal(bodies.length, 2, json);
+      const [call, reply] = (bodies[1]!.messages as Array<{ role: string; content: Array<Record<string, unknown>> }>).slice(-2);
+      assert.deepEqual(call?.content[0], { type: 'tool_use', id: 'toolu_1', name: 'record_answer', input: {} });
+      assert.equal(reply?.content[0]?.is_error, true);
+      assert.ok(String(reply?.content[0]?.content).includes(`The input you wrote was ${json}, not an object`), String(reply?.content[0]?.content));
     }
   });
 });

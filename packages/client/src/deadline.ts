@@ -4,6 +4,7 @@
  * detail"). Every transport timer is cut to what is left, so none can outlast the caller.
  */
 import type { TransportTimeouts } from './client-options.js';
+import { ClientConfigError } from './errors.js';
 
 export interface DeadlineInput {
   /** Absolute: epoch milliseconds or a Date. */
@@ -32,15 +33,37 @@ export class Deadline {
     this.end = callerEnd - reserveMs(total);
   }
 
+  /** Throws ClientConfigError for a deadline or timeout that is no time, before anything is sent. */
   static from(input: DeadlineInput, defaultTimeoutMs: number, now: () => number = Date.now): Deadline {
-    const end = input.deadline !== undefined ? Number(input.deadline) : now() + (input.timeoutMs ?? defaultTimeoutMs);
-    if (!Number.isFinite(end)) throw new TypeError(`deadline: not a time: ${String(input.deadline)}`);
-    return new Deadline(end, now);
+    if (input.deadline !== undefined) return new Deadline(epochMs(input.deadline), now);
+    return new Deadline(now() + timeoutMs(input.timeoutMs ?? defaultTimeoutMs), now);
   }
 
   leftMs(): number {
     return Math.max(0, this.end - this.now());
   }
+}
+
+/**
+ * The types say number or Date, but a plain-JS caller can pass anything, and a loose reading
+ * fails silently: Number(null) is 0, the epoch, so the call would time out at once with no
+ * error naming the cause. Anything but a finite number or a valid Date is refused, the way
+ * resolveOptions refuses a bad Client option.
+ */
+function epochMs(deadline: unknown): number {
+  const end = deadline instanceof Date ? deadline.getTime() : typeof deadline === 'number' ? deadline : Number.NaN;
+  if (!Number.isFinite(end)) throw new ClientConfigError(`deadline: must be a Date or epoch milliseconds, got ${described(deadline)}`);
+  return end;
+}
+
+/** The same rule as the Client's own timeoutMs (resolveOptions): a positive number of milliseconds. */
+function timeoutMs(value: unknown): number {
+  if (typeof value !== 'number' || !(value > 0) || !Number.isFinite(value)) throw new ClientConfigError(`timeoutMs: must be a positive number, got ${described(value)}`);
+  return value;
+}
+
+function described(value: unknown): string {
+  return typeof value === 'string' ? JSON.stringify(value) : String(value);
 }
 
 export interface AttemptTimers {

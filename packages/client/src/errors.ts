@@ -14,7 +14,7 @@ export class PreSendError extends Error {
   }
 }
 
-/** A Client option that cannot work, found when the Client is built. */
+/** An option that cannot work: a Client option, found when the Client is built, or a call's (model, deadline), found before it sends. */
 export class ClientConfigError extends Error {
   constructor(message: string) {
     super(message);

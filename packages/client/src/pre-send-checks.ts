@@ -14,7 +14,11 @@ import { assertStrictSchema, StrictSchemaError, toStrictSchema, type JsonSchema 
 
 export interface PreSendOptions {
   bufferTokens: number;
-  /** Off for retries that keep the prompt and grow `max_tokens` within what the service counted. */
+  /**
+   * Off only for a truncation retry: it keeps the prompt and grows `max_tokens` within what the
+   * service counted (`usage.input_tokens`, budgets.ts outputBudgetGrowth). Every request that
+   * grows the prompt (a decline, invalid or guardrail retry, a continuation) is checked.
+   */
   checkPromptSize: boolean;
 }
 
@@ -49,6 +53,11 @@ export function preSendProblem(request: MessageRequest, model: ResolvedModel, op
     if (error instanceof PreSendError) return error;
     throw error;
   }
+}
+
+/** How a failure says its retry was refused before sending: the code the service would answer, and why. */
+export function retryNotSent(problem: PreSendError): string {
+  return `the retry was not sent (${problem.code}): ${problem.message}`;
 }
 
 /**

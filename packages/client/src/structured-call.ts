@@ -12,7 +12,7 @@ import { classifyAnswer, type RetryableOutcome } from './answer/classify-answer.
 import type { FailureDetail } from './call-account.js';
 import type { CallContext } from './call-context.js';
 import type { ResolvedModel } from './client-options.js';
-import { preSendProblem } from './pre-send-checks.js';
+import { preSendProblem, retryNotSent } from './pre-send-checks.js';
 import type { CallFailure, CallResult } from './results.js';
 import type { JsonSchema } from './strict-schema.js';
 import { sendWithRetries } from './transport/send-with-retries.js';
@@ -45,8 +45,9 @@ export async function runStructured<Value>(run: StructuredRun<Value>, context: C
   if (reasons.length === 0) return { ok: true, value: first.value as Value };
   const feedback = `The answer was rejected: ${reasons.join('; ')}. Call "${run.toolName}" again with a corrected answer.`;
   const retry = replayWithError(first.request, first.toolUse, feedback);
-  const problem = preSendProblem(retry, run.model, { bufferTokens: context.options.bufferTokens, checkPromptSize: false });
-  if (problem) return { ok: false, failure: { kind: 'rejected', reasons, value: first.value, message: `rejected by the guardrails: ${reasons.join('; ')}; the retry was not sent: ${problem.message}` } };
+  // The replayed answer and its error result grow the prompt: the retry must still fit (decision 0009).
+  const problem = preSendProblem(retry, run.model, { bufferTokens: context.options.bufferTokens, checkPromptSize: true });
+  if (problem) return { ok: false, failure: { kind: 'rejected', reasons, value: first.value, message: `rejected by the guardrails: ${reasons.join('; ')}; ${retryNotSent(problem)}` } };
   context.options.hooks.onRetry?.({ layer: 'guardrail', model: run.model.id, reason: reasons.join('; '), delayMs: 0, nextAttempt: context.account.attempts + 1 });
   const second = await answerLayer(retry, run, context);
   if (!second.ok) return second;
@@ -71,8 +72,10 @@ async function answerLayer<Value>(request: MessageRequest, run: StructuredRun<Va
     if (retried) return { ok: false, failure: answerFailure(outcome, current, ' after the one retry') };
     const decision = answerRetry(current, outcome, run.toolName, { model: run.model, bufferTokens: context.options.bufferTokens, inputTokens: sent.folded.message.usage.input_tokens });
     if (!decision.retry) return { ok: false, failure: answerFailure(outcome, current, `; not retried: ${decision.why}`) };
-    const problem = preSendProblem(decision.request, run.model, { bufferTokens: context.options.bufferTokens, checkPromptSize: false });
-    if (problem) return { ok: false, failure: answerFailure(outcome, current, `; the retry was not sent: ${problem.message}`) };
+    // A decline or invalid retry adds turns to the prompt, so it must fit like any request (decision 0009). The
+    // truncation retry keeps the prompt and grows max_tokens only as far as the service's own count allows.
+    const problem = preSendProblem(decision.request, run.model, { bufferTokens: context.options.bufferTokens, checkPromptSize: outcome.kind !== 'truncated' });
+    if (problem) return { ok: false, failure: answerFailure(outcome, current, `; ${retryNotSent(problem)}`) };
     context.options.hooks.onRetry?.({ layer: 'answer', model: run.model.id, reason: decision.reason, delayMs: 0, nextAttempt: context.account.attempts + 1 });
     current = decision.request;
   }

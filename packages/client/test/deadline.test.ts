@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { attemptTimers, Deadline, reserveMs } from '@mms/client';
+import { attemptTimers, ClientConfigError, Deadline, reserveMs } from '@mms/client';
+import type { DeadlineInput } from '../src/deadline.js';
 
 test('the client stops before the caller: 10% of the time, between 50 ms and 2 s', () => {
   assert.equal(reserveMs(1_000), 100);
@@ -28,4 +29,18 @@ test('every transport timer is cut to the time left', () => {
   assert.deepEqual(attemptTimers(120_000, timeouts), { deadlineMs: 120_000, connectMs: 60_000, firstEventMs: 30_000, idleMs: 10_000 });
   assert.deepEqual(attemptTimers(20_000, timeouts), { deadlineMs: 20_000, connectMs: 20_000, firstEventMs: 20_000, idleMs: 10_000 });
   assert.deepEqual(attemptTimers(5_000, timeouts), { deadlineMs: 5_000, connectMs: 5_000, firstEventMs: 5_000, idleMs: 5_000 });
+});
+
+test('a deadline or timeout that is no time is refused, naming it, not read as the epoch', () => {
+  const refused = (input: Record<string, unknown>, message: RegExp) => assert.throws(() => Deadline.from(input as DeadlineInput, 60_000), (error: unknown) => error instanceof ClientConfigError && message.test(error.message));
+  refused({ deadline: null }, /^deadline: must be a Date or epoch milliseconds, got null$/);
+  refused({ deadline: new Date('not a date') }, /got Invalid Date/);
+  refused({ deadline: Number.NaN }, /got NaN/);
+  refused({ deadline: '2100-01-01' }, /got "2100-01-01"/);
+  refused({ deadline: {} }, /^deadline: must be a Date/);
+  refused({ timeoutMs: Number.NaN }, /^timeoutMs: must be a positive number, got NaN$/);
+  refused({ timeoutMs: -5 }, /got -5/);
+  refused({ timeoutMs: '5000' }, /got "5000"/);
+  // A past deadline is still a time: the call reports a timeout rather than throwing.
+  assert.equal(Deadline.from({ deadline: 0 }, 60_000).leftMs(), 0);
 });

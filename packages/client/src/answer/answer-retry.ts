@@ -52,9 +52,24 @@ function askForTool(messages: readonly MessageParam[], text: string, toolName: s
   return [...messages.slice(0, -1), { role: 'user', content: [...content, { type: 'text', text: ask }] }];
 }
 
-/** The tool call replayed as the model made it, answered by an error result carrying `feedback`. */
+/**
+ * The tool call replayed as the model made it, answered by an error result carrying `feedback`.
+ * A replayed `tool_use.input` must be an object (the pre-send check refuses anything else, and so
+ * would the service), so an input the model wrote as `null`, a string or an array goes back as
+ * `{}`, as the folder does with JSON that does not parse; the feedback quotes what it wrote, so
+ * the model still sees its mistake.
+ */
 export function replayWithError(request: MessageRequest, toolUse: ToolUseBlock, feedback: string): MessageRequest {
-  const call: MessageParam = { role: 'assistant', content: [{ type: 'tool_use', id: toolUse.id, name: toolUse.name, input: toolUse.input }] };
-  const result: MessageParam = { role: 'user', content: [{ type: 'tool_result', tool_use_id: toolUse.id, is_error: true, content: feedback }] };
+  const written: unknown = toolUse.input;
+  const isObject = typeof written === 'object' && written !== null && !Array.isArray(written);
+  const input = isObject ? toolUse.input : {};
+  const content = isObject ? feedback : `${feedback} (The input you wrote was ${quoted(written)}, not an object; it is replayed above as {}.)`;
+  const call: MessageParam = { role: 'assistant', content: [{ type: 'tool_use', id: toolUse.id, name: toolUse.name, input }] };
+  const result: MessageParam = { role: 'user', content: [{ type: 'tool_result', tool_use_id: toolUse.id, is_error: true, content }] };
   return { ...request, messages: [...request.messages, call, result] };
+}
+
+/** A value as JSON, cut like the folder's unparsed input (200 characters): enough to recognise, no prompt growth. */
+function quoted(value: unknown): string {
+  return (JSON.stringify(value) ?? String(value)).slice(0, 200);
 }

@@ -13,7 +13,7 @@ import { outputBudgetGrowth } from '../budgets.js';
 import type { FailureDetail } from '../call-account.js';
 import type { CallContext } from '../call-context.js';
 import type { ResolvedModel } from '../client-options.js';
-import { checkBeforeSend, preSendProblem } from '../pre-send-checks.js';
+import { checkBeforeSend, preSendProblem, retryNotSent } from '../pre-send-checks.js';
 import { isInsufficientData } from '../prompts.js';
 import type { ResearchNotes } from '../results.js';
 import { sendWithRetries } from '../transport/send-with-retries.js';
@@ -73,8 +73,9 @@ function resumePaused(state: PassOneState, message: Message, context: CallContex
   if (state.continuations >= settings.maxContinuations) return paused(state, 'continuation-limit', `the service paused the turn again and maxContinuations is ${settings.maxContinuations}`);
   const next = continuation(settings.request, state.turn, state.request.max_tokens, usesSpent(state.turn, state.pausedUsages), budget);
   if (!next.ok) return paused(state, 'unresumable', next.why);
-  const problem = preSendProblem(next.request, settings.model, { ...budget, checkPromptSize: false });
-  if (problem) return paused(state, 'unresumable', `the continuation was not sent: ${problem.message}`);
+  // The paused turn (search results, fetched pages) goes back in the prompt: the continuation must fit like any request (decision 0009).
+  const problem = preSendProblem(next.request, settings.model, { ...budget, checkPromptSize: true });
+  if (problem) return paused(state, 'unresumable', `the continuation was not sent (${problem.code}): ${problem.message}`);
   state.continuations += 1;
   context.options.hooks.onRetry?.({ layer: 'continuation', model: settings.model.id, reason: `pause_turn (continuation ${state.continuations}; ${next.tools})`, delayMs: 0, nextAttempt: context.account.attempts + 1 });
   return { next: next.request };
@@ -89,7 +90,7 @@ function retryTruncated(state: PassOneState, message: Message, context: CallCont
   // A larger max_tokens leaves less headroom for fetched pages: the fetch share is recomputed.
   const retry = withFetchShare({ ...request, max_tokens: growth.next }, budget);
   const problem = preSendProblem(retry, model, { ...budget, checkPromptSize: false });
-  if (problem) return truncated(state, `the retry was not sent: ${problem.message}`);
+  if (problem) return truncated(state, retryNotSent(problem));
   context.options.hooks.onRetry?.({ layer: 'answer', model: model.id, reason: `research truncated at max_tokens ${request.max_tokens}; retrying with ${growth.next}`, delayMs: 0, nextAttempt: context.account.attempts + 1 });
   state.grown = true;
   return { next: retry };

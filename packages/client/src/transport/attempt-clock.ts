@@ -4,6 +4,7 @@
  * the request and is remembered, so the outcome can say which limit ended it.
  */
 import type { AttemptTimers } from '../deadline.js';
+import { setLongTimeout, type LongTimer } from './long-timer.js';
 
 export type AttemptPhase = 'connect' | 'first-event' | 'idle';
 
@@ -18,22 +19,23 @@ export class AttemptClock {
   readonly controller = new AbortController();
   expired: Expiry | undefined;
   private phase: AttemptPhase = 'connect';
-  private phaseTimer: NodeJS.Timeout | undefined;
-  private readonly deadlineTimer: NodeJS.Timeout;
+  private phaseTimer: LongTimer | undefined;
+  // Long timers: a far deadline (or a long phase setting) must not overflow Node's timer and fire at once.
+  private readonly deadlineTimer: LongTimer;
   private readonly started = Date.now();
 
   constructor(private readonly timers: AttemptTimers) {
-    this.deadlineTimer = setTimeout(() => this.expire(true), timers.deadlineMs);
+    this.deadlineTimer = setLongTimeout(() => this.expire(true), timers.deadlineMs);
     this.enter('connect');
   }
 
   /** Starts `phase` with its own timer, unless the deadline comes first anyway. */
   enter(phase: AttemptPhase): void {
-    clearTimeout(this.phaseTimer);
+    this.phaseTimer?.clear();
     this.phase = phase;
     const length = phase === 'connect' ? this.timers.connectMs : phase === 'first-event' ? this.timers.firstEventMs : this.timers.idleMs;
     const left = this.timers.deadlineMs - (Date.now() - this.started);
-    if (length < left) this.phaseTimer = setTimeout(() => this.expire(false), length);
+    if (length < left) this.phaseTimer = setLongTimeout(() => this.expire(false), length);
   }
 
   phaseLengthMs(): number {
@@ -41,8 +43,8 @@ export class AttemptClock {
   }
 
   dispose(): void {
-    clearTimeout(this.phaseTimer);
-    clearTimeout(this.deadlineTimer);
+    this.phaseTimer?.clear();
+    this.deadlineTimer.clear();
   }
 
   private expire(deadline: boolean): void {

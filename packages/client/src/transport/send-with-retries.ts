@@ -2,13 +2,13 @@
  * The HTTP layer: attempt, ask the ladder, wait, attempt again, all inside the deadline.
  * Returns the folded message, or the failure (http or timeout) with what every attempt said.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { API_VERSION, VERSION_HEADER, type MessageRequest } from '@mms/protocol';
 import type { CallAccount, FailureDetail } from '../call-account.js';
 import type { ResolvedOptions } from '../client-options.js';
 import { attemptTimers, type Deadline } from '../deadline.js';
 import type { FoldedMessage } from './message-folder.js';
 import { decideRetry } from './retry-ladder.js';
+import { sleepLong } from './long-timer.js';
 import { clampToDeadline, MIN_ATTEMPT_MS, retryDelay } from './retry-delay.js';
 import { streamAttempt, type AttemptOutcome } from './stream-attempt.js';
 
@@ -44,7 +44,8 @@ export async function sendWithRetries(request: MessageRequest, context: SendCont
       return { ok: false, failure: timeout('retry-wait', `${verdict.reason}, but the wait (${Math.round(delay.delayMs)} ms from ${delay.source}) does not fit in the ${Math.round(deadline.leftMs())} ms left`, history) };
     }
     options.hooks.onRetry?.({ layer: 'http', model: request.model, reason: verdict.reason, delayMs: wait, nextAttempt: account.attempts + 1 });
-    await sleep(wait, undefined, { signal: context.signal }).catch((error: unknown) => {
+    // A long sleep: a server's wait of weeks, inside a deadline further off, must not overflow Node's timer.
+    await sleepLong(wait, context.signal).catch((error: unknown) => {
       throw context.signal?.aborted ? context.signal.reason : error;
     });
   }

@@ -52,6 +52,17 @@ describe('tool calls and usage as each engine streams them', () => {
     assert.equal(reply.stop_reason, 'tool_use');
     assert.deepEqual([reply.usage.input_tokens, reply.usage.output_tokens], [180, 24]);
   });
+
+  test("generic: a call whose name arrives only in its second delta is the offered tool's tool_use block", async () => {
+    const opening = { choices: [{ index: 0, delta: { role: 'assistant', tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { arguments: '' } }] } }] };
+    const named = { choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] } }] };
+    const end = { choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }], usage: { prompt_tokens: 10, completion_tokens: 5 } };
+    bench.engines.generic.reply({ stream: [opening, named, end] });
+    const { status, reply } = await send(bench, 'generic', { tools: [WEATHER] });
+    assert.equal(status, 200, JSON.stringify(reply));
+    assert.deepEqual(reply.content.map((block) => [block.type, block.name, block.input]), [['tool_use', 'get_weather', { city: 'Paris' }]]);
+    assert.equal(reply.stop_reason, 'tool_use');
+  });
 });
 
 describe("the engine's own usage", () => {

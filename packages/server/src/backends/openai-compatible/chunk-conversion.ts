@@ -172,7 +172,11 @@ export class ChunkConverter {
     if (name && record.name === '') record.name = name;
     record.arguments += argumentsText;
     if (open.pending) {
-      if (name && open.pending.name === '') open.pending.name = name;
+      if (name && open.pending.name === '') {
+        // Held for want of a name (some engines send it after the id): the tool is known only now.
+        open.pending.name = name;
+        open.pending.tool = this.toolNamed(name);
+      }
       open.pending.arguments += argumentsText;
     } else if (argumentsText !== '') {
       this.emit({ type: 'block-delta', delta: { type: 'input_json_delta', partial_json: argumentsText } });
@@ -182,7 +186,7 @@ export class ChunkConverter {
   private startCall(index: number, name: string | undefined): void {
     this.close();
     this.calls.push({ name: name ?? '', arguments: '' });
-    const tool = this.options.plan.tools.find((candidate) => candidate.name === name) ?? (this.options.plan.content.kind === 'tool-input' ? this.options.plan.content.tool : undefined);
+    const tool = this.toolNamed(name);
     // A strict tool the engine did not hold to its schema, or a call whose name is still unknown, waits for the check.
     const check = name === undefined || (tool?.strict === true && !this.options.plan.guidedCalls);
     if (check) {
@@ -194,6 +198,11 @@ export class ChunkConverter {
     }
     this.open = { kind: 'call', index, pending: undefined };
     this.emit({ type: 'block-start', block: toolBlock(name!, tool?.server === true) });
+  }
+
+  /** The offered tool a call names; a call made through the content (guided decoding) is the forced tool's. */
+  private toolNamed(name: string | undefined): OfferedTool | undefined {
+    return this.options.plan.tools.find((candidate) => candidate.name === name) ?? (this.options.plan.content.kind === 'tool-input' ? this.options.plan.content.tool : undefined);
   }
 
   /** `{"name", "input"}` generated for one of several tools: released as that tool's call, after the check. */

@@ -15,7 +15,7 @@ import { uniqueId } from '../../http/unique-id.js';
 import type { StreamPart } from '../../streaming/stream-part.js';
 import type { ChatChoice, ChatCompletionChunk, ChatDelta, ChatToolCallDelta } from './chat-types.js';
 import { streamError } from './error-mapping.js';
-import type { OfferedTool } from './offered-tools.js';
+import { notOfferedError, type OfferedTool } from './offered-tools.js';
 import type { ChatPlan } from './output-plan.js';
 import { StopSequenceMatcher } from './stop-sequence-matcher.js';
 
@@ -164,7 +164,8 @@ export class ChunkConverter {
 
   private toolCall(call: ChatToolCallDelta): void {
     const index = call.index ?? (this.open?.kind === 'call' && !call.id ? this.open.index : this.calls.length);
-    const name = call.function?.name ?? undefined;
+    // An empty name is no name yet (the call is held until one arrives), not a tool called "".
+    const name = call.function?.name || undefined;
     const argumentsText = call.function?.arguments ?? '';
     if (this.open?.kind !== 'call' || this.open.index !== index) this.startCall(index, name);
     const open = this.open as Extract<OpenBlock, { kind: 'call' }>;
@@ -175,7 +176,7 @@ export class ChunkConverter {
       if (name && open.pending.name === '') {
         // Held for want of a name (some engines send it after the id): the tool is known only now.
         open.pending.name = name;
-        open.pending.tool = this.toolNamed(name);
+        open.pending.tool = this.offeredTool(name);
       }
       open.pending.arguments += argumentsText;
     } else if (argumentsText !== '') {
@@ -186,7 +187,7 @@ export class ChunkConverter {
   private startCall(index: number, name: string | undefined): void {
     this.close();
     this.calls.push({ name: name ?? '', arguments: '' });
-    const tool = this.toolNamed(name);
+    const tool = name === undefined ? undefined : this.offeredTool(name);
     // A strict tool the engine did not hold to its schema, or a call whose name is still unknown, waits for the check.
     const check = name === undefined || (tool?.strict === true && !this.options.plan.guidedCalls);
     if (check) {
@@ -200,9 +201,15 @@ export class ChunkConverter {
     this.emit({ type: 'block-start', block: toolBlock(name!, tool?.server === true) });
   }
 
-  /** The offered tool a call names; a call made through the content (guided decoding) is the forced tool's. */
-  private toolNamed(name: string | undefined): OfferedTool | undefined {
-    return this.options.plan.tools.find((candidate) => candidate.name === name) ?? (this.options.plan.content.kind === 'tool-input' ? this.options.plan.content.tool : undefined);
+  /**
+   * The offered tool a call names; a call made through the content (guided decoding) is the
+   * forced tool's. A name the request did not offer is refused at once, before any block of the
+   * call is passed on: the client must never see a call of a tool it does not have.
+   */
+  private offeredTool(name: string): OfferedTool {
+    const tool = this.options.plan.tools.find((candidate) => candidate.name === name) ?? (this.options.plan.content.kind === 'tool-input' ? this.options.plan.content.tool : undefined);
+    if (!tool) throw notOfferedError(name);
+    return tool;
   }
 
   /** `{"name", "input"}` generated for one of several tools: released as that tool's call, after the check. */

@@ -55,7 +55,7 @@ export interface ChunkSummary {
   outputChunks: number;
 }
 
-type OpenBlock = { kind: 'thinking' } | { kind: 'text' } | { kind: 'call'; index: number; pending: PendingCall | undefined };
+type OpenBlock = { kind: 'thinking' } | { kind: 'text' } | { kind: 'call'; index: number; id: string | undefined; pending: PendingCall | undefined };
 
 export class ChunkConverter {
   private out: StreamPart[] = [];
@@ -163,11 +163,18 @@ export class ChunkConverter {
   }
 
   private toolCall(call: ChatToolCallDelta): void {
-    const index = call.index ?? (this.open?.kind === 'call' && !call.id ? this.open.index : this.calls.length);
+    const id = call.id || undefined;
     // An empty name is no name yet (the call is held until one arrives), not a tool called "".
     const name = call.function?.name || undefined;
     const argumentsText = call.function?.arguments ?? '';
-    if (this.open?.kind !== 'call' || this.open.index !== index) this.startCall(index, name);
+    const current = this.open?.kind === 'call' ? this.open : undefined;
+    // A delta goes on with the open call unless its index or its id says it is another one.
+    // Ollama sends every call whole at index 0, each with an id of its own; other engines send a
+    // call's id on its first delta only, or repeat it on every delta, and some leave out the index.
+    const sameIndex = call.index === undefined || call.index === current?.index;
+    const sameId = id === undefined || current?.id === undefined || id === current.id;
+    if (current && sameIndex && sameId) current.id ??= id;
+    else this.startCall(call.index ?? this.calls.length, id, name);
     const open = this.open as Extract<OpenBlock, { kind: 'call' }>;
     const record = this.calls.at(-1)!;
     if (name && record.name === '') record.name = name;
@@ -184,7 +191,7 @@ export class ChunkConverter {
     }
   }
 
-  private startCall(index: number, name: string | undefined): void {
+  private startCall(index: number, id: string | undefined, name: string | undefined): void {
     this.close();
     this.calls.push({ name: name ?? '', arguments: '' });
     const tool = name === undefined ? undefined : this.offeredTool(name);
@@ -194,10 +201,10 @@ export class ChunkConverter {
       const pending: PendingCall = { type: 'pending-call', name: name ?? '', tool, arguments: '' };
       this.held ??= [];
       this.held.push(pending);
-      this.open = { kind: 'call', index, pending };
+      this.open = { kind: 'call', index, id, pending };
       return;
     }
-    this.open = { kind: 'call', index, pending: undefined };
+    this.open = { kind: 'call', index, id, pending: undefined };
     this.emit({ type: 'block-start', block: toolBlock(name!, tool?.server === true) });
   }
 

@@ -171,6 +171,22 @@ describe('request mapping', () => {
     // The request's own prompt is the first step's (50), not the second step's, which holds the call and its result.
     assert.equal(reply.usage.input_tokens, 50);
   });
+
+  test('a step after a server call that spent the whole max_tokens is not sent to the engine: the turn ends on max_tokens', async () => {
+    const call = { choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 'c1', type: 'function', function: { name: 'web_fetch', arguments: '{"url":"https://example.com/page"}' } }] } }] };
+    const done = { choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }], usage: { prompt_tokens: 50, completion_tokens: 20 } };
+    bench.engines.vllm.reply({ stream: [call, done] });
+    const before = bench.engines.vllm.chatBodies().length;
+    // The URL is not in the conversation: the fetch is answered with an error block, no network needed.
+    const tools = [{ type: 'web_fetch_20260209', name: 'web_fetch', max_uses: 2 }];
+    const { status, reply } = await send(bench, 'vllm', { max_tokens: 20, tools, messages: [user('Summarize a page.')] });
+    assert.equal(status, 200, JSON.stringify(reply));
+    assert.deepEqual(reply.content.map((block) => block.type), ['server_tool_use', 'web_fetch_tool_result']);
+    assert.equal(reply.stop_reason, 'max_tokens');
+    assert.equal(reply.usage.output_tokens, 20);
+    // Engines refuse a max_tokens of 0 (vLLM: "max_tokens must be at least 1"): none is sent.
+    assert.deepEqual(bench.engines.vllm.chatBodies().slice(before).map((body) => body.max_tokens), [20]);
+  });
 });
 
 describe('responses', () => {

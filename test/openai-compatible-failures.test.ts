@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { postJson, readSse, startService, type RunningService } from '@mms/testing';
-import { BOOKING, CITY_FORMAT, send, useEngines, user, WEATHER } from './openai-compatible-support.js';
+import { BOOKING, CITY_FORMAT, ENGINE_KINDS, send, useEngines, user, WEATHER } from './openai-compatible-support.js';
 
 const bench = useEngines({
   backend: { vllm: { idleTimeoutMs: 300, firstByteTimeoutMs: 300 } },
@@ -192,6 +192,31 @@ describe('checked and retried once in mms (no guided decoding)', () => {
     assert.equal(status, 502);
     assert.equal(reply.error?.type, 'api_error');
     assert.match(reply.error?.message ?? '', /the model called a tool that was not offered: "delete_everything"/);
+  });
+
+  const unofferedCall = { choices: [{ index: 0, delta: { role: 'assistant', tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'delete_everything', arguments: '{}' } }] } }] };
+  const toolCallsEnd = { choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }], usage: { prompt_tokens: 10, completion_tokens: 5 } };
+
+  for (const kind of ENGINE_KINDS) {
+    test(`${kind}: a tool call the engine streams for a tool the request did not offer is a 502 naming it`, async () => {
+      bench.engines[kind].reply({ stream: [unofferedCall, toolCallsEnd] });
+      const { status, reply } = await send(bench, kind, { tools: [WEATHER], tool_choice: { type: 'auto' } });
+      assert.equal(status, 502, JSON.stringify(reply));
+      assert.equal(reply.error?.type, 'api_error');
+      assert.match(reply.error?.message ?? '', /the model called a tool that was not offered: "delete_everything"/);
+    });
+  }
+
+  test('streamed, the text before a call of a tool not offered arrives, then the error: no block of that call', async () => {
+    const text = { choices: [{ index: 0, delta: { role: 'assistant', content: 'Cleaning up.' } }] };
+    bench.engines.generic.reply({ stream: [text, unofferedCall, toolCallsEnd] });
+    const response = await postJson(bench.service, '/v1/messages', { model: 'generic', max_tokens: 100, stream: true, tools: [WEATHER], messages: [user('Hi')] });
+    const events = (await readSse(response)).map((event) => event.data as Body);
+    assert.ok(events.some((event) => event.type === 'content_block_delta' && event.delta.text === 'Cleaning up.'));
+    assert.ok(!events.some((event) => event.type === 'content_block_start' && event.content_block.type === 'tool_use'), JSON.stringify(events));
+    assert.equal(events.at(-1)!.error.type, 'api_error');
+    assert.match(events.at(-1)!.error.message, /the model called a tool that was not offered: "delete_everything"/);
+    assert.ok(!events.some((event) => event.type === 'message_stop'));
   });
 
   test('a strict tool input cut off by max_tokens is passed on as it is, not repaired', async () => {

@@ -52,6 +52,38 @@ describe('tool calls and usage as each engine streams them', () => {
     assert.equal(reply.stop_reason, 'tool_use');
     assert.deepEqual([reply.usage.input_tokens, reply.usage.output_tokens], [180, 24]);
   });
+
+  test("generic: a call whose name arrives only in its second delta is the offered tool's tool_use block", async () => {
+    const opening = { choices: [{ index: 0, delta: { role: 'assistant', tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { arguments: '' } }] } }] };
+    const named = { choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] } }] };
+    const end = { choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }], usage: { prompt_tokens: 10, completion_tokens: 5 } };
+    bench.engines.generic.reply({ stream: [opening, named, end] });
+    const { status, reply } = await send(bench, 'generic', { tools: [WEATHER] });
+    assert.equal(status, 200, JSON.stringify(reply));
+    assert.deepEqual(reply.content.map((block) => [block.type, block.name, block.input]), [['tool_use', 'get_weather', { city: 'Paris' }]]);
+    assert.equal(reply.stop_reason, 'tool_use');
+  });
+
+  // Ollama's OpenAI layer sends every call whole, in a chunk of its own, each at index 0 with its own id.
+  const ollamaCall = (id: string, city: string) => ({ choices: [{ index: 0, delta: { role: 'assistant', content: '', tool_calls: [{ id, index: 0, type: 'function', function: { name: 'get_weather', arguments: JSON.stringify({ city }) } }] } }] });
+  const ollamaEnd = { choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: 'tool_calls' }] };
+
+  test('ollama: parallel calls in chunks of their own, all at index 0, are told apart by their ids', async () => {
+    bench.engines.ollama.reply({ stream: [ollamaCall('call_a', 'Paris'), ollamaCall('call_b', 'Oslo'), ollamaEnd] });
+    const { status, reply } = await send(bench, 'ollama', { tools: [WEATHER] });
+    assert.equal(status, 200, JSON.stringify(reply));
+    assert.deepEqual(reply.content.map((block) => [block.type, block.name, block.input]), [['tool_use', 'get_weather', { city: 'Paris' }], ['tool_use', 'get_weather', { city: 'Oslo' }]]);
+    assert.notEqual(reply.content[0]!.id, reply.content[1]!.id);
+    assert.equal(reply.stop_reason, 'tool_use');
+  });
+
+  test('ollama: with disable_parallel_tool_use, the first of those calls is the answer', async () => {
+    bench.engines.ollama.reply({ stream: [ollamaCall('call_a', 'Paris'), ollamaCall('call_b', 'Oslo'), ollamaEnd] });
+    const { status, reply } = await send(bench, 'ollama', { tools: [WEATHER], tool_choice: { type: 'auto', disable_parallel_tool_use: true } });
+    assert.equal(status, 200, JSON.stringify(reply));
+    assert.deepEqual(reply.content.map((block) => [block.type, block.name, block.input]), [['tool_use', 'get_weather', { city: 'Paris' }]]);
+    assert.equal(reply.stop_reason, 'tool_use');
+  });
 });
 
 describe("the engine's own usage", () => {

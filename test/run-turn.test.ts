@@ -80,6 +80,26 @@ describe('a step that ends on max_tokens after a server call', () => {
   });
 });
 
+describe('a turn whose earlier steps spent the whole output budget', () => {
+  test('ends on max_tokens after the server call is answered, without asking the backend for a step of 0 tokens', async () => {
+    const tools = recordingTools();
+    const backend = fakeBackend([[[...fetchCall('srvtoolu_1', '{"url":"https://a.example/page"}'), { type: 'output-tokens', count: 100 }, finish('tool_use')]], [[finish('end_turn')]]]);
+    const budgets: number[] = [];
+    const stream = backend.stream.bind(backend);
+    backend.stream = (step, signal) => {
+      budgets.push(step.outputBudget);
+      return stream(step, signal);
+    };
+    const request = parseMessageRequest({ model: 'fake', max_tokens: 100, messages: [{ role: 'user', content: 'go https://a.example/page' }], tools: [FETCH] });
+    const parts: StreamPart[] = [];
+    for await (const batch of runTurn({ backend, request, model: MODEL, thinks: false, fault: undefined, maxSteps: 4, serverTools: tools, inputTokens: 10, signal: new AbortController().signal })) parts.push(...batch);
+    assert.deepEqual(budgets, [100]);
+    assert.deepEqual(tools.ran.map((call) => call.id), ['srvtoolu_1']);
+    assert.deepEqual(startedBlocks(parts), ['server_tool_use srvtoolu_1', 'web_fetch_tool_result']);
+    assert.deepEqual(parts.at(-1), finish('max_tokens'));
+  });
+});
+
 describe('disable_parallel_tool_use', () => {
   const body = { tools: [LOOKUP], tool_choice: { type: 'auto', disable_parallel_tool_use: true } };
 

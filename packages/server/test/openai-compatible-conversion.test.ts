@@ -76,6 +76,33 @@ describe('chunk converter', () => {
     assert.equal(unguided.push(chunk({ tool_calls: [{ index: 0, id: 'a', function: { name: 'strict_one', arguments: '{"n":2}' } }] })).length, 0);
   });
 
+  const callDeltas = (parts: ReturnType<ChunkConverter['push']>) => parts.map((part) => (part.type === 'block-start' ? `start:${(part.block as ContentBlock & { name?: string }).name}` : part.type === 'block-delta' && part.delta.type === 'input_json_delta' ? part.delta.partial_json : part.type));
+
+  test('a call at an index already open, with an id of its own, is a new call (Ollama: every call at index 0)', () => {
+    const converter = new ChunkConverter({ engine: 'ollama', plan: planChat(request, ENGINE_PROFILES.ollama), thinks: false, stopSequences: [] });
+    const streamed = [
+      ...converter.push(chunk({ tool_calls: [{ index: 0, id: 'call_a', function: { name: 'note', arguments: '{"text":"a"}' } }] })),
+      ...converter.push(chunk({ tool_calls: [{ index: 0, id: 'call_b', function: { name: 'note', arguments: '{"text":"b"}' } }] }, 'tool_calls')),
+      ...converter.end().tail,
+    ];
+    assert.deepEqual(callDeltas(streamed), ['start:note', '{"text":"a"}', 'block-stop', 'start:note', '{"text":"b"}', 'block-stop']);
+  });
+
+  test("one call's deltas stay one call whether they repeat its id, carry it only first, or carry a null id", () => {
+    for (const [first, later] of [['call_a', 'call_a'], ['call_a', undefined], ['call_a', null], [undefined, 'call_a']] as const) {
+      const converter = new ChunkConverter({ engine: 'generic', plan: planChat(request, ENGINE_PROFILES.generic), thinks: false, stopSequences: [] });
+      const streamed = [
+        ...converter.push(chunk({ tool_calls: [{ index: 0, id: first, type: 'function', function: { name: 'note', arguments: '{"text":' } }] })),
+        ...converter.push(chunk({ tool_calls: [{ index: 0, id: later, function: { arguments: '"a"}' } }] })),
+        // Some servers leave the index out of later deltas.
+        ...converter.push(chunk({ tool_calls: [{ id: later, function: { arguments: '' } }] }, 'tool_calls')),
+      ];
+      const summary = converter.end();
+      assert.deepEqual(callDeltas([...streamed, ...summary.tail]), ['start:note', '{"text":', '"a"}', 'block-stop'], `${first} then ${later}`);
+      assert.deepEqual([summary.held, summary.calls], [[], [{ name: 'note', arguments: '{"text":"a"}' }]], `${first} then ${later}`);
+    }
+  });
+
   test('an error object inside the stream is thrown as the mapped error', () => {
     const converter = new ChunkConverter({ engine: 'vllm', plan: planChat(request, ENGINE_PROFILES.vllm), thinks: false, stopSequences: [] });
     assert.throws(() => converter.push({ error: { message: 'boom', code: 503 } }), (error: Error & { code?: string }) => error.code === 'overloaded' && /boom/.test(error.message));

@@ -83,11 +83,15 @@ async function* runStep(options: TurnOptions, state: TurnState, step: number): A
   const assembler = new BlockAssembler();
   const cutCalls = new Set<ContentBlock>();
   const stepStartTokens = state.outputTokens;
+  const outputBudget = options.request.max_tokens - stepStartTokens;
+  const outcome = (stopReason: StopReason, stopSequence: string | null, tail: StreamPart[]): StepOutcome => ({ stepBlocks: assembler.blocks, cutCalls, stopReason, stopSequence, tail });
+  // Earlier steps spent the whole budget: the turn ends here, for every backend. Engines refuse
+  // a max_tokens of 0 (vLLM, the messages API), and node-llama-cpp reads 0 as no limit at all.
+  if (outputBudget < 1) return outcome('max_tokens', null, []);
   const batches = options.backend.stream(
-    { request: options.request, model: options.model, thinks: options.thinks, turnSoFar: state.blocks, step, outputBudget: options.request.max_tokens - stepStartTokens, fault: options.fault },
+    { request: options.request, model: options.model, thinks: options.thinks, turnSoFar: state.blocks, step, outputBudget, fault: options.fault },
     options.signal,
   );
-  const outcome = (stopReason: StopReason, stopSequence: string | null, tail: StreamPart[]): StepOutcome => ({ stepBlocks: assembler.blocks, cutCalls, stopReason, stopSequence, tail });
   // The one tool call that disable_parallel_tool_use allows, once it has ended. Block parts
   // after it are dropped, but its batch is still read to the end for token counts and a finish.
   let allowedCall: ContentBlock | undefined;

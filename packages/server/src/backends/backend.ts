@@ -14,7 +14,10 @@ export interface BackendStepRequest {
   turnSoFar: ContentBlock[];
   /** Index of this step within the request's agent loop, from 0. */
   step: number;
-  /** Output tokens this step may still spend: max_tokens less what earlier steps spent. */
+  /**
+   * Output tokens this step may still spend: max_tokens less what earlier steps spent. At least
+   * 1: with nothing left the turn loop ends the turn on max_tokens without asking for a step.
+   */
   outputBudget: number;
   /** The `mms-fault` header; only a backend configured for fault injection reads it. */
   fault: string | undefined;

@@ -48,11 +48,6 @@ export class MessagesUpstreamBackend implements Backend {
   }
 
   async *stream(step: BackendStepRequest, signal: AbortSignal): AsyncGenerator<StreamPart[]> {
-    if (step.outputBudget < 1) {
-      // Earlier steps spent the whole budget: the upstream would refuse max_tokens 0.
-      yield [{ type: 'output-tokens', count: 0 }, { type: 'finish', stopReason: 'max_tokens', stopSequence: null }];
-      return;
-    }
     signal.throwIfAborted();
     const headers = this.config.forwardFaults && step.fault ? { ...this.headers, 'mms-fault': step.fault } : this.headers;
     const body = JSON.stringify(upstreamMessageBody(step, this.model));

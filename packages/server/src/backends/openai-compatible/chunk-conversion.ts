@@ -15,7 +15,7 @@ import { uniqueId } from '../../http/unique-id.js';
 import type { StreamPart } from '../../streaming/stream-part.js';
 import type { ChatChoice, ChatCompletionChunk, ChatDelta, ChatToolCallDelta } from './chat-types.js';
 import { streamError } from './error-mapping.js';
-import type { OfferedTool } from './offered-tools.js';
+import { notOfferedError, type OfferedTool } from './offered-tools.js';
 import type { ChatPlan } from './output-plan.js';
 import { StopSequenceMatcher } from './stop-sequence-matcher.js';
 
@@ -55,7 +55,7 @@ export interface ChunkSummary {
   outputChunks: number;
 }
 
-type OpenBlock = { kind: 'thinking' } | { kind: 'text' } | { kind: 'call'; index: number; pending: PendingCall | undefined };
+type OpenBlock = { kind: 'thinking' } | { kind: 'text' } | { kind: 'call'; index: number; id: string | undefined; pending: PendingCall | undefined };
 
 export class ChunkConverter {
   private out: StreamPart[] = [];
@@ -163,37 +163,60 @@ export class ChunkConverter {
   }
 
   private toolCall(call: ChatToolCallDelta): void {
-    const index = call.index ?? (this.open?.kind === 'call' && !call.id ? this.open.index : this.calls.length);
-    const name = call.function?.name ?? undefined;
+    const id = call.id || undefined;
+    // An empty name is no name yet (the call is held until one arrives), not a tool called "".
+    const name = call.function?.name || undefined;
     const argumentsText = call.function?.arguments ?? '';
-    if (this.open?.kind !== 'call' || this.open.index !== index) this.startCall(index, name);
+    const current = this.open?.kind === 'call' ? this.open : undefined;
+    // A delta goes on with the open call unless its index or its id says it is another one.
+    // Ollama sends every call whole at index 0, each with an id of its own; other engines send a
+    // call's id on its first delta only, or repeat it on every delta, and some leave out the index.
+    const sameIndex = call.index === undefined || call.index === current?.index;
+    const sameId = id === undefined || current?.id === undefined || id === current.id;
+    if (current && sameIndex && sameId) current.id ??= id;
+    else this.startCall(call.index ?? this.calls.length, id, name);
     const open = this.open as Extract<OpenBlock, { kind: 'call' }>;
     const record = this.calls.at(-1)!;
     if (name && record.name === '') record.name = name;
     record.arguments += argumentsText;
     if (open.pending) {
-      if (name && open.pending.name === '') open.pending.name = name;
+      if (name && open.pending.name === '') {
+        // Held for want of a name (some engines send it after the id): the tool is known only now.
+        open.pending.name = name;
+        open.pending.tool = this.offeredTool(name);
+      }
       open.pending.arguments += argumentsText;
     } else if (argumentsText !== '') {
       this.emit({ type: 'block-delta', delta: { type: 'input_json_delta', partial_json: argumentsText } });
     }
   }
 
-  private startCall(index: number, name: string | undefined): void {
+  private startCall(index: number, id: string | undefined, name: string | undefined): void {
     this.close();
     this.calls.push({ name: name ?? '', arguments: '' });
-    const tool = this.options.plan.tools.find((candidate) => candidate.name === name) ?? (this.options.plan.content.kind === 'tool-input' ? this.options.plan.content.tool : undefined);
+    const tool = name === undefined ? undefined : this.offeredTool(name);
     // A strict tool the engine did not hold to its schema, or a call whose name is still unknown, waits for the check.
     const check = name === undefined || (tool?.strict === true && !this.options.plan.guidedCalls);
     if (check) {
       const pending: PendingCall = { type: 'pending-call', name: name ?? '', tool, arguments: '' };
       this.held ??= [];
       this.held.push(pending);
-      this.open = { kind: 'call', index, pending };
+      this.open = { kind: 'call', index, id, pending };
       return;
     }
-    this.open = { kind: 'call', index, pending: undefined };
+    this.open = { kind: 'call', index, id, pending: undefined };
     this.emit({ type: 'block-start', block: toolBlock(name!, tool?.server === true) });
+  }
+
+  /**
+   * The offered tool a call names; a call made through the content (guided decoding) is the
+   * forced tool's. A name the request did not offer is refused at once, before any block of the
+   * call is passed on: the client must never see a call of a tool it does not have.
+   */
+  private offeredTool(name: string): OfferedTool {
+    const tool = this.options.plan.tools.find((candidate) => candidate.name === name) ?? (this.options.plan.content.kind === 'tool-input' ? this.options.plan.content.tool : undefined);
+    if (!tool) throw notOfferedError(name);
+    return tool;
   }
 
   /** `{"name", "input"}` generated for one of several tools: released as that tool's call, after the check. */

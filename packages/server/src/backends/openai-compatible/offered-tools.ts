@@ -3,7 +3,7 @@
  * server tools as plain functions whose calls the agent loop runs in mms (issue 6: server tools
  * keep running in mms for every backend). Their inputs are those of the public API's server tools.
  */
-import { isCustomTool, SERVER_TOOL_NAMES, type ConversationRequest } from '@mms/protocol';
+import { isCustomTool, SERVER_TOOL_NAMES, ServiceError, type ConversationRequest } from '@mms/protocol';
 
 export interface OfferedTool {
   name: string;
@@ -39,4 +39,9 @@ export function offeredTools(request: ConversationRequest): OfferedTool[] {
     const known = SERVER_FUNCTIONS[tool.name]!;
     return { name: tool.name, description: known.description, schema: known.schema, strict: false, server: true, where: `tools.${index}` };
   });
+}
+
+/** A call of a tool the request did not offer: the model's output is wrong, not the engine (a 502). */
+export function notOfferedError(name: string): ServiceError {
+  return new ServiceError('model_output_invalid', `the model called a tool that was not offered: "${name}"`);
 }

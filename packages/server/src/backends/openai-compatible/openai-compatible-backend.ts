@@ -18,6 +18,7 @@ import { EngineClient } from './engine-client.js';
 import { ENGINE_PROFILES, type EngineProfile } from './engine-profiles.js';
 import type { OpenAiCompatibleBackendConfig } from './openai-compatible-config.js';
 import { checkCallInput, formatRetryMessages, formatViolation, stopOf } from './output-checks.js';
+import { notOfferedError } from './offered-tools.js';
 import { forcedPlan, planChat, type ChatPlan } from './output-plan.js';
 import { prepareEngine } from './prepare-engine.js';
 import { PromptTokenCounter } from './prompt-token-counter.js';
@@ -160,7 +161,7 @@ export class OpenAiCompatibleBackend implements Backend {
    * says max_tokens, and the assembler keeps what arrived.
    */
   private async release(call: PendingCall, state: StepState, truncated: boolean): Promise<StreamPart[]> {
-    if (!call.tool) throw new ServiceError('model_output_invalid', `the model called a tool that was not offered: "${call.name}"`);
+    if (!call.tool) throw notOfferedError(call.name);
     if (truncated) return blockParts(call.name, call.tool.server, call.arguments);
     let checked = checkCallInput(call);
     if (checked.violation !== undefined) {

@@ -87,6 +87,24 @@ describe('rule 1: strict schema keywords', () => {
   });
 });
 
+describe('schema identifiers', () => {
+  const tool = (name: string, schema: Record<string, unknown>) => ({ name, description: 'd', input_schema: schema });
+
+  test('two requests whose schemas share an $id but differ are both answered', async () => {
+    for (const property of ['first', 'second']) {
+      const schema = { $id: 'https://example.com/answer', type: 'object', properties: { [property]: { type: 'string', $id: 'https://example.com/inner' } } };
+      const { status, json } = await send({ ...base, tools: [tool('record', schema)] });
+      assert.equal(status, 200, JSON.stringify(json));
+    }
+  });
+
+  test('two tools sharing one $id in one request are answered', async () => {
+    const tools = [tool('one', { $id: 'shared', type: 'object' }), tool('two', { $id: 'shared', type: 'object', properties: { a: { type: 'string' } } })];
+    const { status, json } = await send({ ...base, tools });
+    assert.equal(status, 200, JSON.stringify(json));
+  });
+});
+
 describe('rule 2: thinking with a forced strict tool', () => {
   test('adaptive thinking with tool_choice forcing a strict tool is refused naming the rule', async () => {
     await expectRefusal({ ...base, thinking: { type: 'adaptive' }, tools: [strictTool()], tool_choice: { type: 'tool', name: 'record' } }, /^Rule 2: .*strict tool "record"/);

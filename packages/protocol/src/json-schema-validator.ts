@@ -21,6 +21,10 @@ const ajv = new Ajv2020({
   strict: false,
   allErrors: false,
   validateFormats: false,
+  // Callers' schemas are compiled, never registered: a registered `$id` would stay for the
+  // life of the process, and a later schema with the same `$id` (another request's, or a
+  // second tool's in the same request) would be refused as a duplicate.
+  addUsedSchema: false,
   // A schema that fails to compile is the caller's 400; Ajv's own log would print the whole generated code.
   logger: false,
   code: { regExp: re2RegExp as never },
@@ -35,6 +39,7 @@ const formatAjv = new Ajv2020({
   allErrors: false,
   validateFormats: true,
   formats: FORMAT_CHECKS,
+  addUsedSchema: false,
   logger: false,
   code: { regExp: re2RegExp as never },
 });

@@ -47,8 +47,9 @@ function block(start: ContentBlock, inputJson?: string): StreamPart[] {
   return [{ type: 'block-start', block: start }, ...delta, { type: 'block-stop' }];
 }
 
-const toolCall = (id: string, inputJson: string) => block({ type: 'tool_use', id, name: 'lookup', input: {}, caller: { type: 'direct' } }, inputJson);
-const fetchCall = (id: string, inputJson: string) => block({ type: 'server_tool_use', id, name: 'web_fetch', input: {} }, inputJson);
+/** `inputJson` undefined: no input delta at all, as a call cut as it opened, or an engine's call without arguments. */
+const toolCall = (id: string, inputJson: string | undefined) => block({ type: 'tool_use', id, name: 'lookup', input: {}, caller: { type: 'direct' } }, inputJson);
+const fetchCall = (id: string, inputJson: string | undefined) => block({ type: 'server_tool_use', id, name: 'web_fetch', input: {} }, inputJson);
 const finish = (stopReason: 'tool_use' | 'max_tokens' | 'end_turn'): StreamPart => ({ type: 'finish', stopReason, stopSequence: null });
 
 async function runOver(steps: StreamPart[][][], body: Record<string, unknown>, serverTools: ServerToolRunner = recordingTools()): Promise<StreamPart[]> {
@@ -78,6 +79,15 @@ describe('a step that ends on max_tokens after a server call', () => {
     const result = parts.find((part) => part.type === 'block-start' && part.block.type === 'web_fetch_tool_result');
     assert.deepEqual(result?.type === 'block-start' ? (result.block as ServerToolResultBlock).content : undefined, { type: 'web_fetch_tool_result_error', error_code: 'invalid_tool_input' });
   });
+
+  test('a call cut as it opened, with no input JSON at all, is answered invalid_tool_input without running', async () => {
+    const tools = recordingTools();
+    const parts = await runOver([[[...fetchCall('srvtoolu_empty', undefined), { type: 'output-tokens', count: 100 }, finish('max_tokens')]]], { tools: [FETCH] }, tools);
+    assert.deepEqual(tools.ran, []);
+    const result = parts.find((part) => part.type === 'block-start' && part.block.type === 'web_fetch_tool_result');
+    assert.deepEqual(result?.type === 'block-start' ? (result.block as ServerToolResultBlock).content : undefined, { type: 'web_fetch_tool_result_error', error_code: 'invalid_tool_input' });
+    assert.deepEqual(parts.at(-1), finish('max_tokens'));
+  });
 });
 
 describe('disable_parallel_tool_use', () => {
@@ -104,6 +114,24 @@ describe('disable_parallel_tool_use', () => {
     assert.deepEqual(startedBlocks(parts), ['tool_use toolu_1']);
     assert.deepEqual(parts.filter((part) => part.type === 'output-tokens'), [{ type: 'output-tokens', count: 100 }]);
     assert.deepEqual(parts.at(-1), finish('max_tokens'));
+  });
+
+  test('the allowed call cut as it opened, with no input JSON at all, is max_tokens', async () => {
+    const parts = await runOver([[[{ type: 'block-start', block: { type: 'text', text: '', citations: null } }, { type: 'block-delta', delta: { type: 'text_delta', text: 'ok' } }, { type: 'block-stop' }, ...toolCall('toolu_1', undefined), { type: 'output-tokens', count: 1 }, finish('max_tokens')]]], body);
+    assert.deepEqual(startedBlocks(parts), ['text', 'tool_use toolu_1']);
+    assert.deepEqual(parts.at(-1), finish('max_tokens'));
+  });
+
+  test('the allowed call with no input JSON is a whole call without arguments when the step did not end on max_tokens', async () => {
+    const inOneBatch = await runOver([[[...toolCall('toolu_1', undefined), { type: 'output-tokens', count: 3 }, finish('tool_use')]]], body);
+    assert.deepEqual(inOneBatch.at(-1), finish('tool_use'));
+    // The finish in a later batch still decides: the call's own batch cannot tell a cut from a call without arguments.
+    const finishLater = await runOver([[toolCall('toolu_1', undefined), [{ type: 'output-tokens', count: 3 }, finish('tool_use')]]], body);
+    assert.deepEqual(finishLater.at(-1), finish('tool_use'));
+    // Another block after it, dropped and then cut, shows the engine had finished the call.
+    const movedOn = await runOver([[[...toolCall('toolu_1', undefined), ...toolCall('toolu_2', '{"q":'), { type: 'output-tokens', count: 100 }, finish('max_tokens')]]], body);
+    assert.deepEqual(startedBlocks(movedOn), ['tool_use toolu_1']);
+    assert.deepEqual(movedOn.at(-1), finish('tool_use'));
   });
 
   test('a whole call ends the step with its batch: later batches are not read', async () => {

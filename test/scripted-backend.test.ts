@@ -24,6 +24,7 @@ before(async () => {
     JSON.stringify([
       { when: 'weather in (\\w+)', steps: [[{ type: 'tool_use', id: 'toolu_weather', name: 'get_weather', input: { city: 'Paris' } }], [{ type: 'text', text: 'It is sunny in Paris.' }]] },
       { when: '^think$', steps: [[{ type: 'thinking', thinking: 'Scripted thought.' }, { type: 'text', text: 'Done.' }]] },
+      { when: '^cut the call$', steps: [[{ type: 'text', text: 'ok' }, { type: 'tool_use', name: 'emit', input: { a: 'value here' } }]] },
     ]),
   );
   service = await startService({ models: scriptedModels({ script: 'script.json', faults: true }) }, folder);
@@ -180,6 +181,16 @@ describe('script', () => {
     assert.equal(reply.content[0]?.thinking, 'Scripted thought.');
     assert.equal(reply.content[1]?.text, 'Done.');
   });
+
+  for (const disableParallel of [false, true]) {
+    test(`a call cut by max_tokens as it opened, before any input, is max_tokens (disable_parallel_tool_use ${disableParallel})`, async () => {
+      const tools = [{ name: 'emit', description: 'Emit it.', input_schema: { type: 'object', properties: { a: { type: 'string' } }, required: ['a'] } }];
+      const { reply } = await send({ ...base, max_tokens: 1, messages: [user('cut the call')], tools, tool_choice: { type: 'auto', disable_parallel_tool_use: disableParallel } });
+      assert.deepEqual(reply.content.map((block) => block.type), ['text', 'tool_use']);
+      assert.equal(reply.stop_reason, 'max_tokens');
+      assert.equal(reply.usage.output_tokens, 1);
+    });
+  }
 });
 
 describe('faults', () => {

@@ -91,10 +91,17 @@ async function* runStep(options: TurnOptions, state: TurnState, step: number): A
   // The one tool call that disable_parallel_tool_use allows, once it has ended. Block parts
   // after it are dropped, but its batch is still read to the end for token counts and a finish.
   let allowedCall: ContentBlock | undefined;
+  /**
+   * The step's last block, when it is a call that closed with no input JSON (block-assembler.ts):
+   * a call without arguments, or one the budget cut as it opened. A max_tokens finish right
+   * after it says the latter.
+   */
+  let callWithoutInput: ContentBlock | undefined;
   for await (const batch of batches) {
     const passed: StreamPart[] = [];
     for (const part of batch) {
       if (part.type === 'finish') {
+        if (callWithoutInput && part.stopReason === 'max_tokens') cutCalls.add(callWithoutInput);
         // After a whole allowed call the step ended on it, whatever cut the blocks dropped after
         // it; a call cut itself (by max_tokens) keeps the engine's reason: it is truncation.
         const engineReason = allowedCall === undefined || cutCalls.has(allowedCall);
@@ -110,16 +117,19 @@ async function* runStep(options: TurnOptions, state: TurnState, step: number): A
         if (step === 0) passed.push(part);
         continue;
       }
+      if (part.type === 'block-start') callWithoutInput = undefined;
       if (allowedCall) continue;
       passed.push(part);
       const stopped = trackBlock(assembler, part, state);
       if (stopped?.inputCut) cutCalls.add(stopped.block);
+      if (stopped?.inputMissing) callWithoutInput = stopped.block;
       if (stopped?.block.type === 'tool_use' && disablesParallel(options.request)) allowedCall = stopped.block;
     }
     // A whole allowed call ends the step with its batch: leaving the loop ends the backend's
     // generator, which stops its generation. After a cut one, generation is over anyway, and
-    // the finish that says why may still be on its way.
-    if (allowedCall && !cutCalls.has(allowedCall)) return outcome('tool_use', null, passed);
+    // the finish that says why may still be on its way; so may the one that says whether a
+    // call with no input JSON was cut.
+    if (allowedCall && !cutCalls.has(allowedCall) && allowedCall !== callWithoutInput) return outcome('tool_use', null, passed);
     yield passed;
   }
   throw new Error(`backend ${options.backend.name} ended a step without a finish part`);

@@ -52,10 +52,14 @@ const toolCall = (id: string, inputJson: string | undefined) => block({ type: 't
 const fetchCall = (id: string, inputJson: string | undefined) => block({ type: 'server_tool_use', id, name: 'web_fetch', input: {} }, inputJson);
 const finish = (stopReason: 'tool_use' | 'max_tokens' | 'end_turn'): StreamPart => ({ type: 'finish', stopReason, stopSequence: null });
 
-async function runOver(steps: StreamPart[][][], body: Record<string, unknown>, serverTools: ServerToolRunner = recordingTools()): Promise<StreamPart[]> {
+function runOver(steps: StreamPart[][][], body: Record<string, unknown>, serverTools: ServerToolRunner = recordingTools()): Promise<StreamPart[]> {
+  return runWith(fakeBackend(steps), body, serverTools);
+}
+
+async function runWith(backend: Backend, body: Record<string, unknown>, serverTools: ServerToolRunner = recordingTools()): Promise<StreamPart[]> {
   const request = parseMessageRequest({ model: 'fake', max_tokens: 100, messages: [{ role: 'user', content: 'go https://a.example/page' }], ...body });
   const parts: StreamPart[] = [];
-  const turn = runTurn({ backend: fakeBackend(steps), request, model: MODEL, thinks: false, fault: undefined, maxSteps: 4, serverTools, inputTokens: 10, signal: new AbortController().signal });
+  const turn = runTurn({ backend, request, model: MODEL, thinks: false, fault: undefined, maxSteps: 4, serverTools, inputTokens: 10, signal: new AbortController().signal });
   for await (const batch of turn) parts.push(...batch);
   return parts;
 }
@@ -134,7 +138,38 @@ describe('disable_parallel_tool_use', () => {
     assert.deepEqual(movedOn.at(-1), finish('tool_use'));
   });
 
-  test('a whole call ends the step with its batch: later batches are not read', async () => {
+  test('a token count in a later batch than the allowed call is read before the step ends; blocks after the call are dropped', async () => {
+    let batchAfterCountRead = false;
+    const backend = fakeBackend([]);
+    backend.stream = async function* () {
+      yield toolCall('toolu_1', '{"q":"a"}');
+      yield [{ type: 'output-tokens', count: 9 }];
+      batchAfterCountRead = true;
+      yield [...toolCall('toolu_2', '{"q":"b"}'), { type: 'output-tokens', count: 18 }, finish('tool_use')];
+    };
+    const parts = await runWith(backend, body);
+    assert.equal(batchAfterCountRead, false);
+    assert.deepEqual(startedBlocks(parts), ['tool_use toolu_1']);
+    assert.deepEqual(parts.filter((part) => part.type === 'output-tokens'), [{ type: 'output-tokens', count: 9 }]);
+    assert.deepEqual(parts.at(-1), finish('tool_use'));
+  });
+
+  test('a block the engine starts after the allowed call ends the step with that batch, counted or not', async () => {
+    let laterBatchRead = false;
+    const backend = fakeBackend([]);
+    backend.stream = async function* () {
+      yield toolCall('toolu_1', '{"q":"a"}');
+      yield [{ type: 'block-start', block: { type: 'text', text: '', citations: null } }];
+      laterBatchRead = true;
+      yield [{ type: 'block-stop' }, { type: 'output-tokens', count: 18 }, finish('end_turn')];
+    };
+    const parts = await runWith(backend, body);
+    assert.equal(laterBatchRead, false);
+    assert.deepEqual(startedBlocks(parts), ['tool_use toolu_1']);
+    assert.deepEqual(parts.at(-1), finish('tool_use'));
+  });
+
+  test('a whole call counted in its own batch ends the step with that batch: later batches are not read', async () => {
     let laterBatchRead = false;
     const backend = fakeBackend([]);
     backend.stream = async function* () {
@@ -142,9 +177,7 @@ describe('disable_parallel_tool_use', () => {
       laterBatchRead = true;
       yield [...toolCall('toolu_2', '{"q":"b"}'), finish('tool_use')];
     };
-    const request = parseMessageRequest({ model: 'fake', max_tokens: 100, messages: [{ role: 'user', content: 'go' }], ...body });
-    const parts: StreamPart[] = [];
-    for await (const batch of runTurn({ backend, request, model: MODEL, thinks: false, fault: undefined, maxSteps: 4, serverTools: recordingTools(), inputTokens: 10, signal: new AbortController().signal })) parts.push(...batch);
+    const parts = await runWith(backend, body);
     assert.equal(laterBatchRead, false);
     assert.deepEqual(parts.at(-1), finish('tool_use'));
   });

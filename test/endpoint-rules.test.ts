@@ -280,6 +280,21 @@ describe('request shape', () => {
     await expectRefusal({ ...base, tools: [{ name: 'x', input_schema: { type: 'object' } }] }, /^tools\.0\.description/);
   });
 
+  test('fields the official client types as nullable are unset when null: a custom tool\'s type, max_uses, max_content_tokens, output_config.format', async () => {
+    const tools = [
+      { ...strictTool(), strict: false, type: null },
+      webSearch({ max_uses: null, allowed_callers: ['direct'] }),
+      { type: 'web_fetch_20260209', name: 'web_fetch', max_uses: null, max_content_tokens: null, allowed_callers: ['direct'] },
+    ];
+    const forced = await send({ ...base, tools, tool_choice: { type: 'tool', name: 'record' } });
+    assert.equal(forced.status, 200, JSON.stringify(forced.json));
+    assert.deepEqual(forced.json.content?.map((block) => [block.type, block.name]), [['tool_use', 'record']]);
+    // A null format is no format: the answer is the plain echo, not JSON.
+    const plain = await send({ ...base, output_config: { format: null } });
+    assert.equal(plain.status, 200, JSON.stringify(plain.json));
+    assert.equal(plain.json.content?.[0]?.text, 'What is the weather?');
+  });
+
   test('an unknown server tool type is 400', async () => {
     await expectRefusal({ ...base, tools: [{ type: 'web_search_20250305', name: 'web_search' }] }, /^tools\.0\.type: /);
   });

@@ -119,6 +119,15 @@ describe('pause_turn and resume', () => {
     assert.deepEqual(second.usage.server_tool_use, { web_search_requests: 0, web_fetch_requests: 1 });
   });
 
+  test('a web_fetch with max_uses and max_content_tokens null fetches as if they were unset', async () => {
+    // The official client types both as nullable. Read as numbers, null would be 0: every fetch past max_uses and no text kept.
+    const reply = await create([userTurn()], { tools: [{ ...FETCH_TOOL, max_uses: null, max_content_tokens: null }] });
+    assert.equal(reply.stop_reason, 'pause_turn');
+    const results = reply.content.filter((block) => block.type === 'web_fetch_tool_result');
+    assert.deepEqual(results.map((block) => [block.content?.type, block.content?.url]), [['web_fetch_result', `${origin}/one`], ['web_fetch_result', `${origin}/two`]]);
+    assert.match(JSON.stringify(results[0]?.content), /page \/one/);
+  });
+
   test('a paused turn missing a result block is refused, naming the call', async () => {
     const first = await create([userTurn()]);
     const unanswered = first.content.filter((_, index) => index !== 1);

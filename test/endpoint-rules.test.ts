@@ -87,6 +87,61 @@ describe('rule 1: strict schema keywords', () => {
   });
 });
 
+describe('schema identifiers', () => {
+  const tool = (name: string, schema: Record<string, unknown>) => ({ name, description: 'd', input_schema: schema });
+
+  test('two requests whose schemas share an $id but differ are both answered', async () => {
+    for (const property of ['first', 'second']) {
+      const schema = { $id: 'https://example.com/answer', type: 'object', properties: { [property]: { type: 'string', $id: 'https://example.com/inner' } } };
+      const { status, json } = await send({ ...base, tools: [tool('record', schema)] });
+      assert.equal(status, 200, JSON.stringify(json));
+    }
+  });
+
+  test('two tools sharing one $id in one request are answered', async () => {
+    const tools = [tool('one', { $id: 'shared', type: 'object' }), tool('two', { $id: 'shared', type: 'object', properties: { a: { type: 'string' } } })];
+    const { status, json } = await send({ ...base, tools });
+    assert.equal(status, 200, JSON.stringify(json));
+  });
+});
+
+describe('schema drafts', () => {
+  const draft07 = 'http://json-schema.org/draft-07/schema#';
+  // Draft-07's tuple form of `items`, which 2020-12 would refuse (it spells tuples `prefixItems`).
+  const pairSchema = (declared: string) => ({ $schema: declared, type: 'object', properties: { pair: { type: 'array', items: [{ type: 'string' }, { type: 'integer' }] } }, required: ['pair'] });
+
+  test('a tool schema that declares draft-07, as zod-to-json-schema and Pydantic write it, is answered', async () => {
+    const tool = { name: 'record', description: 'd', input_schema: pairSchema(draft07) };
+    const { status, json } = await send({ ...base, tools: [tool], tool_choice: { type: 'tool', name: 'record' } });
+    assert.equal(status, 200, JSON.stringify(json));
+    assert.equal(json.stop_reason, 'tool_use');
+  });
+
+  test('an output_config.format schema that declares draft-07 is answered', async () => {
+    const { status, json } = await send({ ...base, output_config: { format: { type: 'json_schema', schema: pairSchema(draft07) } } });
+    assert.equal(status, 200, JSON.stringify(json));
+  });
+
+  for (const declared of ['http://json-schema.org/draft-06/schema#', 'https://json-schema.org/draft/2019-09/schema', 'https://json-schema.org/draft/2020-12/schema']) {
+    test(`a tool schema that declares ${declared} is answered`, async () => {
+      const tool = { name: 'record', description: 'd', input_schema: { $schema: declared, type: 'object', properties: { city: { type: 'string' } } } };
+      const { status, json } = await send({ ...base, tools: [tool] });
+      assert.equal(status, 200, JSON.stringify(json));
+    });
+  }
+
+  test('a $schema naming another draft is 400 naming the field and the drafts accepted', async () => {
+    const tool = { name: 'record', description: 'd', input_schema: { $schema: 'http://json-schema.org/draft-04/schema#', type: 'object' } };
+    await expectRefusal({ ...base, tools: [tool] }, /^tools\.0\.input_schema\.\$schema: "http:\/\/json-schema\.org\/draft-04\/schema#" is not a supported JSON Schema draft; supported: 2020-12 .*2019-09 .*draft-07 .*draft-06/);
+    const format = { type: 'json_schema', schema: { $schema: 'https://example.com/my-draft', type: 'object' } };
+    await expectRefusal({ ...base, output_config: { format } }, /^output_config\.format\.schema\.\$schema: /);
+  });
+
+  test('a strict tool schema with $schema is refused by rule 1, $schema being outside the strict keyword list', async () => {
+    await expectRefusal({ ...base, tools: [strictTool({ $schema: draft07, type: 'object', properties: {}, additionalProperties: false })] }, /^tools\.0\.input_schema: keyword "\$schema"/);
+  });
+});
+
 describe('rule 2: thinking with a forced strict tool', () => {
   test('adaptive thinking with tool_choice forcing a strict tool is refused naming the rule', async () => {
     await expectRefusal({ ...base, thinking: { type: 'adaptive' }, tools: [strictTool()], tool_choice: { type: 'tool', name: 'record' } }, /^Rule 2: .*strict tool "record"/);
@@ -223,6 +278,21 @@ describe('request shape', () => {
 
   test('custom tools need a description (spec: custom tool)', async () => {
     await expectRefusal({ ...base, tools: [{ name: 'x', input_schema: { type: 'object' } }] }, /^tools\.0\.description/);
+  });
+
+  test('fields the official client types as nullable are unset when null: a custom tool\'s type, max_uses, max_content_tokens, output_config.format', async () => {
+    const tools = [
+      { ...strictTool(), strict: false, type: null },
+      webSearch({ max_uses: null, allowed_callers: ['direct'] }),
+      { type: 'web_fetch_20260209', name: 'web_fetch', max_uses: null, max_content_tokens: null, allowed_callers: ['direct'] },
+    ];
+    const forced = await send({ ...base, tools, tool_choice: { type: 'tool', name: 'record' } });
+    assert.equal(forced.status, 200, JSON.stringify(forced.json));
+    assert.deepEqual(forced.json.content?.map((block) => [block.type, block.name]), [['tool_use', 'record']]);
+    // A null format is no format: the answer is the plain echo, not JSON.
+    const plain = await send({ ...base, output_config: { format: null } });
+    assert.equal(plain.status, 200, JSON.stringify(plain.json));
+    assert.equal(plain.json.content?.[0]?.text, 'What is the weather?');
   });
 
   test('an unknown server tool type is 400', async () => {

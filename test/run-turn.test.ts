@@ -47,14 +47,19 @@ function block(start: ContentBlock, inputJson?: string): StreamPart[] {
   return [{ type: 'block-start', block: start }, ...delta, { type: 'block-stop' }];
 }
 
-const toolCall = (id: string, inputJson: string) => block({ type: 'tool_use', id, name: 'lookup', input: {}, caller: { type: 'direct' } }, inputJson);
-const fetchCall = (id: string, inputJson: string) => block({ type: 'server_tool_use', id, name: 'web_fetch', input: {} }, inputJson);
+/** `inputJson` undefined: no input delta at all, as a call cut as it opened, or an engine's call without arguments. */
+const toolCall = (id: string, inputJson: string | undefined) => block({ type: 'tool_use', id, name: 'lookup', input: {}, caller: { type: 'direct' } }, inputJson);
+const fetchCall = (id: string, inputJson: string | undefined) => block({ type: 'server_tool_use', id, name: 'web_fetch', input: {} }, inputJson);
 const finish = (stopReason: 'tool_use' | 'max_tokens' | 'end_turn'): StreamPart => ({ type: 'finish', stopReason, stopSequence: null });
 
-async function runOver(steps: StreamPart[][][], body: Record<string, unknown>, serverTools: ServerToolRunner = recordingTools()): Promise<StreamPart[]> {
+function runOver(steps: StreamPart[][][], body: Record<string, unknown>, serverTools: ServerToolRunner = recordingTools()): Promise<StreamPart[]> {
+  return runWith(fakeBackend(steps), body, serverTools);
+}
+
+async function runWith(backend: Backend, body: Record<string, unknown>, serverTools: ServerToolRunner = recordingTools()): Promise<StreamPart[]> {
   const request = parseMessageRequest({ model: 'fake', max_tokens: 100, messages: [{ role: 'user', content: 'go https://a.example/page' }], ...body });
   const parts: StreamPart[] = [];
-  const turn = runTurn({ backend: fakeBackend(steps), request, model: MODEL, thinks: false, fault: undefined, maxSteps: 4, serverTools, inputTokens: 10, signal: new AbortController().signal });
+  const turn = runTurn({ backend, request, model: MODEL, thinks: false, fault: undefined, maxSteps: 4, serverTools, inputTokens: 10, signal: new AbortController().signal });
   for await (const batch of turn) parts.push(...batch);
   return parts;
 }
@@ -77,6 +82,15 @@ describe('a step that ends on max_tokens after a server call', () => {
     assert.deepEqual(tools.ran, []);
     const result = parts.find((part) => part.type === 'block-start' && part.block.type === 'web_fetch_tool_result');
     assert.deepEqual(result?.type === 'block-start' ? (result.block as ServerToolResultBlock).content : undefined, { type: 'web_fetch_tool_result_error', error_code: 'invalid_tool_input' });
+  });
+
+  test('a call cut as it opened, with no input JSON at all, is answered invalid_tool_input without running', async () => {
+    const tools = recordingTools();
+    const parts = await runOver([[[...fetchCall('srvtoolu_empty', undefined), { type: 'output-tokens', count: 100 }, finish('max_tokens')]]], { tools: [FETCH] }, tools);
+    assert.deepEqual(tools.ran, []);
+    const result = parts.find((part) => part.type === 'block-start' && part.block.type === 'web_fetch_tool_result');
+    assert.deepEqual(result?.type === 'block-start' ? (result.block as ServerToolResultBlock).content : undefined, { type: 'web_fetch_tool_result_error', error_code: 'invalid_tool_input' });
+    assert.deepEqual(parts.at(-1), finish('max_tokens'));
   });
 });
 
@@ -126,7 +140,56 @@ describe('disable_parallel_tool_use', () => {
     assert.deepEqual(parts.at(-1), finish('max_tokens'));
   });
 
-  test('a whole call ends the step with its batch: later batches are not read', async () => {
+  test('the allowed call cut as it opened, with no input JSON at all, is max_tokens', async () => {
+    const parts = await runOver([[[{ type: 'block-start', block: { type: 'text', text: '', citations: null } }, { type: 'block-delta', delta: { type: 'text_delta', text: 'ok' } }, { type: 'block-stop' }, ...toolCall('toolu_1', undefined), { type: 'output-tokens', count: 1 }, finish('max_tokens')]]], body);
+    assert.deepEqual(startedBlocks(parts), ['text', 'tool_use toolu_1']);
+    assert.deepEqual(parts.at(-1), finish('max_tokens'));
+  });
+
+  test('the allowed call with no input JSON is a whole call without arguments when the step did not end on max_tokens', async () => {
+    const inOneBatch = await runOver([[[...toolCall('toolu_1', undefined), { type: 'output-tokens', count: 3 }, finish('tool_use')]]], body);
+    assert.deepEqual(inOneBatch.at(-1), finish('tool_use'));
+    // The finish in a later batch still decides: the call's own batch cannot tell a cut from a call without arguments.
+    const finishLater = await runOver([[toolCall('toolu_1', undefined), [{ type: 'output-tokens', count: 3 }, finish('tool_use')]]], body);
+    assert.deepEqual(finishLater.at(-1), finish('tool_use'));
+    // Another block after it, dropped and then cut, shows the engine had finished the call.
+    const movedOn = await runOver([[[...toolCall('toolu_1', undefined), ...toolCall('toolu_2', '{"q":'), { type: 'output-tokens', count: 100 }, finish('max_tokens')]]], body);
+    assert.deepEqual(startedBlocks(movedOn), ['tool_use toolu_1']);
+    assert.deepEqual(movedOn.at(-1), finish('tool_use'));
+  });
+
+  test('a token count in a later batch than the allowed call is read before the step ends; blocks after the call are dropped', async () => {
+    let batchAfterCountRead = false;
+    const backend = fakeBackend([]);
+    backend.stream = async function* () {
+      yield toolCall('toolu_1', '{"q":"a"}');
+      yield [{ type: 'output-tokens', count: 9 }];
+      batchAfterCountRead = true;
+      yield [...toolCall('toolu_2', '{"q":"b"}'), { type: 'output-tokens', count: 18 }, finish('tool_use')];
+    };
+    const parts = await runWith(backend, body);
+    assert.equal(batchAfterCountRead, false);
+    assert.deepEqual(startedBlocks(parts), ['tool_use toolu_1']);
+    assert.deepEqual(parts.filter((part) => part.type === 'output-tokens'), [{ type: 'output-tokens', count: 9 }]);
+    assert.deepEqual(parts.at(-1), finish('tool_use'));
+  });
+
+  test('a block the engine starts after the allowed call ends the step with that batch, counted or not', async () => {
+    let laterBatchRead = false;
+    const backend = fakeBackend([]);
+    backend.stream = async function* () {
+      yield toolCall('toolu_1', '{"q":"a"}');
+      yield [{ type: 'block-start', block: { type: 'text', text: '', citations: null } }];
+      laterBatchRead = true;
+      yield [{ type: 'block-stop' }, { type: 'output-tokens', count: 18 }, finish('end_turn')];
+    };
+    const parts = await runWith(backend, body);
+    assert.equal(laterBatchRead, false);
+    assert.deepEqual(startedBlocks(parts), ['tool_use toolu_1']);
+    assert.deepEqual(parts.at(-1), finish('tool_use'));
+  });
+
+  test('a whole call counted in its own batch ends the step with that batch: later batches are not read', async () => {
     let laterBatchRead = false;
     const backend = fakeBackend([]);
     backend.stream = async function* () {
@@ -134,9 +197,7 @@ describe('disable_parallel_tool_use', () => {
       laterBatchRead = true;
       yield [...toolCall('toolu_2', '{"q":"b"}'), finish('tool_use')];
     };
-    const request = parseMessageRequest({ model: 'fake', max_tokens: 100, messages: [{ role: 'user', content: 'go' }], ...body });
-    const parts: StreamPart[] = [];
-    for await (const batch of runTurn({ backend, request, model: MODEL, thinks: false, fault: undefined, maxSteps: 4, serverTools: recordingTools(), inputTokens: 10, signal: new AbortController().signal })) parts.push(...batch);
+    const parts = await runWith(backend, body);
     assert.equal(laterBatchRead, false);
     assert.deepEqual(parts.at(-1), finish('tool_use'));
   });

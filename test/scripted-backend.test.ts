@@ -24,6 +24,7 @@ before(async () => {
     JSON.stringify([
       { when: 'weather in (\\w+)', steps: [[{ type: 'tool_use', id: 'toolu_weather', name: 'get_weather', input: { city: 'Paris' } }], [{ type: 'text', text: 'It is sunny in Paris.' }]] },
       { when: '^think$', steps: [[{ type: 'thinking', thinking: 'Scripted thought.' }, { type: 'text', text: 'Done.' }]] },
+      { when: '^cut the call$', steps: [[{ type: 'text', text: 'ok' }, { type: 'tool_use', name: 'emit', input: { a: 'value here' } }]] },
     ]),
   );
   service = await startService({ models: scriptedModels({ script: 'script.json', faults: true }) }, folder);
@@ -79,6 +80,34 @@ describe('default answer', () => {
     const { reply } = await send({ ...base, output_config: { format: { type: 'json_schema', schema } } });
     assert.equal(reply.content[0]?.type, 'text');
     assert.ok(ajv.validate(schema, JSON.parse(reply.content[0]?.text ?? '')), JSON.stringify(ajv.errors));
+  });
+
+  // A 500 would be retried by clients, and the same schema fails the same way every time.
+  const unbuildable: Array<[string, Record<string, unknown>, string, RegExp]> = [
+    ['a required property that additionalProperties forbids', { type: 'object', properties: {}, required: ['zz'], additionalProperties: false }, 'additionalProperties', /schema is false/],
+    ['a required property whose schema is false', { type: 'object', properties: { a: false }, required: ['a'] }, 'properties.a', /schema is false/],
+    ['minLength above maxLength', { type: 'object', properties: { a: { type: 'string', minLength: 5, maxLength: 2 } }, required: ['a'] }, 'properties.a', /minLength 5 exceeds maxLength 2/],
+    ['allOf with conflicting types', { type: 'object', properties: { a: { allOf: [{ type: 'string' }, { type: 'integer' }] } }, required: ['a'] }, 'properties.a.allOf', /types conflict/],
+    ['minItems past what can be built', { type: 'object', properties: { a: { type: 'array', minItems: 1e8 } }, required: ['a'] }, '', /gave up/],
+  ];
+  for (const [name, schema, inner, reason] of unbuildable) {
+    test(`a forced tool whose schema has no value the backend can build is 400 naming the field (${name})`, async () => {
+      const tools = [{ name: 'other', description: 'Unused.', input_schema: { type: 'object' } }, { name: 'emit', description: 'Emit it.', input_schema: schema }];
+      const { status, reply } = await send({ ...base, tools, tool_choice: { type: 'tool', name: 'emit' } }, {}, faultless);
+      assert.equal(status, 400, JSON.stringify(reply));
+      assert.equal(reply.error?.type, 'invalid_request_error');
+      const field = ['tools.1.input_schema', inner].filter(Boolean).join('.');
+      assert.ok(reply.error?.message.startsWith(`${field}: `), reply.error?.message);
+      assert.match(reply.error?.message ?? '', reason);
+    });
+  }
+
+  test('an output_config.format schema with no value the backend can build is 400 naming the field', async () => {
+    const schema = { type: 'object', properties: { a: { type: 'string', minLength: 5, maxLength: 2 } }, required: ['a'] };
+    const { status, reply } = await send({ ...base, output_config: { format: { type: 'json_schema', schema } } }, {}, faultless);
+    assert.equal(status, 400, JSON.stringify(reply));
+    assert.equal(reply.error?.type, 'invalid_request_error');
+    assert.match(reply.error?.message ?? '', /^output_config\.format\.schema\.properties\.a: .*minLength 5 exceeds maxLength 2/);
   });
 
   test('max_tokens truncates with stop_reason max_tokens and exact usage', async () => {
@@ -152,6 +181,16 @@ describe('script', () => {
     assert.equal(reply.content[0]?.thinking, 'Scripted thought.');
     assert.equal(reply.content[1]?.text, 'Done.');
   });
+
+  for (const disableParallel of [false, true]) {
+    test(`a call cut by max_tokens as it opened, before any input, is max_tokens (disable_parallel_tool_use ${disableParallel})`, async () => {
+      const tools = [{ name: 'emit', description: 'Emit it.', input_schema: { type: 'object', properties: { a: { type: 'string' } }, required: ['a'] } }];
+      const { reply } = await send({ ...base, max_tokens: 1, messages: [user('cut the call')], tools, tool_choice: { type: 'auto', disable_parallel_tool_use: disableParallel } });
+      assert.deepEqual(reply.content.map((block) => block.type), ['text', 'tool_use']);
+      assert.equal(reply.stop_reason, 'max_tokens');
+      assert.equal(reply.usage.output_tokens, 1);
+    });
+  }
 });
 
 describe('faults', () => {

@@ -5,11 +5,13 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { postJson, readSse, scriptedModels, startService, type RunningService, type SseEvent } from '@mms/testing';
+import { countTokens } from '../packages/server/src/backends/scripted/tokenizer.js';
 
 let service: RunningService;
+let script: string;
 before(async () => {
   const folder = mkdtempSync(join(tmpdir(), 'mms-stream-'));
-  const script = join(folder, 'script.json');
+  script = join(folder, 'script.json');
   writeFileSync(
     script,
     JSON.stringify([
@@ -129,6 +131,22 @@ describe('turn shape', () => {
     assert.deepEqual(single.content.map((block) => block.type), ['text', 'tool_use']);
     assert.deepEqual(single.content[1]?.input, { q: 'a' });
     assert.equal(single.stop_reason, 'tool_use');
+  });
+
+  test('disable_parallel_tool_use still counts the tokens of the call it keeps when the engine streams token by token', async () => {
+    // Token by token, the count comes after the call in a later batch than its block: the turn must read on for it.
+    const slow = await startService({ models: scriptedModels({ script, tokenDelayMs: 1 }) });
+    try {
+      const body = { ...request, messages: [{ role: 'user', content: 'two tools' }], tools, tool_choice: { type: 'auto', disable_parallel_tool_use: true } };
+      const reply = (await (await postJson(slow, '/v1/messages', body)).json()) as { content: Array<{ type: string }>; usage: { output_tokens: number } };
+      assert.deepEqual(reply.content.map((block) => block.type), ['text', 'tool_use']);
+      assert.equal(reply.usage.output_tokens, countTokens('Calling both.') + countTokens(JSON.stringify({ q: 'a' })));
+      const events = await readSse(await postJson(slow, '/v1/messages', { ...body, stream: true }));
+      const delta = events.find((event) => event.event === 'message_delta')?.data as unknown as { usage: { output_tokens: number } };
+      assert.equal(delta.usage.output_tokens, reply.usage.output_tokens);
+    } finally {
+      await slow.close();
+    }
   });
 
   test('a step that calls a server tool and a client tool runs the server tool before handing the turn back', async () => {

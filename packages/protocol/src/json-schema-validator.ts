@@ -1,43 +1,12 @@
 /**
  * Validation of values against callers' JSON Schemas (tool inputs, output formats).
- * Ajv runs callers' `pattern`s through RE2 (re2js): linear time, so `^(a+)+$` cannot stall
- * the event loop. Compiled validators are cached by the schema's JSON text.
+ * Ajv (one instance per draft: schema-dialects.ts) runs callers' `pattern`s through RE2
+ * (re2js): linear time, so `^(a+)+$` cannot stall the event loop. Compiled validators are
+ * cached by the schema's JSON text.
  */
-import { RE2JS } from 're2js';
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import type { ValidateFunction } from 'ajv';
 import { ServiceError } from './errors.js';
-import { FORMAT_CHECKS } from './format-checks.js';
-
-/** Ajv's `code.regExp` hook: the wrapper must expose `toString()`, Ajv caches on it. */
-function re2RegExp(pattern: string, flags: string) {
-  const compiled = RE2JS.compile(pattern, flags.includes('i') ? RE2JS.CASE_INSENSITIVE : 0);
-  return {
-    test: (value: string) => compiled.matcher(value).find(),
-    toString: () => `/${pattern}/${flags}`,
-  };
-}
-
-const ajv = new Ajv2020({
-  strict: false,
-  allErrors: false,
-  validateFormats: false,
-  // A schema that fails to compile is the caller's 400; Ajv's own log would print the whole generated code.
-  logger: false,
-  code: { regExp: re2RegExp as never },
-});
-
-/**
- * The same, and `format` checked too: the calling client enforces on answers the constraints
- * that strict schemas cannot carry (issue 5). Formats outside FORMAT_CHECKS are not checked.
- */
-const formatAjv = new Ajv2020({
-  strict: false,
-  allErrors: false,
-  validateFormats: true,
-  formats: FORMAT_CHECKS,
-  logger: false,
-  code: { regExp: re2RegExp as never },
-});
+import { ajvFor } from './schema-dialects.js';
 
 const cache = new Map<string, ValidateFunction>();
 const CACHE_LIMIT = 512;
@@ -52,9 +21,10 @@ export function compileSchema(schema: unknown, where: string, options: CompileOp
   const key = `${options.formats === true ? 'f' : '-'}${JSON.stringify(schema)}`;
   const cached = cache.get(key);
   if (cached) return cached;
+  const ajv = ajvFor(schema, where, options.formats === true);
   let validate: ValidateFunction;
   try {
-    validate = (options.formats === true ? formatAjv : ajv).compile(schema as object);
+    validate = ajv.compile(schema as object);
   } catch (error) {
     throw new ServiceError('invalid_request', `${where}: not a valid JSON Schema: ${(error as Error).message}`);
   }

@@ -16,6 +16,14 @@ const cacheControl = z
 
 const jsonObject = z.record(z.string(), z.unknown());
 
+/**
+ * A field the official client types as `| null`, where null means unset: it parses to absent,
+ * so the code after parsing knows one "unset" and its `=== undefined` checks hold.
+ */
+function nullMeansUnset<Schema extends z.ZodType>(schema: Schema) {
+  return schema.nullish().transform((value) => value ?? undefined).optional();
+}
+
 const citation = jsonObject;
 
 export const textBlockParam = z.strictObject({
@@ -134,7 +142,7 @@ export const systemParam = z.union([z.string(), z.array(textBlockParam)]);
 const toolName = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must match ^[a-zA-Z0-9_-]{1,64}$');
 
 export const customToolParam = z.strictObject({
-  type: z.literal('custom').optional(),
+  type: nullMeansUnset(z.literal('custom')),
   name: toolName,
   // Spec, "custom tool": description is required.
   description: z.string(),
@@ -146,7 +154,7 @@ export const customToolParam = z.strictObject({
 const allowedCallers = z.array(z.enum(ALLOWED_CALLERS)).min(1).optional();
 // The official client types these lists as nullable; null means unset.
 const domainList = z.array(z.string().min(1)).nullable().optional();
-const maxUses = z.int().min(1).optional();
+const maxUses = nullMeansUnset(z.int().min(1));
 
 export const webSearchToolParam = z.strictObject({
   type: z.literal(SERVER_TOOL_TYPES.webSearch),
@@ -163,7 +171,7 @@ export const webFetchToolParam = z.strictObject({
   type: z.literal(SERVER_TOOL_TYPES.webFetch),
   name: z.literal(SERVER_TOOL_NAMES.webFetch),
   max_uses: maxUses,
-  max_content_tokens: z.int().min(1).optional(),
+  max_content_tokens: nullMeansUnset(z.int().min(1)),
   allowed_callers: allowedCallers,
   allowed_domains: domainList,
   blocked_domains: domainList,
@@ -196,9 +204,7 @@ export const thinkingParam = z.discriminatedUnion('type', [
 ]);
 
 export const outputConfigParam = z.strictObject({
-  format: z
-    .strictObject({ type: z.literal('json_schema'), schema: z.looseObject({ type: z.literal('object') }) })
-    .optional(),
+  format: nullMeansUnset(z.strictObject({ type: z.literal('json_schema'), schema: z.looseObject({ type: z.literal('object') }) })),
 });
 
 const conversationFields = {

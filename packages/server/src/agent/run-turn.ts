@@ -93,12 +93,27 @@ async function* runStep(options: TurnOptions, state: TurnState, step: number): A
     options.signal,
   );
   // The one tool call that disable_parallel_tool_use allows, once it has ended. Block parts
-  // after it are dropped, but its batch is still read to the end for token counts and a finish.
+  // after it are dropped, but the step is read on until its parts say how many tokens the call
+  // took (see `callSettled`): usage must count them, and engines report counts late.
   let allowedCall: ContentBlock | undefined;
+  let countedAfterCall = false;
+  /** A block started after the allowed call: the engine went on, so the call was complete. */
+  let movedOn = false;
+  /**
+   * The step's last block, when it is a call that closed with no input JSON (block-assembler.ts):
+   * a call without arguments, or one the budget cut as it opened. A max_tokens finish right
+   * after it says the latter.
+   */
+  let callWithoutInput: ContentBlock | undefined;
+  // Whole, and its tokens counted or the engine gone on to another block. A call with no input
+  // JSON is known whole only once another block starts; else the finish decides. A cut call
+  // waits for the finish, which says why generation ended.
+  const callSettled = (call: ContentBlock) => !cutCalls.has(call) && call !== callWithoutInput && (countedAfterCall || movedOn);
   for await (const batch of batches) {
     const passed: StreamPart[] = [];
     for (const part of batch) {
       if (part.type === 'finish') {
+        if (callWithoutInput && part.stopReason === 'max_tokens') cutCalls.add(callWithoutInput);
         // After a whole allowed call the step ended on it, whatever cut the blocks dropped after
         // it; a call cut itself (by max_tokens) keeps the engine's reason: it is truncation.
         const engineReason = allowedCall === undefined || cutCalls.has(allowedCall);
@@ -107,6 +122,7 @@ async function* runStep(options: TurnOptions, state: TurnState, step: number): A
       if (part.type === 'output-tokens') {
         state.outputTokens = stepStartTokens + part.count;
         passed.push({ type: 'output-tokens', count: state.outputTokens });
+        if (allowedCall) countedAfterCall = true;
         continue;
       }
       if (part.type === 'input-tokens') {
@@ -114,16 +130,21 @@ async function* runStep(options: TurnOptions, state: TurnState, step: number): A
         if (step === 0) passed.push(part);
         continue;
       }
-      if (allowedCall) continue;
+      if (part.type === 'block-start') callWithoutInput = undefined;
+      if (allowedCall) {
+        if (part.type === 'block-start') movedOn = true;
+        continue;
+      }
       passed.push(part);
       const stopped = trackBlock(assembler, part, state);
       if (stopped?.inputCut) cutCalls.add(stopped.block);
+      if (stopped?.inputMissing) callWithoutInput = stopped.block;
       if (stopped?.block.type === 'tool_use' && disablesParallel(options.request)) allowedCall = stopped.block;
     }
-    // A whole allowed call ends the step with its batch: leaving the loop ends the backend's
-    // generator, which stops its generation. After a cut one, generation is over anyway, and
-    // the finish that says why may still be on its way.
-    if (allowedCall && !cutCalls.has(allowedCall)) return outcome('tool_use', null, passed);
+    // A settled allowed call ends the step with this batch: leaving the loop ends the backend's
+    // generator, which stops its generation. Until then the engine is either done (its count or
+    // finish is on its way) or writing blocks that are dropped, which settles the call at once.
+    if (allowedCall && callSettled(allowedCall)) return outcome('tool_use', null, passed);
     yield passed;
   }
   throw new Error(`backend ${options.backend.name} ended a step without a finish part`);

@@ -14,6 +14,12 @@ export interface StoppedBlock {
    * it mid-way): its input is the partial parse of what arrived (partial-json.ts), a guess.
    */
   inputCut: boolean;
+  /**
+   * A tool call that closed with no input JSON at all: its input is `{}`. Whole when the engine
+   * streams nothing for a call without arguments; cut when the output budget ran out right after
+   * the block opened. Only the step's finish tells which (agent/run-turn.ts).
+   */
+  inputMissing: boolean;
 }
 
 export class BlockAssembler {
@@ -43,14 +49,15 @@ export class BlockAssembler {
     const block = this.open;
     if (!block) throw new Error('block-stop with no open block');
     let inputCut = false;
-    if ((block.type === 'tool_use' || block.type === 'server_tool_use') && this.inputJson !== '') {
+    const isCall = block.type === 'tool_use' || block.type === 'server_tool_use';
+    if (isCall && this.inputJson !== '') {
       const parsed = parseInput(this.inputJson);
       block.input = parsed.input;
       inputCut = !parsed.whole;
     }
     this.blocks.push(block);
     this.open = undefined;
-    return { block, inputCut };
+    return { block, inputCut, inputMissing: isCall && this.inputJson === '' };
   }
 
   get isOpen(): boolean {

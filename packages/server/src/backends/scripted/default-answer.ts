@@ -8,6 +8,7 @@ import type { BackendStepRequest } from '../backend.js';
 import { lastToolResultText, lastUserText } from './conversation-text.js';
 import { exampleInstance } from './schema-instance.js';
 import type { PlannedBlock } from './script-file.js';
+import { buildOrRefuse } from './unbuildable-schema.js';
 
 export function planDefaultAnswer(step: BackendStepRequest): PlannedBlock[] {
   const { request } = step;
@@ -18,8 +19,9 @@ export function planDefaultAnswer(step: BackendStepRequest): PlannedBlock[] {
     const plan = forced ? `call the tool ${forced.name}` : 'repeat it back';
     blocks.push({ type: 'thinking', thinking: `The user wrote ${echo.length} characters. I will ${plan}.` });
   }
-  if (forced) blocks.push(toolCall(forced, echo));
-  else if (request.output_config?.format) blocks.push({ type: 'text', text: JSON.stringify(exampleInstance(request.output_config.format.schema)) });
+  const format = request.output_config?.format;
+  if (forced) blocks.push(toolCall(forced, echo, request.tools ?? []));
+  else if (format) blocks.push({ type: 'text', text: JSON.stringify(buildOrRefuse(() => exampleInstance(format.schema), 'output_config.format.schema')) });
   else blocks.push({ type: 'text', text: echo });
   return blocks;
 }
@@ -32,9 +34,10 @@ function forcedTool(tools: readonly ToolParam[], choice: ToolChoice): ToolParam 
   return undefined;
 }
 
-function toolCall(tool: ToolParam, text: string): PlannedBlock {
+function toolCall(tool: ToolParam, text: string, tools: readonly ToolParam[]): PlannedBlock {
   if (isCustomTool(tool)) {
-    return { type: 'tool_use', name: tool.name, input: exampleInstance(tool.input_schema) as Record<string, unknown> };
+    const input = buildOrRefuse(() => exampleInstance(tool.input_schema), `tools.${tools.indexOf(tool)}.input_schema`);
+    return { type: 'tool_use', name: tool.name, input: input as Record<string, unknown> };
   }
   const input = tool.name === SERVER_TOOL_NAMES.codeExecution ? { code: `print(${JSON.stringify(text)})` } : { query: text };
   return { type: 'server_tool_use', name: tool.name, input };

@@ -5,6 +5,7 @@
 import { isCustomTool, ServiceError, type MessageRequest } from '@mms/protocol';
 import type { PlannedBlock } from './script-file.js';
 import { violatingObject } from './schema-instance.js';
+import { buildOrRefuse } from './unbuildable-schema.js';
 
 export const FAULT_NAMES = ['http-500', 'http-529', 'http-429', 'truncate', 'no-tool-call', 'invalid-tool-input', 'stream-error'] as const;
 export type Fault = (typeof FAULT_NAMES)[number];
@@ -34,7 +35,7 @@ export function reshapeBlocks(blocks: PlannedBlock[], fault: Fault | undefined, 
 
 function withInvalidInput(block: Extract<PlannedBlock, { type: 'tool_use' }>, request: MessageRequest): PlannedBlock {
   const tool = (request.tools ?? []).filter(isCustomTool).find((candidate) => candidate.name === block.name);
-  const input = tool && violatingObject(tool.input_schema);
+  const input = tool && buildOrRefuse(() => violatingObject(tool.input_schema), `tools.${(request.tools ?? []).indexOf(tool)}.input_schema`);
   if (!input) throw new ServiceError('invalid_request', `mms-fault invalid-tool-input: the schema of "${block.name}" accepts every object, so no input can violate it`);
   return { ...block, input };
 }

@@ -10,11 +10,14 @@ export type SchemaObject = { [keyword: string]: unknown };
 /** No instance could be built; `path` is the JSON pointer (as a URI fragment) of the culprit. */
 export class SchemaInstanceError extends Error {
   readonly path: string;
+  /** Why no instance was built, without the path: for messages that name the place their own way. */
+  readonly reason: string;
 
-  constructor(path: string, message: string) {
+  constructor(path: string, message: string, reason = message) {
     super(message);
     this.name = 'SchemaInstanceError';
     this.path = path;
+    this.reason = reason;
   }
 }
 
@@ -38,7 +41,7 @@ export class BuildFailure {
     // Only the innermost cause is quoted, so messages stay short however deep the failure was.
     const root = this.rootCause();
     const detail = root === this ? '' : ` (first failure: ${root.reason} at ${root.path})`;
-    return new SchemaInstanceError(this.path, `${this.reason} at ${this.path}${detail}`);
+    return new SchemaInstanceError(this.path, `${this.reason} at ${this.path}${detail}`, `${this.reason}${detail}`);
   }
 }
 

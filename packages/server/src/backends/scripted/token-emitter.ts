@@ -97,6 +97,9 @@ function* partsOf(blocks: readonly PlannedBlock[], options: EmitOptions): Genera
     }
     if (start.type === 'thinking') yield { type: 'block-delta', delta: { type: 'signature_delta', signature: signatureOf(block) } };
     yield { type: 'block-stop' };
+    // The count so far with every block's end: a turn that stops reading after one block (the
+    // call disable_parallel_tool_use allows) still has the tokens that block took.
+    yield { type: 'output-tokens', count: spend.used };
     if (stopSequence !== null) {
       yield* finish(spend, 'stop_sequence', stopSequence, false);
       return;

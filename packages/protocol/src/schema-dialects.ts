@@ -1,0 +1,83 @@
+/**
+ * The Ajv instances that compile callers' JSON Schemas, one per JSON Schema draft a schema may
+ * declare in its root `$schema`, each with and without `format` checks. No `$schema` is 2020-12.
+ * Generators declare older drafts (zod-to-json-schema and Pydantic write draft-07), and a
+ * draft's keywords mean different things in another (`items` as an array is a tuple before
+ * 2020-12), so each draft compiles with its own Ajv class.
+ */
+import { createRequire } from 'node:module';
+import { RE2JS } from 're2js';
+import { Ajv as AjvDraft07, type Options } from 'ajv';
+import { Ajv2019 } from 'ajv/dist/2019.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { ServiceError } from './errors.js';
+import { FORMAT_CHECKS } from './format-checks.js';
+
+type AnyAjv = AjvDraft07 | Ajv2019 | Ajv2020;
+
+/** Ajv's `code.regExp` hook: the wrapper must expose `toString()`, Ajv caches on it. */
+function re2RegExp(pattern: string, flags: string) {
+  const compiled = RE2JS.compile(pattern, flags.includes('i') ? RE2JS.CASE_INSENSITIVE : 0);
+  return {
+    test: (value: string) => compiled.matcher(value).find(),
+    toString: () => `/${pattern}/${flags}`,
+  };
+}
+
+function options(formats: boolean): Options {
+  return {
+    strict: false,
+    allErrors: false,
+    // The calling client enforces on answers the constraints that strict schemas cannot carry
+    // (issue 5); formats outside FORMAT_CHECKS are not checked. Requests do not check formats.
+    validateFormats: formats,
+    ...(formats ? { formats: FORMAT_CHECKS } : {}),
+    // Callers' schemas are compiled, never registered: a registered `$id` would stay for the
+    // life of the process, and a later schema with the same `$id` (another request's, or a
+    // second tool's in the same request) would be refused as a duplicate.
+    addUsedSchema: false,
+    // A schema that fails to compile is the caller's 400; Ajv's own log would print the whole generated code.
+    logger: false,
+    code: { regExp: re2RegExp as never },
+  };
+}
+
+interface Dialect {
+  /** The `$schema` URI as the draft's meta-schema names itself, without the trailing `#`. */
+  uri: string;
+  name: string;
+  create: (formats: boolean) => AnyAjv;
+}
+
+const draft06MetaSchema = createRequire(import.meta.url)('ajv/dist/refs/json-schema-draft-06.json') as object;
+
+const DIALECTS: readonly Dialect[] = [
+  { uri: 'https://json-schema.org/draft/2020-12/schema', name: '2020-12', create: (formats) => new Ajv2020(options(formats)) },
+  { uri: 'https://json-schema.org/draft/2019-09/schema', name: '2019-09', create: (formats) => new Ajv2019(options(formats)) },
+  { uri: 'http://json-schema.org/draft-07/schema', name: 'draft-07', create: (formats) => new AjvDraft07(options(formats)) },
+  {
+    uri: 'http://json-schema.org/draft-06/schema',
+    name: 'draft-06',
+    // Draft-07 only added keywords to draft-06; Ajv compiles both with one class given the meta-schema.
+    create: (formats) => new AjvDraft07(options(formats)).addMetaSchema(draft06MetaSchema) as AjvDraft07,
+  },
+];
+
+const instances = new Map<string, AnyAjv>();
+
+/** The Ajv that compiles `schema`, chosen by its root `$schema`; an unknown draft is a 400 naming `where`. */
+export function ajvFor(schema: unknown, where: string, formats: boolean): AnyAjv {
+  const declared = schema !== null && typeof schema === 'object' ? (schema as Record<string, unknown>).$schema : undefined;
+  const dialect = declared === undefined ? DIALECTS[0]! : DIALECTS.find((candidate) => typeof declared === 'string' && declared.replace(/#$/, '') === candidate.uri);
+  if (!dialect) {
+    const supported = DIALECTS.map((candidate) => `${candidate.name} (${candidate.uri})`).join(', ');
+    throw new ServiceError('invalid_request', `${where}.$schema: ${JSON.stringify(declared)} is not a supported JSON Schema draft; supported: ${supported}; without $schema a schema is read as 2020-12`);
+  }
+  const key = `${dialect.name}${formats ? ' formats' : ''}`;
+  let ajv = instances.get(key);
+  if (!ajv) {
+    ajv = dialect.create(formats);
+    instances.set(key, ajv);
+  }
+  return ajv;
+}

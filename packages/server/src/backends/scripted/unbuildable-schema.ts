@@ -1,0 +1,23 @@
+/**
+ * A tool or format schema the scripted backend can build no instance of (no value satisfies it,
+ * or none within the builder's limits) is the caller's 400 naming the field, not a 500: clients
+ * retry 500s, and the same request would fail the same way every time.
+ */
+import { ServiceError } from '@mms/protocol';
+import { SchemaInstanceError } from './schema-instance.js';
+
+/** `build()`'s value; its SchemaInstanceError becomes a 400 naming `where` (e.g. `tools.0.input_schema`) and the place inside it. */
+export function buildOrRefuse<T>(build: () => T, where: string): T {
+  try {
+    return build();
+  } catch (error) {
+    if (!(error instanceof SchemaInstanceError)) throw error;
+    throw new ServiceError('invalid_request', `${fieldPath(where, error.path)}: the scripted backend can build no value valid against this schema: ${error.reason}`);
+  }
+}
+
+/** `#/properties/a~1b` under `tools.0.input_schema` is `tools.0.input_schema.properties.a/b`. */
+function fieldPath(where: string, pointer: string): string {
+  const segments = pointer.replace(/^#\/?/, '').split('/').filter((segment) => segment !== '');
+  return [where, ...segments.map((segment) => segment.replaceAll('~1', '/').replaceAll('~0', '~'))].join('.');
+}

@@ -63,9 +63,26 @@ const DIALECTS: readonly Dialect[] = [
   },
 ];
 
-const instances = new Map<string, AnyAjv>();
+/**
+ * Ajv keeps every schema it compiles in a cache of its own, keyed by the schema object and
+ * never emptied; callers send a new object each time, so a long-running service would grow by
+ * one entry per compile. An instance is therefore replaced after this many compiles: the
+ * validators it made keep working, and it is freed once the bounded validator cache
+ * (json-schema-validator.ts) no longer holds any of them.
+ */
+export const COMPILES_PER_INSTANCE = 1024;
 
-/** The Ajv that compiles `schema`, chosen by its root `$schema`; an unknown draft is a 400 naming `where`. */
+interface Instance {
+  ajv: AnyAjv;
+  compiles: number;
+}
+
+const instances = new Map<string, Instance>();
+
+/**
+ * The Ajv that compiles `schema`, chosen by its root `$schema`; an unknown draft is a 400
+ * naming `where`. Each call counts as one compile.
+ */
 export function ajvFor(schema: unknown, where: string, formats: boolean): AnyAjv {
   const declared = schema !== null && typeof schema === 'object' ? (schema as Record<string, unknown>).$schema : undefined;
   const dialect = declared === undefined ? DIALECTS[0]! : DIALECTS.find((candidate) => typeof declared === 'string' && declared.replace(/#$/, '') === candidate.uri);
@@ -74,10 +91,11 @@ export function ajvFor(schema: unknown, where: string, formats: boolean): AnyAjv
     throw new ServiceError('invalid_request', `${where}.$schema: ${JSON.stringify(declared)} is not a supported JSON Schema draft; supported: ${supported}; without $schema a schema is read as 2020-12`);
   }
   const key = `${dialect.name}${formats ? ' formats' : ''}`;
-  let ajv = instances.get(key);
-  if (!ajv) {
-    ajv = dialect.create(formats);
-    instances.set(key, ajv);
+  let instance = instances.get(key);
+  if (!instance || instance.compiles >= COMPILES_PER_INSTANCE) {
+    instance = { ajv: dialect.create(formats), compiles: 0 };
+    instances.set(key, instance);
   }
-  return ajv;
+  instance.compiles += 1;
+  return instance.ajv;
 }

@@ -164,6 +164,15 @@ const battery: readonly GrammarCase[] = [
   },
   { name: 'items false', schema: { type: 'array', items: false }, valid: ['[]', '[ ]'], invalid: ['[1]', '[null]'] },
   {
+    name: 'a false property is no extra key either',
+    schema: { type: 'object', properties: { a: string, secret: false }, additionalProperties: integer },
+    valid: ['{}', '{"a":"x"}', '{"a":"x","b":1}', '{"secrets":1}', '{"secre":1}'], invalid: ['{"secret":1}', '{"a":"x","secret":1}', '{"b":"x"}'],
+  },
+  {
+    name: 'a false property beside free extras', schema: { type: 'object', properties: { secret: false }, additionalProperties: true },
+    valid: ['{}', '{"b":[1]}'], invalid: ['{"secret":1}', '{"b":1,"secret":null}'],
+  },
+  {
     name: '$ref pointers with ~0, ~1 and %-escapes',
     schema: { type: 'object', properties: { n: { $ref: '#/$defs/a~1b~0c' }, f: { $ref: '#/$defs/sp%20ace' } }, required: ['n', 'f'], additionalProperties: false, $defs: { 'a/b~c': integer, 'sp ace': { type: 'boolean' } } },
     valid: ['{"n":1,"f":true}'], invalid: ['{"n":true,"f":1}', '{"n":1}'],

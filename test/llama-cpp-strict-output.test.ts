@@ -106,3 +106,16 @@ describe('output_config.format on llama.cpp', () => {
     });
   }
 });
+
+describe('stop sequences on llama.cpp', () => {
+  test("a stop sequence does not cut a forced tool's JSON input", async () => {
+    const schema = battery['nested objects']!;
+    for (const strict of [true, false]) {
+      const tools = [{ name: 'record', description: 'Record the answer.', strict, input_schema: schema }];
+      // Every member of the input is written `"name":`, so ":" would end it at its first key.
+      const reply = await send({ tools, tool_choice: { type: 'tool', name: 'record' }, stop_sequences: [':', '"'] });
+      assert.equal(reply.stop_reason, 'tool_use');
+      assert.ok(ajv.validate(schema, reply.content[0]?.input), `${JSON.stringify(reply.content[0]?.input)}: ${ajv.errorsText()}`);
+    }
+  });
+});

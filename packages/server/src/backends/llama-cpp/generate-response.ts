@@ -66,7 +66,8 @@ async function runGeneration(chat: LlamaChat, input: GenerationInput, emitter: R
       topK: request.top_k,
       seed: input.seed,
       signal: input.signal,
-      customStopTriggers: request.stop_sequences,
+      // Stop sequences end text; a forced tool's input is JSON that a stop string (":", say) would cut.
+      customStopTriggers: plan.main.kind === 'text' ? request.stop_sequences : undefined,
       budgets: { thoughtTokens: input.thoughtBudget },
       onResponseChunk: (chunk: LlamaChatResponseChunk) => emitter.chunk(chunk),
       ...(input.grammar ? { grammar: input.grammar } : {}),

@@ -12,6 +12,8 @@ export interface GenerationPlan {
   structured: StructuredTarget | undefined;
   /** Tools the model may call by its own chat format (tool_choice auto). */
   functions: ChatModelFunctions | undefined;
+  /** The schemas of the strict tools among `functions`: an input that fails one is generated again under its grammar. */
+  strictCalls: StructuredTarget[];
   /** Instruction added to the system prompt (a forced tool's contract). */
   systemText: string | undefined;
   /** At most one tool call (disable_parallel_tool_use). */
@@ -30,18 +32,30 @@ export function planGeneration(request: ConversationRequest): GenerationPlan {
   const format = request.output_config?.format;
   const structured = format ? { schema: format.schema, strict: false, where: 'output_config.format.schema' } : undefined;
   const offered = choice?.type === 'none' ? [] : customTools;
-  return { main: { kind: 'text' }, structured, functions: offered.length > 0 ? toFunctions(offered) : undefined, systemText: undefined, singleCall };
+  return {
+    main: { kind: 'text' },
+    structured,
+    functions: offered.length > 0 ? toFunctions(offered) : undefined,
+    strictCalls: offered.filter((tool) => tool.strict === true).map((tool) => inputTarget(tool, request)),
+    systemText: undefined,
+    singleCall,
+  };
 }
 
 export function forcedToolPlan(tool: CustomToolParam, request: ConversationRequest, singleCall: boolean): GenerationPlan {
-  const index = (request.tools ?? []).indexOf(tool);
   return {
     main: { kind: 'tool', name: tool.name },
-    structured: { schema: tool.input_schema, strict: tool.strict === true, where: `tools.${index}.input_schema` },
+    structured: inputTarget(tool, request),
     functions: undefined,
+    strictCalls: [],
     systemText: `Call the tool "${tool.name}" now: ${tool.description}\nAnswer with the tool's JSON input only. Its JSON Schema: ${JSON.stringify(tool.input_schema)}`,
     singleCall,
   };
+}
+
+function inputTarget(tool: CustomToolParam, request: ConversationRequest): StructuredTarget {
+  const index = (request.tools ?? []).indexOf(tool);
+  return { schema: tool.input_schema, strict: tool.strict === true, where: `tools.${index}.input_schema` };
 }
 
 function toFunctions(tools: readonly CustomToolParam[]): ChatModelFunctions {

@@ -15,7 +15,7 @@ import type { LlamaCppBackendConfig } from './llama-cpp-config.js';
 import { llamaRuntime } from './llama-runtime.js';
 import { modelFile } from './model-file.js';
 import { SequencePool } from './sequence-pool.js';
-import { assertStrictOutput, grammarFor } from './structured-output.js';
+import { assertStrictOutput, assertStrictSchemaCompiles, grammarFor } from './structured-output.js';
 import { collectText } from './collect-text.js';
 
 interface LoadedModel {
@@ -52,6 +52,9 @@ export class LlamaCppBackend implements Backend {
     const chatWrapper = step.thinks ? loaded.wrappers.thinking : loaded.wrappers.plain;
     assertFits(promptTokens(loaded, chatWrapper, history, plan), loaded.context);
     const grammar = plan.structured ? await grammarFor(loaded.llama, plan.structured) : undefined;
+    // A strict tool's input that fails is generated again under its grammar: a schema that cannot
+    // compile is refused now, as a 400, rather than after the model called the tool.
+    plan.strictCalls.forEach(assertStrictSchemaCompiles);
     const sequence = await loaded.pool.borrow({ wait: step.step > 0, signal });
     try {
       yield* generateResponse({

@@ -35,9 +35,25 @@ function gbnfFor(target: StructuredTarget): string {
   try {
     return jsonSchemaToGbnf(target.schema);
   } catch (error) {
-    if (!(error instanceof GrammarCompileError) || target.strict) throw error;
+    if (!(error instanceof GrammarCompileError)) throw error;
+    if (target.strict) throw uncompiledStrictSchema(target, error);
     return jsonSchemaToGbnf(ANY_OBJECT);
   }
+}
+
+/**
+ * Refuses, before anything is generated, a strict schema the grammar cannot hold output to: the
+ * keyword list allows it, but this engine would have to pass on output it cannot guarantee.
+ */
+export function assertStrictSchemaCompiles(target: StructuredTarget): void {
+  gbnfFor(target);
+}
+
+/** The caller's schema, not the service, is what must change: a 400 naming the place in the request. */
+function uncompiledStrictSchema(target: StructuredTarget, error: GrammarCompileError): ServiceError {
+  const segments = error.path.split('/').slice(1).map((segment) => segment.replaceAll('~1', '/').replaceAll('~0', '~'));
+  const where = [target.where, ...segments].join('.');
+  return new ServiceError('invalid_request', `${where}: ${error.reason}; the llama-cpp backend cannot hold output to this strict schema (drop strict, or write the constraint into a description)`);
 }
 
 /**

@@ -17,12 +17,18 @@ export interface GenerationInput {
   plan: GenerationPlan;
   grammar: LlamaGrammar | undefined;
   request: MessageRequest;
+  /** What the whole step may spend, second passes included. */
   outputBudget: number;
   thoughtBudget: number;
   seed: number;
   signal: AbortSignal;
+  /**
+   * Output tokens the step has spent so far, second passes included: the sequence's meter, which
+   * counts every sampled token, control tokens with no text too, which the chunks do not show.
+   */
+  spentTokens: () => number;
   /** Regenerates a strict tool's input under its grammar, when a free-form call got it wrong. */
-  repairInput: (toolName: string) => Promise<Record<string, unknown>>;
+  repairInput: (toolName: string, maxTokens: number) => Promise<Record<string, unknown>>;
 }
 
 export async function* generateResponse(input: GenerationInput): AsyncGenerator<StreamPart[]> {
@@ -54,9 +60,6 @@ export async function* generateResponse(input: GenerationInput): AsyncGenerator<
 
 async function runGeneration(chat: LlamaChat, input: GenerationInput, emitter: ResponseEmitter): Promise<StreamPart[]> {
   const { request, plan } = input;
-  // The sequence's meter counts every sampled token, control tokens with no text included,
-  // which the chunks do not show: usage must report what was generated.
-  const outputTokensBefore = input.sequence.tokenMeter.usedOutputTokens;
   let response: LlamaChatResponse;
   try {
     response = await chat.generateResponse(input.history, {
@@ -77,7 +80,6 @@ async function runGeneration(chat: LlamaChat, input: GenerationInput, emitter: R
     // The sequence is free again for the repair generation below, and for the next request.
     chat.dispose();
   }
-  emitter.outputTokens = input.sequence.tokenMeter.usedOutputTokens - outputTokensBefore;
   return finishParts(response, input, emitter);
 }
 
@@ -91,7 +93,8 @@ export async function finishParts(response: LlamaChatResponse, input: Generation
   const calls = (response as unknown as LlamaChatResponse<ChatModelFunctions>).functionCalls ?? [];
   for (const call of calls) emitter.toolCall(call.functionName, await checkedCallInput(call.functionName, call.params, input));
   const stop = stopOf(response, plan.main.kind === 'tool' || calls.length > 0, input.request.stop_sequences ?? []);
-  return [{ type: 'output-tokens', count: emitter.outputTokens }, { type: 'finish', stopReason: stop.reason, stopSequence: stop.sequence }];
+  // Read after the repairs: their tokens are this step's output too.
+  return [{ type: 'output-tokens', count: input.spentTokens() }, { type: 'finish', stopReason: stop.reason, stopSequence: stop.sequence }];
 }
 
 /**
@@ -102,8 +105,13 @@ export async function finishParts(response: LlamaChatResponse, input: Generation
 async function checkedCallInput(name: string, params: unknown, input: GenerationInput): Promise<Record<string, unknown>> {
   const value = params !== null && typeof params === 'object' && !Array.isArray(params) ? (params as Record<string, unknown>) : {};
   const tool = (input.request.tools ?? []).filter(isCustomTool).find((candidate) => candidate.name === name);
-  if (!tool || tool.strict !== true || schemaViolation(tool.input_schema, value) === undefined) return value;
-  return input.repairInput(name);
+  if (!tool || tool.strict !== true) return value;
+  const violation = schemaViolation(tool.input_schema, value);
+  if (violation === undefined) return value;
+  // The repair spends from the same step budget: usage counts it, and the step stays within max_tokens.
+  const remaining = input.outputBudget - input.spentTokens();
+  if (remaining <= 0) throw new ServiceError('model_output_invalid', `the model's input for the tool "${name}" failed its input_schema, and no output tokens are left to generate it again: ${violation}`);
+  return input.repairInput(name, remaining);
 }
 
 function stopOf(response: LlamaChatResponse, calledTool: boolean, stopSequences: readonly string[]): { reason: StopReason; sequence: string | null } {

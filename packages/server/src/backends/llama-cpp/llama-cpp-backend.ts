@@ -56,6 +56,7 @@ export class LlamaCppBackend implements Backend {
     // compile is refused now, as a 400, rather than after the model called the tool.
     plan.strictCalls.forEach(assertStrictSchemaCompiles);
     const sequence = await loaded.pool.borrow({ wait: step.step > 0, signal });
+    const outputTokensBefore = sequence.tokenMeter.usedOutputTokens;
     try {
       yield* generateResponse({
         sequence,
@@ -69,7 +70,8 @@ export class LlamaCppBackend implements Backend {
         // node-llama-cpp's default seed is fixed: every request would sample the same answer.
         seed: this.config.seed ?? randomInt(2 ** 31),
         signal,
-        repairInput: (toolName) => this.repairInput(loaded, sequence, request, toolName, step.outputBudget, signal),
+        spentTokens: () => sequence.tokenMeter.usedOutputTokens - outputTokensBefore,
+        repairInput: (toolName, maxTokens) => this.repairInput(loaded, sequence, request, toolName, maxTokens, signal),
       });
     } finally {
       loaded.pool.giveBack(sequence);

@@ -6,6 +6,8 @@ import { LlamaChat, type ChatHistoryItem, type ChatModelFunctions, type ChatWrap
 import { isCustomTool, schemaViolation, ServiceError, type MessageRequest, type StopReason } from '@mms/protocol';
 import type { StreamPart } from '../../streaming/stream-part.js';
 import { AsyncQueue } from './async-queue.js';
+import type { CollectedText } from './collect-text.js';
+import { checkFormatAnswer } from './format-answer.js';
 import type { GenerationPlan } from './generation-plan.js';
 import { ResponseEmitter } from './response-emitter.js';
 import { assertStrictOutput } from './structured-output.js';
@@ -16,6 +18,8 @@ export interface GenerationInput {
   history: ChatHistoryItem[];
   plan: GenerationPlan;
   grammar: LlamaGrammar | undefined;
+  /** The format answer is held back until checked: no grammar of its own schema guides it. */
+  holdFormat: boolean;
   request: MessageRequest;
   /** What the whole step may spend, second passes included. */
   outputBudget: number;
@@ -29,13 +33,17 @@ export interface GenerationInput {
   spentTokens: () => number;
   /** Regenerates a strict tool's input under its grammar, when a free-form call got it wrong. */
   repairInput: (toolName: string, maxTokens: number) => Promise<Record<string, unknown>>;
+  /** Asks for a held format answer once more, after `answer` failed with `violation`. */
+  retryFormat: (answer: string, violation: string, maxTokens: number) => Promise<CollectedText>;
 }
 
 export async function* generateResponse(input: GenerationInput): AsyncGenerator<StreamPart[]> {
   const queue = new AsyncQueue<StreamPart>();
-  const emitter = new ResponseEmitter((part) => queue.push(part), input.plan.main);
+  // A held answer's parts wait here until it passed its check, so a failure can be asked for again unseen.
+  const held: StreamPart[] = [];
+  const emitter = new ResponseEmitter((part) => (input.holdFormat ? held.push(part) : queue.push(part)), input.plan.main);
   const chat = new LlamaChat({ contextSequence: input.sequence, chatWrapper: input.chatWrapper, autoDisposeSequence: false });
-  const done = runGeneration(chat, input, emitter).then(
+  const done = runGeneration(chat, input, emitter, held).then(
     (parts) => {
       parts.forEach((part) => queue.push(part));
       queue.end();
@@ -58,7 +66,7 @@ export async function* generateResponse(input: GenerationInput): AsyncGenerator<
   }
 }
 
-async function runGeneration(chat: LlamaChat, input: GenerationInput, emitter: ResponseEmitter): Promise<StreamPart[]> {
+async function runGeneration(chat: LlamaChat, input: GenerationInput, emitter: ResponseEmitter, held: StreamPart[]): Promise<StreamPart[]> {
   const { request, plan } = input;
   let response: LlamaChatResponse;
   try {
@@ -77,24 +85,37 @@ async function runGeneration(chat: LlamaChat, input: GenerationInput, emitter: R
       ...(plan.functions ? { functions: plan.functions, documentFunctionParams: true, maxParallelFunctionCalls: plan.singleCall ? 1 : undefined } : {}),
     } as never);
   } finally {
-    // The sequence is free again for the repair generation below, and for the next request.
+    // The sequence is free again for the second passes below, and for the next request.
     chat.dispose();
   }
-  return finishParts(response, input, emitter);
+  return finishParts(response, input, emitter, held);
 }
 
-/** Exported for tests: the end of a generation, from the engine's response to the final parts. */
-export async function finishParts(response: LlamaChatResponse, input: GenerationInput, emitter: ResponseEmitter): Promise<StreamPart[]> {
+/**
+ * Exported for tests: the end of a generation, from the engine's response to the final parts
+ * (the held ones, or what replaced them, then usage and the finish).
+ */
+export async function finishParts(response: LlamaChatResponse, input: GenerationInput, emitter: ResponseEmitter, held: StreamPart[] = []): Promise<StreamPart[]> {
   const { plan } = input;
   const truncated = response.metadata.stopReason === 'maxTokens';
   if (plan.main.kind === 'tool') emitter.ensureMainBlock();
   emitter.close();
-  if (plan.structured?.strict && !truncated) assertStrictOutput(response.response, plan.structured);
+  if (plan.main.kind === 'tool' && plan.structured?.strict && !truncated) assertStrictOutput(response.response, plan.structured);
   const calls = (response as unknown as LlamaChatResponse<ChatModelFunctions>).functionCalls ?? [];
   for (const call of calls) emitter.toolCall(call.functionName, await checkedCallInput(call.functionName, call.params, input));
-  const stop = stopOf(response, plan.main.kind === 'tool' || calls.length > 0, input.request.stop_sequences ?? []);
-  // Read after the repairs: their tokens are this step's output too.
-  return [{ type: 'output-tokens', count: input.spentTokens() }, { type: 'finish', stopReason: stop.reason, stopSequence: stop.sequence }];
+  let stop = stopOf(response, plan.main.kind === 'tool' || calls.length > 0, input.request.stop_sequences ?? []);
+  let parts = held;
+  if (plan.format && stop.reason === 'end_turn') {
+    const outcome = await checkFormatAnswer(response.response, {
+      target: plan.format,
+      held: input.holdFormat,
+      remaining: () => input.outputBudget - input.spentTokens(),
+      retry: input.retryFormat,
+    });
+    if (outcome.replacement) parts = outcome.replacement;
+    stop = { reason: outcome.stopReason, sequence: null };
+  }
+  return [...parts, { type: 'output-tokens', count: input.spentTokens() }, { type: 'finish', stopReason: stop.reason, stopSequence: stop.sequence }];
 }
 
 /**

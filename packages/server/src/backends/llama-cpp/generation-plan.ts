@@ -9,12 +9,15 @@ import type { StructuredTarget } from './structured-output.js';
 
 export interface GenerationPlan {
   main: MainOutput;
+  /** The schema whose grammar guides the main output: a forced tool's input, or the format when no tool is offered. */
   structured: StructuredTarget | undefined;
+  /** `output_config.format`: a text answer is checked against it before the step ends. */
+  format: StructuredTarget | undefined;
   /** Tools the model may call by its own chat format (tool_choice auto). */
   functions: ChatModelFunctions | undefined;
   /** The schemas of the strict tools among `functions`: an input that fails one is generated again under its grammar. */
   strictCalls: StructuredTarget[];
-  /** Instruction added to the system prompt (a forced tool's contract). */
+  /** Instruction added to the system prompt (a forced tool's or a format's contract). */
   systemText: string | undefined;
   /** At most one tool call (disable_parallel_tool_use). */
   singleCall: boolean;
@@ -29,15 +32,18 @@ export function planGeneration(request: ConversationRequest): GenerationPlan {
     if (!tool) throw new ServiceError('invalid_request', 'tool_choice: the llama-cpp backend can force custom tools only; server tools run on the model\'s own decision');
     return forcedToolPlan(tool, request, singleCall);
   }
-  const format = request.output_config?.format;
-  const structured = format ? { schema: format.schema, strict: false, where: 'output_config.format.schema' } : undefined;
+  const schema = request.output_config?.format?.schema;
+  const format: StructuredTarget | undefined = schema ? { schema, strict: false, kind: 'format', where: 'output_config.format.schema' } : undefined;
   const offered = choice?.type === 'none' ? [] : customTools;
   return {
     main: { kind: 'text' },
-    structured,
+    structured: format,
+    format,
     functions: offered.length > 0 ? toFunctions(offered) : undefined,
     strictCalls: offered.filter((tool) => tool.strict === true).map((tool) => inputTarget(tool, request)),
-    systemText: undefined,
+    // The grammar holds the answer to the schema's syntax; the model still needs its meaning, and
+    // where the grammar is only the schema's shape, the instruction carries the rest.
+    systemText: schema ? `Answer with one JSON value only, matching this JSON Schema: ${JSON.stringify(schema)}` : undefined,
     singleCall,
   };
 }
@@ -46,6 +52,7 @@ export function forcedToolPlan(tool: CustomToolParam, request: ConversationReque
   return {
     main: { kind: 'tool', name: tool.name },
     structured: inputTarget(tool, request),
+    format: undefined,
     functions: undefined,
     strictCalls: [],
     systemText: `Call the tool "${tool.name}" now: ${tool.description}\nAnswer with the tool's JSON input only. Its JSON Schema: ${JSON.stringify(tool.input_schema)}`,
@@ -55,7 +62,7 @@ export function forcedToolPlan(tool: CustomToolParam, request: ConversationReque
 
 function inputTarget(tool: CustomToolParam, request: ConversationRequest): StructuredTarget {
   const index = (request.tools ?? []).indexOf(tool);
-  return { schema: tool.input_schema, strict: tool.strict === true, where: `tools.${index}.input_schema` };
+  return { schema: tool.input_schema, strict: tool.strict === true, kind: 'tool-input', where: `tools.${index}.input_schema` };
 }
 
 function toFunctions(tools: readonly CustomToolParam[]): ChatModelFunctions {

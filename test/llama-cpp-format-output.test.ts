@@ -53,11 +53,39 @@ function assertValidOrRefused(schema: Record<string, unknown>, result: Awaited<R
   assert.ok(ajv.validate(schema, JSON.parse(text)), `${text}: ${ajv.errorsText()}`);
 }
 
+const tools = [{ name: 'lookup', description: 'Look something up.', input_schema: { type: 'object', properties: { q: { type: 'string' } } } }];
+const pointSchema = { type: 'object', properties: { x: { type: 'integer' } }, required: ['x'], additionalProperties: false };
+
 describe('output_config.format the grammar cannot guide on llama.cpp', () => {
   test('a keyword the grammar cannot express is still checked: a valid answer or a 502, never {} for a required property', async () => {
     const schema = { type: 'object', properties: { n: { type: 'integer', minimum: 5 } }, required: ['n'] };
     for (let run = 0; run < RUNS; run += 1) {
       assertValidOrRefused(schema, await send({ model: 'closing', output_config: { format: { type: 'json_schema', schema } } }));
+    }
+  });
+
+  test('with tools offered too, the format answer is generated free, checked and asked for once more: not a 500', async () => {
+    let answered = 0;
+    for (let run = 0; run < RUNS; run += 1) {
+      const result = await send({ model: 'ending', tools, output_config: { format: { type: 'json_schema', schema: pointSchema } } });
+      assertValidOrRefused(pointSchema, result);
+      if (result.status === 200 && result.reply.stop_reason === 'end_turn') answered += 1;
+    }
+    // The free answers of random weights are never JSON; the second ask, under the schema's grammar, is.
+    assert.ok(answered > 0, 'no run answered with valid JSON');
+  });
+
+  test('the second pass gets only what the first left: usage never exceeds max_tokens', async () => {
+    for (const max_tokens of [6, 10, 16]) {
+      for (let run = 0; run < RUNS; run += 1) {
+        const { status, reply } = await send({ model: 'ending', max_tokens, tools, output_config: { format: { type: 'json_schema', schema: pointSchema } } });
+        // A first answer that spent the whole budget leaves nothing to ask again with: a 502.
+        assert.ok(status === 200 || status === 502, `${status}: ${JSON.stringify(reply)}`);
+        if (status === 502) continue;
+        const outputTokens = reply.usage?.output_tokens ?? 0;
+        assert.ok(outputTokens <= max_tokens, `${outputTokens} output tokens for max_tokens ${max_tokens}`);
+        assert.ok(outputTokens > 0);
+      }
     }
   });
 });

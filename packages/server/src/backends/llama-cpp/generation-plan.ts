@@ -37,13 +37,15 @@ export function planGeneration(request: ConversationRequest): GenerationPlan {
   const offered = choice?.type === 'none' ? [] : customTools;
   return {
     main: { kind: 'text' },
-    structured: format,
+    // node-llama-cpp cannot combine a grammar with functions, and the schema would forbid the
+    // calls anyway: with tools offered the format answer is generated free and checked after.
+    structured: offered.length > 0 ? undefined : format,
     format,
     functions: offered.length > 0 ? toFunctions(offered) : undefined,
     strictCalls: offered.filter((tool) => tool.strict === true).map((tool) => inputTarget(tool, request)),
     // The grammar holds the answer to the schema's syntax; the model still needs its meaning, and
-    // where the grammar is only the schema's shape, the instruction carries the rest.
-    systemText: schema ? `Answer with one JSON value only, matching this JSON Schema: ${JSON.stringify(schema)}` : undefined,
+    // where no grammar applies, the instruction is all it has.
+    systemText: schema ? `${offered.length > 0 ? 'Unless you call a tool, answer' : 'Answer'} with one JSON value only, matching this JSON Schema: ${JSON.stringify(schema)}` : undefined,
     singleCall,
   };
 }

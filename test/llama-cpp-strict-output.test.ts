@@ -106,3 +106,61 @@ describe('output_config.format on llama.cpp', () => {
     });
   }
 });
+
+describe('stop sequences on llama.cpp', () => {
+  test("a stop sequence does not cut a forced tool's JSON input", async () => {
+    const schema = battery['nested objects']!;
+    for (const strict of [true, false]) {
+      const tools = [{ name: 'record', description: 'Record the answer.', strict, input_schema: schema }];
+      // Every member of the input is written `"name":`, so ":" would end it at its first key.
+      const reply = await send({ tools, tool_choice: { type: 'tool', name: 'record' }, stop_sequences: [':', '"'] });
+      assert.equal(reply.stop_reason, 'tool_use');
+      assert.ok(ajv.validate(schema, reply.content[0]?.input), `${JSON.stringify(reply.content[0]?.input)}: ${ajv.errorsText()}`);
+    }
+  });
+});
+
+describe('strict schemas with $ref or anyOf beside other keywords on llama.cpp', () => {
+  const shapes: Record<string, Record<string, unknown>> = {
+    'type beside anyOf': {
+      type: 'object',
+      properties: { value: { type: 'object', anyOf: [{ properties: { n: { type: 'integer' } }, required: ['n'] }, { properties: { s: { type: 'string' } }, required: ['s'] }] } },
+      required: ['value'],
+      additionalProperties: false,
+    },
+    'type beside $ref': {
+      type: 'object',
+      $ref: '#/$defs/point',
+      $defs: { point: { properties: { x: { type: 'integer' }, y: { type: 'integer' } }, required: ['x', 'y'], additionalProperties: false } },
+    },
+    'anyOf of enums beside type': {
+      type: 'object',
+      properties: { choice: { type: 'string', anyOf: [{ enum: ['a', 1] }, { enum: ['b'] }] } },
+      required: ['choice'],
+      additionalProperties: false,
+    },
+  };
+  for (const [name, schema] of Object.entries(shapes)) {
+    test(`a forced strict tool is answered within all the keywords: ${name}`, async () => {
+      const tools = [{ name: 'record', description: 'Record the answer.', strict: true, input_schema: schema }];
+      for (let run = 0; run < 3; run += 1) {
+        const reply = await send({ tools, tool_choice: { type: 'tool', name: 'record' } });
+        assert.equal(reply.stop_reason, 'tool_use');
+        assert.ok(ajv.validate(schema, reply.content[0]?.input), `${JSON.stringify(reply.content[0]?.input)}: ${ajv.errorsText()}`);
+      }
+    });
+  }
+
+  test('a strict schema the grammar cannot compile is a 400 naming its path, forced or offered', async () => {
+    // Each enum value would have to be checked against the object keywords beside it.
+    const schema = { type: 'object', properties: { pair: { type: 'object', properties: { a: { type: 'integer' } }, anyOf: [{ const: { a: 1 } }] } } };
+    const tools = [{ name: 'record', description: 'Record the answer.', strict: true, input_schema: schema }];
+    for (const tool_choice of [{ type: 'tool', name: 'record' }, { type: 'auto' }]) {
+      const response = await postJson(service, '/v1/messages', { model: 'tiny', max_tokens: 50, messages: [{ role: 'user', content: 'Fill it in.' }], tools, tool_choice });
+      const body = (await response.json()) as { error: { type: string; message: string } };
+      assert.equal(response.status, 400, JSON.stringify(body));
+      assert.equal(body.error.type, 'invalid_request_error');
+      assert.match(body.error.message, /^tools\.0\.input_schema\.properties\.pair\.anyOf\.0\.properties: unsupported "properties" beside "enum"\/"const"/);
+    }
+  });
+});

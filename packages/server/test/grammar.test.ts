@@ -1,15 +1,11 @@
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Ajv2020 } from 'ajv/dist/2020.js';
 import { getLlama, type Llama, type LlamaGrammar } from 'node-llama-cpp';
 import { GrammarCompileError, jsonSchemaToGbnf } from '../src/grammar/json-schema-to-gbnf.js';
+import { grammarAccepts, schemaAccepts, type JsonSchema } from './grammar-admission.js';
 
-// Texts are checked by llama.cpp itself: LlamaGrammar's internal `_testText` runs the addon's
-// `isTextCompatible`, which feeds the text's code points through llama_grammar_accept and reports
-// whether a stack completed. No model is needed, and it is the same engine that samples.
+// Texts are checked by llama.cpp itself (grammar-admission.ts), the same engine that samples.
 // Ajv checks the test's own claims: every "valid" text is schema-valid, every "invalid" one is not.
-
-type JsonSchema = boolean | { [keyword: string]: unknown };
 
 interface GrammarCase {
   readonly name: string;
@@ -164,33 +160,23 @@ const battery: readonly GrammarCase[] = [
   },
   { name: 'items false', schema: { type: 'array', items: false }, valid: ['[]', '[ ]'], invalid: ['[1]', '[null]'] },
   {
+    name: 'a false property is no extra key either',
+    schema: { type: 'object', properties: { a: string, secret: false }, additionalProperties: integer },
+    valid: ['{}', '{"a":"x"}', '{"a":"x","b":1}', '{"secrets":1}', '{"secre":1}'], invalid: ['{"secret":1}', '{"a":"x","secret":1}', '{"b":"x"}'],
+  },
+  {
+    name: 'a false property beside free extras', schema: { type: 'object', properties: { secret: false }, additionalProperties: true },
+    valid: ['{}', '{"b":[1]}'], invalid: ['{"secret":1}', '{"b":1,"secret":null}'],
+  },
+  {
     name: '$ref pointers with ~0, ~1 and %-escapes',
     schema: { type: 'object', properties: { n: { $ref: '#/$defs/a~1b~0c' }, f: { $ref: '#/$defs/sp%20ace' } }, required: ['n', 'f'], additionalProperties: false, $defs: { 'a/b~c': integer, 'sp ace': { type: 'boolean' } } },
     valid: ['{"n":1,"f":true}'], invalid: ['{"n":true,"f":1}', '{"n":1}'],
   },
 ];
 
-const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
 let llama: Llama;
 const grammars = new Map<string, LlamaGrammar>();
-
-/** True when `text` is JSON and valid against `schema` according to Ajv. */
-function schemaAccepts(schema: JsonSchema, text: string): boolean {
-  let instance: unknown;
-  try {
-    instance = JSON.parse(text);
-  } catch {
-    return false;
-  }
-  return ajv.validate(schema, instance);
-}
-
-/** llama.cpp's own full-match check; `_testText` is internal, so its presence is asserted. */
-function grammarAccepts(grammar: LlamaGrammar, text: string): boolean {
-  const internal = grammar as unknown as { _testText?: (text: string) => boolean };
-  assert.equal(typeof internal._testText, 'function', 'node-llama-cpp no longer exposes LlamaGrammar._testText');
-  return internal._testText?.call(grammar, text) === true;
-}
 
 /** Milliseconds to compile the whole battery once. */
 function batteryCompileTime(): number {
@@ -252,8 +238,8 @@ const unsupported: readonly [JsonSchema, string, string][] = [
   [{ type: 'array', items: string, maxItems: 1000 }, 'maxItems', '#/maxItems'],
   [{ $ref: 'other.json#/a' }, '$ref', '#/$ref'],
   [{ $ref: '#/$defs/missing' }, '$ref', '#/$ref'],
-  [{ $ref: '#/$defs/a', type: 'object', $defs: { a: string } }, 'type', '#/type'],
-  [{ anyOf: [string], type: 'string' }, 'type', '#/type'],
+  [{ $ref: '#/$defs/a', type: 'object', $defs: { a: string } }, 'no value', '#'],
+  [{ type: 'object', properties: { a: integer }, anyOf: [{ const: { a: 1 } }] }, 'properties', '#/anyOf/0/properties'],
   [{ anyOf: [{ $ref: '#' }, { type: 'null' }] }, '$ref', '#'],
   [{ type: 'object', properties: { a: false }, required: ['a'] }, 'a', '#/properties/a'],
   [{ type: 'integer', enum: ['x'] }, 'enum', '#'],

@@ -27,14 +27,28 @@ function responseWithCalls(calls: Array<{ functionName: string; params: unknown 
   return { response: '', fullResponse: [], functionCalls: calls.map((call) => ({ ...call, raw: [] })), lastEvaluation: {}, metadata: { stopReason: 'functionCalls' } } as unknown as LlamaChatResponse;
 }
 
-async function finish(calls: Array<{ functionName: string; params: unknown }>, repaired: string[]): Promise<StreamPart[]> {
+/** The step's output meter: what the first pass spent, plus what each repair spends. */
+interface Meter {
+  spent: number;
+  /** Tokens one repair spends. */
+  repairCost: number;
+  /** The maxTokens each repair was given. */
+  repairBudgets: number[];
+}
+
+async function finish(calls: Array<{ functionName: string; params: unknown }>, repaired: string[], meter: Meter = { spent: 0, repairCost: 0, repairBudgets: [] }): Promise<StreamPart[]> {
   const parts: StreamPart[] = [];
   const emitter = new ResponseEmitter((part) => parts.push(part), { kind: 'text' });
+  emitter.outputTokens = meter.spent;
   const input = {
     request,
     plan: planGeneration(request),
-    repairInput: async (name: string) => {
+    outputBudget: 100,
+    spentTokens: () => meter.spent,
+    repairInput: async (name: string, maxTokens: number) => {
       repaired.push(name);
+      meter.repairBudgets.push(maxTokens);
+      meter.spent += meter.repairCost;
       return { city: 'Oslo' };
     },
   } as unknown as GenerationInput;
@@ -71,4 +85,20 @@ test("a strict tool's invalid input is generated again under the grammar; a non-
   const parts = await finish([{ functionName: 'weather', params: { town: 'Paris' } }, { functionName: 'note', params: { words: 1 } }], repaired);
   assert.deepEqual(repaired, ['weather']);
   assert.deepEqual(toolUses(parts), [{ name: 'weather', input: { city: 'Oslo' } }, { name: 'note', input: { words: 1 } }]);
+});
+
+test("a repair spends from the step's budget: it gets what is left, and usage counts it", async () => {
+  const meter: Meter = { spent: 30, repairCost: 25, repairBudgets: [] };
+  const parts = await finish([{ functionName: 'weather', params: { town: 'Paris' } }], [], meter);
+  assert.deepEqual(meter.repairBudgets, [70]);
+  assert.deepEqual(parts.find((part) => part.type === 'output-tokens'), { type: 'output-tokens', count: 55 });
+});
+
+test('a strict call that fails with no budget left is a 502, not a repair', async () => {
+  const repaired: string[] = [];
+  await assert.rejects(
+    finish([{ functionName: 'weather', params: { town: 'Paris' } }], repaired, { spent: 100, repairCost: 0, repairBudgets: [] }),
+    (error: Error & { code?: string }) => error.code === 'model_output_invalid' && /weather/.test(error.message),
+  );
+  assert.deepEqual(repaired, []);
 });

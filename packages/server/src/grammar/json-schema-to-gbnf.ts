@@ -7,8 +7,9 @@
  * Compiled: type (incl. arrays of types), properties, required, additionalProperties, items,
  * minItems/maxItems (up to ITEM_COUNT_LIMIT), enum, const, anyOf, and same-document $ref
  * (recursion included: each referenced pointer is one named rule). Annotations (title,
- * description, default, examples, ...) are ignored. Anything else throws GrammarCompileError, and
- * so do constraining siblings of $ref/anyOf/enum (their intersection is not compiled).
+ * description, default, examples, ...) are ignored. `$ref` and `anyOf` beside other keywords are
+ * intersected with them (schema-intersection.ts). Anything else throws GrammarCompileError, and
+ * so do object or array keywords beside enum/const (their intersection is not compiled).
  *
  * As in JSON Schema, a keyword only constrains values of its own type: `{"properties": ...}`
  * without `type` also accepts strings, numbers and so on. Deliberate narrowings, which make the
@@ -22,6 +23,7 @@ import { RuleRegistry, nameHint, type RuleTarget } from './gbnf-rules.js';
 import { allowedLiterals } from './literal-values.js';
 import { compileObject, type NestedCompiler } from './object-grammar.js';
 import { assertNoLeftRecursion } from './reference-cycles.js';
+import { SchemaIntersection } from './schema-intersection.js';
 import {
   GrammarCompileError,
   JSON_TYPES,
@@ -59,8 +61,13 @@ class SchemaCompiler implements NestedCompiler {
   private readonly referenceRules = new Map<string, string>();
   /** Rule pointer to the pointers it refers to before writing any token: a cycle is left recursion. */
   private readonly headReferences = new Map<string, Set<string>>();
+  private readonly intersection: SchemaIntersection;
+  /** Schemas with siblings being compiled on the current path, to where they were met: meeting one inside itself would never end. */
+  private readonly intersecting = new Map<SchemaObject, string>();
 
-  constructor(private readonly document: unknown) {}
+  constructor(private readonly document: unknown) {
+    this.intersection = new SchemaIntersection(document);
+  }
 
   compileDocument(): string {
     // `root` is reserved first so that it is the first rule written, and so that `$ref: "#"` finds it.
@@ -83,14 +90,31 @@ class SchemaCompiler implements NestedCompiler {
     checkKeywords(schema, site.path);
     const keywords = constrainingKeywords(schema);
     if (keywords.length === 0) return this.registry.primitive('value');
-    if (keywords.includes('$ref')) return this.compileReference(schema, keywords, site);
-    if (keywords.includes('anyOf')) return this.compileAnyOf(schema, keywords, site);
+    const combinator = keywords.includes('$ref') || keywords.includes('anyOf');
+    if (combinator && keywords.length > 1) return this.compileIntersection(schema, site);
+    if (keywords.includes('$ref')) return this.compileReference(schema, site);
+    if (keywords.includes('anyOf')) return this.compileAnyOf(schema, site);
     if (keywords.includes('enum') || keywords.includes('const')) return this.compileLiterals(schema, keywords, site);
     return this.compileTypes(schema, site);
   }
 
-  private compileReference(schema: SchemaObject, keywords: readonly string[], site: Site): string {
-    refuseSiblings(keywords, ['$ref'], site.path);
+  /** `$ref` or `anyOf` beside other keywords: all of them hold, so they are compiled as one merged schema. */
+  private compileIntersection(schema: SchemaObject, site: Site): string {
+    const outer = this.intersecting.get(schema);
+    if (outer !== undefined) {
+      throw new GrammarCompileError(outer, 'unsupported recursion through a "$ref" or "anyOf" beside other keywords');
+    }
+    this.intersecting.set(schema, site.path);
+    try {
+      const merged = this.intersection.withoutSiblings(schema, site.path);
+      if (merged === false) throw new GrammarCompileError(site.path, 'no value can satisfy this schema');
+      return this.compile(merged, site);
+    } finally {
+      this.intersecting.delete(schema);
+    }
+  }
+
+  private compileReference(schema: SchemaObject, site: Site): string {
     const segments = pointerSegments(schema.$ref, site.path);
     const pointer = childPath(ROOT_POINTER, ...segments);
     if (site.owner !== undefined) this.recordHeadReference(site.owner, pointer);
@@ -110,8 +134,7 @@ class SchemaCompiler implements NestedCompiler {
     if (atom !== name) this.registry.fill(name, atom);
   }
 
-  private compileAnyOf(schema: SchemaObject, keywords: readonly string[], site: Site): string {
-    refuseSiblings(keywords, ['anyOf'], site.path);
+  private compileAnyOf(schema: SchemaObject, site: Site): string {
     const branches = schema.anyOf;
     if (!Array.isArray(branches) || branches.length === 0) {
       throw new GrammarCompileError(childPath(site.path, 'anyOf'), '"anyOf" must be a non-empty array of schemas');
@@ -165,7 +188,7 @@ class SchemaCompiler implements NestedCompiler {
   }
 }
 
-/** `$ref`, `anyOf` and `enum` with other constraints would need an intersection, which is not compiled. */
+/** `enum`/`const` with object or array keywords would need each value checked against them, which is not compiled. */
 function refuseSiblings(keywords: readonly string[], allowed: readonly string[], path: string): void {
   const sibling = keywords.find((keyword) => !allowed.includes(keyword));
   if (sibling === undefined) return;

@@ -131,10 +131,19 @@ function declaredMembers(schema: SchemaObject, path: string, extra: string | und
   return members;
 }
 
-/** Any string when nothing is declared; otherwise any string but the declared names. */
-function extraKey(members: readonly Member[], registry: RuleRegistry, hint: string): string {
-  const names = members.map((member) => member.name);
+/**
+ * Any string when no name is taken; otherwise any string but the taken names: the declared
+ * members, and the properties whose schema is false, which have no member but must not come
+ * back as extra keys either.
+ */
+function extraKey(members: readonly Member[], forbidden: readonly string[], registry: RuleRegistry, hint: string): string {
+  const names = [...members.map((member) => member.name), ...forbidden];
   return names.length === 0 ? registry.primitive('string') : keyExcluding(names, registry, hint);
+}
+
+/** Properties whose schema is false: they may only be absent. */
+function forbiddenNames(schema: SchemaObject, path: string): string[] {
+  return readSchemaMap(schema, 'properties', path).filter(([, propertySchema]) => propertySchema === false).map(([name]) => name);
 }
 
 /** The name of a rule matching the JSON objects valid against an object-typed schema. */
@@ -151,7 +160,7 @@ export function compileObject(schema: SchemaObject, path: string, target: RuleTa
   const firstRequiredIndex = members.findIndex((member) => member.required);
   const layout: MemberLayout = {
     members,
-    extraMember: extra === undefined ? undefined : sequence(extraKey(members, registry, hint), ws, '":"', ws, extra),
+    extraMember: extra === undefined ? undefined : sequence(extraKey(members, forbiddenNames(schema, path), registry, hint), ws, '":"', ws, extra),
     firstRequired: firstRequiredIndex === -1 ? members.length : firstRequiredIndex,
     ws,
     registry,

@@ -7,11 +7,14 @@
 /** The schema (or a part of it) cannot be compiled; `path` is the JSON pointer of the culprit. */
 export class GrammarCompileError extends Error {
   readonly path: string;
+  /** What is wrong, without the place: for messages that name the place their own way. */
+  readonly reason: string;
 
-  constructor(path: string, message: string) {
-    super(`${message} at ${path}`);
+  constructor(path: string, reason: string) {
+    super(`${reason} at ${path}`);
     this.name = 'GrammarCompileError';
     this.path = path;
+    this.reason = reason;
   }
 }
 

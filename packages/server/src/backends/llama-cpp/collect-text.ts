@@ -10,11 +10,17 @@ export interface CollectOptions {
   signal: AbortSignal;
 }
 
-export async function collectText(options: CollectOptions): Promise<string> {
+export interface CollectedText {
+  text: string;
+  /** Cut by `maxTokens`: not a whole answer, so not one to check. */
+  truncated: boolean;
+}
+
+export async function collectText(options: CollectOptions): Promise<CollectedText> {
   const chat = new LlamaChat({ contextSequence: options.sequence, chatWrapper: options.chatWrapper, autoDisposeSequence: false });
   try {
     const response = await chat.generateResponse(options.history, { grammar: options.grammar, maxTokens: options.maxTokens, signal: options.signal, budgets: { thoughtTokens: 0 } });
-    return response.response;
+    return { text: response.response, truncated: response.metadata.stopReason === 'maxTokens' };
   } finally {
     chat.dispose();
   }

@@ -6,6 +6,8 @@ import { LlamaChat, type ChatHistoryItem, type ChatModelFunctions, type ChatWrap
 import { isCustomTool, schemaViolation, ServiceError, type MessageRequest, type StopReason } from '@mms/protocol';
 import type { StreamPart } from '../../streaming/stream-part.js';
 import { AsyncQueue } from './async-queue.js';
+import type { CollectedText } from './collect-text.js';
+import { checkFormatAnswer } from './format-answer.js';
 import type { GenerationPlan } from './generation-plan.js';
 import { ResponseEmitter } from './response-emitter.js';
 import { assertStrictOutput } from './structured-output.js';
@@ -16,20 +18,32 @@ export interface GenerationInput {
   history: ChatHistoryItem[];
   plan: GenerationPlan;
   grammar: LlamaGrammar | undefined;
+  /** The format answer is held back until checked: no grammar of its own schema guides it. */
+  holdFormat: boolean;
   request: MessageRequest;
+  /** What the whole step may spend, second passes included. */
   outputBudget: number;
   thoughtBudget: number;
   seed: number;
   signal: AbortSignal;
+  /**
+   * Output tokens the step has spent so far, second passes included: the sequence's meter, which
+   * counts every sampled token, control tokens with no text too, which the chunks do not show.
+   */
+  spentTokens: () => number;
   /** Regenerates a strict tool's input under its grammar, when a free-form call got it wrong. */
-  repairInput: (toolName: string) => Promise<Record<string, unknown>>;
+  repairInput: (toolName: string, maxTokens: number) => Promise<Record<string, unknown>>;
+  /** Asks for a held format answer once more, after `answer` failed with `violation`. */
+  retryFormat: (answer: string, violation: string, maxTokens: number) => Promise<CollectedText>;
 }
 
 export async function* generateResponse(input: GenerationInput): AsyncGenerator<StreamPart[]> {
   const queue = new AsyncQueue<StreamPart>();
-  const emitter = new ResponseEmitter((part) => queue.push(part), input.plan.main);
+  // A held answer's parts wait here until it passed its check, so a failure can be asked for again unseen.
+  const held: StreamPart[] = [];
+  const emitter = new ResponseEmitter((part) => (input.holdFormat ? held.push(part) : queue.push(part)), input.plan.main);
   const chat = new LlamaChat({ contextSequence: input.sequence, chatWrapper: input.chatWrapper, autoDisposeSequence: false });
-  const done = runGeneration(chat, input, emitter).then(
+  const done = runGeneration(chat, input, emitter, held).then(
     (parts) => {
       parts.forEach((part) => queue.push(part));
       queue.end();
@@ -52,11 +66,8 @@ export async function* generateResponse(input: GenerationInput): AsyncGenerator<
   }
 }
 
-async function runGeneration(chat: LlamaChat, input: GenerationInput, emitter: ResponseEmitter): Promise<StreamPart[]> {
+async function runGeneration(chat: LlamaChat, input: GenerationInput, emitter: ResponseEmitter, held: StreamPart[]): Promise<StreamPart[]> {
   const { request, plan } = input;
-  // The sequence's meter counts every sampled token, control tokens with no text included,
-  // which the chunks do not show: usage must report what was generated.
-  const outputTokensBefore = input.sequence.tokenMeter.usedOutputTokens;
   let response: LlamaChatResponse;
   try {
     response = await chat.generateResponse(input.history, {
@@ -66,31 +77,45 @@ async function runGeneration(chat: LlamaChat, input: GenerationInput, emitter: R
       topK: request.top_k,
       seed: input.seed,
       signal: input.signal,
-      customStopTriggers: request.stop_sequences,
+      // Stop sequences end text; a forced tool's input is JSON that a stop string (":", say) would cut.
+      customStopTriggers: plan.main.kind === 'text' ? request.stop_sequences : undefined,
       budgets: { thoughtTokens: input.thoughtBudget },
       onResponseChunk: (chunk: LlamaChatResponseChunk) => emitter.chunk(chunk),
       ...(input.grammar ? { grammar: input.grammar } : {}),
       ...(plan.functions ? { functions: plan.functions, documentFunctionParams: true, maxParallelFunctionCalls: plan.singleCall ? 1 : undefined } : {}),
     } as never);
   } finally {
-    // The sequence is free again for the repair generation below, and for the next request.
+    // The sequence is free again for the second passes below, and for the next request.
     chat.dispose();
   }
-  emitter.outputTokens = input.sequence.tokenMeter.usedOutputTokens - outputTokensBefore;
-  return finishParts(response, input, emitter);
+  return finishParts(response, input, emitter, held);
 }
 
-/** Exported for tests: the end of a generation, from the engine's response to the final parts. */
-export async function finishParts(response: LlamaChatResponse, input: GenerationInput, emitter: ResponseEmitter): Promise<StreamPart[]> {
+/**
+ * Exported for tests: the end of a generation, from the engine's response to the final parts
+ * (the held ones, or what replaced them, then usage and the finish).
+ */
+export async function finishParts(response: LlamaChatResponse, input: GenerationInput, emitter: ResponseEmitter, held: StreamPart[] = []): Promise<StreamPart[]> {
   const { plan } = input;
   const truncated = response.metadata.stopReason === 'maxTokens';
   if (plan.main.kind === 'tool') emitter.ensureMainBlock();
   emitter.close();
-  if (plan.structured?.strict && !truncated) assertStrictOutput(response.response, plan.structured);
+  if (plan.main.kind === 'tool' && plan.structured?.strict && !truncated) assertStrictOutput(response.response, plan.structured);
   const calls = (response as unknown as LlamaChatResponse<ChatModelFunctions>).functionCalls ?? [];
   for (const call of calls) emitter.toolCall(call.functionName, await checkedCallInput(call.functionName, call.params, input));
-  const stop = stopOf(response, plan.main.kind === 'tool' || calls.length > 0, input.request.stop_sequences ?? []);
-  return [{ type: 'output-tokens', count: emitter.outputTokens }, { type: 'finish', stopReason: stop.reason, stopSequence: stop.sequence }];
+  let stop = stopOf(response, plan.main.kind === 'tool' || calls.length > 0, input.request.stop_sequences ?? []);
+  let parts = held;
+  if (plan.format && stop.reason === 'end_turn') {
+    const outcome = await checkFormatAnswer(response.response, {
+      target: plan.format,
+      held: input.holdFormat,
+      remaining: () => input.outputBudget - input.spentTokens(),
+      retry: input.retryFormat,
+    });
+    if (outcome.replacement) parts = outcome.replacement;
+    stop = { reason: outcome.stopReason, sequence: null };
+  }
+  return [...parts, { type: 'output-tokens', count: input.spentTokens() }, { type: 'finish', stopReason: stop.reason, stopSequence: stop.sequence }];
 }
 
 /**
@@ -101,8 +126,13 @@ export async function finishParts(response: LlamaChatResponse, input: Generation
 async function checkedCallInput(name: string, params: unknown, input: GenerationInput): Promise<Record<string, unknown>> {
   const value = params !== null && typeof params === 'object' && !Array.isArray(params) ? (params as Record<string, unknown>) : {};
   const tool = (input.request.tools ?? []).filter(isCustomTool).find((candidate) => candidate.name === name);
-  if (!tool || tool.strict !== true || schemaViolation(tool.input_schema, value) === undefined) return value;
-  return input.repairInput(name);
+  if (!tool || tool.strict !== true) return value;
+  const violation = schemaViolation(tool.input_schema, value);
+  if (violation === undefined) return value;
+  // The repair spends from the same step budget: usage counts it, and the step stays within max_tokens.
+  const remaining = input.outputBudget - input.spentTokens();
+  if (remaining <= 0) throw new ServiceError('model_output_invalid', `the model's input for the tool "${name}" failed its input_schema, and no output tokens are left to generate it again: ${violation}`);
+  return input.repairInput(name, remaining);
 }
 
 function stopOf(response: LlamaChatResponse, calledTool: boolean, stopSequences: readonly string[]): { reason: StopReason; sequence: string | null } {

@@ -15,8 +15,9 @@ import type { LlamaCppBackendConfig } from './llama-cpp-config.js';
 import { llamaRuntime } from './llama-runtime.js';
 import { modelFile } from './model-file.js';
 import { SequencePool } from './sequence-pool.js';
-import { assertStrictOutput, grammarFor } from './structured-output.js';
+import { assertStrictOutput, assertStrictSchemaCompiles, grammarFor } from './structured-output.js';
 import { collectText } from './collect-text.js';
+import { formatRetryHistory } from './format-answer.js';
 
 interface LoadedModel {
   llama: Llama;
@@ -51,22 +52,33 @@ export class LlamaCppBackend implements Backend {
     const { history } = toChatHistory(request, plan.systemText);
     const chatWrapper = step.thinks ? loaded.wrappers.thinking : loaded.wrappers.plain;
     assertFits(promptTokens(loaded, chatWrapper, history, plan), loaded.context);
-    const grammar = plan.structured ? await grammarFor(loaded.llama, plan.structured) : undefined;
+    const guide = plan.structured ? await grammarFor(loaded.llama, plan.structured) : undefined;
+    // A strict tool's input that fails is generated again under its grammar: a schema that cannot
+    // compile is refused now, as a 400, rather than after the model called the tool.
+    plan.strictCalls.forEach(assertStrictSchemaCompiles);
     const sequence = await loaded.pool.borrow({ wait: step.step > 0, signal });
+    const outputTokensBefore = sequence.tokenMeter.usedOutputTokens;
     try {
       yield* generateResponse({
         sequence,
         chatWrapper,
         history,
         plan,
-        grammar,
+        grammar: guide?.grammar,
+        // Only the format schema's own grammar makes the answer valid as it streams.
+        holdFormat: plan.format !== undefined && guide?.exact !== true,
         request,
         outputBudget: step.outputBudget,
         thoughtBudget: step.thinks ? Math.floor(step.outputBudget * this.config.thinkingShare) : 0,
         // node-llama-cpp's default seed is fixed: every request would sample the same answer.
         seed: this.config.seed ?? randomInt(2 ** 31),
         signal,
-        repairInput: (toolName) => this.repairInput(loaded, sequence, request, toolName, step.outputBudget, signal),
+        spentTokens: () => sequence.tokenMeter.usedOutputTokens - outputTokensBefore,
+        repairInput: (toolName, maxTokens) => this.repairInput(loaded, sequence, request, toolName, maxTokens, signal),
+        retryFormat: async (answer, violation, maxTokens) => {
+          const { grammar } = await grammarFor(loaded.llama, plan.format!);
+          return collectText({ sequence, chatWrapper: loaded.wrappers.plain, history: formatRetryHistory(history, answer, violation), grammar, maxTokens, signal });
+        },
       });
     } finally {
       loaded.pool.giveBack(sequence);
@@ -114,8 +126,8 @@ export class LlamaCppBackend implements Backend {
     if (!tool) throw new ServiceError('model_output_invalid', `the model called an unknown tool "${toolName}"`);
     const plan = forcedToolPlan(tool, request, true);
     const target = plan.structured!;
-    const grammar = await grammarFor(loaded.llama, target);
-    const text = await collectText({ sequence, chatWrapper: loaded.wrappers.plain, history: toChatHistory(request, plan.systemText).history, grammar, maxTokens: budget, signal });
+    const { grammar } = await grammarFor(loaded.llama, target);
+    const { text } = await collectText({ sequence, chatWrapper: loaded.wrappers.plain, history: toChatHistory(request, plan.systemText).history, grammar, maxTokens: budget, signal });
     return assertStrictOutput(text, target);
   }
 }

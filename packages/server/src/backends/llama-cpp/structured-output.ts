@@ -1,9 +1,11 @@
 /**
  * Output that must match a JSON Schema (a forced tool's input, `output_config.format`): the
  * grammar compiled from the schema constrains generation, and Ajv re-validates the result.
- * Strict schemas always compile (the grammar covers the whole strict keyword set); a non-strict
- * schema with keywords the grammar cannot express is generated as any JSON object and checked
- * afterwards, so the caller learns of a mismatch instead of receiving it silently.
+ * Strict schemas must compile (a 400 names what does not); a non-strict schema with keywords the
+ * grammar cannot express is generated under a grammar for its shape only (any JSON object for a
+ * tool's input; any value of the schema's declared types for a format answer, any JSON value
+ * when it declares none) and checked afterwards, so the caller learns of a mismatch instead of
+ * receiving it silently.
  */
 import type { Llama, LlamaGrammar } from 'node-llama-cpp';
 import { schemaViolation, ServiceError } from '@mms/protocol';
@@ -12,57 +14,94 @@ import { GrammarCompileError, jsonSchemaToGbnf } from '../../grammar/json-schema
 export interface StructuredTarget {
   schema: Record<string, unknown>;
   strict: boolean;
+  /** What the output is: a tool's input must be an object whatever its schema says; a format answer may be any JSON value. */
+  kind: 'tool-input' | 'format';
   /** For messages: `tools.0.input_schema` or `output_config.format.schema`. */
   where: string;
 }
 
-const ANY_OBJECT = { type: 'object', additionalProperties: true };
+/** A grammar for a target, and whether it is the schema's own (so its output is valid by construction). */
+export interface Guide {
+  grammar: LlamaGrammar;
+  exact: boolean;
+}
+
 const grammars = new Map<string, Promise<LlamaGrammar>>();
 const GRAMMAR_CACHE_LIMIT = 256;
 
-export function grammarFor(llama: Llama, target: StructuredTarget): Promise<LlamaGrammar> {
-  const text = gbnfFor(target);
+export async function grammarFor(llama: Llama, target: StructuredTarget): Promise<Guide> {
+  const { text, exact } = gbnfFor(target);
   let grammar = grammars.get(text);
   if (!grammar) {
     grammar = llama.createGrammar({ grammar: text });
     if (grammars.size >= GRAMMAR_CACHE_LIMIT) grammars.delete(grammars.keys().next().value!);
     grammars.set(text, grammar);
   }
-  return grammar;
+  return { grammar: await grammar, exact };
 }
 
-function gbnfFor(target: StructuredTarget): string {
+function gbnfFor(target: StructuredTarget): { text: string; exact: boolean } {
   try {
-    return jsonSchemaToGbnf(target.schema);
+    return { text: jsonSchemaToGbnf(target.schema), exact: true };
   } catch (error) {
-    if (!(error instanceof GrammarCompileError) || target.strict) throw error;
-    return jsonSchemaToGbnf(ANY_OBJECT);
+    if (!(error instanceof GrammarCompileError)) throw error;
+    if (target.strict) throw uncompiledStrictSchema(target, error);
+    return { text: shapeGbnf(target), exact: false };
   }
 }
 
 /**
- * The parsed output of a strict target, checked once more against its schema: a strict target
- * that fails is our bug (grammar or compiler), never a valid answer. A non-strict target whose
- * keywords the grammar could not express is passed on as generated.
+ * A grammar wider than the schema, so it never forbids a valid answer: `type` holds on its own,
+ * whatever the other keywords say, so any value of the declared types includes every valid one.
  */
-export function assertStrictOutput(text: string, target: StructuredTarget): Record<string, unknown> {
+function shapeGbnf(target: StructuredTarget): string {
+  if (target.kind === 'tool-input') return jsonSchemaToGbnf({ type: 'object', additionalProperties: true });
+  try {
+    return jsonSchemaToGbnf(target.schema.type === undefined ? true : { type: target.schema.type });
+  } catch {
+    // A malformed `type`: Ajv will say so; the grammar only has to admit JSON.
+    return jsonSchemaToGbnf(true);
+  }
+}
+
+/**
+ * Refuses, before anything is generated, a strict schema the grammar cannot hold output to: the
+ * keyword list allows it, but this engine would have to pass on output it cannot guarantee.
+ */
+export function assertStrictSchemaCompiles(target: StructuredTarget): void {
+  gbnfFor(target);
+}
+
+/** The caller's schema, not the service, is what must change: a 400 naming the place in the request. */
+function uncompiledStrictSchema(target: StructuredTarget, error: GrammarCompileError): ServiceError {
+  const segments = error.path.split('/').slice(1).map((segment) => segment.replaceAll('~1', '/').replaceAll('~0', '~'));
+  const where = [target.where, ...segments].join('.');
+  return new ServiceError('invalid_request', `${where}: ${error.reason}; the llama-cpp backend cannot hold output to this strict schema (drop strict, or write the constraint into a description)`);
+}
+
+/** Why `text` is not a valid answer for `target`, or undefined when it is. */
+export function outputViolation(text: string, target: StructuredTarget): string | undefined {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw strictFailure(target, `the model's output is not JSON (${(error as Error).message})`);
+    return `the model's output is not JSON (${(error as Error).message})`;
   }
-  if (hasNonFiniteNumber(value)) throw strictFailure(target, 'a number in the output is outside the double range');
-  const violation = schemaViolation(target.schema, value, target.where);
-  if (violation) throw strictFailure(target, violation);
-  return value as Record<string, unknown>;
+  // Ajv counts Infinity as a number, but it would reach the client as null.
+  if (hasNonFiniteNumber(value)) return 'a number in the output is outside the double range';
+  return schemaViolation(target.schema, value, target.where);
 }
 
-function strictFailure(target: StructuredTarget, violation: string): ServiceError {
-  return new ServiceError('model_output_invalid', `grammar-constrained output failed ${target.where}: ${violation}`);
+/**
+ * The parsed output of a target its own grammar guided, checked once more against its schema: a
+ * failure is our bug (grammar or compiler), never a valid answer.
+ */
+export function assertStrictOutput(text: string, target: StructuredTarget): Record<string, unknown> {
+  const violation = outputViolation(text, target);
+  if (violation !== undefined) throw new ServiceError('model_output_invalid', `grammar-constrained output failed ${target.where}: ${violation}`);
+  return JSON.parse(text) as Record<string, unknown>;
 }
 
-/** Ajv counts Infinity as a number, but it would reach the client as null. */
 function hasNonFiniteNumber(value: unknown): boolean {
   if (typeof value === 'number') return !Number.isFinite(value);
   if (value === null || typeof value !== 'object') return false;

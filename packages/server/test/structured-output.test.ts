@@ -1,0 +1,64 @@
+/**
+ * The grammar a structured target is generated under, and the check after: a schema the
+ * compiler cannot express falls back to a grammar for its shape, wider than the schema so that it
+ * never forbids a valid answer, and is then not "exact", so its output is held and checked.
+ */
+import { before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { getLlama, type Llama } from 'node-llama-cpp';
+import { ServiceError } from '@mms/protocol';
+import { assertStrictSchemaCompiles, grammarFor, outputViolation, type StructuredTarget } from '../src/backends/llama-cpp/structured-output.js';
+import { grammarAccepts } from './grammar-admission.js';
+
+const format = (schema: Record<string, unknown>): StructuredTarget => ({ schema, strict: false, kind: 'format', where: 'output_config.format.schema' });
+
+let llama: Llama;
+before(async () => {
+  llama = await getLlama({ gpu: false, build: 'never', progressLogs: false });
+});
+
+test('a format schema the compiler expresses is its own grammar, exact', async () => {
+  const guide = await grammarFor(llama, format({ type: 'object', properties: { n: { type: 'integer' } }, required: ['n'], additionalProperties: false }));
+  assert.equal(guide.exact, true);
+  assert.ok(grammarAccepts(guide.grammar, '{"n":1}'));
+  assert.ok(!grammarAccepts(guide.grammar, '{}'));
+});
+
+test('a format schema the compiler cannot express falls back to its declared types: an array schema is not answered {}', async () => {
+  const guide = await grammarFor(llama, format({ type: 'array', items: { type: 'integer' }, uniqueItems: true }));
+  assert.equal(guide.exact, false);
+  assert.ok(grammarAccepts(guide.grammar, '[1,2]'));
+  assert.ok(grammarAccepts(guide.grammar, '[1,1]'), 'wider than the schema: Ajv judges uniqueItems');
+  assert.ok(!grammarAccepts(guide.grammar, '{}'));
+});
+
+test('a format schema without type falls back to any JSON value; a tool input to any object', async () => {
+  const untyped = await grammarFor(llama, format({ minimum: 3 }));
+  assert.equal(untyped.exact, false);
+  for (const text of ['5', '"x"', '{}', '[1]', 'null']) assert.ok(grammarAccepts(untyped.grammar, text), text);
+  const input = await grammarFor(llama, { schema: { type: 'object', properties: { n: { type: 'integer', minimum: 3 } } }, strict: false, kind: 'tool-input', where: 'tools.0.input_schema' });
+  assert.equal(input.exact, false);
+  assert.ok(grammarAccepts(input.grammar, '{"n":1}'));
+  assert.ok(!grammarAccepts(input.grammar, '[1]'));
+});
+
+test('outputViolation names what is wrong: not JSON, or where the value breaks the schema', () => {
+  const target = format({ type: 'object', properties: { n: { type: 'integer', minimum: 5 } }, required: ['n'] });
+  assert.equal(outputViolation('{"n":7}', target), undefined);
+  assert.match(outputViolation('{"n":', target) ?? '', /not JSON/);
+  assert.equal(outputViolation('{"n":1}', target), '/n must be >= 5');
+  assert.match(outputViolation('{}', target) ?? '', /required property 'n'/);
+});
+
+test('a strict schema that cannot compile is a 400 naming its path in the request', () => {
+  const target: StructuredTarget = {
+    schema: { type: 'object', properties: { a: { type: 'object', properties: { b: { type: 'integer' } }, anyOf: [{ const: { b: 1 } }] } } },
+    strict: true,
+    kind: 'tool-input',
+    where: 'tools.2.input_schema',
+  };
+  assert.throws(
+    () => assertStrictSchemaCompiles(target),
+    (error: unknown) => error instanceof ServiceError && error.status === 400 && error.message.startsWith('tools.2.input_schema.properties.a.anyOf.0.properties: unsupported "properties"'),
+  );
+});

@@ -12,12 +12,21 @@ import { DomainFilter } from '../domain-filter.js';
 import { AddressPolicy } from './address-policy.js';
 import { FetchFailure, fetchPage, type FetchLimits } from './fetch-page.js';
 import { guardedAgent, UrlNotAllowedError, type HostLookup } from './guarded-agent.js';
+import { HtmlConverter } from './html-converter.js';
 import { pageToText } from './page-to-text.js';
 import { isInPriorContext } from './prior-context.js';
 
 export interface WebFetchOptions extends FetchLimits {
   allowNetworks: readonly string[];
+  /** Longest an HTML page may take to turn into markdown; past it the page is url_not_accessible. */
+  conversionTimeoutMs: number;
 }
+
+/**
+ * Conversion workers at most: two, so that one large page does not hold up every other fetch's
+ * conversion, while a service on a small machine keeps a core for its requests.
+ */
+const CONVERSION_WORKERS = 2;
 
 export interface FetchContext {
   request: MessageRequest;
@@ -31,6 +40,7 @@ export interface FetchContext {
 export class WebFetchTool {
   private readonly policy: AddressPolicy;
   private readonly agent: Agent;
+  private readonly converter: HtmlConverter;
 
   /** `lookup`: the system resolver unless given (tools/service-tools.ts). */
   constructor(
@@ -39,6 +49,7 @@ export class WebFetchTool {
   ) {
     this.policy = new AddressPolicy(options.allowNetworks);
     this.agent = guardedAgent(this.policy, options.timeoutMs, lookup);
+    this.converter = new HtmlConverter({ timeLimitMs: options.conversionTimeoutMs, workers: CONVERSION_WORKERS });
   }
 
   async run(call: ServerToolUseBlock, context: FetchContext): Promise<ServerToolResultBlock> {
@@ -66,7 +77,7 @@ export class WebFetchTool {
     if (!hasRoomForNote(context.resultCharacters - url.length, this.options.maxBytes)) return serverToolError(call, 'max_uses_exceeded');
     try {
       const page = await fetchPage(parsed, this.agent, this.policy, this.options, context.signal, (hop) => domains.permits(hop));
-      const converted = pageToText(page);
+      const converted = await pageToText(page, this.converter, context.signal);
       const cutAtBytes = page.truncated ? this.options.maxBytes : undefined;
       const title = titleWithin(converted.title, context.resultCharacters - page.url.length, cutAtBytes);
       return fetchResult(call, page.url, title, fitText(converted.text, contentCharacters(context, page.url, title), cutAtBytes));
@@ -78,7 +89,7 @@ export class WebFetchTool {
   }
 
   async close(): Promise<void> {
-    await this.agent.close();
+    await Promise.all([this.agent.close(), this.converter.close()]);
   }
 }
 

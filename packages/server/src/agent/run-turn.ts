@@ -10,7 +10,7 @@ import type { Backend } from '../backends/backend.js';
 import { BlockAssembler, type StoppedBlock } from '../streaming/block-assembler.js';
 import type { StreamPart } from '../streaming/stream-part.js';
 import { ContextBudget } from './context-budget.js';
-import { serverToolError, type ServerToolRunner } from './server-tool-runner.js';
+import { isRefusal, serverToolError, serverToolRefusal, type ServerToolRunner } from './server-tool-runner.js';
 
 export interface TurnOptions {
   backend: Backend;
@@ -30,7 +30,10 @@ interface TurnState {
   outputTokens: number;
   webSearchRequests: number;
   webFetchRequests: number;
-  /** Calls per server tool name in this request, for `max_uses`. */
+  /**
+   * Calls per server tool name in this request that made or started a request, for `max_uses`
+   * and the context budget's calls left; a call refused before any request is not one of them.
+   */
   uses: Map<string, number>;
   /**
    * Results of calls made by code in the sandbox: they never enter the turn, but URLs found by
@@ -187,7 +190,8 @@ async function* runServerTools(calls: readonly ServerToolUseBlock[], options: Tu
  */
 async function runServerTool(call: ServerToolUseBlock, options: TurnOptions, state: TurnState, signal = options.signal): Promise<ServerToolResultBlock> {
   const result = await dispatchServerTool(call, options, state, signal);
-  // usage.server_tool_use counts requests the service made, so an error block that made none is not counted.
+  // usage.server_tool_use counts the calls that brought back a result: an error block is not
+  // counted, whether it was refused before any request or its request failed.
   const madeRequest = !isErrorResult(result.content);
   if (madeRequest && call.name === SERVER_TOOL_NAMES.webSearch) state.webSearchRequests += 1;
   if (madeRequest && call.name === SERVER_TOOL_NAMES.webFetch) state.webFetchRequests += 1;
@@ -195,14 +199,17 @@ async function runServerTool(call: ServerToolUseBlock, options: TurnOptions, sta
 }
 
 async function dispatchServerTool(call: ServerToolUseBlock, options: TurnOptions, state: TurnState, signal: AbortSignal): Promise<ServerToolResultBlock> {
-  const resultCharacters = state.budget.share(call.name, state.uses);
-  const used = (state.uses.get(call.name) ?? 0) + 1;
-  state.uses.set(call.name, used);
   const tool = (options.request.tools ?? []).find((candidate) => candidate.name === call.name && !isCustomTool(candidate));
-  if (!tool) return serverToolError(call, 'unavailable');
-  if ('max_uses' in tool && tool.max_uses !== undefined && used > tool.max_uses) return serverToolError(call, 'max_uses_exceeded');
+  if (!tool) return serverToolRefusal(call, 'unavailable');
+  const used = state.uses.get(call.name) ?? 0;
+  if ('max_uses' in tool && tool.max_uses !== undefined && used >= tool.max_uses) return serverToolRefusal(call, 'max_uses_exceeded');
+  const resultCharacters = state.budget.share(call.name, state.uses);
+  // Counted before the call runs, so that calls from code running at once cannot all pass the
+  // check above; given back when the tool refused the call without making a request (bad input,
+  // a URL not given, no room in the budget), which max_uses does not limit.
+  state.uses.set(call.name, used + 1);
   let nested = 0;
-  return options.serverTools.run(call, {
+  const result = await options.serverTools.run(call, {
     request: options.request,
     turnSoFar: state.sandboxResults.length === 0 ? state.blocks : [...state.blocks, ...state.sandboxResults],
     resultCharacters,
@@ -215,6 +222,8 @@ async function dispatchServerTool(call: ServerToolUseBlock, options: TurnOptions
       return result;
     },
   });
+  if (isRefusal(result)) state.uses.set(call.name, (state.uses.get(call.name) ?? 1) - 1);
+  return result;
 }
 
 function isErrorResult(content: unknown): boolean {

@@ -7,7 +7,7 @@
 import type { Agent } from 'undici';
 import { SERVER_TOOL_TYPES, type MessageRequest, type ServerToolResultBlock, type ServerToolUseBlock, type WebFetchToolParam } from '@mms/protocol';
 import { CHARACTERS_PER_TOKEN } from '../../agent/context-budget.js';
-import { serverToolError } from '../../agent/server-tool-runner.js';
+import { serverToolError, serverToolRefusal } from '../../agent/server-tool-runner.js';
 import { DomainFilter } from '../domain-filter.js';
 import { AddressPolicy } from './address-policy.js';
 import { FetchFailure, fetchPage, type FetchLimits } from './fetch-page.js';
@@ -54,27 +54,27 @@ export class WebFetchTool {
 
   async run(call: ServerToolUseBlock, context: FetchContext): Promise<ServerToolResultBlock> {
     const url = typeof call.input.url === 'string' ? call.input.url : undefined;
-    if (!url) return serverToolError(call, 'invalid_tool_input');
+    if (!url) return serverToolRefusal(call, 'invalid_tool_input');
     let parsed: URL;
     try {
       parsed = new URL(url);
     } catch {
-      return serverToolError(call, 'invalid_tool_input');
+      return serverToolRefusal(call, 'invalid_tool_input');
     }
-    if (url.length > 250) return serverToolError(call, 'url_too_long');
+    if (url.length > 250) return serverToolRefusal(call, 'url_too_long');
     // Before the prior-context check, which knows only http(s): `file:` is refused for what it is.
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return serverToolError(call, 'url_not_allowed');
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return serverToolRefusal(call, 'url_not_allowed');
     // allowed_domains / blocked_domains: checked on the URL asked for and on every redirect.
     const domains = DomainFilter.fromLists(fetchTool(context.request));
-    if (!domains.permits(parsed)) return serverToolError(call, 'url_not_allowed');
-    if (!isInPriorContext(url, context.request, context.turnSoFar)) return serverToolError(call, 'url_not_in_prior_context');
+    if (!domains.permits(parsed)) return serverToolRefusal(call, 'url_not_allowed');
+    if (!isInPriorContext(url, context.request, context.turnSoFar)) return serverToolRefusal(call, 'url_not_in_prior_context');
     // The turn's context budget leaves this call too little room for a page and the note that
     // says it was cut: a fetch would spend a request on text the model cannot see, and an empty
     // document reads as an empty page. So no request is made (usage counts none), and the
     // answer is max_uses_exceeded, the public code nearest to "this tool's room in the turn is
     // used up": too_many_requests or unavailable would invite a retry, and a note-only document
     // would claim a retrieval and need room the budget does not have.
-    if (!hasRoomForNote(context.resultCharacters - url.length, this.options.maxBytes)) return serverToolError(call, 'max_uses_exceeded');
+    if (!hasRoomForNote(context.resultCharacters - url.length, this.options.maxBytes)) return serverToolRefusal(call, 'max_uses_exceeded');
     try {
       const page = await fetchPage(parsed, this.agent, this.policy, this.options, context.signal, (hop) => domains.permits(hop));
       const converted = await pageToText(page, this.converter, context.signal);

@@ -12,7 +12,7 @@
  * answered `max_uses_exceeded` without a search.
  */
 import { SERVER_TOOL_TYPES, type MessageRequest, type ServerToolResultBlock, type ServerToolUseBlock, type WebSearchToolParam } from '@mms/protocol';
-import { serverToolError } from '../../agent/server-tool-runner.js';
+import { serverToolError, serverToolRefusal } from '../../agent/server-tool-runner.js';
 import { DomainFilter } from '../domain-filter.js';
 import { createSearchProvider, type SearchProviderConfig } from './create-provider.js';
 import { encodeSearchContent } from './encrypted-content.js';
@@ -55,14 +55,14 @@ export class WebSearchTool {
 
   async run(call: ServerToolUseBlock, context: SearchContext): Promise<ServerToolResultBlock> {
     const query = call.input.query;
-    if (typeof query !== 'string' || query.trim() === '') return serverToolError(call, 'invalid_tool_input');
-    if (query.length > MAX_QUERY_CHARACTERS) return serverToolError(call, 'query_too_long');
-    if (!this.provider) return serverToolError(call, 'unavailable');
+    if (typeof query !== 'string' || query.trim() === '') return serverToolRefusal(call, 'invalid_tool_input');
+    if (query.length > MAX_QUERY_CHARACTERS) return serverToolRefusal(call, 'query_too_long');
+    if (!this.provider) return serverToolRefusal(call, 'unavailable');
     // The turn's context budget leaves this call too little room for even one result: a search
     // would spend a request on results the model cannot see. As web fetch does for a share too
     // small for a page, no request is made (usage counts none) and the answer is
     // max_uses_exceeded, the public code nearest to "this tool's room in the turn is used up".
-    if (context.resultCharacters < MIN_SEARCH_CHARACTERS) return serverToolError(call, 'max_uses_exceeded');
+    if (context.resultCharacters < MIN_SEARCH_CHARACTERS) return serverToolRefusal(call, 'max_uses_exceeded');
     const tool = (context.request.tools ?? []).find((candidate): candidate is WebSearchToolParam => candidate.type === SERVER_TOOL_TYPES.webSearch);
     const filter = DomainFilter.fromLists(tool);
     // What each result may hold before the hits are known; fitResults cuts again once they are.

@@ -176,7 +176,7 @@ function unansweredServerCalls(blocks: readonly ContentBlock[]): ServerToolUseBl
 
 async function* runServerTools(calls: readonly ServerToolUseBlock[], options: TurnOptions, state: TurnState, cutCalls: ReadonlySet<ContentBlock>): AsyncGenerator<StreamPart[]> {
   for (const call of calls) {
-    const result = cutCalls.has(call) ? serverToolError(call, 'invalid_tool_input') : await runServerTool(call, options, state);
+    const result = cutCalls.has(call) ? serverToolError(call, 'invalid_tool_input') : await runServerTool(call, 'direct', options, state);
     state.blocks.push(result);
     state.budget.spend(result);
     yield [{ type: 'block-start', block: result }, { type: 'block-stop' }];
@@ -184,12 +184,15 @@ async function* runServerTools(calls: readonly ServerToolUseBlock[], options: Tu
   yield [{ type: 'server-tool-usage', webSearchRequests: state.webSearchRequests, webFetchRequests: state.webFetchRequests }];
 }
 
+/** Who made a server call: the model (`direct`), or code in the sandbox through a host function. */
+type Caller = 'direct' | 'code';
+
 /**
  * Runs one server call, from the model or (nested) from code in the sandbox. `max_uses` is
  * counted per request; past it the call gets the error block and the model goes on.
  */
-async function runServerTool(call: ServerToolUseBlock, options: TurnOptions, state: TurnState, signal = options.signal): Promise<ServerToolResultBlock> {
-  const result = await dispatchServerTool(call, options, state, signal);
+async function runServerTool(call: ServerToolUseBlock, caller: Caller, options: TurnOptions, state: TurnState, signal = options.signal): Promise<ServerToolResultBlock> {
+  const result = await dispatchServerTool(call, caller, options, state, signal);
   // usage.server_tool_use counts the calls that brought back a result: an error block is not
   // counted, whether it was refused before any request or its request failed.
   const madeRequest = !isErrorResult(result.content);
@@ -198,9 +201,15 @@ async function runServerTool(call: ServerToolUseBlock, options: TurnOptions, sta
   return result;
 }
 
-async function dispatchServerTool(call: ServerToolUseBlock, options: TurnOptions, state: TurnState, signal: AbortSignal): Promise<ServerToolResultBlock> {
+async function dispatchServerTool(call: ServerToolUseBlock, caller: Caller, options: TurnOptions, state: TurnState, signal: AbortSignal): Promise<ServerToolResultBlock> {
   const tool = (options.request.tools ?? []).find((candidate) => candidate.name === call.name && !isCustomTool(candidate));
   if (!tool) return serverToolRefusal(call, 'unavailable');
+  // allowed_callers without "direct" keeps the tool for code in the sandbox, as one without the
+  // code execution tool keeps it from code (host-functions.ts). The model calling it anyway is
+  // refused with invalid_tool_input, the public code for a call the tool does not take as it
+  // was made: unavailable would read as a passing failure worth retrying, max_uses_exceeded as
+  // a limit used up, and url_not_allowed exists for web fetch alone.
+  if (caller === 'direct' && 'allowed_callers' in tool && tool.allowed_callers !== undefined && !tool.allowed_callers.includes('direct')) return serverToolRefusal(call, 'invalid_tool_input');
   const used = state.uses.get(call.name) ?? 0;
   if ('max_uses' in tool && tool.max_uses !== undefined && used >= tool.max_uses) return serverToolRefusal(call, 'max_uses_exceeded');
   const resultCharacters = state.budget.share(call.name, state.uses);
@@ -217,7 +226,7 @@ async function dispatchServerTool(call: ServerToolUseBlock, options: TurnOptions
     callServerTool: async (name, input, callSignal) => {
       nested += 1;
       const nestedSignal = callSignal ? AbortSignal.any([signal, callSignal]) : signal;
-      const result = await runServerTool({ type: 'server_tool_use', id: `${call.id}_${nested}`, name, input }, options, state, nestedSignal);
+      const result = await runServerTool({ type: 'server_tool_use', id: `${call.id}_${nested}`, name, input }, 'code', options, state, nestedSignal);
       state.sandboxResults.push(result);
       return result;
     },

@@ -56,6 +56,8 @@ function writeScript(): string {
     { when: '^read pages', steps: [[fetchCall('one')], [{ type: 'text', text: 'Reading on.' }, fetchCall('two')], [fetchCall('three')], [{ type: 'text', text: 'All three read.' }]] },
     { when: '^cut ', steps: [[{ type: 'text', text: CUT_TEXT }, fetchCall('cut-target')], [{ type: 'text', text: 'Done.' }]] },
     { when: '^finished then cut ', steps: [[fetchCall('finished-target'), { type: 'text', text: 'A long answer that the output budget will end somewhere in the middle of.' }]] },
+    // A URL the user never gave, a URL that is none, then three the user gave.
+    { when: '^refused then fetched ', steps: [[fetchCall('never-given'), { type: 'server_tool_use', name: 'web_fetch', input: { url: 'not a url' } }, fetchCall('given-1'), fetchCall('given-2'), fetchCall('given-3')], [{ type: 'text', text: 'Done.' }]] },
   ];
   writeFileSync(path, JSON.stringify(script));
   return path;
@@ -141,6 +143,17 @@ describe('pause_turn and resume', () => {
     const response = await postJson(service, '/v1/messages', { model: 'mid', max_tokens: 300, messages: [userTurn(), { role: 'assistant', content: [{ type: 'text', text: 'Sure,' }] }], tools: [FETCH_TOOL] });
     assert.equal(response.status, 400);
     assert.match(((await response.json()) as { error: { message: string } }).error.message, /Rule 4/);
+  });
+});
+
+describe('max_uses counts the calls that made a request', () => {
+  test('calls refused before any request (a URL not given, a malformed one) leave max_uses to the fetches that follow', async () => {
+    const before = served.length;
+    const reply = await create([{ role: 'user', content: `refused then fetched ${origin}/given-1 ${origin}/given-2 ${origin}/given-3` }], { tools: [{ ...FETCH_TOOL, max_uses: 2 }] });
+    const outcomes = reply.content.filter((block) => block.type === 'web_fetch_tool_result').map((block) => block.content?.error_code ?? block.content?.url);
+    assert.deepEqual(outcomes, ['url_not_in_prior_context', 'invalid_tool_input', `${origin}/given-1`, `${origin}/given-2`, 'max_uses_exceeded']);
+    assert.deepEqual(served.slice(before), ['/given-1', '/given-2']);
+    assert.deepEqual(reply.usage.server_tool_use, { web_search_requests: 0, web_fetch_requests: 2 });
   });
 });
 

@@ -94,6 +94,45 @@ describe('a step that ends on max_tokens after a server call', () => {
   });
 });
 
+describe('allowed_callers without "direct"', () => {
+  const SEARCH_FOR_CODE = { type: 'web_search_20260209', name: 'web_search', allowed_callers: ['code_execution_20260521'] };
+  const CODE = { type: 'code_execution_20260521', name: 'code_execution' };
+  const searchCall = (id: string) => block({ type: 'server_tool_use', id, name: 'web_search', input: {} }, '{"query":"otters"}');
+  const codeCall = (id: string) => block({ type: 'server_tool_use', id, name: 'code_execution', input: {} }, '{"code":"web_search(\'otters\')"}');
+
+  /** Records every call it runs; code execution calls web_search once, as code in the sandbox would. */
+  function toolsWithCode(): ServerToolRunner & { ran: string[] } {
+    const ran: string[] = [];
+    return {
+      ran,
+      run: async (call, context): Promise<ServerToolResultBlock> => {
+        ran.push(`${call.name} ${call.id}`);
+        if (call.name === 'web_search') return { type: 'web_search_tool_result', tool_use_id: call.id, content: [] };
+        const nested = await context.callServerTool('web_search', { query: 'otters' });
+        return { type: 'code_execution_tool_result', tool_use_id: call.id, content: { type: 'code_execution_result', stdout: JSON.stringify(nested.content), stderr: '', return_code: 0, content: [] } };
+      },
+    };
+  }
+
+  test("the model's own call is invalid_tool_input and does not run; code's call runs", async () => {
+    const tools = toolsWithCode();
+    const steps = [[[...searchCall('srvtoolu_direct'), ...codeCall('srvtoolu_code'), { type: 'output-tokens', count: 20 } as const, finish('tool_use')]], [[finish('end_turn')]]];
+    const parts = await runOver(steps, { tools: [SEARCH_FOR_CODE, CODE] }, tools);
+    const results = parts.flatMap((part) => (part.type === 'block-start' && part.block.type.endsWith('_tool_result') ? [part.block as ServerToolResultBlock] : []));
+    assert.deepEqual(results[0], { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_direct', content: { type: 'web_search_tool_result_error', error_code: 'invalid_tool_input' } });
+    assert.deepEqual(tools.ran, ['code_execution srvtoolu_code', 'web_search srvtoolu_code_1']);
+    assert.equal(results[1]?.type, 'code_execution_tool_result');
+  });
+
+  test('with "direct" in the list, or no list, the model calls it', async () => {
+    for (const tool of [{ ...SEARCH_FOR_CODE, allowed_callers: ['direct', 'code_execution_20260521'] }, { type: 'web_search_20260209', name: 'web_search' }]) {
+      const tools = toolsWithCode();
+      await runOver([[[...searchCall('srvtoolu_direct'), { type: 'output-tokens', count: 10 }, finish('tool_use')]], [[finish('end_turn')]]], { tools: [tool] }, tools);
+      assert.deepEqual(tools.ran, ['web_search srvtoolu_direct']);
+    }
+  });
+});
+
 describe('a turn whose earlier steps spent the whole output budget', () => {
   test('ends on max_tokens after the server call is answered, without asking the backend for a step of 0 tokens', async () => {
     const tools = recordingTools();

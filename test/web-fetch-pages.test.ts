@@ -159,7 +159,7 @@ describe('context budget of a turn', () => {
 
   test('a title longer than the share gives way, so that the text keeps the note that says it was cut', async () => {
     const url = `${origin}/long-title`;
-    const tool = new WebFetchTool({ allowNetworks: ['127.0.0.1/32'], maxBytes: 50_000, timeoutMs: 2_000, maxRedirects: 3 });
+    const tool = new WebFetchTool({ allowNetworks: ['127.0.0.1/32'], maxBytes: 50_000, timeoutMs: 2_000, maxRedirects: 3, conversionTimeoutMs: 10_000 });
     const request = parseMessageRequest({ model: 'mid', max_tokens: 10, messages: [{ role: 'user', content: `read ${url}` }], tools: [FETCH_TOOL] });
     const share = url.length + 300;
     try {

@@ -11,12 +11,15 @@ import { parseMessageRequest } from '@mms/protocol';
 import { ConfigError, loadConfig, validateConfig } from '@mms/server';
 import { toChatHistory } from '../packages/server/src/backends/llama-cpp/chat-history.js';
 import { renderPrompt } from '../packages/server/src/backends/scripted/tokenizer.js';
+import { resultCharacters } from '../packages/server/src/agent/context-budget.js';
 import { DomainFilter } from '../packages/server/src/tools/domain-filter.js';
 import { decodeSearchContent, encodeSearchContent } from '../packages/server/src/tools/web-search/encrypted-content.js';
+import { MIN_RESULT_TEXT, MIN_SEARCH_CHARACTERS } from '../packages/server/src/tools/web-search/fit-results.js';
 import { FolderSearchProvider } from '../packages/server/src/tools/web-search/folder-provider.js';
 import { webSearchResultText } from '../packages/server/src/tools/web-search/result-text.js';
+import type { SearchHit, SearchProvider } from '../packages/server/src/tools/web-search/search-provider.js';
 import { MAX_QUERY_CHARACTERS } from '../packages/server/src/tools/web-search/web-search-tool.js';
-import { documentsFolder, errorCode, runTool } from './web-search-support.js';
+import { documentsFolder, errorCode, runTool, type SearchResult } from './web-search-support.js';
 
 describe('tool input and error codes', () => {
   const folder = documentsFolder();
@@ -40,6 +43,52 @@ describe('tool input and error codes', () => {
 
   test('the error block has the public shape', async () => {
     assert.deepEqual(await runTool(undefined, { query: 'otters' }), { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_1', content: { type: 'web_search_tool_result_error', error_code: 'unavailable' } });
+  });
+});
+
+describe("the results fit the call's share of the context budget", () => {
+  /** Three hits with a 203-character URL and a 180-character title each, and what was asked. */
+  function longLabelProvider(): SearchProvider & { searches: number } {
+    const hit = (rank: number): SearchHit => ({ url: `https://example.com/${'long-path-segment/'.repeat(10)}${rank}`, title: 'A very long title '.repeat(10), pageAge: rank === 1 ? '2024-05-01' : null, content: 'text '.repeat(100) });
+    const provider = {
+      name: 'fake',
+      searches: 0,
+      close: async () => {},
+      search: async (_query: string, options: { maxCharacters: number }) => {
+        provider.searches += 1;
+        return [1, 2, 3].map(hit).map((result) => ({ ...result, content: result.content.slice(0, options.maxCharacters) }));
+      },
+    };
+    return provider;
+  }
+
+  test('URLs, titles and page ages count: results are cut, then dropped whole, to stay within the share', async () => {
+    const provider = longLabelProvider();
+    for (const share of [MIN_SEARCH_CHARACTERS + 300, 600, 1000, 1400, 400_000]) {
+      const block = await runTool(provider, { query: 'otters' }, {}, 5_000, share);
+      const results = block.content as SearchResult[];
+      assert.ok(Array.isArray(results) && results.length > 0, `share ${share}: ${JSON.stringify(block.content)}`);
+      assert.ok(resultCharacters(block) <= share, `share ${share}: ${resultCharacters(block)} characters`);
+      // Every kept result shows some text; the best-ranked results are the ones kept.
+      for (const result of results) assert.ok((decodeSearchContent(result.encrypted_content) ?? '').length >= MIN_RESULT_TEXT / 2, `share ${share}`);
+      assert.match(results[0]!.url, /1$/);
+    }
+    assert.equal(((await runTool(provider, { query: 'otters' }, {}, 5_000, 1000)).content as SearchResult[]).length, 2);
+    assert.equal(((await runTool(provider, { query: 'otters' }, {}, 5_000, 400_000)).content as SearchResult[]).length, 3);
+  });
+
+  test('a share too small for one result is max_uses_exceeded, without a search', async () => {
+    const provider = longLabelProvider();
+    for (const share of [0, 100, MIN_SEARCH_CHARACTERS - 1]) {
+      assert.deepEqual((await runTool(provider, { query: 'otters' }, {}, 5_000, share)).content, { type: 'web_search_tool_result_error', error_code: 'max_uses_exceeded' });
+    }
+    assert.equal(provider.searches, 0);
+  });
+
+  test('hits found whose URL and title alone overflow the share are max_uses_exceeded, not "no results"', async () => {
+    const provider = longLabelProvider();
+    assert.deepEqual((await runTool(provider, { query: 'otters' }, {}, 5_000, 300)).content, { type: 'web_search_tool_result_error', error_code: 'max_uses_exceeded' });
+    assert.equal(provider.searches, 1);
   });
 });
 

@@ -18,9 +18,10 @@ export interface ToolUsesSpent {
 }
 
 /**
- * What the paused replies spent: the calls in the turn (each counts against `max_uses`, errors
- * included) or the requests the service reported, whichever is more (a call from code in the
- * sandbox is in the usage but not in the turn).
+ * What the paused replies spent: the calls in the turn (each taken to count against
+ * `max_uses`, errors included; the service does not count a call it refused before any request,
+ * so this may over-count, which only offers fewer uses) or the requests the service reported,
+ * whichever is more (a call from code in the sandbox is in the usage but not in the turn).
  */
 export function usesSpent(turn: readonly ContentBlock[], usages: readonly Usage[]): ToolUsesSpent {
   const calls = (name: string) => turn.filter((block) => block.type === 'server_tool_use' && block.name === name).length;

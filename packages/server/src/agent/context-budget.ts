@@ -8,8 +8,10 @@
  * the spec's prompt-size formula. Each result appended to the turn is subtracted as it comes,
  * so what is left is divided across the web search and web fetch calls still allowed: a call
  * that used less than its share leaves more for the next, and no sequence of calls, code
- * output included, can fill more than the headroom. Results of calls made by code in the
- * sandbox reach only the code and are not subtracted.
+ * output included, can fill more than the headroom. A call whose share cannot hold the least it
+ * returns (a page's truncation note, one search result) makes no request and answers
+ * max_uses_exceeded (web-fetch-tool.ts, web-search-tool.ts). Results of calls made by code in
+ * the sandbox reach only the code and are not subtracted.
  */
 import { SERVER_TOOL_NAMES, SERVER_TOOL_TYPES, type MessageRequest, type ServerToolResultBlock } from '@mms/protocol';
 import { decodeSearchContent } from '../tools/web-search/encrypted-content.js';

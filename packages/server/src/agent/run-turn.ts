@@ -10,7 +10,7 @@ import type { Backend } from '../backends/backend.js';
 import { BlockAssembler, type StoppedBlock } from '../streaming/block-assembler.js';
 import type { StreamPart } from '../streaming/stream-part.js';
 import { ContextBudget } from './context-budget.js';
-import { serverToolError, type ServerToolRunner } from './server-tool-runner.js';
+import { isRefusal, serverToolError, serverToolRefusal, type ServerToolRunner } from './server-tool-runner.js';
 
 export interface TurnOptions {
   backend: Backend;
@@ -30,7 +30,10 @@ interface TurnState {
   outputTokens: number;
   webSearchRequests: number;
   webFetchRequests: number;
-  /** Calls per server tool name in this request, for `max_uses`. */
+  /**
+   * Calls per server tool name in this request that made or started a request, for `max_uses`
+   * and the context budget's calls left; a call refused before any request is not one of them.
+   */
   uses: Map<string, number>;
   /**
    * Results of calls made by code in the sandbox: they never enter the turn, but URLs found by
@@ -173,7 +176,7 @@ function unansweredServerCalls(blocks: readonly ContentBlock[]): ServerToolUseBl
 
 async function* runServerTools(calls: readonly ServerToolUseBlock[], options: TurnOptions, state: TurnState, cutCalls: ReadonlySet<ContentBlock>): AsyncGenerator<StreamPart[]> {
   for (const call of calls) {
-    const result = cutCalls.has(call) ? serverToolError(call, 'invalid_tool_input') : await runServerTool(call, options, state);
+    const result = cutCalls.has(call) ? serverToolError(call, 'invalid_tool_input') : await runServerTool(call, 'direct', options, state);
     state.blocks.push(result);
     state.budget.spend(result);
     yield [{ type: 'block-start', block: result }, { type: 'block-stop' }];
@@ -181,28 +184,41 @@ async function* runServerTools(calls: readonly ServerToolUseBlock[], options: Tu
   yield [{ type: 'server-tool-usage', webSearchRequests: state.webSearchRequests, webFetchRequests: state.webFetchRequests }];
 }
 
+/** Who made a server call: the model (`direct`), or code in the sandbox through a host function. */
+type Caller = 'direct' | 'code';
+
 /**
  * Runs one server call, from the model or (nested) from code in the sandbox. `max_uses` is
  * counted per request; past it the call gets the error block and the model goes on.
  */
-async function runServerTool(call: ServerToolUseBlock, options: TurnOptions, state: TurnState, signal = options.signal): Promise<ServerToolResultBlock> {
-  const result = await dispatchServerTool(call, options, state, signal);
-  // usage.server_tool_use counts requests the service made, so an error block that made none is not counted.
+async function runServerTool(call: ServerToolUseBlock, caller: Caller, options: TurnOptions, state: TurnState, signal = options.signal): Promise<ServerToolResultBlock> {
+  const result = await dispatchServerTool(call, caller, options, state, signal);
+  // usage.server_tool_use counts the calls that brought back a result: an error block is not
+  // counted, whether it was refused before any request or its request failed.
   const madeRequest = !isErrorResult(result.content);
   if (madeRequest && call.name === SERVER_TOOL_NAMES.webSearch) state.webSearchRequests += 1;
   if (madeRequest && call.name === SERVER_TOOL_NAMES.webFetch) state.webFetchRequests += 1;
   return result;
 }
 
-async function dispatchServerTool(call: ServerToolUseBlock, options: TurnOptions, state: TurnState, signal: AbortSignal): Promise<ServerToolResultBlock> {
-  const resultCharacters = state.budget.share(call.name, state.uses);
-  const used = (state.uses.get(call.name) ?? 0) + 1;
-  state.uses.set(call.name, used);
+async function dispatchServerTool(call: ServerToolUseBlock, caller: Caller, options: TurnOptions, state: TurnState, signal: AbortSignal): Promise<ServerToolResultBlock> {
   const tool = (options.request.tools ?? []).find((candidate) => candidate.name === call.name && !isCustomTool(candidate));
-  if (!tool) return serverToolError(call, 'unavailable');
-  if ('max_uses' in tool && tool.max_uses !== undefined && used > tool.max_uses) return serverToolError(call, 'max_uses_exceeded');
+  if (!tool) return serverToolRefusal(call, 'unavailable');
+  // allowed_callers without "direct" keeps the tool for code in the sandbox, as one without the
+  // code execution tool keeps it from code (host-functions.ts). The model calling it anyway is
+  // refused with invalid_tool_input, the public code for a call the tool does not take as it
+  // was made: unavailable would read as a passing failure worth retrying, max_uses_exceeded as
+  // a limit used up, and url_not_allowed exists for web fetch alone.
+  if (caller === 'direct' && 'allowed_callers' in tool && tool.allowed_callers !== undefined && !tool.allowed_callers.includes('direct')) return serverToolRefusal(call, 'invalid_tool_input');
+  const used = state.uses.get(call.name) ?? 0;
+  if ('max_uses' in tool && tool.max_uses !== undefined && used >= tool.max_uses) return serverToolRefusal(call, 'max_uses_exceeded');
+  const resultCharacters = state.budget.share(call.name, state.uses);
+  // Counted before the call runs, so that calls from code running at once cannot all pass the
+  // check above; given back when the tool refused the call without making a request (bad input,
+  // a URL not given, no room in the budget), which max_uses does not limit.
+  state.uses.set(call.name, used + 1);
   let nested = 0;
-  return options.serverTools.run(call, {
+  const result = await options.serverTools.run(call, {
     request: options.request,
     turnSoFar: state.sandboxResults.length === 0 ? state.blocks : [...state.blocks, ...state.sandboxResults],
     resultCharacters,
@@ -210,11 +226,13 @@ async function dispatchServerTool(call: ServerToolUseBlock, options: TurnOptions
     callServerTool: async (name, input, callSignal) => {
       nested += 1;
       const nestedSignal = callSignal ? AbortSignal.any([signal, callSignal]) : signal;
-      const result = await runServerTool({ type: 'server_tool_use', id: `${call.id}_${nested}`, name, input }, options, state, nestedSignal);
+      const result = await runServerTool({ type: 'server_tool_use', id: `${call.id}_${nested}`, name, input }, 'code', options, state, nestedSignal);
       state.sandboxResults.push(result);
       return result;
     },
   });
+  if (isRefusal(result)) state.uses.set(call.name, (state.uses.get(call.name) ?? 1) - 1);
+  return result;
 }
 
 function isErrorResult(content: unknown): boolean {

@@ -41,6 +41,26 @@ export function serverToolError(call: ServerToolUseBlock, errorCode: string): Se
   return { type, tool_use_id: call.id, content: { type: `${type}_error`, error_code: errorCode } };
 }
 
+/** Error blocks made by serverToolRefusal, known by identity: the block itself goes on the wire as it is. */
+const refusals = new WeakSet<ServerToolResultBlock>();
+
+/**
+ * The error block of a call refused before the tool made or started any request (bad input, a
+ * URL the conversation never gave, no room left in the context budget): such a call does not
+ * count against `max_uses` (agent/run-turn.ts), which limits what a tool does, not what the
+ * model asks for. An error after a request was started (a page that would not load, a search
+ * engine that failed) is a serverToolError and does count.
+ */
+export function serverToolRefusal(call: ServerToolUseBlock, errorCode: string): ServerToolResultBlock {
+  const block = serverToolError(call, errorCode);
+  refusals.add(block);
+  return block;
+}
+
+export function isRefusal(block: ServerToolResultBlock): boolean {
+  return refusals.has(block);
+}
+
 export const unavailableServerTools: ServerToolRunner = {
   run: async (call) => serverToolError(call, 'unavailable'),
 };

@@ -56,6 +56,7 @@ const webFetchConfig = z.strictObject({
   maxBytes: z.int().min(1024).default(10 * 1024 * 1024).describe('Largest page body read; longer pages are cut.'),
   maxRedirects: z.int().min(0).max(10).default(3),
   timeoutMs: z.int().min(100).default(15_000).describe('Connect, headers and body time limit per fetch.'),
+  conversionTimeoutMs: z.int().min(100).default(30_000).describe('Time limit of turning one HTML page into markdown (about 2 s a megabyte, in a worker thread); past it the page is url_not_accessible.'),
 });
 
 /** Where web search looks things up; paths are relative to the config file's folder. */

@@ -7,7 +7,7 @@
  * cut to the call's share of the turn's input headroom (agent/context-budget.ts).
  */
 import type { ServerToolResultBlock, ServerToolUseBlock } from '@mms/protocol';
-import { serverToolError, type ToolCallContext } from '../../agent/server-tool-runner.js';
+import { serverToolError, serverToolRefusal, type ToolCallContext } from '../../agent/server-tool-runner.js';
 import { ChildProcessRunner, type ChildProcessRunnerOptions } from './child-process-runner.js';
 import type { CodeRunner } from './code-runner.js';
 import { hostFunctionsFor, resultForCode } from './host-functions.js';
@@ -24,7 +24,7 @@ export class CodeExecutionTool {
 
   async run(call: ServerToolUseBlock, context: ToolCallContext): Promise<ServerToolResultBlock> {
     const code = call.input.code;
-    if (typeof code !== 'string') return serverToolError(call, 'invalid_tool_input');
+    if (typeof code !== 'string') return serverToolRefusal(call, 'invalid_tool_input');
     const outcome = await this.runner.run(code, {
       hostFunctions: hostFunctionsFor(context.request),
       callHost: async (name, input, signal) => resultForCode((await context.callServerTool(name, input, signal)).content),

@@ -2,7 +2,8 @@
  * Programmatic tool calling: which of the request's server tools code in the sandbox may call.
  * A web search or web fetch tool with `allowed_callers` unset, or naming the code execution
  * tool, is callable from code; one limited to `["direct"]` is the model's alone, and code that
- * calls it gets a PermissionError saying so (a plain NameError would not tell it why).
+ * calls it gets a PermissionError saying so (a plain NameError would not tell it why). The other
+ * way round, the turn loop refuses the model's own call of a tool whose list lacks `direct`.
  */
 import { SERVER_TOOL_NAMES, SERVER_TOOL_TYPES, type MessageRequest } from '@mms/protocol';
 import type { HostFunction } from './code-runner.js';

@@ -1,11 +1,13 @@
 /**
  * One page over HTTP for the model: redirects followed by hand (each one checked again), a byte
- * cap, a time limit, and a clear error for what cannot be fetched. A body that will not be read
+ * cap, a time limit, and a clear error for what cannot be fetched. The body is decoded in the
+ * encoding the page declares (body-encoding.ts), not always as UTF-8. A body that will not be read
  * (an error status, a type the model cannot read) is destroyed at once, not left to hold its
  * connection until the time limit.
  */
 import { request, type Agent, type Dispatcher } from 'undici';
 import type { AddressPolicy } from './address-policy.js';
+import { decodeBody } from './body-encoding.js';
 import { assertUrlAllowed } from './guarded-agent.js';
 
 export interface FetchLimits {
@@ -54,8 +56,9 @@ export async function fetchPage(start: URL, agent: Agent, policy: AddressPolicy,
       discard(response.body);
       throw new FetchFailure('unsupported_content_type', `content type ${mediaTypeOf(contentType)} is not supported`);
     }
-    const { text, truncated } = await readCapped(response.body, limits.maxBytes);
-    return { url: url.href, contentType, body: text, truncated };
+    const { bytes, truncated } = await readCapped(response.body, limits.maxBytes);
+    const mediaType = mediaTypeOf(contentType);
+    return { url: url.href, contentType, body: decodeBody(bytes, contentType, mediaType === 'text/html' || mediaType === 'application/xhtml+xml'), truncated };
   }
 }
 
@@ -75,7 +78,7 @@ export function isReadableMediaType(contentType: string): boolean {
   return mediaType === 'application/xhtml+xml' || mediaType.startsWith('text/') || mediaType === 'application/json' || mediaType.endsWith('+json');
 }
 
-async function readCapped(body: AsyncIterable<Buffer> & { destroy(): void }, maxBytes: number): Promise<{ text: string; truncated: boolean }> {
+async function readCapped(body: AsyncIterable<Buffer> & { destroy(): void }, maxBytes: number): Promise<{ bytes: Buffer; truncated: boolean }> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {
@@ -83,8 +86,8 @@ async function readCapped(body: AsyncIterable<Buffer> & { destroy(): void }, max
     size += chunk.length;
     if (size > maxBytes) {
       body.destroy();
-      return { text: Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8'), truncated: true };
+      return { bytes: Buffer.concat(chunks).subarray(0, maxBytes), truncated: true };
     }
   }
-  return { text: Buffer.concat(chunks).toString('utf8'), truncated: false };
+  return { bytes: Buffer.concat(chunks), truncated: false };
 }

@@ -7,17 +7,26 @@
 import type { Agent } from 'undici';
 import { SERVER_TOOL_TYPES, type MessageRequest, type ServerToolResultBlock, type ServerToolUseBlock, type WebFetchToolParam } from '@mms/protocol';
 import { CHARACTERS_PER_TOKEN } from '../../agent/context-budget.js';
-import { serverToolError } from '../../agent/server-tool-runner.js';
+import { serverToolError, serverToolRefusal } from '../../agent/server-tool-runner.js';
 import { DomainFilter } from '../domain-filter.js';
 import { AddressPolicy } from './address-policy.js';
 import { FetchFailure, fetchPage, type FetchLimits } from './fetch-page.js';
 import { guardedAgent, UrlNotAllowedError, type HostLookup } from './guarded-agent.js';
+import { HtmlConverter } from './html-converter.js';
 import { pageToText } from './page-to-text.js';
 import { isInPriorContext } from './prior-context.js';
 
 export interface WebFetchOptions extends FetchLimits {
   allowNetworks: readonly string[];
+  /** Longest an HTML page may take to turn into markdown; past it the page is url_not_accessible. */
+  conversionTimeoutMs: number;
 }
+
+/**
+ * Conversion workers at most: two, so that one large page does not hold up every other fetch's
+ * conversion, while a service on a small machine keeps a core for its requests.
+ */
+const CONVERSION_WORKERS = 2;
 
 export interface FetchContext {
   request: MessageRequest;
@@ -31,6 +40,7 @@ export interface FetchContext {
 export class WebFetchTool {
   private readonly policy: AddressPolicy;
   private readonly agent: Agent;
+  private readonly converter: HtmlConverter;
 
   /** `lookup`: the system resolver unless given (tools/service-tools.ts). */
   constructor(
@@ -39,34 +49,35 @@ export class WebFetchTool {
   ) {
     this.policy = new AddressPolicy(options.allowNetworks);
     this.agent = guardedAgent(this.policy, options.timeoutMs, lookup);
+    this.converter = new HtmlConverter({ timeLimitMs: options.conversionTimeoutMs, workers: CONVERSION_WORKERS });
   }
 
   async run(call: ServerToolUseBlock, context: FetchContext): Promise<ServerToolResultBlock> {
     const url = typeof call.input.url === 'string' ? call.input.url : undefined;
-    if (!url) return serverToolError(call, 'invalid_tool_input');
+    if (!url) return serverToolRefusal(call, 'invalid_tool_input');
     let parsed: URL;
     try {
       parsed = new URL(url);
     } catch {
-      return serverToolError(call, 'invalid_tool_input');
+      return serverToolRefusal(call, 'invalid_tool_input');
     }
-    if (url.length > 250) return serverToolError(call, 'url_too_long');
+    if (url.length > 250) return serverToolRefusal(call, 'url_too_long');
     // Before the prior-context check, which knows only http(s): `file:` is refused for what it is.
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return serverToolError(call, 'url_not_allowed');
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return serverToolRefusal(call, 'url_not_allowed');
     // allowed_domains / blocked_domains: checked on the URL asked for and on every redirect.
     const domains = DomainFilter.fromLists(fetchTool(context.request));
-    if (!domains.permits(parsed)) return serverToolError(call, 'url_not_allowed');
-    if (!isInPriorContext(url, context.request, context.turnSoFar)) return serverToolError(call, 'url_not_in_prior_context');
+    if (!domains.permits(parsed)) return serverToolRefusal(call, 'url_not_allowed');
+    if (!isInPriorContext(url, context.request, context.turnSoFar)) return serverToolRefusal(call, 'url_not_in_prior_context');
     // The turn's context budget leaves this call too little room for a page and the note that
     // says it was cut: a fetch would spend a request on text the model cannot see, and an empty
     // document reads as an empty page. So no request is made (usage counts none), and the
     // answer is max_uses_exceeded, the public code nearest to "this tool's room in the turn is
     // used up": too_many_requests or unavailable would invite a retry, and a note-only document
     // would claim a retrieval and need room the budget does not have.
-    if (!hasRoomForNote(context.resultCharacters - url.length, this.options.maxBytes)) return serverToolError(call, 'max_uses_exceeded');
+    if (!hasRoomForNote(context.resultCharacters - url.length, this.options.maxBytes)) return serverToolRefusal(call, 'max_uses_exceeded');
     try {
       const page = await fetchPage(parsed, this.agent, this.policy, this.options, context.signal, (hop) => domains.permits(hop));
-      const converted = pageToText(page);
+      const converted = await pageToText(page, this.converter, context.signal);
       const cutAtBytes = page.truncated ? this.options.maxBytes : undefined;
       const title = titleWithin(converted.title, context.resultCharacters - page.url.length, cutAtBytes);
       return fetchResult(call, page.url, title, fitText(converted.text, contentCharacters(context, page.url, title), cutAtBytes));
@@ -78,7 +89,7 @@ export class WebFetchTool {
   }
 
   async close(): Promise<void> {
-    await this.agent.close();
+    await Promise.all([this.agent.close(), this.converter.close()]);
   }
 }
 

@@ -12,12 +12,13 @@
  * Title: front matter `title:`, else the first `# heading` (markdown); the page's title (HTML);
  * the first line (text); else the file name. Page age: front matter `date:`, or the HTML's
  * published/modified meta, else the file's modification time, as a YYYY-MM-DD date.
- * HTML is turned into markdown by web fetch's page-to-text, so both tools read pages alike.
+ * HTML is turned into markdown by web fetch's html-to-markdown, so both tools read pages alike
+ * (here on the main thread: the operator's own files, converted again only when they change).
  */
 import { readFile } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { pageToText } from '../web-fetch/page-to-text.js';
+import { htmlToMarkdown } from '../web-fetch/html-to-markdown.js';
 import { readFrontMatter } from './front-matter.js';
 
 /** Extensions the index reads, by kind. */
@@ -79,11 +80,11 @@ function fromText(raw: string): ParsedDocument {
 }
 
 function fromHtml(raw: string): ParsedDocument {
-  const { title, text } = pageToText({ url: '', contentType: 'text/html', body: raw, truncated: false });
+  const { title, text } = htmlToMarkdown(raw);
   return { title: title ?? undefined, url: canonicalLink(raw), date: metaDate(raw), text };
 }
 
-/** Attributes of each `<tag ...>` in the page, read without a DOM (the page is parsed once, by pageToText). */
+/** Attributes of each `<tag ...>` in the page, read without a DOM (the page is parsed once, by htmlToMarkdown). */
 function tagAttributes(html: string, tag: string): Array<Record<string, string>> {
   const found: Array<Record<string, string>> = [];
   for (const match of html.matchAll(new RegExp(`<${tag}\\b([^>]*)>`, 'gi'))) {

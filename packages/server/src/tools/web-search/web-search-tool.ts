@@ -7,14 +7,17 @@
  * (no query), `query_too_long`, `too_many_requests` (the provider answered 429) or `unavailable`
  * (no provider configured, or it failed or timed out); `max_uses_exceeded` is the loop's.
  * `allowed_domains` / `blocked_domains` filter the results (tools/domain-filter.ts). The results
- * together fit this call's share of the turn's input headroom (agent/context-budget.ts).
+ * together, URLs, titles and page ages included, fit this call's share of the turn's input
+ * headroom (agent/context-budget.ts, fit-results.ts); a share too small for one result is
+ * answered `max_uses_exceeded` without a search.
  */
 import { SERVER_TOOL_TYPES, type MessageRequest, type ServerToolResultBlock, type ServerToolUseBlock, type WebSearchToolParam } from '@mms/protocol';
-import { serverToolError } from '../../agent/server-tool-runner.js';
+import { serverToolError, serverToolRefusal } from '../../agent/server-tool-runner.js';
 import { DomainFilter } from '../domain-filter.js';
 import { createSearchProvider, type SearchProviderConfig } from './create-provider.js';
 import { encodeSearchContent } from './encrypted-content.js';
-import { SearchFailure, type SearchHit, type SearchProvider } from './search-provider.js';
+import { fitResults, MIN_SEARCH_CHARACTERS } from './fit-results.js';
+import { SearchFailure, type SearchProvider } from './search-provider.js';
 
 /**
  * Longest query, in characters. The public API does not publish its limit; 400 is Brave's
@@ -52,12 +55,17 @@ export class WebSearchTool {
 
   async run(call: ServerToolUseBlock, context: SearchContext): Promise<ServerToolResultBlock> {
     const query = call.input.query;
-    if (typeof query !== 'string' || query.trim() === '') return serverToolError(call, 'invalid_tool_input');
-    if (query.length > MAX_QUERY_CHARACTERS) return serverToolError(call, 'query_too_long');
-    if (!this.provider) return serverToolError(call, 'unavailable');
+    if (typeof query !== 'string' || query.trim() === '') return serverToolRefusal(call, 'invalid_tool_input');
+    if (query.length > MAX_QUERY_CHARACTERS) return serverToolRefusal(call, 'query_too_long');
+    if (!this.provider) return serverToolRefusal(call, 'unavailable');
+    // The turn's context budget leaves this call too little room for even one result: a search
+    // would spend a request on results the model cannot see. As web fetch does for a share too
+    // small for a page, no request is made (usage counts none) and the answer is
+    // max_uses_exceeded, the public code nearest to "this tool's room in the turn is used up".
+    if (context.resultCharacters < MIN_SEARCH_CHARACTERS) return serverToolRefusal(call, 'max_uses_exceeded');
     const tool = (context.request.tools ?? []).find((candidate): candidate is WebSearchToolParam => candidate.type === SERVER_TOOL_TYPES.webSearch);
     const filter = DomainFilter.fromLists(tool);
-    // What each result may hold before the hits are known; fitTexts cuts again once they are.
+    // What each result may hold before the hits are known; fitResults cuts again once they are.
     const maxCharacters = Math.min(this.options.maxResultCharacters, Math.floor(context.resultCharacters / this.options.maxResults));
     let hits;
     try {
@@ -72,9 +80,12 @@ export class WebSearchTool {
       if (context.signal.aborted) throw context.signal.reason ?? error;
       return serverToolError(call, error instanceof SearchFailure ? error.errorCode : 'unavailable');
     }
-    const kept = hits.filter((hit) => filter.permits(hit.url)).slice(0, this.options.maxResults);
-    const perResult = Math.min(maxCharacters, textRoom(kept, context.resultCharacters));
-    const results = kept.map((hit) => ({ type: 'web_search_result', url: hit.url, title: hit.title, page_age: hit.pageAge, encrypted_content: encodeSearchContent(hit.content.slice(0, perResult)) }));
+    const permitted = hits.filter((hit) => filter.permits(hit.url)).slice(0, this.options.maxResults);
+    const kept = fitResults(permitted, context.resultCharacters, maxCharacters);
+    // Hits were found but not one fits the share (their URLs and titles are long): saying "no
+    // results" would be false, so the answer is the same as for a share too small to search.
+    if (kept.length === 0 && permitted.length > 0) return serverToolError(call, 'max_uses_exceeded');
+    const results = kept.map((hit) => ({ type: 'web_search_result', url: hit.url, title: hit.title, page_age: hit.pageAge, encrypted_content: encodeSearchContent(hit.content) }));
     return { type: 'web_search_tool_result', tool_use_id: call.id, content: results };
   }
 
@@ -83,9 +94,3 @@ export class WebSearchTool {
   }
 }
 
-/** Text per result once the hits are known: the share less their URLs, titles and page ages, split evenly. */
-function textRoom(hits: readonly SearchHit[], resultCharacters: number): number {
-  if (hits.length === 0) return 0;
-  const labels = hits.reduce((sum, hit) => sum + hit.url.length + hit.title.length + (hit.pageAge?.length ?? 0), 0);
-  return Math.floor(Math.max(0, resultCharacters - labels) / hits.length);
-}

@@ -3,7 +3,6 @@
  * and sends `ping` after message_start and whenever the stream has been quiet for a while.
  */
 import type { ServerResponse } from 'node:http';
-import { once } from 'node:events';
 import type { StreamEvent } from '@mms/protocol';
 
 const PING = 'event: ping\ndata: {"type": "ping"}\n\n';
@@ -11,6 +10,8 @@ const PING = 'event: ping\ndata: {"type": "ping"}\n\n';
 export class SseWriter {
   private pingTimer: NodeJS.Timeout | undefined;
   private lastWrite = Date.now();
+  /** Set while a write waits for 'drain': the socket is behind, a ping would only add to it. */
+  private waitingForDrain = false;
 
   constructor(
     private readonly response: ServerResponse,
@@ -39,8 +40,7 @@ export class SseWriter {
       frames += `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
       if (event.type === 'message_start') frames += PING;
     }
-    // A peer that goes away never drains: 'close' ends the wait too.
-    if (!this.response.write(frames)) await Promise.race([once(this.response, 'drain'), once(this.response, 'close')]);
+    if (!this.response.write(frames)) await this.drained();
   }
 
   end(): void {
@@ -48,8 +48,27 @@ export class SseWriter {
     if (!this.response.destroyed) this.response.end();
   }
 
+  /**
+   * Resolves on 'drain', or on 'close' since a peer that goes away never drains. Both listeners
+   * go when either fires: a stream waits here on every backpressured write, and listeners left
+   * from each wait would pile up on the response for the whole stream.
+   */
+  private drained(): Promise<void> {
+    this.waitingForDrain = true;
+    return new Promise((resolve) => {
+      const settle = (): void => {
+        this.response.off('drain', settle);
+        this.response.off('close', settle);
+        this.waitingForDrain = false;
+        resolve();
+      };
+      this.response.on('drain', settle);
+      this.response.on('close', settle);
+    });
+  }
+
   private pingIfQuiet(): void {
-    if (Date.now() - this.lastWrite < this.pingIntervalMs || this.response.destroyed) return;
+    if (Date.now() - this.lastWrite < this.pingIntervalMs || this.response.destroyed || this.waitingForDrain) return;
     this.lastWrite = Date.now();
     this.response.write(PING);
   }

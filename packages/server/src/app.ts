@@ -46,7 +46,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     // hijacks the reply, writes request-id itself (http/sse-writer.ts).
     reply.header('request-id', request.id);
     try {
-      if (request.url !== '/health') {
+      if (!isHealthRoute(request.url)) {
         keys.assertAuthorized(request.headers);
         if (request.url.startsWith('/v1/')) assertVersionHeader(request.headers);
       }
@@ -77,4 +77,13 @@ export function buildApp(options: AppOptions): FastifyInstance {
     if (serverTools instanceof ServiceTools) await serverTools.close();
   });
   return app;
+}
+
+/**
+ * The health route, with or without a query (a probe may add one to defeat caches): the only
+ * route that needs no key. `/health/` is not that route (no trailing-slash matching), so it is
+ * an unknown path, which needs a key like any other before it is told so.
+ */
+function isHealthRoute(url: string): boolean {
+  return url === '/health' || url.startsWith('/health?');
 }

@@ -6,10 +6,50 @@ import { mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } f
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { once } from 'node:events';
+import { createServer, type AddressInfo } from 'node:net';
 import { readSse } from '@mms/testing';
 
 const MMS = join(process.cwd(), 'packages/server/bin/mms.js');
 const KEY = 'cli-test-key-123';
+
+interface Finished {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs `mms` to its end without blocking, so that several runs can share the wait. One that
+ * should have stopped but serves instead is killed after 20 s rather than hanging the test.
+ */
+async function runMms(args: string[], env: Record<string, string> = {}): Promise<Finished> {
+  const child = spawn(process.execPath, [MMS, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env }, timeout: 20_000 });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += String(chunk)));
+  child.stderr.on('data', (chunk) => (stderr += String(chunk)));
+  const [status] = (await once(child, 'close')) as [number | null];
+  return { status, stdout, stderr };
+}
+
+/** A config with the slow scripted model, in a fresh folder; `extra` is merged into it. */
+function slowConfig(extra: Record<string, unknown> = {}): string {
+  const folder = mkdtempSync(join(tmpdir(), 'mms-cli-'));
+  const config = join(folder, 'config.json');
+  const model = { id: 'slow', tier: 'mid', generation: 'newer', contextWindow: 4096, maxOutputTokens: 512, backend: { type: 'scripted', tokenDelayMs: 20 } };
+  writeFileSync(config, JSON.stringify({ apiKeys: [KEY], models: [model], ...extra }));
+  return config;
+}
+
+/** A port that was free a moment ago. */
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  server.close();
+  await once(server, 'close');
+  return port;
+}
 
 test('mms --help and mms serve --help explain the commands and flags', () => {
   const help = spawnSync(process.execPath, [MMS, '--help'], { encoding: 'utf8' });
@@ -19,6 +59,48 @@ test('mms --help and mms serve --help explain the commands and flags', () => {
   assert.match(help.stdout, /compare FILE/);
   const serveHelp = spawnSync(process.execPath, [MMS, 'serve', '--help'], { encoding: 'utf8' });
   for (const flag of ['--config', '--host', '--port', 'MMS_API_KEYS', 'MMS_CONFIG']) assert.match(serveHelp.stdout, new RegExp(flag));
+});
+
+test('no MMS_ variable, however wrong, breaks --help', async () => {
+  const env = { MMS_PORT: 'abc', MMS_HOST: '', MMS_LOG_LEVEL: 'loud', MMS_API_KEYS: 'a' };
+  const [help, serveHelp] = await Promise.all([runMms(['--help'], env), runMms(['serve', '--help'], env)]);
+  assert.equal(help.status, 0, help.stderr);
+  assert.equal(serveHelp.status, 0, serveHelp.stderr);
+  assert.match(serveHelp.stdout, /MMS_PORT/);
+  assert.equal(help.stderr + serveHelp.stderr, '');
+});
+
+test('a port that is not digits from 0 to 65535, from MMS_PORT or --port, stops serve with a message naming it and exit 2', async () => {
+  const config = slowConfig();
+  const runs = await Promise.all([
+    ...['abc', '0x50', '1e3', '65536', '-1', ' 80'].map(async (value) => ({ source: 'MMS_PORT', value, run: await runMms(['serve', '--config', config], { MMS_PORT: value }) })),
+    ...['1e3', '0x50'].map(async (value) => ({ source: '--port', value, run: await runMms(['serve', '--config', config, '--port', value], { MMS_PORT: '' }) })),
+  ]);
+  for (const { source, value, run } of runs) {
+    assert.equal(run.status, 2, `${source}=${value}: ${run.stderr}`);
+    assert.equal(run.stderr, `mms: ${source}: must be an integer from 0 to 65535 (it is "${value}")\n`);
+  }
+});
+
+test('blank MMS_PORT and MMS_HOST count as unset: the config\'s listen address is used', async () => {
+  const port = await freePort();
+  const child = spawn(process.execPath, [MMS, 'serve', '--config', slowConfig({ listen: { host: '127.0.0.1', port } })], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, MMS_PORT: '', MMS_HOST: ' ' } });
+  try {
+    assert.equal(await listeningPort(child), port);
+    assert.equal((await fetch(`http://127.0.0.1:${port}/health`)).status, 200);
+  } finally {
+    child.kill('SIGTERM');
+  }
+  assert.deepEqual(await once(child, 'exit'), [0, null]);
+});
+
+test('an unknown log level, from MMS_LOG_LEVEL or --log-level, stops serve before any model is prepared, exit 2', async () => {
+  const config = slowConfig();
+  const [fromEnvironment, fromFlag] = await Promise.all([runMms(['serve', '--config', config], { MMS_LOG_LEVEL: 'loud' }), runMms(['serve', '--config', config, '--log-level', 'verbose'], { MMS_LOG_LEVEL: 'debug' })]);
+  assert.equal(fromEnvironment.status, 2, fromEnvironment.stderr);
+  assert.equal(fromEnvironment.stderr, 'mms: MMS_LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace (it is "loud")\n');
+  assert.equal(fromFlag.status, 2, fromFlag.stderr);
+  assert.equal(fromFlag.stderr, 'mms: --log-level: must be one of fatal, error, warn, info, debug, trace (it is "verbose")\n');
 });
 
 test('mms compare runs the client\'s tier move check: without a file it prints its usage and exits 2', () => {

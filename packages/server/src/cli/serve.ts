@@ -2,22 +2,18 @@
 import { buildApp } from '../app.js';
 import { ConfigError, loadConfig } from '../config/load-config.js';
 import { ModelRegistry } from '../models/model-registry.js';
-
-export interface ServeOptions {
-  config?: string;
-  host?: string;
-  port?: number;
-  logLevel: string;
-}
+import { serveSettings, type ServeFlags, type ServeSettings } from './serve-settings.js';
 
 /** In-flight requests get this long to finish after SIGINT/SIGTERM before the process exits. */
 const SHUTDOWN_GRACE_MS = 10_000;
 
-export async function serve(options: ServeOptions): Promise<void> {
+export async function serve(flags: ServeFlags): Promise<void> {
   const apiKeys = (process.env.MMS_API_KEYS ?? '').split(',').map((key) => key.trim()).filter(Boolean);
+  let settings: ServeSettings;
   let loaded;
   try {
-    loaded = loadConfig(options.config, { host: options.host, port: options.port, apiKeys });
+    settings = serveSettings(flags);
+    loaded = loadConfig(settings.config, { host: settings.host, port: settings.port, apiKeys });
     if (loaded.config.apiKeys.length === 0) {
       throw new ConfigError('no API keys are configured: set MMS_API_KEYS=<key> or add apiKeys to the config file');
     }
@@ -34,7 +30,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     process.stderr.write(`mms: ${(error as Error).message}\n`);
     process.exit(2);
   }
-  const app = buildApp({ config, registry, logger: { level: options.logLevel } });
+  const app = buildApp({ config, registry, logger: { level: settings.logLevel } });
   await app.listen({ host: config.listen.host, port: config.listen.port });
   app.log.info(`mms serving ${config.models.map((model) => model.id).join(', ')}`);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -163,6 +163,12 @@ test('without any API key the service refuses to start and says how to set one',
   assert.match(result.stderr, /MMS_API_KEYS/);
 });
 
+test('a key from MMS_API_KEYS is held to the config\'s 8-character minimum, and the message names its position, not the key', async () => {
+  const run = await runMms(['serve', '--config', slowConfig()], { MMS_API_KEYS: 'long-enough-key-1, abc' });
+  assert.equal(run.status, 2, run.stderr);
+  assert.equal(run.stderr, 'mms: MMS_API_KEYS: key 2 of 2: an API key must have at least 8 characters\n');
+});
+
 async function listeningPort(child: ChildProcess): Promise<number> {
   let output = '';
   for await (const chunk of child.stdout!) {

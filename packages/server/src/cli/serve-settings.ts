@@ -5,6 +5,7 @@
  * ...`, exit 2) before anything starts. A blank variable counts as unset: `MMS_PORT=` in a
  * compose file or a shell means "not given", not port 0.
  */
+import { apiKey } from '../config/config-schema.js';
 import { ConfigError } from '../config/load-config.js';
 
 /** pino's levels that the help names; a typo would otherwise surface as pino's stack trace. */
@@ -24,6 +25,8 @@ export interface ServeSettings {
   host?: string;
   port?: number;
   logLevel: LogLevel;
+  /** From MMS_API_KEYS, added to the config's apiKeys. */
+  apiKeys: string[];
 }
 
 /**
@@ -40,6 +43,20 @@ function isLogLevel(value: string): value is LogLevel {
   return (LOG_LEVELS as readonly string[]).includes(value);
 }
 
+/**
+ * MMS_API_KEYS: comma-separated, each held to the config's apiKeys rule (the same schema and
+ * message), so that a short key cannot get in through the environment. Its position is named,
+ * never the key.
+ */
+function environmentApiKeys(environment: NodeJS.ProcessEnv): string[] {
+  const keys = (environment.MMS_API_KEYS ?? '').split(',').map((key) => key.trim()).filter(Boolean);
+  keys.forEach((key, index) => {
+    const checked = apiKey.safeParse(key);
+    if (!checked.success) throw new ConfigError(`MMS_API_KEYS: key ${index + 1} of ${keys.length}: ${checked.error.issues[0]?.message}`);
+  });
+  return keys;
+}
+
 /** A set, non-blank environment variable, or undefined. */
 export function environmentValue(name: string, environment: NodeJS.ProcessEnv = process.env): string | undefined {
   const value = environment[name];
@@ -47,7 +64,7 @@ export function environmentValue(name: string, environment: NodeJS.ProcessEnv = 
 }
 
 /**
- * A flag wins over its variable. Throws a ConfigError that names the flag or the variable whose
+ * A flag wins over its variable; MMS_API_KEYS has no flag. Throws a ConfigError that names the flag or the variable whose
  * value is wrong, so that nothing is prepared or started with it.
  */
 export function serveSettings(flags: ServeFlags, environment: NodeJS.ProcessEnv = process.env): ServeSettings {
@@ -59,5 +76,6 @@ export function serveSettings(flags: ServeFlags, environment: NodeJS.ProcessEnv 
     host: flags.host ?? environmentValue('MMS_HOST', environment),
     port: port === undefined ? undefined : parsePort(port, portSource),
     logLevel,
+    apiKeys: environmentApiKeys(environment),
   };
 }

@@ -8,12 +8,11 @@ import { serveSettings, type ServeFlags, type ServeSettings } from './serve-sett
 const SHUTDOWN_GRACE_MS = 10_000;
 
 export async function serve(flags: ServeFlags): Promise<void> {
-  const apiKeys = (process.env.MMS_API_KEYS ?? '').split(',').map((key) => key.trim()).filter(Boolean);
   let settings: ServeSettings;
   let loaded;
   try {
     settings = serveSettings(flags);
-    loaded = loadConfig(settings.config, { host: settings.host, port: settings.port, apiKeys });
+    loaded = loadConfig(settings.config, { host: settings.host, port: settings.port, apiKeys: settings.apiKeys });
     if (loaded.config.apiKeys.length === 0) {
       throw new ConfigError('no API keys are configured: set MMS_API_KEYS=<key> or add apiKeys to the config file');
     }

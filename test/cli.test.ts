@@ -169,6 +169,19 @@ test('a key from MMS_API_KEYS is held to the config\'s 8-character minimum, and 
   assert.equal(run.stderr, 'mms: MMS_API_KEYS: key 2 of 2: an API key must have at least 8 characters\n');
 });
 
+test('a backend that cannot be built (a scripted backend\'s script missing or not JSON) stops serve naming the field, exit 2', async () => {
+  const folder = mkdtempSync(join(tmpdir(), 'mms-cli-'));
+  writeFileSync(join(folder, 'broken.json'), '[{');
+  const model = { id: 'scripted', tier: 'mid', generation: 'newer', contextWindow: 4096, maxOutputTokens: 512 };
+  writeFileSync(join(folder, 'missing.json'), JSON.stringify({ apiKeys: [KEY], models: [{ ...model, backend: { type: 'scripted', script: 'absent.json' } }] }));
+  writeFileSync(join(folder, 'list.json'), JSON.stringify({ apiKeys: [KEY], models: [{ ...model, backends: [{ type: 'scripted' }, { type: 'scripted', script: 'broken.json' }] }] }));
+  const [missing, list] = await Promise.all([runMms(['serve', '--config', join(folder, 'missing.json')]), runMms(['serve', '--config', join(folder, 'list.json')])]);
+  assert.equal(missing.status, 2, missing.stderr);
+  assert.equal(missing.stderr, `mms: models.0.backend.script: ${join(folder, 'absent.json')}: cannot read it (ENOENT)\n`);
+  assert.equal(list.status, 2, list.stderr);
+  assert.match(list.stderr, new RegExp(`^mms: models\\.0\\.backends\\.1\\.script: ${join(folder, 'broken.json')}: not valid JSON \\(.+\\)\\n$`));
+});
+
 async function listeningPort(child: ChildProcess): Promise<number> {
   let output = '';
   for await (const chunk of child.stdout!) {

@@ -22,8 +22,10 @@ export async function serve(flags: ServeFlags): Promise<void> {
     process.exit(2);
   }
   const { config, folder } = loaded;
-  const registry = ModelRegistry.fromConfig(config.models, folder);
+  let registry: ModelRegistry;
   try {
+    // Building a backend reads its files (a scripted backend's script): a failure is a config error too.
+    registry = ModelRegistry.fromConfig(config.models, folder);
     for (const { id, prepared } of await registry.prepare({ progress: process.stderr.isTTY === true })) process.stderr.write(`mms: ${id}: ${prepared}\n`);
   } catch (error) {
     process.stderr.write(`mms: ${(error as Error).message}\n`);

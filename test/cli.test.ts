@@ -182,6 +182,19 @@ test('a backend that cannot be built (a scripted backend\'s script missing or no
   assert.match(list.stderr, new RegExp(`^mms: models\\.0\\.backends\\.1\\.script: ${join(folder, 'broken.json')}: not valid JSON \\(.+\\)\\n$`));
 });
 
+test('a port already in use stops serve with "cannot listen on host:port" and the reason, exit 2, no stack', async () => {
+  const holder = createServer().listen(0, '127.0.0.1');
+  await once(holder, 'listening');
+  const { port } = holder.address() as AddressInfo;
+  try {
+    const run = await runMms(['serve', '--config', slowConfig(), '--port', String(port)]);
+    assert.equal(run.status, 2, run.stderr);
+    assert.match(run.stderr, new RegExp(`^mms: slow: .*\\nmms: cannot listen on 127\\.0\\.0\\.1:${port}: the address is already in use \\(EADDRINUSE\\)\\n$`));
+  } finally {
+    holder.close();
+  }
+});
+
 async function listeningPort(child: ChildProcess): Promise<number> {
   let output = '';
   for await (const chunk of child.stdout!) {

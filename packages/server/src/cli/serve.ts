@@ -32,7 +32,14 @@ export async function serve(flags: ServeFlags): Promise<void> {
     process.exit(2);
   }
   const app = buildApp({ config, registry, logger: { level: settings.logLevel } });
-  await app.listen({ host: config.listen.host, port: config.listen.port });
+  try {
+    await app.listen({ host: config.listen.host, port: config.listen.port });
+  } catch (error) {
+    process.stderr.write(`mms: cannot listen on ${hostPort(config.listen.host, config.listen.port)}: ${listenFailure(error as NodeJS.ErrnoException)}\n`);
+    // Closing the app closes the models too (a llama-cpp backend holds a loaded model).
+    await app.close().catch(() => undefined);
+    process.exit(2);
+  }
   app.log.info(`mms serving ${config.models.map((model) => model.id).join(', ')}`);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
@@ -41,4 +48,22 @@ export async function serve(flags: ServeFlags): Promise<void> {
       app.close().then(() => process.exit(0), () => process.exit(1));
     });
   }
+}
+
+function hostPort(host: string, port: number): string {
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+/** The usual reasons in words; the system's code stays for searching. */
+const LISTEN_FAILURES: Record<string, string> = {
+  EADDRINUSE: 'the address is already in use',
+  EACCES: 'permission denied (ports below 1024 need privileges)',
+  EADDRNOTAVAIL: 'the address is not one of this machine\'s',
+  ENOTFOUND: 'the host name does not resolve',
+  EAI_AGAIN: 'the host name could not be resolved now',
+};
+
+function listenFailure(error: NodeJS.ErrnoException): string {
+  const reason = error.code === undefined ? undefined : LISTEN_FAILURES[error.code];
+  return reason === undefined ? error.message : `${reason} (${error.code})`;
 }

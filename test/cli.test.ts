@@ -6,7 +6,7 @@ import { mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } f
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { once } from 'node:events';
-import { createServer, type AddressInfo } from 'node:net';
+import { connect, createServer, type AddressInfo } from 'node:net';
 import { readSse } from '@mms/testing';
 
 const MMS = join(process.cwd(), 'packages/server/bin/mms.js');
@@ -219,4 +219,54 @@ test('SIGTERM lets an in-flight stream finish, then the process exits 0', async 
   assert.equal(events.at(-1)?.event, 'message_stop');
   const [code] = (await once(child, 'exit')) as [number | null];
   assert.equal(code, 0);
+});
+
+/**
+ * One HTTP/1.1 request on a connection of its own that the client never ends, as a pooling
+ * client keeps it for the next request: only the server can close it.
+ */
+function keptAliveRequest(port: number, request: string): { firstBytes: Promise<void>; whole: Promise<string> } {
+  const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+  socket.write(request);
+  let received = '';
+  const firstBytes = once(socket, 'data').then(() => undefined);
+  socket.on('data', (chunk) => (received += String(chunk)));
+  const whole = new Promise<string>((resolve, reject) => {
+    socket.on('end', () => resolve(received));
+    socket.on('error', reject);
+  }).finally(() => socket.destroy());
+  return { firstBytes, whole };
+}
+
+function messagesRequest(body: Record<string, unknown>): string {
+  const json = JSON.stringify(body);
+  return `POST /v1/messages HTTP/1.1\r\nhost: mms\r\nx-api-key: ${KEY}\r\nanthropic-version: 2023-06-01\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(json)}\r\n\r\n${json}`;
+}
+
+test('SIGTERM with keep-alive clients: in-flight JSON and streamed replies complete, each connection closes after its reply, exit 0 well within the grace', async () => {
+  const child = spawn(process.execPath, [MMS, 'serve', '--config', slowConfig(), '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const port = await listeningPort(child);
+  const words = Array.from({ length: 40 }, (_, index) => `word${index}`).join(' ');
+  const idle = keptAliveRequest(port, 'GET /health HTTP/1.1\r\nhost: mms\r\n\r\n');
+  await idle.firstBytes;
+  const streamed = keptAliveRequest(port, messagesRequest({ model: 'slow', max_tokens: 200, stream: true, messages: [{ role: 'user', content: words }] }));
+  await streamed.firstBytes;
+  const json = keptAliveRequest(port, messagesRequest({ model: 'slow', max_tokens: 200, messages: [{ role: 'user', content: words }] }));
+  const jsonAnswered = json.firstBytes.then(() => Date.now());
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const signalled = Date.now();
+  child.kill('SIGTERM');
+  const [idleReply, streamedReply, jsonReply, [code]] = await Promise.all([idle.whole, streamed.whole, json.whole, once(child, 'exit') as Promise<[number | null]>]);
+  const elapsed = Date.now() - signalled;
+  assert.ok((await jsonAnswered) > signalled, 'the JSON reply was still in flight at SIGTERM');
+  assert.equal(code, 0);
+  assert.ok(elapsed < 5_000, `exited ${elapsed} ms after SIGTERM`);
+  assert.match(idleReply, /^HTTP\/1\.1 200 /);
+  assert.match(streamedReply, /^HTTP\/1\.1 200 /);
+  assert.match(streamedReply, /event: message_stop\n/);
+  assert.ok(streamedReply.endsWith('0\r\n\r\n'), 'the chunked stream ends properly');
+  const [head, body] = jsonReply.split('\r\n\r\n') as [string, string];
+  assert.match(head, /^HTTP\/1\.1 200 /);
+  assert.match(head, /\r\nconnection: close\r\n/i);
+  assert.equal((JSON.parse(body) as { stop_reason: string }).stop_reason, 'end_turn');
 });

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import type { StreamEvent } from '@mms/protocol';
+import { ConnectionClosing } from '../packages/server/src/http/connection-closing.js';
 import { SseWriter } from '../packages/server/src/http/sse-writer.js';
 
 /** A response whose every write reports a full buffer, then drains on the next turn unless held. */
@@ -11,7 +12,9 @@ class BackpressuredResponse extends EventEmitter {
   destroyed = false;
   writes: string[] = [];
   holdDrain = false;
-  writeHead(): this {
+  headers: Record<string, string> = {};
+  writeHead(_status: number, headers: Record<string, string>): this {
+    this.headers = headers;
     return this;
   }
   write(chunk: string): boolean {
@@ -71,4 +74,17 @@ test('no ping is written while a write waits for drain; pings resume after it', 
   await new Promise((resolve) => setTimeout(resolve, 400));
   writer.end();
   assert.ok(response.writes.slice(1).some((chunk) => chunk.startsWith('event: ping')), 'pings once drained');
+});
+
+test('the stream sends no connection header of its own, and Connection: close once the app is closing', () => {
+  const closing = new ConnectionClosing();
+  const before = new BackpressuredResponse();
+  new SseWriter(before as unknown as ServerResponse, 10_000, closing).open({ 'request-id': 'req_test' });
+  closing.start();
+  const after = new BackpressuredResponse();
+  const writer = new SseWriter(after as unknown as ServerResponse, 10_000, closing);
+  writer.open({ 'request-id': 'req_test' });
+  writer.end();
+  assert.equal(before.headers.connection, undefined);
+  assert.equal(after.headers.connection, 'close');
 });

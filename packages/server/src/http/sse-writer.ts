@@ -4,6 +4,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { StreamEvent } from '@mms/protocol';
+import type { ConnectionClosing } from './connection-closing.js';
 
 const PING = 'event: ping\ndata: {"type": "ping"}\n\n';
 
@@ -16,15 +17,20 @@ export class SseWriter {
   constructor(
     private readonly response: ServerResponse,
     private readonly pingIntervalMs: number,
+    private readonly closing?: ConnectionClosing,
   ) {}
 
-  /** `headers` must include request-id: a hijacked reply skips the framework's headers. */
+  /**
+   * `headers` must include request-id: a hijacked reply skips the framework's headers. No
+   * `connection` header of our own: HTTP/1.1 keeps the connection alive by default, Node says so
+   * itself, and says `close` where it should (an HTTP/1.0 client, the app closing).
+   */
   open(headers: Record<string, string>): void {
     this.response.writeHead(200, {
       ...headers,
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
-      connection: 'keep-alive',
+      ...(this.closing?.started ? { connection: 'close' } : {}),
       'x-accel-buffering': 'no',
     });
     this.pingTimer = setInterval(() => this.pingIfQuiet(), Math.max(50, this.pingIntervalMs / 2));
@@ -45,7 +51,13 @@ export class SseWriter {
 
   end(): void {
     clearInterval(this.pingTimer);
-    if (!this.response.destroyed) this.response.end();
+    if (this.response.destroyed) return;
+    const socket = this.response.socket;
+    // Closing started after the headers promised keep-alive: end the connection once the last
+    // byte is out, or the server would wait on it (http/connection-closing.ts). Destroyed after
+    // our end is sent, since the server keeps half-open sockets for a client that never ends its own.
+    if (this.closing?.started && socket) this.response.once('finish', () => socket.end(() => socket.destroy()));
+    this.response.end();
   }
 
   /**

@@ -6,10 +6,50 @@ import { mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } f
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { once } from 'node:events';
+import { connect, createServer, type AddressInfo } from 'node:net';
 import { readSse } from '@mms/testing';
 
 const MMS = join(process.cwd(), 'packages/server/bin/mms.js');
 const KEY = 'cli-test-key-123';
+
+interface Finished {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs `mms` to its end without blocking, so that several runs can share the wait. One that
+ * should have stopped but serves instead is killed after 20 s rather than hanging the test.
+ */
+async function runMms(args: string[], env: Record<string, string> = {}): Promise<Finished> {
+  const child = spawn(process.execPath, [MMS, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env }, timeout: 20_000 });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += String(chunk)));
+  child.stderr.on('data', (chunk) => (stderr += String(chunk)));
+  const [status] = (await once(child, 'close')) as [number | null];
+  return { status, stdout, stderr };
+}
+
+/** A config with the slow scripted model, in a fresh folder; `extra` is merged into it. */
+function slowConfig(extra: Record<string, unknown> = {}): string {
+  const folder = mkdtempSync(join(tmpdir(), 'mms-cli-'));
+  const config = join(folder, 'config.json');
+  const model = { id: 'slow', tier: 'mid', generation: 'newer', contextWindow: 4096, maxOutputTokens: 512, backend: { type: 'scripted', tokenDelayMs: 20 } };
+  writeFileSync(config, JSON.stringify({ apiKeys: [KEY], models: [model], ...extra }));
+  return config;
+}
+
+/** A port that was free a moment ago. */
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  server.close();
+  await once(server, 'close');
+  return port;
+}
 
 test('mms --help and mms serve --help explain the commands and flags', () => {
   const help = spawnSync(process.execPath, [MMS, '--help'], { encoding: 'utf8' });
@@ -19,6 +59,48 @@ test('mms --help and mms serve --help explain the commands and flags', () => {
   assert.match(help.stdout, /compare FILE/);
   const serveHelp = spawnSync(process.execPath, [MMS, 'serve', '--help'], { encoding: 'utf8' });
   for (const flag of ['--config', '--host', '--port', 'MMS_API_KEYS', 'MMS_CONFIG']) assert.match(serveHelp.stdout, new RegExp(flag));
+});
+
+test('no MMS_ variable, however wrong, breaks --help', async () => {
+  const env = { MMS_PORT: 'abc', MMS_HOST: '', MMS_LOG_LEVEL: 'loud', MMS_API_KEYS: 'a' };
+  const [help, serveHelp] = await Promise.all([runMms(['--help'], env), runMms(['serve', '--help'], env)]);
+  assert.equal(help.status, 0, help.stderr);
+  assert.equal(serveHelp.status, 0, serveHelp.stderr);
+  assert.match(serveHelp.stdout, /MMS_PORT/);
+  assert.equal(help.stderr + serveHelp.stderr, '');
+});
+
+test('a port that is not digits from 0 to 65535, from MMS_PORT or --port, stops serve with a message naming it and exit 2', async () => {
+  const config = slowConfig();
+  const runs = await Promise.all([
+    ...['abc', '0x50', '1e3', '65536', '-1', ' 80'].map(async (value) => ({ source: 'MMS_PORT', value, run: await runMms(['serve', '--config', config], { MMS_PORT: value }) })),
+    ...['1e3', '0x50'].map(async (value) => ({ source: '--port', value, run: await runMms(['serve', '--config', config, '--port', value], { MMS_PORT: '' }) })),
+  ]);
+  for (const { source, value, run } of runs) {
+    assert.equal(run.status, 2, `${source}=${value}: ${run.stderr}`);
+    assert.equal(run.stderr, `mms: ${source}: must be an integer from 0 to 65535 (it is "${value}")\n`);
+  }
+});
+
+test('blank MMS_PORT and MMS_HOST count as unset: the config\'s listen address is used', async () => {
+  const port = await freePort();
+  const child = spawn(process.execPath, [MMS, 'serve', '--config', slowConfig({ listen: { host: '127.0.0.1', port } })], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, MMS_PORT: '', MMS_HOST: ' ' } });
+  try {
+    assert.equal(await listeningPort(child), port);
+    assert.equal((await fetch(`http://127.0.0.1:${port}/health`)).status, 200);
+  } finally {
+    child.kill('SIGTERM');
+  }
+  assert.deepEqual(await once(child, 'exit'), [0, null]);
+});
+
+test('an unknown log level, from MMS_LOG_LEVEL or --log-level, stops serve before any model is prepared, exit 2', async () => {
+  const config = slowConfig();
+  const [fromEnvironment, fromFlag] = await Promise.all([runMms(['serve', '--config', config], { MMS_LOG_LEVEL: 'loud' }), runMms(['serve', '--config', config, '--log-level', 'verbose'], { MMS_LOG_LEVEL: 'debug' })]);
+  assert.equal(fromEnvironment.status, 2, fromEnvironment.stderr);
+  assert.equal(fromEnvironment.stderr, 'mms: MMS_LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace (it is "loud")\n');
+  assert.equal(fromFlag.status, 2, fromFlag.stderr);
+  assert.equal(fromFlag.stderr, 'mms: --log-level: must be one of fatal, error, warn, info, debug, trace (it is "verbose")\n');
 });
 
 test('mms compare runs the client\'s tier move check: without a file it prints its usage and exits 2', () => {
@@ -81,6 +163,38 @@ test('without any API key the service refuses to start and says how to set one',
   assert.match(result.stderr, /MMS_API_KEYS/);
 });
 
+test('a key from MMS_API_KEYS is held to the config\'s 8-character minimum, and the message names its position, not the key', async () => {
+  const run = await runMms(['serve', '--config', slowConfig()], { MMS_API_KEYS: 'long-enough-key-1, abc' });
+  assert.equal(run.status, 2, run.stderr);
+  assert.equal(run.stderr, 'mms: MMS_API_KEYS: key 2 of 2: an API key must have at least 8 characters\n');
+});
+
+test('a backend that cannot be built (a scripted backend\'s script missing or not JSON) stops serve naming the field, exit 2', async () => {
+  const folder = mkdtempSync(join(tmpdir(), 'mms-cli-'));
+  writeFileSync(join(folder, 'broken.json'), '[{');
+  const model = { id: 'scripted', tier: 'mid', generation: 'newer', contextWindow: 4096, maxOutputTokens: 512 };
+  writeFileSync(join(folder, 'missing.json'), JSON.stringify({ apiKeys: [KEY], models: [{ ...model, backend: { type: 'scripted', script: 'absent.json' } }] }));
+  writeFileSync(join(folder, 'list.json'), JSON.stringify({ apiKeys: [KEY], models: [{ ...model, backends: [{ type: 'scripted' }, { type: 'scripted', script: 'broken.json' }] }] }));
+  const [missing, list] = await Promise.all([runMms(['serve', '--config', join(folder, 'missing.json')]), runMms(['serve', '--config', join(folder, 'list.json')])]);
+  assert.equal(missing.status, 2, missing.stderr);
+  assert.equal(missing.stderr, `mms: models.0.backend.script: ${join(folder, 'absent.json')}: cannot read it (ENOENT)\n`);
+  assert.equal(list.status, 2, list.stderr);
+  assert.match(list.stderr, new RegExp(`^mms: models\\.0\\.backends\\.1\\.script: ${join(folder, 'broken.json')}: not valid JSON \\(.+\\)\\n$`));
+});
+
+test('a port already in use stops serve with "cannot listen on host:port" and the reason, exit 2, no stack', async () => {
+  const holder = createServer().listen(0, '127.0.0.1');
+  await once(holder, 'listening');
+  const { port } = holder.address() as AddressInfo;
+  try {
+    const run = await runMms(['serve', '--config', slowConfig(), '--port', String(port)]);
+    assert.equal(run.status, 2, run.stderr);
+    assert.match(run.stderr, new RegExp(`^mms: slow: .*\\nmms: cannot listen on 127\\.0\\.0\\.1:${port}: the address is already in use \\(EADDRINUSE\\)\\n$`));
+  } finally {
+    holder.close();
+  }
+});
+
 async function listeningPort(child: ChildProcess): Promise<number> {
   let output = '';
   for await (const chunk of child.stdout!) {
@@ -105,4 +219,54 @@ test('SIGTERM lets an in-flight stream finish, then the process exits 0', async 
   assert.equal(events.at(-1)?.event, 'message_stop');
   const [code] = (await once(child, 'exit')) as [number | null];
   assert.equal(code, 0);
+});
+
+/**
+ * One HTTP/1.1 request on a connection of its own that the client never ends, as a pooling
+ * client keeps it for the next request: only the server can close it.
+ */
+function keptAliveRequest(port: number, request: string): { firstBytes: Promise<void>; whole: Promise<string> } {
+  const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+  socket.write(request);
+  let received = '';
+  const firstBytes = once(socket, 'data').then(() => undefined);
+  socket.on('data', (chunk) => (received += String(chunk)));
+  const whole = new Promise<string>((resolve, reject) => {
+    socket.on('end', () => resolve(received));
+    socket.on('error', reject);
+  }).finally(() => socket.destroy());
+  return { firstBytes, whole };
+}
+
+function messagesRequest(body: Record<string, unknown>): string {
+  const json = JSON.stringify(body);
+  return `POST /v1/messages HTTP/1.1\r\nhost: mms\r\nx-api-key: ${KEY}\r\nanthropic-version: 2023-06-01\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(json)}\r\n\r\n${json}`;
+}
+
+test('SIGTERM with keep-alive clients: in-flight JSON and streamed replies complete, each connection closes after its reply, exit 0 well within the grace', async () => {
+  const child = spawn(process.execPath, [MMS, 'serve', '--config', slowConfig(), '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const port = await listeningPort(child);
+  const words = Array.from({ length: 40 }, (_, index) => `word${index}`).join(' ');
+  const idle = keptAliveRequest(port, 'GET /health HTTP/1.1\r\nhost: mms\r\n\r\n');
+  await idle.firstBytes;
+  const streamed = keptAliveRequest(port, messagesRequest({ model: 'slow', max_tokens: 200, stream: true, messages: [{ role: 'user', content: words }] }));
+  await streamed.firstBytes;
+  const json = keptAliveRequest(port, messagesRequest({ model: 'slow', max_tokens: 200, messages: [{ role: 'user', content: words }] }));
+  const jsonAnswered = json.firstBytes.then(() => Date.now());
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const signalled = Date.now();
+  child.kill('SIGTERM');
+  const [idleReply, streamedReply, jsonReply, [code]] = await Promise.all([idle.whole, streamed.whole, json.whole, once(child, 'exit') as Promise<[number | null]>]);
+  const elapsed = Date.now() - signalled;
+  assert.ok((await jsonAnswered) > signalled, 'the JSON reply was still in flight at SIGTERM');
+  assert.equal(code, 0);
+  assert.ok(elapsed < 5_000, `exited ${elapsed} ms after SIGTERM`);
+  assert.match(idleReply, /^HTTP\/1\.1 200 /);
+  assert.match(streamedReply, /^HTTP\/1\.1 200 /);
+  assert.match(streamedReply, /event: message_stop\n/);
+  assert.ok(streamedReply.endsWith('0\r\n\r\n'), 'the chunked stream ends properly');
+  const [head, body] = jsonReply.split('\r\n\r\n') as [string, string];
+  assert.match(head, /^HTTP\/1\.1 200 /);
+  assert.match(head, /\r\nconnection: close\r\n/i);
+  assert.equal((JSON.parse(body) as { stop_reason: string }).stop_reason, 'end_turn');
 });

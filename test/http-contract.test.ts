@@ -52,6 +52,19 @@ describe('authentication', () => {
     assert.deepEqual(await response.json(), { status: 'ok' });
     assert.match(response.headers.get('request-id') ?? '', /^req_/);
   });
+
+  test('/health with a query needs no key either', async () => {
+    const response = await fetch(`${service.baseURL}/health?probe=1`);
+    assert.equal(response.status, 200);
+    assert.deepEqual(await response.json(), { status: 'ok' });
+  });
+
+  test('only the health route is exempt: /health/ and /healthz are unknown paths, which need a key first', async () => {
+    for (const path of ['/health/', '/healthz', '/health/?probe=1']) {
+      await expectError(await fetch(`${service.baseURL}${path}`), 401, 'authentication_error');
+      await expectError(await fetch(`${service.baseURL}${path}`, { headers: { 'x-api-key': TEST_API_KEY } }), 404, 'not_found_error');
+    }
+  });
 });
 
 describe('version header', () => {

@@ -7,6 +7,7 @@ import { MAX_REQUEST_BYTES, ServiceError } from '@mms/protocol';
 import type { ServerToolRunner } from './agent/server-tool-runner.js';
 import type { ServiceConfig } from './config/config-schema.js';
 import { ApiKeyCheck } from './http/auth.js';
+import { ConnectionClosing } from './http/connection-closing.js';
 import { errorReply } from './http/error-reply.js';
 import { newRequestId } from './http/request-id.js';
 import { assertVersionHeader } from './http/version-header.js';
@@ -38,6 +39,16 @@ export function buildApp(options: AppOptions): FastifyInstance {
   // Bodies are JSON only (spec: Authentication, content-type): no plain-text parser.
   app.removeContentTypeParser('text/plain');
   const keys = new ApiKeyCheck(options.config.apiKeys);
+  const closing = new ConnectionClosing();
+  app.addHook('preClose', (done) => {
+    closing.start();
+    done();
+  });
+  // Replies in flight when closing starts close their connections (http/connection-closing.ts).
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (closing.started) reply.header('connection', 'close');
+    done(null, payload);
+  });
 
   // A callback hook rather than an async one: no promise per request on the hot path.
   app.addHook('onRequest', (request, reply, done) => {
@@ -46,7 +57,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     // hijacks the reply, writes request-id itself (http/sse-writer.ts).
     reply.header('request-id', request.id);
     try {
-      if (request.url !== '/health') {
+      if (!isHealthRoute(request.url)) {
         keys.assertAuthorized(request.headers);
         if (request.url.startsWith('/v1/')) assertVersionHeader(request.headers);
       }
@@ -69,7 +80,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
 
   app.get('/health', async () => ({ status: 'ok' }));
   const serverTools = options.serverTools ?? new ServiceTools(options.config.serverTools, options.toolProviders);
-  registerMessagesRoute(app, { registry: options.registry, serverTools, maxSteps: options.config.maxSteps }, options.config.pingIntervalMs);
+  registerMessagesRoute(app, { registry: options.registry, serverTools, maxSteps: options.config.maxSteps }, options.config.pingIntervalMs, closing);
   registerCountTokensRoute(app, options.registry);
   registerModelsRoutes(app, options.registry);
   app.addHook('onClose', async () => {
@@ -77,4 +88,13 @@ export function buildApp(options: AppOptions): FastifyInstance {
     if (serverTools instanceof ServiceTools) await serverTools.close();
   });
   return app;
+}
+
+/**
+ * The health route, with or without a query (a probe may add one to defeat caches): the only
+ * route that needs no key. `/health/` is not that route (no trailing-slash matching), so it is
+ * an unknown path, which needs a key like any other before it is told so.
+ */
+function isHealthRoute(url: string): boolean {
+  return url === '/health' || url.startsWith('/health?');
 }

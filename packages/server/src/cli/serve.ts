@@ -2,22 +2,17 @@
 import { buildApp } from '../app.js';
 import { ConfigError, loadConfig } from '../config/load-config.js';
 import { ModelRegistry } from '../models/model-registry.js';
-
-export interface ServeOptions {
-  config?: string;
-  host?: string;
-  port?: number;
-  logLevel: string;
-}
+import { serveSettings, type ServeFlags, type ServeSettings } from './serve-settings.js';
 
 /** In-flight requests get this long to finish after SIGINT/SIGTERM before the process exits. */
 const SHUTDOWN_GRACE_MS = 10_000;
 
-export async function serve(options: ServeOptions): Promise<void> {
-  const apiKeys = (process.env.MMS_API_KEYS ?? '').split(',').map((key) => key.trim()).filter(Boolean);
+export async function serve(flags: ServeFlags): Promise<void> {
+  let settings: ServeSettings;
   let loaded;
   try {
-    loaded = loadConfig(options.config, { host: options.host, port: options.port, apiKeys });
+    settings = serveSettings(flags);
+    loaded = loadConfig(settings.config, { host: settings.host, port: settings.port, apiKeys: settings.apiKeys });
     if (loaded.config.apiKeys.length === 0) {
       throw new ConfigError('no API keys are configured: set MMS_API_KEYS=<key> or add apiKeys to the config file');
     }
@@ -27,15 +22,24 @@ export async function serve(options: ServeOptions): Promise<void> {
     process.exit(2);
   }
   const { config, folder } = loaded;
-  const registry = ModelRegistry.fromConfig(config.models, folder);
+  let registry: ModelRegistry;
   try {
+    // Building a backend reads its files (a scripted backend's script): a failure is a config error too.
+    registry = ModelRegistry.fromConfig(config.models, folder);
     for (const { id, prepared } of await registry.prepare({ progress: process.stderr.isTTY === true })) process.stderr.write(`mms: ${id}: ${prepared}\n`);
   } catch (error) {
     process.stderr.write(`mms: ${(error as Error).message}\n`);
     process.exit(2);
   }
-  const app = buildApp({ config, registry, logger: { level: options.logLevel } });
-  await app.listen({ host: config.listen.host, port: config.listen.port });
+  const app = buildApp({ config, registry, logger: { level: settings.logLevel } });
+  try {
+    await app.listen({ host: config.listen.host, port: config.listen.port });
+  } catch (error) {
+    process.stderr.write(`mms: cannot listen on ${hostPort(config.listen.host, config.listen.port)}: ${listenFailure(error as NodeJS.ErrnoException)}\n`);
+    // Closing the app closes the models too (a llama-cpp backend holds a loaded model).
+    await app.close().catch(() => undefined);
+    process.exit(2);
+  }
   app.log.info(`mms serving ${config.models.map((model) => model.id).join(', ')}`);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
@@ -44,4 +48,22 @@ export async function serve(options: ServeOptions): Promise<void> {
       app.close().then(() => process.exit(0), () => process.exit(1));
     });
   }
+}
+
+function hostPort(host: string, port: number): string {
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+/** The usual reasons in words; the system's code stays for searching. */
+const LISTEN_FAILURES: Record<string, string> = {
+  EADDRINUSE: 'the address is already in use',
+  EACCES: 'permission denied (ports below 1024 need privileges)',
+  EADDRNOTAVAIL: 'the address is not one of this machine\'s',
+  ENOTFOUND: 'the host name does not resolve',
+  EAI_AGAIN: 'the host name could not be resolved now',
+};
+
+function listenFailure(error: NodeJS.ErrnoException): string {
+  const reason = error.code === undefined ? undefined : LISTEN_FAILURES[error.code];
+  return reason === undefined ? error.message : `${reason} (${error.code})`;
 }

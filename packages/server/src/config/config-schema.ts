@@ -101,6 +101,9 @@ export const codeExecutionConfig = z.strictObject({
   maxHostCalls: z.int().min(0).default(20).describe('web_search and web_fetch calls one execution may make (max_uses also applies).'),
 }).refine((options) => options.wallTimeoutMs === undefined || options.wallTimeoutMs >= options.timeoutMs, { path: ['wallTimeoutMs'], message: 'must be at least timeoutMs, which it includes' });
 
+/** One client API key, from the config's apiKeys or from MMS_API_KEYS (cli/serve-settings.ts). */
+export const apiKey = z.string().min(8, 'an API key must have at least 8 characters');
+
 export const serviceConfig = z.strictObject({
   $schema: z.string().optional(),
   listen: z
@@ -109,7 +112,7 @@ export const serviceConfig = z.strictObject({
       port: z.int().min(0).max(65535).default(8080),
     })
     .default({ host: '127.0.0.1', port: 8080 }),
-  apiKeys: z.array(z.string().min(8, 'an API key must have at least 8 characters')).default([]),
+  apiKeys: z.array(apiKey).default([]),
   models: z.array(modelConfig).min(1),
   /** SSE keep-alive: a ping this often while a stream has nothing else to send. */
   pingIntervalMs: z.int().min(100).default(10_000),

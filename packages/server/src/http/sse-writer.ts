@@ -3,27 +3,34 @@
  * and sends `ping` after message_start and whenever the stream has been quiet for a while.
  */
 import type { ServerResponse } from 'node:http';
-import { once } from 'node:events';
 import type { StreamEvent } from '@mms/protocol';
+import type { ConnectionClosing } from './connection-closing.js';
 
 const PING = 'event: ping\ndata: {"type": "ping"}\n\n';
 
 export class SseWriter {
   private pingTimer: NodeJS.Timeout | undefined;
   private lastWrite = Date.now();
+  /** Set while a write waits for 'drain': the socket is behind, a ping would only add to it. */
+  private waitingForDrain = false;
 
   constructor(
     private readonly response: ServerResponse,
     private readonly pingIntervalMs: number,
+    private readonly closing?: ConnectionClosing,
   ) {}
 
-  /** `headers` must include request-id: a hijacked reply skips the framework's headers. */
+  /**
+   * `headers` must include request-id: a hijacked reply skips the framework's headers. No
+   * `connection` header of our own: HTTP/1.1 keeps the connection alive by default, Node says so
+   * itself, and says `close` where it should (an HTTP/1.0 client, the app closing).
+   */
   open(headers: Record<string, string>): void {
     this.response.writeHead(200, {
       ...headers,
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
-      connection: 'keep-alive',
+      ...(this.closing?.started ? { connection: 'close' } : {}),
       'x-accel-buffering': 'no',
     });
     this.pingTimer = setInterval(() => this.pingIfQuiet(), Math.max(50, this.pingIntervalMs / 2));
@@ -39,17 +46,41 @@ export class SseWriter {
       frames += `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
       if (event.type === 'message_start') frames += PING;
     }
-    // A peer that goes away never drains: 'close' ends the wait too.
-    if (!this.response.write(frames)) await Promise.race([once(this.response, 'drain'), once(this.response, 'close')]);
+    if (!this.response.write(frames)) await this.drained();
   }
 
   end(): void {
     clearInterval(this.pingTimer);
-    if (!this.response.destroyed) this.response.end();
+    if (this.response.destroyed) return;
+    const socket = this.response.socket;
+    // Closing started after the headers promised keep-alive: end the connection once the last
+    // byte is out, or the server would wait on it (http/connection-closing.ts). Destroyed after
+    // our end is sent, since the server keeps half-open sockets for a client that never ends its own.
+    if (this.closing?.started && socket) this.response.once('finish', () => socket.end(() => socket.destroy()));
+    this.response.end();
+  }
+
+  /**
+   * Resolves on 'drain', or on 'close' since a peer that goes away never drains. Both listeners
+   * go when either fires: a stream waits here on every backpressured write, and listeners left
+   * from each wait would pile up on the response for the whole stream.
+   */
+  private drained(): Promise<void> {
+    this.waitingForDrain = true;
+    return new Promise((resolve) => {
+      const settle = (): void => {
+        this.response.off('drain', settle);
+        this.response.off('close', settle);
+        this.waitingForDrain = false;
+        resolve();
+      };
+      this.response.on('drain', settle);
+      this.response.on('close', settle);
+    });
   }
 
   private pingIfQuiet(): void {
-    if (Date.now() - this.lastWrite < this.pingIntervalMs || this.response.destroyed) return;
+    if (Date.now() - this.lastWrite < this.pingIntervalMs || this.response.destroyed || this.waitingForDrain) return;
     this.lastWrite = Date.now();
     this.response.write(PING);
   }

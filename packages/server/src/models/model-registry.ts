@@ -6,6 +6,8 @@ import { createBackend } from '../backends/create-backend.js';
 import { FallbackBackend } from '../backends/fallback/fallback-backend.js';
 import { fallbackConfig } from '../backends/fallback/fallback-config.js';
 import { modelBackends, type ModelConfig } from '../config/config-schema.js';
+import { FieldError } from '../config/field-error.js';
+import { ConfigError } from '../config/load-config.js';
 
 export interface ModelEntry {
   profile: ModelProfile;
@@ -36,13 +38,21 @@ export class ModelRegistry {
   static fromConfig(models: readonly ModelConfig[], configFolder: string, options: { now?: () => number; warn?: (line: string) => void } = {}): ModelRegistry {
     const warn = options.warn ?? ((line: string) => process.stderr.write(`mms: ${line}\n`));
     return new ModelRegistry(
-      models.map((model) => {
+      models.map((model, modelIndex) => {
         const profile: ModelProfile = { id: model.id, tier: model.tier, generation: model.generation, contextWindow: model.contextWindow, maxOutputTokens: model.maxOutputTokens };
         const configs = modelBackends(model);
         const primary = configs[0];
         if (!primary) throw new Error(`model ${model.id} has no backend`);
         const backendOptions = { now: options.now, warn: (line: string) => warn(`${model.id}: ${line}`) };
-        const backends = configs.map((config) => createBackend(config, configFolder, profile, backendOptions));
+        const backends = configs.map((config, backendIndex) => {
+          try {
+            return createBackend(config, configFolder, profile, backendOptions);
+          } catch (error) {
+            // A backend that cannot be built is a config error: name the field, as the config's checks do.
+            const where = model.backends ? `models.${modelIndex}.backends.${backendIndex}` : `models.${modelIndex}.backend`;
+            throw new ConfigError(`${error instanceof FieldError ? `${where}.${error.field}` : where}: ${(error as Error).message}`);
+          }
+        });
         return {
           profile,
           aliases: model.aliases,

@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { describeIssue } from '@mms/protocol';
+import { FieldError } from '../../config/field-error.js';
 
 const jsonObject = z.record(z.string(), z.unknown());
 
@@ -39,16 +40,22 @@ function isValidRegex(source: string): boolean {
   }
 }
 
-/** Reads and validates a script file; errors name the file and the field. */
+/** Reads and validates a script file; errors are the backend's `script` field, naming the file and the entry. */
 export function loadScript(path: string): ScriptEntry[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new FieldError('script', `${path}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+  }
   let json: unknown;
   try {
-    json = JSON.parse(readFileSync(path, 'utf8'));
+    json = JSON.parse(text);
   } catch (error) {
-    throw new Error(`script ${path}: ${(error as Error).message}`);
+    throw new FieldError('script', `${path}: not valid JSON (${(error as Error).message})`);
   }
   const result = scriptFile.safeParse(json);
-  if (!result.success) throw new Error(`script ${path}: ${describeIssue(result.error.issues)}`);
+  if (!result.success) throw new FieldError('script', `${path}: ${describeIssue(result.error.issues)}`);
   return result.data.map((entry) => ({ when: new RegExp(entry.when, 'u'), steps: entry.steps }));
 }
 

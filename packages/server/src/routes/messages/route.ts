@@ -1,12 +1,13 @@
 /** HTTP glue for `POST /v1/messages`: JSON reply or SSE stream over one event source. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { StreamEvent } from '@mms/protocol';
+import type { ConnectionClosing } from '../../http/connection-closing.js';
 import { errorReply } from '../../http/error-reply.js';
 import { SseWriter } from '../../http/sse-writer.js';
 import { MessageFold } from '../../streaming/message-fold.js';
 import { startMessage, type MessageServices } from './handler.js';
 
-export function registerMessagesRoute(app: FastifyInstance, services: MessageServices, pingIntervalMs: number): void {
+export function registerMessagesRoute(app: FastifyInstance, services: MessageServices, pingIntervalMs: number, closing: ConnectionClosing): void {
   app.post('/v1/messages', async (request, reply) => {
     const signal = abortOnDisconnect(reply);
     const call = await startMessage(request.body, headerValue(request, 'mms-fault'), services, signal);
@@ -18,7 +19,7 @@ export function registerMessagesRoute(app: FastifyInstance, services: MessageSer
       return message;
     }
     reply.hijack();
-    await streamReply(request, reply, first, call.events, pingIntervalMs, call.backendName());
+    await streamReply(request, reply, first, call.events, new SseWriter(reply.raw, pingIntervalMs, closing), call.backendName());
     return reply;
   });
 }
@@ -29,8 +30,7 @@ async function foldReply(first: IteratorResult<StreamEvent[]>, events: AsyncGene
   return fold.result();
 }
 
-async function streamReply(request: FastifyRequest, reply: FastifyReply, first: IteratorResult<StreamEvent[]>, events: AsyncGenerator<StreamEvent[]>, pingIntervalMs: number, backendName: string): Promise<void> {
-  const sse = new SseWriter(reply.raw, pingIntervalMs);
+async function streamReply(request: FastifyRequest, reply: FastifyReply, first: IteratorResult<StreamEvent[]>, events: AsyncGenerator<StreamEvent[]>, sse: SseWriter, backendName: string): Promise<void> {
   sse.open({ 'request-id': request.id, 'mms-backend': backendName });
   try {
     for (let next = first; !next.done; next = await events.next()) await sse.write(next.value);

@@ -1,0 +1,90 @@
+/** The SSE writer against a fake response: backpressure waits and pings, without a socket. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { EventEmitter } from 'node:events';
+import type { ServerResponse } from 'node:http';
+import type { StreamEvent } from '@mms/protocol';
+import { ConnectionClosing } from '../packages/server/src/http/connection-closing.js';
+import { SseWriter } from '../packages/server/src/http/sse-writer.js';
+
+/** A response whose every write reports a full buffer, then drains on the next turn unless held. */
+class BackpressuredResponse extends EventEmitter {
+  destroyed = false;
+  writes: string[] = [];
+  holdDrain = false;
+  headers: Record<string, string> = {};
+  writeHead(_status: number, headers: Record<string, string>): this {
+    this.headers = headers;
+    return this;
+  }
+  write(chunk: string): boolean {
+    this.writes.push(chunk);
+    if (!this.holdDrain) setImmediate(() => this.emit('drain'));
+    return false;
+  }
+  end(): this {
+    return this;
+  }
+}
+
+const DELTA = { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'x' } } as unknown as StreamEvent;
+
+test('fifty backpressured writes leave no listeners behind and raise no MaxListenersExceededWarning', async () => {
+  const response = new BackpressuredResponse();
+  const warnings: Error[] = [];
+  const onWarning = (warning: Error): void => void warnings.push(warning);
+  process.on('warning', onWarning);
+  const before = { drain: response.listenerCount('drain'), close: response.listenerCount('close'), error: response.listenerCount('error') };
+  const writer = new SseWriter(response as unknown as ServerResponse, 10_000);
+  writer.open({ 'request-id': 'req_test' });
+  for (let index = 0; index < 50; index += 1) await writer.write([DELTA]);
+  writer.end();
+  await new Promise((resolve) => setImmediate(resolve));
+  process.off('warning', onWarning);
+  assert.equal(response.writes.length, 50);
+  assert.deepEqual({ drain: response.listenerCount('drain'), close: response.listenerCount('close'), error: response.listenerCount('error') }, before);
+  assert.deepEqual(warnings.map((warning) => warning.name), []);
+});
+
+test('a write waiting for drain ends when the peer goes away, and leaves no listeners', async () => {
+  const response = new BackpressuredResponse();
+  response.holdDrain = true;
+  const writer = new SseWriter(response as unknown as ServerResponse, 10_000);
+  writer.open({ 'request-id': 'req_test' });
+  const written = writer.write([DELTA]);
+  response.destroyed = true;
+  response.emit('close');
+  await written;
+  writer.end();
+  assert.equal(response.listenerCount('drain'), 0);
+  assert.equal(response.listenerCount('close'), 0);
+});
+
+test('no ping is written while a write waits for drain; pings resume after it', async () => {
+  const response = new BackpressuredResponse();
+  response.holdDrain = true;
+  const writer = new SseWriter(response as unknown as ServerResponse, 100);
+  writer.open({ 'request-id': 'req_test' });
+  const written = writer.write([DELTA]);
+  await new Promise((resolve) => setTimeout(resolve, 400));
+  assert.equal(response.writes.length, 1, 'only the held write, no pings behind it');
+  response.holdDrain = false;
+  response.emit('drain');
+  await written;
+  await new Promise((resolve) => setTimeout(resolve, 400));
+  writer.end();
+  assert.ok(response.writes.slice(1).some((chunk) => chunk.startsWith('event: ping')), 'pings once drained');
+});
+
+test('the stream sends no connection header of its own, and Connection: close once the app is closing', () => {
+  const closing = new ConnectionClosing();
+  const before = new BackpressuredResponse();
+  new SseWriter(before as unknown as ServerResponse, 10_000, closing).open({ 'request-id': 'req_test' });
+  closing.start();
+  const after = new BackpressuredResponse();
+  const writer = new SseWriter(after as unknown as ServerResponse, 10_000, closing);
+  writer.open({ 'request-id': 'req_test' });
+  writer.end();
+  assert.equal(before.headers.connection, undefined);
+  assert.equal(after.headers.connection, 'close');
+});

@@ -76,7 +76,7 @@ test('no ping is written while a write waits for drain; pings resume after it', 
   assert.ok(response.writes.slice(1).some((chunk) => chunk.startsWith('event: ping')), 'pings once drained');
 });
 
-test('the stream sends no connection header of its own, and Connection: close once the app is closing', () => {
+test('the stream says Connection: keep-alive itself (no Keep-Alive timeout hint), and Connection: close once the app is closing', () => {
   const closing = new ConnectionClosing();
   const before = new BackpressuredResponse();
   new SseWriter(before as unknown as ServerResponse, 10_000, closing).open({ 'request-id': 'req_test' });
@@ -85,6 +85,6 @@ test('the stream sends no connection header of its own, and Connection: close on
   const writer = new SseWriter(after as unknown as ServerResponse, 10_000, closing);
   writer.open({ 'request-id': 'req_test' });
   writer.end();
-  assert.equal(before.headers.connection, undefined);
+  assert.equal(before.headers.connection, 'keep-alive');
   assert.equal(after.headers.connection, 'close');
 });

@@ -21,16 +21,18 @@ export class SseWriter {
   ) {}
 
   /**
-   * `headers` must include request-id: a hijacked reply skips the framework's headers. No
-   * `connection` header of our own: HTTP/1.1 keeps the connection alive by default, Node says so
-   * itself, and says `close` where it should (an HTTP/1.0 client, the app closing).
+   * `headers` must include request-id: a hijacked reply skips the framework's headers. The
+   * `connection` header is ours, `close` once the app is closing: left to Node, a stream's reply
+   * also carries `Keep-Alive: timeout=72` (Fastify's keep-alive timeout), and app.close() after
+   * streams whose clients had given up waited about 70 s (test/admission.test.ts's close: under
+   * 1 s with the header, 70 s without).
    */
   open(headers: Record<string, string>): void {
     this.response.writeHead(200, {
       ...headers,
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
-      ...(this.closing?.started ? { connection: 'close' } : {}),
+      connection: this.closing?.started ? 'close' : 'keep-alive',
       'x-accel-buffering': 'no',
     });
     this.pingTimer = setInterval(() => this.pingIfQuiet(), Math.max(50, this.pingIntervalMs / 2));

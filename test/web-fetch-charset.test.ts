@@ -2,13 +2,9 @@
  * Pages in other encodings than UTF-8 come back as the text they hold (body-encoding.ts): the
  * Content-Type charset, an HTML <meta> declaration, a byte order mark, and UTF-8 otherwise.
  */
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { parseMessageRequest } from '@mms/protocol';
-import { WebFetchTool } from '../packages/server/src/tools/web-fetch/web-fetch-tool.js';
-import { FETCH_TOOL } from './web-fetch-support.js';
+import { useLoopbackFetch } from './web-fetch-support.js';
 
 const latin1 = (text: string) => Buffer.from(text, 'latin1');
 const ARTICLE = (body: string) => `<article><h1>Desserts</h1><p>${body} ${'It is a dessert of cream under a layer of hard caramel. '.repeat(6)}</p></article>`;
@@ -27,29 +23,13 @@ const PAGES: Record<string, [string, Buffer]> = {
 };
 
 describe('a page in another encoding reads as its text', () => {
-  let pages: Server;
-  let origin: string;
-  const tool = new WebFetchTool({ allowNetworks: ['127.0.0.1/32'], maxBytes: 50_000, timeoutMs: 5_000, maxRedirects: 0, conversionTimeoutMs: 10_000 });
-
-  before(async () => {
-    pages = createServer((request, response) => {
-      const [contentType, body] = PAGES[request.url ?? ''] ?? ['text/plain', Buffer.alloc(0)];
-      response.writeHead(200, { 'content-type': contentType }).end(body);
-    });
-    await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve));
-    origin = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
-  });
-
-  after(async () => {
-    await tool.close();
-    pages.closeAllConnections();
-    pages.close();
+  const pages = useLoopbackFetch((request, response) => {
+    const [contentType, body] = PAGES[request.url ?? ''] ?? ['text/plain', Buffer.alloc(0)];
+    response.writeHead(200, { 'content-type': contentType }).end(body);
   });
 
   async function fetchPage(path: string): Promise<{ title: string | null; text: string }> {
-    const url = `${origin}${path}`;
-    const request = parseMessageRequest({ model: 'mid', max_tokens: 10, messages: [{ role: 'user', content: `read ${url}` }], tools: [FETCH_TOOL] });
-    const block = await tool.run({ type: 'server_tool_use', id: 'srvtoolu_charset', name: 'web_fetch', input: { url } }, { request, turnSoFar: [], resultCharacters: 40_000, signal: new AbortController().signal });
+    const block = await pages.fetchBlock(path);
     const content = block.content as { content: { title: string | null; source: { data: string } } };
     return { title: content.content.title, text: content.content.source.data };
   }

@@ -3,14 +3,10 @@
  * refuses: valid HTML5 that leaves out its optional tags, a fragment, text with no tag at all,
  * an empty page. Each reads as its body text; an empty page is an empty document, not an error.
  */
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { parseMessageRequest } from '@mms/protocol';
 import { htmlToMarkdown } from '../packages/server/src/tools/web-fetch/html-to-markdown.js';
-import { WebFetchTool } from '../packages/server/src/tools/web-fetch/web-fetch-tool.js';
-import { FETCH_TOOL } from './web-fetch-support.js';
+import { useLoopbackFetch } from './web-fetch-support.js';
 
 describe('pages that leave out optional tags', () => {
   const cases: Array<[string, string, { title: string | null; text: string }]> = [
@@ -32,29 +28,13 @@ describe('pages that leave out optional tags', () => {
 });
 
 describe('through the web fetch tool', () => {
-  let pages: Server;
-  let origin: string;
-  const tool = new WebFetchTool({ allowNetworks: ['127.0.0.1/32'], maxBytes: 50_000, timeoutMs: 5_000, maxRedirects: 0, conversionTimeoutMs: 10_000 });
-
-  before(async () => {
-    pages = createServer((request, response) => {
-      const body = request.url === '/implied-tags' ? '<!DOCTYPE html><html lang=en><title>Otters</title><p>Otters hold hands while they sleep.</p></html>' : '';
-      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(body);
-    });
-    await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve));
-    origin = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
-  });
-
-  after(async () => {
-    await tool.close();
-    pages.closeAllConnections();
-    pages.close();
+  const pages = useLoopbackFetch((request, response) => {
+    const body = request.url === '/implied-tags' ? '<!DOCTYPE html><html lang=en><title>Otters</title><p>Otters hold hands while they sleep.</p></html>' : '';
+    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(body);
   });
 
   async function fetchContent(path: string): Promise<unknown> {
-    const url = `${origin}${path}`;
-    const request = parseMessageRequest({ model: 'mid', max_tokens: 10, messages: [{ role: 'user', content: `read ${url}` }], tools: [FETCH_TOOL] });
-    const block = await tool.run({ type: 'server_tool_use', id: 'srvtoolu_html', name: 'web_fetch', input: { url } }, { request, turnSoFar: [], resultCharacters: 40_000, signal: new AbortController().signal });
+    const block = await pages.fetchBlock(path);
     const content = block.content as { type: string; content?: { title: string | null; source: { data: string } } };
     return content.type === 'web_fetch_result' ? { title: content.content?.title, text: content.content?.source.data } : content;
   }

@@ -11,6 +11,21 @@ import type { LlamaGrammar } from 'node-llama-cpp';
 
 export type JsonSchema = boolean | { [keyword: string]: unknown };
 
+/** One schema and texts the grammar compiled from it must admit, refuse, or narrow away. */
+export interface GrammarCase {
+  readonly name: string;
+  readonly schema: JsonSchema;
+  /** Schema-valid JSON texts the grammar must accept. */
+  readonly valid: readonly string[];
+  /** Texts that are not JSON, or not valid against the schema: the grammar must reject them. */
+  readonly invalid: readonly string[];
+  /** Schema-valid texts rejected by design: key order, digit/whitespace caps, compact enum literals, escaped extra keys. */
+  readonly narrowed?: readonly string[];
+}
+
+export const integer = { type: 'integer' };
+export const string = { type: 'string' };
+
 const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
 
 /** True when `text` is JSON and valid against `schema` according to Ajv. */

@@ -8,21 +8,9 @@ import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { getLlama, type Llama } from 'node-llama-cpp';
 import { GrammarCompileError, jsonSchemaToGbnf } from '../src/grammar/json-schema-to-gbnf.js';
-import { grammarAccepts, schemaAccepts, type JsonSchema } from './grammar-admission.js';
+import { grammarAccepts, integer, schemaAccepts, string, type GrammarCase, type JsonSchema } from './grammar-admission.js';
 
-interface IntersectionCase {
-  readonly name: string;
-  readonly schema: JsonSchema;
-  readonly valid: readonly string[];
-  readonly invalid: readonly string[];
-  /** Schema-valid texts the grammar rejects by design (no undeclared extras, key order). */
-  readonly narrowed?: readonly string[];
-}
-
-const integer = { type: 'integer' };
-const string = { type: 'string' };
-
-const cases: readonly IntersectionCase[] = [
+const cases: readonly GrammarCase[] = [
   {
     name: 'type beside anyOf: the type holds in every branch',
     schema: { type: 'object', anyOf: [{ properties: { a: integer }, required: ['a'] }, { properties: { b: string }, required: ['b'] }] },

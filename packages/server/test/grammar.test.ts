@@ -2,24 +2,11 @@ import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { getLlama, type Llama, type LlamaGrammar } from 'node-llama-cpp';
 import { GrammarCompileError, jsonSchemaToGbnf } from '../src/grammar/json-schema-to-gbnf.js';
-import { grammarAccepts, schemaAccepts, type JsonSchema } from './grammar-admission.js';
+import { grammarAccepts, integer, schemaAccepts, string, type GrammarCase, type JsonSchema } from './grammar-admission.js';
 
 // Texts are checked by llama.cpp itself (grammar-admission.ts), the same engine that samples.
 // Ajv checks the test's own claims: every "valid" text is schema-valid, every "invalid" one is not.
 
-interface GrammarCase {
-  readonly name: string;
-  readonly schema: JsonSchema;
-  /** Schema-valid JSON texts the grammar must accept. */
-  readonly valid: readonly string[];
-  /** Texts that are not JSON, or not valid against the schema: the grammar must reject them. */
-  readonly invalid: readonly string[];
-  /** Schema-valid texts rejected by design: key order, digit/whitespace caps, compact enum literals, escaped extra keys. */
-  readonly narrowed?: readonly string[];
-}
-
-const integer = { type: 'integer' };
-const string = { type: 'string' };
 const mixedEnum = ['a"b\\c', 'ünï✓😀', 1, 2.5, true, null, { k: [1, 'x'] }, [1, 'x'], '', 'tab\there'];
 const closed = (properties: object, required: string[]) => ({ type: 'object', properties, required, additionalProperties: false });
 const anyValid = ['null', 'true', '-1.5e-7', '"s"', '[]', '[1,[2,[3,{"a":{}}]]]', '{"k":{"k":[null]}}', '{ "a" : [ 1 , 2 ] }'];

@@ -9,6 +9,7 @@ import type { ServiceConfig } from './config/config-schema.js';
 import { ApiKeyCheck } from './http/auth.js';
 import { ConnectionClosing } from './http/connection-closing.js';
 import { errorReply } from './http/error-reply.js';
+import { ReplyBatching } from './http/reply-batching.js';
 import { newRequestId } from './http/request-id.js';
 import { assertVersionHeader } from './http/version-header.js';
 import type { ModelRegistry } from './models/model-registry.js';
@@ -44,10 +45,14 @@ export function buildApp(options: AppOptions): FastifyInstance {
     closing.start();
     done();
   });
-  // Replies in flight when closing starts close their connections (http/connection-closing.ts).
+  const batching = new ReplyBatching((error) => app.log.error({ err: error }, 'writing a reply failed'));
+  // Each turn's replies go out together, at its end (http/reply-batching.ts).
   app.addHook('onSend', (request, reply, payload, done) => {
-    if (closing.started) reply.header('connection', 'close');
-    done(null, payload);
+    batching.defer(() => {
+      // Replies in flight when closing starts close their connections (http/connection-closing.ts).
+      if (closing.started) reply.header('connection', 'close');
+      done(null, payload);
+    });
   });
 
   // A callback hook rather than an async one: no promise per request on the hot path.

@@ -87,17 +87,16 @@ async function* runStep(options: TurnOptions, state: TurnState, step: number): A
   const cutCalls = new Set<ContentBlock>();
   const stepStartTokens = state.outputTokens;
   const outputBudget = options.request.max_tokens - stepStartTokens;
-  const outcome = (stopReason: StopReason, stopSequence: string | null, tail: StreamPart[]): StepOutcome => ({ stepBlocks: assembler.blocks, cutCalls, stopReason, stopSequence, tail });
   // Earlier steps spent the whole budget: the turn ends here, for every backend. Engines refuse
   // a max_tokens of 0 (vLLM, the messages API), and node-llama-cpp reads 0 as no limit at all.
-  if (outputBudget < 1) return outcome('max_tokens', null, []);
+  if (outputBudget < 1) return stepOutcome(assembler, cutCalls, 'max_tokens', null, []);
   const batches = options.backend.stream(
     { request: options.request, model: options.model, thinks: options.thinks, turnSoFar: state.blocks, step, outputBudget, fault: options.fault },
     options.signal,
   );
   // The one tool call that disable_parallel_tool_use allows, once it has ended. Block parts
   // after it are dropped, but the step is read on until its parts say how many tokens the call
-  // took (see `callSettled`): usage must count them, and engines report counts late.
+  // took (see `settled` below): usage must count them, and engines report counts late.
   let allowedCall: ContentBlock | undefined;
   let countedAfterCall = false;
   /** A block started after the allowed call: the engine went on, so the call was complete. */
@@ -108,10 +107,6 @@ async function* runStep(options: TurnOptions, state: TurnState, step: number): A
    * after it says the latter.
    */
   let callWithoutInput: ContentBlock | undefined;
-  // Whole, and its tokens counted or the engine gone on to another block. A call with no input
-  // JSON is known whole only once another block starts; else the finish decides. A cut call
-  // waits for the finish, which says why generation ended.
-  const callSettled = (call: ContentBlock) => !cutCalls.has(call) && call !== callWithoutInput && (countedAfterCall || movedOn);
   for await (const batch of batches) {
     const passed: StreamPart[] = [];
     for (const part of batch) {
@@ -120,7 +115,7 @@ async function* runStep(options: TurnOptions, state: TurnState, step: number): A
         // After a whole allowed call the step ended on it, whatever cut the blocks dropped after
         // it; a call cut itself (by max_tokens) keeps the engine's reason: it is truncation.
         const engineReason = allowedCall === undefined || cutCalls.has(allowedCall);
-        return outcome(engineReason ? part.stopReason : 'tool_use', engineReason ? part.stopSequence : null, passed);
+        return stepOutcome(assembler, cutCalls, engineReason ? part.stopReason : 'tool_use', engineReason ? part.stopSequence : null, passed);
       }
       if (part.type === 'output-tokens') {
         state.outputTokens = stepStartTokens + part.count;
@@ -147,10 +142,20 @@ async function* runStep(options: TurnOptions, state: TurnState, step: number): A
     // A settled allowed call ends the step with this batch: leaving the loop ends the backend's
     // generator, which stops its generation. Until then the engine is either done (its count or
     // finish is on its way) or writing blocks that are dropped, which settles the call at once.
-    if (allowedCall && callSettled(allowedCall)) return outcome('tool_use', null, passed);
+    // Settled: whole, and its tokens counted or the engine gone on to another block. A call
+    // with no input JSON is known whole only once another block starts; else the finish
+    // decides. A cut call waits for the finish, which says why generation ended.
+    const settled = allowedCall !== undefined && !cutCalls.has(allowedCall) && allowedCall !== callWithoutInput && (countedAfterCall || movedOn);
+    if (settled) return stepOutcome(assembler, cutCalls, 'tool_use', null, passed);
     yield passed;
   }
   throw new Error(`backend ${options.backend.name} ended a step without a finish part`);
+}
+
+// A module function rather than a closure in runStep: tsx (esbuild keepNames) names every
+// closure where it is created, at a cost on each step.
+function stepOutcome(assembler: BlockAssembler, cutCalls: ReadonlySet<ContentBlock>, stopReason: StopReason, stopSequence: string | null, tail: StreamPart[]): StepOutcome {
+  return { stepBlocks: assembler.blocks, cutCalls, stopReason, stopSequence, tail };
 }
 
 function trackBlock(assembler: BlockAssembler, part: StreamPart, state: TurnState): StoppedBlock | undefined {

@@ -23,6 +23,7 @@ import type { ServerToolRunner } from '../packages/server/src/agent/server-tool-
 import type { Backend, BackendStepRequest } from '../packages/server/src/backends/backend.js';
 import { backendConfig } from '../packages/server/src/backends/backend-config.js';
 import { withPlacedDefaults } from '../packages/server/src/backends/backend-defaults.js';
+import { Cancellation } from '../packages/server/src/backends/cancellation.js';
 import { createBackend } from '../packages/server/src/backends/create-backend.js';
 import { median } from './statistics.js';
 
@@ -64,14 +65,14 @@ function stepRequest(step: number): BackendStepRequest {
 }
 
 async function directSteps(backend: Backend): Promise<void> {
-  const signal = new AbortController().signal;
+  const cancellation = new Cancellation();
   for (let step = 0; step < STEPS_PER_TURN; step += 1) {
-    for await (const batch of backend.stream(stepRequest(step), signal)) void batch;
+    for await (const batch of backend.stream(stepRequest(step), cancellation)) void batch;
   }
 }
 
 async function loopTurn(backend: Backend): Promise<void> {
-  const turn = runTurn({ backend, request, model: profile, thinks: false, fault: undefined, maxSteps: 10, serverTools: instantTool, inputTokens: 20, signal: new AbortController().signal });
+  const turn = runTurn({ backend, request, model: profile, thinks: false, fault: undefined, maxSteps: 10, serverTools: instantTool, inputTokens: 20, cancellation: new Cancellation() });
   let finished = false;
   for await (const batch of turn) finished ||= batch.some((part) => part.type === 'finish' && part.stopReason === 'end_turn');
   if (!finished) throw new Error('the turn did not end as the script says');
@@ -93,7 +94,7 @@ async function llamaStepMicroseconds(): Promise<number> {
   for (let round = 0; round < rounds; round += 1) {
     const start = process.hrtime.bigint();
     const step = { ...stepRequest(0), request: llamaRequest, outputBudget: LLAMA_TOKENS };
-    for await (const batch of backend.stream(step, new AbortController().signal)) void batch;
+    for await (const batch of backend.stream(step, new Cancellation())) void batch;
     samples.push(Number(process.hrtime.bigint() - start) / 1000);
   }
   await backend.close();

@@ -7,6 +7,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseMessageRequest, type ContentBlock, type ModelProfile, type ServerToolResultBlock, type ServerToolUseBlock } from '@mms/protocol';
 import type { Backend } from '../packages/server/src/backends/backend.js';
+import { Cancellation } from '../packages/server/src/backends/cancellation.js';
 import { runTurn } from '../packages/server/src/agent/run-turn.js';
 import type { ServerToolRunner } from '../packages/server/src/agent/server-tool-runner.js';
 import type { StreamPart } from '../packages/server/src/streaming/stream-part.js';
@@ -59,7 +60,7 @@ function runOver(steps: StreamPart[][][], body: Record<string, unknown>, serverT
 async function runWith(backend: Backend, body: Record<string, unknown>, serverTools: ServerToolRunner = recordingTools()): Promise<StreamPart[]> {
   const request = parseMessageRequest({ model: 'fake', max_tokens: 100, messages: [{ role: 'user', content: 'go https://a.example/page' }], ...body });
   const parts: StreamPart[] = [];
-  const turn = runTurn({ backend, request, model: MODEL, thinks: false, fault: undefined, maxSteps: 4, serverTools, inputTokens: 10, signal: new AbortController().signal });
+  const turn = runTurn({ backend, request, model: MODEL, thinks: false, fault: undefined, maxSteps: 4, serverTools, inputTokens: 10, cancellation: new Cancellation() });
   for await (const batch of turn) parts.push(...batch);
   return parts;
 }
@@ -145,7 +146,7 @@ describe('a turn whose earlier steps spent the whole output budget', () => {
     };
     const request = parseMessageRequest({ model: 'fake', max_tokens: 100, messages: [{ role: 'user', content: 'go https://a.example/page' }], tools: [FETCH] });
     const parts: StreamPart[] = [];
-    for await (const batch of runTurn({ backend, request, model: MODEL, thinks: false, fault: undefined, maxSteps: 4, serverTools: tools, inputTokens: 10, signal: new AbortController().signal })) parts.push(...batch);
+    for await (const batch of runTurn({ backend, request, model: MODEL, thinks: false, fault: undefined, maxSteps: 4, serverTools: tools, inputTokens: 10, cancellation: new Cancellation() })) parts.push(...batch);
     assert.deepEqual(budgets, [100]);
     assert.deepEqual(tools.ran.map((call) => call.id), ['srvtoolu_1']);
     assert.deepEqual(startedBlocks(parts), ['server_tool_use srvtoolu_1', 'web_fetch_tool_result']);

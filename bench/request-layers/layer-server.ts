@@ -1,10 +1,11 @@
 /**
  * One layer of the request path, for bench/request-layers.ts: a server that does the work of
  * `POST /v1/messages` up to a given layer, so that the CPU each layer adds can be measured.
- * Every layer answers the same request with a 200 message; all but `app` are plain node:http.
+ * Every layer answers the same request with a 200 message; all but `app` are plain node:http,
+ * and all but `bare` write their replies as the service does (http/reply-batching.ts).
  *
  *   bare      read the body, JSON.parse it, answer a canned reply (bench/bare-server.ts's work)
- *   edge      + request id, API key check, version header, abort-on-disconnect signal, and a
+ *   edge      + request id, API key check, version header, abort-on-disconnect cancellation, and a
  *               reply built from the parsed body (no validation)
  *   validate  + the request schema (zod), model lookup and the endpoint rules
  *   turn      + the rest of the mms path: token count, admission, the turn loop on the scripted
@@ -18,7 +19,9 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { checkMessageRules, parseMessageRequest } from '@mms/protocol';
 import { buildApp, ModelRegistry } from '@mms/server';
+import { Cancellation } from '../../packages/server/src/backends/cancellation.js';
 import { ApiKeyCheck } from '../../packages/server/src/http/auth.js';
+import { ReplyBatching } from '../../packages/server/src/http/reply-batching.js';
 import { newRequestId } from '../../packages/server/src/http/request-id.js';
 import { assertVersionHeader } from '../../packages/server/src/http/version-header.js';
 import { startMessage } from '../../packages/server/src/routes/messages/handler.js';
@@ -38,16 +41,17 @@ const config = scriptedBenchConfig(apiKey, modelId);
 const registry = ModelRegistry.fromConfig(config.models, process.cwd());
 const services = { registry, serverTools: new ServiceTools(config.serverTools), maxSteps: config.maxSteps };
 const keys = new ApiKeyCheck(config.apiKeys);
+const batching = new ReplyBatching((error) => console.error('layer-server: writing a reply failed', error));
 const CANNED = JSON.stringify({ id: 'msg_canned', type: 'message', role: 'assistant', model: modelId, content: [{ type: 'text', text: 'Summarize the benchmark in one short sentence please.', citations: null }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 12, output_tokens: 9 } });
 
 
 /** The same signal wiring as routes/messages/route.ts. */
-function abortOnDisconnect(response: ServerResponse): AbortSignal {
-  const controller = new AbortController();
+function abortOnDisconnect(response: ServerResponse): Cancellation {
+  const cancellation = new Cancellation();
   response.on('close', () => {
-    if (!response.writableFinished) controller.abort(new Error('client disconnected'));
+    if (!response.writableFinished) cancellation.abort(new Error('client disconnected'));
   });
-  return controller.signal;
+  return cancellation;
 }
 
 /** A reply shaped like the service's, built from the request without the service's machinery. */
@@ -55,8 +59,8 @@ function echoReply(body: { model: string; messages: Array<{ content: unknown }> 
   return JSON.stringify({ id: newRequestId(), type: 'message', role: 'assistant', model: body.model, content: [{ type: 'text', text: body.messages[0]?.content, citations: null }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 12, output_tokens: 9 } });
 }
 
-async function foldedReply(body: unknown, signal: AbortSignal): Promise<{ text: string; backend: string }> {
-  const call = await startMessage(body, undefined, services, signal);
+async function foldedReply(body: unknown, cancellation: Cancellation): Promise<{ text: string; backend: string }> {
+  const call = await startMessage(body, undefined, services, cancellation);
   const fold = new MessageFold();
   for (let next = await call.events.next(); !next.done; next = await call.events.next()) for (const event of next.value) fold.apply(event);
   return { text: JSON.stringify(fold.result()), backend: call.backendName() };
@@ -72,7 +76,7 @@ async function answer(request: IncomingMessage, response: ServerResponse): Promi
   const requestId = newRequestId();
   keys.assertAuthorized(request.headers);
   assertVersionHeader(request.headers);
-  const signal = abortOnDisconnect(response);
+  const cancellation = abortOnDisconnect(response);
   let reply: { text: string; backend: string };
   if (layer === 'edge') {
     reply = { text: echoReply(body as Parameters<typeof echoReply>[0]), backend: 'scripted' };
@@ -81,10 +85,13 @@ async function answer(request: IncomingMessage, response: ServerResponse): Promi
     checkMessageRules(parsed, registry.resolve(parsed.model).profile);
     reply = { text: echoReply(parsed as Parameters<typeof echoReply>[0]), backend: 'scripted' };
   } else {
-    reply = await foldedReply(body, signal);
+    reply = await foldedReply(body, cancellation);
   }
-  response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(reply.text), 'request-id': requestId, 'mms-backend': reply.backend });
-  response.end(reply.text);
+  // As the service writes its replies: together, at the end of the event loop's turn.
+  batching.defer(() => {
+    response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(reply.text), 'request-id': requestId, 'mms-backend': reply.backend });
+    response.end(reply.text);
+  });
 }
 
 async function listen(): Promise<{ port: number; close: () => Promise<void> }> {

@@ -5,6 +5,7 @@ import { ServiceError } from '@mms/protocol';
 import type { LlamaContextSequence } from 'node-llama-cpp';
 import { FallbackBackend, isRetryableFailure } from '../src/backends/fallback/fallback-backend.js';
 import type { Backend } from '../src/backends/backend.js';
+import { Cancellation } from '../src/backends/cancellation.js';
 import { SequencePool } from '../src/backends/llama-cpp/sequence-pool.js';
 
 /** A context with `count` sequences; only what the pool reads of it. */
@@ -55,8 +56,8 @@ test('a full backend in a fallback list is passed over without its circuit count
   await pool.borrow({ wait: false, signal: live() });
   const full: Backend = {
     name: 'full',
-    async *stream(step, signal) {
-      await pool.borrow({ wait: step.step > 0, signal });
+    async *stream(step, cancellation) {
+      await pool.borrow({ wait: step.step > 0, signal: cancellation.signal });
       yield [];
     },
     countTokens: async () => 1,
@@ -74,7 +75,7 @@ test('a full backend in a fallback list is passed over without its circuit count
   for (let round = 0; round < 3; round += 1) {
     const request = list.forRequest();
     const batches = [];
-    for await (const batch of request.stream({ step: 0 } as never, live())) batches.push(batch);
+    for await (const batch of request.stream({ step: 0 } as never, new Cancellation())) batches.push(batch);
     assert.equal(request.name, 'spare');
   }
   assert.deepEqual(list.circuits().map((circuit) => circuit.state), ['closed', 'closed'], 'with a threshold of 1, a charged failure would have opened it');

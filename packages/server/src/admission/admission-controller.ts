@@ -4,6 +4,7 @@
  * overloaded engine sheds load fast instead of timing every caller out.
  */
 import { ServiceError } from '@mms/protocol';
+import type { Cancellation } from '../backends/cancellation.js';
 
 export type Release = () => void;
 
@@ -22,8 +23,8 @@ export class AdmissionController {
   ) {}
 
   /** Resolves with a release function once a slot is free; rejects with 529 when full. */
-  acquire(signal: AbortSignal): Promise<Release> {
-    signal.throwIfAborted();
+  acquire(cancellation: Cancellation): Promise<Release> {
+    cancellation.throwIfAborted();
     if (this.active < this.concurrency) return Promise.resolve(this.take());
     if (this.waiting.length >= this.queueLimit) {
       return Promise.reject(new ServiceError('overloaded', `Overloaded: ${this.active} requests are generating and ${this.waiting.length} are queued on this model's backend`, { retryAfterSeconds: 1 }));
@@ -31,6 +32,8 @@ export class AdmissionController {
     return new Promise<Release>((grant, reject) => {
       const waiter: Waiter = { grant, reject };
       this.waiting.push(waiter);
+      // Only a request that waits needs the signal's event (backends/cancellation.ts).
+      const signal = cancellation.signal;
       signal.addEventListener('abort', () => this.abandon(waiter, signal.reason), { once: true });
     });
   }

@@ -7,6 +7,7 @@
  */
 import { isCustomTool, SERVER_TOOL_NAMES, type ContentBlock, type MessageRequest, type ModelProfile, type ServerToolResultBlock, type ServerToolUseBlock, type StopReason } from '@mms/protocol';
 import type { Backend } from '../backends/backend.js';
+import type { Cancellation } from '../backends/cancellation.js';
 import { BlockAssembler, type StoppedBlock } from '../streaming/block-assembler.js';
 import type { StreamPart } from '../streaming/stream-part.js';
 import { ContextBudget } from './context-budget.js';
@@ -22,7 +23,7 @@ export interface TurnOptions {
   serverTools: ServerToolRunner;
   /** The prompt's tokens: the window's headroom for tool results starts after them. */
   inputTokens: number;
-  signal: AbortSignal;
+  cancellation: Cancellation;
 }
 
 interface TurnState {
@@ -92,7 +93,7 @@ async function* runStep(options: TurnOptions, state: TurnState, step: number): A
   if (outputBudget < 1) return stepOutcome(assembler, cutCalls, 'max_tokens', null, []);
   const batches = options.backend.stream(
     { request: options.request, model: options.model, thinks: options.thinks, turnSoFar: state.blocks, step, outputBudget, fault: options.fault },
-    options.signal,
+    options.cancellation,
   );
   // The one tool call that disable_parallel_tool_use allows, once it has ended. Block parts
   // after it are dropped, but the step is read on until its parts say how many tokens the call
@@ -196,7 +197,7 @@ type Caller = 'direct' | 'code';
  * Runs one server call, from the model or (nested) from code in the sandbox. `max_uses` is
  * counted per request; past it the call gets the error block and the model goes on.
  */
-async function runServerTool(call: ServerToolUseBlock, caller: Caller, options: TurnOptions, state: TurnState, signal = options.signal): Promise<ServerToolResultBlock> {
+async function runServerTool(call: ServerToolUseBlock, caller: Caller, options: TurnOptions, state: TurnState, signal = options.cancellation.signal): Promise<ServerToolResultBlock> {
   const result = await dispatchServerTool(call, caller, options, state, signal);
   // usage.server_tool_use counts the calls that brought back a result: an error block is not
   // counted, whether it was refused before any request or its request failed.

@@ -4,6 +4,7 @@
  */
 import type { ContentBlock, ConversationRequest, MessageRequest, ModelProfile } from '@mms/protocol';
 import type { StreamPart } from '../streaming/stream-part.js';
+import type { Cancellation } from './cancellation.js';
 
 export interface BackendStepRequest {
   request: MessageRequest;
@@ -38,9 +39,10 @@ export interface Backend {
   /**
    * One model step, as batches of parts: whatever the engine had ready at once. Batching keeps
    * the await count per reply low; a streaming engine yields a batch per token or chunk.
-   * Must stop promptly when `signal` aborts.
+   * Must stop promptly when `cancellation` aborts; `cancellation.signal` is the AbortSignal to
+   * hand to fetch, timers or an engine.
    */
-  stream(step: BackendStepRequest, signal: AbortSignal): AsyncIterable<StreamPart[]>;
+  stream(step: BackendStepRequest, cancellation: Cancellation): AsyncIterable<StreamPart[]>;
   /** Exact input tokens of the prompt, in the model's own tokenizer. */
   countTokens(request: ConversationRequest, model: ModelProfile): Promise<number>;
   /**

@@ -12,6 +12,7 @@
  */
 import { ServiceError, type ConversationRequest, type ModelProfile } from '@mms/protocol';
 import type { Backend, BackendStepRequest } from '../backend.js';
+import type { Cancellation } from '../cancellation.js';
 import type { StreamPart } from '../../streaming/stream-part.js';
 import { CapacityError } from '../capacity-error.js';
 import { CircuitBreaker, type CircuitState, type CircuitTicket } from './circuit-breaker.js';
@@ -66,8 +67,8 @@ export class FallbackBackend implements Backend {
     return new FallbackRequest(this.members, this.name);
   }
 
-  stream(step: BackendStepRequest, signal: AbortSignal): AsyncIterable<StreamPart[]> {
-    return this.forRequest().stream(step, signal);
+  stream(step: BackendStepRequest, cancellation: Cancellation): AsyncIterable<StreamPart[]> {
+    return this.forRequest().stream(step, cancellation);
   }
 
   countTokens(request: ConversationRequest, model: ModelProfile): Promise<number> {
@@ -130,10 +131,10 @@ class FallbackRequest implements Backend {
     throw lastError ?? this.allOpen();
   }
 
-  async *stream(step: BackendStepRequest, signal: AbortSignal): AsyncGenerator<StreamPart[]> {
+  async *stream(step: BackendStepRequest, cancellation: Cancellation): AsyncGenerator<StreamPart[]> {
     if (this.answeredBy) {
       // A later step of the turn: its backend is chosen; a failure now is the reply's failure.
-      yield* relay(this.answeredBy, { probe: false }, this.answeredBy.backend.stream(step, signal)[Symbol.asyncIterator](), undefined, signal);
+      yield* relay(this.answeredBy, { probe: false }, this.answeredBy.backend.stream(step, cancellation)[Symbol.asyncIterator](), undefined, cancellation);
       return;
     }
     let lastError: unknown;
@@ -143,12 +144,12 @@ class FallbackRequest implements Backend {
       let iterator: AsyncIterator<StreamPart[]> | undefined;
       let first: IteratorResult<StreamPart[]>;
       try {
-        iterator = member.backend.stream(step, signal)[Symbol.asyncIterator]();
+        iterator = member.backend.stream(step, cancellation)[Symbol.asyncIterator]();
         // Nothing has reached the client until a batch with parts in it.
         do first = await iterator.next();
         while (!first.done && first.value.length === 0);
       } catch (error) {
-        if (signal.aborted || !isRetryableFailure(error)) {
+        if (cancellation.aborted || !isRetryableFailure(error)) {
           member.breaker.release(ticket);
           throw error;
         }
@@ -158,7 +159,7 @@ class FallbackRequest implements Backend {
         continue;
       }
       this.answeredBy = member;
-      yield* relay(member, ticket, iterator, first, signal);
+      yield* relay(member, ticket, iterator, first, cancellation);
       return;
     }
     throw lastError ?? this.allOpen();
@@ -193,7 +194,7 @@ function chargeFailure(member: Member, ticket: CircuitTicket, error: unknown): v
  * (or that the consumer ended, as the loop does at `finish`) is a success, a retryable failure
  * a failure, and a client that left no verdict at all.
  */
-async function* relay(member: Member, ticket: CircuitTicket, iterator: AsyncIterator<StreamPart[]>, first: IteratorResult<StreamPart[]> | undefined, signal: AbortSignal): AsyncGenerator<StreamPart[]> {
+async function* relay(member: Member, ticket: CircuitTicket, iterator: AsyncIterator<StreamPart[]>, first: IteratorResult<StreamPart[]> | undefined, cancellation: Cancellation): AsyncGenerator<StreamPart[]> {
   let settled = false;
   let done = false;
   try {
@@ -201,12 +202,12 @@ async function* relay(member: Member, ticket: CircuitTicket, iterator: AsyncIter
     done = true;
   } catch (error) {
     settled = true;
-    if (!signal.aborted && isRetryableFailure(error)) chargeFailure(member, ticket, error);
+    if (!cancellation.aborted && isRetryableFailure(error)) chargeFailure(member, ticket, error);
     else member.breaker.release(ticket);
     throw error;
   } finally {
     if (!settled) {
-      if (signal.aborted) member.breaker.release(ticket);
+      if (cancellation.aborted) member.breaker.release(ticket);
       else member.breaker.success(ticket);
     }
     // Left early (the loop stops at `finish`, or after one tool call): stop the backend too.

@@ -7,6 +7,7 @@ import { randomInt } from 'node:crypto';
 import { resolveChatWrapper, type ChatWrapper, type Llama, type LlamaContext, type LlamaModel } from 'node-llama-cpp';
 import { isCustomTool, requestThinks, ServiceError, type ContentBlockParam, type ConversationRequest, type MessageRequest, type ModelProfile } from '@mms/protocol';
 import type { Backend, BackendStepRequest } from '../backend.js';
+import type { Cancellation } from '../cancellation.js';
 import type { StreamPart } from '../../streaming/stream-part.js';
 import { toChatHistory } from './chat-history.js';
 import { generateResponse } from './generate-response.js';
@@ -45,7 +46,8 @@ export class LlamaCppBackend implements Backend {
     return this.modelPath;
   }
 
-  async *stream(step: BackendStepRequest, signal: AbortSignal): AsyncIterable<StreamPart[]> {
+  async *stream(step: BackendStepRequest, cancellation: Cancellation): AsyncIterable<StreamPart[]> {
+    const signal = cancellation.signal;
     const loaded = await this.load();
     const request = withTurnSoFar(step.request, step.turnSoFar);
     const plan = planGeneration(request);

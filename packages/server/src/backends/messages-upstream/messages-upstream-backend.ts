@@ -10,6 +10,7 @@ import { API_VERSION, ERROR_CODE_HEADER, ServiceError, SseParser, VERSION_HEADER
 import { Agent, type Dispatcher } from 'undici';
 import { drainInBackground, headerValue } from '../response-body.js';
 import type { Backend, BackendStepRequest } from '../backend.js';
+import type { Cancellation } from '../cancellation.js';
 import type { StreamPart } from '../../streaming/stream-part.js';
 import type { MessagesUpstreamBackendConfig } from './messages-upstream-config.js';
 import { transportError, upstreamError, type UpstreamErrorBody } from './upstream-errors.js';
@@ -47,8 +48,9 @@ export class MessagesUpstreamBackend implements Backend {
     this.agent = new Agent({ connect: { timeout: config.connectTimeoutMs }, headersTimeout: config.firstByteTimeoutMs, bodyTimeout: config.idleTimeoutMs });
   }
 
-  async *stream(step: BackendStepRequest, signal: AbortSignal): AsyncGenerator<StreamPart[]> {
-    signal.throwIfAborted();
+  async *stream(step: BackendStepRequest, cancellation: Cancellation): AsyncGenerator<StreamPart[]> {
+    cancellation.throwIfAborted();
+    const signal = cancellation.signal;
     const headers = this.config.forwardFaults && step.fault ? { ...this.headers, 'mms-fault': step.fault } : this.headers;
     const body = JSON.stringify(upstreamMessageBody(step, this.model));
     const reader = new UpstreamEventReader(this.where, serverToolNames(step.request));

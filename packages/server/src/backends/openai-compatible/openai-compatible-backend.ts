@@ -10,6 +10,7 @@
  */
 import { requestThinks, ServiceError, type ConversationRequest, type ModelProfile } from '@mms/protocol';
 import type { Backend, BackendStepRequest } from '../backend.js';
+import type { Cancellation } from '../cancellation.js';
 import type { StreamPart } from '../../streaming/stream-part.js';
 import { toChatRequest } from './chat-request.js';
 import type { ChatCompletionRequest, ChatMessage } from './chat-types.js';
@@ -67,8 +68,8 @@ export class OpenAiCompatibleBackend implements Backend {
     });
   }
 
-  async *stream(step: BackendStepRequest, signal: AbortSignal): AsyncIterable<StreamPart[]> {
-    const state: StepState = { step, plan: planChat(step.request, this.profile), outputTokens: 0, signal };
+  async *stream(step: BackendStepRequest, cancellation: Cancellation): AsyncIterable<StreamPart[]> {
+    const state: StepState = { step, plan: planChat(step.request, this.profile), outputTokens: 0, signal: cancellation.signal };
     let feedback: ChatMessage[] = [];
     /** The engine's count of the prompt as the request sent it: the first attempt's, not a retry's. */
     let promptTokens: number | undefined;

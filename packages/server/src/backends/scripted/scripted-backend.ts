@@ -4,6 +4,7 @@
  */
 import type { ConversationRequest } from '@mms/protocol';
 import type { Backend, BackendStepRequest } from '../backend.js';
+import type { Cancellation } from '../cancellation.js';
 import type { StreamPart } from '../../streaming/stream-part.js';
 import { lastUserText, priorSteps } from './conversation-text.js';
 import { planDefaultAnswer } from './default-answer.js';
@@ -23,7 +24,7 @@ export class ScriptedBackend implements Backend {
   }
 
   /** A plain function, not a generator: one async layer fewer on every reply. */
-  stream(step: BackendStepRequest, signal: AbortSignal): AsyncIterable<StreamPart[]> {
+  stream(step: BackendStepRequest, cancellation: Cancellation): AsyncIterable<StreamPart[]> {
     const fault = this.config.faults ? parseFault(step.fault) : undefined;
     throwHttpFault(fault);
     const blocks = reshapeBlocks(this.plan(step), fault, step.request);
@@ -34,7 +35,7 @@ export class ScriptedBackend implements Backend {
       tokenDelayMs: this.config.tokenDelayMs,
       failAfterFirstDelta: fault === 'stream-error',
       joinDeltas: step.request.stream !== true,
-      signal,
+      cancellation,
     });
   }
 

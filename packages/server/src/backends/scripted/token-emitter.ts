@@ -1,11 +1,12 @@
 /**
  * Turns planned blocks into stream parts one token at a time, honouring the output budget,
- * stop sequences, the thinking share of the budget, a per-token delay and the abort signal.
+ * stop sequences, the thinking share of the budget, a per-token delay and the request's cancellation.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ServiceError, type ContentBlock, type ContentBlockDelta, type StopReason } from '@mms/protocol';
 import type { StreamPart } from '../../streaming/stream-part.js';
+import type { Cancellation } from '../cancellation.js';
 import type { PlannedBlock } from './script-file.js';
 import { tokenize } from './tokenizer.js';
 
@@ -23,7 +24,7 @@ export interface EmitOptions {
    * Token counts, the budget and stop sequences still work token by token.
    */
   joinDeltas: boolean;
-  signal: AbortSignal;
+  cancellation: Cancellation;
 }
 
 /** Spent tokens shared across the blocks of one step. */
@@ -42,7 +43,7 @@ export async function* emitBlocks(blocks: readonly PlannedBlock[], options: Emit
       if (options.tokenDelayMs > 0 && isTokenDelta(part)) {
         if (batch.length > 0) yield batch;
         batch = [];
-        await sleep(options.tokenDelayMs, undefined, { signal: options.signal });
+        await sleep(options.tokenDelayMs, undefined, { signal: options.cancellation.signal });
       }
       if (!(options.joinDeltas && joinLastDelta(batch, part))) batch.push(part);
     }
@@ -90,7 +91,7 @@ function* partsOf(blocks: readonly PlannedBlock[], options: EmitOptions): Genera
         yield* finish(spend, 'max_tokens', null, true);
         return;
       }
-      options.signal.throwIfAborted();
+      options.cancellation.throwIfAborted();
       spend.used += 1;
       yield { type: 'block-delta', delta };
       if (options.failAfterFirstDelta) throw new ServiceError('internal', 'Injected fault: stream-error');

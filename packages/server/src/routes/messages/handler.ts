@@ -7,6 +7,7 @@ import { checkMessageRules, parseMessageRequest, requestThinks, ServiceError, ty
 import { runTurn } from '../../agent/run-turn.js';
 import type { ServerToolRunner } from '../../agent/server-tool-runner.js';
 import type { Backend } from '../../backends/backend.js';
+import type { Cancellation } from '../../backends/cancellation.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
 import { MessageEncoder } from '../../streaming/message-encoder.js';
 import type { StreamPart } from '../../streaming/stream-part.js';
@@ -29,7 +30,7 @@ export interface MessageCall {
   backendName(): string;
 }
 
-export async function startMessage(body: unknown, fault: string | undefined, services: MessageServices, signal: AbortSignal): Promise<MessageCall> {
+export async function startMessage(body: unknown, fault: string | undefined, services: MessageServices, cancellation: Cancellation): Promise<MessageCall> {
   const request = parseMessageRequest(body);
   const entry = services.registry.resolve(request.model);
   checkMessageRules(request, entry.profile);
@@ -39,7 +40,7 @@ export async function startMessage(body: unknown, fault: string | undefined, ser
   if (inputTokens > entry.profile.contextWindow) {
     throw new ServiceError('prompt_too_long', `prompt is too long: ${inputTokens} tokens > ${entry.profile.contextWindow} maximum`);
   }
-  const release = await entry.admission.acquire(signal);
+  const release = await entry.admission.acquire(cancellation);
   const parts = runTurn({
     backend,
     request,
@@ -49,7 +50,7 @@ export async function startMessage(body: unknown, fault: string | undefined, ser
     maxSteps: services.maxSteps,
     serverTools: services.serverTools,
     inputTokens,
-    signal,
+    cancellation,
   });
   const encoder = new MessageEncoder({ id: newMessageId(), model: entry.profile.id, inputTokens });
   return new StartedMessage(request.stream === true, encodeParts(parts, encoder, release), backend);

@@ -2,6 +2,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { StreamEvent } from '@mms/protocol';
 import type { ConnectionClosing } from '../../http/connection-closing.js';
+import { Cancellation } from '../../backends/cancellation.js';
 import { errorReply } from '../../http/error-reply.js';
 import { SseWriter } from '../../http/sse-writer.js';
 import { MessageFold } from '../../streaming/message-fold.js';
@@ -9,8 +10,8 @@ import { startMessage, type MessageServices } from './handler.js';
 
 export function registerMessagesRoute(app: FastifyInstance, services: MessageServices, pingIntervalMs: number, closing: ConnectionClosing): void {
   app.post('/v1/messages', async (request, reply) => {
-    const signal = abortOnDisconnect(reply);
-    const call = await startMessage(request.body, headerValue(request, 'mms-fault'), services, signal);
+    const cancellation = abortOnDisconnect(reply);
+    const call = await startMessage(request.body, headerValue(request, 'mms-fault'), services, cancellation);
     // Headers go out only after the first batch: by then the backend that answers is known.
     const first = await call.events.next();
     if (!call.stream) {
@@ -49,12 +50,12 @@ async function streamReply(request: FastifyRequest, reply: FastifyReply, first: 
 }
 
 /** Aborts generation when the client goes away before the reply is complete. */
-function abortOnDisconnect(reply: FastifyReply): AbortSignal {
-  const controller = new AbortController();
+function abortOnDisconnect(reply: FastifyReply): Cancellation {
+  const cancellation = new Cancellation();
   reply.raw.on('close', () => {
-    if (!reply.raw.writableFinished) controller.abort(new Error('client disconnected'));
+    if (!reply.raw.writableFinished) cancellation.abort(new Error('client disconnected'));
   });
-  return controller.signal;
+  return cancellation;
 }
 
 function headerValue(request: FastifyRequest, name: string): string | undefined {

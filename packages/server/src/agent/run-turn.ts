@@ -176,6 +176,8 @@ function disablesParallel(request: MessageRequest): boolean {
 }
 
 function unansweredServerCalls(blocks: readonly ContentBlock[]): ServerToolUseBlock[] {
+  // Most steps call no server tool: no set of answered ids to build.
+  if (!blocks.some((block) => block.type === 'server_tool_use')) return [];
   const answered = new Set(blocks.flatMap((block) => ('tool_use_id' in block ? [block.tool_use_id] : [])));
   return blocks.filter((block): block is ServerToolUseBlock => block.type === 'server_tool_use' && !answered.has(block.id));
 }

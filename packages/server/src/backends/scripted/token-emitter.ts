@@ -19,9 +19,9 @@ export interface EmitOptions {
   /** Throw after the first delta (fault `stream-error`). */
   failAfterFirstDelta: boolean;
   /**
-   * Join a batch's consecutive token deltas of one block into one delta. For a reply that is
-   * not streamed: its JSON is the same, with a few parts to pass on instead of one per token.
-   * Token counts, the budget and stop sequences still work token by token.
+   * One delta per block, holding every token the budget allows, instead of one per token. For
+   * a reply that is not streamed: its JSON is the same, with a few parts to pass on instead of
+   * one per token. Token counts, the budget and stop sequences still work token by token.
    */
   joinDeltas: boolean;
   cancellation: Cancellation;
@@ -45,7 +45,7 @@ export async function* emitBlocks(blocks: readonly PlannedBlock[], options: Emit
         batch = [];
         await sleep(options.tokenDelayMs, undefined, { signal: options.cancellation.signal });
       }
-      if (!(options.joinDeltas && joinLastDelta(batch, part))) batch.push(part);
+      batch.push(part);
     }
   } catch (error) {
     // What was produced before a failure still reaches the client (fault stream-error).
@@ -59,42 +59,28 @@ function isTokenDelta(part: StreamPart): boolean {
   return part.type === 'block-delta' && part.delta.type !== 'signature_delta';
 }
 
-/** Appends `part`'s delta to the batch's last part when both are deltas of the same kind. */
-function joinLastDelta(batch: StreamPart[], part: StreamPart): boolean {
-  const last = batch[batch.length - 1];
-  if (part.type !== 'block-delta' || last?.type !== 'block-delta') return false;
-  const joined = joinedDelta(last.delta, part.delta);
-  if (joined === undefined) return false;
-  batch[batch.length - 1] = { type: 'block-delta', delta: joined };
-  return true;
-}
-
-function joinedDelta(first: ContentBlockDelta, second: ContentBlockDelta): ContentBlockDelta | undefined {
-  if (first.type === 'text_delta' && second.type === 'text_delta') return { type: 'text_delta', text: first.text + second.text };
-  if (first.type === 'thinking_delta' && second.type === 'thinking_delta') return { type: 'thinking_delta', thinking: first.thinking + second.thinking };
-  if (first.type === 'input_json_delta' && second.type === 'input_json_delta') return { type: 'input_json_delta', partial_json: first.partial_json + second.partial_json };
-  return undefined;
-}
-
 function* partsOf(blocks: readonly PlannedBlock[], options: EmitOptions): Generator<StreamPart> {
   const spend: Spend = { used: 0 };
   for (const block of blocks) {
-    const { start, pieces, stopSequence } = prepare(block, options);
-    if (start.type === 'text' && pieces.length === 0 && stopSequence !== null) {
+    const { start, tokens, deltaKind, stopSequence } = prepare(block, options);
+    if (start.type === 'text' && tokens.length === 0 && stopSequence !== null) {
       // A stop sequence at the very start leaves nothing to say: no empty text block.
       yield* finish(spend, 'stop_sequence', stopSequence, false);
       return;
     }
     yield { type: 'block-start', block: start };
-    for (const delta of pieces) {
-      if (spend.used >= options.outputBudget) {
-        yield* finish(spend, 'max_tokens', null, true);
-        return;
-      }
+    // The tokens the budget leaves room for, as one delta or one delta each.
+    const room = Math.max(0, options.outputBudget - spend.used);
+    const sent = tokens.length <= room ? tokens : tokens.slice(0, room);
+    for (const text of options.joinDeltas && sent.length > 0 ? [sent.join('')] : sent) {
       options.cancellation.throwIfAborted();
-      spend.used += 1;
-      yield { type: 'block-delta', delta };
+      yield { type: 'block-delta', delta: deltaOf(deltaKind, text) };
       if (options.failAfterFirstDelta) throw new ServiceError('internal', 'Injected fault: stream-error');
+    }
+    spend.used += sent.length;
+    if (sent.length < tokens.length) {
+      yield* finish(spend, 'max_tokens', null, true);
+      return;
     }
     if (start.type === 'thinking') yield { type: 'block-delta', delta: { type: 'signature_delta', signature: signatureOf(block) } };
     yield { type: 'block-stop' };
@@ -116,30 +102,37 @@ function* finish(spend: Spend, stopReason: StopReason, stopSequence: string | nu
   yield { type: 'finish', stopReason, stopSequence };
 }
 
+type DeltaKind = 'text_delta' | 'thinking_delta' | 'input_json_delta';
+
 interface PreparedBlock {
   start: ContentBlock;
-  pieces: ContentBlockDelta[];
+  tokens: string[];
+  deltaKind: DeltaKind;
   stopSequence: string | null;
+}
+
+function deltaOf(kind: DeltaKind, text: string): ContentBlockDelta {
+  if (kind === 'text_delta') return { type: 'text_delta', text };
+  if (kind === 'thinking_delta') return { type: 'thinking_delta', thinking: text };
+  return { type: 'input_json_delta', partial_json: text };
 }
 
 function prepare(block: PlannedBlock, options: EmitOptions): PreparedBlock {
   switch (block.type) {
     case 'text': {
       const { text, stopSequence } = cutAtStopSequence(block.text, options.stopSequences);
-      const pieces = tokenize(text).map((token): ContentBlockDelta => ({ type: 'text_delta', text: token }));
-      return { start: { type: 'text', text: '', citations: null }, pieces, stopSequence };
+      return { start: { type: 'text', text: '', citations: null }, tokens: tokenize(text), deltaKind: 'text_delta', stopSequence };
     }
     case 'thinking': {
       const cap = Math.floor(options.outputBudget * options.thinkingShare);
-      const pieces = tokenize(block.thinking).slice(0, cap).map((token): ContentBlockDelta => ({ type: 'thinking_delta', thinking: token }));
-      return { start: { type: 'thinking', thinking: '', signature: '' }, pieces, stopSequence: null };
+      return { start: { type: 'thinking', thinking: '', signature: '' }, tokens: tokenize(block.thinking).slice(0, cap), deltaKind: 'thinking_delta', stopSequence: null };
     }
     case 'tool_use':
     case 'server_tool_use': {
       const id = block.id ?? newToolId(block.type);
-      const pieces = tokenize(JSON.stringify(block.input)).map((token): ContentBlockDelta => ({ type: 'input_json_delta', partial_json: token }));
+      const tokens = tokenize(JSON.stringify(block.input));
       const start: ContentBlock = block.type === 'tool_use' ? { type: 'tool_use', id, name: block.name, input: {}, caller: { type: 'direct' } } : { type: 'server_tool_use', id, name: block.name, input: {} };
-      return { start, pieces, stopSequence: null };
+      return { start, tokens, deltaKind: 'input_json_delta', stopSequence: null };
     }
     default:
       return block satisfies never;

@@ -240,3 +240,22 @@ describe('faults', () => {
     assert.equal(reply.stop_reason, 'end_turn');
   });
 });
+
+describe('token delay', () => {
+  let slow: RunningService;
+  before(async () => {
+    slow = await startService({ models: scriptedModels({ tokenDelayMs: 15 }) });
+  });
+  after(() => slow.close());
+
+  // A lower bound only: each delay is a timer that cannot fire early, so this holds on any machine.
+  test('a reply that is not streamed still waits the delay once per token', async () => {
+    const words = Array.from({ length: 12 }, (_, index) => `word${index}`).join(' ');
+    const started = performance.now();
+    const { reply } = await send({ ...base, messages: [user(words)] }, {}, slow);
+    const elapsed = performance.now() - started;
+    assert.equal(reply.content[0]?.text, words);
+    assert.equal(reply.usage.output_tokens, 12);
+    assert.ok(elapsed >= 12 * 15 * 0.9, `12 tokens at 15 ms each took only ${Math.round(elapsed)} ms`);
+  });
+});

@@ -22,6 +22,7 @@ export interface EmitOptions {
    * One delta per block, holding every token the budget allows, instead of one per token. For
    * a reply that is not streamed: its JSON is the same, with a few parts to pass on instead of
    * one per token. Token counts, the budget and stop sequences still work token by token.
+   * Ignored with a token delay, which is per token.
    */
   joinDeltas: boolean;
   cancellation: Cancellation;
@@ -69,10 +70,12 @@ function* partsOf(blocks: readonly PlannedBlock[], options: EmitOptions): Genera
       return;
     }
     yield { type: 'block-start', block: start };
-    // The tokens the budget leaves room for, as one delta or one delta each.
+    // The tokens the budget leaves room for, as one delta or one delta each. A token delay
+    // stays a delay per token, joined or not: a reply of N tokens takes N delays.
     const room = Math.max(0, options.outputBudget - spend.used);
     const sent = tokens.length <= room ? tokens : tokens.slice(0, room);
-    for (const text of options.joinDeltas && sent.length > 0 ? [sent.join('')] : sent) {
+    const joined = options.joinDeltas && options.tokenDelayMs === 0 && sent.length > 0;
+    for (const text of joined ? [sent.join('')] : sent) {
       options.cancellation.throwIfAborted();
       yield { type: 'block-delta', delta: deltaOf(deltaKind, text) };
       if (options.failAfterFirstDelta) throw new ServiceError('internal', 'Injected fault: stream-error');

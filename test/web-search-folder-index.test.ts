@@ -16,6 +16,9 @@ import { passageExcerpt } from '../packages/server/src/tools/web-search/passage-
 import { SearchFailure } from '../packages/server/src/tools/web-search/search-provider.js';
 import { documentsFolder, never, OTTERS_MD } from './web-search-support.js';
 
+/** For documents that are not HTML: no conversion is asked for. */
+const noHtml = () => Promise.reject(new Error('only HTML is converted'));
+
 /** Writes `text` and moves the mtime on, so that a change is seen even within one clock tick. */
 function rewrite(path: string, text: string): void {
   writeFileSync(path, text);
@@ -165,14 +168,14 @@ describe('folder index', () => {
     mkdirSync(join(folder, 'a b'));
     writeFileSync(join(folder, 'a b', 'own.md'), '---\nurl: "https://own.example.com/page"\ntitle: Own\n---\nBody');
     writeFileSync(join(folder, 'a b', 'plain.md'), 'No front matter, no heading.');
-    const own = await readFolderDocument({ folder, urlBase: 'https://base.example.com/docs' }, 'a b/own.md', 0);
+    const own = await readFolderDocument({ folder, urlBase: 'https://base.example.com/docs', convertHtml: noHtml }, 'a b/own.md', 0, new AbortController().signal);
     assert.equal(own.url, 'https://own.example.com/page');
     assert.equal(own.title, 'Own');
-    const based = await readFolderDocument({ folder, urlBase: 'https://base.example.com/docs' }, 'a b/plain.md', Date.parse('2025-03-04T12:00:00Z'));
+    const based = await readFolderDocument({ folder, urlBase: 'https://base.example.com/docs', convertHtml: noHtml }, 'a b/plain.md', Date.parse('2025-03-04T12:00:00Z'), new AbortController().signal);
     assert.equal(based.url, 'https://base.example.com/docs/a%20b/plain.md');
     assert.equal(based.title, 'plain');
     assert.equal(based.pageAge, '2025-03-04');
-    const bare = await readFolderDocument({ folder, urlBase: undefined }, 'a b/plain.md', 0);
+    const bare = await readFolderDocument({ folder, urlBase: undefined, convertHtml: noHtml }, 'a b/plain.md', 0, new AbortController().signal);
     assert.equal(bare.url, pathToFileURL(join(folder, 'a b', 'plain.md')).href);
   });
 
@@ -181,5 +184,52 @@ describe('folder index', () => {
     const excerpt = passageExcerpt(text, ['otters', 'crabs', 'urchins'], 80);
     assert.equal(excerpt, 'Otters eat crabs.\n\n[...]\n\nOtters and crabs and urchins.');
     assert.equal(passageExcerpt('short', ['x'], 80), 'short');
+  });
+});
+
+describe('HTML converts off the event loop', () => {
+  /** About 1.5 MB of article: on the main thread, seconds of conversion. */
+  const bigPage = `<html><head><title>Big</title></head><body><article>${'<p>Otters <b>swim</b> and <a href="/x">dive</a> in rivers.</p>'.repeat(25_000)}</article></body></html>`;
+
+  test('indexing a large HTML page and excerpting it for a search leave the event loop free', { timeout: 120_000 }, async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'mms-search-big-'));
+    writeFileSync(join(folder, 'big.html'), bigPage);
+    let longestGapMs = 0;
+    let last = performance.now();
+    const ticker = setInterval(() => {
+      const now = performance.now();
+      longestGapMs = Math.max(longestGapMs, now - last);
+      last = now;
+    }, 5);
+    const provider = new FolderSearchProvider({ folder, watch: false });
+    try {
+      const started = performance.now();
+      const hits = await provider.search('otters dive', never());
+      const elapsedMs = performance.now() - started;
+      assert.equal(hits[0]?.title, 'Big');
+      assert.match(hits[0]?.content ?? '', /Otters \*\*swim\*\* and/);
+      // Relative, not absolute, so that it holds on any machine: on the main thread the longest
+      // stall is a whole conversion (the search converts twice: to index, then to excerpt).
+      assert.ok(longestGapMs < elapsedMs / 5, `the event loop stalled ${Math.round(longestGapMs)} ms of a ${Math.round(elapsedMs)} ms search`);
+    } finally {
+      clearInterval(ticker);
+      await provider.close();
+    }
+  });
+
+  test('closing during indexing stops the conversion, and the page is indexed on the next start', { timeout: 120_000 }, async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'mms-search-closing-'));
+    writeFileSync(join(folder, 'big.html'), bigPage);
+    // The constructor starts indexing; closing at once finds the page waiting for its worker.
+    const first = new FolderSearchProvider({ folder, watch: false });
+    await first.close();
+    assert.equal(first.documentsRead, 0, 'closing waited for the conversion instead of stopping it');
+    const second = new FolderSearchProvider({ folder, watch: false });
+    try {
+      const hits = await second.search('otters dive', never());
+      assert.equal(hits[0]?.title, 'Big', 'not remembered as unreadable');
+    } finally {
+      await second.close();
+    }
   });
 });

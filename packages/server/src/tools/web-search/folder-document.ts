@@ -12,13 +12,14 @@
  * Title: front matter `title:`, else the first `# heading` (markdown); the page's title (HTML);
  * the first line (text); else the file name. Page age: front matter `date:`, or the HTML's
  * published/modified meta, else the file's modification time, as a YYYY-MM-DD date.
- * HTML is turned into markdown by web fetch's html-to-markdown, so both tools read pages alike
- * (here on the main thread: the operator's own files, converted again only when they change).
+ * HTML is turned into markdown by web fetch's html-to-markdown, so both tools read pages alike,
+ * in a worker thread (`convertHtml`, the provider's HtmlConverter): a large page, indexed or
+ * read again for a search's excerpt, would otherwise hold every other request for seconds.
  */
 import { readFile } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { htmlToMarkdown } from '../web-fetch/html-to-markdown.js';
+import type { PageText } from '../web-fetch/html-to-markdown.js';
 import { readFrontMatter } from './front-matter.js';
 
 /** Extensions the index reads, by kind. */
@@ -42,15 +43,20 @@ export interface FolderDocument {
 export interface DocumentSource {
   folder: string;
   urlBase: string | undefined;
+  /** HTML to title and markdown, off the event loop (web-fetch/html-converter.ts). */
+  convertHtml(html: string, signal: AbortSignal): Promise<PageText>;
 }
 
-/** Reads and converts one document; `modifiedMs` is its mtime, the page age of last resort. */
-export async function readFolderDocument(source: DocumentSource, id: string, modifiedMs: number): Promise<FolderDocument> {
+/**
+ * Reads and converts one document; `modifiedMs` is its mtime, the page age of last resort.
+ * `signal` stops an HTML conversion (the search that wanted it gave up, or the service closes).
+ */
+export async function readFolderDocument(source: DocumentSource, id: string, modifiedMs: number, signal: AbortSignal): Promise<FolderDocument> {
   const path = join(source.folder, ...id.split('/'));
   const raw = await readFile(path, 'utf8');
   const kind = DOCUMENT_KINDS[extname(id).toLowerCase()] ?? 'text';
   const fallbackTitle = basename(id, extname(id));
-  const parsed = kind === 'html' ? fromHtml(raw) : kind === 'markdown' ? fromMarkdown(raw) : fromText(raw);
+  const parsed = kind === 'html' ? fromHtml(raw, await source.convertHtml(raw, signal)) : kind === 'markdown' ? fromMarkdown(raw) : fromText(raw);
   return {
     id,
     title: parsed.title ?? fallbackTitle,
@@ -79,8 +85,7 @@ function fromText(raw: string): ParsedDocument {
   return { title: firstLine ? firstLine.slice(0, 200) : undefined, url: undefined, date: undefined, text };
 }
 
-function fromHtml(raw: string): ParsedDocument {
-  const { title, text } = htmlToMarkdown(raw);
+function fromHtml(raw: string, { title, text }: PageText): ParsedDocument {
   return { title: title ?? undefined, url: canonicalLink(raw), date: metaDate(raw), text };
 }
 

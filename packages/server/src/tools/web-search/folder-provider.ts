@@ -15,6 +15,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import MiniSearch, { type Options, type SearchOptions as MiniSearchOptions } from 'minisearch';
+import { HtmlConverter } from '../web-fetch/html-converter.js';
 import { DOCUMENT_KINDS, readFolderDocument, type DocumentSource, type FolderDocument } from './folder-document.js';
 import { loadIndexFile, saveIndexFile, type FileStamp, type IndexIdentity } from './index-file.js';
 import { passageExcerpt } from './passage-excerpt.js';
@@ -65,6 +66,14 @@ const SAVE_DELAY_MS = 1_000;
 const PARALLEL_FILES = 16;
 /** Files stat'ed at once when checking the folder: the thread pool is busy, not the event loop. */
 const PARALLEL_STATS = 256;
+/**
+ * HTML pages convert in one worker thread, started when the first one needs it: indexing and
+ * excerpts wait their turn rather than take a second core from the requests. A page past the
+ * limit is left out of the index (and of a search's hits) until it changes, as an unreadable
+ * file is; web fetch's default limit, for pages of the same kind.
+ */
+const CONVERSION_WORKERS = 1;
+const CONVERSION_TIME_LIMIT_MS = 30_000;
 
 export class FolderSearchProvider implements SearchProvider {
   readonly name = 'folder';
@@ -76,6 +85,9 @@ export class FolderSearchProvider implements SearchProvider {
   saveError: Error | undefined;
 
   private readonly source: DocumentSource;
+  private readonly converter = new HtmlConverter({ timeLimitMs: CONVERSION_TIME_LIMIT_MS, workers: CONVERSION_WORKERS });
+  /** Aborted by close: indexing stops converting, and what it had not recorded is read again next start. */
+  private readonly stopping = new AbortController();
   private readonly indexFile: string;
   private readonly identity: IndexIdentity;
   private index = new MiniSearch<FolderDocument>(INDEX_OPTIONS);
@@ -92,7 +104,7 @@ export class FolderSearchProvider implements SearchProvider {
   private saveTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: FolderProviderOptions) {
-    this.source = { folder: options.folder, urlBase: options.urlBase };
+    this.source = { folder: options.folder, urlBase: options.urlBase, convertHtml: (html, signal) => this.converter.convert(html, signal) };
     this.indexFile = options.indexFile ?? join(options.folder, DEFAULT_INDEX_FILE_NAME);
     this.identity = { folder: options.folder, urlBase: options.urlBase ?? null };
     // Index now, so that the first query does not wait for it; a failure is retried by that query.
@@ -120,9 +132,12 @@ export class FolderSearchProvider implements SearchProvider {
       const stamp = this.manifest.get(String(result.id));
       let text: string;
       try {
-        text = (await readFolderDocument(this.source, String(result.id), stamp?.mtimeMs ?? 0)).text;
+        text = (await readFolderDocument(this.source, String(result.id), stamp?.mtimeMs ?? 0, options.signal)).text;
       } catch {
-        continue; // deleted since the last check: the next check drops it from the index
+        // Deleted since the last check (the next check drops it from the index), or an HTML page
+        // that no longer converts in time; or the search was given up, which the next line says.
+        options.signal.throwIfAborted();
+        continue;
       }
       hits.push({
         url: String(result.url),
@@ -146,13 +161,14 @@ export class FolderSearchProvider implements SearchProvider {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.stopping.abort(new Error('the folder index is closing'));
     this.watcher?.close();
     this.watcher = undefined;
     clearTimeout(this.watchTimer);
     clearTimeout(this.saveTimer);
     await this.loading?.catch(() => {});
     await this.refreshing?.catch(() => {});
-    await this.save();
+    await Promise.all([this.save(), this.converter.close()]);
   }
 
   /** The first load (the saved index, then the changes since); retried after a failure. */
@@ -204,7 +220,10 @@ export class FolderSearchProvider implements SearchProvider {
     });
     for (let start = 0; start < stale.length; start += PARALLEL_FILES) {
       const batch = stale.slice(start, start + PARALLEL_FILES);
-      const documents = await Promise.all(batch.map(([id, stamp]) => readFolderDocument(this.source, id, stamp.mtimeMs).catch(() => undefined)));
+      const documents = await Promise.all(batch.map(([id, stamp]) => readFolderDocument(this.source, id, stamp.mtimeMs, this.stopping.signal).catch(() => undefined)));
+      // Closing stopped the conversions: those files failed for no fault of their own, so they
+      // are not recorded as unreadable, and the next start reads them again.
+      this.stopping.signal.throwIfAborted();
       batch.forEach(([id, stamp], position) => {
         const document = documents[position];
         if (this.manifest.has(id)) report.changed += 1;

@@ -141,11 +141,11 @@ async function* runStep(options: TurnOptions, state: TurnState, step: number): A
       if (stopped?.block.type === 'tool_use' && disablesParallel(options.request)) allowedCall = stopped.block;
     }
     // A settled allowed call ends the step with this batch: leaving the loop ends the backend's
-    // generator, which stops its generation. Until then the engine is either done (its count or
-    // finish is on its way) or writing blocks that are dropped, which settles the call at once.
-    // Settled: whole, and its tokens counted or the engine gone on to another block. A call
-    // with no input JSON is known whole only once another block starts; else the finish
-    // decides. A cut call waits for the finish, which says why generation ended.
+    // generator, which stops its generation. Settled means whole, and its tokens counted or the
+    // engine gone on to another block: a call with no input JSON is known whole only once another
+    // block starts, else the finish decides, and a cut call waits for the finish, which says why
+    // generation ended. Until then the engine is either done (its count or finish is on its way)
+    // or writing blocks that are dropped, which settles the call at once.
     const settled = allowedCall !== undefined && !cutCalls.has(allowedCall) && allowedCall !== callWithoutInput && (countedAfterCall || movedOn);
     if (settled) return stepOutcome(assembler, cutCalls, 'tool_use', null, passed);
     yield passed;

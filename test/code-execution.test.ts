@@ -30,7 +30,7 @@ const NO_NAMESPACES = (await sandboxPlatform()).namespaces === undefined ? 'unsh
 const SECRET = 'mms-test-secret-4f9a1c';
 process.env.MMS_TEST_SECRET = SECRET;
 
-const LIMITS = { poolSize: 2, timeoutMs: 3_000, wallTimeoutMs: 6_000, memoryMb: 400, maxOutputBytes: 4_096 };
+const LIMITS = { poolSize: 2, timeoutMs: 3_000, wallTimeoutMs: 6_000, memoryMb: 400, maxOutputBytes: 4_096, maxFileBytes: 1 << 20, maxFolderBytes: 2 << 20 };
 const PAGE = ['Field notes, day 12.', 'The zebra codeword is PLATYPUS-7731.', 'Otters hold hands while they sleep.', 'Nothing else happened.'].join('\n');
 
 let service: RunningService;
@@ -67,6 +67,8 @@ function programs(): Record<string, string> {
     exit: 'import sys\nsys.exit(3)',
     'infinite loop': 'while True:\n    pass',
     'memory bomb': 'chunks = []\nwhile True:\n    chunks.append(b"x" * (16 << 20))',
+    // Files each well under maxFileBytes, without end: only the folder's limit stops it in time.
+    'disk filler': 'import time\ni = 0\nwhile True:\n    with open(f"part{i}", "wb") as part:\n        part.write(b"x" * 65536)\n    i += 1\n    time.sleep(0.001)',
     flood: 'print("x" * 100_000)',
     files: attempts('import os, pyodide_js\nfs = js.process.getBuiltinModule("fs")', {
       'python /etc/passwd': 'open("/etc/passwd").read()',
@@ -241,6 +243,13 @@ describe('sandbox battery', () => {
     assert.equal(result.type, 'code_execution_result');
     assert.equal(result.return_code, 137);
     assert.match(result.stderr ?? '', new RegExp(`MemoryError: the sandbox went over its memory limit of ${LIMITS.memoryMb} MB and was killed`));
+  });
+
+  test('code that fills its working folder file by file is killed at the folder limit, with a clear stderr', async () => {
+    const result = executionResult(await ask('run disk filler'));
+    assert.equal(result.type, 'code_execution_result');
+    assert.equal(result.return_code, 137);
+    assert.match(result.stderr ?? '', new RegExp(`OSError: the working folder went over its limit of ${LIMITS.maxFolderBytes} bytes or \\d+ entries and the sandbox was killed`));
   });
 
   test('output past the cap is cut, with a note in stderr', async () => {

@@ -98,6 +98,7 @@ export const codeExecutionConfig = z.strictObject({
   memoryMb: z.int().min(256).default(512).describe('Resident memory of one sandbox; above it the sandbox is killed (return code 137).'),
   maxOutputBytes: z.int().min(1024).default(65_536).describe('Bytes of stdout, and of stderr, kept per execution; the rest is dropped with a note in stderr.'),
   maxFileBytes: z.int().min(1024).default(64 * 1024 * 1024).describe('Largest file code may write in its working folder.'),
+  maxFolderBytes: z.int().min(1024).default(256 * 1024 * 1024).describe('All that code may write in its working folder, each file counted as at least 4 KiB; past it, or past 10,000 entries, the sandbox is killed (return code 137).'),
   maxHostCalls: z.int().min(0).default(20).describe('web_search and web_fetch calls one execution may make (max_uses also applies).'),
 }).refine((options) => options.wallTimeoutMs === undefined || options.wallTimeoutMs >= options.timeoutMs, { path: ['wallTimeoutMs'], message: 'must be at least timeoutMs, which it includes' });
 

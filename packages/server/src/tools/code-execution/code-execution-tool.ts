@@ -38,7 +38,7 @@ export class CodeExecutionTool {
       case 'killed':
         if (outcome.reason === 'time_limit') return serverToolError(call, 'execution_time_exceeded');
         if (outcome.reason === 'aborted') return serverToolError(call, 'unavailable');
-        // Over memory or misbehaving: a process killed by SIGKILL, as a shell would report it.
+        // Over memory or disk, or misbehaving: a process killed by SIGKILL, as a shell would report it.
         return executionResult(call, fitOutput(outcome, context.resultCharacters), 137);
       case 'exited':
         return executionResult(call, fitOutput(outcome, context.resultCharacters), outcome.returnCode);

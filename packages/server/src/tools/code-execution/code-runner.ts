@@ -61,4 +61,4 @@ export type RunOutcome =
   /** Every execution slot stayed busy for longer than the runner waits. */
   | { kind: 'busy' };
 
-export type KillReason = 'time_limit' | 'memory_limit' | 'protocol_breach' | 'aborted';
+export type KillReason = 'time_limit' | 'memory_limit' | 'disk_limit' | 'protocol_breach' | 'aborted';

@@ -10,7 +10,8 @@
  * - an empty environment, so no secret of the service's is there to read;
  * - kernel limits through prlimit (CPU time, file size, no core dumps), a deadline on the
  *   sandbox's own running time, an overall wall-clock limit that counts host function calls
- *   too, and a resident-memory watchdog reading /proc;
+ *   too, a resident-memory watchdog reading /proc, and one on the working folder's size
+ *   (folder-usage.ts);
  * - stdout and stderr cut at a cap, and a message channel that treats every message as hostile.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -19,6 +20,7 @@ import { readdir, readFile, rm } from 'node:fs/promises';
 import { constants as osConstants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CappedOutput } from './capped-output.js';
+import { folderUsage, isOver, MAX_FOLDER_ENTRIES } from './folder-usage.js';
 import type { KillReason, RunOptions } from './code-runner.js';
 import { MessageLines } from './message-lines.js';
 import { PausableDeadline } from './pausable-deadline.js';
@@ -43,6 +45,8 @@ export interface SandboxLimits {
   maxOutputBytes: number;
   /** Largest file the code may write in its working folder. */
   maxFileBytes: number;
+  /** All the working folder may hold; above it (or past MAX_FOLDER_ENTRIES entries) the child is killed. */
+  maxFolderBytes: number;
   /** Host function calls one execution may make. */
   maxHostCalls: number;
   /** Loading pyodide may take this long before the sandbox counts as failed. */
@@ -63,6 +67,11 @@ export type SandboxOutcome =
 const MAX_MESSAGE_CHARACTERS = 1 << 20;
 /** How often the watchdog reads the child's resident memory while it runs. */
 const MEMORY_POLL_MS = 25;
+/**
+ * How often the working folder is measured. A walk costs more than a read of /proc; what code
+ * can write between two walks is bounded by the disk's speed and, per file, by maxFileBytes.
+ */
+const FOLDER_POLL_MS = 100;
 
 interface Exit {
   code: number | null;
@@ -153,7 +162,7 @@ export class SandboxProcess {
     const wallClock = setTimeout(() => this.kill('time_limit'), this.limits.wallTimeoutMs ?? this.limits.timeoutMs * WALL_CLOCK_MULTIPLE);
     // Ends host function calls still in flight when the execution is over, however it ended.
     const over = new AbortController();
-    const watchdog = this.watchMemory();
+    const watchdogs = [this.watchMemory(), this.watchFolder()];
     const abort = () => this.kill('aborted');
     options.signal.addEventListener('abort', abort, { once: true });
     if (options.signal.aborted) abort();
@@ -167,7 +176,7 @@ export class SandboxProcess {
     over.abort();
     clearTimeout(wallClock);
     deadline.stop();
-    clearInterval(watchdog);
+    watchdogs.forEach(clearInterval);
     options.signal.removeEventListener('abort', abort);
     const timings: SandboxTimings = { runMs: performance.now() - started, ...(this.killedAt === undefined ? {} : { killMs: performance.now() - this.killedAt }) };
     return this.outcome(exit, timings);
@@ -226,6 +235,19 @@ export class SandboxProcess {
     }, MEMORY_POLL_MS);
   }
 
+  private watchFolder(): NodeJS.Timeout {
+    let measuring = false;
+    return setInterval(() => {
+      if (measuring || this.exited) return;
+      measuring = true;
+      folderUsage(this.folder, this.limits.maxFolderBytes)
+        .then((usage) => {
+          if (isOver(usage, this.limits.maxFolderBytes)) this.kill('disk_limit');
+        })
+        .finally(() => (measuring = false));
+    }, FOLDER_POLL_MS);
+  }
+
   /** One host function call from the code, checked field by field: the sender is untrusted. */
   private async answerCall(message: unknown, count: number, options: RunOptions, deadline: PausableDeadline, over: AbortSignal): Promise<void> {
     const call = message as { type?: unknown; id?: unknown; name?: unknown; input?: unknown };
@@ -261,6 +283,7 @@ export class SandboxProcess {
     const reason = this.killReason ?? (exit.signal === 'SIGXCPU' ? 'time_limit' : undefined);
     if (reason === 'memory_limit') notes.push(`MemoryError: the sandbox went over its memory limit of ${this.limits.memoryMb} MB and was killed`);
     if (reason === 'protocol_breach') notes.push('the sandbox broke its message protocol and was killed');
+    if (reason === 'disk_limit') notes.push(`OSError: the working folder went over its limit of ${this.limits.maxFolderBytes} bytes or ${MAX_FOLDER_ENTRIES} entries and the sandbox was killed`);
     if (exit.signal === 'SIGXFSZ') notes.push(`OSError: a file went over the limit of ${this.limits.maxFileBytes} bytes and the sandbox was killed`);
     let stderr = this.stderr.text();
     for (const note of notes) stderr += `${stderr === '' || stderr.endsWith('\n') ? '' : '\n'}${note}\n`;

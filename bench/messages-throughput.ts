@@ -175,10 +175,17 @@ function printTable(rows: Array<[string, Measurement]>, bare: Measurement, setti
   }
 }
 
-function printRatio(mms: Measurement, bare: Measurement): void {
+/**
+ * The ratio of the medians, the aim's number, and under it each round's own ratio: a round's
+ * two runs sit next to each other in time, so the spread of these shows how far one slow run
+ * (of either server) moved the medians.
+ */
+function printRatio(mms: Measurement, bare: Measurement, mmsRounds: Measurement[], bareRounds: Measurement[]): void {
   const ratio = mms.requestsPerSecond / bare.requestsPerSecond;
+  const perRound = mmsRounds.map((round, index) => round.requestsPerSecond / (bareRounds[index]?.requestsPerSecond ?? Number.NaN));
   console.log('');
   console.log(`ratio mms / bare: ${ratio.toFixed(2)} (aim: >= ${AIM_RATIO}) — ${ratio >= AIM_RATIO ? 'meets the aim' : 'BELOW the aim'}`);
+  console.log(`  round by round: ${perRound.map((value) => value.toFixed(2)).join(', ')} (median ${median(perRound).toFixed(2)})`);
 }
 
 /**
@@ -243,7 +250,7 @@ async function main(): Promise<void> {
       bareMedian,
       settings,
     );
-    printRatio(mmsMedian, bareMedian);
+    printRatio(mmsMedian, bareMedian, measurements.get(mms.name) ?? [], measurements.get(bare.name) ?? []);
     if (calibration.length > 0) printCalibration(calibration, mmsMedian, bareMedian);
   } finally {
     await Promise.all(started.map((server) => server.stop()));

@@ -15,7 +15,6 @@ test('abort with a reason: throwIfAborted throws it, and a signal made afterward
   const reason = new Error('client disconnected');
   cancellation.abort(reason);
   assert.equal(cancellation.aborted, true);
-  assert.equal(cancellation.reason, reason);
   assert.throws(() => cancellation.throwIfAborted(), (error) => error === reason);
   assert.equal(cancellation.signal.aborted, true);
   assert.equal(cancellation.signal.reason, reason);
@@ -36,7 +35,13 @@ test('the first abort wins; without a reason it is an AbortError, as AbortContro
   const cancellation = new Cancellation();
   cancellation.abort();
   cancellation.abort(new Error('later'));
-  assert.ok(cancellation.reason instanceof DOMException);
-  assert.equal((cancellation.reason as DOMException).name, 'AbortError');
-  assert.equal(cancellation.signal.reason, cancellation.reason);
+  let thrown: unknown;
+  try {
+    cancellation.throwIfAborted();
+  } catch (error) {
+    thrown = error;
+  }
+  assert.ok(thrown instanceof DOMException);
+  assert.equal(thrown.name, 'AbortError');
+  assert.equal(cancellation.signal.reason, thrown);
 });

@@ -46,12 +46,17 @@ test('fifty backpressured writes leave no listeners behind and raise no MaxListe
   assert.deepEqual(warnings.map((warning) => warning.name), []);
 });
 
-test('a write waiting for drain ends when the peer goes away, and leaves no listeners', async () => {
+/** A writer whose first write waits for a drain the response holds back. */
+function writeHeldAtDrain(pingIntervalMs: number): { response: BackpressuredResponse; writer: SseWriter; written: Promise<void> } {
   const response = new BackpressuredResponse();
   response.holdDrain = true;
-  const writer = new SseWriter(response as unknown as ServerResponse, 10_000);
+  const writer = new SseWriter(response as unknown as ServerResponse, pingIntervalMs);
   writer.open({ 'request-id': 'req_test' });
-  const written = writer.write([DELTA]);
+  return { response, writer, written: writer.write([DELTA]) };
+}
+
+test('a write waiting for drain ends when the peer goes away, and leaves no listeners', async () => {
+  const { response, writer, written } = writeHeldAtDrain(10_000);
   response.destroyed = true;
   response.emit('close');
   await written;
@@ -61,11 +66,7 @@ test('a write waiting for drain ends when the peer goes away, and leaves no list
 });
 
 test('no ping is written while a write waits for drain; pings resume after it', async () => {
-  const response = new BackpressuredResponse();
-  response.holdDrain = true;
-  const writer = new SseWriter(response as unknown as ServerResponse, 100);
-  writer.open({ 'request-id': 'req_test' });
-  const written = writer.write([DELTA]);
+  const { response, writer, written } = writeHeldAtDrain(100);
   await new Promise((resolve) => setTimeout(resolve, 400));
   assert.equal(response.writes.length, 1, 'only the held write, no pings behind it');
   response.holdDrain = false;

@@ -17,11 +17,6 @@ export class Cancellation {
     return this.cancelled;
   }
 
-  /** What `abort` was given, as AbortSignal.reason. */
-  get reason(): unknown {
-    return this.cause;
-  }
-
   /** Throws the reason once aborted, as AbortSignal.throwIfAborted does. */
   throwIfAborted(): void {
     if (this.cancelled) throw this.cause;

@@ -28,30 +28,38 @@ export interface EmitOptions {
   cancellation: Cancellation;
 }
 
-/** Spent tokens shared across the blocks of one step. */
-interface Spend {
-  used: number;
-}
-
 /**
  * Parts come in batches: with no token delay, a whole step is one batch, so a reply costs a
  * few awaits instead of a few per token; with a delay, each token is its own batch.
  */
 export async function* emitBlocks(blocks: readonly PlannedBlock[], options: EmitOptions): AsyncGenerator<StreamPart[]> {
-  let batch: StreamPart[] = [];
+  // The answer is fixed in advance, so its parts are made at once; only the delay is paced.
+  // What was made before a failure (fault stream-error) still reaches the client, then the failure.
+  const parts: StreamPart[] = [];
+  let failure: unknown;
   try {
-    for (const part of partsOf(blocks, options)) {
-      if (options.tokenDelayMs > 0 && isTokenDelta(part)) {
-        if (batch.length > 0) yield batch;
-        batch = [];
-        await sleep(options.tokenDelayMs, undefined, { signal: options.cancellation.signal });
-      }
-      batch.push(part);
-    }
+    pushParts(blocks, options, parts);
   } catch (error) {
-    // What was produced before a failure still reaches the client (fault stream-error).
-    if (batch.length > 0) yield batch;
-    throw error;
+    failure = error;
+  }
+  if (options.tokenDelayMs === 0) {
+    if (parts.length > 0) yield parts;
+  } else {
+    yield* pacedBatches(parts, options);
+  }
+  if (failure !== undefined) throw failure;
+}
+
+/** Each token delta in a batch of its own, after a delay; other parts join the batch before it. */
+async function* pacedBatches(parts: readonly StreamPart[], options: EmitOptions): AsyncGenerator<StreamPart[]> {
+  let batch: StreamPart[] = [];
+  for (const part of parts) {
+    if (isTokenDelta(part)) {
+      if (batch.length > 0) yield batch;
+      batch = [];
+      await sleep(options.tokenDelayMs, undefined, { signal: options.cancellation.signal });
+    }
+    batch.push(part);
   }
   if (batch.length > 0) yield batch;
 }
@@ -60,49 +68,60 @@ function isTokenDelta(part: StreamPart): boolean {
   return part.type === 'block-delta' && part.delta.type !== 'signature_delta';
 }
 
-function* partsOf(blocks: readonly PlannedBlock[], options: EmitOptions): Generator<StreamPart> {
-  const spend: Spend = { used: 0 };
+/** Appends the step's parts to `parts`; throws after the first delta for fault stream-error. */
+function pushParts(blocks: readonly PlannedBlock[], options: EmitOptions, parts: StreamPart[]): void {
+  options.cancellation.throwIfAborted();
+  let used = 0;
   for (const block of blocks) {
     const { start, tokens, deltaKind, stopSequence } = prepare(block, options);
     if (start.type === 'text' && tokens.length === 0 && stopSequence !== null) {
       // A stop sequence at the very start leaves nothing to say: no empty text block.
-      yield* finish(spend, 'stop_sequence', stopSequence, false);
+      pushFinish(parts, used, 'stop_sequence', stopSequence);
       return;
     }
-    yield { type: 'block-start', block: start };
+    parts.push({ type: 'block-start', block: start });
     // The tokens the budget leaves room for, as one delta or one delta each. A token delay
     // stays a delay per token, joined or not: a reply of N tokens takes N delays.
-    const room = Math.max(0, options.outputBudget - spend.used);
+    const room = Math.max(0, options.outputBudget - used);
     const sent = tokens.length <= room ? tokens : tokens.slice(0, room);
-    const joined = options.joinDeltas && options.tokenDelayMs === 0 && sent.length > 0;
-    for (const text of joined ? [sent.join('')] : sent) {
-      options.cancellation.throwIfAborted();
-      yield { type: 'block-delta', delta: deltaOf(deltaKind, text) };
-      if (options.failAfterFirstDelta) throw new ServiceError('internal', 'Injected fault: stream-error');
+    if (options.joinDeltas && options.tokenDelayMs === 0 && sent.length > 0) {
+      parts.push({ type: 'block-delta', delta: deltaOf(deltaKind, sent.join('')) });
+      if (options.failAfterFirstDelta) throw streamErrorFault();
+    } else {
+      for (const text of sent) {
+        parts.push({ type: 'block-delta', delta: deltaOf(deltaKind, text) });
+        if (options.failAfterFirstDelta) throw streamErrorFault();
+      }
     }
-    spend.used += sent.length;
+    used += sent.length;
     if (sent.length < tokens.length) {
-      yield* finish(spend, 'max_tokens', null, true);
+      parts.push({ type: 'block-stop' });
+      pushFinish(parts, used, 'max_tokens', null);
       return;
     }
-    if (start.type === 'thinking') yield { type: 'block-delta', delta: { type: 'signature_delta', signature: signatureOf(block) } };
-    yield { type: 'block-stop' };
+    if (start.type === 'thinking') parts.push({ type: 'block-delta', delta: { type: 'signature_delta', signature: signatureOf(block) } });
+    parts.push({ type: 'block-stop' });
     // The count so far with every block's end: a turn that stops reading after one block (the
     // call disable_parallel_tool_use allows) still has the tokens that block took.
-    yield { type: 'output-tokens', count: spend.used };
+    parts.push({ type: 'output-tokens', count: used });
     if (stopSequence !== null) {
-      yield* finish(spend, 'stop_sequence', stopSequence, false);
+      pushFinish(parts, used, 'stop_sequence', stopSequence);
       return;
     }
   }
-  const calledTool = blocks.some((block) => block.type === 'tool_use' || block.type === 'server_tool_use');
-  yield* finish(spend, calledTool ? 'tool_use' : 'end_turn', null, false);
+  pushFinish(parts, used, blocks.some(isCall) ? 'tool_use' : 'end_turn', null);
 }
 
-function* finish(spend: Spend, stopReason: StopReason, stopSequence: string | null, closeBlock: boolean): Generator<StreamPart> {
-  if (closeBlock) yield { type: 'block-stop' };
-  yield { type: 'output-tokens', count: spend.used };
-  yield { type: 'finish', stopReason, stopSequence };
+function isCall(block: PlannedBlock): boolean {
+  return block.type === 'tool_use' || block.type === 'server_tool_use';
+}
+
+function pushFinish(parts: StreamPart[], used: number, stopReason: StopReason, stopSequence: string | null): void {
+  parts.push({ type: 'output-tokens', count: used }, { type: 'finish', stopReason, stopSequence });
+}
+
+function streamErrorFault(): ServiceError {
+  return new ServiceError('internal', 'Injected fault: stream-error');
 }
 
 type DeltaKind = 'text_delta' | 'thinking_delta' | 'input_json_delta';

@@ -31,7 +31,7 @@ export async function serve(flags: ServeFlags): Promise<void> {
     process.stderr.write(`mms: ${(error as Error).message}\n`);
     process.exit(2);
   }
-  const app = buildApp({ config, registry, logger: { level: settings.logLevel } });
+  const app = buildApp({ config, registry, logLevel: settings.logLevel });
   try {
     await app.listen({ host: config.listen.host, port: config.listen.port });
   } catch (error) {

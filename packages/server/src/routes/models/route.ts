@@ -1,6 +1,6 @@
 /** `GET /v1/models` (paged as the public API pages it) and `GET /v1/models/{id}` (ids and aliases). */
-import type { FastifyInstance } from 'fastify';
 import { ServiceError, type ModelInfo } from '@mms/protocol';
+import type { Router } from '../../http/router.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
 
 interface ListQuery {
@@ -9,9 +9,20 @@ interface ListQuery {
   before_id?: string;
 }
 
-export function registerModelsRoutes(app: FastifyInstance, registry: ModelRegistry): void {
-  app.get<{ Querystring: ListQuery }>('/v1/models', async (request) => listPage(registry, request.query));
-  app.get<{ Params: { id: string } }>('/v1/models/:id', async (request) => registry.info(registry.resolve(request.params.id)));
+export function registerModelsRoutes(router: Router, registry: ModelRegistry): void {
+  router.get('/v1/models', async (context) => ({ body: listPage(registry, listQuery(context.query)) }));
+  router.get('/v1/models/:id', async (context) => ({ body: registry.info(registry.resolve(context.params.id ?? '')) }));
+}
+
+/** The paging parameters; one given twice is refused rather than one of its values picked. */
+function listQuery(query: string): ListQuery {
+  const parameters = new URLSearchParams(query);
+  const read = (name: keyof ListQuery): string | undefined => {
+    const values = parameters.getAll(name);
+    if (values.length > 1) throw new ServiceError('invalid_request', `${name}: give it once`);
+    return values[0];
+  };
+  return { limit: read('limit'), after_id: read('after_id'), before_id: read('before_id') };
 }
 
 function listPage(registry: ModelRegistry, query: ListQuery) {

@@ -1,0 +1,92 @@
+/**
+ * The service's routes: a method and a path of literal segments and `:name` parameters. A
+ * handful of routes, so a list scanned in order; HEAD is answered by the GET route (node:http
+ * leaves out the body of a reply to HEAD).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import { ServiceError } from '@mms/protocol';
+
+export interface RouteContext {
+  request: IncomingMessage;
+  response: ServerResponse;
+  requestId: string;
+  /** Path parameters, percent-decoded. */
+  params: Readonly<Record<string, string>>;
+  /** The query string, without the `?`: parsed only by the routes that read it. */
+  query: string;
+  log: Logger;
+}
+
+/** A JSON reply for the app to write, with any headers of the route's own. */
+export interface JsonReply {
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+/** Returned by a route that wrote its reply itself (a stream). */
+export const WRITTEN = Symbol('written');
+
+export type RouteHandler = (context: RouteContext) => Promise<JsonReply | typeof WRITTEN>;
+
+interface Route {
+  method: string;
+  segments: readonly string[];
+  handler: RouteHandler;
+}
+
+export interface RouteMatch {
+  handler: RouteHandler;
+  params: Record<string, string>;
+}
+
+export class Router {
+  private readonly routes: Route[] = [];
+
+  get(path: string, handler: RouteHandler): void {
+    this.add('GET', path, handler);
+  }
+
+  post(path: string, handler: RouteHandler): void {
+    this.add('POST', path, handler);
+  }
+
+  /** The route for `method` and `path` (no query), or undefined. */
+  find(method: string, path: string): RouteMatch | undefined {
+    const wanted = method === 'HEAD' ? 'GET' : method;
+    const segments = path.split('/');
+    for (const route of this.routes) {
+      if (route.method !== wanted || route.segments.length !== segments.length) continue;
+      const params = matchSegments(route.segments, segments);
+      if (params) return { handler: route.handler, params };
+    }
+    return undefined;
+  }
+
+  private add(method: string, path: string, handler: RouteHandler): void {
+    this.routes.push({ method, segments: path.split('/'), handler });
+  }
+}
+
+function matchSegments(pattern: readonly string[], segments: readonly string[]): Record<string, string> | undefined {
+  const params: Record<string, string> = {};
+  for (let index = 0; index < pattern.length; index += 1) {
+    const expected = pattern[index]!;
+    const actual = segments[index]!;
+    if (expected.startsWith(':')) {
+      if (actual === '') return undefined;
+      params[expected.slice(1)] = decodeSegment(actual);
+    } else if (expected !== actual) {
+      return undefined;
+    }
+  }
+  return params;
+}
+
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new ServiceError('invalid_request', `the path segment "${segment}" is not valid percent-encoding`);
+  }
+}

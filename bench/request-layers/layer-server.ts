@@ -10,7 +10,7 @@
  *   validate  + the request schema (zod), model lookup and the endpoint rules
  *   turn      + the rest of the mms path: token count, admission, the turn loop on the scripted
  *               backend, the encoder and the fold (routes/messages/handler.ts)
- *   app       the mms service itself (buildApp: Fastify, hooks, the real route)
+ *   app       the mms service itself (buildApp: its router, body reader and the real route)
  *
  * Runs as a child process: answers `{cpu: true}` messages with its process.cpuUsage(), tells
  * its parent the port, and exits when the IPC channel closes.

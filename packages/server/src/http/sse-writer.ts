@@ -21,9 +21,9 @@ export class SseWriter {
   ) {}
 
   /**
-   * `headers` must include request-id: a hijacked reply skips the framework's headers. The
+   * `headers` must include request-id: the stream's headers are all written here. The
    * `connection` header is ours, `close` once the app is closing: left to Node, a stream's reply
-   * also carries `Keep-Alive: timeout=72` (Fastify's keep-alive timeout), and app.close() after
+   * also carries `Keep-Alive: timeout=72` (app.ts's keep-alive timeout), and app.close() after
    * streams whose clients had given up waited about 70 s (test/admission.test.ts's close: under
    * 1 s with the header, 70 s without).
    */

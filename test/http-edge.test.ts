@@ -25,10 +25,10 @@ async function errorOf(response: Response): Promise<{ status: number; type: stri
 }
 
 /** Sends `chunks` as a chunked body (no content-length), waiting a little between them. */
-function postChunked(path: string, chunks: ReadonlyArray<string | Buffer>, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
+function postChunked(path: string, chunks: ReadonlyArray<string | Buffer>, headers: Record<string, string> = {}, target: RunningService = service): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const url = new URL(path, service.baseURL);
-    const outgoing = httpRequest(url, { method: 'POST', headers: { ...service.headers, ...headers } }, (response) => {
+    const url = new URL(path, target.baseURL);
+    const outgoing = httpRequest(url, { method: 'POST', headers: { ...target.headers, ...headers } }, (response) => {
       let body = '';
       response.setEncoding('utf8');
       response.on('data', (text: string) => (body += text));
@@ -144,5 +144,18 @@ describe('requests that are not HTTP', () => {
     assert.equal(body.type, 'error');
     assert.equal(body.error.type, 'invalid_request_error');
     assert.match(answer, new RegExp(`\\r\\nrequest-id: ${body.request_id}\\r\\n`));
+  });
+});
+
+describe('closing', () => {
+  test('a connection still reading a refused body when its reply went out does not hold close() for the 72 s keep-alive timeout', async () => {
+    const own = await startService();
+    const chunk = 'x'.repeat(4 * 1024 * 1024);
+    const reply = await postChunked('/v1/messages', [`{"model":"mid","max_tokens":5,"messages":[{"role":"user","content":"`, ...Array.from({ length: 9 }, () => chunk), '"}]}'], {}, own);
+    assert.equal(reply.status, 413);
+    const closed = own.close().then(() => 'closed');
+    // A bound far from both outcomes: closing takes well under a second, the timeout 72 s.
+    const waited = new Promise((resolve) => setTimeout(() => resolve('still open after 20 s'), 20_000).unref());
+    assert.equal(await Promise.race([closed, waited]), 'closed');
   });
 });

@@ -38,6 +38,8 @@ export interface AppOptions {
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 /** How long an idle keep-alive connection stays open: longer than the usual client pool's idle time. */
 const KEEP_ALIVE_TIMEOUT_MS = 72_000;
+/** While closing, how often the connections left are looked at (endConnectionsOnceAnswered). */
+const IDLE_SWEEP_MS = 100;
 
 export function buildApp(options: AppOptions): App {
   return new App(options);
@@ -52,6 +54,9 @@ export class App {
   private readonly batching: ReplyBatching;
   private readonly serverTools: ServerToolRunner;
   private closed: Promise<void> | undefined;
+  /** Requests being answered (a JSON reply counts until its write is queued, a stream until it ends). */
+  private inFlight = 0;
+  private readonly sockets = new Set<Socket>();
 
   constructor(private readonly options: AppOptions) {
     this.log = pino({ level: options.logLevel ?? 'silent' });
@@ -64,6 +69,10 @@ export class App {
     registerModelsRoutes(this.router, options.registry);
     this.server = createServer({ keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS }, (request, response) => void this.handle(request, response));
     this.server.on('clientError', answerMalformedRequest);
+    this.server.on('connection', (socket: Socket) => {
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
+    });
   }
 
   async listen(address: { host: string; port: number }): Promise<void> {
@@ -91,14 +100,40 @@ export class App {
   private async shutDown(): Promise<void> {
     this.closing.start();
     if (this.server.listening) {
-      // server.close() ends idle keep-alive connections and waits for the others.
-      await new Promise<void>((resolve) => this.server.close(() => resolve()));
+      // server.close() ends the connections idle at that moment and waits for the others.
+      const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+      const sweep = setInterval(() => this.endConnectionsOnceAnswered(), IDLE_SWEEP_MS);
+      await closed;
+      clearInterval(sweep);
     }
     await this.options.registry.close();
     if (this.serverTools instanceof ServiceTools) await this.serverTools.close();
   }
 
+  /**
+   * While closing: once no request is in flight, every connection left only waits on its client.
+   * Replies in flight close their own connections (http/connection-closing.ts), but a connection
+   * whose reply went out before closing started can still be busy: its client was sending a body
+   * the reply refused (a 413), which node:http reads on and drops, and node:http ends only idle
+   * connections. Each is ended after its last byte is out, then destroyed, as a stream's is.
+   */
+  private endConnectionsOnceAnswered(): void {
+    if (this.inFlight > 0) return;
+    for (const socket of this.sockets) {
+      if (!socket.writableEnded) socket.end(() => socket.destroy());
+    }
+  }
+
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    this.inFlight += 1;
+    try {
+      await this.answer(request, response);
+    } finally {
+      this.inFlight -= 1;
+    }
+  }
+
+  private async answer(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const requestId = newRequestId();
     const url = request.url ?? '/';
     const queryStart = url.indexOf('?');

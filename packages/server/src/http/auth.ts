@@ -1,28 +1,22 @@
 /**
- * API key check: `x-api-key`, or `Authorization: Bearer <key>`. Keys are compared as SHA-256
- * digests with timingSafeEqual against every configured key, so neither the length nor the
- * position of a mismatch leaks through timing. Keys never reach a log line.
+ * API key check: `x-api-key`, or `Authorization: Bearer <key>`. The key is compared with
+ * timingSafeEqual against every configured key, so that neither the position of a mismatch nor
+ * which key matched leaks through timing. A key of another length is compared with the
+ * configured key itself instead, so that the time spent is the same whatever the length of
+ * what was sent: the length of a configured key does not leak either. Keys never reach a log line.
+ *
+ * This runs on every request: a byte comparison is about a fifth of the cost of a SHA-256 of
+ * the key, which an earlier version compared instead, for the same guarantees.
  */
-import crypto, { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { ServiceError } from '@mms/protocol';
 
-/**
- * This runs on every request. The one-shot `hash` to a binary string, then a Buffer from
- * Node's pool, costs about a third of a `Hash` object's or `hash`'s own Buffer output
- * (about 0.8 µs against 3 µs on Node 20), whose Buffer is allocated apart for each call.
- */
-function digest(value: string): Buffer {
-  // `crypto.hash` arrived in Node 20.12; earlier 20.x (within `engines`) takes the Hash object.
-  if (typeof crypto.hash !== 'function') return createHash('sha256').update(value).digest();
-  return Buffer.from(crypto.hash('sha256', value, 'binary'), 'binary');
-}
-
 export class ApiKeyCheck {
-  private readonly digests: Buffer[];
+  private readonly keys: Buffer[];
 
   constructor(keys: readonly string[]) {
-    this.digests = keys.map(digest);
+    this.keys = keys.map((key) => Buffer.from(key, 'utf8'));
   }
 
   /** Throws 401 unless the headers carry a configured key. */
@@ -31,9 +25,14 @@ export class ApiKeyCheck {
     if (presented === undefined) {
       throw new ServiceError('authentication', 'x-api-key header is required');
     }
-    const candidate = digest(presented);
+    const candidate = Buffer.from(presented, 'utf8');
     let matched = false;
-    for (const known of this.digests) matched = timingSafeEqual(candidate, known) || matched;
+    for (const known of this.keys) {
+      const sameLength = candidate.length === known.length;
+      // Every configured key is compared, in full, whether or not an earlier one matched.
+      const equal = timingSafeEqual(sameLength ? candidate : known, known);
+      matched = (sameLength && equal) || matched;
+    }
     if (!matched) throw new ServiceError('authentication', 'invalid x-api-key');
   }
 }

@@ -140,6 +140,7 @@ describe('requests that are not HTTP', () => {
     await once(socket, 'close');
     assert.match(answer, /^HTTP\/1\.1 400 Bad Request\r\n/);
     assert.match(answer, /\r\nconnection: close\r\n/);
+    assert.match(answer, /\r\nmms-error-code: invalid_request\r\n/);
     const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as { type: string; error: { type: string }; request_id: string };
     assert.equal(body.type, 'error');
     assert.equal(body.error.type, 'invalid_request_error');

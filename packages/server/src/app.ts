@@ -9,7 +9,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { pino, type Logger } from 'pino';
-import { errorEnvelope, ServiceError } from '@mms/protocol';
+import { ERROR_CODE_HEADER, errorEnvelope, ServiceError } from '@mms/protocol';
 import type { ServerToolRunner } from './agent/server-tool-runner.js';
 import type { ServiceConfig } from './config/config-schema.js';
 import { ApiKeyCheck } from './http/auth.js';
@@ -197,5 +197,5 @@ function answerMalformedRequest(error: NodeJS.ErrnoException, socket: Socket): v
   }
   const requestId = newRequestId();
   const body = JSON.stringify(errorEnvelope('invalid_request_error', 'The request is not valid HTTP/1.1.', requestId));
-  socket.end(`HTTP/1.1 400 Bad Request\r\ncontent-type: ${JSON_CONTENT_TYPE}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nrequest-id: ${requestId}\r\nconnection: close\r\n\r\n${body}`);
+  socket.end(`HTTP/1.1 400 Bad Request\r\ncontent-type: ${JSON_CONTENT_TYPE}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nrequest-id: ${requestId}\r\n${ERROR_CODE_HEADER}: invalid_request\r\nconnection: close\r\n\r\n${body}`);
 }

@@ -118,7 +118,9 @@ export class App {
    * connections. Each is ended after its last byte is out, then destroyed, as a stream's is.
    */
   private endConnectionsOnceAnswered(): void {
-    if (this.inFlight > 0) return;
+    // A reply whose request is done may still wait for its write (a timer's callback can finish
+    // a request in the same phase as this sweep, before the batch goes out).
+    if (this.inFlight > 0 || this.batching.pending) return;
     for (const socket of this.sockets) {
       if (!socket.writableEnded) socket.end(() => socket.destroy());
     }

@@ -21,6 +21,11 @@ export class ReplyBatching {
   /** `reportError` hears of a write that threw; the writes after it still go out. */
   constructor(private readonly reportError: (error: unknown) => void) {}
 
+  /** Writes deferred and not yet run. */
+  get pending(): boolean {
+    return this.waiting.length > 0;
+  }
+
   /** Runs `write` at the end of this turn of the event loop, after the writes deferred before it. */
   defer(write: () => void): void {
     this.waiting.push(write);

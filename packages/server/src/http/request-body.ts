@@ -79,8 +79,8 @@ class BodyCollector {
     if (!this.settled) this.fail(new ServiceError('invalid_request', 'the client closed the connection before the request body was complete'));
   }
 
+  /** Only while unsettled: every caller checks first. */
   private fail(error: ServiceError): void {
-    if (this.settled) return;
     this.settled = true;
     this.chunks = [];
     this.reject(error);

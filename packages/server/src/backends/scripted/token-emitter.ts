@@ -84,14 +84,10 @@ function pushParts(blocks: readonly PlannedBlock[], options: EmitOptions, parts:
     // stays a delay per token, joined or not: a reply of N tokens takes N delays.
     const room = Math.max(0, options.outputBudget - used);
     const sent = tokens.length <= room ? tokens : tokens.slice(0, room);
-    if (options.joinDeltas && options.tokenDelayMs === 0 && sent.length > 0) {
-      parts.push({ type: 'block-delta', delta: deltaOf(deltaKind, sent.join('')) });
-      if (options.failAfterFirstDelta) throw streamErrorFault();
-    } else {
-      for (const text of sent) {
-        parts.push({ type: 'block-delta', delta: deltaOf(deltaKind, text) });
-        if (options.failAfterFirstDelta) throw streamErrorFault();
-      }
+    const joined = options.joinDeltas && options.tokenDelayMs === 0 && sent.length > 0;
+    for (const text of joined ? [sent.join('')] : sent) {
+      parts.push({ type: 'block-delta', delta: deltaOf(deltaKind, text) });
+      if (options.failAfterFirstDelta) throw new ServiceError('internal', 'Injected fault: stream-error');
     }
     used += sent.length;
     if (sent.length < tokens.length) {
@@ -118,10 +114,6 @@ function isCall(block: PlannedBlock): boolean {
 
 function pushFinish(parts: StreamPart[], used: number, stopReason: StopReason, stopSequence: string | null): void {
   parts.push({ type: 'output-tokens', count: used }, { type: 'finish', stopReason, stopSequence });
-}
-
-function streamErrorFault(): ServiceError {
-  return new ServiceError('internal', 'Injected fault: stream-error');
 }
 
 type DeltaKind = 'text_delta' | 'thinking_delta' | 'input_json_delta';

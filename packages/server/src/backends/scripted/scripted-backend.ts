@@ -12,7 +12,7 @@ import { parseFault, reshapeBlocks, throwHttpFault } from './faults.js';
 import { loadScript, scriptedStep, type PlannedBlock, type ScriptEntry } from './script-file.js';
 import type { ScriptedBackendConfig } from './scripted-config.js';
 import { emitBlocks } from './token-emitter.js';
-import { countTokens, renderPrompt, tokenize } from './tokenizer.js';
+import { countTokens, renderPrompt } from './tokenizer.js';
 
 export class ScriptedBackend implements Backend {
   readonly name = 'scripted';
@@ -57,7 +57,7 @@ export class ScriptedBackend implements Backend {
 
 /** Fault `truncate`: stop at half of what the answer needs, as if max_tokens were that small. */
 function truncatedBudget(blocks: readonly PlannedBlock[], budget: number): number {
-  const needed = blocks.reduce((sum, block) => sum + tokenize(block.type === 'text' ? block.text : block.type === 'thinking' ? block.thinking : JSON.stringify(block.input)).length, 0);
+  const needed = blocks.reduce((sum, block) => sum + countTokens(block.type === 'text' ? block.text : block.type === 'thinking' ? block.thinking : JSON.stringify(block.input)), 0);
   return Math.min(budget, Math.max(1, Math.floor(needed / 2)));
 }
 

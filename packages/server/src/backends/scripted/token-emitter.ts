@@ -8,7 +8,7 @@ import { ServiceError, type ContentBlock, type ContentBlockDelta, type StopReaso
 import type { StreamPart } from '../../streaming/stream-part.js';
 import type { Cancellation } from '../cancellation.js';
 import type { PlannedBlock } from './script-file.js';
-import { tokenize } from './tokenizer.js';
+import { countTokens, tokenize, tokenPrefix } from './tokenizer.js';
 
 export interface EmitOptions {
   outputBudget: number;
@@ -73,8 +73,8 @@ function pushParts(blocks: readonly PlannedBlock[], options: EmitOptions, parts:
   options.cancellation.throwIfAborted();
   let used = 0;
   for (const block of blocks) {
-    const { start, tokens, deltaKind, stopSequence } = prepare(block, options);
-    if (start.type === 'text' && tokens.length === 0 && stopSequence !== null) {
+    const { start, text, tokenCount, deltaKind, stopSequence } = prepare(block, options);
+    if (start.type === 'text' && tokenCount === 0 && stopSequence !== null) {
       // A stop sequence at the very start leaves nothing to say: no empty text block.
       pushFinish(parts, used, 'stop_sequence', stopSequence);
       return;
@@ -82,15 +82,13 @@ function pushParts(blocks: readonly PlannedBlock[], options: EmitOptions, parts:
     parts.push({ type: 'block-start', block: start });
     // The tokens the budget leaves room for, as one delta or one delta each. A token delay
     // stays a delay per token, joined or not: a reply of N tokens takes N delays.
-    const room = Math.max(0, options.outputBudget - used);
-    const sent = tokens.length <= room ? tokens : tokens.slice(0, room);
-    const joined = options.joinDeltas && options.tokenDelayMs === 0 && sent.length > 0;
-    for (const text of joined ? [sent.join('')] : sent) {
-      parts.push({ type: 'block-delta', delta: deltaOf(deltaKind, text) });
+    const sent = Math.min(tokenCount, Math.max(0, options.outputBudget - used));
+    for (const delta of deltaTexts(text, tokenCount, sent, options)) {
+      parts.push({ type: 'block-delta', delta: deltaOf(deltaKind, delta) });
       if (options.failAfterFirstDelta) throw new ServiceError('internal', 'Injected fault: stream-error');
     }
-    used += sent.length;
-    if (sent.length < tokens.length) {
+    used += sent;
+    if (sent < tokenCount) {
       parts.push({ type: 'block-stop' });
       pushFinish(parts, used, 'max_tokens', null);
       return;
@@ -108,6 +106,16 @@ function pushParts(blocks: readonly PlannedBlock[], options: EmitOptions, parts:
   pushFinish(parts, used, blocks.some(isCall) ? 'tool_use' : 'end_turn', null);
 }
 
+/**
+ * The texts of a block's deltas: its first `sent` tokens, one delta each, or all in one delta
+ * when joined. A joined block that fits its budget is its own text: no tokens to make or join.
+ */
+function deltaTexts(text: string, tokenCount: number, sent: number, options: EmitOptions): string[] {
+  if (!options.joinDeltas || options.tokenDelayMs > 0) return tokenize(text).slice(0, sent);
+  if (sent === 0) return [];
+  return [sent === tokenCount ? text : tokenPrefix(text, sent)];
+}
+
 function isCall(block: PlannedBlock): boolean {
   return block.type === 'tool_use' || block.type === 'server_tool_use';
 }
@@ -120,7 +128,9 @@ type DeltaKind = 'text_delta' | 'thinking_delta' | 'input_json_delta';
 
 interface PreparedBlock {
   start: ContentBlock;
-  tokens: string[];
+  /** What the block says, if the budget allows, in `tokenCount` tokens. */
+  text: string;
+  tokenCount: number;
   deltaKind: DeltaKind;
   stopSequence: string | null;
 }
@@ -135,18 +145,20 @@ function prepare(block: PlannedBlock, options: EmitOptions): PreparedBlock {
   switch (block.type) {
     case 'text': {
       const { text, stopSequence } = cutAtStopSequence(block.text, options.stopSequences);
-      return { start: { type: 'text', text: '', citations: null }, tokens: tokenize(text), deltaKind: 'text_delta', stopSequence };
+      return { start: { type: 'text', text: '', citations: null }, text, tokenCount: countTokens(text), deltaKind: 'text_delta', stopSequence };
     }
     case 'thinking': {
       const cap = Math.floor(options.outputBudget * options.thinkingShare);
-      return { start: { type: 'thinking', thinking: '', signature: '' }, tokens: tokenize(block.thinking).slice(0, cap), deltaKind: 'thinking_delta', stopSequence: null };
+      const tokenCount = countTokens(block.thinking);
+      const text = tokenCount > cap ? tokenPrefix(block.thinking, cap) : block.thinking;
+      return { start: { type: 'thinking', thinking: '', signature: '' }, text, tokenCount: Math.min(tokenCount, cap), deltaKind: 'thinking_delta', stopSequence: null };
     }
     case 'tool_use':
     case 'server_tool_use': {
       const id = block.id ?? newToolId(block.type);
-      const tokens = tokenize(JSON.stringify(block.input));
+      const text = JSON.stringify(block.input);
       const start: ContentBlock = block.type === 'tool_use' ? { type: 'tool_use', id, name: block.name, input: {}, caller: { type: 'direct' } } : { type: 'server_tool_use', id, name: block.name, input: {} };
-      return { start, tokens, deltaKind: 'input_json_delta', stopSequence: null };
+      return { start, text, tokenCount: countTokens(text), deltaKind: 'input_json_delta', stopSequence: null };
     }
     default:
       return block satisfies never;

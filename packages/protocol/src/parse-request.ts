@@ -25,16 +25,27 @@ function parseWith<Schema extends z.ZodType>(schema: Schema, body: unknown): z.i
   return result.data;
 }
 
-/** Throws a 400 when `value` nests deeper than `maxDepth`; never recurses. */
+/**
+ * Throws a 400 when `value` nests deeper than `maxDepth` containers; never recurses. Only
+ * containers go on the stack, in two parallel arrays: every request passes through here, and
+ * an object per value was a third of the cost of validating a small one.
+ */
 export function assertJsonDepth(value: unknown, maxDepth: number): void {
-  const stack: Array<{ value: unknown; depth: number }> = [{ value, depth: 1 }];
-  while (stack.length > 0) {
-    const { value: current, depth } = stack.pop()!;
-    if (current === null || typeof current !== 'object') continue;
+  if (value === null || typeof value !== 'object') return;
+  const containers: object[] = [value];
+  const depths: number[] = [1];
+  while (containers.length > 0) {
+    const container = containers.pop()!;
+    const depth = depths.pop()!;
     if (depth > maxDepth) {
       throw new ServiceError('invalid_request', `The request body nests deeper than ${maxDepth} levels.`);
     }
-    for (const child of Object.values(current)) stack.push({ value: child, depth: depth + 1 });
+    for (const child of Array.isArray(container) ? container : Object.values(container)) {
+      if (child !== null && typeof child === 'object') {
+        containers.push(child as object);
+        depths.push(depth + 1);
+      }
+    }
   }
 }
 

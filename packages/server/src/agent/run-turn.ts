@@ -2,16 +2,16 @@
  * The turn loop (no HTTP here): backend step -> if the model asked for server tools, run them
  * and append their result blocks -> step again; stop on end of turn, a client tool call, the
  * output budget, or the step bound (then `pause_turn`). Whatever ends the turn, every server
- * call in it has its result block, so the turn can always be sent back. It also enforces
- * `disable_parallel_tool_use` for every backend: after one tool_use block the step ends.
+ * call in it has its result block, so the turn can always be sent back. Each step's parts are
+ * read by a StepReader (step-reader.ts), which also enforces `disable_parallel_tool_use`.
  */
-import { isCustomTool, SERVER_TOOL_NAMES, type ContentBlock, type MessageRequest, type ModelProfile, type ServerToolResultBlock, type ServerToolUseBlock, type StopReason } from '@mms/protocol';
+import { isCustomTool, SERVER_TOOL_NAMES, type ContentBlock, type MessageRequest, type ModelProfile, type ServerToolResultBlock, type ServerToolUseBlock } from '@mms/protocol';
 import type { Backend } from '../backends/backend.js';
 import type { Cancellation } from '../backends/cancellation.js';
-import { BlockAssembler, type StoppedBlock } from '../streaming/block-assembler.js';
 import type { StreamPart } from '../streaming/stream-part.js';
 import { ContextBudget } from './context-budget.js';
 import { isRefusal, serverToolError, serverToolRefusal, type ServerToolRunner } from './server-tool-runner.js';
+import { StepReader } from './step-reader.js';
 
 export interface TurnOptions {
   backend: Backend;
@@ -49,7 +49,24 @@ export async function* runTurn(options: TurnOptions): AsyncGenerator<StreamPart[
   const budget = new ContextBudget(options.request, options.inputTokens, options.model.contextWindow);
   const state: TurnState = { blocks: [], outputTokens: 0, webSearchRequests: 0, webFetchRequests: 0, uses: new Map(), sandboxResults: [], budget };
   for (let step = 0; step < options.maxSteps; step += 1) {
-    const outcome = yield* runStep(options, state, step);
+    const reader = new StepReader(options.request, state, step);
+    const outputBudget = options.request.max_tokens - state.outputTokens;
+    if (outputBudget < 1) {
+      reader.endWithoutOutput();
+    } else {
+      const batches = options.backend.stream(
+        { request: options.request, model: options.model, thinks: options.thinks, turnSoFar: state.blocks, step, outputBudget, fault: options.fault },
+        options.cancellation,
+      );
+      for await (const batch of batches) {
+        const passed = reader.read(batch);
+        // Leaving the loop ends the backend's generator, which stops its generation.
+        if (reader.outcome) break;
+        yield passed;
+      }
+    }
+    const outcome = reader.outcome;
+    if (!outcome) throw new Error(`backend ${options.backend.name} ended a step without a finish part`);
     const pending = unansweredServerCalls(outcome.stepBlocks);
     // The step's last batch travels with the turn's finish, unless server results come between.
     let held = outcome.tail;
@@ -67,112 +84,6 @@ export async function* runTurn(options: TurnOptions): AsyncGenerator<StreamPart[
     return;
   }
   yield [{ type: 'finish', stopReason: 'pause_turn', stopSequence: null }];
-}
-
-interface StepOutcome {
-  stepBlocks: ContentBlock[];
-  /**
-   * Calls whose input JSON arrived incomplete (block-assembler.ts). A cut server call is never
-   * run: what arrived of `http://host/abcdef` may read `http://host/a`.
-   */
-  cutCalls: ReadonlySet<ContentBlock>;
-  stopReason: StopReason;
-  stopSequence: string | null;
-  /** Parts of the last batch, held back so that the turn's finish can travel with them. */
-  tail: StreamPart[];
-}
-
-/** One backend step, passed through; its `finish` is held back for the loop to decide. */
-async function* runStep(options: TurnOptions, state: TurnState, step: number): AsyncGenerator<StreamPart[], StepOutcome> {
-  const assembler = new BlockAssembler();
-  const cutCalls = new Set<ContentBlock>();
-  const stepStartTokens = state.outputTokens;
-  const outputBudget = options.request.max_tokens - stepStartTokens;
-  // Earlier steps spent the whole budget: the turn ends here, for every backend. Engines refuse
-  // a max_tokens of 0 (vLLM, the messages API), and node-llama-cpp reads 0 as no limit at all.
-  if (outputBudget < 1) return stepOutcome(assembler, cutCalls, 'max_tokens', null, []);
-  const batches = options.backend.stream(
-    { request: options.request, model: options.model, thinks: options.thinks, turnSoFar: state.blocks, step, outputBudget, fault: options.fault },
-    options.cancellation,
-  );
-  // The one tool call that disable_parallel_tool_use allows, once it has ended. Block parts
-  // after it are dropped, but the step is read on until its parts say how many tokens the call
-  // took (see `settled` below): usage must count them, and engines report counts late.
-  let allowedCall: ContentBlock | undefined;
-  let countedAfterCall = false;
-  /** A block started after the allowed call: the engine went on, so the call was complete. */
-  let movedOn = false;
-  /**
-   * The step's last block, when it is a call that closed with no input JSON (block-assembler.ts):
-   * a call without arguments, or one the budget cut as it opened. A max_tokens finish right
-   * after it says the latter.
-   */
-  let callWithoutInput: ContentBlock | undefined;
-  for await (const batch of batches) {
-    const passed: StreamPart[] = [];
-    for (const part of batch) {
-      if (part.type === 'finish') {
-        if (callWithoutInput && part.stopReason === 'max_tokens') cutCalls.add(callWithoutInput);
-        // After a whole allowed call the step ended on it, whatever cut the blocks dropped after
-        // it; a call cut itself (by max_tokens) keeps the engine's reason: it is truncation.
-        const engineReason = allowedCall === undefined || cutCalls.has(allowedCall);
-        return stepOutcome(assembler, cutCalls, engineReason ? part.stopReason : 'tool_use', engineReason ? part.stopSequence : null, passed);
-      }
-      if (part.type === 'output-tokens') {
-        state.outputTokens = stepStartTokens + part.count;
-        passed.push({ type: 'output-tokens', count: state.outputTokens });
-        if (allowedCall) countedAfterCall = true;
-        continue;
-      }
-      if (part.type === 'input-tokens') {
-        // The request's own prompt is the first step's; a later step's holds this turn's output too.
-        if (step === 0) passed.push(part);
-        continue;
-      }
-      if (part.type === 'block-start') callWithoutInput = undefined;
-      if (allowedCall) {
-        if (part.type === 'block-start') movedOn = true;
-        continue;
-      }
-      passed.push(part);
-      const stopped = trackBlock(assembler, part, state);
-      if (stopped?.inputCut) cutCalls.add(stopped.block);
-      if (stopped?.inputMissing) callWithoutInput = stopped.block;
-      if (stopped?.block.type === 'tool_use' && disablesParallel(options.request)) allowedCall = stopped.block;
-    }
-    // A settled allowed call ends the step with this batch: leaving the loop ends the backend's
-    // generator, which stops its generation. Settled means whole, and its tokens counted or the
-    // engine gone on to another block: a call with no input JSON is known whole only once another
-    // block starts, else the finish decides, and a cut call waits for the finish, which says why
-    // generation ended. Until then the engine is either done (its count or finish is on its way)
-    // or writing blocks that are dropped, which settles the call at once.
-    const settled = allowedCall !== undefined && !cutCalls.has(allowedCall) && allowedCall !== callWithoutInput && (countedAfterCall || movedOn);
-    if (settled) return stepOutcome(assembler, cutCalls, 'tool_use', null, passed);
-    yield passed;
-  }
-  throw new Error(`backend ${options.backend.name} ended a step without a finish part`);
-}
-
-// A module function rather than a closure in runStep: tsx (esbuild keepNames) names every
-// closure where it is created, at a cost on each step.
-function stepOutcome(assembler: BlockAssembler, cutCalls: ReadonlySet<ContentBlock>, stopReason: StopReason, stopSequence: string | null, tail: StreamPart[]): StepOutcome {
-  return { stepBlocks: assembler.blocks, cutCalls, stopReason, stopSequence, tail };
-}
-
-function trackBlock(assembler: BlockAssembler, part: StreamPart, state: TurnState): StoppedBlock | undefined {
-  if (part.type === 'block-start') assembler.start(part.block);
-  else if (part.type === 'block-delta') assembler.delta(part.delta);
-  else if (part.type === 'block-stop') {
-    const stopped = assembler.stop();
-    state.blocks.push(stopped.block);
-    return stopped;
-  }
-  return undefined;
-}
-
-function disablesParallel(request: MessageRequest): boolean {
-  const choice = request.tool_choice;
-  return choice !== undefined && choice.type !== 'none' && choice.disable_parallel_tool_use === true;
 }
 
 function unansweredServerCalls(blocks: readonly ContentBlock[]): ServerToolUseBlock[] {

@@ -1,0 +1,139 @@
+/**
+ * One backend step, read batch by batch for the turn loop (run-turn.ts): passes on the parts
+ * the client sees, collects the step's blocks, and says when the step is over and why. The
+ * step's `finish` part is held back: the turn loop decides what finishes the turn. It also
+ * enforces `disable_parallel_tool_use` for every backend: after one tool_use block the step ends.
+ *
+ * A reader the loop feeds, rather than a generator the loop delegates to: every reply passes
+ * through the turn loop, and each layer of async generators costs it about 300 ns and 1 KB.
+ */
+import type { ContentBlock, MessageRequest, StopReason } from '@mms/protocol';
+import { BlockAssembler, type StoppedBlock } from '../streaming/block-assembler.js';
+import type { StreamPart } from '../streaming/stream-part.js';
+
+export interface StepOutcome {
+  stepBlocks: ContentBlock[];
+  /**
+   * Calls whose input JSON arrived incomplete (block-assembler.ts). A cut server call is never
+   * run: what arrived of `http://host/abcdef` may read `http://host/a`.
+   */
+  cutCalls: ReadonlySet<ContentBlock>;
+  stopReason: StopReason;
+  stopSequence: string | null;
+  /** Parts of the last batch, held back so that the turn's finish can travel with them. */
+  tail: StreamPart[];
+}
+
+/** What a step reads and writes of its turn. */
+export interface TurnProgress {
+  /** The turn's blocks so far: each block the step closes is appended. */
+  blocks: ContentBlock[];
+  /** Output tokens of the turn so far, kept up to date as the step reports its count. */
+  outputTokens: number;
+}
+
+export class StepReader {
+  /** Set once the step is over; the parts `read` returned last are then its tail. */
+  outcome: StepOutcome | undefined;
+  private readonly assembler = new BlockAssembler();
+  private readonly cutCalls = new Set<ContentBlock>();
+  private readonly stepStartTokens: number;
+  /**
+   * The one tool call that disable_parallel_tool_use allows, once it has ended. Block parts
+   * after it are dropped, but the step is read on until its parts say how many tokens the call
+   * took (see `settled` in `read`): usage must count them, and engines report counts late.
+   */
+  private allowedCall: ContentBlock | undefined;
+  private countedAfterCall = false;
+  /** A block started after the allowed call: the engine went on, so the call was complete. */
+  private movedOn = false;
+  /**
+   * The step's last block, when it is a call that closed with no input JSON (block-assembler.ts):
+   * a call without arguments, or one the budget cut as it opened. A max_tokens finish right
+   * after it says the latter.
+   */
+  private callWithoutInput: ContentBlock | undefined;
+
+  constructor(
+    private readonly request: MessageRequest,
+    private readonly turn: TurnProgress,
+    private readonly step: number,
+  ) {
+    this.stepStartTokens = turn.outputTokens;
+  }
+
+  /**
+   * Earlier steps spent the whole budget: the step ends before it starts, for every backend.
+   * Engines refuse a max_tokens of 0 (vLLM, the messages API), and node-llama-cpp reads 0 as no
+   * limit at all.
+   */
+  endWithoutOutput(): void {
+    this.outcome = this.outcomeOf('max_tokens', null, []);
+  }
+
+  /** The parts of `batch` to pass on; once `outcome` is set, they are its tail instead. */
+  read(batch: readonly StreamPart[]): StreamPart[] {
+    const passed: StreamPart[] = [];
+    for (const part of batch) {
+      if (part.type === 'finish') {
+        if (this.callWithoutInput && part.stopReason === 'max_tokens') this.cutCalls.add(this.callWithoutInput);
+        // After a whole allowed call the step ended on it, whatever cut the blocks dropped after
+        // it; a call cut itself (by max_tokens) keeps the engine's reason: it is truncation.
+        const engineReason = this.allowedCall === undefined || this.cutCalls.has(this.allowedCall);
+        this.outcome = this.outcomeOf(engineReason ? part.stopReason : 'tool_use', engineReason ? part.stopSequence : null, passed);
+        return passed;
+      }
+      if (part.type === 'output-tokens') {
+        this.turn.outputTokens = this.stepStartTokens + part.count;
+        passed.push({ type: 'output-tokens', count: this.turn.outputTokens });
+        if (this.allowedCall) this.countedAfterCall = true;
+        continue;
+      }
+      if (part.type === 'input-tokens') {
+        // The request's own prompt is the first step's; a later step's holds this turn's output too.
+        if (this.step === 0) passed.push(part);
+        continue;
+      }
+      if (part.type === 'block-start') this.callWithoutInput = undefined;
+      if (this.allowedCall) {
+        if (part.type === 'block-start') this.movedOn = true;
+        continue;
+      }
+      passed.push(part);
+      const stopped = this.track(part);
+      if (stopped?.inputCut) this.cutCalls.add(stopped.block);
+      if (stopped?.inputMissing) this.callWithoutInput = stopped.block;
+      if (stopped?.block.type === 'tool_use' && disablesParallel(this.request)) this.allowedCall = stopped.block;
+    }
+    // A settled allowed call ends the step with this batch: the turn loop stops reading, which
+    // ends the backend's generator and so its generation. Settled means whole, and its tokens
+    // counted or the engine gone on to another block: a call with no input JSON is known whole
+    // only once another block starts, else the finish decides, and a cut call waits for the
+    // finish, which says why generation ended. Until then the engine is either done (its count
+    // or finish is on its way) or writing blocks that are dropped, which settles the call at once.
+    const call = this.allowedCall;
+    const settled = call !== undefined && !this.cutCalls.has(call) && call !== this.callWithoutInput && (this.countedAfterCall || this.movedOn);
+    if (settled) this.outcome = this.outcomeOf('tool_use', null, passed);
+    return passed;
+  }
+
+  private outcomeOf(stopReason: StopReason, stopSequence: string | null, tail: StreamPart[]): StepOutcome {
+    return { stepBlocks: this.assembler.blocks, cutCalls: this.cutCalls, stopReason, stopSequence, tail };
+  }
+
+  private track(part: StreamPart): StoppedBlock | undefined {
+    if (part.type === 'block-start') this.assembler.start(part.block);
+    else if (part.type === 'block-delta') this.assembler.delta(part.delta);
+    else if (part.type === 'block-stop') {
+      const stopped = this.assembler.stop();
+      this.turn.blocks.push(stopped.block);
+      return stopped;
+    }
+    return undefined;
+  }
+}
+
+function disablesParallel(request: MessageRequest): boolean {
+  const choice = request.tool_choice;
+  return choice !== undefined && choice.type !== 'none' && choice.disable_parallel_tool_use === true;
+}

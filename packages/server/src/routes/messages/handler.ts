@@ -3,15 +3,15 @@
  * rules, resolve the model, count the prompt, take an admission slot, run the turn, and encode
  * its parts as wire events. Streaming writes these events; the JSON reply folds them.
  */
-import { checkMessageRules, parseMessageRequest, requestThinks, ServiceError, type StreamEvent } from '@mms/protocol';
+import { checkMessageRules, parseMessageRequest, requestThinks, ServiceError } from '@mms/protocol';
 import { runTurn } from '../../agent/run-turn.js';
 import type { ServerToolRunner } from '../../agent/server-tool-runner.js';
 import type { Backend } from '../../backends/backend.js';
 import type { Cancellation } from '../../backends/cancellation.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
 import { MessageEncoder } from '../../streaming/message-encoder.js';
-import type { StreamPart } from '../../streaming/stream-part.js';
 import { uniqueId } from '../../http/unique-id.js';
+import { MessageEvents } from './message-events.js';
 
 export interface MessageServices {
   registry: ModelRegistry;
@@ -25,7 +25,7 @@ export interface MessageCall {
    * The wire events. The first `next()` resolves only once the backend produced its first part,
    * so a failure before any output is still an HTTP error status, not an event in a 200 stream.
    */
-  events: AsyncGenerator<StreamEvent[]>;
+  events: MessageEvents;
   /** The backend that answers, for the `mms-backend` header: known once `events` gave its first batch. */
   backendName(): string;
 }
@@ -53,7 +53,7 @@ export async function startMessage(body: unknown, fault: string | undefined, ser
     cancellation,
   });
   const encoder = new MessageEncoder({ id: newMessageId(), model: entry.profile.id, inputTokens });
-  return new StartedMessage(request.stream === true, encodeParts(parts, encoder, release), backend);
+  return new StartedMessage(request.stream === true, new MessageEvents(parts, encoder, release), backend);
 }
 
 /**
@@ -63,29 +63,12 @@ export async function startMessage(body: unknown, fault: string | undefined, ser
 class StartedMessage implements MessageCall {
   constructor(
     readonly stream: boolean,
-    readonly events: AsyncGenerator<StreamEvent[]>,
+    readonly events: MessageEvents,
     private readonly backend: Backend,
   ) {}
 
   backendName(): string {
     return this.backend.name;
-  }
-}
-
-async function* encodeParts(batches: AsyncIterable<StreamPart[]>, encoder: MessageEncoder, release: () => void): AsyncGenerator<StreamEvent[]> {
-  try {
-    let started = false;
-    for await (const batch of batches) {
-      const events: StreamEvent[] = [];
-      if (!started) {
-        started = true;
-        events.push(encoder.start());
-      }
-      for (const part of batch) encoder.encodeInto(part, events);
-      yield events;
-    }
-  } finally {
-    release();
   }
 }
 

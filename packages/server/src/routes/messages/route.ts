@@ -9,6 +9,7 @@ import { WRITTEN, type RouteContext, type Router } from '../../http/router.js';
 import { SseWriter } from '../../http/sse-writer.js';
 import { MessageFold } from '../../streaming/message-fold.js';
 import { startMessage, type MessageServices } from './handler.js';
+import type { MessageEvents } from './message-events.js';
 
 export function registerMessagesRoute(router: Router, services: MessageServices, pingIntervalMs: number, closing: ConnectionClosing): void {
   router.post('/v1/messages', async (context) => {
@@ -26,13 +27,13 @@ export function registerMessagesRoute(router: Router, services: MessageServices,
   });
 }
 
-async function foldReply(first: IteratorResult<StreamEvent[]>, events: AsyncGenerator<StreamEvent[]>) {
+async function foldReply(first: IteratorResult<StreamEvent[]>, events: MessageEvents) {
   const fold = new MessageFold();
   for (let next = first; !next.done; next = await events.next()) next.value.forEach((event) => fold.apply(event));
   return fold.result();
 }
 
-async function streamReply(context: RouteContext, first: IteratorResult<StreamEvent[]>, events: AsyncGenerator<StreamEvent[]>, sse: SseWriter, backendName: string): Promise<void> {
+async function streamReply(context: RouteContext, first: IteratorResult<StreamEvent[]>, events: MessageEvents, sse: SseWriter, backendName: string): Promise<void> {
   sse.open({ 'request-id': context.requestId, 'mms-backend': backendName });
   try {
     for (let next = first; !next.done; next = await events.next()) await sse.write(next.value);
@@ -46,7 +47,7 @@ async function streamReply(context: RouteContext, first: IteratorResult<StreamEv
     await sse.write([body]);
   } finally {
     sse.end();
-    await events.return(undefined);
+    await events.return();
   }
 }
 

@@ -128,14 +128,6 @@ export class App {
 
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     this.inFlight += 1;
-    try {
-      await this.answer(request, response);
-    } finally {
-      this.inFlight -= 1;
-    }
-  }
-
-  private async answer(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const requestId = newRequestId();
     const url = request.url ?? '/';
     const queryStart = url.indexOf('?');
@@ -151,6 +143,8 @@ export class App {
       if (reply !== WRITTEN) this.sendJson(response, 200, requestId, JSON.stringify(reply.body), reply.headers);
     } catch (error) {
       this.sendError(response, requestId, error);
+    } finally {
+      this.inFlight -= 1;
     }
   }
 

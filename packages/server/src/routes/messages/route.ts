@@ -19,18 +19,14 @@ export function registerMessagesRoute(router: Router, services: MessageServices,
     // Headers go out only after the first batch: by then the backend that answers is known.
     const first = await call.events.next();
     if (!call.stream) {
-      const message = await foldReply(first, call.events);
-      return { body: message, headers: { 'mms-backend': call.backendName() } };
+      // The JSON reply is the fold of the very events a stream would write.
+      const fold = new MessageFold();
+      for (let next = first; !next.done; next = await call.events.next()) for (const event of next.value) fold.apply(event);
+      return { body: fold.result(), headers: { 'mms-backend': call.backendName() } };
     }
     await streamReply(context, first, call.events, new SseWriter(context.response, pingIntervalMs, closing), call.backendName());
     return WRITTEN;
   });
-}
-
-async function foldReply(first: IteratorResult<StreamEvent[]>, events: MessageEvents) {
-  const fold = new MessageFold();
-  for (let next = first; !next.done; next = await events.next()) next.value.forEach((event) => fold.apply(event));
-  return fold.result();
 }
 
 async function streamReply(context: RouteContext, first: IteratorResult<StreamEvent[]>, events: MessageEvents, sse: SseWriter, backendName: string): Promise<void> {

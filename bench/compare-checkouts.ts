@@ -1,0 +1,98 @@
+/**
+ * Requests per second through `POST /v1/messages` (scripted, non-streaming) of this checkout
+ * against another checkout of the project, alternated in one run: the way to tell whether a
+ * change moved the service, when the machine's own drift between two runs of `npm run bench`
+ * is larger than the change.
+ *
+ *   node --import tsx bench/compare-checkouts.ts <other checkout> [--rounds 6] [--duration 8]
+ *                                                [--warmup 2] [--connections 32]
+ *
+ * The other checkout is the baseline, for instance the commit before a change:
+ *
+ *   git worktree add ../mms-base HEAD~1 && (cd ../mms-base && npm ci)
+ *
+ * Each side runs its own bench/mms-server.ts in a child process from its own folder; rounds run
+ * the sides in alternating order (A B, B A, ...). A change within a few percent shows as this
+ * checkout ahead in most rounds, rather than in the medians alone.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { postUnderLoad, requestsPerSecond } from './autocannon-load.js';
+import { positiveInteger, positiveNumber } from './command-arguments.js';
+import { median } from './statistics.js';
+
+const API_KEY = 'bench-key-123456';
+const MODEL_ID = 'bench';
+const REQUEST_BODY = JSON.stringify({ model: MODEL_ID, max_tokens: 64, messages: [{ role: 'user', content: 'Summarize the benchmark in one short sentence please.' }] });
+const REQUEST_HEADERS = { 'x-api-key': API_KEY, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' };
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    rounds: { type: 'string', default: '6' },
+    duration: { type: 'string', default: '8' },
+    warmup: { type: 'string', default: '2' },
+    connections: { type: 'string', default: '32' },
+  },
+});
+const [otherCheckout] = positionals;
+if (otherCheckout === undefined || positionals.length > 1) {
+  throw new Error('usage: compare-checkouts.ts <other checkout> [--rounds 6] [--duration 8] [--warmup 2] [--connections 32]');
+}
+const settings = {
+  rounds: positiveInteger(values.rounds, 'rounds'),
+  duration: positiveNumber(values.duration, 'duration'),
+  warmup: positiveNumber(values.warmup, 'warmup'),
+  connections: positiveInteger(values.connections, 'connections'),
+};
+
+interface Side {
+  name: 'this' | 'other';
+  folder: string;
+  child: ChildProcess;
+  url: string;
+}
+
+async function start(name: Side['name'], folder: string): Promise<Side> {
+  const server = join(folder, 'bench', 'mms-server.ts');
+  if (!existsSync(server)) throw new Error(`${folder} has no bench/mms-server.ts: give the root of a checkout of this project`);
+  if (!existsSync(join(folder, 'node_modules'))) throw new Error(`${folder} has no node_modules: run npm ci there first`);
+  const child = fork(server, [API_KEY, MODEL_ID], { cwd: folder, execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+  const exited = once(child, 'exit').then(([code]) => {
+    throw new Error(`the ${name} checkout's server exited with code ${String(code)} before it was ready`);
+  });
+  const [message] = await Promise.race([once(child, 'message'), exited]);
+  exited.catch(() => undefined);
+  const port = (message as { port?: unknown }).port;
+  if (typeof port !== 'number') throw new Error(`expected { port } from the ${name} checkout's server, got ${JSON.stringify(message)}`);
+  return { name, folder, child, url: `http://127.0.0.1:${port}/v1/messages` };
+}
+
+async function measure(side: Side): Promise<number> {
+  const load = { url: side.url, headers: REQUEST_HEADERS, body: REQUEST_BODY, connections: settings.connections };
+  await postUnderLoad({ ...load, duration: settings.warmup }, `${side.name} warm-up`);
+  return requestsPerSecond(await postUnderLoad({ ...load, duration: settings.duration }, `${side.name} run`));
+}
+
+const thisCheckout = resolve(fileURLToPath(new URL('..', import.meta.url)));
+const sides = [await start('this', thisCheckout), await start('other', resolve(otherCheckout))];
+const rates = { this: [] as number[], other: [] as number[] };
+try {
+  for (let round = 0; round < settings.rounds; round += 1) {
+    for (const side of round % 2 === 0 ? sides : [...sides].reverse()) rates[side.name].push(await measure(side));
+    const ratio = rates.this[round]! / rates.other[round]!;
+    console.log(`round ${round + 1}: this ${rates.this[round]!.toFixed(0)} req/s, other ${rates.other[round]!.toFixed(0)} req/s, this / other ${ratio.toFixed(3)}`);
+  }
+} finally {
+  for (const side of sides) side.child.disconnect();
+}
+
+const ratios = rates.this.map((rate, round) => rate / rates.other[round]!);
+const ahead = ratios.filter((ratio) => ratio > 1).length;
+console.log(`\nthis: ${thisCheckout}\nother: ${resolve(otherCheckout)}`);
+console.log(`median requests/s: this ${median(rates.this).toFixed(0)}, other ${median(rates.other).toFixed(0)}; ratio of the medians ${(median(rates.this) / median(rates.other)).toFixed(3)}`);
+console.log(`round by round this / other: ${ratios.map((ratio) => ratio.toFixed(3)).join(', ')} (this ahead in ${ahead} of ${ratios.length})`);

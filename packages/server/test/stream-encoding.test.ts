@@ -1,10 +1,18 @@
 /** The encoder (parts -> events), the fold (events -> message) and partial tool input. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { StreamEvent } from '@mms/protocol';
 import { MessageEncoder } from '../src/streaming/message-encoder.js';
 import { MessageFold } from '../src/streaming/message-fold.js';
 import { parsePartialJsonObject } from '../src/streaming/partial-json.js';
 import type { StreamPart } from '../src/streaming/stream-part.js';
+
+/** The events of one part. */
+function encode(encoder: MessageEncoder, part: StreamPart): StreamEvent[] {
+  const events: StreamEvent[] = [];
+  encoder.encodeInto(part, events);
+  return events;
+}
 
 const parts: StreamPart[] = [
   { type: 'block-start', block: { type: 'text', text: '', citations: null } },
@@ -19,7 +27,7 @@ const parts: StreamPart[] = [
 
 test('parts become indexed events; finish closes an open block and frames the message', () => {
   const encoder = new MessageEncoder({ id: 'msg_1', model: 'm', inputTokens: 3 });
-  const events = [encoder.start(), ...parts.flatMap((part) => encoder.encode(part))];
+  const events = [encoder.start(), ...parts.flatMap((part) => encode(encoder, part))];
   assert.deepEqual(events.map((event) => event.type), ['message_start', 'content_block_start', 'content_block_delta', 'content_block_stop', 'content_block_start', 'content_block_delta', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop']);
   assert.deepEqual(events.filter((event) => event.type === 'content_block_stop').map((event) => (event as { index: number }).index), [0, 1]);
   const fold = new MessageFold();
@@ -37,7 +45,7 @@ test('parts become indexed events; finish closes an open block and frames the me
 test("the engine's own prompt count replaces the up-front one in message_delta and in the folded reply, not in message_start", () => {
   const encoder = new MessageEncoder({ id: 'msg_1', model: 'm', inputTokens: 30 });
   const start = encoder.start();
-  const events = [start, ...encoder.encode({ type: 'input-tokens', count: 26 }), ...encoder.encode({ type: 'output-tokens', count: 2 }), ...encoder.encode({ type: 'finish', stopReason: 'end_turn', stopSequence: null })];
+  const events = [start, ...encode(encoder, { type: 'input-tokens', count: 26 }), ...encode(encoder, { type: 'output-tokens', count: 2 }), ...encode(encoder, { type: 'finish', stopReason: 'end_turn', stopSequence: null })];
   assert.equal(start.type === 'message_start' ? start.message.usage.input_tokens : undefined, 30);
   const delta = events.find((event) => event.type === 'message_delta');
   assert.equal(delta?.type === 'message_delta' ? delta.usage.input_tokens : undefined, 26);
@@ -48,9 +56,9 @@ test("the engine's own prompt count replaces the up-front one in message_delta a
 
 test('the encoder refuses parts out of order instead of writing a malformed stream', () => {
   const encoder = new MessageEncoder({ id: 'msg_1', model: 'm', inputTokens: 0 });
-  assert.throws(() => encoder.encode({ type: 'block-delta', delta: { type: 'text_delta', text: 'x' } }), /outside a block/);
-  encoder.encode({ type: 'finish', stopReason: 'end_turn', stopSequence: null });
-  assert.throws(() => encoder.encode({ type: 'block-stop' }), /after the message finished/);
+  assert.throws(() => encode(encoder, { type: 'block-delta', delta: { type: 'text_delta', text: 'x' } }), /outside a block/);
+  encode(encoder, { type: 'finish', stopReason: 'end_turn', stopSequence: null });
+  assert.throws(() => encode(encoder, { type: 'block-stop' }), /after the message finished/);
 });
 
 test('cut-off tool input keeps every complete and every cut string value', () => {

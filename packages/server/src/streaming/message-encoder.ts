@@ -42,15 +42,9 @@ export class MessageEncoder {
     return { type: 'message_start', message };
   }
 
-  encode(part: StreamPart): StreamEvent[] {
-    const events: StreamEvent[] = [];
-    this.encodeInto(part, events);
-    return events;
-  }
-
   /**
-   * `encode`, appending to `events`: a batch of parts becomes one array, with no array per
-   * part to allocate and flatten (every reply passes each of its parts through here).
+   * Appends the events of `part` to `events`: a batch of parts becomes one array, with no array
+   * per part to allocate and flatten (every reply passes each of its parts through here).
    */
   encodeInto(part: StreamPart, events: StreamEvent[]): void {
     if (this.finished) throw new Error(`${part.type} after the message finished`);

@@ -51,23 +51,25 @@ export function emitBlocks(blocks: readonly PlannedBlock[], options: EmitOptions
  * layer of those costs a reply about 300 ns and 1 KB, and nothing here waits.
  */
 class ReadyBatch implements AsyncIterableIterator<StreamPart[]> {
-  private given = false;
+  /** An empty step has no batch to give. */
+  private given: boolean;
 
   constructor(
     private readonly parts: StreamPart[],
     private failure: unknown,
-  ) {}
+  ) {
+    this.given = parts.length === 0;
+  }
 
   [Symbol.asyncIterator](): this {
     return this;
   }
 
   next(): Promise<IteratorResult<StreamPart[], undefined>> {
-    if (!this.given && this.parts.length > 0) {
+    if (!this.given) {
       this.given = true;
       return Promise.resolve({ value: this.parts, done: false });
     }
-    this.given = true;
     const failure = this.failure;
     if (failure === undefined) return this.return();
     this.failure = undefined;

@@ -30,16 +30,27 @@ import { median } from './statistics.js';
 const STEPS_PER_TURN = 4;
 const LLAMA_TOKENS = 16;
 
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '7' }, turns: { type: 'string', default: '2000' } } });
+const { values } = parseArgs({
+  options: { rounds: { type: 'string', default: '7' }, turns: { type: 'string', default: '2000' } },
+});
 const rounds = Number(values.rounds);
 const turns = Number(values.turns);
 
-const profile: ModelProfile = { id: 'bench', tier: 'mid', generation: 'newer', contextWindow: 4096, maxOutputTokens: 2048 };
+const profile: ModelProfile = {
+  id: 'bench',
+  tier: 'mid',
+  generation: 'newer',
+  contextWindow: 4096,
+  maxOutputTokens: 2048,
+};
 
 function writeScript(): string {
   const path = join(mkdtempSync(join(tmpdir(), 'mms-bench-loop-')), 'script.json');
   const call = { type: 'server_tool_use', name: 'web_fetch', input: { url: 'https://example.com/page' } };
-  const steps = [...Array.from({ length: STEPS_PER_TURN - 1 }, () => [{ type: 'text', text: 'Looking further.' }, call]), [{ type: 'text', text: 'The answer is ready.' }]];
+  const steps = [
+    ...Array.from({ length: STEPS_PER_TURN - 1 }, () => [{ type: 'text', text: 'Looking further.' }, call]),
+    [{ type: 'text', text: 'The answer is ready.' }],
+  ];
   writeFileSync(path, JSON.stringify([{ when: '^research', steps }]));
   return path;
 }
@@ -56,7 +67,11 @@ const instantTool: ServerToolRunner = {
   run: async (call): Promise<ServerToolResultBlock> => ({
     type: 'web_fetch_tool_result',
     tool_use_id: call.id,
-    content: { type: 'web_fetch_result', url: 'https://example.com/page', content: { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'page text' } } },
+    content: {
+      type: 'web_fetch_result',
+      url: 'https://example.com/page',
+      content: { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'page text' } },
+    },
   }),
 };
 
@@ -72,9 +87,20 @@ async function directSteps(backend: Backend): Promise<void> {
 }
 
 async function loopTurn(backend: Backend): Promise<void> {
-  const turn = runTurn({ backend, request, model: profile, thinks: false, fault: undefined, maxSteps: 10, serverTools: instantTool, inputTokens: 20, cancellation: new Cancellation() });
+  const turn = runTurn({
+    backend,
+    request,
+    model: profile,
+    thinks: false,
+    fault: undefined,
+    maxSteps: 10,
+    serverTools: instantTool,
+    inputTokens: 20,
+    cancellation: new Cancellation(),
+  });
   let finished = false;
-  for await (const batch of turn) finished ||= batch.some((part) => part.type === 'finish' && part.stopReason === 'end_turn');
+  for await (const batch of turn)
+    finished ||= batch.some((part) => part.type === 'finish' && part.stopReason === 'end_turn');
   if (!finished) throw new Error('the turn did not end as the script says');
 }
 
@@ -84,12 +110,17 @@ async function timeTurns(run: () => Promise<void>): Promise<number> {
   return Number(process.hrtime.bigint() - start) / 1000 / turns / STEPS_PER_TURN;
 }
 
-
 async function llamaStepMicroseconds(): Promise<number> {
-  const config = withPlacedDefaults([backendConfig.parse({ type: 'llama-cpp', model: await tinyLlamaModel(), threads: 1, contextSize: 1024 })])[0]!;
+  const config = withPlacedDefaults([
+    backendConfig.parse({ type: 'llama-cpp', model: await tinyLlamaModel(), threads: 1, contextSize: 1024 }),
+  ])[0]!;
   const backend = createBackend(config, process.cwd(), profile);
   await backend.prepare({ progress: false });
-  const llamaRequest = parseMessageRequest({ model: 'bench', max_tokens: LLAMA_TOKENS, messages: [{ role: 'user', content: 'Tell me a story.' }] });
+  const llamaRequest = parseMessageRequest({
+    model: 'bench',
+    max_tokens: LLAMA_TOKENS,
+    messages: [{ role: 'user', content: 'Tell me a story.' }],
+  });
   const samples: number[] = [];
   for (let round = 0; round < rounds; round += 1) {
     const start = process.hrtime.bigint();
@@ -101,7 +132,11 @@ async function llamaStepMicroseconds(): Promise<number> {
   return median(samples);
 }
 
-const scripted = createBackend(withPlacedDefaults([backendConfig.parse({ type: 'scripted', script: writeScript() })])[0]!, process.cwd(), profile);
+const scripted = createBackend(
+  withPlacedDefaults([backendConfig.parse({ type: 'scripted', script: writeScript() })])[0]!,
+  process.cwd(),
+  profile,
+);
 await loopTurn(scripted);
 await directSteps(scripted);
 const direct: number[] = [];
@@ -115,9 +150,13 @@ const loopStep = median(looped);
 const overhead = loopStep - directStep;
 const llamaStep = await llamaStepMicroseconds();
 
-console.log(`agent loop, ${STEPS_PER_TURN} steps a turn (${STEPS_PER_TURN - 1} server calls), ${turns} turns x ${rounds} rounds, medians`);
+console.log(
+  `agent loop, ${STEPS_PER_TURN} steps a turn (${STEPS_PER_TURN - 1} server calls), ${turns} turns x ${rounds} rounds, medians`,
+);
 console.log(`  scripted step consumed directly      ${directStep.toFixed(1)} us`);
-console.log(`  the same step through runTurn        ${loopStep.toFixed(1)} us  (ratio ${(loopStep / directStep).toFixed(2)})`);
+console.log(
+  `  the same step through runTurn        ${loopStep.toFixed(1)} us  (ratio ${(loopStep / directStep).toFixed(2)})`,
+);
 console.log(`  loop overhead per step               ${overhead.toFixed(1)} us`);
 console.log(`  tiny llama step (${LLAMA_TOKENS} tokens, 1 thread)  ${(llamaStep / 1000).toFixed(2)} ms`);
 console.log(`  overhead / llama step                ${((overhead / llamaStep) * 100).toFixed(3)} %`);

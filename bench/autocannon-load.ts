@@ -27,7 +27,10 @@ export interface LoadResult {
   requests: { total: number };
 }
 
-type Autocannon = (options: LoadSpec & { method: 'POST' }, done: (error: Error | null, result: LoadResult) => void) => unknown;
+type Autocannon = (
+  options: LoadSpec & { method: 'POST' },
+  done: (error: Error | null, result: LoadResult) => void,
+) => unknown;
 // createRequire rather than `import`, because an untyped import would be an implicit any.
 const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
@@ -38,7 +41,9 @@ export async function postUnderLoad(spec: LoadSpec, label: string): Promise<Load
   });
   const allAnswered = spec.amount === undefined ? result['2xx'] > 0 : result['2xx'] === spec.amount;
   if (result.non2xx === 0 && result.errors === 0 && result.timeouts === 0 && allAnswered) return result;
-  throw new Error(`${label}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts out of ${result.requests.total} — the numbers would be meaningless`);
+  throw new Error(
+    `${label}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts out of ${result.requests.total} — the numbers would be meaningless`,
+  );
 }
 
 /** Completed requests over elapsed time, rather than autocannon's mean of per-second samples. */

@@ -25,7 +25,6 @@ function isCannedReply(value: unknown): value is CannedReply {
   return typeof candidate.body === 'string' && typeof candidate.contentType === 'string';
 }
 
-
 function answer(response: ServerResponse, status: number, contentType: string, body: string): void {
   response.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(body) });
   response.end(body);
@@ -35,7 +34,10 @@ const extraWorkNanoseconds = nanosecondsOf(process.argv[2] ?? '0');
 
 function nanosecondsOf(microseconds: string): bigint {
   const value = Number(microseconds);
-  if (!Number.isFinite(value) || value < 0) throw new Error(`bare-server: the extra work must be a number of microseconds, got ${JSON.stringify(microseconds)}`);
+  if (!Number.isFinite(value) || value < 0)
+    throw new Error(
+      `bare-server: the extra work must be a number of microseconds, got ${JSON.stringify(microseconds)}`,
+    );
   return BigInt(Math.round(value * 1000));
 }
 

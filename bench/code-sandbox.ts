@@ -13,7 +13,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { codeExecutionConfig } from '../packages/server/src/config/config-schema.js';
-import { ChildProcessRunner, type ChildProcessRunnerOptions } from '../packages/server/src/tools/code-execution/child-process-runner.js';
+import {
+  ChildProcessRunner,
+  type ChildProcessRunnerOptions,
+} from '../packages/server/src/tools/code-execution/child-process-runner.js';
 import type { RunOutcome } from '../packages/server/src/tools/code-execution/code-runner.js';
 import { median } from './statistics.js';
 
@@ -25,16 +28,23 @@ const REFILL_WAIT_MS = 4_000;
 
 const base: ChildProcessRunnerOptions = { ...codeExecutionConfig.parse({}), timeoutMs: 1_000, memoryMb: 300 };
 
-
 async function run(runner: ChildProcessRunner, code: string): Promise<{ outcome: RunOutcome; totalMs: number }> {
   const started = performance.now();
-  const outcome = await runner.run(code, { hostFunctions: [], callHost: () => Promise.reject(new Error('no host functions here')), signal: new AbortController().signal });
-  if (outcome.kind === 'unavailable' || outcome.kind === 'busy') throw new Error(`the sandbox answered ${outcome.kind}: ${JSON.stringify(outcome)}`);
+  const outcome = await runner.run(code, {
+    hostFunctions: [],
+    callHost: () => Promise.reject(new Error('no host functions here')),
+    signal: new AbortController().signal,
+  });
+  if (outcome.kind === 'unavailable' || outcome.kind === 'busy')
+    throw new Error(`the sandbox answered ${outcome.kind}: ${JSON.stringify(outcome)}`);
   return { outcome, totalMs: performance.now() - started };
 }
 
 /** Latency of `print(1)` from asking to the result, over the rounds. */
-async function startLatency(options: Partial<ChildProcessRunnerOptions>, wantWarm: boolean): Promise<{ totalMs: number; runMs: number; hits: number }> {
+async function startLatency(
+  options: Partial<ChildProcessRunnerOptions>,
+  wantWarm: boolean,
+): Promise<{ totalMs: number; runMs: number; hits: number }> {
   const runner = new ChildProcessRunner({ ...base, ...options });
   const totals: number[] = [];
   const runs: number[] = [];
@@ -43,7 +53,8 @@ async function startLatency(options: Partial<ChildProcessRunnerOptions>, wantWar
     for (let round = 0; round < ROUNDS; round += 1) {
       if (wantWarm) await sleep(REFILL_WAIT_MS);
       const { outcome, totalMs } = await run(runner, TRIVIAL);
-      if (outcome.kind !== 'exited' || outcome.stdout !== '1\n') throw new Error(`unexpected outcome ${JSON.stringify(outcome)}`);
+      if (outcome.kind !== 'exited' || outcome.stdout !== '1\n')
+        throw new Error(`unexpected outcome ${JSON.stringify(outcome)}`);
       if (outcome.timings.warm !== wantWarm) continue;
       totals.push(totalMs);
       runs.push(outcome.timings.runMs);
@@ -62,7 +73,8 @@ async function killLatency(code: string, reason: 'time_limit' | 'memory_limit'):
     await run(runner, TRIVIAL);
     for (let round = 0; round < ROUNDS; round += 1) {
       const { outcome } = await run(runner, code);
-      if (outcome.kind !== 'killed' || outcome.reason !== reason || outcome.timings.killMs === undefined) throw new Error(`expected a ${reason} kill, got ${JSON.stringify(outcome)}`);
+      if (outcome.kind !== 'killed' || outcome.reason !== reason || outcome.timings.killMs === undefined)
+        throw new Error(`expected a ${reason} kill, got ${JSON.stringify(outcome)}`);
       kills.push(outcome.timings.killMs);
     }
   } finally {
@@ -82,11 +94,19 @@ const memoryKill = await killLatency('chunks = []\nwhile True:\n    chunks.appen
 console.log(`print(1), median of ${ROUNDS} rounds (warm: ${warm.hits} pool hits)\n`);
 console.log('| start                           | ask -> result | of which running | vs warm |');
 console.log('| ------------------------------- | ------------: | ---------------: | ------: |');
-for (const [name, figures] of [['warm (pool hit)', warm], ['cold, from the Python snapshot', cold], ['cold, Python from scratch', scratch]] as const) {
-  console.log(`| ${name.padEnd(31)} | ${format(figures.totalMs).padStart(13)} | ${format(figures.runMs).padStart(16)} | ${`${(figures.totalMs / warm.totalMs).toFixed(1)}x`.padStart(7)} |`);
+for (const [name, figures] of [
+  ['warm (pool hit)', warm],
+  ['cold, from the Python snapshot', cold],
+  ['cold, Python from scratch', scratch],
+] as const) {
+  console.log(
+    `| ${name.padEnd(31)} | ${format(figures.totalMs).padStart(13)} | ${format(figures.runMs).padStart(16)} | ${`${(figures.totalMs / warm.totalMs).toFixed(1)}x`.padStart(7)} |`,
+  );
 }
 console.log('\n| kill                            | limit hit -> sandbox gone |');
 console.log('| ------------------------------- | ------------------------: |');
 console.log(`| time limit (infinite loop)      | ${format(timeKill).padStart(25)} |`);
 console.log(`| memory limit (16 MB a step)     | ${format(memoryKill).padStart(25)} |`);
-console.log(`\nkill vs warm start: time ${(timeKill / warm.totalMs).toFixed(2)}x, memory ${(memoryKill / warm.totalMs).toFixed(2)}x`);
+console.log(
+  `\nkill vs warm start: time ${(timeKill / warm.totalMs).toFixed(2)}x, memory ${(memoryKill / warm.totalMs).toFixed(2)}x`,
+);

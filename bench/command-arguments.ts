@@ -2,12 +2,14 @@
 
 export function positiveNumber(text: string, name: string): number {
   const value = Number(text);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number, got ${JSON.stringify(text)}`);
+  if (!Number.isFinite(value) || value <= 0)
+    throw new Error(`--${name} must be a positive number, got ${JSON.stringify(text)}`);
   return value;
 }
 
 export function positiveInteger(text: string, name: string): number {
   const value = Number(text);
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`--${name} must be a positive integer, got ${JSON.stringify(text)}`);
+  if (!Number.isInteger(value) || value <= 0)
+    throw new Error(`--${name} must be a positive integer, got ${JSON.stringify(text)}`);
   return value;
 }

@@ -27,7 +27,11 @@ import { median } from './statistics.js';
 
 const API_KEY = 'bench-key-123456';
 const MODEL_ID = 'bench';
-const REQUEST_BODY = JSON.stringify({ model: MODEL_ID, max_tokens: 64, messages: [{ role: 'user', content: 'Summarize the benchmark in one short sentence please.' }] });
+const REQUEST_BODY = JSON.stringify({
+  model: MODEL_ID,
+  max_tokens: 64,
+  messages: [{ role: 'user', content: 'Summarize the benchmark in one short sentence please.' }],
+});
 const REQUEST_HEADERS = { 'x-api-key': API_KEY, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' };
 
 const { values, positionals } = parseArgs({
@@ -41,7 +45,9 @@ const { values, positionals } = parseArgs({
 });
 const [otherCheckout] = positionals;
 if (otherCheckout === undefined || positionals.length > 1) {
-  throw new Error('usage: compare-checkouts.ts <other checkout> [--rounds 6] [--duration 8] [--warmup 2] [--connections 32]');
+  throw new Error(
+    'usage: compare-checkouts.ts <other checkout> [--rounds 6] [--duration 8] [--warmup 2] [--connections 32]',
+  );
 }
 const settings = {
   rounds: positiveInteger(values.rounds, 'rounds'),
@@ -59,8 +65,10 @@ interface Side {
 
 async function start(name: Side['name'], folder: string): Promise<Side> {
   const server = join(folder, 'bench', 'mms-server.ts');
-  if (!existsSync(server)) throw new Error(`${folder} has no bench/mms-server.ts: give the root of a checkout of this project`);
-  if (!existsSync(join(folder, 'node_modules'))) throw new Error(`${folder} has no node_modules: run npm ci there first`);
+  if (!existsSync(server))
+    throw new Error(`${folder} has no bench/mms-server.ts: give the root of a checkout of this project`);
+  if (!existsSync(join(folder, 'node_modules')))
+    throw new Error(`${folder} has no node_modules: run npm ci there first`);
   const child = fork(server, [API_KEY, MODEL_ID], { cwd: folder, execArgv: ['--import', 'tsx'], stdio: 'inherit' });
   const exited = once(child, 'exit').then(([code]) => {
     throw new Error(`the ${name} checkout's server exited with code ${String(code)} before it was ready`);
@@ -68,7 +76,8 @@ async function start(name: Side['name'], folder: string): Promise<Side> {
   const [message] = await Promise.race([once(child, 'message'), exited]);
   exited.catch(() => undefined);
   const port = (message as { port?: unknown }).port;
-  if (typeof port !== 'number') throw new Error(`expected { port } from the ${name} checkout's server, got ${JSON.stringify(message)}`);
+  if (typeof port !== 'number')
+    throw new Error(`expected { port } from the ${name} checkout's server, got ${JSON.stringify(message)}`);
   return { name, folder, child, url: `http://127.0.0.1:${port}/v1/messages` };
 }
 
@@ -85,7 +94,9 @@ try {
   for (let round = 0; round < settings.rounds; round += 1) {
     for (const side of round % 2 === 0 ? sides : [...sides].reverse()) rates[side.name].push(await measure(side));
     const ratio = rates.this[round]! / rates.other[round]!;
-    console.log(`round ${round + 1}: this ${rates.this[round]!.toFixed(0)} req/s, other ${rates.other[round]!.toFixed(0)} req/s, this / other ${ratio.toFixed(3)}`);
+    console.log(
+      `round ${round + 1}: this ${rates.this[round]!.toFixed(0)} req/s, other ${rates.other[round]!.toFixed(0)} req/s, this / other ${ratio.toFixed(3)}`,
+    );
   }
 } finally {
   for (const side of sides) side.child.disconnect();
@@ -94,5 +105,9 @@ try {
 const ratios = rates.this.map((rate, round) => rate / rates.other[round]!);
 const ahead = ratios.filter((ratio) => ratio > 1).length;
 console.log(`\nthis: ${thisCheckout}\nother: ${resolve(otherCheckout)}`);
-console.log(`median requests/s: this ${median(rates.this).toFixed(0)}, other ${median(rates.other).toFixed(0)}; ratio of the medians ${(median(rates.this) / median(rates.other)).toFixed(3)}`);
-console.log(`round by round this / other: ${ratios.map((ratio) => ratio.toFixed(3)).join(', ')} (this ahead in ${ahead} of ${ratios.length})`);
+console.log(
+  `median requests/s: this ${median(rates.this).toFixed(0)}, other ${median(rates.other).toFixed(0)}; ratio of the medians ${(median(rates.this) / median(rates.other)).toFixed(3)}`,
+);
+console.log(
+  `round by round this / other: ${ratios.map((ratio) => ratio.toFixed(3)).join(', ')} (this ahead in ${ahead} of ${ratios.length})`,
+);

@@ -27,7 +27,13 @@ import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { probeLatency, runLoad, type HttpTarget, type Latency, type Throughput } from './gateway/load.js';
-import { ensurePeersInstalled, portkeyHeaders, startClaudeCodeRouter, startPortkey, type PeerProcess } from './gateway/peers.js';
+import {
+  ensurePeersInstalled,
+  portkeyHeaders,
+  startClaudeCodeRouter,
+  startPortkey,
+  type PeerProcess,
+} from './gateway/peers.js';
 import { median } from './statistics.js';
 import { positiveNumber } from './command-arguments.js';
 
@@ -50,7 +56,6 @@ interface BenchSettings {
   peers: boolean;
 }
 
-
 function readSettings(): BenchSettings {
   const { values } = parseArgs({
     options: {
@@ -64,7 +69,9 @@ function readSettings(): BenchSettings {
     },
   });
   const modes = values.modes.split(',').map((mode) => mode.trim());
-  for (const mode of modes) if (mode !== 'json' && mode !== 'stream') throw new Error(`--modes takes json and/or stream, got ${JSON.stringify(mode)}`);
+  for (const mode of modes)
+    if (mode !== 'json' && mode !== 'stream')
+      throw new Error(`--modes takes json and/or stream, got ${JSON.stringify(mode)}`);
   return {
     durationSeconds: positiveNumber(values.duration, 'duration'),
     latencySeconds: positiveNumber(values['latency-duration'], 'latency-duration'),
@@ -98,7 +105,10 @@ async function stopChild(child: ChildProcess): Promise<void> {
 
 /** Forks a bench/gateway/ server with tsx and waits for its `{ port }`. */
 async function forkServer(name: string, file: string, childArguments: string[]): Promise<ForkedServer> {
-  const child = fork(fileURLToPath(new URL(file, import.meta.url)), childArguments, { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+  const child = fork(fileURLToPath(new URL(file, import.meta.url)), childArguments, {
+    execArgv: ['--import', 'tsx'],
+    stdio: 'inherit',
+  });
   const failed = once(child, 'exit').then(([code]) => {
     throw new Error(`${name} exited with code ${String(code)} before it was ready`);
   });
@@ -119,14 +129,28 @@ interface Arm {
   target(mode: Mode): HttpTarget;
 }
 
-const MESSAGES_HEADERS = { 'x-api-key': API_KEY, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' };
+const MESSAGES_HEADERS = {
+  'x-api-key': API_KEY,
+  'anthropic-version': '2023-06-01',
+  'content-type': 'application/json',
+};
 
 function messagesBody(mode: Mode): string {
-  return JSON.stringify({ model: MODEL_ID, max_tokens: 64, messages: [{ role: 'user', content: PROMPT }], ...(mode === 'stream' ? { stream: true } : {}) });
+  return JSON.stringify({
+    model: MODEL_ID,
+    max_tokens: 64,
+    messages: [{ role: 'user', content: PROMPT }],
+    ...(mode === 'stream' ? { stream: true } : {}),
+  });
 }
 
 function chatBody(engineModel: string, mode: Mode): string {
-  return JSON.stringify({ model: engineModel, max_tokens: 64, messages: [{ role: 'user', content: PROMPT }], ...(mode === 'stream' ? { stream: true } : {}) });
+  return JSON.stringify({
+    model: engineModel,
+    max_tokens: 64,
+    messages: [{ role: 'user', content: PROMPT }],
+    ...(mode === 'stream' ? { stream: true } : {}),
+  });
 }
 
 function messagesArm(name: string, label: string, port: number): Arm {
@@ -134,11 +158,22 @@ function messagesArm(name: string, label: string, port: number): Arm {
     name,
     label,
     request: 'Messages',
-    target: (mode) => ({ name, url: `http://127.0.0.1:${port}/v1/messages`, headers: MESSAGES_HEADERS, body: messagesBody(mode) }),
+    target: (mode) => ({
+      name,
+      url: `http://127.0.0.1:${port}/v1/messages`,
+      headers: MESSAGES_HEADERS,
+      body: messagesBody(mode),
+    }),
   };
 }
 
-function chatArm(name: string, label: string, port: number, engineModel: string, extraHeaders: Record<string, string>): Arm {
+function chatArm(
+  name: string,
+  label: string,
+  port: number,
+  engineModel: string,
+  extraHeaders: Record<string, string>,
+): Arm {
   return {
     name,
     label,
@@ -155,7 +190,12 @@ function chatArm(name: string, label: string, port: number, engineModel: string,
 /** One request through the arm, checked, so that the load measures answers and not errors. */
 async function checkArm(arm: Arm, mode: Mode): Promise<void> {
   const target = arm.target(mode);
-  const response = await fetch(target.url, { method: 'POST', headers: target.headers, body: target.body, signal: AbortSignal.timeout(10_000) });
+  const response = await fetch(target.url, {
+    method: 'POST',
+    headers: target.headers,
+    body: target.body,
+    signal: AbortSignal.timeout(10_000),
+  });
   const text = await response.text();
   const contentType = response.headers.get('content-type') ?? '';
   const problem =
@@ -164,7 +204,7 @@ async function checkArm(arm: Arm, mode: Mode): Promise<void> {
       : mode === 'stream' && !contentType.includes('text/event-stream')
         ? `answered ${contentType}, not an event stream`
         : !text.includes(REPLY_WORDS)
-          ? 'answered without the engine\'s reply'
+          ? "answered without the engine's reply"
           : mode === 'stream' && !text.includes(arm.request === 'Messages' ? 'message_stop' : '[DONE]')
             ? 'answered a stream without its end'
             : undefined;
@@ -185,7 +225,6 @@ async function measureArm(arm: Arm, mode: Mode, settings: BenchSettings): Promis
   const throughput = await runLoad(target, settings.connections, settings.durationSeconds, 'run');
   return { latency, throughput };
 }
-
 
 interface ArmSummary {
   arm: Arm;
@@ -235,7 +274,9 @@ function printMode(mode: Mode, summaries: ArmSummary[], settings: BenchSettings)
   console.log('');
   console.log(`${mode === 'json' ? 'Non-streaming' : 'Streaming'} (${mode}): medians of ${settings.rounds} rounds`);
   console.log('');
-  console.log(`| path to the same fake engine | request | added p50 | added p99 | p50, 1 conn | p99, 1 conn | req/s, ${settings.connections} conns | vs direct | p50 / p99 at ${settings.connections} conns |`);
+  console.log(
+    `| path to the same fake engine | request | added p50 | added p99 | p50, 1 conn | p99, 1 conn | req/s, ${settings.connections} conns | vs direct | p50 / p99 at ${settings.connections} conns |`,
+  );
   console.log('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const summary of summaries) {
     const isDirect = summary === direct;
@@ -273,9 +314,21 @@ async function main(): Promise<void> {
     started.push(engine);
     const engineModel = String(engine.message.model);
     const engineBaseURL = `http://127.0.0.1:${engine.port}/v1`;
-    const mms = await forkServer('mms', './gateway/mms-gateway.ts', [API_KEY, MODEL_ID, engineBaseURL, engineModel, 'single']);
+    const mms = await forkServer('mms', './gateway/mms-gateway.ts', [
+      API_KEY,
+      MODEL_ID,
+      engineBaseURL,
+      engineModel,
+      'single',
+    ]);
     started.push(mms);
-    const mmsBackends = await forkServer('mms backends', './gateway/mms-gateway.ts', [API_KEY, MODEL_ID, engineBaseURL, engineModel, 'backends']);
+    const mmsBackends = await forkServer('mms backends', './gateway/mms-gateway.ts', [
+      API_KEY,
+      MODEL_ID,
+      engineBaseURL,
+      engineModel,
+      'backends',
+    ]);
     started.push(mmsBackends);
     const arms: Arm[] = [
       chatArm('direct', 'direct (no gateway)', engine.port, engineModel, { authorization: 'Bearer bench-engine-key' }),
@@ -285,8 +338,16 @@ async function main(): Promise<void> {
     if (settings.peers) {
       console.log(`peers installed: ${ensurePeersInstalled().join(', ')}`);
       const peers: Array<[string, () => Promise<PeerProcess>, (peer: PeerProcess) => Arm]> = [
-        ['@portkey-ai/gateway', startPortkey, (peer) => chatArm('portkey', '`@portkey-ai/gateway`', peer.port, engineModel, portkeyHeaders(engineBaseURL))],
-        ['@musistudio/claude-code-router', () => startClaudeCodeRouter(engineBaseURL, engineModel), (peer) => messagesArm('ccr', '`@musistudio/claude-code-router`', peer.port)],
+        [
+          '@portkey-ai/gateway',
+          startPortkey,
+          (peer) => chatArm('portkey', '`@portkey-ai/gateway`', peer.port, engineModel, portkeyHeaders(engineBaseURL)),
+        ],
+        [
+          '@musistudio/claude-code-router',
+          () => startClaudeCodeRouter(engineBaseURL, engineModel),
+          (peer) => messagesArm('ccr', '`@musistudio/claude-code-router`', peer.port),
+        ],
       ];
       for (const [name, start, toArm] of peers) {
         try {
@@ -299,7 +360,9 @@ async function main(): Promise<void> {
       }
     }
     for (const problem of problems) console.log(`NOT MEASURED: ${problem}`);
-    console.log(`node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? 'unknown'}), load average ${loadBefore.toFixed(2)}`);
+    console.log(
+      `node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? 'unknown'}), load average ${loadBefore.toFixed(2)}`,
+    );
     console.log(
       `per arm and round: ${settings.warmupSeconds} s warm-up at ${settings.connections} connections, ${settings.latencySeconds} s on 1 connection (latency), ` +
         `${settings.durationSeconds} s at ${settings.connections} connections (throughput); ${settings.rounds} rounds, alternating order`,
@@ -326,7 +389,9 @@ async function main(): Promise<void> {
     for (const [mode, modeSummaries] of summaries) printMode(mode, modeSummaries, settings);
     console.log('');
     for (const problem of problems) console.log(`not measured: ${problem}`);
-    console.log(`load average ${loadBefore.toFixed(2)} before, ${(loadavg()[0] ?? Number.NaN).toFixed(2)} after; total ${((performance.now() - startedAt) / 1000).toFixed(0)} s`);
+    console.log(
+      `load average ${loadBefore.toFixed(2)} before, ${(loadavg()[0] ?? Number.NaN).toFixed(2)} after; total ${((performance.now() - startedAt) / 1000).toFixed(0)} s`,
+    );
   } finally {
     await stopAll();
   }

@@ -41,10 +41,11 @@ interface BenchSettings {
   tokens: number;
 }
 
-
 /** Defaults: seven short rounds rather than three long ones, as the median of seven is steadier on a shared machine. */
 function readSettings(): BenchSettings {
-  const { values } = parseArgs({ options: { rounds: { type: 'string', default: '7' }, tokens: { type: 'string', default: '64' } } });
+  const { values } = parseArgs({
+    options: { rounds: { type: 'string', default: '7' }, tokens: { type: 'string', default: '64' } },
+  });
   return { rounds: positiveInteger(values.rounds, 'rounds'), tokens: positiveInteger(values.tokens, 'tokens') };
 }
 
@@ -64,7 +65,6 @@ interface ArmSummary {
   milliseconds: number;
   tokens: number;
 }
-
 
 function tokensPerSecond(sample: GenerationSample): number {
   return sample.tokens / (sample.milliseconds / 1000);
@@ -143,7 +143,10 @@ async function prepareModels(): Promise<Models> {
 }
 
 /** Part 1, plus the plain model under a grammar (a string that never closes: the grammar's cheapest case). */
-async function measureServiceAndDirect(modelPath: string, settings: BenchSettings): Promise<{ summaries: Map<string, ArmSummary>; promptTokens: number }> {
+async function measureServiceAndDirect(
+  modelPath: string,
+  settings: BenchSettings,
+): Promise<{ summaries: Map<string, ArmSummary>; promptTokens: number }> {
   const service = await startServiceProcess(modelPath);
   const direct = await startDirectProcess(modelPath);
   try {
@@ -154,7 +157,11 @@ async function measureServiceAndDirect(modelPath: string, settings: BenchSetting
       { label: DIRECT_GRAMMAR_IN_STRING, run: () => direct.generate(tokens, true) },
     ];
     await warmUp(arms(WARMUP_TOKENS));
-    const summaries = await measureRounds(`service vs direct, ${settings.tokens} tokens per generation, plain model`, arms(settings.tokens), settings.rounds);
+    const summaries = await measureRounds(
+      `service vs direct, ${settings.tokens} tokens per generation, plain model`,
+      arms(settings.tokens),
+      settings.rounds,
+    );
     return { summaries, promptTokens: direct.promptTokens };
   } finally {
     await Promise.all([service.stop(), direct.stop()]);
@@ -170,7 +177,11 @@ async function measureGrammar(modelPath: string, settings: BenchSettings): Promi
       { label: BIASED_GRAMMAR, run: () => direct.generate(tokens, true) },
     ];
     await warmUp(arms(WARMUP_TOKENS));
-    return await measureRounds(`grammar vs none, ${settings.tokens} tokens per generation, JSON-biased model`, arms(settings.tokens), settings.rounds);
+    return await measureRounds(
+      `grammar vs none, ${settings.tokens} tokens per generation, JSON-biased model`,
+      arms(settings.tokens),
+      settings.rounds,
+    );
   } finally {
     await direct.stop();
   }
@@ -212,7 +223,8 @@ function printRatio(title: string, numerator: ArmSummary, denominator: ArmSummar
 
 function printTable(header: readonly string[], rows: readonly (readonly string[])[]): void {
   const widths = header.map((cell, column) => Math.max(cell.length, ...rows.map((row) => (row[column] ?? '').length)));
-  const line = (cells: readonly string[]) => `| ${cells.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join(' | ')} |`;
+  const line = (cells: readonly string[]) =>
+    `| ${cells.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join(' | ')} |`;
   console.log(line(header));
   console.log(`| ${widths.map((width) => '-'.repeat(width)).join(' | ')} |`);
   for (const row of rows) console.log(line(row));
@@ -231,25 +243,49 @@ function generationRow(summary: ArmSummary): string[] {
   ];
 }
 
-const GENERATION_HEADER = ['path', 'tokens', 'median ms', 'tokens/s (median)', 'tokens/s range', 'wall ms/token', 'CPU ms/token'];
+const GENERATION_HEADER = [
+  'path',
+  'tokens',
+  'median ms',
+  'tokens/s (median)',
+  'tokens/s range',
+  'wall ms/token',
+  'CPU ms/token',
+];
 
 function printServiceReport(summaries: Map<string, ArmSummary>): void {
   const direct = summaryOf(summaries, DIRECT);
   console.log('\n1. Service vs direct (end to end: request sent to last byte received, prompt evaluation included)\n');
-  printTable(GENERATION_HEADER, [SERVICE_JSON, SERVICE_STREAM, DIRECT].map((label) => generationRow(summaryOf(summaries, label))));
+  printTable(
+    GENERATION_HEADER,
+    [SERVICE_JSON, SERVICE_STREAM, DIRECT].map((label) => generationRow(summaryOf(summaries, label))),
+  );
   console.log('');
   printRatio('service non-streaming / direct', summaryOf(summaries, SERVICE_JSON), direct, SERVICE_AIM);
   printRatio('service streaming / direct', summaryOf(summaries, SERVICE_STREAM), direct, SERVICE_AIM);
 }
 
-function printGrammarReport(serviceSummaries: Map<string, ArmSummary>, grammarSummaries: Map<string, ArmSummary>): void {
+function printGrammarReport(
+  serviceSummaries: Map<string, ArmSummary>,
+  grammarSummaries: Map<string, ArmSummary>,
+): void {
   console.log(`\n2. Grammar-constrained vs unconstrained, direct path; grammar: ${MEDIUM_SCHEMA.name}\n`);
   const rows = [BIASED_PLAIN, BIASED_GRAMMAR].map((label) => generationRow(summaryOf(grammarSummaries, label)));
   rows.push(...[DIRECT, DIRECT_GRAMMAR_IN_STRING].map((label) => generationRow(summaryOf(serviceSummaries, label))));
   printTable(GENERATION_HEADER, rows);
   console.log('');
-  printRatio('grammar / none, JSON-biased model (walks the schema)', summaryOf(grammarSummaries, BIASED_GRAMMAR), summaryOf(grammarSummaries, BIASED_PLAIN), GRAMMAR_AIM);
-  printRatio('grammar / none, plain model (stays in the first string)', summaryOf(serviceSummaries, DIRECT_GRAMMAR_IN_STRING), summaryOf(serviceSummaries, DIRECT), GRAMMAR_AIM);
+  printRatio(
+    'grammar / none, JSON-biased model (walks the schema)',
+    summaryOf(grammarSummaries, BIASED_GRAMMAR),
+    summaryOf(grammarSummaries, BIASED_PLAIN),
+    GRAMMAR_AIM,
+  );
+  printRatio(
+    'grammar / none, plain model (stays in the first string)',
+    summaryOf(serviceSummaries, DIRECT_GRAMMAR_IN_STRING),
+    summaryOf(serviceSummaries, DIRECT),
+    GRAMMAR_AIM,
+  );
 }
 
 function compileRow(step: string, timing: StepTiming, schemaCount: number): string[] {
@@ -263,23 +299,40 @@ function compileRow(step: string, timing: StepTiming, schemaCount: number): stri
 }
 
 function printCompileReport(timing: GrammarCompileTiming): void {
-  console.log(`\n3. Grammar compile time, strict-schema battery: ${timing.schemaCount} schemas, ${timing.ruleCount} GBNF rules, ${timing.gbnfBytes} bytes of GBNF\n`);
+  console.log(
+    `\n3. Grammar compile time, strict-schema battery: ${timing.schemaCount} schemas, ${timing.ruleCount} GBNF rules, ${timing.gbnfBytes} bytes of GBNF\n`,
+  );
   printTable(
-    ['step', 'total ms, first pass', 'total ms, warm (sum of medians)', 'mean ms per schema, warm', 'slowest schema: median warm ms'],
-    [compileRow('jsonSchemaToGbnf (ours)', timing.compile, timing.schemaCount), compileRow('llama.createGrammar (llama.cpp parse)', timing.parse, timing.schemaCount)],
+    [
+      'step',
+      'total ms, first pass',
+      'total ms, warm (sum of medians)',
+      'mean ms per schema, warm',
+      'slowest schema: median warm ms',
+    ],
+    [
+      compileRow('jsonSchemaToGbnf (ours)', timing.compile, timing.schemaCount),
+      compileRow('llama.createGrammar (llama.cpp parse)', timing.parse, timing.schemaCount),
+    ],
   );
 }
 
 function printLimitReport(traffic: TokenTraffic, bandwidth: MemoryBandwidth, summaries: Map<string, ArmSummary>): void {
   const bytesPerToken = traffic.weightBytes + traffic.kvCacheBytes;
-  console.log('\n4. Physical limit: bytes read per generated token x tokens/s vs one core\'s memory bandwidth\n');
-  console.log(`model file ${megabytes(traffic.fileBytes)}; read per token: weights ${megabytes(traffic.weightBytes)} (all but one row of the embedding table)`);
-  console.log(`+ KV cache ${megabytes(traffic.kvCacheBytes)} (F16, mean position ${traffic.meanPosition.toFixed(0)}) = ${megabytes(bytesPerToken)}`);
+  console.log("\n4. Physical limit: bytes read per generated token x tokens/s vs one core's memory bandwidth\n");
+  console.log(
+    `model file ${megabytes(traffic.fileBytes)}; read per token: weights ${megabytes(traffic.weightBytes)} (all but one row of the embedding table)`,
+  );
+  console.log(
+    `+ KV cache ${megabytes(traffic.kvCacheBytes)} (F16, mean position ${traffic.meanPosition.toFixed(0)}) = ${megabytes(bytesPerToken)}`,
+  );
   console.log(
     `memory bandwidth, 1 thread, ${bandwidth.bufferBytes / 2 ** 20} MiB buffers, best of ${bandwidth.repetitions}: ` +
       `copy ${gigabytesPerSecond(bandwidth.copyBytesPerSecond)} (read + write), read ${gigabytesPerSecond(bandwidth.readBytesPerSecond)} (memcmp)`,
   );
-  console.log(`memory-bound ceiling at the copy bandwidth: ${(bandwidth.copyBytesPerSecond / bytesPerToken).toFixed(1)} tokens/s\n`);
+  console.log(
+    `memory-bound ceiling at the copy bandwidth: ${(bandwidth.copyBytesPerSecond / bytesPerToken).toFixed(1)} tokens/s\n`,
+  );
   // Per CPU second as well: the bandwidth figures are best-of-5, i.e. taken while the copy had a core to itself.
   const rows = [DIRECT, SERVICE_JSON].flatMap((label) => {
     const summary = summaryOf(summaries, label);
@@ -289,7 +342,13 @@ function printLimitReport(traffic: TokenTraffic, bandwidth: MemoryBandwidth, sum
     ];
     return rates.map(([clock, rate]) => {
       const achieved = rate * bytesPerToken;
-      return [label, clock, gigabytesPerSecond(achieved), (achieved / bandwidth.copyBytesPerSecond).toFixed(2), (achieved / bandwidth.readBytesPerSecond).toFixed(2)];
+      return [
+        label,
+        clock,
+        gigabytesPerSecond(achieved),
+        (achieved / bandwidth.copyBytesPerSecond).toFixed(2),
+        (achieved / bandwidth.readBytesPerSecond).toFixed(2),
+      ];
     });
   });
   printTable(['path', 'tokens/s by', 'achieved', 'achieved / copy bandwidth', 'achieved / read bandwidth'], rows);
@@ -298,12 +357,20 @@ function printLimitReport(traffic: TokenTraffic, bandwidth: MemoryBandwidth, sum
 function printHeader(settings: BenchSettings, models: Models): void {
   const [oneMinute = 0, fiveMinutes = 0] = loadavg();
   const cores = cpus().length;
-  console.log(`node ${process.version}, ${cores} cores (${cpus()[0]?.model ?? 'unknown CPU'}), load average ${oneMinute.toFixed(2)} / ${fiveMinutes.toFixed(2)} (1 / 5 min)`);
+  console.log(
+    `node ${process.version}, ${cores} cores (${cpus()[0]?.model ?? 'unknown CPU'}), load average ${oneMinute.toFixed(2)} / ${fiveMinutes.toFixed(2)} (1 / 5 min)`,
+  );
   if (oneMinute >= cores - 1) {
-    console.log(`NOTE: other work keeps the machine busy; wall-clock figures include time spent waiting for a core, the CPU-time figures do not`);
+    console.log(
+      `NOTE: other work keeps the machine busy; wall-clock figures include time spent waiting for a core, the CPU-time figures do not`,
+    );
   }
-  console.log(`model: ${(parameterCount(TINY_LLAMA_BENCH_OPTIONS) / 1e6).toFixed(1)}M parameters, F16 (${models.plain})`);
-  console.log(`settings: threads ${THREADS}, context ${CONTEXT_SIZE}, temperature 1, ${settings.tokens} tokens per generation, ${settings.rounds} rounds, prompt ${JSON.stringify(PROMPT)}`);
+  console.log(
+    `model: ${(parameterCount(TINY_LLAMA_BENCH_OPTIONS) / 1e6).toFixed(1)}M parameters, F16 (${models.plain})`,
+  );
+  console.log(
+    `settings: threads ${THREADS}, context ${CONTEXT_SIZE}, temperature 1, ${settings.tokens} tokens per generation, ${settings.rounds} rounds, prompt ${JSON.stringify(PROMPT)}`,
+  );
 }
 
 // --- main --------------------------------------------------------------------------------

@@ -48,7 +48,6 @@ interface BenchSettings {
   calibration: number[];
 }
 
-
 function readSettings(): BenchSettings {
   const { values } = parseArgs({
     options: {
@@ -66,7 +65,10 @@ function readSettings(): BenchSettings {
     connections: Math.round(positiveNumber(values.connections, 'connections')),
     rounds: Math.round(positiveNumber(values.rounds, 'rounds')),
     profile: values.profile,
-    calibration: values.calibrate === undefined ? [] : values.calibrate.split(',').map((item) => positiveNumber(item.trim(), 'calibrate')),
+    calibration:
+      values.calibrate === undefined
+        ? []
+        : values.calibrate.split(',').map((item) => positiveNumber(item.trim(), 'calibrate')),
   };
 }
 
@@ -84,7 +86,8 @@ function benchFile(name: string): string {
 
 function readPort(message: unknown): number {
   const port = typeof message === 'object' && message !== null ? (message as { port?: unknown }).port : undefined;
-  if (typeof port !== 'number') throw new Error(`expected { port } from a bench server, got ${JSON.stringify(message)}`);
+  if (typeof port !== 'number')
+    throw new Error(`expected { port } from a bench server, got ${JSON.stringify(message)}`);
   return port;
 }
 
@@ -97,10 +100,19 @@ async function stopChild(child: ChildProcess): Promise<void> {
 }
 
 /** Forks `file` with tsx; `firstMessage` is sent before waiting for the port. */
-async function startChild(name: string, file: string, childArguments: string[], profile: boolean, firstMessage?: CannedReply): Promise<ServerProcess> {
+async function startChild(
+  name: string,
+  file: string,
+  childArguments: string[],
+  profile: boolean,
+  firstMessage?: CannedReply,
+): Promise<ServerProcess> {
   // One folder per server: tsx's loader thread writes a profile of its own next to the main one.
   const profileFlags = profile ? ['--cpu-prof', '--cpu-prof-dir', join(PROFILE_FOLDER, name)] : [];
-  const child = fork(benchFile(file), childArguments, { execArgv: ['--import', 'tsx', ...profileFlags], stdio: 'inherit' });
+  const child = fork(benchFile(file), childArguments, {
+    execArgv: ['--import', 'tsx', ...profileFlags],
+    stdio: 'inherit',
+  });
   const failed = once(child, 'exit').then(([code]) => {
     throw new Error(`${name} server exited with code ${String(code)} before it was ready`);
   });
@@ -140,20 +152,24 @@ function orderOfRound<T>(round: number, servers: readonly T[]): T[] {
   return round % 2 === 0 ? [...servers] : [...servers].reverse();
 }
 
-async function measureAlternating(servers: readonly ServerProcess[], settings: BenchSettings): Promise<Map<string, Measurement[]>> {
+async function measureAlternating(
+  servers: readonly ServerProcess[],
+  settings: BenchSettings,
+): Promise<Map<string, Measurement[]>> {
   const measurements = new Map<string, Measurement[]>(servers.map((server) => [server.name, []]));
   for (let round = 0; round < settings.rounds; round += 1) {
     for (const server of orderOfRound(round, servers)) {
       const measurement = await measure(server, settings);
       measurements.get(server.name)?.push(measurement);
-      console.log(`round ${round + 1}: ${server.name.padEnd(10)} ${measurement.requestsPerSecond.toFixed(0)} req/s  p50 ${measurement.p50} ms  p99 ${measurement.p99} ms`);
+      console.log(
+        `round ${round + 1}: ${server.name.padEnd(10)} ${measurement.requestsPerSecond.toFixed(0)} req/s  p50 ${measurement.p50} ms  p99 ${measurement.p99} ms`,
+      );
     }
   }
   return measurements;
 }
 
 // --- report ------------------------------------------------------------------------------
-
 
 function medianMeasurement(measurements: Measurement[]): Measurement {
   return {
@@ -165,13 +181,17 @@ function medianMeasurement(measurements: Measurement[]): Measurement {
 
 function printTable(rows: Array<[string, Measurement]>, bare: Measurement, settings: BenchSettings): void {
   console.log('');
-  console.log(`median of ${settings.rounds} rounds, ${settings.connections} connections, ${settings.durationSeconds} s each (after ${settings.warmupSeconds} s warm-up), node ${process.version}`);
+  console.log(
+    `median of ${settings.rounds} rounds, ${settings.connections} connections, ${settings.durationSeconds} s each (after ${settings.warmupSeconds} s warm-up), node ${process.version}`,
+  );
   console.log('');
   console.log('| server                         | requests/s | ratio to bare | p50 latency | p99 latency |');
   console.log('| ------------------------------ | ---------: | ------------: | ----------: | ----------: |');
   for (const [label, measurement] of rows) {
     const ratio = (measurement.requestsPerSecond / bare.requestsPerSecond).toFixed(2);
-    console.log(`| ${label.padEnd(30)} | ${measurement.requestsPerSecond.toFixed(0).padStart(10)} | ${ratio.padStart(13)} | ${`${measurement.p50} ms`.padStart(11)} | ${`${measurement.p99} ms`.padStart(11)} |`);
+    console.log(
+      `| ${label.padEnd(30)} | ${measurement.requestsPerSecond.toFixed(0).padStart(10)} | ${ratio.padStart(13)} | ${`${measurement.p50} ms`.padStart(11)} | ${`${measurement.p99} ms`.padStart(11)} |`,
+    );
   }
 }
 
@@ -182,10 +202,16 @@ function printTable(rows: Array<[string, Measurement]>, bare: Measurement, setti
  */
 function printRatio(mms: Measurement, bare: Measurement, mmsRounds: Measurement[], bareRounds: Measurement[]): void {
   const ratio = mms.requestsPerSecond / bare.requestsPerSecond;
-  const perRound = mmsRounds.map((round, index) => round.requestsPerSecond / (bareRounds[index]?.requestsPerSecond ?? Number.NaN));
+  const perRound = mmsRounds.map(
+    (round, index) => round.requestsPerSecond / (bareRounds[index]?.requestsPerSecond ?? Number.NaN),
+  );
   console.log('');
-  console.log(`ratio mms / bare: ${ratio.toFixed(2)} (aim: >= ${AIM_RATIO}) — ${ratio >= AIM_RATIO ? 'meets the aim' : 'BELOW the aim'}`);
-  console.log(`  round by round: ${perRound.map((value) => value.toFixed(2)).join(', ')} (median ${median(perRound).toFixed(2)})`);
+  console.log(
+    `ratio mms / bare: ${ratio.toFixed(2)} (aim: >= ${AIM_RATIO}) — ${ratio >= AIM_RATIO ? 'meets the aim' : 'BELOW the aim'}`,
+  );
+  console.log(
+    `  round by round: ${perRound.map((value) => value.toFixed(2)).join(', ')} (median ${median(perRound).toFixed(2)})`,
+  );
 }
 
 /**
@@ -194,7 +220,10 @@ function printRatio(mms: Measurement, bare: Measurement, mmsRounds: Measurement[
  * request is a fixed part plus the work at some slope. The plain bare server is left out, as
  * at full speed it is often limited by the load generator instead.
  */
-function fitTimePerRequest(points: Array<{ work: number; requestsPerSecond: number }>): { fixed: number; slope: number } {
+function fitTimePerRequest(points: Array<{ work: number; requestsPerSecond: number }>): {
+  fixed: number;
+  slope: number;
+} {
   const xs = points.map((point) => point.work);
   const ys = points.map((point) => 1e6 / point.requestsPerSecond);
   const meanX = xs.reduce((sum, x) => sum + x, 0) / xs.length;
@@ -209,21 +238,34 @@ function fitTimePerRequest(points: Array<{ work: number; requestsPerSecond: numb
   return { fixed: meanY - slope * meanX, slope };
 }
 
-function printCalibration(calibration: Array<{ work: number; measurement: Measurement }>, mms: Measurement, bare: Measurement): void {
-  const fit = fitTimePerRequest(calibration.map(({ work, measurement }) => ({ work, requestsPerSecond: measurement.requestsPerSecond })));
+function printCalibration(
+  calibration: Array<{ work: number; measurement: Measurement }>,
+  mms: Measurement,
+  bare: Measurement,
+): void {
+  const fit = fitTimePerRequest(
+    calibration.map(({ work, measurement }) => ({ work, requestsPerSecond: measurement.requestsPerSecond })),
+  );
   const workAt = (requestsPerSecond: number): number => (1e6 / requestsPerSecond - fit.fixed) / fit.slope;
   const aimRate = AIM_RATIO * bare.requestsPerSecond;
   console.log('');
-  console.log(`calibration: a bare server's time per request = ${fit.fixed.toFixed(1)} µs + ${fit.slope.toFixed(2)} × its busy work (least squares over ${calibration.length} points)`);
-  console.log(`  the aim (${aimRate.toFixed(0)} requests/s, ${AIM_RATIO} of bare) leaves ${workAt(aimRate).toFixed(1)} µs of work per request above bare's on this machine`);
-  console.log(`  mms's ${mms.requestsPerSecond.toFixed(0)} requests/s is what a bare server doing ${workAt(mms.requestsPerSecond).toFixed(1)} µs of work per request reaches`);
+  console.log(
+    `calibration: a bare server's time per request = ${fit.fixed.toFixed(1)} µs + ${fit.slope.toFixed(2)} × its busy work (least squares over ${calibration.length} points)`,
+  );
+  console.log(
+    `  the aim (${aimRate.toFixed(0)} requests/s, ${AIM_RATIO} of bare) leaves ${workAt(aimRate).toFixed(1)} µs of work per request above bare's on this machine`,
+  );
+  console.log(
+    `  mms's ${mms.requestsPerSecond.toFixed(0)} requests/s is what a bare server doing ${workAt(mms.requestsPerSecond).toFixed(1)} µs of work per request reaches`,
+  );
 }
 
 // --- main --------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
   const settings = readSettings();
-  if (settings.calibration.length === 1) throw new Error('--calibrate needs at least two amounts of work, to fit a line through them');
+  if (settings.calibration.length === 1)
+    throw new Error('--calibrate needs at least two amounts of work, to fit a line through them');
   const mms = await startChild('mms', 'mms-server.ts', [API_KEY, MODEL_ID], settings.profile);
   const started: ServerProcess[] = [mms];
   try {
@@ -245,7 +287,10 @@ async function main(): Promise<void> {
       [
         ['mms POST /v1/messages', mmsMedian],
         ['bare node:http, same JSON', bareMedian],
-        ...calibration.map(({ work, measurement }): [string, Measurement] => [`bare + ${work} µs busy work`, measurement]),
+        ...calibration.map(({ work, measurement }): [string, Measurement] => [
+          `bare + ${work} µs busy work`,
+          measurement,
+        ]),
       ],
       bareMedian,
       settings,
@@ -255,7 +300,8 @@ async function main(): Promise<void> {
   } finally {
     await Promise.all(started.map((server) => server.stop()));
   }
-  if (settings.profile) console.log(`\nCPU profiles written to ${PROFILE_FOLDER} (open in Chrome DevTools or speedscope)`);
+  if (settings.profile)
+    console.log(`\nCPU profiles written to ${PROFILE_FOLDER} (open in Chrome DevTools or speedscope)`);
 }
 
 await main();

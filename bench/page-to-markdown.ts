@@ -35,8 +35,13 @@ function articlePage(): string {
   const script = `<script>${'window.analytics = window.analytics || []; '.repeat(200)}</script>`;
   const paragraphs: string[] = [];
   for (let index = 0; paragraphs.join('').length < PAGE_BYTES * 0.7; index += 1) {
-    paragraphs.push(`<h2>Part ${index}</h2><p>Sea otters spend most of their lives in the water, and ${'they rest, groom and eat while floating on their backs, holding stones as tools. '.repeat(6)}<a href="/notes/${index}">notes</a>.</p>`);
-    if (index % 5 === 0) paragraphs.push(`<table><tr><th>Year</th><th>Count</th></tr>${Array.from({ length: 8 }, (_, row) => `<tr><td>${2000 + row}</td><td>${row * 137}</td></tr>`).join('')}</table>`);
+    paragraphs.push(
+      `<h2>Part ${index}</h2><p>Sea otters spend most of their lives in the water, and ${'they rest, groom and eat while floating on their backs, holding stones as tools. '.repeat(6)}<a href="/notes/${index}">notes</a>.</p>`,
+    );
+    if (index % 5 === 0)
+      paragraphs.push(
+        `<table><tr><th>Year</th><th>Count</th></tr>${Array.from({ length: 8 }, (_, row) => `<tr><td>${2000 + row}</td><td>${row * 137}</td></tr>`).join('')}</table>`,
+      );
   }
   let page = `<!doctype html><html><head><title>Sea otters</title>${script}</head><body>${navigation}${sidebar}<main><article><h1>Sea otters</h1>${paragraphs.join('')}</article></main><footer>Copyright</footer></body></html>`;
   if (page.length < PAGE_BYTES) page = page.replace('</footer>', `${' '.repeat(PAGE_BYTES - page.length)}</footer>`);
@@ -62,7 +67,6 @@ function servePages(): void {
   process.on('disconnect', () => process.exit(0));
 }
 
-
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { rounds: { type: 'string', default: '15' } } });
   const rounds = Number(values.rounds);
@@ -73,7 +77,13 @@ async function main(): Promise<void> {
   const limits = { maxBytes: 10 * 1024 * 1024, maxRedirects: 3, timeoutMs: 30_000 };
   const download = async (path: string) => {
     const start = performance.now();
-    const page = await fetchPage(new URL(`http://127.0.0.1:${port}${path}`), agent, policy, limits, new AbortController().signal);
+    const page = await fetchPage(
+      new URL(`http://127.0.0.1:${port}${path}`),
+      agent,
+      policy,
+      limits,
+      new AbortController().signal,
+    );
     return { page, milliseconds: performance.now() - start };
   };
   const samples = { loopback: [] as number[], throttled: [] as number[], conversion: [] as number[] };
@@ -96,7 +106,9 @@ async function main(): Promise<void> {
   await converter.close();
   child.disconnect();
   const conversion = median(samples.conversion);
-  console.log(`web fetch of a ${(pageLength / 1024).toFixed(0)} KB article page -> ${(markdownLength / 1024).toFixed(0)} KB of markdown, medians of ${rounds} rounds (throttled: 5)`);
+  console.log(
+    `web fetch of a ${(pageLength / 1024).toFixed(0)} KB article page -> ${(markdownLength / 1024).toFixed(0)} KB of markdown, medians of ${rounds} rounds (throttled: 5)`,
+  );
   console.log(`  download, loopback                  ${median(samples.loopback).toFixed(1)} ms`);
   console.log(`  download, 20 Mbit/s                 ${median(samples.throttled).toFixed(1)} ms`);
   console.log(`  HTML -> markdown (Readability+Turndown) ${conversion.toFixed(1)} ms`);

@@ -23,13 +23,27 @@ import { median } from './statistics.js';
 
 const API_KEY = 'bench-key-123456';
 const MODEL_ID = 'bench';
-const REQUEST_BODY = JSON.stringify({ model: MODEL_ID, max_tokens: 64, messages: [{ role: 'user', content: 'Summarize the benchmark in one short sentence please.' }] });
+const REQUEST_BODY = JSON.stringify({
+  model: MODEL_ID,
+  max_tokens: 64,
+  messages: [{ role: 'user', content: 'Summarize the benchmark in one short sentence please.' }],
+});
 const REQUEST_HEADERS = { 'x-api-key': API_KEY, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' };
 const WARMUP_REQUESTS = 3000;
 const BATCHES = 5;
 
-const { values } = parseArgs({ options: { requests: { type: 'string', default: '20000' }, rounds: { type: 'string', default: '2' }, connections: { type: 'string', default: '16' } } });
-const settings = { requests: positiveInteger(values.requests, 'requests'), rounds: positiveInteger(values.rounds, 'rounds'), connections: positiveInteger(values.connections, 'connections') };
+const { values } = parseArgs({
+  options: {
+    requests: { type: 'string', default: '20000' },
+    rounds: { type: 'string', default: '2' },
+    connections: { type: 'string', default: '16' },
+  },
+});
+const settings = {
+  requests: positiveInteger(values.requests, 'requests'),
+  rounds: positiveInteger(values.rounds, 'rounds'),
+  connections: positiveInteger(values.connections, 'connections'),
+};
 
 interface LayerProcess {
   layer: Layer;
@@ -38,7 +52,11 @@ interface LayerProcess {
 }
 
 async function start(layer: Layer): Promise<LayerProcess> {
-  const child = fork(fileURLToPath(new URL('./request-layers/layer-server.ts', import.meta.url)), [layer, API_KEY, MODEL_ID], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+  const child = fork(
+    fileURLToPath(new URL('./request-layers/layer-server.ts', import.meta.url)),
+    [layer, API_KEY, MODEL_ID],
+    { execArgv: ['--import', 'tsx'], stdio: 'inherit' },
+  );
   const [message] = (await once(child, 'message')) as [{ port: number }];
   return { layer, url: `http://127.0.0.1:${message.port}/v1/messages`, child };
 }
@@ -50,7 +68,10 @@ async function cpuMicroseconds(child: ChildProcess): Promise<number> {
 }
 
 function send(target: LayerProcess, amount: number): Promise<unknown> {
-  return postUnderLoad({ url: target.url, headers: REQUEST_HEADERS, body: REQUEST_BODY, connections: settings.connections, amount }, target.layer);
+  return postUnderLoad(
+    { url: target.url, headers: REQUEST_HEADERS, body: REQUEST_BODY, connections: settings.connections, amount },
+    target.layer,
+  );
 }
 
 async function measure(target: LayerProcess): Promise<number> {
@@ -86,13 +107,19 @@ try {
 }
 
 const bare = median(results.get('bare') ?? []);
-console.log(`\nCPU per request (server process, user + system), median of ${settings.rounds} rounds x ${BATCHES} batches of ${settings.requests} requests at ${settings.connections} connections; node ${process.version}; load average ${loadBefore.toFixed(2)} before, ${(loadavg()[0] ?? 0).toFixed(2)} after\n`);
+console.log(
+  `\nCPU per request (server process, user + system), median of ${settings.rounds} rounds x ${BATCHES} batches of ${settings.requests} requests at ${settings.connections} connections; node ${process.version}; load average ${loadBefore.toFixed(2)} before, ${(loadavg()[0] ?? 0).toFixed(2)} after\n`,
+);
 console.log('| layer | CPU per request | added by the layer | bare / layer |');
 console.log('| --- | ---: | ---: | ---: |');
 let previous = bare;
 for (const layer of LAYERS) {
   const microseconds = median(results.get(layer) ?? []);
-  console.log(`| ${layer} | ${microseconds.toFixed(1)} µs | ${layer === 'bare' ? '' : `${(microseconds - previous).toFixed(1)} µs`} | ${(bare / microseconds).toFixed(2)} |`);
+  console.log(
+    `| ${layer} | ${microseconds.toFixed(1)} µs | ${layer === 'bare' ? '' : `${(microseconds - previous).toFixed(1)} µs`} | ${(bare / microseconds).toFixed(2)} |`,
+  );
   previous = microseconds;
 }
-console.log('\n"bare / layer" is the requests-per-second ratio to expect when the server, not the load generator, is the bottleneck.');
+console.log(
+  '\n"bare / layer" is the requests-per-second ratio to expect when the server, not the load generator, is the bottleneck.',
+);

@@ -8,7 +8,16 @@ export function scriptedBenchConfig(apiKey: string, modelId: string): ServiceCon
   return validateConfig(
     {
       apiKeys: [apiKey],
-      models: [{ id: modelId, tier: 'mid', generation: 'newer', contextWindow: 8192, maxOutputTokens: 1024, backend: { type: 'scripted', concurrency: 1024, queue: 4096 } }],
+      models: [
+        {
+          id: modelId,
+          tier: 'mid',
+          generation: 'newer',
+          contextWindow: 8192,
+          maxOutputTokens: 1024,
+          backend: { type: 'scripted', concurrency: 1024, queue: 4096 },
+        },
+      ],
     },
     'bench',
   );

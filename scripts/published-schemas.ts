@@ -7,8 +7,16 @@ import { countTokensRequest, messageRequest } from '@mms/protocol';
 import { serviceConfig } from '@mms/server';
 
 export const PUBLISHED_SCHEMAS: ReadonlyArray<{ path: string; schema: z.ZodType; title: string }> = [
-  { path: 'packages/protocol/schema/message-request.schema.json', schema: messageRequest, title: 'POST /v1/messages request body' },
-  { path: 'packages/protocol/schema/count-tokens-request.schema.json', schema: countTokensRequest, title: 'POST /v1/messages/count_tokens request body' },
+  {
+    path: 'packages/protocol/schema/message-request.schema.json',
+    schema: messageRequest,
+    title: 'POST /v1/messages request body',
+  },
+  {
+    path: 'packages/protocol/schema/count-tokens-request.schema.json',
+    schema: countTokensRequest,
+    title: 'POST /v1/messages/count_tokens request body',
+  },
   { path: 'packages/server/config.schema.json', schema: serviceConfig, title: 'mms service config' },
 ];
 

@@ -24,5 +24,9 @@ function findTests(folder) {
 
 const roots = [...readdirSync('packages').map((name) => join('packages', name, 'test')), 'test'];
 const files = roots.flatMap(findTests).sort();
-const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...process.argv.slice(2), ...files], { stdio: 'inherit' });
+const result = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', '--test', '--test-reporter=spec', ...process.argv.slice(2), ...files],
+  { stdio: 'inherit' },
+);
 process.exit(result.status ?? 1);

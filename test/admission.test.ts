@@ -49,14 +49,24 @@ describe('admission control', () => {
 /** Sends `body` and returns a handle that gives up on it. */
 function startAbortable(body: unknown): { abort: () => void } {
   const controller = new AbortController();
-  fetch(`${service.baseURL}/v1/messages`, { method: 'POST', headers: service.headers, body: JSON.stringify(body), signal: controller.signal }).catch(() => undefined);
+  fetch(`${service.baseURL}/v1/messages`, {
+    method: 'POST',
+    headers: service.headers,
+    body: JSON.stringify(body),
+    signal: controller.signal,
+  }).catch(() => undefined);
   return { abort: () => controller.abort() };
 }
 
 describe('client disconnect', () => {
   test('closing a stream mid-generation stops it and frees the slot', async () => {
     const controller = new AbortController();
-    const response = await fetch(`${service.baseURL}/v1/messages`, { method: 'POST', headers: service.headers, body: JSON.stringify({ ...slowRequest, stream: true }), signal: controller.signal });
+    const response = await fetch(`${service.baseURL}/v1/messages`, {
+      method: 'POST',
+      headers: service.headers,
+      body: JSON.stringify({ ...slowRequest, stream: true }),
+      signal: controller.signal,
+    });
     const reader = response.body!.getReader();
     const firstChunk = await reader.read();
     assert.match(new TextDecoder().decode(firstChunk.value), /message_start/);
@@ -69,7 +79,12 @@ describe('client disconnect', () => {
 
   test('a client that gives up on a JSON request stops its generation too', async () => {
     const controller = new AbortController();
-    const pending = fetch(`${service.baseURL}/v1/messages`, { method: 'POST', headers: service.headers, body: JSON.stringify(slowRequest), signal: controller.signal }).catch((error: Error) => error.name);
+    const pending = fetch(`${service.baseURL}/v1/messages`, {
+      method: 'POST',
+      headers: service.headers,
+      body: JSON.stringify(slowRequest),
+      signal: controller.signal,
+    }).catch((error: Error) => error.name);
     await waitFor(() => stats().active === 1, 2000);
     controller.abort();
     assert.equal(await pending, 'AbortError');

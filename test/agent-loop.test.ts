@@ -51,13 +51,48 @@ function servePages(): Promise<Server> {
 /** Three fetches, one a step, then the answer: four steps, so a bound of two pauses twice. */
 function writeScript(): string {
   const path = join(mkdtempSync(join(tmpdir(), 'mms-loop-')), 'script.json');
-  const fetchCall = (page: string) => ({ type: 'server_tool_use', name: 'web_fetch', input: { url: `${origin}/${page}` } });
+  const fetchCall = (page: string) => ({
+    type: 'server_tool_use',
+    name: 'web_fetch',
+    input: { url: `${origin}/${page}` },
+  });
   const script = [
-    { when: '^read pages', steps: [[fetchCall('one')], [{ type: 'text', text: 'Reading on.' }, fetchCall('two')], [fetchCall('three')], [{ type: 'text', text: 'All three read.' }]] },
-    { when: '^cut ', steps: [[{ type: 'text', text: CUT_TEXT }, fetchCall('cut-target')], [{ type: 'text', text: 'Done.' }]] },
-    { when: '^finished then cut ', steps: [[fetchCall('finished-target'), { type: 'text', text: 'A long answer that the output budget will end somewhere in the middle of.' }]] },
+    {
+      when: '^read pages',
+      steps: [
+        [fetchCall('one')],
+        [{ type: 'text', text: 'Reading on.' }, fetchCall('two')],
+        [fetchCall('three')],
+        [{ type: 'text', text: 'All three read.' }],
+      ],
+    },
+    {
+      when: '^cut ',
+      steps: [[{ type: 'text', text: CUT_TEXT }, fetchCall('cut-target')], [{ type: 'text', text: 'Done.' }]],
+    },
+    {
+      when: '^finished then cut ',
+      steps: [
+        [
+          fetchCall('finished-target'),
+          { type: 'text', text: 'A long answer that the output budget will end somewhere in the middle of.' },
+        ],
+      ],
+    },
     // A URL the user never gave, a URL that is none, then three the user gave.
-    { when: '^refused then fetched ', steps: [[fetchCall('never-given'), { type: 'server_tool_use', name: 'web_fetch', input: { url: 'not a url' } }, fetchCall('given-1'), fetchCall('given-2'), fetchCall('given-3')], [{ type: 'text', text: 'Done.' }]] },
+    {
+      when: '^refused then fetched ',
+      steps: [
+        [
+          fetchCall('never-given'),
+          { type: 'server_tool_use', name: 'web_fetch', input: { url: 'not a url' } },
+          fetchCall('given-1'),
+          fetchCall('given-2'),
+          fetchCall('given-3'),
+        ],
+        [{ type: 'text', text: 'Done.' }],
+      ],
+    },
   ];
   writeFileSync(path, JSON.stringify(script));
   return path;
@@ -82,7 +117,11 @@ function userTurn(): { role: 'user'; content: string } {
 before(async () => {
   pages = await servePages();
   origin = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
-  service = await startService({ models: scriptedModels({ script: writeScript() }), maxSteps: 2, serverTools: { webFetch: { allowNetworks: ['127.0.0.1/32'] } } });
+  service = await startService({
+    models: scriptedModels({ script: writeScript() }),
+    maxSteps: 2,
+    serverTools: { webFetch: { allowNetworks: ['127.0.0.1/32'] } },
+  });
 });
 
 after(async () => {
@@ -92,7 +131,13 @@ after(async () => {
 });
 
 async function create(messages: unknown[], extra: Record<string, unknown> = {}): Promise<Reply> {
-  const response = await postJson(service, '/v1/messages', { model: 'mid', max_tokens: 300, messages, tools: [FETCH_TOOL], ...extra });
+  const response = await postJson(service, '/v1/messages', {
+    model: 'mid',
+    max_tokens: 300,
+    messages,
+    tools: [FETCH_TOOL],
+    ...extra,
+  });
   assert.equal(response.status, 200, await response.clone().text());
   return (await response.json()) as Reply;
 }
@@ -114,7 +159,10 @@ describe('pause_turn and resume', () => {
     const first = await create([userTurn()]);
     const second = await create([userTurn(), { role: 'assistant', content: first.content }]);
     assert.equal(second.stop_reason, 'end_turn');
-    assert.deepEqual(second.content.map((block) => block.type), ['server_tool_use', 'web_fetch_tool_result', 'text']);
+    assert.deepEqual(
+      second.content.map((block) => block.type),
+      ['server_tool_use', 'web_fetch_tool_result', 'text'],
+    );
     assert.equal(second.content[1]?.content?.url, `${origin}/three`);
     assert.equal(second.content[2]?.text, 'All three read.');
     // The resumed request's own calls only: usage is per request.
@@ -126,21 +174,37 @@ describe('pause_turn and resume', () => {
     const reply = await create([userTurn()], { tools: [{ ...FETCH_TOOL, max_uses: null, max_content_tokens: null }] });
     assert.equal(reply.stop_reason, 'pause_turn');
     const results = reply.content.filter((block) => block.type === 'web_fetch_tool_result');
-    assert.deepEqual(results.map((block) => [block.content?.type, block.content?.url]), [['web_fetch_result', `${origin}/one`], ['web_fetch_result', `${origin}/two`]]);
+    assert.deepEqual(
+      results.map((block) => [block.content?.type, block.content?.url]),
+      [
+        ['web_fetch_result', `${origin}/one`],
+        ['web_fetch_result', `${origin}/two`],
+      ],
+    );
     assert.match(JSON.stringify(results[0]?.content), /page \/one/);
   });
 
   test('a paused turn missing a result block is refused, naming the call', async () => {
     const first = await create([userTurn()]);
     const unanswered = first.content.filter((_, index) => index !== 1);
-    const response = await postJson(service, '/v1/messages', { model: 'mid', max_tokens: 300, messages: [userTurn(), { role: 'assistant', content: unanswered }], tools: [FETCH_TOOL] });
+    const response = await postJson(service, '/v1/messages', {
+      model: 'mid',
+      max_tokens: 300,
+      messages: [userTurn(), { role: 'assistant', content: unanswered }],
+      tools: [FETCH_TOOL],
+    });
     assert.equal(response.status, 400);
     const body = (await response.json()) as { error: { message: string } };
     assert.match(body.error.message, new RegExp(String(first.content[0]?.id)));
   });
 
   test('a final assistant turn of text is still a prefill, refused with tools (rule 4)', async () => {
-    const response = await postJson(service, '/v1/messages', { model: 'mid', max_tokens: 300, messages: [userTurn(), { role: 'assistant', content: [{ type: 'text', text: 'Sure,' }] }], tools: [FETCH_TOOL] });
+    const response = await postJson(service, '/v1/messages', {
+      model: 'mid',
+      max_tokens: 300,
+      messages: [userTurn(), { role: 'assistant', content: [{ type: 'text', text: 'Sure,' }] }],
+      tools: [FETCH_TOOL],
+    });
     assert.equal(response.status, 400);
     assert.match(((await response.json()) as { error: { message: string } }).error.message, /Rule 4/);
   });
@@ -149,9 +213,20 @@ describe('pause_turn and resume', () => {
 describe('max_uses counts the calls that made a request', () => {
   test('calls refused before any request (a URL not given, a malformed one) leave max_uses to the fetches that follow', async () => {
     const before = served.length;
-    const reply = await create([{ role: 'user', content: `refused then fetched ${origin}/given-1 ${origin}/given-2 ${origin}/given-3` }], { tools: [{ ...FETCH_TOOL, max_uses: 2 }] });
-    const outcomes = reply.content.filter((block) => block.type === 'web_fetch_tool_result').map((block) => block.content?.error_code ?? block.content?.url);
-    assert.deepEqual(outcomes, ['url_not_in_prior_context', 'invalid_tool_input', `${origin}/given-1`, `${origin}/given-2`, 'max_uses_exceeded']);
+    const reply = await create(
+      [{ role: 'user', content: `refused then fetched ${origin}/given-1 ${origin}/given-2 ${origin}/given-3` }],
+      { tools: [{ ...FETCH_TOOL, max_uses: 2 }] },
+    );
+    const outcomes = reply.content
+      .filter((block) => block.type === 'web_fetch_tool_result')
+      .map((block) => block.content?.error_code ?? block.content?.url);
+    assert.deepEqual(outcomes, [
+      'url_not_in_prior_context',
+      'invalid_tool_input',
+      `${origin}/given-1`,
+      `${origin}/given-2`,
+      'max_uses_exceeded',
+    ]);
     assert.deepEqual(served.slice(before), ['/given-1', '/given-2']);
     assert.deepEqual(reply.usage.server_tool_use, { web_search_requests: 0, web_fetch_requests: 2 });
   });
@@ -163,37 +238,72 @@ describe('a step cut by max_tokens inside a server call', () => {
   test('the cut call is answered with invalid_tool_input without running, and stop_reason stays max_tokens', async () => {
     const reply = await create([cutTurn()], { max_tokens: budgetEndingInsideTheCall() });
     assert.equal(reply.stop_reason, 'max_tokens');
-    assert.deepEqual(reply.content.map((block) => block.type), ['text', 'server_tool_use', 'web_fetch_tool_result']);
-    assert.deepEqual(reply.content[1]?.input, { url: `${origin}/cut-target` }, 'the part that arrived reads as a whole URL');
+    assert.deepEqual(
+      reply.content.map((block) => block.type),
+      ['text', 'server_tool_use', 'web_fetch_tool_result'],
+    );
+    assert.deepEqual(
+      reply.content[1]?.input,
+      { url: `${origin}/cut-target` },
+      'the part that arrived reads as a whole URL',
+    );
     assert.equal(reply.content[2]?.tool_use_id, reply.content[1]?.id);
-    assert.deepEqual(reply.content[2]?.content, { type: 'web_fetch_tool_result_error', error_code: 'invalid_tool_input' });
+    assert.deepEqual(reply.content[2]?.content, {
+      type: 'web_fetch_tool_result_error',
+      error_code: 'invalid_tool_input',
+    });
     assert.deepEqual(reply.usage.server_tool_use, { web_search_requests: 0, web_fetch_requests: 0 });
-    assert.deepEqual(served.filter((path) => path === '/cut-target'), []);
+    assert.deepEqual(
+      served.filter((path) => path === '/cut-target'),
+      [],
+    );
   });
 
   test('streamed, the same blocks arrive as events, and the turn ends on max_tokens', async () => {
-    const response = await postJson(service, '/v1/messages', { model: 'mid', max_tokens: budgetEndingInsideTheCall(), messages: [cutTurn()], tools: [FETCH_TOOL], stream: true });
+    const response = await postJson(service, '/v1/messages', {
+      model: 'mid',
+      max_tokens: budgetEndingInsideTheCall(),
+      messages: [cutTurn()],
+      tools: [FETCH_TOOL],
+      stream: true,
+    });
     const events = await readSse(response);
-    const starts = events.filter((event) => event.event === 'content_block_start').map((event) => event.data.content_block as Block);
-    assert.deepEqual(starts.map((block) => block.type), ['text', 'server_tool_use', 'web_fetch_tool_result']);
+    const starts = events
+      .filter((event) => event.event === 'content_block_start')
+      .map((event) => event.data.content_block as Block);
+    assert.deepEqual(
+      starts.map((block) => block.type),
+      ['text', 'server_tool_use', 'web_fetch_tool_result'],
+    );
     assert.deepEqual(starts[2]?.content, { type: 'web_fetch_tool_result_error', error_code: 'invalid_tool_input' });
-    const delta = events.find((event) => event.event === 'message_delta')?.data as unknown as { delta: { stop_reason: string } };
+    const delta = events.find((event) => event.event === 'message_delta')?.data as unknown as {
+      delta: { stop_reason: string };
+    };
     assert.equal(delta.delta.stop_reason, 'max_tokens');
     assert.equal(events.at(-1)?.event, 'message_stop');
   });
 
   test('the cut turn can be sent back, with a new user turn or as a turn to resume', async () => {
     const reply = await create([cutTurn()], { max_tokens: budgetEndingInsideTheCall() });
-    const followed = await create([cutTurn(), { role: 'assistant', content: reply.content }, { role: 'user', content: 'Go on.' }]);
+    const followed = await create([
+      cutTurn(),
+      { role: 'assistant', content: reply.content },
+      { role: 'user', content: 'Go on.' },
+    ]);
     assert.equal(followed.stop_reason, 'end_turn');
     const resumed = await create([cutTurn(), { role: 'assistant', content: reply.content }]);
     assert.equal(resumed.content.at(-1)?.text, 'Done.');
   });
 
   test('a call the model finished before the budget ran out is run', async () => {
-    const reply = await create([{ role: 'user', content: `finished then cut ${origin}/finished-target` }], { max_tokens: 30 });
+    const reply = await create([{ role: 'user', content: `finished then cut ${origin}/finished-target` }], {
+      max_tokens: 30,
+    });
     assert.equal(reply.stop_reason, 'max_tokens');
-    assert.deepEqual(reply.content.map((block) => block.type), ['server_tool_use', 'text', 'web_fetch_tool_result']);
+    assert.deepEqual(
+      reply.content.map((block) => block.type),
+      ['server_tool_use', 'text', 'web_fetch_tool_result'],
+    );
     assert.equal(reply.content[2]?.content?.url, `${origin}/finished-target`);
     assert.deepEqual(reply.usage.server_tool_use, { web_search_requests: 0, web_fetch_requests: 1 });
   });
@@ -201,21 +311,44 @@ describe('a step cut by max_tokens inside a server call', () => {
 
 describe('server tool blocks in the stream', () => {
   test('they stream as they happen, and the JSON reply is their fold', async () => {
-    const response = await postJson(service, '/v1/messages', { model: 'mid', max_tokens: 300, messages: [userTurn()], tools: [FETCH_TOOL], stream: true });
+    const response = await postJson(service, '/v1/messages', {
+      model: 'mid',
+      max_tokens: 300,
+      messages: [userTurn()],
+      tools: [FETCH_TOOL],
+      stream: true,
+    });
     assert.equal(response.status, 200);
     const events = await readSse(response);
-    const starts = events.filter((event) => event.event === 'content_block_start').map((event) => (event.data.content_block as Block).type);
-    assert.deepEqual(starts, ['server_tool_use', 'web_fetch_tool_result', 'text', 'server_tool_use', 'web_fetch_tool_result']);
-    const callStart = events.find((event) => event.event === 'content_block_start' && (event.data.content_block as Block).type === 'server_tool_use');
+    const starts = events
+      .filter((event) => event.event === 'content_block_start')
+      .map((event) => (event.data.content_block as Block).type);
+    assert.deepEqual(starts, [
+      'server_tool_use',
+      'web_fetch_tool_result',
+      'text',
+      'server_tool_use',
+      'web_fetch_tool_result',
+    ]);
+    const callStart = events.find(
+      (event) =>
+        event.event === 'content_block_start' && (event.data.content_block as Block).type === 'server_tool_use',
+    );
     const callIndex = callStart?.data.index;
     const inputJson = events
       .filter((event) => event.event === 'content_block_delta' && event.data.index === callIndex)
       .map((event) => (event.data.delta as { type: string; partial_json: string }).partial_json)
       .join('');
     assert.deepEqual(JSON.parse(inputJson), { url: `${origin}/one` });
-    const resultStart = events.find((event) => event.event === 'content_block_start' && (event.data.content_block as Block).type === 'web_fetch_tool_result');
+    const resultStart = events.find(
+      (event) =>
+        event.event === 'content_block_start' && (event.data.content_block as Block).type === 'web_fetch_tool_result',
+    );
     assert.equal((resultStart?.data.content_block as Block).content?.type, 'web_fetch_result');
-    const delta = events.find((event) => event.event === 'message_delta')?.data as unknown as { delta: { stop_reason: string }; usage: Reply['usage'] };
+    const delta = events.find((event) => event.event === 'message_delta')?.data as unknown as {
+      delta: { stop_reason: string };
+      usage: Reply['usage'];
+    };
     assert.equal(delta.delta.stop_reason, 'pause_turn');
     assert.deepEqual(delta.usage.server_tool_use, { web_search_requests: 0, web_fetch_requests: 2 });
     assert.equal(events.at(-1)?.event, 'message_stop');
@@ -223,11 +356,17 @@ describe('server tool blocks in the stream', () => {
 
   test('the official client folds a streamed turn with server tools into the same message', async () => {
     const client = new Anthropic({ baseURL: service.baseURL, apiKey: service.apiKey, maxRetries: 0 });
-    const request = { model: 'mid', max_tokens: 300, messages: [userTurn()], tools: [FETCH_TOOL] } as unknown as Anthropic.MessageCreateParamsNonStreaming;
+    const request = {
+      model: 'mid',
+      max_tokens: 300,
+      messages: [userTurn()],
+      tools: [FETCH_TOOL],
+    } as unknown as Anthropic.MessageCreateParamsNonStreaming;
     const streamed = await client.messages.stream(request).finalMessage();
     const plain = await client.messages.create(request);
     assert.equal(streamed.stop_reason, 'pause_turn');
-    const shape = (message: Anthropic.Message) => message.content.map((block) => ({ type: block.type, input: 'input' in block ? block.input : undefined }));
+    const shape = (message: Anthropic.Message) =>
+      message.content.map((block) => ({ type: block.type, input: 'input' in block ? block.input : undefined }));
     assert.deepEqual(shape(streamed), shape(plain));
     assert.deepEqual((streamed.content[0] as { input: unknown }).input, { url: `${origin}/one` });
   });
@@ -236,17 +375,34 @@ describe('server tool blocks in the stream', () => {
 describe('context budget', () => {
   const SEARCH = { type: 'web_search_20260209', name: 'web_search' };
   const FETCH = { type: 'web_fetch_20260209', name: 'web_fetch' };
-  const request = (tools: unknown[]) => parseMessageRequest({ model: 'm', max_tokens: 100, messages: [{ role: 'user', content: 'q' }], tools });
+  const request = (tools: unknown[]) =>
+    parseMessageRequest({ model: 'm', max_tokens: 100, messages: [{ role: 'user', content: 'q' }], tools });
   const page = (data: string): ServerToolResultBlock => ({
     type: 'web_fetch_tool_result',
     tool_use_id: 'srvtoolu_1',
-    content: { type: 'web_fetch_result', url: 'https://a.example/', content: { type: 'document', source: { type: 'text', media_type: 'text/plain', data }, title: 'T' }, retrieved_at: '' },
+    content: {
+      type: 'web_fetch_result',
+      url: 'https://a.example/',
+      content: { type: 'document', source: { type: 'text', media_type: 'text/plain', data }, title: 'T' },
+      retrieved_at: '',
+    },
   });
-  const code = (stdout: string, stderr = ''): ServerToolResultBlock => ({ type: 'code_execution_tool_result', tool_use_id: 'srvtoolu_2', content: { type: 'code_execution_result', stdout, stderr, return_code: 0, content: [] } });
+  const code = (stdout: string, stderr = ''): ServerToolResultBlock => ({
+    type: 'code_execution_tool_result',
+    tool_use_id: 'srvtoolu_2',
+    content: { type: 'code_execution_result', stdout, stderr, return_code: 0, content: [] },
+  });
 
   test('the headroom after prompt and max_tokens is divided across the calls left, and results are taken out as they come', () => {
     // (1500 window - 400 prompt - 100 max_tokens) tokens * 4 characters.
-    const budget = new ContextBudget(request([{ ...SEARCH, max_uses: 2 }, { ...FETCH, max_uses: 3 }]), 400, 1500);
+    const budget = new ContextBudget(
+      request([
+        { ...SEARCH, max_uses: 2 },
+        { ...FETCH, max_uses: 3 },
+      ]),
+      400,
+      1500,
+    );
     assert.equal(budget.remainingCharacters, 4000);
     assert.equal(budget.share('web_fetch', new Map()), 800);
     assert.equal(budget.share('code_execution', new Map()), 666, 'code gets one share, as one more call');
@@ -285,27 +441,48 @@ describe('context budget', () => {
   });
 
   test('what a result puts in the context: search URL, title, page age and text; code stdout and stderr; an error its JSON', () => {
-    const hit = { type: 'web_search_result', url: 'https://b.example/x', title: 'Otters', page_age: '2 days', encrypted_content: encodeSearchContent('twelve chars') };
-    assert.equal(resultCharacters({ type: 'web_search_tool_result', tool_use_id: 's', content: [hit, hit] }), 2 * (19 + 6 + 6 + 12));
+    const hit = {
+      type: 'web_search_result',
+      url: 'https://b.example/x',
+      title: 'Otters',
+      page_age: '2 days',
+      encrypted_content: encodeSearchContent('twelve chars'),
+    };
+    assert.equal(
+      resultCharacters({ type: 'web_search_tool_result', tool_use_id: 's', content: [hit, hit] }),
+      2 * (19 + 6 + 6 + 12),
+    );
     assert.equal(resultCharacters(code('out', 'error')), 8);
     const error = { type: 'web_fetch_tool_result_error', error_code: 'url_not_accessible' };
-    assert.equal(resultCharacters({ type: 'web_fetch_tool_result', tool_use_id: 'f', content: error }), JSON.stringify(error).length);
+    assert.equal(
+      resultCharacters({ type: 'web_fetch_tool_result', tool_use_id: 'f', content: error }),
+      JSON.stringify(error).length,
+    );
   });
 
   test('code output over its share is cut, stderr keeping at least half, with a note that says so', () => {
     assert.deepEqual(fitOutput({ stdout: 'short', stderr: '' }, 100), { stdout: 'short', stderr: '' });
     const fitted = fitOutput({ stdout: 'o'.repeat(500), stderr: 'e'.repeat(500) }, 200);
     assert.equal(fitted.stdout.length + fitted.stderr.length, 200);
-    assert.match(fitted.stderr, /^e+\n\[output cut to 200 characters, its share of the context window; it had 1000\]\n$/);
+    assert.match(
+      fitted.stderr,
+      /^e+\n\[output cut to 200 characters, its share of the context window; it had 1000\]\n$/,
+    );
     assert.ok(fitted.stdout.length > 0 && fitted.stdout.length <= fitted.stderr.length);
     assert.deepEqual(fitOutput({ stdout: 'o'.repeat(50), stderr: '' }, 10), { stdout: 'o'.repeat(10), stderr: '' });
   });
 
   test('stderr that fits keeps every character when stdout is cut; its line break comes out of stdout', () => {
     const fitted = fitOutput({ stdout: 'o'.repeat(300), stderr: 'Error: boom' }, 150);
-    assert.match(fitted.stderr, /^Error: boom\n\[output cut to 150 characters, its share of the context window; it had 311\]\n$/);
+    assert.match(
+      fitted.stderr,
+      /^Error: boom\n\[output cut to 150 characters, its share of the context window; it had 311\]\n$/,
+    );
     assert.equal(fitted.stdout.length + fitted.stderr.length, 150);
-    assert.equal(fitOutput({ stdout: 'o'.repeat(300), stderr: 'Error: boom\n' }, 150).stderr.slice(0, 12), 'Error: boom\n');
+    assert.equal(
+      fitOutput({ stdout: 'o'.repeat(300), stderr: 'Error: boom\n' }, 150).stderr.slice(0, 12),
+      'Error: boom\n',
+    );
   });
 
   test('stderr that is cut keeps a prefix of its own characters, the last giving way to the line break', () => {

@@ -20,7 +20,14 @@ interface Reply {
   content: Array<{ type: string; text?: string }>;
 }
 
-const base = { id: 'mid', aliases: [], tier: 'mid', generation: 'newer', contextWindow: 4096, maxOutputTokens: 2048 } as const;
+const base = {
+  id: 'mid',
+  aliases: [],
+  tier: 'mid',
+  generation: 'newer',
+  contextWindow: 4096,
+  maxOutputTokens: 2048,
+} as const;
 const hello = { model: 'mid', max_tokens: 100, messages: [{ role: 'user', content: 'Hello, whoever answers.' }] };
 
 function fallbackModel(backends: unknown[], fallback: Record<string, unknown>): ServiceConfigInput['models'] {
@@ -33,16 +40,30 @@ describe('an openai-compatible primary (a fake vLLM) with a scripted fallback', 
   let lenient: RunningService;
   /** One failure opens the circuit: a test sees at once whether a failure was charged. */
   let strict: RunningService;
-  const primary = () => ({ type: 'openai-compatible', engine: 'vllm', baseURL: engine.baseURL, model: engine.model, firstByteTimeoutMs: 300 });
+  const primary = () => ({
+    type: 'openai-compatible',
+    engine: 'vllm',
+    baseURL: engine.baseURL,
+    model: engine.model,
+    firstByteTimeoutMs: 300,
+  });
   const answeredBy = async (service: RunningService, body: Record<string, unknown> = hello) => {
     const response = await postJson(service, '/v1/messages', body);
-    return { status: response.status, backend: response.headers.get('mms-backend'), body: (await response.json()) as Reply & ErrorBody };
+    return {
+      status: response.status,
+      backend: response.headers.get('mms-backend'),
+      body: (await response.json()) as Reply & ErrorBody,
+    };
   };
 
   before(async () => {
     engine = await FakeOpenAiEngine.start('vllm');
-    lenient = await startService({ models: fallbackModel([primary(), { type: 'scripted' }], { failureThreshold: 1000 }) });
-    strict = await startService({ models: fallbackModel([primary(), { type: 'scripted' }], { failureThreshold: 1, cooldownMs: 3_600_000 }) });
+    lenient = await startService({
+      models: fallbackModel([primary(), { type: 'scripted' }], { failureThreshold: 1000 }),
+    });
+    strict = await startService({
+      models: fallbackModel([primary(), { type: 'scripted' }], { failureThreshold: 1, cooldownMs: 3_600_000 }),
+    });
   });
   after(async () => {
     await lenient.close();
@@ -86,7 +107,9 @@ describe('an openai-compatible primary (a fake vLLM) with a scripted fallback', 
   });
 
   test("a 503 is charged to the engine's circuit: with a threshold of 1 the next request skips it", async () => {
-    const service = await startService({ models: fallbackModel([primary(), { type: 'scripted' }], { failureThreshold: 1, cooldownMs: 3_600_000 }) });
+    const service = await startService({
+      models: fallbackModel([primary(), { type: 'scripted' }], { failureThreshold: 1, cooldownMs: 3_600_000 }),
+    });
     try {
       engine.reply({ fixture: 'sglang/error-503' });
       assert.equal((await answeredBy(service)).backend, 'scripted');
@@ -113,7 +136,9 @@ describe('an openai-compatible primary (a fake vLLM) with a scripted fallback', 
 
   test('a tokenizer endpoint that hangs costs one first-byte limit: the next backend counts and answers, the engine is not asked to generate, and its circuit stays closed', async () => {
     // Its own service: another test's missing endpoint leaves a shared one's tokenizer alone for a minute.
-    const service = await startService({ models: fallbackModel([primary(), { type: 'scripted' }], { failureThreshold: 1, cooldownMs: 3_600_000 }) });
+    const service = await startService({
+      models: fallbackModel([primary(), { type: 'scripted' }], { failureThreshold: 1, cooldownMs: 3_600_000 }),
+    });
     const chats = engine.chatBodies().length;
     engine.pathReplies.set('/tokenize', { stall: true });
     try {
@@ -130,7 +155,19 @@ describe('an openai-compatible primary (a fake vLLM) with a scripted fallback', 
   });
 
   test("the model's output failing its schema is the reply's 502, not retried on the fallback nor charged to the circuit", async () => {
-    const format = { output_config: { format: { type: 'json_schema', schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false } } } };
+    const format = {
+      output_config: {
+        format: {
+          type: 'json_schema',
+          schema: {
+            type: 'object',
+            properties: { city: { type: 'string' } },
+            required: ['city'],
+            additionalProperties: false,
+          },
+        },
+      },
+    };
     // Guided output that is not JSON: the engine broke its guarantee on this one sample.
     engine.reply({ fixture: 'text' });
     const failed = await answeredBy(strict, { ...hello, ...format });
@@ -149,14 +186,35 @@ describe('an mms upstream (itself in front of a generic engine) as the primary, 
   let front: RunningService;
   // A generic engine cannot guide a format: the upstream holds the answer, checks it, asks once
   // more, and answers a status 502 before any output when both fail (the engine's `text` is prose).
-  const format = { output_config: { format: { type: 'json_schema', schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false } } } };
+  const format = {
+    output_config: {
+      format: {
+        type: 'json_schema',
+        schema: {
+          type: 'object',
+          properties: { city: { type: 'string' } },
+          required: ['city'],
+          additionalProperties: false,
+        },
+      },
+    },
+  };
 
   before(async () => {
     engine = await FakeOpenAiEngine.start('generic');
-    upstream = await startService({ models: [{ ...base, backend: { type: 'openai-compatible', engine: 'generic', baseURL: engine.baseURL, model: engine.model } } as never] });
+    upstream = await startService({
+      models: [
+        {
+          ...base,
+          backend: { type: 'openai-compatible', engine: 'generic', baseURL: engine.baseURL, model: engine.model },
+        } as never,
+      ],
+    });
     const primary = { type: 'messages-upstream', baseURL: upstream.baseURL, apiKey: upstream.apiKey };
     // One charged failure would open the primary's circuit.
-    front = await startService({ models: fallbackModel([primary, { type: 'scripted' }], { failureThreshold: 1, cooldownMs: 3_600_000 }) });
+    front = await startService({
+      models: fallbackModel([primary, { type: 'scripted' }], { failureThreshold: 1, cooldownMs: 3_600_000 }),
+    });
   });
   after(async () => {
     await front.close();
@@ -175,7 +233,10 @@ describe('an mms upstream (itself in front of a generic engine) as the primary, 
     const failed = await postJson(front, '/v1/messages', { ...hello, ...format });
     assert.equal(failed.status, 502, await failed.clone().text());
     assert.equal(failed.headers.get('mms-error-code'), 'model_output_invalid');
-    assert.match(((await failed.json()) as ErrorBody).error.message, /the model's answer failed output_config\.format\.schema twice/);
+    assert.match(
+      ((await failed.json()) as ErrorBody).error.message,
+      /the model's answer failed output_config\.format\.schema twice/,
+    );
     const next = await postJson(front, '/v1/messages', hello);
     assert.equal(next.status, 200);
     assert.equal(next.headers.get('mms-backend'), 'messages-upstream');

@@ -12,7 +12,15 @@ import type { AddressInfo } from 'node:net';
 import { buildApp, ConfigError, ModelRegistry, validateConfig, type ServiceConfigInput } from '@mms/server';
 import { postJson, readSse, startService, TEST_API_KEY, type RunningService } from '@mms/testing';
 import { API_VERSION, VERSION_HEADER } from '@mms/protocol';
-import { answerCount, closedPortURL, errorEnvelope, rawUpstream, sseFrames, streamOf, type RawUpstream } from './upstream-support.js';
+import {
+  answerCount,
+  closedPortURL,
+  errorEnvelope,
+  rawUpstream,
+  sseFrames,
+  streamOf,
+  type RawUpstream,
+} from './upstream-support.js';
 
 interface ErrorBody {
   error: { type: string; message: string };
@@ -22,7 +30,14 @@ interface Reply {
   content: Array<{ type: string; text?: string; name?: string }>;
 }
 
-const base = { id: 'mid', aliases: [], tier: 'mid', generation: 'newer', contextWindow: 4096, maxOutputTokens: 2048 } as const;
+const base = {
+  id: 'mid',
+  aliases: [],
+  tier: 'mid',
+  generation: 'newer',
+  contextWindow: 4096,
+  maxOutputTokens: 2048,
+} as const;
 const hello = { model: 'mid', max_tokens: 100, messages: [{ role: 'user', content: 'Hello, whoever answers.' }] };
 
 function fallbackModel(backends: unknown[], fallback?: Record<string, unknown>): ServiceConfigInput['models'] {
@@ -48,7 +63,9 @@ describe('scripted primary with faults, scripted fallback without', () => {
   let service: RunningService;
   before(async () => {
     // A threshold no test here reaches: the circuit has its own tests below.
-    service = await startService({ models: fallbackModel([{ type: 'scripted', faults: true }, { type: 'scripted' }], { failureThreshold: 1000 }) });
+    service = await startService({
+      models: fallbackModel([{ type: 'scripted', faults: true }, { type: 'scripted' }], { failureThreshold: 1000 }),
+    });
   });
   after(() => service.close());
 
@@ -72,7 +89,12 @@ describe('scripted primary with faults, scripted fallback without', () => {
   }
 
   test('a failure after the first output is not retried: the stream ends in an error event from the primary', async () => {
-    const response = await postJson(service, '/v1/messages', { ...hello, stream: true }, { 'mms-fault': 'stream-error' });
+    const response = await postJson(
+      service,
+      '/v1/messages',
+      { ...hello, stream: true },
+      { 'mms-fault': 'stream-error' },
+    );
     assert.equal(response.status, 200);
     assert.equal(response.headers.get('mms-backend'), 'scripted#1');
     const events = await readSse(response);
@@ -91,7 +113,9 @@ describe('scripted primary with faults, scripted fallback without', () => {
 
 describe('an upstream primary that cannot be reached', () => {
   test('connection refused: the fallback answers', async () => {
-    const service = await startService({ models: fallbackModel([{ type: 'messages-upstream', baseURL: await closedPortURL() }, { type: 'scripted' }]) });
+    const service = await startService({
+      models: fallbackModel([{ type: 'messages-upstream', baseURL: await closedPortURL() }, { type: 'scripted' }]),
+    });
     try {
       const response = await postJson(service, '/v1/messages', hello);
       assert.equal(response.status, 200, await response.clone().text());
@@ -102,7 +126,12 @@ describe('an upstream primary that cannot be reached', () => {
   });
 
   test('every backend refusing: the last failure is the reply', async () => {
-    const service = await startService({ models: fallbackModel([{ type: 'messages-upstream', baseURL: await closedPortURL() }, { type: 'messages-upstream', baseURL: await closedPortURL() }]) });
+    const service = await startService({
+      models: fallbackModel([
+        { type: 'messages-upstream', baseURL: await closedPortURL() },
+        { type: 'messages-upstream', baseURL: await closedPortURL() },
+      ]),
+    });
     try {
       const response = await postJson(service, '/v1/messages', hello);
       assert.equal(response.status, 500);
@@ -117,8 +146,12 @@ describe('circuit breaker', () => {
   let primary: RawUpstream;
   /** How the primary answers /v1/messages right now. */
   let primaryAnswer: (response: ServerResponse) => void;
-  const failing = (response: ServerResponse) => void response.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify(errorEnvelope('api_error', 'primary down')));
-  const healthy = (response: ServerResponse) => void response.writeHead(200, { 'content-type': 'text/event-stream' }).end(sseFrames(streamOf('from the primary')));
+  const failing = (response: ServerResponse) =>
+    void response
+      .writeHead(500, { 'content-type': 'application/json' })
+      .end(JSON.stringify(errorEnvelope('api_error', 'primary down')));
+  const healthy = (response: ServerResponse) =>
+    void response.writeHead(200, { 'content-type': 'text/event-stream' }).end(sseFrames(streamOf('from the primary')));
 
   before(async () => {
     primary = await rawUpstream((request, response) => answerCount(request, response) || primaryAnswer(response));
@@ -130,7 +163,13 @@ describe('circuit breaker', () => {
   test('opens after failureThreshold failures, skips the primary, probes after the cool-down, closes on success', async () => {
     const clock = { now: 0 };
     primaryAnswer = failing;
-    const service = await startWithClock(fallbackModel([{ type: 'messages-upstream', baseURL: primary.baseURL }, { type: 'scripted' }], { failureThreshold: 2, cooldownMs: 60_000 }), clock);
+    const service = await startWithClock(
+      fallbackModel([{ type: 'messages-upstream', baseURL: primary.baseURL }, { type: 'scripted' }], {
+        failureThreshold: 2,
+        cooldownMs: 60_000,
+      }),
+      clock,
+    );
     const answeredBy = async () => {
       const response = await postJson(service, '/v1/messages', hello);
       assert.equal(response.status, 200, await response.clone().text());
@@ -164,14 +203,22 @@ describe('circuit breaker', () => {
     }
   });
 
-  test('a count that fails moves the request on without a verdict: counted and answered by the next backend, the primary\'s circuit still closed', async () => {
+  test("a count that fails moves the request on without a verdict: counted and answered by the next backend, the primary's circuit still closed", async () => {
     let counting = false;
     const upstream = await rawUpstream((request, response) => {
-      if (request.url === '/v1/messages/count_tokens' && !counting) return void response.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify(errorEnvelope('api_error', 'no counting today')));
+      if (request.url === '/v1/messages/count_tokens' && !counting)
+        return void response
+          .writeHead(500, { 'content-type': 'application/json' })
+          .end(JSON.stringify(errorEnvelope('api_error', 'no counting today')));
       if (answerCount(request, response)) return;
       healthy(response);
     });
-    const service = await startService({ models: fallbackModel([{ type: 'messages-upstream', baseURL: upstream.baseURL }, { type: 'scripted' }], { failureThreshold: 1, cooldownMs: 3_600_000 }) });
+    const service = await startService({
+      models: fallbackModel([{ type: 'messages-upstream', baseURL: upstream.baseURL }, { type: 'scripted' }], {
+        failureThreshold: 1,
+        cooldownMs: 3_600_000,
+      }),
+    });
     const generations = () => upstream.requests.filter((entry) => entry.path === '/v1/messages').length;
     try {
       for (let attempt = 0; attempt < 2; attempt += 1) {
@@ -197,9 +244,16 @@ describe('circuit breaker', () => {
     test(`a proxy's 502 Bad Gateway (${what}) is the upstream failing: the fallback answers, and the failure is charged`, async () => {
       const proxy = await rawUpstream((request, response) => {
         if (answerCount(request, response)) return;
-        response.writeHead(502, { 'content-type': what === 'a bare page' ? 'text/html' : 'application/json' }).end(body);
+        response
+          .writeHead(502, { 'content-type': what === 'a bare page' ? 'text/html' : 'application/json' })
+          .end(body);
       });
-      const service = await startService({ models: fallbackModel([{ type: 'messages-upstream', baseURL: proxy.baseURL }, { type: 'scripted' }], { failureThreshold: 1, cooldownMs: 3_600_000 }) });
+      const service = await startService({
+        models: fallbackModel([{ type: 'messages-upstream', baseURL: proxy.baseURL }, { type: 'scripted' }], {
+          failureThreshold: 1,
+          cooldownMs: 3_600_000,
+        }),
+      });
       const generations = () => proxy.requests.filter((entry) => entry.path === '/v1/messages').length;
       try {
         const first = await postJson(service, '/v1/messages', hello);
@@ -220,7 +274,13 @@ describe('circuit breaker', () => {
     const clock = { now: 0 };
     primaryAnswer = failing;
     const service = await startWithClock(
-      fallbackModel([{ type: 'messages-upstream', baseURL: primary.baseURL }, { type: 'messages-upstream', baseURL: await closedPortURL() }], { failureThreshold: 1, cooldownMs: 30_000 }),
+      fallbackModel(
+        [
+          { type: 'messages-upstream', baseURL: primary.baseURL },
+          { type: 'messages-upstream', baseURL: await closedPortURL() },
+        ],
+        { failureThreshold: 1, cooldownMs: 30_000 },
+      ),
       clock,
     );
     try {
@@ -231,7 +291,10 @@ describe('circuit breaker', () => {
       const second = await postJson(service, '/v1/messages', hello);
       assert.equal(second.status, 529);
       assert.equal(second.headers.get('retry-after'), '20');
-      assert.match(((await second.json()) as ErrorBody).error.message, /every backend of this model .* failed recently/);
+      assert.match(
+        ((await second.json()) as ErrorBody).error.message,
+        /every backend of this model .* failed recently/,
+      );
       assert.equal(primary.requests.length, calls);
     } finally {
       await service.close();
@@ -244,8 +307,22 @@ describe('circuit breaker', () => {
       calls += 1;
       if (calls > 1) return failing(response);
       const searchCall = [
-        { type: 'message_start', message: { id: 'msg_up', type: 'message', role: 'assistant', model: 'up', content: [], usage: { input_tokens: 3, output_tokens: 0 } } },
-        { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_1', name: 'web_search', input: {} } },
+        {
+          type: 'message_start',
+          message: {
+            id: 'msg_up',
+            type: 'message',
+            role: 'assistant',
+            model: 'up',
+            content: [],
+            usage: { input_tokens: 3, output_tokens: 0 },
+          },
+        },
+        {
+          type: 'content_block_start',
+          index: 0,
+          content_block: { type: 'tool_use', id: 'toolu_1', name: 'web_search', input: {} },
+        },
         { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '{"query":"x"}' } },
         { type: 'content_block_stop', index: 0 },
         { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 4 } },
@@ -253,13 +330,17 @@ describe('circuit breaker', () => {
       ];
       response.writeHead(200, { 'content-type': 'text/event-stream' }).end(sseFrames(searchCall));
     };
-    const service = await startService({ models: fallbackModel([{ type: 'messages-upstream', baseURL: primary.baseURL }, { type: 'scripted' }]) });
+    const service = await startService({
+      models: fallbackModel([{ type: 'messages-upstream', baseURL: primary.baseURL }, { type: 'scripted' }]),
+    });
     try {
       const tools = [{ type: 'web_search_20260209', name: 'web_search', allowed_callers: ['direct'] }];
       const response = await postJson(service, '/v1/messages', { ...hello, tools, stream: true });
       assert.equal(response.headers.get('mms-backend'), 'messages-upstream');
       const events = await readSse(response);
-      const starts = events.filter((event) => event.event === 'content_block_start').map((event) => (event.data.content_block as { type: string }).type);
+      const starts = events
+        .filter((event) => event.event === 'content_block_start')
+        .map((event) => (event.data.content_block as { type: string }).type);
       assert.deepEqual(starts, ['server_tool_use', 'web_search_tool_result']);
       assert.deepEqual(events.at(-1)?.data.error, { type: 'api_error', message: 'primary down' });
       assert.equal(calls, 2);
@@ -307,15 +388,24 @@ describe('headers and config', () => {
     }
     const refusal = (fallback: Record<string, unknown>) => {
       try {
-        validateConfig({ models: fallbackModel([{ type: 'scripted', concurrency: 1, queue: 0 }, fallback]) }, 'test.json');
+        validateConfig(
+          { models: fallbackModel([{ type: 'scripted', concurrency: 1, queue: 0 }, fallback]) },
+          'test.json',
+        );
       } catch (error) {
         assert.ok(error instanceof ConfigError);
         return error.message;
       }
       return 'valid';
     };
-    assert.match(refusal({ type: 'scripted', concurrency: 4 }), /models\.0\.backends\.1\.concurrency: a fallback is admitted with its list/);
-    assert.match(refusal({ type: 'messages-upstream', baseURL: 'http://10.0.0.7:8080', queue: 8 }), /models\.0\.backends\.1\.queue: a fallback is admitted with its list/);
+    assert.match(
+      refusal({ type: 'scripted', concurrency: 4 }),
+      /models\.0\.backends\.1\.concurrency: a fallback is admitted with its list/,
+    );
+    assert.match(
+      refusal({ type: 'messages-upstream', baseURL: 'http://10.0.0.7:8080', queue: 8 }),
+      /models\.0\.backends\.1\.queue: a fallback is admitted with its list/,
+    );
   });
 
   test('a model gives exactly one of backend and backends; fallback only with backends', () => {
@@ -329,13 +419,31 @@ describe('headers and config', () => {
       return 'valid';
     };
     assert.match(message({}), /models\.0\.backends: give exactly one of backend/);
-    assert.match(message({ backend: { type: 'scripted' }, backends: [{ type: 'scripted' }] }), /models\.0\.backends: give exactly one of backend/);
+    assert.match(
+      message({ backend: { type: 'scripted' }, backends: [{ type: 'scripted' }] }),
+      /models\.0\.backends: give exactly one of backend/,
+    );
     assert.match(message({ backends: [] }), /models\.0\.backends/);
-    assert.match(message({ backend: { type: 'scripted' }, fallback: {} }), /models\.0\.fallback: applies only to a model with backends/);
-    assert.match(message({ backends: [{ type: 'scripted' }], fallback: { failureThreshold: 0 } }), /models\.0\.fallback\.failureThreshold/);
-    assert.equal(message({ backends: [{ type: 'scripted' }, { type: 'messages-upstream', baseURL: 'http://10.0.0.7:8080' }] }), 'valid');
-    assert.match(message({ backend: { type: 'messages-upstream', baseURL: 'ftp://x' } }), /models\.0\.backend\.baseURL/);
+    assert.match(
+      message({ backend: { type: 'scripted' }, fallback: {} }),
+      /models\.0\.fallback: applies only to a model with backends/,
+    );
+    assert.match(
+      message({ backends: [{ type: 'scripted' }], fallback: { failureThreshold: 0 } }),
+      /models\.0\.fallback\.failureThreshold/,
+    );
+    assert.equal(
+      message({ backends: [{ type: 'scripted' }, { type: 'messages-upstream', baseURL: 'http://10.0.0.7:8080' }] }),
+      'valid',
+    );
+    assert.match(
+      message({ backend: { type: 'messages-upstream', baseURL: 'ftp://x' } }),
+      /models\.0\.backend\.baseURL/,
+    );
     // A fallback's own admission would be ignored: it is refused instead, by its field.
-    assert.match(message({ backends: [{ type: 'scripted' }, { type: 'scripted', concurrency: 64 }] }), /models\.0\.backends\.1\.concurrency: a fallback is admitted with its list/);
+    assert.match(
+      message({ backends: [{ type: 'scripted' }, { type: 'scripted', concurrency: 64 }] }),
+      /models\.0\.backends\.1\.concurrency: a fallback is admitted with its list/,
+    );
   });
 });

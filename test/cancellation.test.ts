@@ -15,7 +15,10 @@ test('abort with a reason: throwIfAborted throws it, and a signal made afterward
   const reason = new Error('client disconnected');
   cancellation.abort(reason);
   assert.equal(cancellation.aborted, true);
-  assert.throws(() => cancellation.throwIfAborted(), (error) => error === reason);
+  assert.throws(
+    () => cancellation.throwIfAborted(),
+    (error) => error === reason,
+  );
   assert.equal(cancellation.signal.aborted, true);
   assert.equal(cancellation.signal.reason, reason);
 });

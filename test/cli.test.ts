@@ -23,7 +23,11 @@ interface Finished {
  * should have stopped but serves instead is killed after 20 s rather than hanging the test.
  */
 async function runMms(args: string[], env: Record<string, string> = {}): Promise<Finished> {
-  const child = spawn(process.execPath, [MMS, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env }, timeout: 20_000 });
+  const child = spawn(process.execPath, [MMS, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+    timeout: 20_000,
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk) => (stdout += String(chunk)));
@@ -36,7 +40,14 @@ async function runMms(args: string[], env: Record<string, string> = {}): Promise
 function slowConfig(extra: Record<string, unknown> = {}): string {
   const folder = mkdtempSync(join(tmpdir(), 'mms-cli-'));
   const config = join(folder, 'config.json');
-  const model = { id: 'slow', tier: 'mid', generation: 'newer', contextWindow: 4096, maxOutputTokens: 512, backend: { type: 'scripted', tokenDelayMs: 20 } };
+  const model = {
+    id: 'slow',
+    tier: 'mid',
+    generation: 'newer',
+    contextWindow: 4096,
+    maxOutputTokens: 512,
+    backend: { type: 'scripted', tokenDelayMs: 20 },
+  };
   writeFileSync(config, JSON.stringify({ apiKeys: [KEY], models: [model], ...extra }));
   return config;
 }
@@ -58,7 +69,8 @@ test('mms --help and mms serve --help explain the commands and flags', () => {
   assert.match(help.stdout, /pull/);
   assert.match(help.stdout, /compare FILE/);
   const serveHelp = spawnSync(process.execPath, [MMS, 'serve', '--help'], { encoding: 'utf8' });
-  for (const flag of ['--config', '--host', '--port', 'MMS_API_KEYS', 'MMS_CONFIG']) assert.match(serveHelp.stdout, new RegExp(flag));
+  for (const flag of ['--config', '--host', '--port', 'MMS_API_KEYS', 'MMS_CONFIG'])
+    assert.match(serveHelp.stdout, new RegExp(flag));
 });
 
 test('no MMS_ variable, however wrong, breaks --help', async () => {
@@ -73,8 +85,16 @@ test('no MMS_ variable, however wrong, breaks --help', async () => {
 test('a port that is not digits from 0 to 65535, from MMS_PORT or --port, stops serve with a message naming it and exit 2', async () => {
   const config = slowConfig();
   const runs = await Promise.all([
-    ...['abc', '0x50', '1e3', '65536', '-1', ' 80'].map(async (value) => ({ source: 'MMS_PORT', value, run: await runMms(['serve', '--config', config], { MMS_PORT: value }) })),
-    ...['1e3', '0x50'].map(async (value) => ({ source: '--port', value, run: await runMms(['serve', '--config', config, '--port', value], { MMS_PORT: '' }) })),
+    ...['abc', '0x50', '1e3', '65536', '-1', ' 80'].map(async (value) => ({
+      source: 'MMS_PORT',
+      value,
+      run: await runMms(['serve', '--config', config], { MMS_PORT: value }),
+    })),
+    ...['1e3', '0x50'].map(async (value) => ({
+      source: '--port',
+      value,
+      run: await runMms(['serve', '--config', config, '--port', value], { MMS_PORT: '' }),
+    })),
   ]);
   for (const { source, value, run } of runs) {
     assert.equal(run.status, 2, `${source}=${value}: ${run.stderr}`);
@@ -82,9 +102,13 @@ test('a port that is not digits from 0 to 65535, from MMS_PORT or --port, stops 
   }
 });
 
-test('blank MMS_PORT and MMS_HOST count as unset: the config\'s listen address is used', async () => {
+test("blank MMS_PORT and MMS_HOST count as unset: the config's listen address is used", async () => {
   const port = await freePort();
-  const child = spawn(process.execPath, [MMS, 'serve', '--config', slowConfig({ listen: { host: '127.0.0.1', port } })], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, MMS_PORT: '', MMS_HOST: ' ' } });
+  const child = spawn(
+    process.execPath,
+    [MMS, 'serve', '--config', slowConfig({ listen: { host: '127.0.0.1', port } })],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, MMS_PORT: '', MMS_HOST: ' ' } },
+  );
   try {
     assert.equal(await listeningPort(child), port);
     assert.equal((await fetch(`http://127.0.0.1:${port}/health`)).status, 200);
@@ -96,14 +120,23 @@ test('blank MMS_PORT and MMS_HOST count as unset: the config\'s listen address i
 
 test('an unknown log level, from MMS_LOG_LEVEL or --log-level, stops serve before any model is prepared, exit 2', async () => {
   const config = slowConfig();
-  const [fromEnvironment, fromFlag] = await Promise.all([runMms(['serve', '--config', config], { MMS_LOG_LEVEL: 'loud' }), runMms(['serve', '--config', config, '--log-level', 'verbose'], { MMS_LOG_LEVEL: 'debug' })]);
+  const [fromEnvironment, fromFlag] = await Promise.all([
+    runMms(['serve', '--config', config], { MMS_LOG_LEVEL: 'loud' }),
+    runMms(['serve', '--config', config, '--log-level', 'verbose'], { MMS_LOG_LEVEL: 'debug' }),
+  ]);
   assert.equal(fromEnvironment.status, 2, fromEnvironment.stderr);
-  assert.equal(fromEnvironment.stderr, 'mms: MMS_LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace (it is "loud")\n');
+  assert.equal(
+    fromEnvironment.stderr,
+    'mms: MMS_LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace (it is "loud")\n',
+  );
   assert.equal(fromFlag.status, 2, fromFlag.stderr);
-  assert.equal(fromFlag.stderr, 'mms: --log-level: must be one of fatal, error, warn, info, debug, trace (it is "verbose")\n');
+  assert.equal(
+    fromFlag.stderr,
+    'mms: --log-level: must be one of fatal, error, warn, info, debug, trace (it is "verbose")\n',
+  );
 });
 
-test('mms compare runs the client\'s tier move check: without a file it prints its usage and exits 2', () => {
+test("mms compare runs the client's tier move check: without a file it prints its usage and exits 2", () => {
   const result = spawnSync(process.execPath, [MMS, 'compare'], { encoding: 'utf8' });
   assert.equal(result.status, 2, result.stderr);
   assert.match(result.stderr, /usage: mms compare FILE/);
@@ -112,7 +145,7 @@ test('mms compare runs the client\'s tier move check: without a file it prints i
 /** Any static, dynamic, side-effect, re-export or require form naming @mms/client or a subpath, in any quotes, across lines. */
 const IMPORTS_CLIENT = /(?:\bfrom|\bimport|\brequire)\s*\(?\s*['"`]@mms\/client(?:['"`/])/;
 
-test('the import scan catches every form of importing @mms/client, and not the bin\'s run-time resolution', () => {
+test("the import scan catches every form of importing @mms/client, and not the bin's run-time resolution", () => {
   const forms = [
     "import { Client } from '@mms/client';",
     'import { Client } from "@mms/client";',
@@ -128,58 +161,105 @@ test('the import scan catches every form of importing @mms/client, and not the b
     "import client = require('@mms/client');",
   ];
   for (const form of forms) assert.match(form, IMPORTS_CLIENT, form);
-  for (const other of ["await runClientCommand('@mms/client/compare-command', args);", '`@mms/client is not installed where this runs`', "import { Client } from '@mms/clientele';"]) assert.doesNotMatch(other, IMPORTS_CLIENT, other);
+  for (const other of [
+    "await runClientCommand('@mms/client/compare-command', args);",
+    '`@mms/client is not installed where this runs`',
+    "import { Client } from '@mms/clientele';",
+  ])
+    assert.doesNotMatch(other, IMPORTS_CLIENT, other);
 });
 
 test('the server package neither declares nor imports the client: the `mms compare` entry resolves it at run time', () => {
-  const manifest = JSON.parse(readFileSync('packages/server/package.json', 'utf8')) as Record<string, Record<string, string> | undefined>;
-  for (const field of ['dependencies', 'devDependencies', 'peerDependencies', 'optionalDependencies']) assert.equal(manifest[field]?.['@mms/client'], undefined, field);
-  const sources = (folder: string): string[] => readdirSync(folder, { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? sources(join(folder, entry.name)) : [join(folder, entry.name)]));
-  const importers = [...sources('packages/server/src'), ...sources('packages/server/bin')].filter((path) => IMPORTS_CLIENT.test(readFileSync(path, 'utf8')));
+  const manifest = JSON.parse(readFileSync('packages/server/package.json', 'utf8')) as Record<
+    string,
+    Record<string, string> | undefined
+  >;
+  for (const field of ['dependencies', 'devDependencies', 'peerDependencies', 'optionalDependencies'])
+    assert.equal(manifest[field]?.['@mms/client'], undefined, field);
+  const sources = (folder: string): string[] =>
+    readdirSync(folder, { withFileTypes: true }).flatMap((entry) =>
+      entry.isDirectory() ? sources(join(folder, entry.name)) : [join(folder, entry.name)],
+    );
+  const importers = [...sources('packages/server/src'), ...sources('packages/server/bin')].filter((path) =>
+    IMPORTS_CLIENT.test(readFileSync(path, 'utf8')),
+  );
   assert.deepEqual(importers, []);
 });
 
 test('mms compare run from a folder outside the workspace, where @mms/client is not installed, says so and exits 2', () => {
   const folder = realpathSync(mkdtempSync(join(tmpdir(), 'mms-no-client-')));
-  assert.ok(relative(process.cwd(), folder).startsWith('..'), `${folder} must lie outside the workspace ${process.cwd()}`);
+  assert.ok(
+    relative(process.cwd(), folder).startsWith('..'),
+    `${folder} must lie outside the workspace ${process.cwd()}`,
+  );
   writeFileSync(join(folder, 'compare.json'), '{}');
-  const result = spawnSync(process.execPath, [MMS, 'compare', 'compare.json'], { cwd: folder, encoding: 'utf8', env: { ...process.env, NODE_PATH: '' } });
+  const result = spawnSync(process.execPath, [MMS, 'compare', 'compare.json'], {
+    cwd: folder,
+    encoding: 'utf8',
+    env: { ...process.env, NODE_PATH: '' },
+  });
   assert.equal(result.status, 2, result.stderr);
   assert.equal(result.stdout, '');
-  assert.equal(result.stderr, `mms compare: it is the calling client's command, and @mms/client is not installed where this runs (${folder}); install @mms/client there, or run it from the repository root\n`);
+  assert.equal(
+    result.stderr,
+    `mms compare: it is the calling client's command, and @mms/client is not installed where this runs (${folder}); install @mms/client there, or run it from the repository root\n`,
+  );
 });
 
 test('a config error names the field and exits 2 before listening', () => {
   const folder = mkdtempSync(join(tmpdir(), 'mms-cli-'));
   writeFileSync(join(folder, 'bad.json'), JSON.stringify({ apiKeys: [KEY], models: [{ id: 'm', tier: 'giant' }] }));
-  const result = spawnSync(process.execPath, [MMS, 'serve', '--config', join(folder, 'bad.json')], { encoding: 'utf8' });
+  const result = spawnSync(process.execPath, [MMS, 'serve', '--config', join(folder, 'bad.json')], {
+    encoding: 'utf8',
+  });
   assert.equal(result.status, 2);
   assert.match(result.stderr, /models\.0\.tier/);
 });
 
 test('without any API key the service refuses to start and says how to set one', () => {
-  const result = spawnSync(process.execPath, [MMS, 'serve', '--config', 'examples/scripted.json'], { encoding: 'utf8', env: { ...process.env, MMS_API_KEYS: '' } });
+  const result = spawnSync(process.execPath, [MMS, 'serve', '--config', 'examples/scripted.json'], {
+    encoding: 'utf8',
+    env: { ...process.env, MMS_API_KEYS: '' },
+  });
   assert.equal(result.status, 2);
   assert.match(result.stderr, /MMS_API_KEYS/);
 });
 
-test('a key from MMS_API_KEYS is held to the config\'s 8-character minimum, and the message names its position, not the key', async () => {
+test("a key from MMS_API_KEYS is held to the config's 8-character minimum, and the message names its position, not the key", async () => {
   const run = await runMms(['serve', '--config', slowConfig()], { MMS_API_KEYS: 'long-enough-key-1, abc' });
   assert.equal(run.status, 2, run.stderr);
   assert.equal(run.stderr, 'mms: MMS_API_KEYS: key 2 of 2: an API key must have at least 8 characters\n');
 });
 
-test('a backend that cannot be built (a scripted backend\'s script missing or not JSON) stops serve naming the field, exit 2', async () => {
+test("a backend that cannot be built (a scripted backend's script missing or not JSON) stops serve naming the field, exit 2", async () => {
   const folder = mkdtempSync(join(tmpdir(), 'mms-cli-'));
   writeFileSync(join(folder, 'broken.json'), '[{');
   const model = { id: 'scripted', tier: 'mid', generation: 'newer', contextWindow: 4096, maxOutputTokens: 512 };
-  writeFileSync(join(folder, 'missing.json'), JSON.stringify({ apiKeys: [KEY], models: [{ ...model, backend: { type: 'scripted', script: 'absent.json' } }] }));
-  writeFileSync(join(folder, 'list.json'), JSON.stringify({ apiKeys: [KEY], models: [{ ...model, backends: [{ type: 'scripted' }, { type: 'scripted', script: 'broken.json' }] }] }));
-  const [missing, list] = await Promise.all([runMms(['serve', '--config', join(folder, 'missing.json')]), runMms(['serve', '--config', join(folder, 'list.json')])]);
+  writeFileSync(
+    join(folder, 'missing.json'),
+    JSON.stringify({ apiKeys: [KEY], models: [{ ...model, backend: { type: 'scripted', script: 'absent.json' } }] }),
+  );
+  writeFileSync(
+    join(folder, 'list.json'),
+    JSON.stringify({
+      apiKeys: [KEY],
+      models: [{ ...model, backends: [{ type: 'scripted' }, { type: 'scripted', script: 'broken.json' }] }],
+    }),
+  );
+  const [missing, list] = await Promise.all([
+    runMms(['serve', '--config', join(folder, 'missing.json')]),
+    runMms(['serve', '--config', join(folder, 'list.json')]),
+  ]);
   assert.equal(missing.status, 2, missing.stderr);
-  assert.equal(missing.stderr, `mms: models.0.backend.script: ${join(folder, 'absent.json')}: cannot read it (ENOENT)\n`);
+  assert.equal(
+    missing.stderr,
+    `mms: models.0.backend.script: ${join(folder, 'absent.json')}: cannot read it (ENOENT)\n`,
+  );
   assert.equal(list.status, 2, list.stderr);
-  assert.match(list.stderr, new RegExp(`^mms: models\\.0\\.backends\\.1\\.script: ${join(folder, 'broken.json')}: not valid JSON \\(.+\\)\\n$`));
+  assert.match(
+    list.stderr,
+    new RegExp(`^mms: models\\.0\\.backends\\.1\\.script: ${join(folder, 'broken.json')}: not valid JSON \\(.+\\)\\n$`),
+  );
 });
 
 test('a port already in use stops serve with "cannot listen on host:port" and the reason, exit 2, no stack', async () => {
@@ -189,7 +269,12 @@ test('a port already in use stops serve with "cannot listen on host:port" and th
   try {
     const run = await runMms(['serve', '--config', slowConfig(), '--port', String(port)]);
     assert.equal(run.status, 2, run.stderr);
-    assert.match(run.stderr, new RegExp(`^mms: slow: .*\\nmms: cannot listen on 127\\.0\\.0\\.1:${port}: the address is already in use \\(EADDRINUSE\\)\\n$`));
+    assert.match(
+      run.stderr,
+      new RegExp(
+        `^mms: slow: .*\\nmms: cannot listen on 127\\.0\\.0\\.1:${port}: the address is already in use \\(EADDRINUSE\\)\\n$`,
+      ),
+    );
   } finally {
     holder.close();
   }
@@ -208,12 +293,30 @@ async function listeningPort(child: ChildProcess): Promise<number> {
 test('SIGTERM lets an in-flight stream finish, then the process exits 0', async () => {
   const folder = mkdtempSync(join(tmpdir(), 'mms-cli-'));
   const config = join(folder, 'config.json');
-  const model = { id: 'slow', tier: 'mid', generation: 'newer', contextWindow: 4096, maxOutputTokens: 512, backend: { type: 'scripted', tokenDelayMs: 20 } };
+  const model = {
+    id: 'slow',
+    tier: 'mid',
+    generation: 'newer',
+    contextWindow: 4096,
+    maxOutputTokens: 512,
+    backend: { type: 'scripted', tokenDelayMs: 20 },
+  };
   writeFileSync(config, JSON.stringify({ apiKeys: [KEY], models: [model] }));
-  const child = spawn(process.execPath, [MMS, 'serve', '--config', config, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [MMS, 'serve', '--config', config, '--port', '0'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const port = await listeningPort(child);
-  const body = JSON.stringify({ model: 'slow', max_tokens: 100, stream: true, messages: [{ role: 'user', content: 'one two three four five six seven eight nine ten' }] });
-  const response = await fetch(`http://127.0.0.1:${port}/v1/messages`, { method: 'POST', headers: { 'x-api-key': KEY, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' }, body });
+  const body = JSON.stringify({
+    model: 'slow',
+    max_tokens: 100,
+    stream: true,
+    messages: [{ role: 'user', content: 'one two three four five six seven eight nine ten' }],
+  });
+  const response = await fetch(`http://127.0.0.1:${port}/v1/messages`, {
+    method: 'POST',
+    headers: { 'x-api-key': KEY, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+    body,
+  });
   child.kill('SIGTERM');
   const events = await readSse(response);
   assert.equal(events.at(-1)?.event, 'message_stop');
@@ -244,19 +347,32 @@ function messagesRequest(body: Record<string, unknown>): string {
 }
 
 test('SIGTERM with keep-alive clients: in-flight JSON and streamed replies complete, each connection closes after its reply, exit 0 well within the grace', async () => {
-  const child = spawn(process.execPath, [MMS, 'serve', '--config', slowConfig(), '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [MMS, 'serve', '--config', slowConfig(), '--port', '0'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const port = await listeningPort(child);
   const words = Array.from({ length: 40 }, (_, index) => `word${index}`).join(' ');
   const idle = keptAliveRequest(port, 'GET /health HTTP/1.1\r\nhost: mms\r\n\r\n');
   await idle.firstBytes;
-  const streamed = keptAliveRequest(port, messagesRequest({ model: 'slow', max_tokens: 200, stream: true, messages: [{ role: 'user', content: words }] }));
+  const streamed = keptAliveRequest(
+    port,
+    messagesRequest({ model: 'slow', max_tokens: 200, stream: true, messages: [{ role: 'user', content: words }] }),
+  );
   await streamed.firstBytes;
-  const json = keptAliveRequest(port, messagesRequest({ model: 'slow', max_tokens: 200, messages: [{ role: 'user', content: words }] }));
+  const json = keptAliveRequest(
+    port,
+    messagesRequest({ model: 'slow', max_tokens: 200, messages: [{ role: 'user', content: words }] }),
+  );
   const jsonAnswered = json.firstBytes.then(() => Date.now());
   await new Promise((resolve) => setTimeout(resolve, 200));
   const signalled = Date.now();
   child.kill('SIGTERM');
-  const [idleReply, streamedReply, jsonReply, [code]] = await Promise.all([idle.whole, streamed.whole, json.whole, once(child, 'exit') as Promise<[number | null]>]);
+  const [idleReply, streamedReply, jsonReply, [code]] = await Promise.all([
+    idle.whole,
+    streamed.whole,
+    json.whole,
+    once(child, 'exit') as Promise<[number | null]>,
+  ]);
   const elapsed = Date.now() - signalled;
   assert.ok((await jsonAnswered) > signalled, 'the JSON reply was still in flight at SIGTERM');
   assert.equal(code, 0);

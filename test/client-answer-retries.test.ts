@@ -5,21 +5,37 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { answer, ask, finish, frame, openStream, start, toolBlock, usage, useRawMessagesServer, type Handler } from './raw-messages-server.js';
+import {
+  answer,
+  ask,
+  finish,
+  frame,
+  openStream,
+  start,
+  toolBlock,
+  usage,
+  useRawMessagesServer,
+  type Handler,
+} from './raw-messages-server.js';
 
 const fake = useRawMessagesServer();
 
 describe('truncation, exactly', () => {
-  const truncated = (input: number): Handler => (response) => {
-    openStream(response);
-    response.end(start(input) + toolBlock('{"name":"A') + finish('max_tokens', input, 512));
-  };
+  const truncated =
+    (input: number): Handler =>
+    (response) => {
+      openStream(response);
+      response.end(start(input) + toolBlock('{"name":"A') + finish('max_tokens', input, 512));
+    };
 
   test('a truncated answer is retried once with max_tokens doubled; usage is summed', async () => {
     fake.handlers = [truncated(20), answer(20, 9)];
     const result = await fake.client().structured(ask);
     assert.ok(result.ok, JSON.stringify(result));
-    assert.deepEqual(fake.bodies.map((body) => body.max_tokens), [512, 1_024]);
+    assert.deepEqual(
+      fake.bodies.map((body) => body.max_tokens),
+      [512, 1_024],
+    );
     assert.deepEqual([result.usage.inputTokens, result.usage.outputTokens], [40, 521]);
   });
 
@@ -43,7 +59,10 @@ describe('truncation, exactly', () => {
     fake.handlers = [truncated(190_000), answer()];
     const grown = await fake.client().structured({ ...ask, maxTokens: 4_000 });
     assert.ok(grown.ok, JSON.stringify(grown));
-    assert.deepEqual(fake.bodies.map((body) => body.max_tokens), [4_000, 5_000]);
+    assert.deepEqual(
+      fake.bodies.map((body) => body.max_tokens),
+      [4_000, 5_000],
+    );
   });
 });
 
@@ -53,15 +72,26 @@ describe('a retry that grows the prompt past its budget is not sent (decision 00
   const small = { id: 'mid', tier: 'mid' as const, contextWindow: 20_000, maxOutputTokens: 8_000 };
   const long = { ...ask, model: small, input: 'y'.repeat(40_000), maxTokens: 4_000 };
   const pad = 'x'.repeat(8_000);
-  const text = (words: string): Handler => (response) => {
-    openStream(response);
-    response.end(start() + frame({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }) + frame({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: words } }) + frame({ type: 'content_block_stop', index: 0 }) + finish('end_turn', 20, 2_000));
-  };
-  const writes = (input: unknown): Handler => (response) => {
-    openStream(response);
-    response.end(start() + toolBlock(JSON.stringify(input)) + finish('tool_use', 20, 2_000));
-  };
-  const notSent = /the retry was not sent \(prompt_too_long\): the prompt has \d+ characters; mid allows 44000 = \(20000 window - 4000 max_tokens - 5000 buffer\) x 4/;
+  const text =
+    (words: string): Handler =>
+    (response) => {
+      openStream(response);
+      response.end(
+        start() +
+          frame({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }) +
+          frame({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: words } }) +
+          frame({ type: 'content_block_stop', index: 0 }) +
+          finish('end_turn', 20, 2_000),
+      );
+    };
+  const writes =
+    (input: unknown): Handler =>
+    (response) => {
+      openStream(response);
+      response.end(start() + toolBlock(JSON.stringify(input)) + finish('tool_use', 20, 2_000));
+    };
+  const notSent =
+    /the retry was not sent \(prompt_too_long\): the prompt has \d+ characters; mid allows 44000 = \(20000 window - 4000 max_tokens - 5000 buffer\) x 4/;
 
   test('a decline with a long text: one request, declined, saying the retry was not sent because of its size', async () => {
     fake.handlers = [text(pad), answer()];
@@ -80,7 +110,9 @@ describe('a retry that grows the prompt past its budget is not sent (decision 00
     assert.match(invalid.message, notSent);
     fake.bodies = [];
     fake.handlers = [writes({ name: pad }), answer()];
-    const rejected = await fake.client().structured({ ...long, guardrails: [(value) => (value.name === 'Ada' ? undefined : 'not Ada')] });
+    const rejected = await fake
+      .client()
+      .structured({ ...long, guardrails: [(value) => (value.name === 'Ada' ? undefined : 'not Ada')] });
     assert.ok(!rejected.ok && rejected.kind === 'rejected', JSON.stringify(rejected).slice(0, 500));
     assert.equal(fake.bodies.length, 1);
     assert.match(rejected.message, notSent);
@@ -88,10 +120,12 @@ describe('a retry that grows the prompt past its budget is not sent (decision 00
 });
 
 describe('a tool input that is not an object', () => {
-  const writes = (json: string): Handler => (response) => {
-    openStream(response);
-    response.end(start() + toolBlock(json) + finish('tool_use', 20, 3));
-  };
+  const writes =
+    (json: string): Handler =>
+    (response) => {
+      openStream(response);
+      response.end(start() + toolBlock(json) + finish('tool_use', 20, 3));
+    };
 
   test('is an invalid outcome, "/ must be object", with or without the envelope, after its one retry; usage and request ids are kept', async () => {
     for (const insufficientData of [false, true]) {
@@ -99,7 +133,10 @@ describe('a tool input that is not an object', () => {
         fake.bodies = [];
         fake.handlers = [writes(json)];
         const result = await fake.client().structured({ ...ask, insufficientData });
-        assert.ok(!result.ok && result.kind === 'invalid', `${json}, envelope ${insufficientData}: ${JSON.stringify(result)}`);
+        assert.ok(
+          !result.ok && result.kind === 'invalid',
+          `${json}, envelope ${insufficientData}: ${JSON.stringify(result)}`,
+        );
         assert.equal(result.violation, '/ must be object');
         assert.deepEqual(result.input, JSON.parse(json));
         assert.match(result.message, /after the one retry$/);
@@ -119,10 +156,15 @@ describe('a tool input that is not an object', () => {
       assert.ok(result.ok, `${json}: ${JSON.stringify(result)}`);
       assert.deepEqual(result.value, { name: 'Ada' });
       assert.equal(fake.bodies.length, 2, json);
-      const [call, reply] = (fake.bodies[1]!.messages as Array<{ role: string; content: Array<Record<string, unknown>> }>).slice(-2);
+      const [call, reply] = (
+        fake.bodies[1]!.messages as Array<{ role: string; content: Array<Record<string, unknown>> }>
+      ).slice(-2);
       assert.deepEqual(call?.content[0], { type: 'tool_use', id: 'toolu_1', name: 'record_answer', input: {} });
       assert.equal(reply?.content[0]?.is_error, true);
-      assert.ok(String(reply?.content[0]?.content).includes(`The input you wrote was ${json}, not an object`), String(reply?.content[0]?.content));
+      assert.ok(
+        String(reply?.content[0]?.content).includes(`The input you wrote was ${json}, not an object`),
+        String(reply?.content[0]?.content),
+      );
     }
   });
 });

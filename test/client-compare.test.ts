@@ -11,14 +11,26 @@ import { clientFor, clientTestModels, scriptFolder } from './client-support.js';
 
 const record = (founder: string) => [[{ type: 'tool_use', name: 'record_answer', input: { founder } }]];
 // The candidate misses the known answer on the Acme memo and agrees on the Beta memo.
-const currentScript = [{ when: 'Acme memo', steps: record('Jane Roe') }, { when: 'Beta memo', steps: record('Bo Li') }];
-const candidateScript = [{ when: 'Acme memo', steps: record('John Doe') }, { when: 'Beta memo', steps: record('Bo Li') }];
+const currentScript = [
+  { when: 'Acme memo', steps: record('Jane Roe') },
+  { when: 'Beta memo', steps: record('Bo Li') },
+];
+const candidateScript = [
+  { when: 'Acme memo', steps: record('John Doe') },
+  { when: 'Beta memo', steps: record('Bo Li') },
+];
 
 let service: RunningService;
 let folder: string;
 before(async () => {
   folder = scriptFolder({ 'current.json': currentScript, 'candidate.json': candidateScript });
-  const models = clientTestModels({}).map((model) => (model.id === 'mid-older' ? { ...model, backend: { type: 'scripted' as const, script: 'current.json' } } : model.id === 'mid-newer' ? { ...model, backend: { type: 'scripted' as const, script: 'candidate.json' } } : model));
+  const models = clientTestModels({}).map((model) =>
+    model.id === 'mid-older'
+      ? { ...model, backend: { type: 'scripted' as const, script: 'current.json' } }
+      : model.id === 'mid-newer'
+        ? { ...model, backend: { type: 'scripted' as const, script: 'candidate.json' } }
+        : model,
+  );
   service = await startService({ models }, folder);
 });
 after(() => service.close());
@@ -27,16 +39,35 @@ const callSites = [
   {
     name: 'extract-founder',
     instructions: 'Extract the founder.',
-    schema: { type: 'object', properties: { founder: { type: 'string' } }, required: ['founder'], additionalProperties: false },
+    schema: {
+      type: 'object',
+      properties: { founder: { type: 'string' } },
+      required: ['founder'],
+      additionalProperties: false,
+    },
     maxTokens: 256,
-    inputs: [{ input: 'Acme memo: founded by Jane Roe.', expected: { founder: 'jane roe' } }, { input: 'Beta memo: Bo Li.' }],
+    inputs: [
+      { input: 'Acme memo: founded by Jane Roe.', expected: { founder: 'jane roe' } },
+      { input: 'Beta memo: Bo Li.' },
+    ],
   },
 ];
-const current = { id: 'mid-older', tier: 'mid' as const, generation: 'older' as const, contextWindow: 200_000, maxOutputTokens: 4_096 };
+const current = {
+  id: 'mid-older',
+  tier: 'mid' as const,
+  generation: 'older' as const,
+  contextWindow: 200_000,
+  maxOutputTokens: 4_096,
+};
 const candidate = { id: 'mid-newer', tier: 'mid' as const, contextWindow: 200_000, maxOutputTokens: 4_096 };
 
 test('per call site: validity on each model, agreement between them, hits on known answers', async () => {
-  const report = await compareModels(clientFor(service.baseURL, service.apiKey), { current, candidate, runs: 2, callSites });
+  const report = await compareModels(clientFor(service.baseURL, service.apiKey), {
+    current,
+    candidate,
+    runs: 2,
+    callSites,
+  });
   assert.deepEqual(report.callSites, [
     {
       name: 'extract-founder',
@@ -53,11 +84,18 @@ test('mms compare prints the table; a bad file is exit status 2 with the reason'
   writeFileSync(file, JSON.stringify({ current, candidate, runs: 1, callSites }));
   let stdout = '';
   let stderr = '';
-  const io = { stdout: { write: (text: string) => (stdout += text) }, stderr: { write: (text: string) => (stderr += text) }, env: { MMS_API_KEY: service.apiKey } };
+  const io = {
+    stdout: { write: (text: string) => (stdout += text) },
+    stderr: { write: (text: string) => (stderr += text) },
+    env: { MMS_API_KEY: service.apiKey },
+  };
   assert.equal(await runCompareCommand([file, '--base-url', service.baseURL], io), 0, stderr);
   const lines = stdout.trim().split('\n');
   assert.equal(lines[0], 'mid-older -> mid-newer, 1 runs per input');
-  assert.match(lines[1] ?? '', /^call site\s+valid mid-older\s+valid mid-newer\s+agreement\s+known mid-older\s+known mid-newer\s+failures \(candidate\)$/);
+  assert.match(
+    lines[1] ?? '',
+    /^call site\s+valid mid-older\s+valid mid-newer\s+agreement\s+known mid-older\s+known mid-newer\s+failures \(candidate\)$/,
+  );
   assert.match(lines[3] ?? '', /^extract-founder\s+2\/2\s+2\/2\s+1\/2\s+1\/1\s+0\/1\s+-$/);
 
   writeFileSync(file, JSON.stringify({ current, callSites }));
@@ -71,7 +109,11 @@ const MMS = join(process.cwd(), 'packages/server/bin/mms.js');
 const runMms = (args: string[], env: Record<string, string>) =>
   promisify(execFile)(process.execPath, [MMS, ...args], { cwd: process.cwd(), env: { ...process.env, ...env } }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-    (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
+    (error: { code: number; stdout: string; stderr: string }) => ({
+      code: error.code,
+      stdout: error.stdout,
+      stderr: error.stderr,
+    }),
   );
 
 test('mms compare end to end through the bin: a recorded-inputs file against the scripted service', async () => {

@@ -5,7 +5,12 @@ import type { RunningService } from '@mms/testing';
 import { PreSendError, type AttemptInfo, type DeclineInfo, type RetryInfo } from '@mms/client';
 import { clientFor, CONTEXT_WINDOW, MAX_OUTPUT, recorder, startClientService } from './client-support.js';
 
-const person = { type: 'object', properties: { name: { type: 'string' }, age: { type: 'integer' } }, required: ['name', 'age'], additionalProperties: false };
+const person = {
+  type: 'object',
+  properties: { name: { type: 'string' }, age: { type: 'integer' } },
+  required: ['name', 'age'],
+  additionalProperties: false,
+};
 const tool = (input: unknown) => ({ type: 'tool_use', name: 'record_answer', input });
 /** With `insufficientData: true` the tool's input is the envelope `{answer: ...}` that admits `Insufficient data` (decision 0010). */
 const envelope = (answer: unknown) => tool({ answer });
@@ -24,15 +29,29 @@ const nameGiven = (value: { name: string }) => (value.name === '' ? 'name is emp
 let service: RunningService;
 before(async () => {
   // `slow` streams one token every 25 ms, like a model generating.
-  const slow = { id: 'slow', tier: 'large' as const, generation: 'newer' as const, contextWindow: 200_000, maxOutputTokens: MAX_OUTPUT, backend: { type: 'scripted' as const, tokenDelayMs: 25 } };
-  service = await startClientService({ 'script.json': script }, { backend: { script: 'script.json' }, extraModels: [slow] });
+  const slow = {
+    id: 'slow',
+    tier: 'large' as const,
+    generation: 'newer' as const,
+    contextWindow: 200_000,
+    maxOutputTokens: MAX_OUTPUT,
+    backend: { type: 'scripted' as const, tokenDelayMs: 25 },
+  };
+  service = await startClientService(
+    { 'script.json': script },
+    { backend: { script: 'script.json' }, extraModels: [slow] },
+  );
 });
 after(() => service.close());
 
 function setup(faults: Parameters<typeof recorder>[0] = [], options: Parameters<typeof clientFor>[2] = {}) {
   const record = recorder(faults);
   const events = { attempts: [] as AttemptInfo[], retries: [] as RetryInfo[], declines: [] as DeclineInfo[] };
-  const hooks = { onAttempt: (info: AttemptInfo) => events.attempts.push(info), onRetry: (info: RetryInfo) => events.retries.push(info), onDecline: (info: DeclineInfo) => events.declines.push(info) };
+  const hooks = {
+    onAttempt: (info: AttemptInfo) => events.attempts.push(info),
+    onRetry: (info: RetryInfo) => events.retries.push(info),
+    onDecline: (info: DeclineInfo) => events.declines.push(info),
+  };
   const client = clientFor(service.baseURL, service.apiKey, { fetch: record.fetch, hooks, ...options });
   return { client, record, events };
 }
@@ -70,16 +89,32 @@ describe('shape and success', () => {
 
   test('a newer small model outside the tiers (a tier move candidate) gets thinking disabled; an older small tier gets none', async () => {
     const sized = { contextWindow: CONTEXT_WINDOW, maxOutputTokens: MAX_OUTPUT };
-    const { client, record } = setup([], { models: { small: { id: 'small-older', generation: 'older', ...sized }, mid: { id: 'mid-newer', ...sized }, large: { id: 'large-newer', ...sized } } });
+    const { client, record } = setup([], {
+      models: {
+        small: { id: 'small-older', generation: 'older', ...sized },
+        mid: { id: 'mid-newer', ...sized },
+        large: { id: 'large-newer', ...sized },
+      },
+    });
     const candidate = await client.structured({ ...ask, model: { id: 'small-newer', tier: 'small', ...sized } });
     const configured = await client.structured({ ...ask, model: 'small' });
     assert.ok(candidate.ok && configured.ok, JSON.stringify([candidate, configured]));
-    assert.deepEqual(record.bodies.map((body) => [body.model, body.thinking]), [['small-newer', { type: 'disabled' }], ['small-older', undefined]]);
+    assert.deepEqual(
+      record.bodies.map((body) => [body.model, body.thinking]),
+      [
+        ['small-newer', { type: 'disabled' }],
+        ['small-older', undefined],
+      ],
+    );
   });
 
   test('messages() is a plain call over the same transport', async () => {
     const { client, record } = setup();
-    const result = await client.messages({ model: 'large', max_tokens: 100, messages: [{ role: 'user', content: 'Say this back.' }] });
+    const result = await client.messages({
+      model: 'large',
+      max_tokens: 100,
+      messages: [{ role: 'user', content: 'Say this back.' }],
+    });
     assert.ok(result.ok, JSON.stringify(result));
     assert.deepEqual(result.value.content, [{ type: 'text', text: 'Say this back.', citations: null }]);
     assert.equal(record.bodies[0]?.model, 'large-newer');
@@ -95,8 +130,14 @@ describe('HTTP layer', () => {
     assert.ok(result.ok, JSON.stringify(result));
     assert.equal(result.attempts, 3);
     assert.equal(new Set(result.requestIds).size, 3);
-    assert.deepEqual(events.attempts.map((attempt) => `${attempt.outcome} ${attempt.status}`), ['status 500', 'status 500', 'message 200']);
-    assert.deepEqual(events.retries.map((retry) => retry.layer), ['http', 'http']);
+    assert.deepEqual(
+      events.attempts.map((attempt) => `${attempt.outcome} ${attempt.status}`),
+      ['status 500', 'status 500', 'message 200'],
+    );
+    assert.deepEqual(
+      events.retries.map((retry) => retry.layer),
+      ['http', 'http'],
+    );
     assert.match(events.retries[0]?.reason ?? '', /HTTP 500/);
   });
 
@@ -117,19 +158,19 @@ describe('HTTP layer', () => {
     assert.match(result.message, /no retries left; 3 attempts/);
   });
 
-  test('a deadline that expires mid-retry is a timeout before the caller\'s deadline', async () => {
+  test("a deadline that expires mid-retry is a timeout before the caller's deadline", async () => {
     const { client } = setup(() => 'http-529');
     const started = Date.now();
     // retry-after is 1 s: it cannot fit in a 900 ms deadline, so the client reports at once.
     const result = await client.structured({ ...ask, timeoutMs: 900 });
-    assert.ok(Date.now() - started < 900, 'the client reports before the caller\'s deadline');
+    assert.ok(Date.now() - started < 900, "the client reports before the caller's deadline");
     assert.ok(!result.ok && result.kind === 'timeout', JSON.stringify(result));
     assert.equal(result.phase, 'retry-wait');
     assert.match(result.message, /retry-after/);
     assert.match(result.lastError ?? '', /HTTP 529 overloaded_error/);
   });
 
-  test('an error event after content is not retried: an http failure with the event\'s type', async () => {
+  test("an error event after content is not retried: an http failure with the event's type", async () => {
     const { client } = setup(['stream-error']);
     const result = await client.structured(ask);
     assert.ok(!result.ok && result.kind === 'http', JSON.stringify(result));
@@ -138,7 +179,11 @@ describe('HTTP layer', () => {
   });
 
   test('a slow stream outlasts the idle timer while tokens keep coming, and is cut at the deadline', async () => {
-    const models = { small: 'small-newer', mid: 'mid-newer', large: { id: 'slow', contextWindow: 200_000, maxOutputTokens: MAX_OUTPUT } };
+    const models = {
+      small: 'small-newer',
+      mid: 'mid-newer',
+      large: { id: 'slow', contextWindow: 200_000, maxOutputTokens: MAX_OUTPUT },
+    };
     const slowClient = clientFor(service.baseURL, service.apiKey, { timeouts: { idleMs: 250 }, models });
     const words = Array.from({ length: 30 }, (_, index) => `w${index}`).join(' ');
     const request = { model: 'large', max_tokens: 200, messages: [{ role: 'user' as const, content: words }] };
@@ -151,7 +196,7 @@ describe('HTTP layer', () => {
     assert.ok(cut.usage.inputTokens > 0, 'the usage reported before the cut is kept');
   });
 
-  test('a status outside the ladder is not retried and keeps the service\'s message', async () => {
+  test("a status outside the ladder is not retried and keeps the service's message", async () => {
     const { client } = setup();
     const result = await client.structured({ ...ask, model: { id: 'no-such-model', tier: 'mid' } });
     assert.ok(!result.ok && result.kind === 'http', JSON.stringify(result));
@@ -166,9 +211,15 @@ describe('answer layer', () => {
     const { client, record, events } = setup(['truncate']);
     const result = await client.structured({ ...ask, maxTokens: 512 });
     assert.ok(result.ok, JSON.stringify(result));
-    assert.deepEqual(record.bodies.map((body) => body.max_tokens), [512, 1_024]);
+    assert.deepEqual(
+      record.bodies.map((body) => body.max_tokens),
+      [512, 1_024],
+    );
     assert.deepEqual(record.bodies[1]?.messages, record.bodies[0]?.messages);
-    assert.deepEqual(events.retries.map((retry) => retry.layer), ['answer']);
+    assert.deepEqual(
+      events.retries.map((retry) => retry.layer),
+      ['answer'],
+    );
     assert.equal(client.declineCounts().total, 0, 'truncation is not a decline');
   });
 
@@ -181,10 +232,13 @@ describe('answer layer', () => {
     assert.equal(record.bodies.length, 1);
   });
 
-  test('the default max_tokens is the tier\'s output budget within the model\'s limit (spec, Limits), not the 512 of the spec\'s example; truncated there, the failure says it cannot grow', async () => {
+  test("the default max_tokens is the tier's output budget within the model's limit (spec, Limits), not the 512 of the spec's example; truncated there, the failure says it cannot grow", async () => {
     const { client, record } = setup(['truncate']);
     const result = await client.structured({ ...ask, maxTokens: undefined });
-    assert.deepEqual(record.bodies.map((body) => body.max_tokens), [MAX_OUTPUT]);
+    assert.deepEqual(
+      record.bodies.map((body) => body.max_tokens),
+      [MAX_OUTPUT],
+    );
     assert.ok(!result.ok && result.kind === 'truncated', JSON.stringify(result));
     assert.match(result.message, /not retried: max_tokens 4096 is already the model's limit \(4096\)$/);
   });
@@ -192,10 +246,15 @@ describe('answer layer', () => {
   test('the default max_tokens is cut to what a small window leaves after the prompt and the buffer', async () => {
     // No maxOutputTokens: the mid tier's 64k, far more than an 8k window holds.
     const { client, record } = setup();
-    const result = await client.structured({ ...ask, maxTokens: undefined, model: { id: 'mid-newer', tier: 'mid', contextWindow: 8_000 } });
+    const result = await client.structured({
+      ...ask,
+      maxTokens: undefined,
+      model: { id: 'mid-newer', tier: 'mid', contextWindow: 8_000 },
+    });
     assert.ok(result.ok, JSON.stringify(result));
     const body = record.bodies[0]!;
-    const promptChars = String(body.system).length + String(body.messages[0]?.content).length + JSON.stringify(body.tools).length;
+    const promptChars =
+      String(body.system).length + String(body.messages[0]?.content).length + JSON.stringify(body.tools).length;
     assert.equal(body.max_tokens, 8_000 - Math.ceil(promptChars / 4) - 5_000);
   });
 
@@ -206,10 +265,18 @@ describe('answer layer', () => {
     const retry = record.bodies[1]!;
     assert.deepEqual(retry.messages.slice(1), [
       { role: 'assistant', content: 'I would rather answer in prose than call a tool.' },
-      { role: 'user', content: 'You answered without calling the tool "record_answer". Call it now, with your answer as its input.' },
+      {
+        role: 'user',
+        content: 'You answered without calling the tool "record_answer". Call it now, with your answer as its input.',
+      },
     ]);
     assert.deepEqual(retry.tool_choice, { type: 'tool', name: 'record_answer', disable_parallel_tool_use: true });
-    assert.deepEqual(client.declineCounts(), { total: 1, byModel: { 'mid-newer': 1 }, byTool: { record_answer: 1 }, byModelAndTool: { 'mid-newer': { record_answer: 1 } } });
+    assert.deepEqual(client.declineCounts(), {
+      total: 1,
+      byModel: { 'mid-newer': 1 },
+      byTool: { record_answer: 1 },
+      byModelAndTool: { 'mid-newer': { record_answer: 1 } },
+    });
     assert.equal(events.declines.length, 1);
     assert.equal(events.declines[0]?.text, 'I would rather answer in prose than call a tool.');
   });
@@ -226,7 +293,10 @@ describe('answer layer', () => {
     const { client, record } = setup(['invalid-tool-input']);
     const result = await client.structured(ask);
     assert.ok(result.ok, JSON.stringify(result));
-    const [call, answer] = record.bodies[1]!.messages.slice(1) as Array<{ role: string; content: Array<Record<string, unknown>> }>;
+    const [call, answer] = record.bodies[1]!.messages.slice(1) as Array<{
+      role: string;
+      content: Array<Record<string, unknown>>;
+    }>;
     assert.equal(call?.role, 'assistant');
     assert.equal(call?.content[0]?.type, 'tool_use');
     assert.equal(answer?.content[0]?.is_error, true);
@@ -246,7 +316,8 @@ describe('answer layer', () => {
     const { client, record } = setup();
     const schema = { ...person, properties: { ...person.properties, name: { type: 'string', maxLength: 3 } } };
     const result = await client.structured({ ...ask, schema });
-    const sent = (record.bodies[0]!.tools as Array<{ input_schema: { properties: { name: unknown } } }>)[0]!.input_schema.properties.name;
+    const sent = (record.bodies[0]!.tools as Array<{ input_schema: { properties: { name: unknown } } }>)[0]!
+      .input_schema.properties.name;
     assert.deepEqual(sent, { type: 'string', description: 'Constraints: {"maxLength":3}' });
     assert.ok(!result.ok && result.kind === 'invalid', JSON.stringify(result));
     assert.match(result.violation, /\/name must NOT have more than 3 characters/);
@@ -256,15 +327,32 @@ describe('answer layer', () => {
     const { client, record } = setup();
     const schema = { ...person, properties: { ...person.properties, name: { type: 'string', maxLength: 3 } } };
     const result = await client.structured({ ...ask, schema, insufficientData: true });
-    const sent = (record.bodies[0]!.tools as Array<{ input_schema: { properties: { answer: { anyOf: Array<{ properties: { name: unknown } }> } } } }>)[0]!.input_schema.properties.answer.anyOf[0]!.properties.name;
+    const sent = (
+      record.bodies[0]!.tools as Array<{
+        input_schema: { properties: { answer: { anyOf: Array<{ properties: { name: unknown } }> } } };
+      }>
+    )[0]!.input_schema.properties.answer.anyOf[0]!.properties.name;
     assert.deepEqual(sent, { type: 'string', description: 'Constraints: {"maxLength":3}' });
     assert.ok(!result.ok && result.kind === 'invalid', JSON.stringify(result));
     assert.match(result.violation, /\/answer\/name must NOT have more than 3 characters/);
-    assert.deepEqual(Object.keys(result.input as object).sort(), ['age', 'name'], 'the failure carries the answer unwrapped, not the envelope');
+    assert.deepEqual(
+      Object.keys(result.input as object).sort(),
+      ['age', 'name'],
+      'the failure carries the answer unwrapped, not the envelope',
+    );
     const replayed = record.bodies[1]!.messages[1]!.content as Array<{ input: Record<string, unknown> }>;
-    assert.deepEqual(replayed[0]!.input, { answer: result.input }, 'the retry replays the call the model made, envelope included');
+    assert.deepEqual(
+      replayed[0]!.input,
+      { answer: result.input },
+      'the retry replays the call the model made, envelope included',
+    );
     let seen: unknown;
-    const withFallback = await client.structured({ ...ask, schema, insufficientData: true, fallback: (failure) => ((seen = failure.kind === 'invalid' ? failure.input : undefined), { name: 'n/a', age: 0 }) });
+    const withFallback = await client.structured({
+      ...ask,
+      schema,
+      insufficientData: true,
+      fallback: (failure) => ((seen = failure.kind === 'invalid' ? failure.input : undefined), { name: 'n/a', age: 0 }),
+    });
     assert.ok(withFallback.ok && withFallback.source === 'fallback', JSON.stringify(withFallback));
     assert.deepEqual(Object.keys(seen as object).sort(), ['age', 'name'], 'the fallback sees the unwrapped answer');
   });
@@ -274,14 +362,27 @@ describe('answer layer', () => {
     const result = await client.structured({ ...ask, input: 'THINKING-ONLY' });
     assert.ok(result.ok, JSON.stringify(result));
     assert.equal(client.declineCounts().total, 1);
-    assert.deepEqual(record.bodies[1]?.messages, [{ role: 'user', content: [{ type: 'text', text: '<input>\nTHINKING-ONLY\n</input>' }, { type: 'text', text: 'Answer by calling the tool "record_answer" now, with your answer as its input.' }] }]);
+    assert.deepEqual(record.bodies[1]?.messages, [
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: '<input>\nTHINKING-ONLY\n</input>' },
+          { type: 'text', text: 'Answer by calling the tool "record_answer" now, with your answer as its input.' },
+        ],
+      },
+    ]);
   });
 });
 
 describe('Insufficient data', () => {
   test('the escape in the tool input is its own outcome: no retry, no decline, no fallback', async () => {
     const { client, record, events } = setup();
-    const result = await client.structured({ ...ask, input: 'NO-AGE-GIVEN', insufficientData: true, fallback: () => ({ name: 'unknown', age: 0 }) });
+    const result = await client.structured({
+      ...ask,
+      input: 'NO-AGE-GIVEN',
+      insufficientData: true,
+      fallback: () => ({ name: 'unknown', age: 0 }),
+    });
     assert.ok(!result.ok && result.kind === 'insufficient_data', JSON.stringify(result));
     assert.equal(result.text, 'Insufficient data');
     assert.equal(result.attempts, 1);
@@ -293,24 +394,46 @@ describe('Insufficient data', () => {
 
   test('a text-only reply of Insufficient data is that outcome only with the envelope; without it (the default) it is a decline like any skipped tool', async () => {
     const opted = setup();
-    const insufficient = await opted.client.structured({ ...ask, input: 'TEXT-ONLY', insufficientData: true, fallback: () => ({ name: 'unknown', age: 0 }) });
+    const insufficient = await opted.client.structured({
+      ...ask,
+      input: 'TEXT-ONLY',
+      insufficientData: true,
+      fallback: () => ({ name: 'unknown', age: 0 }),
+    });
     assert.ok(!insufficient.ok && insufficient.kind === 'insufficient_data', JSON.stringify(insufficient));
     assert.equal(opted.record.bodies.length, 1);
     assert.equal(opted.client.declineCounts().total, 0);
 
     // The prompt never allowed it: counted (spec, Client retry policy 4), retried by asking for the tool, answered.
     const plain = setup();
-    const declined = await plain.client.structured({ ...ask, input: 'TEXT-ONLY', fallback: () => ({ name: 'unknown', age: 0 }) });
+    const declined = await plain.client.structured({
+      ...ask,
+      input: 'TEXT-ONLY',
+      fallback: () => ({ name: 'unknown', age: 0 }),
+    });
     assert.ok(declined.ok && declined.source === 'model', JSON.stringify(declined));
-    assert.deepEqual((plain.record.bodies[0]?.tools as Array<{ input_schema: unknown }>)[0]?.input_schema, person, 'the schema as given, no envelope');
-    assert.deepEqual(plain.record.bodies[1]?.messages.slice(1, 2), [{ role: 'assistant', content: 'Insufficient data.' }]);
+    assert.deepEqual(
+      (plain.record.bodies[0]?.tools as Array<{ input_schema: unknown }>)[0]?.input_schema,
+      person,
+      'the schema as given, no envelope',
+    );
+    assert.deepEqual(plain.record.bodies[1]?.messages.slice(1, 2), [
+      { role: 'assistant', content: 'Insufficient data.' },
+    ]);
     assert.equal(plain.client.declineCounts().total, 1);
-    assert.deepEqual(plain.events.declines.map((decline) => decline.text), ['Insufficient data.']);
+    assert.deepEqual(
+      plain.events.declines.map((decline) => decline.text),
+      ['Insufficient data.'],
+    );
   });
 
   test('without the envelope, Insufficient data text twice is a declined failure, which the fallback replaces', async () => {
     const { client } = setup([undefined, 'no-tool-call']);
-    const result = await client.structured<{ name: string; age: number }>({ ...ask, input: 'TEXT-ONLY', fallback: () => ({ name: 'unknown', age: 0 }) });
+    const result = await client.structured<{ name: string; age: number }>({
+      ...ask,
+      input: 'TEXT-ONLY',
+      fallback: () => ({ name: 'unknown', age: 0 }),
+    });
     assert.ok(result.ok && result.source === 'fallback', JSON.stringify(result));
     assert.equal(result.failure?.kind, 'declined');
     assert.equal(client.declineCounts().total, 2);
@@ -318,7 +441,13 @@ describe('Insufficient data', () => {
 
   test('after a guardrail rejection, Insufficient data still wins over the fallback', async () => {
     const { client } = setup();
-    const result = await client.structured<{ name: string; age: number }>({ ...ask, input: 'GUARD-THEN-NOTHING', insufficientData: true, guardrails: [nameGiven], fallback: () => ({ name: 'unknown', age: 0 }) });
+    const result = await client.structured<{ name: string; age: number }>({
+      ...ask,
+      input: 'GUARD-THEN-NOTHING',
+      insufficientData: true,
+      guardrails: [nameGiven],
+      fallback: () => ({ name: 'unknown', age: 0 }),
+    });
     assert.ok(!result.ok && result.kind === 'insufficient_data', JSON.stringify(result));
     assert.equal(result.attempts, 2);
   });
@@ -327,24 +456,40 @@ describe('Insufficient data', () => {
 describe('guardrails and fallback', () => {
   test('a rejected answer is retried once, told why, and the second answer is kept', async () => {
     const { client, record, events } = setup();
-    const result = await client.structured<{ name: string; age: number }>({ ...ask, input: 'GUARD-ONCE', guardrails: [nameGiven] });
+    const result = await client.structured<{ name: string; age: number }>({
+      ...ask,
+      input: 'GUARD-ONCE',
+      guardrails: [nameGiven],
+    });
     assert.ok(result.ok, JSON.stringify(result));
     assert.deepEqual(result.value, { name: 'Ada', age: 36 });
     assert.equal(result.source, 'model');
     const feedback = record.bodies[1]!.messages.at(-1)!.content as Array<Record<string, unknown>>;
     assert.match(String(feedback[0]?.content), /rejected: name is empty/);
-    assert.deepEqual(events.retries.map((retry) => retry.layer), ['guardrail']);
+    assert.deepEqual(
+      events.retries.map((retry) => retry.layer),
+      ['guardrail'],
+    );
   });
 
-  test('rejected twice: the fallback\'s value, with the failure attached; without one, a rejected failure', async () => {
+  test("rejected twice: the fallback's value, with the failure attached; without one, a rejected failure", async () => {
     const { client } = setup();
-    const withFallback = await client.structured<{ name: string; age: number }>({ ...ask, input: 'GUARD-TWICE', guardrails: [nameGiven], fallback: () => ({ name: 'unknown', age: 0 }) });
+    const withFallback = await client.structured<{ name: string; age: number }>({
+      ...ask,
+      input: 'GUARD-TWICE',
+      guardrails: [nameGiven],
+      fallback: () => ({ name: 'unknown', age: 0 }),
+    });
     assert.ok(withFallback.ok, JSON.stringify(withFallback));
     assert.equal(withFallback.source, 'fallback');
     assert.deepEqual(withFallback.value, { name: 'unknown', age: 0 });
     assert.equal(withFallback.failure?.kind, 'rejected');
     assert.equal(withFallback.attempts, 2);
-    const without = await client.structured<{ name: string; age: number }>({ ...ask, input: 'GUARD-TWICE', guardrails: [nameGiven] });
+    const without = await client.structured<{ name: string; age: number }>({
+      ...ask,
+      input: 'GUARD-TWICE',
+      guardrails: [nameGiven],
+    });
     assert.ok(!without.ok && without.kind === 'rejected', JSON.stringify(without));
     assert.deepEqual(without.reasons, ['name is empty']);
     assert.deepEqual(without.value, { name: '', age: 2 });
@@ -352,20 +497,80 @@ describe('guardrails and fallback', () => {
 });
 
 describe('pre-send checks throw before any byte is sent', () => {
-  const strictTool = { name: 'emit', description: 'd', strict: true, input_schema: { type: 'object' as const, properties: { n: { type: 'integer' } } } };
+  const strictTool = {
+    name: 'emit',
+    description: 'd',
+    strict: true,
+    input_schema: { type: 'object' as const, properties: { n: { type: 'integer' } } },
+  };
   const cases: Array<[string, () => Promise<unknown>, RegExp]> = [];
 
   test('thinking with a forced strict tool, a prefill with tools, a strict keyword, disabled to mid', async () => {
     const { client, record } = setup();
     cases.push(
-      ['rule 2', () => client.messages({ model: 'mid', max_tokens: 10, messages: [{ role: 'user', content: 'x' }], tools: [strictTool], tool_choice: { type: 'tool', name: 'emit' }, thinking: { type: 'adaptive' } }), /Rule 2/],
-      ['rule 4', () => client.messages({ model: 'mid', max_tokens: 10, messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: '{' }], tools: [strictTool] }), /Rule 4/],
-      ['rule 1', () => client.messages({ model: 'mid', max_tokens: 10, messages: [{ role: 'user', content: 'x' }], tools: [{ ...strictTool, input_schema: { type: 'object', properties: { n: { type: 'integer', minimum: 0 } } } }] }), /"minimum"/],
-      ['rule 5', () => client.messages({ model: 'mid', max_tokens: 10, messages: [{ role: 'user', content: 'x' }], thinking: { type: 'disabled' } }), /Rule 5/],
+      [
+        'rule 2',
+        () =>
+          client.messages({
+            model: 'mid',
+            max_tokens: 10,
+            messages: [{ role: 'user', content: 'x' }],
+            tools: [strictTool],
+            tool_choice: { type: 'tool', name: 'emit' },
+            thinking: { type: 'adaptive' },
+          }),
+        /Rule 2/,
+      ],
+      [
+        'rule 4',
+        () =>
+          client.messages({
+            model: 'mid',
+            max_tokens: 10,
+            messages: [
+              { role: 'user', content: 'x' },
+              { role: 'assistant', content: '{' },
+            ],
+            tools: [strictTool],
+          }),
+        /Rule 4/,
+      ],
+      [
+        'rule 1',
+        () =>
+          client.messages({
+            model: 'mid',
+            max_tokens: 10,
+            messages: [{ role: 'user', content: 'x' }],
+            tools: [
+              { ...strictTool, input_schema: { type: 'object', properties: { n: { type: 'integer', minimum: 0 } } } },
+            ],
+          }),
+        /"minimum"/,
+      ],
+      [
+        'rule 5',
+        () =>
+          client.messages({
+            model: 'mid',
+            max_tokens: 10,
+            messages: [{ role: 'user', content: 'x' }],
+            thinking: { type: 'disabled' },
+          }),
+        /Rule 5/,
+      ],
       ['prompt size', () => client.structured({ ...ask, input: 'x'.repeat(800_000) }), /characters/],
     );
-    for (const [name, call, pattern] of cases) await assert.rejects(call, (error: unknown) => error instanceof PreSendError && pattern.test(error.message), name);
-    await assert.rejects(client.messages({ model: 'slow', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] }), /model "slow": not a tier nor a configured model \(small-newer, mid-newer, large-newer\)/);
+    for (const [name, call, pattern] of cases)
+      await assert.rejects(
+        call,
+        (error: unknown) => error instanceof PreSendError && pattern.test(error.message),
+        name,
+      );
+    await assert.rejects(
+      client.messages({ model: 'slow', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] }),
+      /model "slow": not a tier nor a configured model \(small-newer, mid-newer, large-newer\)/,
+    );
     assert.equal(record.bodies.length, 0);
   });
 });

@@ -19,7 +19,16 @@ type ModelConfig = ServiceConfigInput['models'][number];
 export function clientTestModels(backend: Record<string, unknown>, extra: ModelConfig[] = []): ModelConfig[] {
   const tiers = ['small', 'mid', 'large'] as const;
   const generations = ['older', 'newer'] as const;
-  const models = tiers.flatMap((tier) => generations.map((generation): ModelConfig => ({ id: `${tier}-${generation}`, tier, generation, contextWindow: CONTEXT_WINDOW, maxOutputTokens: MAX_OUTPUT, backend: { type: 'scripted', faults: true, ...backend } })));
+  const models = tiers.flatMap((tier) =>
+    generations.map((generation): ModelConfig => ({
+      id: `${tier}-${generation}`,
+      tier,
+      generation,
+      contextWindow: CONTEXT_WINDOW,
+      maxOutputTokens: MAX_OUTPUT,
+      backend: { type: 'scripted', faults: true, ...backend },
+    })),
+  );
   return [...models, ...extra];
 }
 
@@ -30,7 +39,10 @@ export function scriptFolder(files: Record<string, unknown>): string {
   return folder;
 }
 
-export async function startClientService(files: Record<string, unknown>, config: Partial<ServiceConfigInput> & { backend?: Record<string, unknown>; extraModels?: ModelConfig[] }): Promise<RunningService> {
+export async function startClientService(
+  files: Record<string, unknown>,
+  config: Partial<ServiceConfigInput> & { backend?: Record<string, unknown>; extraModels?: ModelConfig[] },
+): Promise<RunningService> {
   const folder = scriptFolder(files);
   const { backend = {}, extraModels = [], ...rest } = config;
   return startService({ models: clientTestModels(backend, extraModels), ...rest }, folder);

@@ -8,7 +8,19 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ClientConfigError, type RetryInfo } from '@mms/client';
-import { answer, ask, errorEvent, frame, openStream, stall, start, status, toolBlock, usage, useRawMessagesServer } from './raw-messages-server.js';
+import {
+  answer,
+  ask,
+  errorEvent,
+  frame,
+  openStream,
+  stall,
+  start,
+  status,
+  toolBlock,
+  usage,
+  useRawMessagesServer,
+} from './raw-messages-server.js';
 
 const fake = useRawMessagesServer();
 
@@ -30,7 +42,10 @@ describe('headers and statuses', () => {
     const result = await fake.client({}, retries).structured(ask);
     assert.ok(result.ok, JSON.stringify(result));
     assert.deepEqual(result.requestIds, ['req_1', 'req_2']);
-    assert.deepEqual(retries.map((retry) => [retry.layer, retry.delayMs]), [['http', 120]]);
+    assert.deepEqual(
+      retries.map((retry) => [retry.layer, retry.delayMs]),
+      [['http', 120]],
+    );
   });
 
   test('x-should-retry: false stops a retryable status; true retries a 400', async () => {
@@ -47,10 +62,23 @@ describe('headers and statuses', () => {
   });
 
   test('a service that answers JSON despite stream: true is understood', async () => {
-    fake.handlers = [(response) => {
-      response.writeHead(200, { 'content-type': 'application/json' });
-      response.end(JSON.stringify({ id: 'msg', type: 'message', role: 'assistant', model: 'mid', content: [{ type: 'tool_use', id: 't', name: 'record_answer', input: { name: 'Bo' } }], stop_reason: 'tool_use', stop_sequence: null, usage: usage(5, 5) }));
-    }];
+    fake.handlers = [
+      (response) => {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(
+          JSON.stringify({
+            id: 'msg',
+            type: 'message',
+            role: 'assistant',
+            model: 'mid',
+            content: [{ type: 'tool_use', id: 't', name: 'record_answer', input: { name: 'Bo' } }],
+            stop_reason: 'tool_use',
+            stop_sequence: null,
+            usage: usage(5, 5),
+          }),
+        );
+      },
+    ];
     const result = await fake.client().structured(ask);
     assert.ok(result.ok, JSON.stringify(result));
     assert.deepEqual(result.value, { name: 'Bo' });
@@ -60,20 +88,29 @@ describe('headers and statuses', () => {
 describe('stream errors', () => {
   test('an overloaded error event before any content is retried', async () => {
     const retries: RetryInfo[] = [];
-    fake.handlers = [(response) => {
-      openStream(response);
-      response.end(start() + frame({ type: 'ping' }) + errorEvent('overloaded_error'));
-    }, answer()];
+    fake.handlers = [
+      (response) => {
+        openStream(response);
+        response.end(start() + frame({ type: 'ping' }) + errorEvent('overloaded_error'));
+      },
+      answer(),
+    ];
     const result = await fake.client({}, retries).structured(ask);
     assert.ok(result.ok, JSON.stringify(result));
     assert.match(retries[0]?.reason ?? '', /overloaded error event came before any content/);
   });
 
   test('an overloaded error event after content is a failure, not retried', async () => {
-    fake.handlers = [(response) => {
-      openStream(response);
-      response.end(start() + frame({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } } ) + errorEvent('overloaded_error'));
-    }];
+    fake.handlers = [
+      (response) => {
+        openStream(response);
+        response.end(
+          start() +
+            frame({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }) +
+            errorEvent('overloaded_error'),
+        );
+      },
+    ];
     const result = await fake.client().structured(ask);
     assert.ok(!result.ok && result.kind === 'http', JSON.stringify(result));
     assert.equal(result.errorType, 'overloaded_error');
@@ -81,11 +118,14 @@ describe('stream errors', () => {
   });
 
   test('a stream cut off before message_stop is a connection failure and is retried', async () => {
-    fake.handlers = [(response) => {
-      openStream(response);
-      response.write(start() + toolBlock('{"name":"Ada"}'));
-      setTimeout(() => response.destroy(), 20);
-    }, answer()];
+    fake.handlers = [
+      (response) => {
+        openStream(response);
+        response.write(start() + toolBlock('{"name":"Ada"}'));
+        setTimeout(() => response.destroy(), 20);
+      },
+      answer(),
+    ];
     const result = await fake.client().structured(ask);
     assert.ok(result.ok, JSON.stringify(result));
     assert.equal(result.attempts, 2);
@@ -93,25 +133,33 @@ describe('stream errors', () => {
 });
 
 describe('a 2xx with an unreadable body: a broken transport, retried, never a decline (decision 0010)', () => {
-  test('a proxy\'s page under a 200 is retried and the next answer is used', async () => {
+  test("a proxy's page under a 200 is retried and the next answer is used", async () => {
     const retries: RetryInfo[] = [];
-    fake.handlers = [(response) => {
-      response.writeHead(200, { 'content-type': 'application/json' });
-      response.end('<html>gateway says hi</html>');
-    }, answer()];
+    fake.handlers = [
+      (response) => {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end('<html>gateway says hi</html>');
+      },
+      answer(),
+    ];
     const tried = fake.client({}, retries);
     const result = await tried.structured(ask);
     assert.ok(result.ok, JSON.stringify(result));
     assert.equal(result.attempts, 2);
-    assert.deepEqual(retries.map((retry) => retry.layer), ['http']);
+    assert.deepEqual(
+      retries.map((retry) => retry.layer),
+      ['http'],
+    );
     assert.equal(tried.declineCounts().total, 0);
   });
 
   test('broken event frames every time: an http failure naming the unreadable body, no decline counted', async () => {
-    fake.handlers = [(response) => {
-      openStream(response);
-      response.end(start() + 'event: content_block_start\ndata: {"type": "content_block_st\n\n');
-    }];
+    fake.handlers = [
+      (response) => {
+        openStream(response);
+        response.end(start() + 'event: content_block_start\ndata: {"type": "content_block_st\n\n');
+      },
+    ];
     const tried = fake.client({ maxRetries: 1 });
     const result = await tried.structured(ask);
     assert.ok(!result.ok && result.kind === 'http', JSON.stringify(result));
@@ -122,10 +170,12 @@ describe('a 2xx with an unreadable body: a broken transport, retried, never a de
   });
 
   test('JSON that is not a message is unreadable too', async () => {
-    fake.handlers = [(response) => {
-      response.writeHead(200, { 'content-type': 'application/json' });
-      response.end('{"status": "ok"}');
-    }];
+    fake.handlers = [
+      (response) => {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end('{"status": "ok"}');
+      },
+    ];
     const result = await fake.client({ maxRetries: 0 }).structured(ask);
     assert.ok(!result.ok && result.kind === 'http', JSON.stringify(result));
     assert.match(result.message, /unreadable \(application\/json\): JSON that is not a message/);
@@ -136,8 +186,10 @@ describe('timers inside the deadline', () => {
   test('a stalled stream trips the idle timer, is retried, and fails as timeout before the deadline', async () => {
     fake.handlers = [stall(start())];
     const started = Date.now();
-    const result = await fake.client({ timeouts: { idleMs: 150 }, maxRetries: 2 }).structured({ ...ask, timeoutMs: 5_000 });
-    assert.ok(Date.now() - started < 5_000, 'before the caller\'s deadline');
+    const result = await fake
+      .client({ timeouts: { idleMs: 150 }, maxRetries: 2 })
+      .structured({ ...ask, timeoutMs: 5_000 });
+    assert.ok(Date.now() - started < 5_000, "before the caller's deadline");
     assert.ok(!result.ok && result.kind === 'timeout', JSON.stringify(result));
     assert.equal(result.phase, 'idle');
     assert.equal(result.attempts, 3);
@@ -149,25 +201,29 @@ describe('timers inside the deadline', () => {
     const silent = await fake.client({ timeouts: { connectMs: 150 }, maxRetries: 0 }).structured(ask);
     assert.ok(!silent.ok && silent.kind === 'timeout', JSON.stringify(silent));
     assert.equal(silent.phase, 'connect');
-    fake.handlers = [(response) => {
-      openStream(response);
-      response.flushHeaders();
-    }];
+    fake.handlers = [
+      (response) => {
+        openStream(response);
+        response.flushHeaders();
+      },
+    ];
     const headersOnly = await fake.client({ timeouts: { firstEventMs: 150 }, maxRetries: 0 }).structured(ask);
     assert.ok(!headersOnly.ok && headersOnly.kind === 'timeout', JSON.stringify(headersOnly));
     assert.equal(headersOnly.phase, 'first-event');
   });
 
-  test('a stream that trickles pings past the deadline fails with detail before the caller\'s deadline', async () => {
-    fake.handlers = [(response) => {
-      openStream(response);
-      response.write(start());
-      const timer = setInterval(() => response.write(frame({ type: 'ping' })), 30);
-      response.on('close', () => clearInterval(timer));
-    }];
+  test("a stream that trickles pings past the deadline fails with detail before the caller's deadline", async () => {
+    fake.handlers = [
+      (response) => {
+        openStream(response);
+        response.write(start());
+        const timer = setInterval(() => response.write(frame({ type: 'ping' })), 30);
+        response.on('close', () => clearInterval(timer));
+      },
+    ];
     const started = Date.now();
     const result = await fake.client().structured({ ...ask, timeoutMs: 2_000 });
-    assert.ok(Date.now() - started < 2_000, 'before the caller\'s deadline');
+    assert.ok(Date.now() - started < 2_000, "before the caller's deadline");
     assert.ok(!result.ok && result.kind === 'timeout', JSON.stringify(result));
     assert.equal(result.phase, 'deadline');
     assert.match(result.message, /the deadline came during the idle phase after \d+ events/);
@@ -177,13 +233,23 @@ describe('timers inside the deadline', () => {
     fake.handlers = [answer()];
     // Plain JS gets past the types: null would otherwise read as the epoch and time out silently.
     for (const deadline of [null, new Date('not a date')] as unknown as Date[]) {
-      await assert.rejects(fake.client().structured({ ...ask, deadline }), (error: unknown) => error instanceof ClientConfigError && /^deadline: must be a Date or epoch milliseconds, got (null|Invalid Date)$/.test(error.message));
-      await assert.rejects(fake.client().messages({ model: 'mid', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }, { deadline }), ClientConfigError);
+      await assert.rejects(
+        fake.client().structured({ ...ask, deadline }),
+        (error: unknown) =>
+          error instanceof ClientConfigError &&
+          /^deadline: must be a Date or epoch milliseconds, got (null|Invalid Date)$/.test(error.message),
+      );
+      await assert.rejects(
+        fake
+          .client()
+          .messages({ model: 'mid', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }, { deadline }),
+        ClientConfigError,
+      );
     }
     assert.equal(fake.bodies.length, 0);
   });
 
-  test('the caller\'s abort signal ends the call at once', async () => {
+  test("the caller's abort signal ends the call at once", async () => {
     fake.handlers = [stall(start())];
     const controller = new AbortController();
     setTimeout(() => controller.abort(new Error('caller gave up')), 100);
@@ -203,7 +269,7 @@ describe('timers inside the deadline', () => {
   });
 });
 
-describe('a deadline beyond Node\'s timer range (2^31-1 ms, about 24.8 days)', () => {
+describe("a deadline beyond Node's timer range (2^31-1 ms, about 24.8 days)", () => {
   const THIRTY_DAYS_MS = 30 * 24 * 3_600_000;
   /** Node sets an overlong timer to 1 ms and says so with this warning: collects them while `run` runs. */
   async function overflowWarnings(run: () => Promise<void>): Promise<string[]> {
@@ -236,14 +302,17 @@ describe('a deadline beyond Node\'s timer range (2^31-1 ms, about 24.8 days)', (
     }
   });
 
-  test('a server\'s wait of 30 days inside a far deadline is waited, not cut to 1 ms', async () => {
+  test("a server's wait of 30 days inside a far deadline is waited, not cut to 1 ms", async () => {
     fake.handlers = [status(503, { 'retry-after-ms': String(THIRTY_DAYS_MS) }, 'overloaded_error'), answer()];
     const controller = new AbortController();
     setTimeout(() => controller.abort(new Error('caller gave up')), 300);
     const warnings = await overflowWarnings(async () => {
-      await assert.rejects(fake.client().structured({ ...ask, deadline: new Date('2100-01-01'), signal: controller.signal }), /caller gave up/);
+      await assert.rejects(
+        fake.client().structured({ ...ask, deadline: new Date('2100-01-01'), signal: controller.signal }),
+        /caller gave up/,
+      );
     });
-    assert.equal(fake.bodies.length, 1, 'the retry waits for the server\'s 30 days');
+    assert.equal(fake.bodies.length, 1, "the retry waits for the server's 30 days");
     assert.deepEqual(warnings, []);
   });
 });

@@ -11,7 +11,14 @@ export interface CodeBlock {
   type: string;
   name?: string;
   text?: string;
-  content?: { type: string; stdout?: string; stderr?: string; return_code?: number; error_code?: string; content?: unknown[] };
+  content?: {
+    type: string;
+    stdout?: string;
+    stderr?: string;
+    return_code?: number;
+    error_code?: string;
+    content?: unknown[];
+  };
 }
 
 export interface CodeReply {
@@ -21,8 +28,18 @@ export interface CodeReply {
 }
 
 /** One user turn to the `mid` model with `tools` (the code tool alone by default); the reply must be a 200. */
-export async function askWithTools(service: RunningService, text: string, maxTokens: number, tools: unknown[] = [CODE_TOOL]): Promise<CodeReply> {
-  const response = await postJson(service, '/v1/messages', { model: 'mid', max_tokens: maxTokens, messages: [{ role: 'user', content: text }], tools });
+export async function askWithTools(
+  service: RunningService,
+  text: string,
+  maxTokens: number,
+  tools: unknown[] = [CODE_TOOL],
+): Promise<CodeReply> {
+  const response = await postJson(service, '/v1/messages', {
+    model: 'mid',
+    max_tokens: maxTokens,
+    messages: [{ role: 'user', content: text }],
+    tools,
+  });
   assert.equal(response.status, 200, await response.clone().text());
   return (await response.json()) as CodeReply;
 }

@@ -24,14 +24,30 @@ import { ExecutionSlots } from '../packages/server/src/tools/code-execution/exec
 import { sandboxPlatform } from '../packages/server/src/tools/code-execution/sandbox-platform.js';
 
 /** Network and PID isolation come from the OS; where it refuses them the service warns, and the tests that need them skip. */
-const NO_NAMESPACES = (await sandboxPlatform()).namespaces === undefined ? 'unshare cannot make network and PID namespaces on this host' : false;
+const NO_NAMESPACES =
+  (await sandboxPlatform()).namespaces === undefined
+    ? 'unshare cannot make network and PID namespaces on this host'
+    : false;
 
 /** In this process's environment, which the service (started in this process) inherits. */
 const SECRET = 'mms-test-secret-4f9a1c';
 process.env.MMS_TEST_SECRET = SECRET;
 
-const LIMITS = { poolSize: 2, timeoutMs: 3_000, wallTimeoutMs: 6_000, memoryMb: 400, maxOutputBytes: 4_096, maxFileBytes: 1 << 20, maxFolderBytes: 2 << 20 };
-const PAGE = ['Field notes, day 12.', 'The zebra codeword is PLATYPUS-7731.', 'Otters hold hands while they sleep.', 'Nothing else happened.'].join('\n');
+const LIMITS = {
+  poolSize: 2,
+  timeoutMs: 3_000,
+  wallTimeoutMs: 6_000,
+  memoryMb: 400,
+  maxOutputBytes: 4_096,
+  maxFileBytes: 1 << 20,
+  maxFolderBytes: 2 << 20,
+};
+const PAGE = [
+  'Field notes, day 12.',
+  'The zebra codeword is PLATYPUS-7731.',
+  'Otters hold hands while they sleep.',
+  'Nothing else happened.',
+].join('\n');
 
 let service: RunningService;
 let scriptFolder: string;
@@ -43,7 +59,9 @@ let probeConnections = 0;
 
 /** Python that tries each escape and prints {name: "allowed: ..." | "refused: ..."} as JSON. */
 function attempts(setup: string, checks: Record<string, string>): string {
-  const lines = Object.entries(checks).map(([name, expression]) => `await attempt(${JSON.stringify(name)}, lambda: ${expression})`);
+  const lines = Object.entries(checks).map(
+    ([name, expression]) => `await attempt(${JSON.stringify(name)}, lambda: ${expression})`,
+  );
   return `import json, js, inspect
 results = {}
 async def attempt(name, action):
@@ -68,7 +86,8 @@ function programs(): Record<string, string> {
     'infinite loop': 'while True:\n    pass',
     'memory bomb': 'chunks = []\nwhile True:\n    chunks.append(b"x" * (16 << 20))',
     // Files each well under maxFileBytes, without end: only the folder's limit stops it in time.
-    'disk filler': 'import time\ni = 0\nwhile True:\n    with open(f"part{i}", "wb") as part:\n        part.write(b"x" * 65536)\n    i += 1\n    time.sleep(0.001)',
+    'disk filler':
+      'import time\ni = 0\nwhile True:\n    with open(f"part{i}", "wb") as part:\n        part.write(b"x" * 65536)\n    i += 1\n    time.sleep(0.001)',
     flood: 'print("x" * 100_000)',
     files: attempts('import os, pyodide_js\nfs = js.process.getBuiltinModule("fs")', {
       'python /etc/passwd': 'open("/etc/passwd").read()',
@@ -81,11 +100,14 @@ function programs(): Record<string, string> {
       'node symlink out of the folder': 'fs.symlinkSync("/etc/passwd", js.process.cwd() + "/link2")',
       'write in the working folder': '(open("notes.txt", "w").write("kept"), open("notes.txt").read())[1]',
     }),
-    network: attempts('import socket, asyncio\nfrom pyodide.ffi import create_proxy\nnet = js.process.getBuiltinModule("net")', {
-      'python socket': `socket.create_connection(("127.0.0.1", PORT), timeout=2)`,
-      'node net.connect': `connect(PORT)`,
-      'node fetch': `js.fetch("http://127.0.0.1:PORT/")`,
-    }).replace(
+    network: attempts(
+      'import socket, asyncio\nfrom pyodide.ffi import create_proxy\nnet = js.process.getBuiltinModule("net")',
+      {
+        'python socket': `socket.create_connection(("127.0.0.1", PORT), timeout=2)`,
+        'node net.connect': `connect(PORT)`,
+        'node fetch': `js.fetch("http://127.0.0.1:PORT/")`,
+      },
+    ).replace(
       'await attempt("python socket"',
       `def connect(port):
     future = asyncio.get_event_loop().create_future()
@@ -95,16 +117,23 @@ function programs(): Record<string, string> {
     return future
 await attempt("python socket"`,
     ),
-    environment: 'import os, js, json\nprint(json.dumps({"python": dict(os.environ), "node": js.JSON.parse(js.JSON.stringify(js.process.env)).to_py()}))',
+    environment:
+      'import os, js, json\nprint(json.dumps({"python": dict(os.environ), "node": js.JSON.parse(js.JSON.stringify(js.process.env)).to_py()}))',
   };
 }
 
 function writeScript(): string {
   scriptFolder = mkdtempSync(join(tmpdir(), 'mms-code-'));
   const path = join(scriptFolder, 'script.json');
-  const run = (code: string): unknown[][] => [[{ type: 'server_tool_use', name: 'code_execution', input: { code } }], [{ type: 'text', text: 'Done.' }]];
+  const run = (code: string): unknown[][] => [
+    [{ type: 'server_tool_use', name: 'code_execution', input: { code } }],
+    [{ type: 'text', text: 'Done.' }],
+  ];
   const port = (probe.address() as AddressInfo).port;
-  const entries = Object.entries(programs()).map(([name, code]) => ({ when: `^run ${name}$`, steps: run(code.replaceAll('PORT', String(port))) }));
+  const entries = Object.entries(programs()).map(([name, code]) => ({
+    when: `^run ${name}$`,
+    steps: run(code.replaceAll('PORT', String(port))),
+  }));
   // Fetches the page, prints only the line it wants, then tries a second fetch (max_uses 1).
   const filter = `page = await web_fetch(url="${origin}/notes")
 text = page["content"]["source"]["data"]
@@ -124,7 +153,13 @@ print([line for line in page["content"]["source"]["data"].splitlines() if "otter
     steps: [
       [{ type: 'server_tool_use', name: 'web_search', input: { query: 'sleeping otters' } }],
       [{ type: 'server_tool_use', name: 'web_fetch', input: { url: `${origin}/notes` } }],
-      [{ type: 'server_tool_use', name: 'code_execution', input: { code: 'print(len("Otters hold hands while they sleep.".split()))' } }],
+      [
+        {
+          type: 'server_tool_use',
+          name: 'code_execution',
+          input: { code: 'print(len("Otters hold hands while they sleep.".split()))' },
+        },
+      ],
       [{ type: 'text', text: 'Six words.' }],
     ],
   });
@@ -135,7 +170,13 @@ print([line for line in page["content"]["source"]["data"].splitlines() if "otter
     print(attempt, page.get("error_code"))
 print("finished")`;
   entries.push({ when: '^slow calls ', steps: run(slowCalls) });
-  entries.push({ when: '^no code$', steps: [[{ type: 'server_tool_use', name: 'code_execution', input: { source: 'print(1)' } } as never], [{ type: 'text', text: 'Done.' }]] });
+  entries.push({
+    when: '^no code$',
+    steps: [
+      [{ type: 'server_tool_use', name: 'code_execution', input: { source: 'print(1)' } } as never],
+      [{ type: 'text', text: 'Done.' }],
+    ],
+  });
   writeFileSync(path, JSON.stringify(entries));
   return path;
 }
@@ -143,7 +184,8 @@ print("finished")`;
 before(async () => {
   pages = createHttpServer((request, response) => {
     if (request.url === '/notes') response.writeHead(200, { 'content-type': 'text/plain' }).end(PAGE);
-    else if (request.url === '/slow') return; // never answers: web fetch's own time limit ends each call
+    else if (request.url === '/slow')
+      return; // never answers: web fetch's own time limit ends each call
     else response.writeHead(404).end();
   });
   await new Promise<void>((ready) => pages.listen(0, '127.0.0.1', ready));
@@ -155,7 +197,10 @@ before(async () => {
   await new Promise<void>((ready) => probe.listen(0, '127.0.0.1', ready));
   // A search index of one document whose URL is the loopback page: only a search can find it.
   const documents = mkdtempSync(join(tmpdir(), 'mms-code-docs-'));
-  writeFileSync(join(documents, 'otters.md'), `---\nurl: ${origin}/notes\ntitle: Otter field notes\n---\nSea otters sleep floating on their backs and hold hands.\n`);
+  writeFileSync(
+    join(documents, 'otters.md'),
+    `---\nurl: ${origin}/notes\ntitle: Otter field notes\n---\nSea otters sleep floating on their backs and hold hands.\n`,
+  );
   const script = writeScript();
   service = await startService({
     models: scriptedModels({ script }),
@@ -189,9 +234,18 @@ async function attemptResults(name: string): Promise<Record<string, string>> {
 describe('code execution through the loop', () => {
   test('the model runs code, gets the result block, and answers', async () => {
     const reply = await ask('run hello');
-    assert.deepEqual(reply.content.map((block) => block.type), ['server_tool_use', 'code_execution_tool_result', 'text']);
+    assert.deepEqual(
+      reply.content.map((block) => block.type),
+      ['server_tool_use', 'code_execution_tool_result', 'text'],
+    );
     assert.equal(reply.content[0]?.name, 'code_execution');
-    assert.deepEqual(executionResult(reply), { type: 'code_execution_result', stdout: '45\n', stderr: '', return_code: 0, content: [] });
+    assert.deepEqual(executionResult(reply), {
+      type: 'code_execution_result',
+      stdout: '45\n',
+      stderr: '',
+      return_code: 0,
+      content: [],
+    });
     assert.equal(reply.content.at(-1)?.text, 'Done.');
     assert.equal(reply.stop_reason, 'end_turn');
     assert.deepEqual(reply.usage.server_tool_use, { web_search_requests: 0, web_fetch_requests: 0 });
@@ -212,14 +266,28 @@ describe('code execution through the loop', () => {
   });
 
   test('a call without a string `code` is invalid_tool_input', async () => {
-    assert.deepEqual(executionResult(await ask('no code')), { type: 'code_execution_tool_result_error', error_code: 'invalid_tool_input' });
+    assert.deepEqual(executionResult(await ask('no code')), {
+      type: 'code_execution_tool_result_error',
+      error_code: 'invalid_tool_input',
+    });
   });
 
   test('streaming emits the server_tool_use and result blocks as SSE events', async () => {
-    const response = await postJson(service, '/v1/messages', { model: 'mid', max_tokens: 2000, stream: true, messages: [{ role: 'user', content: 'run hello' }], tools: [CODE_TOOL] });
+    const response = await postJson(service, '/v1/messages', {
+      model: 'mid',
+      max_tokens: 2000,
+      stream: true,
+      messages: [{ role: 'user', content: 'run hello' }],
+      tools: [CODE_TOOL],
+    });
     assert.equal(response.status, 200);
-    const starts = (await readSse(response)).filter((event) => event.event === 'content_block_start').map((event) => event.data.content_block as CodeBlock);
-    assert.deepEqual(starts.map((block) => block.type), ['server_tool_use', 'code_execution_tool_result', 'text']);
+    const starts = (await readSse(response))
+      .filter((event) => event.event === 'content_block_start')
+      .map((event) => event.data.content_block as CodeBlock);
+    assert.deepEqual(
+      starts.map((block) => block.type),
+      ['server_tool_use', 'code_execution_tool_result', 'text'],
+    );
     assert.equal(starts[0]?.name, 'code_execution');
     assert.equal(starts[1]?.content?.stdout, '45\n');
   });
@@ -228,13 +296,22 @@ describe('code execution through the loop', () => {
 describe('sandbox battery', () => {
   test('an infinite loop ends in execution_time_exceeded', async () => {
     const reply = await ask('run infinite loop');
-    assert.deepEqual(executionResult(reply), { type: 'code_execution_tool_result_error', error_code: 'execution_time_exceeded' });
+    assert.deepEqual(executionResult(reply), {
+      type: 'code_execution_tool_result_error',
+      error_code: 'execution_time_exceeded',
+    });
     assert.equal(reply.content.at(-1)?.text, 'Done.');
   });
 
   test('slow web_fetch calls from code do not stop the wall clock: past wallTimeoutMs the answer is execution_time_exceeded', async () => {
-    const reply = await ask(`slow calls ${origin}/slow`, [CODE_TOOL, { type: 'web_fetch_20260209', name: 'web_fetch' }]);
-    assert.deepEqual(executionResult(reply), { type: 'code_execution_tool_result_error', error_code: 'execution_time_exceeded' });
+    const reply = await ask(`slow calls ${origin}/slow`, [
+      CODE_TOOL,
+      { type: 'web_fetch_20260209', name: 'web_fetch' },
+    ]);
+    assert.deepEqual(executionResult(reply), {
+      type: 'code_execution_tool_result_error',
+      error_code: 'execution_time_exceeded',
+    });
     assert.equal(reply.content.at(-1)?.text, 'Done.');
   });
 
@@ -242,26 +319,45 @@ describe('sandbox battery', () => {
     const result = executionResult(await ask('run memory bomb'));
     assert.equal(result.type, 'code_execution_result');
     assert.equal(result.return_code, 137);
-    assert.match(result.stderr ?? '', new RegExp(`MemoryError: the sandbox went over its memory limit of ${LIMITS.memoryMb} MB and was killed`));
+    assert.match(
+      result.stderr ?? '',
+      new RegExp(`MemoryError: the sandbox went over its memory limit of ${LIMITS.memoryMb} MB and was killed`),
+    );
   });
 
   test('code that fills its working folder file by file is killed at the folder limit, with a clear stderr', async () => {
     const result = executionResult(await ask('run disk filler'));
     assert.equal(result.type, 'code_execution_result');
     assert.equal(result.return_code, 137);
-    assert.match(result.stderr ?? '', new RegExp(`OSError: the working folder went over its limit of ${LIMITS.maxFolderBytes} bytes or \\d+ entries and the sandbox was killed`));
+    assert.match(
+      result.stderr ?? '',
+      new RegExp(
+        `OSError: the working folder went over its limit of ${LIMITS.maxFolderBytes} bytes or \\d+ entries and the sandbox was killed`,
+      ),
+    );
   });
 
   test('output past the cap is cut, with a note in stderr', async () => {
     const result = executionResult(await ask('run flood'));
     assert.equal(result.return_code, 0);
     assert.equal(result.stdout, 'x'.repeat(LIMITS.maxOutputBytes));
-    assert.match(result.stderr ?? '', new RegExp(`\\[stdout cut at ${LIMITS.maxOutputBytes} bytes; \\d+ more bytes dropped\\]`));
+    assert.match(
+      result.stderr ?? '',
+      new RegExp(`\\[stdout cut at ${LIMITS.maxOutputBytes} bytes; \\d+ more bytes dropped\\]`),
+    );
   });
 
   test('files outside the working folder, processes and the service cannot be reached; the working folder is writable', async () => {
     const results = await attemptResults('files');
-    const refused = ['python /etc/passwd', 'node /etc/passwd', 'node repo package.json', 'mount the repo', 'start a process', 'python symlink out of the folder', 'node symlink out of the folder'];
+    const refused = [
+      'python /etc/passwd',
+      'node /etc/passwd',
+      'node repo package.json',
+      'mount the repo',
+      'start a process',
+      'python symlink out of the folder',
+      'node symlink out of the folder',
+    ];
     for (const name of NO_NAMESPACES ? refused : [...refused, 'signal the service']) {
       assert.match(results[name] ?? '', /^refused: /, `${name}: ${results[name]}`);
     }
@@ -269,11 +365,16 @@ describe('sandbox battery', () => {
     assert.equal(results['write in the working folder'], 'allowed: kept');
   });
 
-  test('no network: a Python socket, node net and fetch all fail, and the loopback server sees nothing', { skip: NO_NAMESPACES }, async () => {
-    const results = await attemptResults('network');
-    for (const name of ['python socket', 'node net.connect', 'node fetch']) assert.match(results[name] ?? '', /^refused: /, `${name}: ${results[name]}`);
-    assert.equal(probeConnections, 0);
-  });
+  test(
+    'no network: a Python socket, node net and fetch all fail, and the loopback server sees nothing',
+    { skip: NO_NAMESPACES },
+    async () => {
+      const results = await attemptResults('network');
+      for (const name of ['python socket', 'node net.connect', 'node fetch'])
+        assert.match(results[name] ?? '', /^refused: /, `${name}: ${results[name]}`);
+      assert.equal(probeConnections, 0);
+    },
+  );
 
   test("the service's environment is not in the sandbox", async () => {
     const result = executionResult(await ask('run environment'));
@@ -296,7 +397,10 @@ describe('programmatic tool calling', () => {
 
   test('code calls web_fetch; only what it prints enters the turn, and usage counts the fetch', async () => {
     const reply = await ask(`filter ${origin}/notes`, [CODE_TOOL, fetchTool]);
-    assert.deepEqual(reply.content.map((block) => block.type), ['server_tool_use', 'code_execution_tool_result', 'text']);
+    assert.deepEqual(
+      reply.content.map((block) => block.type),
+      ['server_tool_use', 'code_execution_tool_result', 'text'],
+    );
     const result = executionResult(reply);
     assert.equal(result.return_code, 0, result.stderr);
     // The second fetch is past max_uses 1: the loop's own bookkeeping answers it.
@@ -310,17 +414,33 @@ describe('programmatic tool calling', () => {
     const reply = await ask('research in code', [CODE_TOOL, searchTool, fetchTool]);
     const result = executionResult(reply);
     assert.equal(result.return_code, 0, result.stderr);
-    assert.equal(result.stdout, 'Otter field notes | Sea otters sleep floating on their backs\nOtters hold hands while they sleep.\n');
+    assert.equal(
+      result.stdout,
+      'Otter field notes | Sea otters sleep floating on their backs\nOtters hold hands while they sleep.\n',
+    );
     assert.deepEqual(reply.usage.server_tool_use, { web_search_requests: 1, web_fetch_requests: 1 });
   });
 
   test('the model searches, fetches a result, runs code on it and answers, in one turn', async () => {
     const direct = ['direct'];
-    const tools = [CODE_TOOL, { type: 'web_search_20260209', name: 'web_search', allowed_callers: direct }, { type: 'web_fetch_20260209', name: 'web_fetch', allowed_callers: direct }];
+    const tools = [
+      CODE_TOOL,
+      { type: 'web_search_20260209', name: 'web_search', allowed_callers: direct },
+      { type: 'web_fetch_20260209', name: 'web_fetch', allowed_callers: direct },
+    ];
     const reply = await ask('research by the model', tools);
-    assert.deepEqual(reply.content.map((block) => block.type), [
-      'server_tool_use', 'web_search_tool_result', 'server_tool_use', 'web_fetch_tool_result', 'server_tool_use', 'code_execution_tool_result', 'text',
-    ]);
+    assert.deepEqual(
+      reply.content.map((block) => block.type),
+      [
+        'server_tool_use',
+        'web_search_tool_result',
+        'server_tool_use',
+        'web_fetch_tool_result',
+        'server_tool_use',
+        'code_execution_tool_result',
+        'text',
+      ],
+    );
     // The fetched URL appeared only in the search results: prior context includes them.
     assert.equal((reply.content[3]?.content as { type: string }).type, 'web_fetch_result');
     assert.equal(executionResult(reply).stdout, '6\n');
@@ -332,7 +452,10 @@ describe('programmatic tool calling', () => {
     const reply = await ask(`filter ${origin}/notes`, [CODE_TOOL, { ...fetchTool, allowed_callers: ['direct'] }]);
     const result = executionResult(reply);
     assert.equal(result.return_code, 1);
-    assert.match(result.stderr ?? '', /PermissionError: web_fetch cannot be called from code: the request's web_fetch tool has allowed_callers \["direct"\]/);
+    assert.match(
+      result.stderr ?? '',
+      /PermissionError: web_fetch cannot be called from code: the request's web_fetch tool has allowed_callers \["direct"\]/,
+    );
     assert.deepEqual(reply.usage.server_tool_use, { web_search_requests: 0, web_fetch_requests: 0 });
     assert.doesNotMatch(JSON.stringify(reply), /zebra codeword|Otters hold hands/);
   });
@@ -340,14 +463,27 @@ describe('programmatic tool calling', () => {
 
 describe('runner edges', () => {
   const request = { model: 'mid', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] } as MessageRequest;
-  const context = { request, turnSoFar: [], resultCharacters: 16_000, signal: new AbortController().signal, callServerTool: () => Promise.reject(new Error('not used')) };
+  const context = {
+    request,
+    turnSoFar: [],
+    resultCharacters: 16_000,
+    signal: new AbortController().signal,
+    callServerTool: () => Promise.reject(new Error('not used')),
+  };
 
   test('a sandbox that cannot start is the unavailable error block', async () => {
     const options = { ...codeExecutionConfig.parse({ poolSize: 0 }), pyodideFolder: join(tmpdir(), 'no-pyodide-here') };
     const tool = new CodeExecutionTool(options, new ChildProcessRunner(options));
     try {
-      const result = await tool.run({ type: 'server_tool_use', id: 'srvtoolu_1', name: 'code_execution', input: { code: 'print(1)' } }, context);
-      assert.deepEqual(result, { type: 'code_execution_tool_result', tool_use_id: 'srvtoolu_1', content: { type: 'code_execution_tool_result_error', error_code: 'unavailable' } });
+      const result = await tool.run(
+        { type: 'server_tool_use', id: 'srvtoolu_1', name: 'code_execution', input: { code: 'print(1)' } },
+        context,
+      );
+      assert.deepEqual(result, {
+        type: 'code_execution_tool_result',
+        tool_use_id: 'srvtoolu_1',
+        content: { type: 'code_execution_tool_result_error', error_code: 'unavailable' },
+      });
     } finally {
       await tool.close();
     }

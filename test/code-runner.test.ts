@@ -34,8 +34,16 @@ class FakeRunner implements CodeRunner {
       case 'flood':
         return { kind: 'exited', returnCode: 0, stdout: 'x'.repeat(100_000), stderr: '', timings: TIMINGS };
       case 'fetch': {
-        const result = (await options.callHost('web_fetch', { url: argument })) as { content?: { source?: { data?: string } } };
-        return { kind: 'exited', returnCode: 0, stdout: `${result.content?.source?.data ?? ''}\n`, stderr: '', timings: TIMINGS };
+        const result = (await options.callHost('web_fetch', { url: argument })) as {
+          content?: { source?: { data?: string } };
+        };
+        return {
+          kind: 'exited',
+          returnCode: 0,
+          stdout: `${result.content?.source?.data ?? ''}\n`,
+          stderr: '',
+          timings: TIMINGS,
+        };
       }
       case 'busy':
         return { kind: 'busy' };
@@ -58,7 +66,10 @@ let origin: string;
 
 function writeScript(): string {
   const path = join(mkdtempSync(join(tmpdir(), 'mms-runner-')), 'script.json');
-  const run = (code: string) => [[{ type: 'server_tool_use', name: 'code_execution', input: { code } }], [{ type: 'text', text: 'Done.' }]];
+  const run = (code: string) => [
+    [{ type: 'server_tool_use', name: 'code_execution', input: { code } }],
+    [{ type: 'text', text: 'Done.' }],
+  ];
   const entries = [
     { when: '^print$', steps: run('print 42') },
     { when: '^flood$', steps: run('flood') },
@@ -71,11 +82,16 @@ function writeScript(): string {
 }
 
 before(async () => {
-  pages = createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/plain' }).end('notes from the page'));
+  pages = createServer((_request, response) =>
+    response.writeHead(200, { 'content-type': 'text/plain' }).end('notes from the page'),
+  );
   await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve));
   origin = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
   runner = new FakeRunner();
-  const config = { models: scriptedModels({ script: writeScript() }), serverTools: { webFetch: { allowNetworks: ['127.0.0.1/32'] } } };
+  const config = {
+    models: scriptedModels({ script: writeScript() }),
+    serverTools: { webFetch: { allowNetworks: ['127.0.0.1/32'] } },
+  };
   service = await startService(config, process.cwd(), { toolProviders: { codeRunner: runner } });
 });
 
@@ -89,10 +105,19 @@ function ask(text: string, tools?: unknown[]): Promise<CodeReply> {
 }
 
 describe('a code runner plugged in through buildApp', () => {
-  test('the service runs the model\'s code on it, and the result block carries what it returned', async () => {
+  test("the service runs the model's code on it, and the result block carries what it returned", async () => {
     const reply = await ask('print');
-    assert.deepEqual(reply.content.map((block) => block.type), ['server_tool_use', 'code_execution_tool_result', 'text']);
-    assert.deepEqual(executionResult(reply), { type: 'code_execution_result', stdout: '42\n', stderr: '', return_code: 0, content: [] });
+    assert.deepEqual(
+      reply.content.map((block) => block.type),
+      ['server_tool_use', 'code_execution_tool_result', 'text'],
+    );
+    assert.deepEqual(executionResult(reply), {
+      type: 'code_execution_result',
+      stdout: '42\n',
+      stderr: '',
+      return_code: 0,
+      content: [],
+    });
     assert.equal(runner.programs.at(-1), 'print 42');
   });
 
@@ -104,8 +129,14 @@ describe('a code runner plugged in through buildApp', () => {
   });
 
   test('its outcomes map to the public result: busy is too_many_requests, a time limit is execution_time_exceeded', async () => {
-    assert.deepEqual(executionResult(await ask('busy')), { type: 'code_execution_tool_result_error', error_code: 'too_many_requests' });
-    assert.deepEqual(executionResult(await ask('loop')), { type: 'code_execution_tool_result_error', error_code: 'execution_time_exceeded' });
+    assert.deepEqual(executionResult(await ask('busy')), {
+      type: 'code_execution_tool_result_error',
+      error_code: 'too_many_requests',
+    });
+    assert.deepEqual(executionResult(await ask('loop')), {
+      type: 'code_execution_tool_result_error',
+      error_code: 'execution_time_exceeded',
+    });
   });
 
   test('its output is cut to one share of the input headroom, with a note in stderr', async () => {
@@ -114,7 +145,10 @@ describe('a code runner plugged in through buildApp', () => {
     const share = Math.floor(((4096 - reply.usage.input_tokens - 200) * 4) / 4);
     const result = executionResult(reply);
     assert.equal((result.stdout ?? '').length + (result.stderr ?? '').length, share);
-    assert.match(result.stderr ?? '', new RegExp(`^\\[output cut to ${share} characters, its share of the context window; it had 100000\\]\\n$`));
+    assert.match(
+      result.stderr ?? '',
+      new RegExp(`^\\[output cut to ${share} characters, its share of the context window; it had 100000\\]\\n$`),
+    );
   });
 
   test('the service closes it when it closes', async () => {

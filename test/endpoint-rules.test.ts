@@ -11,17 +11,33 @@ after(() => service.close());
 
 const user = (content: string) => ({ role: 'user', content });
 const base = { model: 'mid', max_tokens: 200, messages: [user('What is the weather?')] };
-const strictTool = (schema: Record<string, unknown> = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false }) => ({
+const strictTool = (
+  schema: Record<string, unknown> = {
+    type: 'object',
+    properties: { city: { type: 'string' } },
+    required: ['city'],
+    additionalProperties: false,
+  },
+) => ({
   name: 'record',
   description: 'Record the answer.',
   strict: true,
   input_schema: schema,
 });
-const webSearch = (extra: Record<string, unknown> = {}) => ({ type: 'web_search_20260209', name: 'web_search', max_uses: 5, ...extra });
+const webSearch = (extra: Record<string, unknown> = {}) => ({
+  type: 'web_search_20260209',
+  name: 'web_search',
+  max_uses: 5,
+  ...extra,
+});
 
 async function send(body: unknown) {
   const response = await postJson(service, '/v1/messages', body);
-  const json = (await response.json()) as { error?: { type: string; message: string }; content?: Array<Record<string, unknown>>; stop_reason?: string };
+  const json = (await response.json()) as {
+    error?: { type: string; message: string };
+    content?: Array<Record<string, unknown>>;
+    stop_reason?: string;
+  };
   return { status: response.status, json };
 }
 
@@ -50,18 +66,46 @@ describe('rule 1: strict schema keywords', () => {
       $defs: { tag: { type: 'string' } },
       definitions: { legacy: { type: 'boolean' } },
     };
-    const { status, json } = await send({ ...base, tools: [strictTool(schema)], tool_choice: { type: 'tool', name: 'record' } });
+    const { status, json } = await send({
+      ...base,
+      tools: [strictTool(schema)],
+      tool_choice: { type: 'tool', name: 'record' },
+    });
     assert.equal(status, 200, JSON.stringify(json));
   });
 
   for (const [keyword, schema, path] of [
-    ['maxLength', { type: 'object', properties: { city: { type: 'string', maxLength: 5 } } }, 'tools.0.input_schema.properties.city'],
-    ['pattern', { type: 'object', properties: { list: { type: 'array', items: { type: 'string', pattern: '^a' } } } }, 'tools.0.input_schema.properties.list.items'],
-    ['format', { type: 'object', properties: { either: { anyOf: [{ type: 'string', format: 'email' }] } } }, 'tools.0.input_schema.properties.either.anyOf.0'],
-    ['minimum', { type: 'object', $defs: { count: { type: 'integer', minimum: 0 } } }, 'tools.0.input_schema.$defs.count'],
-    ['minItems', { type: 'object', definitions: { list: { type: 'array', minItems: 1 } } }, 'tools.0.input_schema.definitions.list'],
+    [
+      'maxLength',
+      { type: 'object', properties: { city: { type: 'string', maxLength: 5 } } },
+      'tools.0.input_schema.properties.city',
+    ],
+    [
+      'pattern',
+      { type: 'object', properties: { list: { type: 'array', items: { type: 'string', pattern: '^a' } } } },
+      'tools.0.input_schema.properties.list.items',
+    ],
+    [
+      'format',
+      { type: 'object', properties: { either: { anyOf: [{ type: 'string', format: 'email' }] } } },
+      'tools.0.input_schema.properties.either.anyOf.0',
+    ],
+    [
+      'minimum',
+      { type: 'object', $defs: { count: { type: 'integer', minimum: 0 } } },
+      'tools.0.input_schema.$defs.count',
+    ],
+    [
+      'minItems',
+      { type: 'object', definitions: { list: { type: 'array', minItems: 1 } } },
+      'tools.0.input_schema.definitions.list',
+    ],
     ['default', { type: 'object', default: {} }, 'tools.0.input_schema'],
-    ['oneOf', { type: 'object', additionalProperties: { oneOf: [{ type: 'string' }] } }, 'tools.0.input_schema.additionalProperties'],
+    [
+      'oneOf',
+      { type: 'object', additionalProperties: { oneOf: [{ type: 'string' }] } },
+      'tools.0.input_schema.additionalProperties',
+    ],
   ] as const) {
     test(`"${keyword}" under strict: true is 400 naming the keyword and its path`, async () => {
       const { status, json } = await send({ ...base, tools: [strictTool(schema)] });
@@ -72,7 +116,11 @@ describe('rule 1: strict schema keywords', () => {
   }
 
   test('the same keywords are accepted on a tool without strict', async () => {
-    const tool = { name: 'loose', description: 'd', input_schema: { type: 'object', properties: { city: { type: 'string', maxLength: 5, pattern: '^[A-Z]' } } } };
+    const tool = {
+      name: 'loose',
+      description: 'd',
+      input_schema: { type: 'object', properties: { city: { type: 'string', maxLength: 5, pattern: '^[A-Z]' } } },
+    };
     assert.equal((await send({ ...base, tools: [tool] })).status, 200);
   });
 
@@ -83,7 +131,19 @@ describe('rule 1: strict schema keywords', () => {
   });
 
   test('a schema Ajv cannot compile is refused naming the tool', async () => {
-    await expectRefusal({ ...base, tools: [{ name: 'bad', description: 'd', input_schema: { type: 'object', properties: { x: { type: 'no-such-type' } } } }] }, /tools\.0\.input_schema: not a valid JSON Schema/);
+    await expectRefusal(
+      {
+        ...base,
+        tools: [
+          {
+            name: 'bad',
+            description: 'd',
+            input_schema: { type: 'object', properties: { x: { type: 'no-such-type' } } },
+          },
+        ],
+      },
+      /tools\.0\.input_schema: not a valid JSON Schema/,
+    );
   });
 });
 
@@ -92,14 +152,21 @@ describe('schema identifiers', () => {
 
   test('two requests whose schemas share an $id but differ are both answered', async () => {
     for (const property of ['first', 'second']) {
-      const schema = { $id: 'https://example.com/answer', type: 'object', properties: { [property]: { type: 'string', $id: 'https://example.com/inner' } } };
+      const schema = {
+        $id: 'https://example.com/answer',
+        type: 'object',
+        properties: { [property]: { type: 'string', $id: 'https://example.com/inner' } },
+      };
       const { status, json } = await send({ ...base, tools: [tool('record', schema)] });
       assert.equal(status, 200, JSON.stringify(json));
     }
   });
 
   test('two tools sharing one $id in one request are answered', async () => {
-    const tools = [tool('one', { $id: 'shared', type: 'object' }), tool('two', { $id: 'shared', type: 'object', properties: { a: { type: 'string' } } })];
+    const tools = [
+      tool('one', { $id: 'shared', type: 'object' }),
+      tool('two', { $id: 'shared', type: 'object', properties: { a: { type: 'string' } } }),
+    ];
     const { status, json } = await send({ ...base, tools });
     assert.equal(status, 200, JSON.stringify(json));
   });
@@ -108,7 +175,12 @@ describe('schema identifiers', () => {
 describe('schema drafts', () => {
   const draft07 = 'http://json-schema.org/draft-07/schema#';
   // Draft-07's tuple form of `items`, which 2020-12 would refuse (it spells tuples `prefixItems`).
-  const pairSchema = (declared: string) => ({ $schema: declared, type: 'object', properties: { pair: { type: 'array', items: [{ type: 'string' }, { type: 'integer' }] } }, required: ['pair'] });
+  const pairSchema = (declared: string) => ({
+    $schema: declared,
+    type: 'object',
+    properties: { pair: { type: 'array', items: [{ type: 'string' }, { type: 'integer' }] } },
+    required: ['pair'],
+  });
 
   test('a tool schema that declares draft-07, as zod-to-json-schema and Pydantic write it, is answered', async () => {
     const tool = { name: 'record', description: 'd', input_schema: pairSchema(draft07) };
@@ -118,63 +190,122 @@ describe('schema drafts', () => {
   });
 
   test('an output_config.format schema that declares draft-07 is answered', async () => {
-    const { status, json } = await send({ ...base, output_config: { format: { type: 'json_schema', schema: pairSchema(draft07) } } });
+    const { status, json } = await send({
+      ...base,
+      output_config: { format: { type: 'json_schema', schema: pairSchema(draft07) } },
+    });
     assert.equal(status, 200, JSON.stringify(json));
   });
 
-  for (const declared of ['http://json-schema.org/draft-06/schema#', 'https://json-schema.org/draft/2019-09/schema', 'https://json-schema.org/draft/2020-12/schema']) {
+  for (const declared of [
+    'http://json-schema.org/draft-06/schema#',
+    'https://json-schema.org/draft/2019-09/schema',
+    'https://json-schema.org/draft/2020-12/schema',
+  ]) {
     test(`a tool schema that declares ${declared} is answered`, async () => {
-      const tool = { name: 'record', description: 'd', input_schema: { $schema: declared, type: 'object', properties: { city: { type: 'string' } } } };
+      const tool = {
+        name: 'record',
+        description: 'd',
+        input_schema: { $schema: declared, type: 'object', properties: { city: { type: 'string' } } },
+      };
       const { status, json } = await send({ ...base, tools: [tool] });
       assert.equal(status, 200, JSON.stringify(json));
     });
   }
 
   test('a $schema naming another draft is 400 naming the field and the drafts accepted', async () => {
-    const tool = { name: 'record', description: 'd', input_schema: { $schema: 'http://json-schema.org/draft-04/schema#', type: 'object' } };
-    await expectRefusal({ ...base, tools: [tool] }, /^tools\.0\.input_schema\.\$schema: "http:\/\/json-schema\.org\/draft-04\/schema#" is not a supported JSON Schema draft; supported: 2020-12 .*2019-09 .*draft-07 .*draft-06/);
+    const tool = {
+      name: 'record',
+      description: 'd',
+      input_schema: { $schema: 'http://json-schema.org/draft-04/schema#', type: 'object' },
+    };
+    await expectRefusal(
+      { ...base, tools: [tool] },
+      /^tools\.0\.input_schema\.\$schema: "http:\/\/json-schema\.org\/draft-04\/schema#" is not a supported JSON Schema draft; supported: 2020-12 .*2019-09 .*draft-07 .*draft-06/,
+    );
     const format = { type: 'json_schema', schema: { $schema: 'https://example.com/my-draft', type: 'object' } };
     await expectRefusal({ ...base, output_config: { format } }, /^output_config\.format\.schema\.\$schema: /);
   });
 
   test('a strict tool schema with $schema is refused by rule 1, $schema being outside the strict keyword list', async () => {
-    await expectRefusal({ ...base, tools: [strictTool({ $schema: draft07, type: 'object', properties: {}, additionalProperties: false })] }, /^tools\.0\.input_schema: keyword "\$schema"/);
+    await expectRefusal(
+      {
+        ...base,
+        tools: [strictTool({ $schema: draft07, type: 'object', properties: {}, additionalProperties: false })],
+      },
+      /^tools\.0\.input_schema: keyword "\$schema"/,
+    );
   });
 });
 
 describe('rule 2: thinking with a forced strict tool', () => {
   test('adaptive thinking with tool_choice forcing a strict tool is refused naming the rule', async () => {
-    await expectRefusal({ ...base, thinking: { type: 'adaptive' }, tools: [strictTool()], tool_choice: { type: 'tool', name: 'record' } }, /^Rule 2: .*strict tool "record"/);
+    await expectRefusal(
+      { ...base, thinking: { type: 'adaptive' }, tools: [strictTool()], tool_choice: { type: 'tool', name: 'record' } },
+      /^Rule 2: .*strict tool "record"/,
+    );
   });
 
   test('thinking with tool_choice any and a strict tool is refused', async () => {
-    await expectRefusal({ ...base, thinking: { type: 'adaptive' }, tools: [strictTool()], tool_choice: { type: 'any' } }, /^Rule 2/);
+    await expectRefusal(
+      { ...base, thinking: { type: 'adaptive' }, tools: [strictTool()], tool_choice: { type: 'any' } },
+      /^Rule 2/,
+    );
   });
 
   test('thinking with a forced non-strict tool is answered', async () => {
     const tool = { ...strictTool(), strict: false };
-    assert.equal((await send({ ...base, thinking: { type: 'adaptive' }, tools: [tool], tool_choice: { type: 'tool', name: 'record' } })).status, 200);
+    assert.equal(
+      (
+        await send({
+          ...base,
+          thinking: { type: 'adaptive' },
+          tools: [tool],
+          tool_choice: { type: 'tool', name: 'record' },
+        })
+      ).status,
+      200,
+    );
   });
 
   test('thinking disabled with a forced strict tool is the structured call shape of the newer small tier, and is answered', async () => {
-    const { status, json } = await send({ ...base, model: 'small-newer', thinking: { type: 'disabled' }, tools: [strictTool()], tool_choice: { type: 'tool', name: 'record', disable_parallel_tool_use: true } });
+    const { status, json } = await send({
+      ...base,
+      model: 'small-newer',
+      thinking: { type: 'disabled' },
+      tools: [strictTool()],
+      tool_choice: { type: 'tool', name: 'record', disable_parallel_tool_use: true },
+    });
     assert.equal(status, 200);
-    assert.deepEqual(json.content?.map((block) => block.type), ['tool_use']);
+    assert.deepEqual(
+      json.content?.map((block) => block.type),
+      ['tool_use'],
+    );
   });
 });
 
 describe('rule 3: programmatic tool calling conflicts', () => {
   test('web_search without allowed_callers and a strict tool is refused', async () => {
-    await expectRefusal({ ...base, tools: [webSearch(), strictTool()] }, /^Rule 3: "web_search" has no allowed_callers.*strict tool "record"/);
+    await expectRefusal(
+      { ...base, tools: [webSearch(), strictTool()] },
+      /^Rule 3: "web_search" has no allowed_callers.*strict tool "record"/,
+    );
   });
 
   test('web_fetch without allowed_callers and disable_parallel_tool_use is refused', async () => {
     const webFetch = { type: 'web_fetch_20260209', name: 'web_fetch', max_uses: 5, max_content_tokens: 20000 };
-    await expectRefusal({ ...base, tools: [webFetch], tool_choice: { type: 'auto', disable_parallel_tool_use: true } }, /^Rule 3: "web_fetch".*disable_parallel_tool_use/);
+    await expectRefusal(
+      { ...base, tools: [webFetch], tool_choice: { type: 'auto', disable_parallel_tool_use: true } },
+      /^Rule 3: "web_fetch".*disable_parallel_tool_use/,
+    );
   });
 
   test('allowed_callers ["direct"] makes the same request acceptable', async () => {
-    const { status } = await send({ ...base, tools: [webSearch({ allowed_callers: ['direct'] }), strictTool()], tool_choice: { type: 'auto', disable_parallel_tool_use: true } });
+    const { status } = await send({
+      ...base,
+      tools: [webSearch({ allowed_callers: ['direct'] }), strictTool()],
+      tool_choice: { type: 'auto', disable_parallel_tool_use: true },
+    });
     assert.equal(status, 200);
   });
 
@@ -185,11 +316,17 @@ describe('rule 3: programmatic tool calling conflicts', () => {
 
 describe('rule 4: prefill and tools', () => {
   test('a final assistant turn with tools is refused', async () => {
-    await expectRefusal({ ...base, messages: [user('hi'), { role: 'assistant', content: 'The answer is' }], tools: [strictTool()] }, /^Rule 4: a prefill/);
+    await expectRefusal(
+      { ...base, messages: [user('hi'), { role: 'assistant', content: 'The answer is' }], tools: [strictTool()] },
+      /^Rule 4: a prefill/,
+    );
   });
 
   test('a prefill without tools is continued', async () => {
-    const { status, json } = await send({ ...base, messages: [user('hi'), { role: 'assistant', content: 'The answer is' }] });
+    const { status, json } = await send({
+      ...base,
+      messages: [user('hi'), { role: 'assistant', content: 'The answer is' }],
+    });
     assert.equal(status, 200);
     assert.equal(json.content?.[0]?.type, 'text');
   });
@@ -197,12 +334,18 @@ describe('rule 4: prefill and tools', () => {
 
 describe('rule 5 and versioning: thinking per model generation', () => {
   test('the older small tier rejects adaptive', async () => {
-    await expectRefusal({ ...base, model: 'small-older', thinking: { type: 'adaptive' } }, /^Rule 5: thinking "adaptive" is not supported by small-older/);
+    await expectRefusal(
+      { ...base, model: 'small-older', thinking: { type: 'adaptive' } },
+      /^Rule 5: thinking "adaptive" is not supported by small-older/,
+    );
   });
 
   for (const model of ['mid-newer', 'large-newer']) {
     test(`${model} rejects disabled`, async () => {
-      await expectRefusal({ ...base, model, thinking: { type: 'disabled' } }, new RegExp(`^Rule 5: thinking "disabled" is rejected by ${model}`));
+      await expectRefusal(
+        { ...base, model, thinking: { type: 'disabled' } },
+        new RegExp(`^Rule 5: thinking "disabled" is rejected by ${model}`),
+      );
     });
   }
 
@@ -217,19 +360,37 @@ describe('rule 5 and versioning: thinking per model generation', () => {
     const thinking = await send({ ...base, model: 'small-newer', tools: [tool] });
     assert.equal(thinking.json.content?.[0]?.type, 'thinking');
     const disabled = await send({ ...base, model: 'small-newer', tools: [tool], thinking: { type: 'disabled' } });
-    assert.deepEqual(disabled.json.content?.map((block) => block.type), ['text']);
+    assert.deepEqual(
+      disabled.json.content?.map((block) => block.type),
+      ['text'],
+    );
     const noTools = await send({ ...base, model: 'small-newer' });
-    assert.deepEqual(noTools.json.content?.map((block) => block.type), ['text']);
+    assert.deepEqual(
+      noTools.json.content?.map((block) => block.type),
+      ['text'],
+    );
     const olderSmall = await send({ ...base, model: 'small-older', tools: [tool] });
-    assert.deepEqual(olderSmall.json.content?.map((block) => block.type), ['text']);
+    assert.deepEqual(
+      olderSmall.json.content?.map((block) => block.type),
+      ['text'],
+    );
   });
 });
 
 describe('tool_choice', () => {
-  const tools = [{ name: 'lookup', description: 'Look it up.', input_schema: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] } }];
+  const tools = [
+    {
+      name: 'lookup',
+      description: 'Look it up.',
+      input_schema: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] },
+    },
+  ];
 
   test('a forced tool name that is not among the tools is 400 naming it', async () => {
-    await expectRefusal({ ...base, tools, tool_choice: { type: 'tool', name: 'missing' } }, /tool_choice\.name: "missing" is not among the tools \(lookup\)/);
+    await expectRefusal(
+      { ...base, tools, tool_choice: { type: 'tool', name: 'missing' } },
+      /tool_choice\.name: "missing" is not among the tools \(lookup\)/,
+    );
   });
 
   test('any or tool without tools is 400', async () => {
@@ -244,7 +405,10 @@ describe('tool_choice', () => {
   test('any and tool force a tool_use with stop_reason tool_use', async () => {
     for (const tool_choice of [{ type: 'any' }, { type: 'tool', name: 'lookup' }]) {
       const { json } = await send({ ...base, tools, tool_choice });
-      assert.deepEqual(json.content?.map((block) => block.type), ['tool_use']);
+      assert.deepEqual(
+        json.content?.map((block) => block.type),
+        ['tool_use'],
+      );
       assert.equal(json.stop_reason, 'tool_use');
       assert.equal(typeof (json.content?.[0]?.input as { q?: unknown }).q, 'string');
     }
@@ -261,7 +425,10 @@ describe('request shape', () => {
   });
 
   test('an unknown field inside a block is 400 with its path', async () => {
-    await expectRefusal({ ...base, messages: [{ role: 'user', content: [{ type: 'text', text: 'x', colour: 'red' }] }] }, /^messages\.0\.content\.0\.colour: Extra inputs/);
+    await expectRefusal(
+      { ...base, messages: [{ role: 'user', content: [{ type: 'text', text: 'x', colour: 'red' }] }] },
+      /^messages\.0\.content\.0\.colour: Extra inputs/,
+    );
   });
 
   test('a missing required field is 400 naming it', async () => {
@@ -273,22 +440,37 @@ describe('request shape', () => {
   });
 
   test('an unknown block type is 400', async () => {
-    await expectRefusal({ ...base, messages: [{ role: 'user', content: [{ type: 'video' }] }] }, /^messages\.0\.content\.0\.type: /);
+    await expectRefusal(
+      { ...base, messages: [{ role: 'user', content: [{ type: 'video' }] }] },
+      /^messages\.0\.content\.0\.type: /,
+    );
   });
 
   test('custom tools need a description (spec: custom tool)', async () => {
-    await expectRefusal({ ...base, tools: [{ name: 'x', input_schema: { type: 'object' } }] }, /^tools\.0\.description/);
+    await expectRefusal(
+      { ...base, tools: [{ name: 'x', input_schema: { type: 'object' } }] },
+      /^tools\.0\.description/,
+    );
   });
 
-  test('fields the official client types as nullable are unset when null: a custom tool\'s type, max_uses, max_content_tokens, output_config.format', async () => {
+  test("fields the official client types as nullable are unset when null: a custom tool's type, max_uses, max_content_tokens, output_config.format", async () => {
     const tools = [
       { ...strictTool(), strict: false, type: null },
       webSearch({ max_uses: null, allowed_callers: ['direct'] }),
-      { type: 'web_fetch_20260209', name: 'web_fetch', max_uses: null, max_content_tokens: null, allowed_callers: ['direct'] },
+      {
+        type: 'web_fetch_20260209',
+        name: 'web_fetch',
+        max_uses: null,
+        max_content_tokens: null,
+        allowed_callers: ['direct'],
+      },
     ];
     const forced = await send({ ...base, tools, tool_choice: { type: 'tool', name: 'record' } });
     assert.equal(forced.status, 200, JSON.stringify(forced.json));
-    assert.deepEqual(forced.json.content?.map((block) => [block.type, block.name]), [['tool_use', 'record']]);
+    assert.deepEqual(
+      forced.json.content?.map((block) => [block.type, block.name]),
+      [['tool_use', 'record']],
+    );
     // A null format is no format: the answer is the plain echo, not JSON.
     const plain = await send({ ...base, output_config: { format: null } });
     assert.equal(plain.status, 200, JSON.stringify(plain.json));
@@ -323,7 +505,10 @@ describe('request shape', () => {
   });
 
   test('a prompt over the context window is 400 prompt is too long', async () => {
-    await expectRefusal({ ...base, messages: [user('word '.repeat(5000))] }, /^prompt is too long: \d+ tokens > 4096 maximum/);
+    await expectRefusal(
+      { ...base, messages: [user('word '.repeat(5000))] },
+      /^prompt is too long: \d+ tokens > 4096 maximum/,
+    );
   });
 });
 
@@ -332,18 +517,43 @@ describe('tool_use and tool_result pairing', () => {
   const call = { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'lookup', input: {} }] };
 
   test('a tool_use answered by its tool_result is accepted', async () => {
-    const body = { ...base, tools, messages: [user('q'), call, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'sunny' }] }] };
+    const body = {
+      ...base,
+      tools,
+      messages: [
+        user('q'),
+        call,
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'sunny' }] },
+      ],
+    };
     const { status, json } = await send(body);
     assert.equal(status, 200);
     assert.equal(json.content?.[0]?.text, 'sunny');
   });
 
   test('a tool_use without a tool_result right after is 400 naming the id', async () => {
-    await expectRefusal({ ...base, tools, messages: [user('q'), call, user('go on')] }, /tool_use ids were found without tool_result blocks immediately after: toolu_1/);
+    await expectRefusal(
+      { ...base, tools, messages: [user('q'), call, user('go on')] },
+      /tool_use ids were found without tool_result blocks immediately after: toolu_1/,
+    );
   });
 
   test('a tool_result for an unknown id is 400 naming it', async () => {
-    const body = { ...base, tools, messages: [user('q'), call, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1' }, { type: 'tool_result', tool_use_id: 'toolu_9' }] }] };
+    const body = {
+      ...base,
+      tools,
+      messages: [
+        user('q'),
+        call,
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: 'toolu_1' },
+            { type: 'tool_result', tool_use_id: 'toolu_9' },
+          ],
+        },
+      ],
+    };
     await expectRefusal(body, /unexpected tool_use_id found in tool_result blocks: toolu_9/);
   });
 
@@ -351,12 +561,21 @@ describe('tool_use and tool_result pairing', () => {
     const search = { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: { query: 'q' } };
     const result = { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_1', content: [] };
     const messages = (content: unknown[]) => [user('q'), { role: 'assistant', content }, user('go on')];
-    await expectRefusal({ ...base, messages: messages([search]) }, /messages\.1: server_tool_use ids were found without their result blocks in the same message: srvtoolu_1/);
-    assert.equal((await send({ ...base, messages: messages([search, result, { type: 'text', text: 'Found nothing.' }]) })).status, 200);
+    await expectRefusal(
+      { ...base, messages: messages([search]) },
+      /messages\.1: server_tool_use ids were found without their result blocks in the same message: srvtoolu_1/,
+    );
+    assert.equal(
+      (await send({ ...base, messages: messages([search, result, { type: 'text', text: 'Found nothing.' }]) })).status,
+      200,
+    );
   });
 
   test('two tool_results for one tool_use are 400', async () => {
     const result = { type: 'tool_result', tool_use_id: 'toolu_1' };
-    await expectRefusal({ ...base, tools, messages: [user('q'), call, { role: 'user', content: [result, result] }] }, /"toolu_1" has more than one tool_result/);
+    await expectRefusal(
+      { ...base, tools, messages: [user('q'), call, { role: 'user', content: [result, result] }] },
+      /"toolu_1" has more than one tool_result/,
+    );
   });
 });

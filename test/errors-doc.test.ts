@@ -11,6 +11,10 @@ const rows = readFileSync('docs/errors.md', 'utf8')
   .map(([, code, status, type]) => ({ code: code!, status: Number(status), type: type! }));
 
 test('docs/errors.md has one row per error code, with its status and type', () => {
-  const expected = Object.entries(ERROR_TABLE).map(([code, entry]) => ({ code, status: entry.status, type: entry.type }));
+  const expected = Object.entries(ERROR_TABLE).map(([code, entry]) => ({
+    code,
+    status: entry.status,
+    type: entry.type,
+  }));
   assert.deepEqual(rows, expected);
 });

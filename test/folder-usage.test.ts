@@ -18,7 +18,10 @@ test('counts every entry, nested folders included, each at least one 4 KiB block
   // empty, big, inner, deeper, small: folders count as entries with at least a block too.
   assert.equal(usage.entries, 5);
   const folderBytes = (path: string) => Math.max(lstatSync(path).size, 4096);
-  assert.equal(usage.bytes, 4096 + 10_000 + folderBytes(join(folder, 'inner')) + folderBytes(join(folder, 'inner', 'deeper')) + 4096);
+  assert.equal(
+    usage.bytes,
+    4096 + 10_000 + folderBytes(join(folder, 'inner')) + folderBytes(join(folder, 'inner', 'deeper')) + 4096,
+  );
   assert.equal(isOver(usage, BIG), false);
   assert.equal(isOver(usage, 10_000), true);
 });

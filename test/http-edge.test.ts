@@ -25,7 +25,12 @@ async function errorOf(response: Response): Promise<{ status: number; type: stri
 }
 
 /** Sends `chunks` as a chunked body (no content-length), waiting a little between them. */
-function postChunked(path: string, chunks: ReadonlyArray<string | Buffer>, headers: Record<string, string> = {}, target: RunningService = service): Promise<{ status: number; body: string }> {
+function postChunked(
+  path: string,
+  chunks: ReadonlyArray<string | Buffer>,
+  headers: Record<string, string> = {},
+  target: RunningService = service,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const url = new URL(path, target.baseURL);
     const outgoing = httpRequest(url, { method: 'POST', headers: { ...target.headers, ...headers } }, (response) => {
@@ -48,7 +53,11 @@ function postChunked(path: string, chunks: ReadonlyArray<string | Buffer>, heade
 describe('methods and routes', () => {
   test('a known path with another method is 404 naming the method and path', async () => {
     const response = await fetch(`${service.baseURL}/v1/messages`, { headers: service.headers });
-    assert.deepEqual(await errorOf(response), { status: 404, type: 'not_found_error', message: 'GET /v1/messages is not an endpoint of this service' });
+    assert.deepEqual(await errorOf(response), {
+      status: 404,
+      type: 'not_found_error',
+      message: 'GET /v1/messages is not an endpoint of this service',
+    });
   });
 
   test('HEAD on a GET route answers its headers and no body', async () => {
@@ -64,12 +73,20 @@ describe('methods and routes', () => {
     assert.equal(encoded.status, 200);
     assert.equal(((await encoded.json()) as { id: string }).id, 'mid-newer');
     const malformed = await fetch(`${service.baseURL}/v1/models/mid%E0%A4%A`, { headers: service.headers });
-    assert.deepEqual(await errorOf(malformed), { status: 400, type: 'invalid_request_error', message: 'the path segment "mid%E0%A4%A" is not valid percent-encoding' });
+    assert.deepEqual(await errorOf(malformed), {
+      status: 400,
+      type: 'invalid_request_error',
+      message: 'the path segment "mid%E0%A4%A" is not valid percent-encoding',
+    });
   });
 
   test('a paging parameter given twice is 400, not one of its values picked', async () => {
     const response = await fetch(`${service.baseURL}/v1/models?limit=1&limit=2`, { headers: service.headers });
-    assert.deepEqual(await errorOf(response), { status: 400, type: 'invalid_request_error', message: 'limit: give it once' });
+    assert.deepEqual(await errorOf(response), {
+      status: 400,
+      type: 'invalid_request_error',
+      message: 'limit: give it once',
+    });
   });
 
   test('an empty path segment does not match a parameter', async () => {
@@ -97,19 +114,33 @@ describe('request bodies', () => {
 
   test('a chunked body past 32 MB is 413, with no declared length to refuse it early', async () => {
     const chunk = 'x'.repeat(4 * 1024 * 1024);
-    const reply = await postChunked('/v1/messages', [`{"model":"mid","max_tokens":5,"messages":[{"role":"user","content":"`, ...Array.from({ length: 9 }, () => chunk), '"}]}']);
+    const reply = await postChunked('/v1/messages', [
+      `{"model":"mid","max_tokens":5,"messages":[{"role":"user","content":"`,
+      ...Array.from({ length: 9 }, () => chunk),
+      '"}]}',
+    ]);
     assert.equal(reply.status, 413);
     assert.equal((JSON.parse(reply.body) as { error: { type: string } }).error.type, 'request_too_large');
   });
 
   test('a content-type with a charset, in any case, is JSON', async () => {
-    const response = await postJson(service, '/v1/messages', simpleRequest, { 'content-type': 'Application/JSON; charset=utf-8' });
+    const response = await postJson(service, '/v1/messages', simpleRequest, {
+      'content-type': 'Application/JSON; charset=utf-8',
+    });
     assert.equal(response.status, 200);
   });
 
   test('a body with no content-type is 400 that says what is expected', async () => {
-    const response = await fetch(`${service.baseURL}/v1/messages`, { method: 'POST', headers: { 'x-api-key': TEST_API_KEY, 'anthropic-version': '2023-06-01' }, body: new Blob([JSON.stringify(simpleRequest)]) });
-    assert.deepEqual(await errorOf(response), { status: 400, type: 'invalid_request_error', message: 'content-type: must be application/json' });
+    const response = await fetch(`${service.baseURL}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': TEST_API_KEY, 'anthropic-version': '2023-06-01' },
+      body: new Blob([JSON.stringify(simpleRequest)]),
+    });
+    assert.deepEqual(await errorOf(response), {
+      status: 400,
+      type: 'invalid_request_error',
+      message: 'content-type: must be application/json',
+    });
   });
 
   test('an empty or blank JSON body is 400', async () => {
@@ -122,7 +153,9 @@ describe('request bodies', () => {
   test('a client that goes away mid-body leaves the service answering others', async () => {
     const socket = connect(Number(new URL(service.baseURL).port), '127.0.0.1');
     await once(socket, 'connect');
-    socket.write(`POST /v1/messages HTTP/1.1\r\nhost: mms\r\nx-api-key: ${TEST_API_KEY}\r\nanthropic-version: 2023-06-01\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"model":`);
+    socket.write(
+      `POST /v1/messages HTTP/1.1\r\nhost: mms\r\nx-api-key: ${TEST_API_KEY}\r\nanthropic-version: 2023-06-01\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"model":`,
+    );
     await new Promise((done) => setTimeout(done, 20));
     socket.destroy();
     assert.equal((await postJson(service, '/v1/messages', simpleRequest)).status, 200);
@@ -141,7 +174,11 @@ describe('requests that are not HTTP', () => {
     assert.match(answer, /^HTTP\/1\.1 400 Bad Request\r\n/);
     assert.match(answer, /\r\nconnection: close\r\n/);
     assert.match(answer, /\r\nmms-error-code: invalid_request\r\n/);
-    const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as { type: string; error: { type: string }; request_id: string };
+    const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as {
+      type: string;
+      error: { type: string };
+      request_id: string;
+    };
     assert.equal(body.type, 'error');
     assert.equal(body.error.type, 'invalid_request_error');
     assert.match(answer, new RegExp(`\\r\\nrequest-id: ${body.request_id}\\r\\n`));
@@ -152,7 +189,16 @@ describe('closing', () => {
   test('a connection still reading a refused body when its reply went out does not hold close() for the 72 s keep-alive timeout', async () => {
     const own = await startService();
     const chunk = 'x'.repeat(4 * 1024 * 1024);
-    const reply = await postChunked('/v1/messages', [`{"model":"mid","max_tokens":5,"messages":[{"role":"user","content":"`, ...Array.from({ length: 9 }, () => chunk), '"}]}'], {}, own);
+    const reply = await postChunked(
+      '/v1/messages',
+      [
+        `{"model":"mid","max_tokens":5,"messages":[{"role":"user","content":"`,
+        ...Array.from({ length: 9 }, () => chunk),
+        '"}]}',
+      ],
+      {},
+      own,
+    );
     assert.equal(reply.status, 413);
     const closed = own.close().then(() => 'closed');
     // A bound far from both outcomes: closing takes well under a second, the timeout 72 s.

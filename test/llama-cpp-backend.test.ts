@@ -14,7 +14,16 @@ let modelPath: string;
 before(async () => {
   modelPath = await tinyLlamaModel();
   service = await startService({
-    models: [{ id: 'tiny', tier: 'mid', generation: 'newer', contextWindow: 1024, maxOutputTokens: 1024, backend: { type: 'llama-cpp', model: modelPath, threads: 1, concurrency: 2 } }],
+    models: [
+      {
+        id: 'tiny',
+        tier: 'mid',
+        generation: 'newer',
+        contextWindow: 1024,
+        maxOutputTokens: 1024,
+        backend: { type: 'llama-cpp', model: modelPath, threads: 1, concurrency: 2 },
+      },
+    ],
   });
 });
 after(() => service.close());
@@ -28,7 +37,12 @@ interface Reply {
 }
 
 async function send(body: Record<string, unknown>): Promise<{ status: number; reply: Reply }> {
-  const response = await postJson(service, '/v1/messages', { model: 'tiny', max_tokens: 16, messages: [{ role: 'user', content: 'Hello there' }], ...body });
+  const response = await postJson(service, '/v1/messages', {
+    model: 'tiny',
+    max_tokens: 16,
+    messages: [{ role: 'user', content: 'Hello there' }],
+    ...body,
+  });
   return { status: response.status, reply: (await response.json()) as Reply };
 }
 
@@ -44,12 +58,17 @@ describe('llama-cpp backend', () => {
   });
 
   test('count_tokens is the model tokenizer count of the prompt as its chat template renders it', async () => {
-    const response = await postJson(service, '/v1/messages/count_tokens', { model: 'tiny', system: 'Be brief.', messages: [{ role: 'user', content: 'Hello there' }] });
+    const response = await postJson(service, '/v1/messages/count_tokens', {
+      model: 'tiny',
+      system: 'Be brief.',
+      messages: [{ role: 'user', content: 'Hello there' }],
+    });
     const { input_tokens } = (await response.json()) as { input_tokens: number };
     const llama = await getLlama({ gpu: false, build: 'never', progressLogs: false });
     const model = await llama.loadModel({ modelPath });
     // node-llama-cpp's ChatML wrapper starts the context with BOS (`<s>`), and it is evaluated.
-    const rendered = '<s><|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHello there<|im_end|>\n<|im_start|>assistant\n';
+    const rendered =
+      '<s><|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHello there<|im_end|>\n<|im_start|>assistant\n';
     assert.equal(input_tokens, model.tokenize(rendered, true).length);
     await model.dispose();
     const { reply } = await send({ system: 'Be brief.', max_tokens: 2 });
@@ -68,11 +87,29 @@ describe('llama-cpp backend', () => {
   });
 
   test('system prompt, multi-turn and tool_use/tool_result turns are formatted and answered', async () => {
-    const tools = [{ name: 'lookup', description: 'Look something up.', input_schema: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] } }];
+    const tools = [
+      {
+        name: 'lookup',
+        description: 'Look something up.',
+        input_schema: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] },
+      },
+    ];
     const messages = [
       { role: 'user', content: 'Find the answer.' },
-      { role: 'assistant', content: [{ type: 'text', text: 'Looking.' }, { type: 'tool_use', id: 'toolu_1', name: 'lookup', input: { q: 'answer' } }] },
-      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: '42' }, { type: 'text', text: 'Go on.' }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'Looking.' },
+          { type: 'tool_use', id: 'toolu_1', name: 'lookup', input: { q: 'answer' } },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'toolu_1', content: '42' },
+          { type: 'text', text: 'Go on.' },
+        ],
+      },
     ];
     const { status, reply } = await send({ system: 'You are terse.', messages, tools, tool_choice: { type: 'none' } });
     assert.equal(status, 200, JSON.stringify(reply));
@@ -86,7 +123,14 @@ describe('llama-cpp backend', () => {
   });
 
   test('image blocks are refused, not dropped', async () => {
-    const { status, reply } = await send({ messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } }] }] });
+    const { status, reply } = await send({
+      messages: [
+        {
+          role: 'user',
+          content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } }],
+        },
+      ],
+    });
     assert.equal(status, 400);
     assert.match(reply.error?.message ?? '', /image blocks are not supported by the llama-cpp backend/);
   });
@@ -103,7 +147,12 @@ describe('llama-cpp backend', () => {
   });
 
   test('streaming sends the public event sequence with one delta per chunk', async () => {
-    const response = await postJson(service, '/v1/messages', { model: 'tiny', max_tokens: 10, stream: true, messages: [{ role: 'user', content: 'Hello' }] });
+    const response = await postJson(service, '/v1/messages', {
+      model: 'tiny',
+      max_tokens: 10,
+      stream: true,
+      messages: [{ role: 'user', content: 'Hello' }],
+    });
     const names = (await readSse(response)).map((event) => event.event).filter((name) => name !== 'ping');
     assert.equal(names[0], 'message_start');
     assert.deepEqual(names.slice(-3), ['content_block_stop', 'message_delta', 'message_stop']);
@@ -115,7 +164,17 @@ describe('llama-cpp backend', () => {
   test('a client that disconnects stops the generation within a few tokens', async () => {
     const controller = new AbortController();
     const started = Date.now();
-    const response = await fetch(`${service.baseURL}/v1/messages`, { method: 'POST', headers: service.headers, signal: controller.signal, body: JSON.stringify({ model: 'tiny', max_tokens: 1000, stream: true, messages: [{ role: 'user', content: 'Go' }] }) });
+    const response = await fetch(`${service.baseURL}/v1/messages`, {
+      method: 'POST',
+      headers: service.headers,
+      signal: controller.signal,
+      body: JSON.stringify({
+        model: 'tiny',
+        max_tokens: 1000,
+        stream: true,
+        messages: [{ role: 'user', content: 'Go' }],
+      }),
+    });
     const reader = response.body!.getReader();
     await reader.read();
     controller.abort();

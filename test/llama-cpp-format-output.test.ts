@@ -20,7 +20,14 @@ let service: RunningService;
 before(async () => {
   const closing = await tinyLlamaModel({ logitBias: JSON_CLOSING_BIAS });
   const ending = await tinyLlamaModel({ logitBias: { ...JSON_CLOSING_BIAS, '<|im_end|>': 4 } });
-  const entry = (id: string, model: string) => ({ id, tier: 'mid' as const, generation: 'newer' as const, contextWindow: 2048, maxOutputTokens: 2048, backend: { type: 'llama-cpp' as const, model, threads: 1, concurrency: 1 } });
+  const entry = (id: string, model: string) => ({
+    id,
+    tier: 'mid' as const,
+    generation: 'newer' as const,
+    contextWindow: 2048,
+    maxOutputTokens: 2048,
+    backend: { type: 'llama-cpp' as const, model, threads: 1, concurrency: 1 },
+  });
   service = await startService({ models: [entry('closing', closing), entry('ending', ending)] });
 });
 after(() => service.close());
@@ -35,8 +42,16 @@ interface Reply {
 }
 
 async function send(body: Record<string, unknown>): Promise<{ status: number; code: string | null; reply: Reply }> {
-  const response = await postJson(service, '/v1/messages', { max_tokens: 200, messages: [{ role: 'user', content: 'Fill it in.' }], ...body });
-  return { status: response.status, code: response.headers.get('mms-error-code'), reply: (await response.json()) as Reply };
+  const response = await postJson(service, '/v1/messages', {
+    max_tokens: 200,
+    messages: [{ role: 'user', content: 'Fill it in.' }],
+    ...body,
+  });
+  return {
+    status: response.status,
+    code: response.headers.get('mms-error-code'),
+    reply: (await response.json()) as Reply,
+  };
 }
 
 /** An answer is valid JSON for the schema, or the step is a 502 model_output_invalid: never an invalid 200. */
@@ -53,21 +68,39 @@ function assertValidOrRefused(schema: Record<string, unknown>, result: Awaited<R
   assert.ok(ajv.validate(schema, JSON.parse(text)), `${text}: ${ajv.errorsText()}`);
 }
 
-const tools = [{ name: 'lookup', description: 'Look something up.', input_schema: { type: 'object', properties: { q: { type: 'string' } } } }];
-const pointSchema = { type: 'object', properties: { x: { type: 'integer' } }, required: ['x'], additionalProperties: false };
+const tools = [
+  {
+    name: 'lookup',
+    description: 'Look something up.',
+    input_schema: { type: 'object', properties: { q: { type: 'string' } } },
+  },
+];
+const pointSchema = {
+  type: 'object',
+  properties: { x: { type: 'integer' } },
+  required: ['x'],
+  additionalProperties: false,
+};
 
 describe('output_config.format the grammar cannot guide on llama.cpp', () => {
   test('a keyword the grammar cannot express is still checked: a valid answer or a 502, never {} for a required property', async () => {
     const schema = { type: 'object', properties: { n: { type: 'integer', minimum: 5 } }, required: ['n'] };
     for (let run = 0; run < RUNS; run += 1) {
-      assertValidOrRefused(schema, await send({ model: 'closing', output_config: { format: { type: 'json_schema', schema } } }));
+      assertValidOrRefused(
+        schema,
+        await send({ model: 'closing', output_config: { format: { type: 'json_schema', schema } } }),
+      );
     }
   });
 
   test('with tools offered too, the format answer is generated free, checked and asked for once more: not a 500', async () => {
     let answered = 0;
     for (let run = 0; run < RUNS; run += 1) {
-      const result = await send({ model: 'ending', tools, output_config: { format: { type: 'json_schema', schema: pointSchema } } });
+      const result = await send({
+        model: 'ending',
+        tools,
+        output_config: { format: { type: 'json_schema', schema: pointSchema } },
+      });
       assertValidOrRefused(pointSchema, result);
       if (result.status === 200 && result.reply.stop_reason === 'end_turn') answered += 1;
     }
@@ -78,7 +111,12 @@ describe('output_config.format the grammar cannot guide on llama.cpp', () => {
   test('the second pass gets only what the first left: usage never exceeds max_tokens', async () => {
     for (const max_tokens of [6, 10, 16]) {
       for (let run = 0; run < RUNS; run += 1) {
-        const { status, reply } = await send({ model: 'ending', max_tokens, tools, output_config: { format: { type: 'json_schema', schema: pointSchema } } });
+        const { status, reply } = await send({
+          model: 'ending',
+          max_tokens,
+          tools,
+          output_config: { format: { type: 'json_schema', schema: pointSchema } },
+        });
         // A first answer that spent the whole budget leaves nothing to ask again with: a 502.
         assert.ok(status === 200 || status === 502, `${status}: ${JSON.stringify(reply)}`);
         if (status === 502) continue;

@@ -15,7 +15,16 @@ let service: RunningService;
 before(async () => {
   const model = await tinyLlamaModel({ logitBias: JSON_CLOSING_BIAS });
   service = await startService({
-    models: [{ id: 'tiny', tier: 'mid', generation: 'newer', contextWindow: 2048, maxOutputTokens: 2048, backend: { type: 'llama-cpp', model, threads: 1, concurrency: 1 } }],
+    models: [
+      {
+        id: 'tiny',
+        tier: 'mid',
+        generation: 'newer',
+        contextWindow: 2048,
+        maxOutputTokens: 2048,
+        backend: { type: 'llama-cpp', model, threads: 1, concurrency: 1 },
+      },
+    ],
   });
 });
 after(() => service.close());
@@ -23,19 +32,39 @@ after(() => service.close());
 const battery: Record<string, Record<string, unknown>> = {
   'nested objects': {
     type: 'object',
-    properties: { owner: { type: 'object', properties: { name: { type: 'string' }, age: { type: 'integer' } }, required: ['name', 'age'], additionalProperties: false } },
+    properties: {
+      owner: {
+        type: 'object',
+        properties: { name: { type: 'string' }, age: { type: 'integer' } },
+        required: ['name', 'age'],
+        additionalProperties: false,
+      },
+    },
     required: ['owner'],
     additionalProperties: false,
   },
   'optional properties': {
     type: 'object',
-    properties: { id: { type: 'string' }, nickname: { type: 'string' }, score: { type: 'number' }, active: { type: 'boolean' } },
+    properties: {
+      id: { type: 'string' },
+      nickname: { type: 'string' },
+      score: { type: 'number' },
+      active: { type: 'boolean' },
+    },
     required: ['id'],
     additionalProperties: false,
   },
   anyOf: {
     type: 'object',
-    properties: { value: { anyOf: [{ type: 'integer' }, { type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false }, { type: 'null' }] } },
+    properties: {
+      value: {
+        anyOf: [
+          { type: 'integer' },
+          { type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false },
+          { type: 'null' },
+        ],
+      },
+    },
     required: ['value'],
     additionalProperties: false,
   },
@@ -44,17 +73,38 @@ const battery: Record<string, Record<string, unknown>> = {
     properties: { root: { $ref: '#/$defs/node' } },
     required: ['root'],
     additionalProperties: false,
-    $defs: { node: { type: 'object', properties: { label: { type: 'string' }, children: { type: 'array', items: { $ref: '#/$defs/node' } } }, required: ['label', 'children'], additionalProperties: false } },
+    $defs: {
+      node: {
+        type: 'object',
+        properties: { label: { type: 'string' }, children: { type: 'array', items: { $ref: '#/$defs/node' } } },
+        required: ['label', 'children'],
+        additionalProperties: false,
+      },
+    },
   },
   'enums and consts': {
     type: 'object',
-    properties: { kind: { enum: ['alpha', 'beta', 'say "hi"', 3, null] }, version: { const: 2 }, flag: { enum: [true] } },
+    properties: {
+      kind: { enum: ['alpha', 'beta', 'say "hi"', 3, null] },
+      version: { const: 2 },
+      flag: { enum: [true] },
+    },
     required: ['kind', 'version', 'flag'],
     additionalProperties: false,
   },
   'arrays of objects': {
     type: 'object',
-    properties: { items: { type: 'array', items: { type: 'object', properties: { sku: { type: 'string' }, quantity: { type: 'integer' } }, required: ['sku', 'quantity'], additionalProperties: false } } },
+    properties: {
+      items: {
+        type: 'array',
+        items: {
+          type: 'object',
+          properties: { sku: { type: 'string' }, quantity: { type: 'integer' } },
+          required: ['sku', 'quantity'],
+          additionalProperties: false,
+        },
+      },
+    },
     required: ['items'],
     additionalProperties: false,
   },
@@ -63,7 +113,14 @@ const battery: Record<string, Record<string, unknown>> = {
     properties: { note: { type: ['string', 'null'] }, point: { $ref: '#/definitions/point' } },
     required: ['note', 'point'],
     additionalProperties: false,
-    definitions: { point: { type: 'object', properties: { x: { type: 'number' }, y: { type: 'number' } }, required: ['x', 'y'], additionalProperties: false } },
+    definitions: {
+      point: {
+        type: 'object',
+        properties: { x: { type: 'number' }, y: { type: 'number' } },
+        required: ['x', 'y'],
+        additionalProperties: false,
+      },
+    },
   },
 };
 
@@ -75,7 +132,12 @@ interface Reply {
 }
 
 async function send(body: Record<string, unknown>): Promise<Reply> {
-  const response = await postJson(service, '/v1/messages', { model: 'tiny', max_tokens: 1500, messages: [{ role: 'user', content: 'Fill it in.' }], ...body });
+  const response = await postJson(service, '/v1/messages', {
+    model: 'tiny',
+    max_tokens: 1500,
+    messages: [{ role: 'user', content: 'Fill it in.' }],
+    ...body,
+  });
   assert.equal(response.status, 200);
   return (await response.json()) as Reply;
 }
@@ -85,10 +147,19 @@ describe('strict tools on llama.cpp', () => {
     test(`every forced call of a strict tool is valid: ${name}`, async () => {
       const tools = [{ name: 'record', description: 'Record the answer.', strict: true, input_schema: schema }];
       for (let run = 0; run < RUNS_PER_SCHEMA; run += 1) {
-        const reply = await send({ tools, tool_choice: { type: 'tool', name: 'record', disable_parallel_tool_use: true } });
+        const reply = await send({
+          tools,
+          tool_choice: { type: 'tool', name: 'record', disable_parallel_tool_use: true },
+        });
         assert.equal(reply.stop_reason, 'tool_use');
-        assert.deepEqual(reply.content.map((block) => block.type), ['tool_use']);
-        assert.ok(ajv.validate(schema, reply.content[0]?.input), `${JSON.stringify(reply.content[0]?.input)}: ${ajv.errorsText()}`);
+        assert.deepEqual(
+          reply.content.map((block) => block.type),
+          ['tool_use'],
+        );
+        assert.ok(
+          ajv.validate(schema, reply.content[0]?.input),
+          `${JSON.stringify(reply.content[0]?.input)}: ${ajv.errorsText()}`,
+        );
       }
     });
   }
@@ -115,7 +186,10 @@ describe('stop sequences on llama.cpp', () => {
       // Every member of the input is written `"name":`, so ":" would end it at its first key.
       const reply = await send({ tools, tool_choice: { type: 'tool', name: 'record' }, stop_sequences: [':', '"'] });
       assert.equal(reply.stop_reason, 'tool_use');
-      assert.ok(ajv.validate(schema, reply.content[0]?.input), `${JSON.stringify(reply.content[0]?.input)}: ${ajv.errorsText()}`);
+      assert.ok(
+        ajv.validate(schema, reply.content[0]?.input),
+        `${JSON.stringify(reply.content[0]?.input)}: ${ajv.errorsText()}`,
+      );
     }
   });
 });
@@ -124,14 +198,28 @@ describe('strict schemas with $ref or anyOf beside other keywords on llama.cpp',
   const shapes: Record<string, Record<string, unknown>> = {
     'type beside anyOf': {
       type: 'object',
-      properties: { value: { type: 'object', anyOf: [{ properties: { n: { type: 'integer' } }, required: ['n'] }, { properties: { s: { type: 'string' } }, required: ['s'] }] } },
+      properties: {
+        value: {
+          type: 'object',
+          anyOf: [
+            { properties: { n: { type: 'integer' } }, required: ['n'] },
+            { properties: { s: { type: 'string' } }, required: ['s'] },
+          ],
+        },
+      },
       required: ['value'],
       additionalProperties: false,
     },
     'type beside $ref': {
       type: 'object',
       $ref: '#/$defs/point',
-      $defs: { point: { properties: { x: { type: 'integer' }, y: { type: 'integer' } }, required: ['x', 'y'], additionalProperties: false } },
+      $defs: {
+        point: {
+          properties: { x: { type: 'integer' }, y: { type: 'integer' } },
+          required: ['x', 'y'],
+          additionalProperties: false,
+        },
+      },
     },
     'anyOf of enums beside type': {
       type: 'object',
@@ -146,21 +234,36 @@ describe('strict schemas with $ref or anyOf beside other keywords on llama.cpp',
       for (let run = 0; run < 3; run += 1) {
         const reply = await send({ tools, tool_choice: { type: 'tool', name: 'record' } });
         assert.equal(reply.stop_reason, 'tool_use');
-        assert.ok(ajv.validate(schema, reply.content[0]?.input), `${JSON.stringify(reply.content[0]?.input)}: ${ajv.errorsText()}`);
+        assert.ok(
+          ajv.validate(schema, reply.content[0]?.input),
+          `${JSON.stringify(reply.content[0]?.input)}: ${ajv.errorsText()}`,
+        );
       }
     });
   }
 
   test('a strict schema the grammar cannot compile is a 400 naming its path, forced or offered', async () => {
     // Each enum value would have to be checked against the object keywords beside it.
-    const schema = { type: 'object', properties: { pair: { type: 'object', properties: { a: { type: 'integer' } }, anyOf: [{ const: { a: 1 } }] } } };
+    const schema = {
+      type: 'object',
+      properties: { pair: { type: 'object', properties: { a: { type: 'integer' } }, anyOf: [{ const: { a: 1 } }] } },
+    };
     const tools = [{ name: 'record', description: 'Record the answer.', strict: true, input_schema: schema }];
     for (const tool_choice of [{ type: 'tool', name: 'record' }, { type: 'auto' }]) {
-      const response = await postJson(service, '/v1/messages', { model: 'tiny', max_tokens: 50, messages: [{ role: 'user', content: 'Fill it in.' }], tools, tool_choice });
+      const response = await postJson(service, '/v1/messages', {
+        model: 'tiny',
+        max_tokens: 50,
+        messages: [{ role: 'user', content: 'Fill it in.' }],
+        tools,
+        tool_choice,
+      });
       const body = (await response.json()) as { error: { type: string; message: string } };
       assert.equal(response.status, 400, JSON.stringify(body));
       assert.equal(body.error.type, 'invalid_request_error');
-      assert.match(body.error.message, /^tools\.0\.input_schema\.properties\.pair\.anyOf\.0\.properties: unsupported "properties" beside "enum"\/"const"/);
+      assert.match(
+        body.error.message,
+        /^tools\.0\.input_schema\.properties\.pair\.anyOf\.0\.properties: unsupported "properties" beside "enum"\/"const"/,
+      );
     }
   });
 });

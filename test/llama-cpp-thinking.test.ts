@@ -11,7 +11,10 @@ import { postJson, startService, tinyLlamaModel, type RunningService } from '@mm
 
 let service: RunningService;
 before(async () => {
-  const model = await tinyLlamaModel({ specialTokens: ['<think>', '</think>', '<tool_call>', '</tool_call>'], logitBias: { '<think>': 5, '<0x0A>': 4, '</think>': 3 } });
+  const model = await tinyLlamaModel({
+    specialTokens: ['<think>', '</think>', '<tool_call>', '</tool_call>'],
+    logitBias: { '<think>': 5, '<0x0A>': 4, '</think>': 3 },
+  });
   const entry = (seed: number) => ({
     id: `thinker-${seed}`,
     tier: 'mid' as const,
@@ -31,7 +34,12 @@ interface Reply {
 }
 
 async function ask(model: string, thinking: { type: string }): Promise<Reply> {
-  const response = await postJson(service, '/v1/messages', { model, max_tokens: 40, thinking, messages: [{ role: 'user', content: 'Hi' }] });
+  const response = await postJson(service, '/v1/messages', {
+    model,
+    max_tokens: 40,
+    thinking,
+    messages: [{ role: 'user', content: 'Hi' }],
+  });
   assert.equal(response.status, 200);
   return (await response.json()) as Reply;
 }
@@ -47,7 +55,10 @@ for (const model of ['thinker-1', 'thinker-2']) {
 
   test(`disabled: no thinking block at all (${model})`, async () => {
     const reply = await ask(model, { type: 'disabled' });
-    assert.deepEqual(reply.content.map((block) => block.type), ['text']);
+    assert.deepEqual(
+      reply.content.map((block) => block.type),
+      ['text'],
+    );
     assert.equal(reply.usage.output_tokens, 40);
   });
 }

@@ -7,7 +7,14 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { postJson, scriptedModels, startService, type RunningService } from '@mms/testing';
 import { hello, startUpstreamPair, type UpstreamPair } from './messages-upstream-support.js';
-import { answerCount, closedPortURL, modelsWithBackend, rawUpstream, sseFrames, streamOpening } from './upstream-support.js';
+import {
+  answerCount,
+  closedPortURL,
+  modelsWithBackend,
+  rawUpstream,
+  sseFrames,
+  streamOpening,
+} from './upstream-support.js';
 
 let pair: UpstreamPair;
 let upstream: RunningService;
@@ -30,7 +37,9 @@ describe('cancellation', () => {
       response.on('close', () => upstreamClosed());
       response.writeHead(200, { 'content-type': 'text/event-stream' }).write(sseFrames(streamOpening('Endless')));
     });
-    const relay = await startService({ models: modelsWithBackend({ type: 'messages-upstream', baseURL: endless.baseURL }) });
+    const relay = await startService({
+      models: modelsWithBackend({ type: 'messages-upstream', baseURL: endless.baseURL }),
+    });
     try {
       const response = await postJson(relay, '/v1/messages', { ...hello, stream: true });
       const reader = response.body!.getReader();
@@ -44,25 +53,36 @@ describe('cancellation', () => {
     }
   });
 
-  test('a front mms in front of an mms: the upstream frees its slot when the client leaves', { timeout: 20_000 }, async () => {
-    const slow = await startService({ models: scriptedModels({ tokenDelayMs: 20 }) });
-    const relay = await startService({ models: modelsWithBackend({ type: 'messages-upstream', baseURL: slow.baseURL, apiKey: slow.apiKey }) });
-    try {
-      const long = { ...hello, max_tokens: 2000, messages: [{ role: 'user', content: 'word '.repeat(1500) }], stream: true };
-      const response = await postJson(relay, '/v1/messages', long);
-      const reader = response.body!.getReader();
-      await reader.read();
-      const admission = slow.registry.resolve('mid').admission;
-      assert.equal(admission.stats.active, 1);
-      await reader.cancel();
-      // 1500 tokens at 20 ms would hold the slot for 30 s; a closed connection frees it at once.
-      while (admission.stats.active > 0) await new Promise((resolve) => setTimeout(resolve, 10));
-      assert.equal(admission.stats.active, 0);
-    } finally {
-      await relay.close();
-      await slow.close();
-    }
-  });
+  test(
+    'a front mms in front of an mms: the upstream frees its slot when the client leaves',
+    { timeout: 20_000 },
+    async () => {
+      const slow = await startService({ models: scriptedModels({ tokenDelayMs: 20 }) });
+      const relay = await startService({
+        models: modelsWithBackend({ type: 'messages-upstream', baseURL: slow.baseURL, apiKey: slow.apiKey }),
+      });
+      try {
+        const long = {
+          ...hello,
+          max_tokens: 2000,
+          messages: [{ role: 'user', content: 'word '.repeat(1500) }],
+          stream: true,
+        };
+        const response = await postJson(relay, '/v1/messages', long);
+        const reader = response.body!.getReader();
+        await reader.read();
+        const admission = slow.registry.resolve('mid').admission;
+        assert.equal(admission.stats.active, 1);
+        await reader.cancel();
+        // 1500 tokens at 20 ms would hold the slot for 30 s; a closed connection frees it at once.
+        while (admission.stats.active > 0) await new Promise((resolve) => setTimeout(resolve, 10));
+        assert.equal(admission.stats.active, 0);
+      } finally {
+        await relay.close();
+        await slow.close();
+      }
+    },
+  );
 });
 
 describe('the end of the response', () => {
@@ -83,10 +103,14 @@ describe('the end of the response', () => {
         upstreamClosed = true;
         ended(response.writableFinished);
       });
-      response.writeHead(200, { 'content-type': 'text/event-stream' }).write(sseFrames([...streamOpening('Done.'), ...stop]));
+      response
+        .writeHead(200, { 'content-type': 'text/event-stream' })
+        .write(sseFrames([...streamOpening('Done.'), ...stop]));
       void held.then(() => response.end());
     });
-    const relay = await startService({ models: modelsWithBackend({ type: 'messages-upstream', baseURL: lingering.baseURL }) });
+    const relay = await startService({
+      models: modelsWithBackend({ type: 'messages-upstream', baseURL: lingering.baseURL }),
+    });
     try {
       const response = await postJson(relay, '/v1/messages', { ...hello, stream: true });
       const text = await response.text();
@@ -104,14 +128,28 @@ describe('the end of the response', () => {
 
 describe('start-up check', () => {
   test('prepare reports a reachable upstream and its model, and does not stop the start for one that is down', async () => {
-    const up = await startService({ models: modelsWithBackend({ type: 'messages-upstream', baseURL: upstream.baseURL, apiKey: upstream.apiKey }) });
-    const down = await startService({ models: modelsWithBackend({ type: 'messages-upstream', baseURL: await closedPortURL() }) });
-    const unknown = await startService({ models: modelsWithBackend({ type: 'messages-upstream', baseURL: upstream.baseURL, apiKey: upstream.apiKey, model: 'no-such-model' }) });
+    const up = await startService({
+      models: modelsWithBackend({ type: 'messages-upstream', baseURL: upstream.baseURL, apiKey: upstream.apiKey }),
+    });
+    const down = await startService({
+      models: modelsWithBackend({ type: 'messages-upstream', baseURL: await closedPortURL() }),
+    });
+    const unknown = await startService({
+      models: modelsWithBackend({
+        type: 'messages-upstream',
+        baseURL: upstream.baseURL,
+        apiKey: upstream.apiKey,
+        model: 'no-such-model',
+      }),
+    });
     try {
       const [reachable] = await up.registry.prepare({ progress: false });
       assert.equal(reachable?.prepared, `upstream ${upstream.baseURL}, model small-older`);
       const [unreachable] = await down.registry.prepare({ progress: false });
-      assert.match(unreachable?.prepared ?? '', /not reachable now \(connection refused \(ECONNREFUSED\)\); every request tries it again/);
+      assert.match(
+        unreachable?.prepared ?? '',
+        /not reachable now \(connection refused \(ECONNREFUSED\)\); every request tries it again/,
+      );
       const [missing] = await unknown.registry.prepare({ progress: false });
       assert.match(missing?.prepared ?? '', /does not list the model no-such-model/);
     } finally {
@@ -122,11 +160,26 @@ describe('start-up check', () => {
   });
 
   test('what cannot fix itself stops the start: a refused key, an unset key variable', async () => {
-    const refused = await startService({ models: modelsWithBackend({ type: 'messages-upstream', baseURL: upstream.baseURL, apiKey: 'not-the-upstream-key' }) });
-    const unset = await startService({ models: modelsWithBackend({ type: 'messages-upstream', baseURL: upstream.baseURL, apiKeyEnv: 'MMS_TEST_UNSET_UPSTREAM_KEY' }) });
+    const refused = await startService({
+      models: modelsWithBackend({
+        type: 'messages-upstream',
+        baseURL: upstream.baseURL,
+        apiKey: 'not-the-upstream-key',
+      }),
+    });
+    const unset = await startService({
+      models: modelsWithBackend({
+        type: 'messages-upstream',
+        baseURL: upstream.baseURL,
+        apiKeyEnv: 'MMS_TEST_UNSET_UPSTREAM_KEY',
+      }),
+    });
     try {
       await assert.rejects(refused.registry.prepare({ progress: false }), /refused this service's API key \(401\)/);
-      await assert.rejects(unset.registry.prepare({ progress: false }), /MMS_TEST_UNSET_UPSTREAM_KEY \(backend.apiKeyEnv\) is not set/);
+      await assert.rejects(
+        unset.registry.prepare({ progress: false }),
+        /MMS_TEST_UNSET_UPSTREAM_KEY \(backend.apiKeyEnv\) is not set/,
+      );
     } finally {
       await refused.close();
       await unset.close();

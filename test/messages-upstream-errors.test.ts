@@ -8,8 +8,26 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { postJson, startService, type RunningService } from '@mms/testing';
-import { hello, json, LOOKUP, startUpstreamPair, stream, type ErrorBody, type UpstreamPair } from './messages-upstream-support.js';
-import { answerCount, closedPortURL, errorEnvelope, modelsWithBackend, rawUpstream, sseFrames, streamOf, streamOpening, type RawUpstream } from './upstream-support.js';
+import {
+  hello,
+  json,
+  LOOKUP,
+  startUpstreamPair,
+  stream,
+  type ErrorBody,
+  type UpstreamPair,
+} from './messages-upstream-support.js';
+import {
+  answerCount,
+  closedPortURL,
+  errorEnvelope,
+  modelsWithBackend,
+  rawUpstream,
+  sseFrames,
+  streamOf,
+  streamOpening,
+  type RawUpstream,
+} from './upstream-support.js';
 
 let pair: UpstreamPair;
 let front: RunningService;
@@ -44,9 +62,15 @@ describe('errors from the upstream keep their type and message', () => {
 
   test('our rules run first: a refused request never reaches the upstream', async () => {
     const seen = await rawUpstream((_request, response) => response.writeHead(500).end());
-    const relay = await startService({ models: modelsWithBackend({ type: 'messages-upstream', baseURL: seen.baseURL }) });
+    const relay = await startService({
+      models: modelsWithBackend({ type: 'messages-upstream', baseURL: seen.baseURL }),
+    });
     try {
-      const strict = { ...LOOKUP, strict: true, input_schema: { ...LOOKUP.input_schema, properties: { word: { type: 'string', maxLength: 3 } } } };
+      const strict = {
+        ...LOOKUP,
+        strict: true,
+        input_schema: { ...LOOKUP.input_schema, properties: { word: { type: 'string', maxLength: 3 } } },
+      };
       const response = await postJson(relay, '/v1/messages', { ...hello, tools: [strict] });
       assert.equal(response.status, 400);
       assert.match(((await response.json()) as ErrorBody).error.message, /maxLength/);
@@ -65,7 +89,9 @@ describe('errors from the upstream keep their type and message', () => {
 
     before(async () => {
       raw = await rawUpstream((request, response) => answerCount(request, response) || answer(response));
-      relay = await startService({ models: modelsWithBackend({ type: 'messages-upstream', baseURL: raw.baseURL, apiKey: 'upstream-key-123' }) });
+      relay = await startService({
+        models: modelsWithBackend({ type: 'messages-upstream', baseURL: raw.baseURL, apiKey: 'upstream-key-123' }),
+      });
     });
     after(async () => {
       await relay.close();
@@ -73,14 +99,23 @@ describe('errors from the upstream keep their type and message', () => {
     });
 
     test('a 400 envelope comes back as the same 400 and message', async () => {
-      answer = (response) => response.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify(errorEnvelope('invalid_request_error', 'messages.0: upstream says no')));
+      answer = (response) =>
+        response
+          .writeHead(400, { 'content-type': 'application/json' })
+          .end(JSON.stringify(errorEnvelope('invalid_request_error', 'messages.0: upstream says no')));
       const response = await postJson(relay, '/v1/messages', hello);
       assert.equal(response.status, 400);
-      assert.deepEqual(((await response.json()) as ErrorBody).error, { type: 'invalid_request_error', message: 'messages.0: upstream says no' });
+      assert.deepEqual(((await response.json()) as ErrorBody).error, {
+        type: 'invalid_request_error',
+        message: 'messages.0: upstream says no',
+      });
     });
 
     test("a 401 is about this service's upstream key, not the caller's: a 500 naming the key", async () => {
-      answer = (response) => response.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify(errorEnvelope('authentication_error', 'invalid x-api-key')));
+      answer = (response) =>
+        response
+          .writeHead(401, { 'content-type': 'application/json' })
+          .end(JSON.stringify(errorEnvelope('authentication_error', 'invalid x-api-key')));
       const response = await postJson(relay, '/v1/messages', hello);
       assert.equal(response.status, 500);
       const error = ((await response.json()) as ErrorBody).error;
@@ -89,15 +124,24 @@ describe('errors from the upstream keep their type and message', () => {
     });
 
     test('a 529 with its own retry-after keeps it', async () => {
-      answer = (response) => response.writeHead(529, { 'content-type': 'application/json', 'retry-after': '7' }).end(JSON.stringify(errorEnvelope('overloaded_error', 'busy upstream')));
+      answer = (response) =>
+        response
+          .writeHead(529, { 'content-type': 'application/json', 'retry-after': '7' })
+          .end(JSON.stringify(errorEnvelope('overloaded_error', 'busy upstream')));
       const response = await postJson(relay, '/v1/messages', hello);
       assert.equal(response.status, 529);
       assert.equal(response.headers.get('retry-after'), '7');
-      assert.deepEqual(((await response.json()) as ErrorBody).error, { type: 'overloaded_error', message: 'busy upstream' });
+      assert.deepEqual(((await response.json()) as ErrorBody).error, {
+        type: 'overloaded_error',
+        message: 'busy upstream',
+      });
     });
 
     test('an overloaded_error event mid-stream is relayed as that error event', async () => {
-      answer = (response) => response.writeHead(200, { 'content-type': 'text/event-stream' }).end(sseFrames([...streamOpening('Half'), errorEnvelope('overloaded_error', 'Overloaded midway')]));
+      answer = (response) =>
+        response
+          .writeHead(200, { 'content-type': 'text/event-stream' })
+          .end(sseFrames([...streamOpening('Half'), errorEnvelope('overloaded_error', 'Overloaded midway')]));
       const { events } = await stream(relay, hello);
       assert.equal(events.at(-1)?.event, 'error');
       assert.deepEqual(events.at(-1)?.data.error, { type: 'overloaded_error', message: 'Overloaded midway' });
@@ -105,7 +149,8 @@ describe('errors from the upstream keep their type and message', () => {
     });
 
     test('a stream cut before message_stop is an error, never a finished message', async () => {
-      answer = (response) => response.writeHead(200, { 'content-type': 'text/event-stream' }).end(sseFrames(streamOpening('Cut')));
+      answer = (response) =>
+        response.writeHead(200, { 'content-type': 'text/event-stream' }).end(sseFrames(streamOpening('Cut')));
       const { events } = await stream(relay, hello);
       assert.equal(events.at(-1)?.event, 'error');
       assert.match(String((events.at(-1)?.data.error as { message: string }).message), /ended before message_stop/);
@@ -127,11 +172,15 @@ describe('errors from the upstream keep their type and message', () => {
         step();
       };
       const { reply } = await json(relay, hello);
-      assert.deepEqual(reply.content.map((block) => block.text), ['Split über chunks']);
+      assert.deepEqual(
+        reply.content.map((block) => block.text),
+        ['Split über chunks'],
+      );
     });
 
     test('the upstream key goes as x-api-key, with the version header', async () => {
-      answer = (response) => response.writeHead(200, { 'content-type': 'text/event-stream' }).end(sseFrames(streamOf('ok')));
+      answer = (response) =>
+        response.writeHead(200, { 'content-type': 'text/event-stream' }).end(sseFrames(streamOf('ok')));
       await json(relay, hello);
       const sent = raw.requests.at(-1);
       assert.equal(sent?.path, '/v1/messages');
@@ -141,7 +190,9 @@ describe('errors from the upstream keep their type and message', () => {
   });
 
   test('connection refused is a 500 api_error naming the cause', async () => {
-    const relay = await startService({ models: modelsWithBackend({ type: 'messages-upstream', baseURL: await closedPortURL() }) });
+    const relay = await startService({
+      models: modelsWithBackend({ type: 'messages-upstream', baseURL: await closedPortURL() }),
+    });
     try {
       const response = await postJson(relay, '/v1/messages', hello);
       assert.equal(response.status, 500);
@@ -155,8 +206,16 @@ describe('errors from the upstream keep their type and message', () => {
 
   test('an upstream with no output within firstByteTimeoutMs is a 504 timeout_error', async () => {
     // Headers and message_start, then nothing: no output.
-    const silent = await rawUpstream((request, response) => answerCount(request, response) || void response.writeHead(200, { 'content-type': 'text/event-stream' }).write(sseFrames(streamOpening('x').slice(0, 1))));
-    const relay = await startService({ models: modelsWithBackend({ type: 'messages-upstream', baseURL: silent.baseURL, firstByteTimeoutMs: 200 }) });
+    const silent = await rawUpstream(
+      (request, response) =>
+        answerCount(request, response) ||
+        void response
+          .writeHead(200, { 'content-type': 'text/event-stream' })
+          .write(sseFrames(streamOpening('x').slice(0, 1))),
+    );
+    const relay = await startService({
+      models: modelsWithBackend({ type: 'messages-upstream', baseURL: silent.baseURL, firstByteTimeoutMs: 200 }),
+    });
     try {
       const response = await postJson(relay, '/v1/messages', hello);
       assert.equal(response.status, 504);

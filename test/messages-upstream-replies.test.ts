@@ -6,7 +6,17 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { postJson, startService, type RunningService } from '@mms/testing';
-import { hello, json, LOOKUP, startUpstreamPair, stream, WEB_FETCH, withoutIds, type Block, type UpstreamPair } from './messages-upstream-support.js';
+import {
+  hello,
+  json,
+  LOOKUP,
+  startUpstreamPair,
+  stream,
+  WEB_FETCH,
+  withoutIds,
+  type Block,
+  type UpstreamPair,
+} from './messages-upstream-support.js';
 import { answerCount, modelsWithBackend, rawUpstream, sseFrames, streamOf } from './upstream-support.js';
 
 let pair: UpstreamPair;
@@ -45,7 +55,9 @@ describe('replies through an upstream', () => {
       .join('');
     assert.equal(text, 'Hello there, upstream.');
     const { reply } = await json(front, hello);
-    const delta = events.find((event) => event.event === 'message_delta')?.data as unknown as { usage: { output_tokens: number } };
+    const delta = events.find((event) => event.event === 'message_delta')?.data as unknown as {
+      usage: { output_tokens: number };
+    };
     assert.equal(delta.usage.output_tokens, reply.usage.output_tokens);
   });
 
@@ -53,7 +65,10 @@ describe('replies through an upstream', () => {
     const body = { ...hello, thinking: { type: 'adaptive' } };
     const direct = await json(upstream, body);
     const { reply } = await json(front, body);
-    assert.deepEqual(reply.content.map((block) => block.type), ['thinking', 'text']);
+    assert.deepEqual(
+      reply.content.map((block) => block.type),
+      ['thinking', 'text'],
+    );
     assert.deepEqual(reply.content, direct.reply.content);
     assert.ok((reply.content[0]?.signature ?? '').length > 0);
   });
@@ -70,26 +85,43 @@ describe('replies through an upstream', () => {
     const next = {
       ...hello,
       tools: [LOOKUP],
-      messages: [...hello.messages, { role: 'assistant', content: reply.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: call?.id, content: 'a small word' }] }],
+      messages: [
+        ...hello.messages,
+        { role: 'assistant', content: reply.content },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: call?.id, content: 'a small word' }] },
+      ],
     };
     const followUp = await json(front, next);
-    assert.deepEqual(followUp.reply.content.map((block) => block.text), ['a small word']);
+    assert.deepEqual(
+      followUp.reply.content.map((block) => block.text),
+      ['a small word'],
+    );
   });
 
   test('disable_parallel_tool_use keeps one tool call, as on any backend', async () => {
     const body = { ...hello, messages: [{ role: 'user', content: 'two tools' }], tools: [LOOKUP] };
     assert.equal((await json(front, body)).reply.content.length, 2);
     const { reply } = await json(front, { ...body, tool_choice: { type: 'auto', disable_parallel_tool_use: true } });
-    assert.deepEqual(reply.content.map((block) => block.input), [{ word: 'a' }]);
+    assert.deepEqual(
+      reply.content.map((block) => block.input),
+      [{ word: 'a' }],
+    );
     assert.equal(reply.stop_reason, 'tool_use');
   });
 });
 
 describe('server tools run in the front service', () => {
   test('the upstream model calls web_fetch as a custom tool; the front fetches and the upstream reads the result', async () => {
-    const body = { ...hello, messages: [{ role: 'user', content: `read the page ${pagesOrigin}/doc` }], tools: [WEB_FETCH] };
+    const body = {
+      ...hello,
+      messages: [{ role: 'user', content: `read the page ${pagesOrigin}/doc` }],
+      tools: [WEB_FETCH],
+    };
     const { reply } = await json(front, body);
-    assert.deepEqual(reply.content.map((block) => block.type), ['text', 'server_tool_use', 'web_fetch_tool_result', 'text']);
+    assert.deepEqual(
+      reply.content.map((block) => block.type),
+      ['text', 'server_tool_use', 'web_fetch_tool_result', 'text'],
+    );
     const call = reply.content[1];
     assert.equal(call?.name, 'web_fetch');
     assert.match(call?.id ?? '', /^srvtoolu_/);
@@ -103,29 +135,64 @@ describe('server tools run in the front service', () => {
   });
 
   test('the same turn streams, server blocks included', async () => {
-    const body = { ...hello, messages: [{ role: 'user', content: `read the page ${pagesOrigin}/doc` }], tools: [WEB_FETCH] };
+    const body = {
+      ...hello,
+      messages: [{ role: 'user', content: `read the page ${pagesOrigin}/doc` }],
+      tools: [WEB_FETCH],
+    };
     const { events } = await stream(front, body);
-    const starts = events.filter((event) => event.event === 'content_block_start').map((event) => (event.data.content_block as { type: string }).type);
+    const starts = events
+      .filter((event) => event.event === 'content_block_start')
+      .map((event) => (event.data.content_block as { type: string }).type);
     assert.deepEqual(starts, ['text', 'server_tool_use', 'web_fetch_tool_result', 'text']);
     assert.equal(events.at(-1)?.event, 'message_stop');
   });
 
   test('what the upstream receives: server tools as custom tools, never a server tool or server block', async () => {
-    const seen = await rawUpstream((request, response) => answerCount(request, response) || void response.writeHead(200, { 'content-type': 'text/event-stream' }).end(sseFrames(streamOf('ok'))));
-    const relay = await startService({ models: modelsWithBackend({ type: 'messages-upstream', baseURL: seen.baseURL }) });
+    const seen = await rawUpstream(
+      (request, response) =>
+        answerCount(request, response) ||
+        void response.writeHead(200, { 'content-type': 'text/event-stream' }).end(sseFrames(streamOf('ok'))),
+    );
+    const relay = await startService({
+      models: modelsWithBackend({ type: 'messages-upstream', baseURL: seen.baseURL }),
+    });
     try {
       const turn = [
         { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_fetch', input: { url: `${pagesOrigin}/doc` } },
-        { type: 'web_fetch_tool_result', tool_use_id: 'srvtoolu_1', content: { type: 'web_fetch_result', url: `${pagesOrigin}/doc` } },
+        {
+          type: 'web_fetch_tool_result',
+          tool_use_id: 'srvtoolu_1',
+          content: { type: 'web_fetch_result', url: `${pagesOrigin}/doc` },
+        },
       ];
-      const messages = [{ role: 'user', content: `read the page ${pagesOrigin}/doc` }, { role: 'assistant', content: turn }];
+      const messages = [
+        { role: 'user', content: `read the page ${pagesOrigin}/doc` },
+        { role: 'assistant', content: turn },
+      ];
       await json(relay, { ...hello, messages, tools: [WEB_FETCH, LOOKUP] });
       for (const path of ['/v1/messages/count_tokens', '/v1/messages']) {
-        const sent = seen.requests.find((entry) => entry.path === path)?.body as { tools: Array<{ name: string; type?: string; input_schema?: unknown }>; messages: Array<{ role: string; content: Block[] }> };
-        assert.deepEqual(sent.tools.map((tool) => [tool.name, tool.type, typeof tool.input_schema]), [['web_fetch', undefined, 'object'], ['lookup', undefined, 'object']], path);
+        const sent = seen.requests.find((entry) => entry.path === path)?.body as {
+          tools: Array<{ name: string; type?: string; input_schema?: unknown }>;
+          messages: Array<{ role: string; content: Block[] }>;
+        };
+        assert.deepEqual(
+          sent.tools.map((tool) => [tool.name, tool.type, typeof tool.input_schema]),
+          [
+            ['web_fetch', undefined, 'object'],
+            ['lookup', undefined, 'object'],
+          ],
+          path,
+        );
         // The paused turn sent back becomes a client tool round trip, ending on the user turn.
-        assert.deepEqual(sent.messages.map((message) => message.role), ['user', 'assistant', 'user'], path);
-        assert.deepEqual(sent.messages[1]?.content, [{ type: 'tool_use', id: 'srvtoolu_1', name: 'web_fetch', input: { url: `${pagesOrigin}/doc` } }]);
+        assert.deepEqual(
+          sent.messages.map((message) => message.role),
+          ['user', 'assistant', 'user'],
+          path,
+        );
+        assert.deepEqual(sent.messages[1]?.content, [
+          { type: 'tool_use', id: 'srvtoolu_1', name: 'web_fetch', input: { url: `${pagesOrigin}/doc` } },
+        ]);
         assert.equal(sent.messages[2]?.content[0]?.type, 'tool_result');
         assert.equal(sent.messages[2]?.content[0]?.tool_use_id, 'srvtoolu_1');
         assert.ok(!JSON.stringify(sent).includes('server_tool_use'), path);
@@ -143,8 +210,12 @@ describe('server tools run in the front service', () => {
 describe('count_tokens', () => {
   test('is the upstream count, on the count endpoint and in message_start', async () => {
     const body = { model: 'mid', messages: hello.messages, tools: [LOOKUP] };
-    const direct = (await (await postJson(upstream, '/v1/messages/count_tokens', body)).json()) as { input_tokens: number };
-    const relayed = (await (await postJson(front, '/v1/messages/count_tokens', body)).json()) as { input_tokens: number };
+    const direct = (await (await postJson(upstream, '/v1/messages/count_tokens', body)).json()) as {
+      input_tokens: number;
+    };
+    const relayed = (await (await postJson(front, '/v1/messages/count_tokens', body)).json()) as {
+      input_tokens: number;
+    };
     assert.ok(direct.input_tokens > 0);
     assert.equal(relayed.input_tokens, direct.input_tokens);
     const { events } = await stream(front, { ...hello, tools: [LOOKUP] });

@@ -29,7 +29,11 @@ export interface Reply {
   model: string;
   content: Block[];
   stop_reason: string;
-  usage: { input_tokens: number; output_tokens: number; server_tool_use: { web_search_requests: number; web_fetch_requests: number } | null };
+  usage: {
+    input_tokens: number;
+    output_tokens: number;
+    server_tool_use: { web_search_requests: number; web_fetch_requests: number } | null;
+  };
 }
 
 export interface ErrorBody {
@@ -37,15 +41,41 @@ export interface ErrorBody {
   error: { type: string; message: string };
 }
 
-export const LOOKUP = { name: 'lookup', description: 'Look a word up.', input_schema: { type: 'object', properties: { word: { type: 'string' } }, required: ['word'], additionalProperties: false } };
+export const LOOKUP = {
+  name: 'lookup',
+  description: 'Look a word up.',
+  input_schema: {
+    type: 'object',
+    properties: { word: { type: 'string' } },
+    required: ['word'],
+    additionalProperties: false,
+  },
+};
 export const WEB_FETCH = { type: 'web_fetch_20260209', name: 'web_fetch', allowed_callers: ['direct'], max_uses: 3 };
 
 /** The upstream's script: its model calls web_fetch (a custom tool to it), then answers. */
 function writeScript(pagesOrigin: string): string {
   const path = join(mkdtempSync(join(tmpdir(), 'mms-upstream-')), 'script.json');
   const script = [
-    { when: '^read the page', steps: [[{ type: 'text', text: 'Fetching.' }, { type: 'tool_use', name: 'web_fetch', input: { url: `${pagesOrigin}/doc` } }], [{ type: 'text', text: 'The page is read.' }]] },
-    { when: '^two tools$', steps: [[{ type: 'tool_use', name: 'lookup', input: { word: 'a' } }, { type: 'tool_use', name: 'lookup', input: { word: 'b' } }]] },
+    {
+      when: '^read the page',
+      steps: [
+        [
+          { type: 'text', text: 'Fetching.' },
+          { type: 'tool_use', name: 'web_fetch', input: { url: `${pagesOrigin}/doc` } },
+        ],
+        [{ type: 'text', text: 'The page is read.' }],
+      ],
+    },
+    {
+      when: '^two tools$',
+      steps: [
+        [
+          { type: 'tool_use', name: 'lookup', input: { word: 'a' } },
+          { type: 'tool_use', name: 'lookup', input: { word: 'b' } },
+        ],
+      ],
+    },
   ];
   writeFileSync(path, JSON.stringify(script));
   return path;
@@ -62,12 +92,19 @@ export interface UpstreamPair {
 
 /** Starts the page server, the upstream and the front; `close` stops all three. */
 export async function startUpstreamPair(): Promise<UpstreamPair> {
-  const pages = createServer((request, response) => response.writeHead(200, { 'content-type': 'text/plain' }).end(`the text of ${request.url}`));
+  const pages = createServer((request, response) =>
+    response.writeHead(200, { 'content-type': 'text/plain' }).end(`the text of ${request.url}`),
+  );
   await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve));
   const pagesOrigin = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
   const upstream = await startService({ models: scriptedModels({ script: writeScript(pagesOrigin), faults: true }) });
   const front = await startService({
-    models: modelsWithBackend({ type: 'messages-upstream', baseURL: upstream.baseURL, apiKey: upstream.apiKey, forwardFaults: true }),
+    models: modelsWithBackend({
+      type: 'messages-upstream',
+      baseURL: upstream.baseURL,
+      apiKey: upstream.apiKey,
+      forwardFaults: true,
+    }),
     serverTools: { webFetch: { allowNetworks: ['127.0.0.1/32'] } },
   });
   return {
@@ -86,14 +123,22 @@ export async function startUpstreamPair(): Promise<UpstreamPair> {
 export const hello = { model: 'mid', max_tokens: 200, messages: [{ role: 'user', content: 'Hello there, upstream.' }] };
 
 /** POSTs a message request, expects a 200 and reads the JSON reply. */
-export async function json(service: RunningService, body: unknown, headers: Record<string, string> = {}): Promise<{ response: Response; reply: Reply }> {
+export async function json(
+  service: RunningService,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ response: Response; reply: Reply }> {
   const response = await postJson(service, '/v1/messages', body, headers);
   assert.equal(response.status, 200, await response.clone().text());
   return { response, reply: (await response.json()) as Reply };
 }
 
 /** POSTs the same request streamed and reads every SSE event. */
-export async function stream(service: RunningService, body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<{ response: Response; events: SseEvent[] }> {
+export async function stream(
+  service: RunningService,
+  body: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): Promise<{ response: Response; events: SseEvent[] }> {
   const response = await postJson(service, '/v1/messages', { ...body, stream: true }, headers);
   return { response, events: await readSse(response) };
 }

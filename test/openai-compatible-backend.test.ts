@@ -19,35 +19,86 @@ describe('request mapping', () => {
   test('system, turns, tool history, thinking history and sampling settings become the chat request', async () => {
     const messages = [
       user('Weather in Paris?'),
-      { role: 'assistant', content: [{ type: 'thinking', thinking: 'Look it up.', signature: 'sig' }, { type: 'text', text: 'Checking.' }, { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Paris' } }] },
-      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: '21 C' }] }, { type: 'text', text: 'And now?' }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'thinking', thinking: 'Look it up.', signature: 'sig' },
+          { type: 'text', text: 'Checking.' },
+          { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Paris' } },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: '21 C' }] },
+          { type: 'text', text: 'And now?' },
+        ],
+      },
     ];
-    const { status } = await send(bench, 'vllm', { system: [{ type: 'text', text: 'Be terse.' }], messages, tools: [WEATHER], temperature: 0.2, top_p: 0.9, top_k: 20, max_tokens: 321 });
+    const { status } = await send(bench, 'vllm', {
+      system: [{ type: 'text', text: 'Be terse.' }],
+      messages,
+      tools: [WEATHER],
+      temperature: 0.2,
+      top_p: 0.9,
+      top_k: 20,
+      max_tokens: 321,
+    });
     assert.equal(status, 200);
     const body = last('vllm');
     assert.deepEqual(body.messages, [
       { role: 'system', content: 'Be terse.' },
       { role: 'user', content: 'Weather in Paris?' },
-      { role: 'assistant', content: 'Checking.', tool_calls: [{ id: 'toolu_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }], reasoning_content: 'Look it up.' },
+      {
+        role: 'assistant',
+        content: 'Checking.',
+        tool_calls: [
+          { id: 'toolu_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+        ],
+        reasoning_content: 'Look it up.',
+      },
       { role: 'tool', tool_call_id: 'toolu_1', content: '21 C' },
       { role: 'user', content: 'And now?' },
     ]);
     assert.equal(body.model, bench.engines.vllm.model);
-    assert.deepEqual([body.stream, body.stream_options, body.max_tokens, body.temperature, body.top_p, body.top_k], [true, { include_usage: true }, 321, 0.2, 0.9, 20]);
-    assert.deepEqual(body.tools, [{ type: 'function', function: { name: 'get_weather', description: WEATHER.description, parameters: WEATHER.input_schema } }]);
+    assert.deepEqual(
+      [body.stream, body.stream_options, body.max_tokens, body.temperature, body.top_p, body.top_k],
+      [true, { include_usage: true }, 321, 0.2, 0.9, 20],
+    );
+    assert.deepEqual(body.tools, [
+      {
+        type: 'function',
+        function: { name: 'get_weather', description: WEATHER.description, parameters: WEATHER.input_schema },
+      },
+    ]);
     assert.equal(body.parallel_tool_calls, true);
     assert.equal(bench.engines.vllm.requests.at(-1)!.headers.authorization, 'Bearer engine-secret');
   });
 
   test('an image becomes an image_url part with a data URL; a tool result error is marked', async () => {
     const messages = [
-      { role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } }] },
-      { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_2', name: 'get_weather', input: { city: 'Oslo' } }] },
-      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_2', content: 'no such city', is_error: true }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'What is this?' },
+          { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
+        ],
+      },
+      {
+        role: 'assistant',
+        content: [{ type: 'tool_use', id: 'toolu_2', name: 'get_weather', input: { city: 'Oslo' } }],
+      },
+      {
+        role: 'user',
+        content: [{ type: 'tool_result', tool_use_id: 'toolu_2', content: 'no such city', is_error: true }],
+      },
     ];
     await send(bench, 'ollama', { messages, tools: [WEATHER] });
     const body = last('ollama');
-    assert.deepEqual(body.messages[0].content, [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } }]);
+    assert.deepEqual(body.messages[0].content, [
+      { type: 'text', text: 'What is this?' },
+      { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
+    ]);
     assert.deepEqual(body.messages[2], { role: 'tool', tool_call_id: 'toolu_2', content: 'Error: no such city' });
     // Ollama carries reasoning back as `reasoning`, and takes no tool_choice.
     assert.equal(body.tool_choice, undefined);
@@ -83,14 +134,22 @@ describe('request mapping', () => {
     await send(bench, 'sglang', request);
     assert.deepEqual(last('sglang').tool_choice, { type: 'function', function: { name: 'book_flight' } });
     assert.equal(last('sglang').tools[1].function.strict, undefined);
-    bench.engines['llama.cpp'].reply({ stream: [{ choices: [{ index: 0, delta: { content: '{"from":"CDG","to":"OSL","passengers":1,"cabin":"economy"}' } }] }, { choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }] });
+    bench.engines['llama.cpp'].reply({
+      stream: [
+        { choices: [{ index: 0, delta: { content: '{"from":"CDG","to":"OSL","passengers":1,"cabin":"economy"}' } }] },
+        { choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] },
+      ],
+    });
     await send(bench, 'llama.cpp', request);
     assert.deepEqual(last('llama.cpp').json_schema, BOOKING.input_schema);
     assert.equal(last('llama.cpp').tools, undefined);
     assert.match(last('llama.cpp').messages[0].content, /Call the tool "book_flight" now/);
     bench.engines.ollama.reply({ fixture: 'forced-json' });
     await send(bench, 'ollama', request);
-    assert.deepEqual(last('ollama').response_format, { type: 'json_schema', json_schema: { name: 'output', schema: BOOKING.input_schema, strict: true } });
+    assert.deepEqual(last('ollama').response_format, {
+      type: 'json_schema',
+      json_schema: { name: 'output', schema: BOOKING.input_schema, strict: true },
+    });
     assert.equal(last('ollama').tools, undefined);
     bench.engines.generic.reply({ fixture: 'tool-valid' });
     await send(bench, 'generic', request);
@@ -113,7 +172,10 @@ describe('request mapping', () => {
     bench.engines.generic.reply({ fixture: 'format-valid' });
     await send(bench, 'generic', request);
     assert.equal(last('generic').response_format, undefined);
-    assert.match(last('generic').messages[0].content, /Answer with one JSON value only, matching this JSON Schema: \{"type":"object"/);
+    assert.match(
+      last('generic').messages[0].content,
+      /Answer with one JSON value only, matching this JSON Schema: \{"type":"object"/,
+    );
   });
 
   test("thinking switches the engine's thinking on and off", async () => {
@@ -142,7 +204,10 @@ describe('request mapping', () => {
     assert.deepEqual(last('vllm').messages.at(-1), { role: 'assistant', content: 'The colour is' });
     assert.deepEqual([last('vllm').continue_final_message, last('vllm').add_generation_prompt], [true, false]);
     await send(bench, 'ollama', { messages });
-    assert.deepEqual([last('ollama').messages.at(-1).content, last('ollama').continue_final_message], ['The colour is', undefined]);
+    assert.deepEqual(
+      [last('ollama').messages.at(-1).content, last('ollama').continue_final_message],
+      ['The colour is', undefined],
+    );
   });
 
   test('top_k on an engine without it is refused, not dropped', async () => {
@@ -152,19 +217,51 @@ describe('request mapping', () => {
   });
 
   test('a server tool runs in mms between two engine steps, and the second step sees its call and result', async () => {
-    const call = { choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 'c1', type: 'function', function: { name: 'web_fetch', arguments: '{"url":"https://example.com/page"}' } }] } }] };
-    const done = { choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }], usage: { prompt_tokens: 50, completion_tokens: 9 } };
+    const call = {
+      choices: [
+        {
+          index: 0,
+          delta: {
+            tool_calls: [
+              {
+                index: 0,
+                id: 'c1',
+                type: 'function',
+                function: { name: 'web_fetch', arguments: '{"url":"https://example.com/page"}' },
+              },
+            ],
+          },
+        },
+      ],
+    };
+    const done = {
+      choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }],
+      usage: { prompt_tokens: 50, completion_tokens: 9 },
+    };
     bench.engines.vllm.reply({ stream: [call, done] }, { fixture: 'text' });
     const tools = [{ type: 'web_fetch_20260209', name: 'web_fetch', max_uses: 2 }];
     const { status, reply } = await send(bench, 'vllm', { tools, messages: [user('Summarize a page.')] });
     assert.equal(status, 200, JSON.stringify(reply));
-    assert.deepEqual(reply.content.map((block) => block.type), ['server_tool_use', 'web_fetch_tool_result', 'text']);
+    assert.deepEqual(
+      reply.content.map((block) => block.type),
+      ['server_tool_use', 'web_fetch_tool_result', 'text'],
+    );
     const [first, second] = bench.engines.vllm.chatBodies().slice(-2) as Body[];
     assert.equal(first!.tools[0].function.name, 'web_fetch');
     assert.deepEqual(first!.tools[0].function.parameters.required, ['url']);
     const serverCall = reply.content[0]!;
     assert.deepEqual(second!.messages.slice(-2), [
-      { role: 'assistant', content: '', tool_calls: [{ id: serverCall.id, type: 'function', function: { name: 'web_fetch', arguments: '{"url":"https://example.com/page"}' } }] },
+      {
+        role: 'assistant',
+        content: '',
+        tool_calls: [
+          {
+            id: serverCall.id,
+            type: 'function',
+            function: { name: 'web_fetch', arguments: '{"url":"https://example.com/page"}' },
+          },
+        ],
+      },
       { role: 'tool', tool_call_id: serverCall.id, content: JSON.stringify(reply.content[1]!.content) },
     ]);
     assert.equal(reply.usage.output_tokens, 9 + 6);
@@ -173,24 +270,56 @@ describe('request mapping', () => {
   });
 
   test('a step after a server call that spent the whole max_tokens is not sent to the engine: the turn ends on max_tokens', async () => {
-    const call = { choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 'c1', type: 'function', function: { name: 'web_fetch', arguments: '{"url":"https://example.com/page"}' } }] } }] };
-    const done = { choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }], usage: { prompt_tokens: 50, completion_tokens: 20 } };
+    const call = {
+      choices: [
+        {
+          index: 0,
+          delta: {
+            tool_calls: [
+              {
+                index: 0,
+                id: 'c1',
+                type: 'function',
+                function: { name: 'web_fetch', arguments: '{"url":"https://example.com/page"}' },
+              },
+            ],
+          },
+        },
+      ],
+    };
+    const done = {
+      choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }],
+      usage: { prompt_tokens: 50, completion_tokens: 20 },
+    };
     bench.engines.vllm.reply({ stream: [call, done] });
     const before = bench.engines.vllm.chatBodies().length;
     // The URL is not in the conversation: the fetch is answered with an error block, no network needed.
     const tools = [{ type: 'web_fetch_20260209', name: 'web_fetch', max_uses: 2 }];
-    const { status, reply } = await send(bench, 'vllm', { max_tokens: 20, tools, messages: [user('Summarize a page.')] });
+    const { status, reply } = await send(bench, 'vllm', {
+      max_tokens: 20,
+      tools,
+      messages: [user('Summarize a page.')],
+    });
     assert.equal(status, 200, JSON.stringify(reply));
-    assert.deepEqual(reply.content.map((block) => block.type), ['server_tool_use', 'web_fetch_tool_result']);
+    assert.deepEqual(
+      reply.content.map((block) => block.type),
+      ['server_tool_use', 'web_fetch_tool_result'],
+    );
     assert.equal(reply.stop_reason, 'max_tokens');
     assert.equal(reply.usage.output_tokens, 20);
     // Engines refuse a max_tokens of 0 (vLLM: "max_tokens must be at least 1"): none is sent.
-    assert.deepEqual(bench.engines.vllm.chatBodies().slice(before).map((body) => body.max_tokens), [20]);
+    assert.deepEqual(
+      bench.engines.vllm
+        .chatBodies()
+        .slice(before)
+        .map((body) => body.max_tokens),
+      [20],
+    );
   });
 });
 
 describe('responses', () => {
-  test("text with usage from the engine: output tokens, and its prompt_tokens as the final input tokens", async () => {
+  test('text with usage from the engine: output tokens, and its prompt_tokens as the final input tokens', async () => {
     const { reply } = await send(bench, 'vllm', {});
     assert.deepEqual(reply.content, [{ type: 'text', text: 'Paris is the capital of France.', citations: null }]);
     assert.equal(reply.stop_reason, 'end_turn');
@@ -201,11 +330,17 @@ describe('responses', () => {
     test(`${kind}: reasoning becomes a signed thinking block when the request thinks, and is not shown otherwise`, async () => {
       bench.engines[kind].reply({ fixture: 'reasoning' }, { fixture: 'reasoning' });
       const thinking = await send(bench, kind, { thinking: { type: 'adaptive' } });
-      assert.deepEqual(thinking.reply.content.map((block) => block.type), ['thinking', 'text']);
+      assert.deepEqual(
+        thinking.reply.content.map((block) => block.type),
+        ['thinking', 'text'],
+      );
       assert.ok((thinking.reply.content[0]!.thinking ?? '').length > 5);
       assert.ok((thinking.reply.content[0]!.signature ?? '').length > 20);
       const plain = await send(bench, kind, {});
-      assert.deepEqual(plain.reply.content.map((block) => block.type), ['text']);
+      assert.deepEqual(
+        plain.reply.content.map((block) => block.type),
+        ['text'],
+      );
       assert.equal(plain.reply.usage.output_tokens, thinking.reply.usage.output_tokens);
     });
   }
@@ -214,7 +349,13 @@ describe('responses', () => {
     test(`${kind}: parallel tool calls become tool_use blocks in order`, async () => {
       bench.engines[kind].reply({ fixture: 'tool-calls' });
       const { reply } = await send(bench, kind, { tools: [WEATHER] });
-      assert.deepEqual(reply.content.map((block) => [block.type, block.name, block.input]), [['tool_use', 'get_weather', { city: 'Paris' }], ['tool_use', 'get_weather', { city: 'Oslo' }]]);
+      assert.deepEqual(
+        reply.content.map((block) => [block.type, block.name, block.input]),
+        [
+          ['tool_use', 'get_weather', { city: 'Paris' }],
+          ['tool_use', 'get_weather', { city: 'Oslo' }],
+        ],
+      );
       assert.match(reply.content[0]!.id ?? '', /^toolu_/);
       assert.notEqual(reply.content[0]!.id, reply.content[1]!.id);
       assert.equal(reply.stop_reason, 'tool_use');
@@ -223,14 +364,30 @@ describe('responses', () => {
 
   test('a forced tool answered through guided decoding becomes the tool_use block (llama.cpp, Ollama)', async () => {
     bench.engines['llama.cpp'].reply({ fixture: 'forced-json' });
-    const llama = await send(bench, 'llama.cpp', { tools: [WEATHER], tool_choice: { type: 'tool', name: 'get_weather' } });
-    assert.deepEqual(llama.reply.content.map((block) => [block.type, block.name, block.input]), [['tool_use', 'get_weather', { city: 'Paris' }]]);
+    const llama = await send(bench, 'llama.cpp', {
+      tools: [WEATHER],
+      tool_choice: { type: 'tool', name: 'get_weather' },
+    });
+    assert.deepEqual(
+      llama.reply.content.map((block) => [block.type, block.name, block.input]),
+      [['tool_use', 'get_weather', { city: 'Paris' }]],
+    );
     assert.equal(llama.reply.stop_reason, 'tool_use');
     bench.engines.ollama.reply({ fixture: 'envelope' });
-    const time = { ...WEATHER, name: 'get_time', input_schema: { type: 'object', properties: { zone: { type: 'string' } }, required: ['zone'] } };
+    const time = {
+      ...WEATHER,
+      name: 'get_time',
+      input_schema: { type: 'object', properties: { zone: { type: 'string' } }, required: ['zone'] },
+    };
     const ollama = await send(bench, 'ollama', { tools: [WEATHER, time], tool_choice: { type: 'any' } });
-    assert.deepEqual(ollama.reply.content.map((block) => [block.type, block.name, block.input]), [['tool_use', 'get_time', { zone: 'UTC' }]]);
-    assert.deepEqual(last('ollama').response_format.json_schema.schema.anyOf.map((option: Body) => option.properties.name.const), ['get_weather', 'get_time']);
+    assert.deepEqual(
+      ollama.reply.content.map((block) => [block.type, block.name, block.input]),
+      [['tool_use', 'get_time', { zone: 'UTC' }]],
+    );
+    assert.deepEqual(
+      last('ollama').response_format.json_schema.schema.anyOf.map((option: Body) => option.properties.name.const),
+      ['get_weather', 'get_time'],
+    );
   });
 
   test('finish reasons: length is max_tokens, content_filter is refusal', async () => {
@@ -244,7 +401,10 @@ describe('responses', () => {
     test(`${kind}: the stop string the engine reports is the stop_sequence`, async () => {
       bench.engines[kind].reply({ fixture: 'stop-sequence' });
       const { reply } = await send(bench, kind, { stop_sequences: ['fox', 'brown'] });
-      assert.deepEqual([reply.content[0]?.text, reply.stop_reason, reply.stop_sequence], ['The quick ', 'stop_sequence', 'brown']);
+      assert.deepEqual(
+        [reply.content[0]?.text, reply.stop_reason, reply.stop_sequence],
+        ['The quick ', 'stop_sequence', 'brown'],
+      );
     });
   }
 
@@ -258,38 +418,57 @@ describe('responses', () => {
     test(`${kind}: stop sequences are matched in mms across chunk boundaries`, async () => {
       bench.engines[kind].reply({ fixture: 'text' });
       const { reply } = await send(bench, kind, { stop_sequences: ['fox', 'brown'] });
-      assert.deepEqual([reply.content[0]?.text, reply.stop_reason, reply.stop_sequence], ['Repeat after me: the quick ', 'stop_sequence', 'brown']);
+      assert.deepEqual(
+        [reply.content[0]?.text, reply.stop_reason, reply.stop_sequence],
+        ['Repeat after me: the quick ', 'stop_sequence', 'brown'],
+      );
     });
   }
 
   test('a server that answers with one JSON body instead of a stream is read the same way', async () => {
     bench.engines.generic.reply({ json: (await import('@mms/testing')).loadEngineFixture('generic', 'text').json });
     const { reply } = await send(bench, 'generic', {});
-    assert.deepEqual([reply.content[0]?.text, reply.stop_reason, reply.usage.output_tokens], ['Hello there.', 'end_turn', 3]);
+    assert.deepEqual(
+      [reply.content[0]?.text, reply.stop_reason, reply.usage.output_tokens],
+      ['Hello there.', 'end_turn', 3],
+    );
   });
 });
 
 describe('streaming', () => {
   test('the service streams the public event sequence, one delta per engine chunk', async () => {
     bench.engines.vllm.reply({ fixture: 'tool-calls' });
-    const response = await postJson(bench.service, '/v1/messages', { model: 'vllm', max_tokens: 100, stream: true, tools: [WEATHER], messages: [user('Weather?')] });
+    const response = await postJson(bench.service, '/v1/messages', {
+      model: 'vllm',
+      max_tokens: 100,
+      stream: true,
+      tools: [WEATHER],
+      messages: [user('Weather?')],
+    });
     const events = (await readSse(response)).map((event) => event.data).filter((event) => event.type !== 'ping');
-    assert.deepEqual(events.map((event) => event.type), [
-      'message_start',
-      'content_block_start',
-      'content_block_delta',
-      'content_block_delta',
-      'content_block_stop',
-      'content_block_start',
-      'content_block_delta',
-      'content_block_stop',
-      'message_delta',
-      'message_stop',
-    ]);
-    assert.deepEqual(events.filter((event) => event.type === 'content_block_delta').map((event) => (event.delta as { partial_json: string }).partial_json), ['{"city": "', 'Paris"}', '{"city": "Oslo"}']);
+    assert.deepEqual(
+      events.map((event) => event.type),
+      [
+        'message_start',
+        'content_block_start',
+        'content_block_delta',
+        'content_block_delta',
+        'content_block_stop',
+        'content_block_start',
+        'content_block_delta',
+        'content_block_stop',
+        'message_delta',
+        'message_stop',
+      ],
+    );
+    assert.deepEqual(
+      events
+        .filter((event) => event.type === 'content_block_delta')
+        .map((event) => (event.delta as { partial_json: string }).partial_json),
+      ['{"city": "', 'Paris"}', '{"city": "Oslo"}'],
+    );
     assert.deepEqual((events.at(-2) as Body).delta.stop_reason, 'tool_use');
   });
-
 });
 
 describe('official client', () => {
@@ -297,12 +476,28 @@ describe('official client', () => {
 
   test('messages.create and messages.stream work against an engine-backed model', async () => {
     bench.engines.sglang.reply({ fixture: 'reasoning' });
-    const message = await client().messages.create({ model: 'sglang', max_tokens: 2000, thinking: { type: 'enabled', budget_tokens: 1024 }, messages: [{ role: 'user', content: 'What is 2 + 2?' }] });
-    assert.deepEqual(message.content.map((block) => block.type), ['thinking', 'text']);
+    const message = await client().messages.create({
+      model: 'sglang',
+      max_tokens: 2000,
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+      messages: [{ role: 'user', content: 'What is 2 + 2?' }],
+    });
+    assert.deepEqual(
+      message.content.map((block) => block.type),
+      ['thinking', 'text'],
+    );
     bench.engines.vllm.reply({ fixture: 'tool-calls' });
-    const stream = client().messages.stream({ model: 'vllm', max_tokens: 100, tools: [WEATHER as Anthropic.Tool], messages: [{ role: 'user', content: 'Weather?' }] });
+    const stream = client().messages.stream({
+      model: 'vllm',
+      max_tokens: 100,
+      tools: [WEATHER as Anthropic.Tool],
+      messages: [{ role: 'user', content: 'Weather?' }],
+    });
     const final = await stream.finalMessage();
-    assert.deepEqual(final.content.map((block) => (block.type === 'tool_use' ? block.input : block.type)), [{ city: 'Paris' }, { city: 'Oslo' }]);
+    assert.deepEqual(
+      final.content.map((block) => (block.type === 'tool_use' ? block.input : block.type)),
+      [{ city: 'Paris' }, { city: 'Oslo' }],
+    );
     // The SDK takes message_delta's input_tokens: the engine's own count (vllm/tool-calls).
     assert.equal(final.usage.input_tokens, 140);
   });
@@ -319,6 +514,11 @@ describe('official client', () => {
     assert.equal(message.stop_reason, 'tool_use');
     const block = message.content[0];
     assert.equal(block?.type, 'tool_use');
-    assert.deepEqual(block?.type === 'tool_use' ? block.input : undefined, { from: 'CDG', to: 'OSL', passengers: 2, cabin: 'economy' });
+    assert.deepEqual(block?.type === 'tool_use' ? block.input : undefined, {
+      from: 'CDG',
+      to: 'OSL',
+      passengers: 2,
+      cabin: 'economy',
+    });
   });
 });

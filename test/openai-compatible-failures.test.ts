@@ -24,9 +24,21 @@ describe('engine errors', () => {
     ['generic', 'error-429', 429, 'rate_limit_error', /the generic engine is rate limiting: Rate limit reached/],
     ['sglang', 'error-503', 529, 'overloaded_error', /overloaded or not ready \(503\): The request queue is full/],
     ['llama.cpp', 'error-503-loading', 529, 'overloaded_error', /\(503\): Loading model/],
-    ['vllm', 'error-context-length', 400, 'invalid_request_error', /^prompt is too long for the model's engine: This model's maximum context length is 8192/],
+    [
+      'vllm',
+      'error-context-length',
+      400,
+      'invalid_request_error',
+      /^prompt is too long for the model's engine: This model's maximum context length is 8192/,
+    ],
     // A model that was never pulled is this service's configuration, not the caller's 404.
-    ['ollama', 'error-404-model', 500, 'api_error', /the ollama engine answered 404: model 'qwen3:8b' not found; check the backend's baseURL and model/],
+    [
+      'ollama',
+      'error-404-model',
+      500,
+      'api_error',
+      /the ollama engine answered 404: model 'qwen3:8b' not found; check the backend's baseURL and model/,
+    ],
   ];
   for (const [kind, fixture, status, type, message] of cases) {
     test(`${kind} ${fixture} answers ${status} ${type}`, async () => {
@@ -58,7 +70,12 @@ describe('engine errors', () => {
   test('a stream that stalls midway ends with an error event, not a hang', async () => {
     const chunk = { choices: [{ index: 0, delta: { content: 'Partial' } }] };
     bench.engines.vllm.reply({ stall: 'after-headers', stream: [chunk] });
-    const response = await postJson(bench.service, '/v1/messages', { model: 'vllm', max_tokens: 100, stream: true, messages: [user('Hi')] });
+    const response = await postJson(bench.service, '/v1/messages', {
+      model: 'vllm',
+      max_tokens: 100,
+      stream: true,
+      messages: [user('Hi')],
+    });
     const events = (await readSse(response)).map((event) => event.data);
     assert.equal(response.status, 200);
     const error = events.at(-1) as Body;
@@ -70,20 +87,33 @@ describe('engine errors', () => {
 
   test("llama.cpp's error: line in a stream becomes an error event", async () => {
     bench.engines['llama.cpp'].reply({ fixture: 'stream-error' });
-    const response = await postJson(bench.service, '/v1/messages', { model: 'llama.cpp', max_tokens: 100, stream: true, messages: [user('Hi')] });
+    const response = await postJson(bench.service, '/v1/messages', {
+      model: 'llama.cpp',
+      max_tokens: 100,
+      stream: true,
+      messages: [user('Hi')],
+    });
     const events = (await readSse(response)).map((event) => event.data as Body);
     assert.ok(events.some((event) => event.type === 'content_block_delta' && event.delta.text === 'Partial'));
     assert.equal(events.at(-1)!.error.type, 'api_error');
     assert.match(events.at(-1)!.error.message, /failed to decode the batch/);
   });
 
-  test("llama.cpp's newer data: {\"error\"} line in a stream becomes an error event, after the output so far", async () => {
+  test('llama.cpp\'s newer data: {"error"} line in a stream becomes an error event, after the output so far', async () => {
     bench.engines['llama.cpp'].reply({ fixture: 'stream-error-data' });
-    const response = await postJson(bench.service, '/v1/messages', { model: 'llama.cpp', max_tokens: 100, stream: true, messages: [user('Hi')] });
+    const response = await postJson(bench.service, '/v1/messages', {
+      model: 'llama.cpp',
+      max_tokens: 100,
+      stream: true,
+      messages: [user('Hi')],
+    });
     const events = (await readSse(response)).map((event) => event.data as Body);
     assert.ok(events.some((event) => event.type === 'content_block_delta' && event.delta.text === 'Partial'));
     assert.equal(events.at(-1)!.error.type, 'api_error');
-    assert.match(events.at(-1)!.error.message, /the llama\.cpp engine failed \(500\): Context size has been exceeded\./);
+    assert.match(
+      events.at(-1)!.error.message,
+      /the llama\.cpp engine failed \(500\): Context size has been exceeded\./,
+    );
     assert.ok(!events.some((event) => event.type === 'message_stop'));
   });
 
@@ -109,8 +139,15 @@ describe('an engine that is not running', () => {
     await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
     const port = (probe.address() as AddressInfo).port;
     await new Promise((resolve) => probe.close(resolve));
-    const backend = { type: 'openai-compatible' as const, engine: 'vllm' as const, baseURL: `http://127.0.0.1:${port}/v1`, model: 'm' };
-    service = await startService({ models: [{ id: 'down', tier: 'mid', generation: 'newer', contextWindow: 4096, maxOutputTokens: 1024, backend }] });
+    const backend = {
+      type: 'openai-compatible' as const,
+      engine: 'vllm' as const,
+      baseURL: `http://127.0.0.1:${port}/v1`,
+      model: 'm',
+    };
+    service = await startService({
+      models: [{ id: 'down', tier: 'mid', generation: 'newer', contextWindow: 4096, maxOutputTokens: 1024, backend }],
+    });
   });
   after(() => service.close());
 
@@ -135,10 +172,16 @@ describe('checked and retried once in mms (no guided decoding)', () => {
     bench.engines.generic.reply({ fixture: 'tool-invalid' }, { fixture: 'tool-valid' });
     const { status, reply } = await send(bench, 'generic', forced);
     assert.equal(status, 200, JSON.stringify(reply));
-    assert.deepEqual(reply.content.map((block) => [block.type, block.name, block.input]), [['tool_use', 'book_flight', { from: 'CDG', to: 'OSL', passengers: 2, cabin: 'business' }]]);
+    assert.deepEqual(
+      reply.content.map((block) => [block.type, block.name, block.input]),
+      [['tool_use', 'book_flight', { from: 'CDG', to: 'OSL', passengers: 2, cabin: 'business' }]],
+    );
     const [first, retry] = bench.engines.generic.chatBodies().slice(-2) as Body[];
     assert.equal(first!.messages[0].role, 'user');
-    assert.match(retry!.messages[0].content, /An earlier call of the tool "book_flight" had input that failed its JSON Schema \(\/ must have required property 'cabin'\)/);
+    assert.match(
+      retry!.messages[0].content,
+      /An earlier call of the tool "book_flight" had input that failed its JSON Schema \(\/ must have required property 'cabin'\)/,
+    );
     assert.deepEqual(retry!.tool_choice, { type: 'function', function: { name: 'book_flight' } });
     assert.equal(reply.usage.output_tokens, 40);
   });
@@ -148,30 +191,49 @@ describe('checked and retried once in mms (no guided decoding)', () => {
     const { status, reply } = await send(bench, 'generic', forced);
     assert.equal(status, 502);
     assert.equal(reply.error?.type, 'api_error');
-    assert.match(reply.error?.message ?? '', /the model's input for the tool "book_flight" failed tools\.0\.input_schema twice: \/ must have required property 'cabin'/);
+    assert.match(
+      reply.error?.message ?? '',
+      /the model's input for the tool "book_flight" failed tools\.0\.input_schema twice: \/ must have required property 'cabin'/,
+    );
   });
 
   test('an output_config.format answer that is not valid JSON for the schema is asked for once more', async () => {
     bench.engines.generic.reply({ fixture: 'format-invalid' }, { fixture: 'format-valid' });
-    const { status, reply } = await send(bench, 'generic', { output_config: { format: { type: 'json_schema', schema: CITY_FORMAT } } });
+    const { status, reply } = await send(bench, 'generic', {
+      output_config: { format: { type: 'json_schema', schema: CITY_FORMAT } },
+    });
     assert.equal(status, 200, JSON.stringify(reply));
     assert.deepEqual(JSON.parse(reply.content[0]?.text ?? ''), { city: 'Paris', country: 'France' });
     const retry = bench.engines.generic.lastChatBody() as Body;
-    assert.deepEqual(retry.messages.slice(-2).map((message: Body) => message.role), ['assistant', 'user']);
+    assert.deepEqual(
+      retry.messages.slice(-2).map((message: Body) => message.role),
+      ['assistant', 'user'],
+    );
     assert.equal(retry.messages.at(-2).content, 'Sure! The city is Paris.');
     assert.match(retry.messages.at(-1).content, /does not match the required JSON Schema: not JSON/);
   });
 
   test('the first answer of a checked format never reaches a streaming client', async () => {
     bench.engines.generic.reply({ fixture: 'format-invalid' }, { fixture: 'format-valid' });
-    const response = await postJson(bench.service, '/v1/messages', { model: 'generic', max_tokens: 100, stream: true, output_config: { format: { type: 'json_schema', schema: CITY_FORMAT } }, messages: [user('City?')] });
-    const texts = (await readSse(response)).map((event) => event.data as Body).filter((event) => event.type === 'content_block_delta').map((event) => event.delta.text);
+    const response = await postJson(bench.service, '/v1/messages', {
+      model: 'generic',
+      max_tokens: 100,
+      stream: true,
+      output_config: { format: { type: 'json_schema', schema: CITY_FORMAT } },
+      messages: [user('City?')],
+    });
+    const texts = (await readSse(response))
+      .map((event) => event.data as Body)
+      .filter((event) => event.type === 'content_block_delta')
+      .map((event) => event.delta.text);
     assert.deepEqual(texts, ['{"city": "Paris", "country": "France"}']);
   });
 
   test('a format answer that fails twice is a clear 502', async () => {
     bench.engines.generic.reply({ fixture: 'format-invalid' }, { fixture: 'format-invalid' });
-    const { status, reply } = await send(bench, 'generic', { output_config: { format: { type: 'json_schema', schema: CITY_FORMAT } } });
+    const { status, reply } = await send(bench, 'generic', {
+      output_config: { format: { type: 'json_schema', schema: CITY_FORMAT } },
+    });
     assert.equal(status, 502);
     assert.match(reply.error?.message ?? '', /the model's answer failed output_config\.format\.schema twice: not JSON/);
   });
@@ -179,7 +241,9 @@ describe('checked and retried once in mms (no guided decoding)', () => {
   test('guided output that still misses the schema is a clear 502, with no retry', async () => {
     const before = bench.engines.vllm.chatBodies().length;
     bench.engines.vllm.reply({ fixture: 'text' });
-    const { status, reply } = await send(bench, 'vllm', { output_config: { format: { type: 'json_schema', schema: CITY_FORMAT } } });
+    const { status, reply } = await send(bench, 'vllm', {
+      output_config: { format: { type: 'json_schema', schema: CITY_FORMAT } },
+    });
     assert.equal(status, 502);
     assert.match(reply.error?.message ?? '', /the model's answer failed output_config\.format\.schema: not JSON/);
     assert.equal(bench.engines.vllm.chatBodies().length, before + 1);
@@ -187,15 +251,35 @@ describe('checked and retried once in mms (no guided decoding)', () => {
 
   test('a call of a tool the request did not offer is a 502 naming it', async () => {
     const answer = (content: string) => ({ choices: [{ index: 0, delta: { role: 'assistant', content } }] });
-    bench.engines.ollama.reply({ stream: [answer('{"name":"delete_everything","input":{}}'), { choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: 'stop' }] }] });
+    bench.engines.ollama.reply({
+      stream: [
+        answer('{"name":"delete_everything","input":{}}'),
+        { choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: 'stop' }] },
+      ],
+    });
     const { status, reply } = await send(bench, 'ollama', { tools: [WEATHER, BOOKING], tool_choice: { type: 'any' } });
     assert.equal(status, 502);
     assert.equal(reply.error?.type, 'api_error');
     assert.match(reply.error?.message ?? '', /the model called a tool that was not offered: "delete_everything"/);
   });
 
-  const unofferedCall = { choices: [{ index: 0, delta: { role: 'assistant', tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'delete_everything', arguments: '{}' } }] } }] };
-  const toolCallsEnd = { choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }], usage: { prompt_tokens: 10, completion_tokens: 5 } };
+  const unofferedCall = {
+    choices: [
+      {
+        index: 0,
+        delta: {
+          role: 'assistant',
+          tool_calls: [
+            { index: 0, id: 'call_1', type: 'function', function: { name: 'delete_everything', arguments: '{}' } },
+          ],
+        },
+      },
+    ],
+  };
+  const toolCallsEnd = {
+    choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }],
+    usage: { prompt_tokens: 10, completion_tokens: 5 },
+  };
 
   for (const kind of ENGINE_KINDS) {
     test(`${kind}: a tool call the engine streams for a tool the request did not offer is a 502 naming it`, async () => {
@@ -210,33 +294,89 @@ describe('checked and retried once in mms (no guided decoding)', () => {
   test('streamed, the text before a call of a tool not offered arrives, then the error: no block of that call', async () => {
     const text = { choices: [{ index: 0, delta: { role: 'assistant', content: 'Cleaning up.' } }] };
     bench.engines.generic.reply({ stream: [text, unofferedCall, toolCallsEnd] });
-    const response = await postJson(bench.service, '/v1/messages', { model: 'generic', max_tokens: 100, stream: true, tools: [WEATHER], messages: [user('Hi')] });
+    const response = await postJson(bench.service, '/v1/messages', {
+      model: 'generic',
+      max_tokens: 100,
+      stream: true,
+      tools: [WEATHER],
+      messages: [user('Hi')],
+    });
     const events = (await readSse(response)).map((event) => event.data as Body);
     assert.ok(events.some((event) => event.type === 'content_block_delta' && event.delta.text === 'Cleaning up.'));
-    assert.ok(!events.some((event) => event.type === 'content_block_start' && event.content_block.type === 'tool_use'), JSON.stringify(events));
+    assert.ok(
+      !events.some((event) => event.type === 'content_block_start' && event.content_block.type === 'tool_use'),
+      JSON.stringify(events),
+    );
     assert.equal(events.at(-1)!.error.type, 'api_error');
     assert.match(events.at(-1)!.error.message, /the model called a tool that was not offered: "delete_everything"/);
     assert.ok(!events.some((event) => event.type === 'message_stop'));
   });
 
   test('a strict tool input cut off by max_tokens is passed on as it is, not repaired', async () => {
-    const cut = { choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'book_flight', arguments: '{"from":"CDG","to":"OS' } }] } }] };
-    const end = { choices: [{ index: 0, delta: {}, finish_reason: 'length' }], usage: { prompt_tokens: 30, completion_tokens: 12 } };
+    const cut = {
+      choices: [
+        {
+          index: 0,
+          delta: {
+            tool_calls: [
+              {
+                index: 0,
+                id: 'call_1',
+                type: 'function',
+                function: { name: 'book_flight', arguments: '{"from":"CDG","to":"OS' },
+              },
+            ],
+          },
+        },
+      ],
+    };
+    const end = {
+      choices: [{ index: 0, delta: {}, finish_reason: 'length' }],
+      usage: { prompt_tokens: 30, completion_tokens: 12 },
+    };
     const requestsBefore = bench.engines.generic.chatBodies().length;
     bench.engines.generic.reply({ stream: [cut, end] });
     const { reply } = await send(bench, 'generic', { tools: [BOOKING], max_tokens: 12 });
     assert.equal(reply.stop_reason, 'max_tokens');
-    assert.deepEqual(reply.content.map((block) => [block.type, block.input]), [['tool_use', { from: 'CDG', to: 'OS' }]]);
+    assert.deepEqual(
+      reply.content.map((block) => [block.type, block.input]),
+      [['tool_use', { from: 'CDG', to: 'OS' }]],
+    );
     assert.equal(bench.engines.generic.chatBodies().length, requestsBefore + 1);
   });
 
   test("a strict tool the model called on its own is checked; a bad input is generated again under the engine's guided decoding", async () => {
-    const badCall = { choices: [{ index: 0, delta: { role: 'assistant', content: '', tool_calls: [{ id: 'call_1', index: 0, type: 'function', function: { name: 'book_flight', arguments: '{"from":"CDG"}' } }] }, finish_reason: null }] };
+    const badCall = {
+      choices: [
+        {
+          index: 0,
+          delta: {
+            role: 'assistant',
+            content: '',
+            tool_calls: [
+              {
+                id: 'call_1',
+                index: 0,
+                type: 'function',
+                function: { name: 'book_flight', arguments: '{"from":"CDG"}' },
+              },
+            ],
+          },
+          finish_reason: null,
+        },
+      ],
+    };
     const end = { choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: 'tool_calls' }] };
-    bench.engines.ollama.reply({ stream: [{ choices: [{ index: 0, delta: { content: 'Booking.' } }] }, badCall, end] }, { fixture: 'forced-json' });
+    bench.engines.ollama.reply(
+      { stream: [{ choices: [{ index: 0, delta: { content: 'Booking.' } }] }, badCall, end] },
+      { fixture: 'forced-json' },
+    );
     const { status, reply } = await send(bench, 'ollama', { tools: [WEATHER, BOOKING] });
     assert.equal(status, 200, JSON.stringify(reply));
-    assert.deepEqual(reply.content.map((block) => block.type), ['text', 'tool_use']);
+    assert.deepEqual(
+      reply.content.map((block) => block.type),
+      ['text', 'tool_use'],
+    );
     assert.deepEqual(reply.content[1]!.input, { from: 'CDG', to: 'OSL', passengers: 2, cabin: 'economy' });
     const repair = bench.engines.ollama.lastChatBody() as Body;
     assert.deepEqual(repair.response_format.json_schema.schema, BOOKING.input_schema);
@@ -245,16 +385,30 @@ describe('checked and retried once in mms (no guided decoding)', () => {
 });
 
 describe('count_tokens', () => {
-  const body = (model: string) => ({ model, system: 'Be brief.', tools: [WEATHER], messages: [user('Weather in Paris?')] });
-  const count = async (model: string) => ((await (await postJson(bench.service, '/v1/messages/count_tokens', body(model))).json()) as { input_tokens: number }).input_tokens;
-  const lastRequests = (kind: 'vllm' | 'sglang' | 'llama.cpp', n: number): Array<[string, Body]> => bench.engines[kind].requests.slice(-n).map((request) => [request.path, request.body as Body]);
+  const body = (model: string) => ({
+    model,
+    system: 'Be brief.',
+    tools: [WEATHER],
+    messages: [user('Weather in Paris?')],
+  });
+  const count = async (model: string) =>
+    (
+      (await (await postJson(bench.service, '/v1/messages/count_tokens', body(model))).json()) as {
+        input_tokens: number;
+      }
+    ).input_tokens;
+  const lastRequests = (kind: 'vllm' | 'sglang' | 'llama.cpp', n: number): Array<[string, Body]> =>
+    bench.engines[kind].requests.slice(-n).map((request) => [request.path, request.body as Body]);
 
-  test("vLLM counts with POST /tokenize on the chat messages and tools", async () => {
+  test('vLLM counts with POST /tokenize on the chat messages and tools', async () => {
     bench.engines.vllm.tokenCount = 123;
     assert.equal(await count('vllm'), 123);
     const [path, sent] = lastRequests('vllm', 1)[0]!;
     assert.equal(path, '/tokenize');
-    assert.deepEqual(sent.messages, [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Weather in Paris?' }]);
+    assert.deepEqual(sent.messages, [
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'Weather in Paris?' },
+    ]);
     assert.equal(sent.tools[0].function.name, 'get_weather');
     assert.equal(sent.add_generation_prompt, true);
   });
@@ -262,7 +416,10 @@ describe('count_tokens', () => {
   test('llama.cpp renders with /apply-template and counts the prompt with /tokenize', async () => {
     bench.engines['llama.cpp'].tokenCount = 55;
     assert.equal(await count('llama.cpp'), 55);
-    const [[templatePath, template], [tokenizePath, tokenize]] = lastRequests('llama.cpp', 2) as [[string, Body], [string, Body]];
+    const [[templatePath, template], [tokenizePath, tokenize]] = lastRequests('llama.cpp', 2) as [
+      [string, Body],
+      [string, Body],
+    ];
     assert.deepEqual([templatePath, tokenizePath], ['/apply-template', '/tokenize']);
     assert.equal(template.messages[1].content, 'Weather in Paris?');
     assert.match(tokenize.content, /^<\|im_start\|>system\nBe brief\.<\|im_end\|>/);
@@ -283,7 +440,16 @@ describe('count_tokens', () => {
     const vllmBefore = bench.engines.vllm.requests.length;
     assert.equal(await count('vllm-estimate'), ollama);
     assert.equal(bench.engines.vllm.requests.length, vllmBefore);
-    const text = ['Be brief.', 'Weather in Paris?', JSON.stringify([{ type: 'function', function: { name: WEATHER.name, description: WEATHER.description, parameters: WEATHER.input_schema } }])].join('\n');
+    const text = [
+      'Be brief.',
+      'Weather in Paris?',
+      JSON.stringify([
+        {
+          type: 'function',
+          function: { name: WEATHER.name, description: WEATHER.description, parameters: WEATHER.input_schema },
+        },
+      ]),
+    ].join('\n');
     assert.equal(ollama, Math.ceil(text.length / 4) + 2 * 4);
   });
 });
@@ -297,14 +463,35 @@ describe('start-up check', () => {
   });
 
   test('an engine that is up but serves other models stops the start with the fix (vLLM), or warns (llama.cpp)', async () => {
-    const wrong = (kind: 'vllm' | 'llama.cpp') => startService({
-      models: [{ id: 'w', tier: 'mid', generation: 'newer', contextWindow: 4096, maxOutputTokens: 1024, backend: { type: 'openai-compatible', engine: kind, baseURL: bench.engines[kind].baseURL, model: 'not-served' } }],
-    });
+    const wrong = (kind: 'vllm' | 'llama.cpp') =>
+      startService({
+        models: [
+          {
+            id: 'w',
+            tier: 'mid',
+            generation: 'newer',
+            contextWindow: 4096,
+            maxOutputTokens: 1024,
+            backend: {
+              type: 'openai-compatible',
+              engine: kind,
+              baseURL: bench.engines[kind].baseURL,
+              model: 'not-served',
+            },
+          },
+        ],
+      });
     const vllm = await wrong('vllm');
-    await assert.rejects(vllm.registry.resolve('w').backend.prepare({ progress: false }), /the engine serves Qwen\/Qwen3-8B, not "not-served"; set backend\.model to one of them/);
+    await assert.rejects(
+      vllm.registry.resolve('w').backend.prepare({ progress: false }),
+      /the engine serves Qwen\/Qwen3-8B, not "not-served"; set backend\.model to one of them/,
+    );
     await vllm.close();
     const llama = await wrong('llama.cpp');
-    assert.match(await llama.registry.resolve('w').backend.prepare({ progress: false }), /not in the engine's model list/);
+    assert.match(
+      await llama.registry.resolve('w').backend.prepare({ progress: false }),
+      /not in the engine's model list/,
+    );
     await llama.close();
   });
 });

@@ -10,7 +10,13 @@ import { loadEngineFixture, postJson, readSse } from '@mms/testing';
 import { BOOKING, send, useEngines, user, WEATHER } from './openai-compatible-support.js';
 
 const bench = useEngines({
-  variants: [{ suffix: 'reasoning-api', engine: 'generic', backend: { maxTokensField: 'max_completion_tokens', streamOptions: false } }],
+  variants: [
+    {
+      suffix: 'reasoning-api',
+      engine: 'generic',
+      backend: { maxTokensField: 'max_completion_tokens', streamOptions: false },
+    },
+  ],
 });
 
 type Body = Record<string, any>;
@@ -20,7 +26,10 @@ describe('tool calls and usage as each engine streams them', () => {
   test('llama.cpp: a tool call parsed from the native format (id and name first, then argument pieces) becomes a tool_use block', async () => {
     bench.engines['llama.cpp'].reply({ fixture: 'tool-calls' });
     const { reply } = await send(bench, 'llama.cpp', { tools: [WEATHER], tool_choice: { type: 'any' } });
-    assert.deepEqual(reply.content.map((block) => [block.type, block.name, block.input]), [['tool_use', 'get_weather', { city: 'Paris' }]]);
+    assert.deepEqual(
+      reply.content.map((block) => [block.type, block.name, block.input]),
+      [['tool_use', 'get_weather', { city: 'Paris' }]],
+    );
     assert.match(reply.content[0]!.id ?? '', /^toolu_/);
     assert.equal(reply.stop_reason, 'tool_use');
     assert.deepEqual([reply.usage.input_tokens, reply.usage.output_tokens], [120, 18]);
@@ -35,9 +44,15 @@ describe('tool calls and usage as each engine streams them', () => {
 
   test('sglang: a forced strict tool (named tool_choice, grammar-constrained) becomes its tool_use block, streamed as generated', async () => {
     bench.engines.sglang.reply({ fixture: 'named-tool' });
-    const { status, reply } = await send(bench, 'sglang', { tools: [WEATHER, BOOKING], tool_choice: { type: 'tool', name: 'book_flight' } });
+    const { status, reply } = await send(bench, 'sglang', {
+      tools: [WEATHER, BOOKING],
+      tool_choice: { type: 'tool', name: 'book_flight' },
+    });
     assert.equal(status, 200, JSON.stringify(reply));
-    assert.deepEqual(reply.content.map((block) => [block.type, block.name, block.input]), [['tool_use', 'book_flight', { from: 'CDG', to: 'OSL', passengers: 2, cabin: 'economy' }]]);
+    assert.deepEqual(
+      reply.content.map((block) => [block.type, block.name, block.input]),
+      [['tool_use', 'book_flight', { from: 'CDG', to: 'OSL', passengers: 2, cabin: 'economy' }]],
+    );
     assert.equal(reply.stop_reason, 'tool_use');
     assert.deepEqual([reply.usage.input_tokens, reply.usage.output_tokens], [150, 26]);
   });
@@ -45,61 +60,129 @@ describe('tool calls and usage as each engine streams them', () => {
   test('sglang: an auto tool call after some text (ids only on the first chunk) becomes text, then tool_use', async () => {
     bench.engines.sglang.reply({ fixture: 'tool-calls' });
     const { reply } = await send(bench, 'sglang', { tools: [WEATHER] });
-    assert.deepEqual(reply.content.map((block) => [block.type, block.text ?? block.name, block.input]), [
-      ['text', 'Let me check the weather.', undefined],
-      ['tool_use', 'get_weather', { city: 'Paris' }],
-    ]);
+    assert.deepEqual(
+      reply.content.map((block) => [block.type, block.text ?? block.name, block.input]),
+      [
+        ['text', 'Let me check the weather.', undefined],
+        ['tool_use', 'get_weather', { city: 'Paris' }],
+      ],
+    );
     assert.equal(reply.stop_reason, 'tool_use');
     assert.deepEqual([reply.usage.input_tokens, reply.usage.output_tokens], [180, 24]);
   });
 
   test("generic: a call whose name arrives only in its second delta is the offered tool's tool_use block", async () => {
-    const opening = { choices: [{ index: 0, delta: { role: 'assistant', tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { arguments: '' } }] } }] };
-    const named = { choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] } }] };
-    const end = { choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }], usage: { prompt_tokens: 10, completion_tokens: 5 } };
+    const opening = {
+      choices: [
+        {
+          index: 0,
+          delta: {
+            role: 'assistant',
+            tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { arguments: '' } }],
+          },
+        },
+      ],
+    };
+    const named = {
+      choices: [
+        {
+          index: 0,
+          delta: { tool_calls: [{ index: 0, function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+        },
+      ],
+    };
+    const end = {
+      choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }],
+      usage: { prompt_tokens: 10, completion_tokens: 5 },
+    };
     bench.engines.generic.reply({ stream: [opening, named, end] });
     const { status, reply } = await send(bench, 'generic', { tools: [WEATHER] });
     assert.equal(status, 200, JSON.stringify(reply));
-    assert.deepEqual(reply.content.map((block) => [block.type, block.name, block.input]), [['tool_use', 'get_weather', { city: 'Paris' }]]);
+    assert.deepEqual(
+      reply.content.map((block) => [block.type, block.name, block.input]),
+      [['tool_use', 'get_weather', { city: 'Paris' }]],
+    );
     assert.equal(reply.stop_reason, 'tool_use');
   });
 
   // Ollama's OpenAI layer sends every call whole, in a chunk of its own, each at index 0 with its own id.
-  const ollamaCall = (id: string, city: string) => ({ choices: [{ index: 0, delta: { role: 'assistant', content: '', tool_calls: [{ id, index: 0, type: 'function', function: { name: 'get_weather', arguments: JSON.stringify({ city }) } }] } }] });
+  const ollamaCall = (id: string, city: string) => ({
+    choices: [
+      {
+        index: 0,
+        delta: {
+          role: 'assistant',
+          content: '',
+          tool_calls: [
+            { id, index: 0, type: 'function', function: { name: 'get_weather', arguments: JSON.stringify({ city }) } },
+          ],
+        },
+      },
+    ],
+  });
   const ollamaEnd = { choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: 'tool_calls' }] };
 
   test('ollama: parallel calls in chunks of their own, all at index 0, are told apart by their ids', async () => {
     bench.engines.ollama.reply({ stream: [ollamaCall('call_a', 'Paris'), ollamaCall('call_b', 'Oslo'), ollamaEnd] });
     const { status, reply } = await send(bench, 'ollama', { tools: [WEATHER] });
     assert.equal(status, 200, JSON.stringify(reply));
-    assert.deepEqual(reply.content.map((block) => [block.type, block.name, block.input]), [['tool_use', 'get_weather', { city: 'Paris' }], ['tool_use', 'get_weather', { city: 'Oslo' }]]);
+    assert.deepEqual(
+      reply.content.map((block) => [block.type, block.name, block.input]),
+      [
+        ['tool_use', 'get_weather', { city: 'Paris' }],
+        ['tool_use', 'get_weather', { city: 'Oslo' }],
+      ],
+    );
     assert.notEqual(reply.content[0]!.id, reply.content[1]!.id);
     assert.equal(reply.stop_reason, 'tool_use');
   });
 
   test('ollama: with disable_parallel_tool_use, the first of those calls is the answer', async () => {
     bench.engines.ollama.reply({ stream: [ollamaCall('call_a', 'Paris'), ollamaCall('call_b', 'Oslo'), ollamaEnd] });
-    const { status, reply } = await send(bench, 'ollama', { tools: [WEATHER], tool_choice: { type: 'auto', disable_parallel_tool_use: true } });
+    const { status, reply } = await send(bench, 'ollama', {
+      tools: [WEATHER],
+      tool_choice: { type: 'auto', disable_parallel_tool_use: true },
+    });
     assert.equal(status, 200, JSON.stringify(reply));
-    assert.deepEqual(reply.content.map((block) => [block.type, block.name, block.input]), [['tool_use', 'get_weather', { city: 'Paris' }]]);
+    assert.deepEqual(
+      reply.content.map((block) => [block.type, block.name, block.input]),
+      [['tool_use', 'get_weather', { city: 'Paris' }]],
+    );
     assert.equal(reply.stop_reason, 'tool_use');
   });
 });
 
 describe("the engine's own usage", () => {
   const countOf = async (model: string, content: string) =>
-    ((await (await postJson(bench.service, '/v1/messages/count_tokens', { model, messages: [user(content)] })).json()) as { input_tokens: number }).input_tokens;
+    (
+      (await (
+        await postJson(bench.service, '/v1/messages/count_tokens', { model, messages: [user(content)] })
+      ).json()) as { input_tokens: number }
+    ).input_tokens;
   const answerWithPromptTokens = (promptTokens: number) => ({
-    stream: [{ choices: [{ index: 0, delta: { role: 'assistant', content: 'Noted.' }, finish_reason: 'stop' }], usage: { prompt_tokens: promptTokens, completion_tokens: 2, total_tokens: promptTokens + 2 } }],
+    stream: [
+      {
+        choices: [{ index: 0, delta: { role: 'assistant', content: 'Noted.' }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: promptTokens, completion_tokens: 2, total_tokens: promptTokens + 2 },
+      },
+    ],
   });
 
-  for (const [kind, promptTokens] of [['sglang', 9], ['generic', 9]] as const) {
+  for (const [kind, promptTokens] of [
+    ['sglang', 9],
+    ['generic', 9],
+  ] as const) {
     test(`${kind}: the engine's prompt_tokens replaces mms's up-front count in message_delta and the JSON reply; message_start keeps the count`, async () => {
       const counted = await countOf(kind, 'Hello');
       assert.notEqual(counted, promptTokens);
       const { reply } = await send(bench, kind, {});
       assert.equal(reply.usage.input_tokens, promptTokens);
-      const response = await postJson(bench.service, '/v1/messages', { model: kind, max_tokens: 200, stream: true, messages: [user('Hello')] });
+      const response = await postJson(bench.service, '/v1/messages', {
+        model: kind,
+        max_tokens: 200,
+        stream: true,
+        messages: [user('Hello')],
+      });
       const events = (await readSse(response)).map((event) => event.data as Body);
       assert.equal(events[0]!.message.usage.input_tokens, counted);
       assert.equal(events.find((event) => event.type === 'message_delta')!.usage.input_tokens, promptTokens);
@@ -132,7 +215,10 @@ describe("the engine's own usage", () => {
 describe('request fields of a generic server', () => {
   test('a generic server can take the budget as max_completion_tokens and no stream_options', async () => {
     await send(bench, 'generic', { max_tokens: 321 });
-    assert.deepEqual([last('generic').max_tokens, last('generic').max_completion_tokens, last('generic').stream_options], [321, undefined, { include_usage: true }]);
+    assert.deepEqual(
+      [last('generic').max_tokens, last('generic').max_completion_tokens, last('generic').stream_options],
+      [321, undefined, { include_usage: true }],
+    );
     const { status, reply } = await send(bench, 'generic-reasoning-api', { max_tokens: 321 });
     assert.equal(status, 200);
     assert.equal(reply.content[0]?.text, 'Hello there.');
@@ -140,7 +226,12 @@ describe('request fields of a generic server', () => {
     assert.equal(body.max_completion_tokens, 321);
     assert.ok(!('max_tokens' in body) && !('stream_options' in body), JSON.stringify(body));
     // A server that then sends no usage: the output chunks are the count.
-    bench.engines.generic.reply({ stream: [{ choices: [{ index: 0, delta: { content: 'Hello' } }] }, { choices: [{ index: 0, delta: { content: ' there.' }, finish_reason: 'stop' }] }] });
+    bench.engines.generic.reply({
+      stream: [
+        { choices: [{ index: 0, delta: { content: 'Hello' } }] },
+        { choices: [{ index: 0, delta: { content: ' there.' }, finish_reason: 'stop' }] },
+      ],
+    });
     assert.equal((await send(bench, 'generic-reasoning-api', {})).reply.usage.output_tokens, 2);
   });
 });
@@ -167,7 +258,12 @@ describe('reading the engine response', () => {
     const before = ollama().disconnects;
     const closed = ollama().closedResponses;
     ollama().reply({ stream: answer!, holdAfterDone: held });
-    const response = await postJson(bench.service, '/v1/messages', { model: 'ollama', max_tokens: 200, stream: true, messages: [user('Hello')] });
+    const response = await postJson(bench.service, '/v1/messages', {
+      model: 'ollama',
+      max_tokens: 200,
+      stream: true,
+      messages: [user('Hello')],
+    });
     const names = (await readSse(response)).map((event) => event.event).filter((name) => name !== 'ping');
     assert.deepEqual(names.slice(-2), ['message_delta', 'message_stop']);
     assert.equal(ollama().closedResponses, closed, "message_stop arrived while the engine's response was still open");

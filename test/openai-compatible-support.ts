@@ -8,7 +8,17 @@ import { FakeOpenAiEngine, postJson, startService, type FakeEngineKind, type Run
 export const ENGINE_KINDS: readonly FakeEngineKind[] = ['vllm', 'sglang', 'llama.cpp', 'ollama', 'generic'];
 
 export interface Reply {
-  content: Array<{ type: string; text?: string; thinking?: string; signature?: string; id?: string; name?: string; input?: Record<string, unknown>; tool_use_id?: string; content?: unknown }>;
+  content: Array<{
+    type: string;
+    text?: string;
+    thinking?: string;
+    signature?: string;
+    id?: string;
+    name?: string;
+    input?: Record<string, unknown>;
+    tool_use_id?: string;
+    content?: unknown;
+  }>;
   stop_reason: string;
   stop_sequence: string | null;
   usage: { input_tokens: number; output_tokens: number };
@@ -36,12 +46,20 @@ export function useEngines(options: BenchOptions = {}): EngineBench {
       generation: 'newer' as const,
       contextWindow: 8192,
       maxOutputTokens: 4096,
-      backend: { type: 'openai-compatible' as const, engine: kind, baseURL: bench.engines[kind].baseURL, model: bench.engines[kind].model, ...backend },
+      backend: {
+        type: 'openai-compatible' as const,
+        engine: kind,
+        baseURL: bench.engines[kind].baseURL,
+        model: bench.engines[kind].model,
+        ...backend,
+      },
     });
     bench.service = await startService({
       models: [
         ...ENGINE_KINDS.map((kind) => model(kind, kind, options.backend?.[kind] ?? {})),
-        ...(options.variants ?? []).map((variant) => model(`${variant.engine}-${variant.suffix}`, variant.engine, variant.backend)),
+        ...(options.variants ?? []).map((variant) =>
+          model(`${variant.engine}-${variant.suffix}`, variant.engine, variant.backend),
+        ),
       ],
     });
   });
@@ -55,12 +73,25 @@ export function useEngines(options: BenchOptions = {}): EngineBench {
 export const user = (content: unknown) => ({ role: 'user', content });
 
 /** POSTs a message request to the model named `model` (an engine kind or a variant) and reads the JSON reply. */
-export async function send(bench: EngineBench, model: string, body: Record<string, unknown>): Promise<{ status: number; reply: Reply; headers: Headers }> {
-  const response = await postJson(bench.service, '/v1/messages', { model, max_tokens: 200, messages: [user('Hello')], ...body });
+export async function send(
+  bench: EngineBench,
+  model: string,
+  body: Record<string, unknown>,
+): Promise<{ status: number; reply: Reply; headers: Headers }> {
+  const response = await postJson(bench.service, '/v1/messages', {
+    model,
+    max_tokens: 200,
+    messages: [user('Hello')],
+    ...body,
+  });
   return { status: response.status, reply: (await response.json()) as Reply, headers: response.headers };
 }
 
-export const WEATHER = { name: 'get_weather', description: 'Current weather for a city.', input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } };
+export const WEATHER = {
+  name: 'get_weather',
+  description: 'Current weather for a city.',
+  input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+};
 
 export const BOOKING = {
   name: 'book_flight',
@@ -68,7 +99,12 @@ export const BOOKING = {
   strict: true,
   input_schema: {
     type: 'object',
-    properties: { from: { type: 'string' }, to: { type: 'string' }, passengers: { type: 'integer' }, cabin: { type: 'string', enum: ['economy', 'business'] } },
+    properties: {
+      from: { type: 'string' },
+      to: { type: 'string' },
+      passengers: { type: 'integer' },
+      cabin: { type: 'string', enum: ['economy', 'business'] },
+    },
     required: ['from', 'to', 'passengers', 'cabin'],
     additionalProperties: false,
   },

@@ -35,11 +35,23 @@ describe('a tokenizer endpoint that cannot count', () => {
       generation: 'newer' as const,
       contextWindow: 8192,
       maxOutputTokens: 4096,
-      backend: { type: 'openai-compatible' as const, engine: engine.kind, baseURL: engine.baseURL, model: engine.model, ...extra },
+      backend: {
+        type: 'openai-compatible' as const,
+        engine: engine.kind,
+        baseURL: engine.baseURL,
+        model: engine.model,
+        ...extra,
+      },
     });
-    service = await startService({ models: [model('routed', vllm), model('old-llama', llama), model('flaky', flaky, { firstByteTimeoutMs: 300 })] }, process.cwd(), {
-      registry: { now: () => clock.now, warn: (line) => warnings.push(line) },
-    });
+    service = await startService(
+      {
+        models: [model('routed', vllm), model('old-llama', llama), model('flaky', flaky, { firstByteTimeoutMs: 300 })],
+      },
+      process.cwd(),
+      {
+        registry: { now: () => clock.now, warn: (line) => warnings.push(line) },
+      },
+    );
   });
   after(async () => {
     await service.close();
@@ -47,8 +59,10 @@ describe('a tokenizer endpoint that cannot count', () => {
     await llama.close();
     await flaky.close();
   });
-  const tokenizeCalls = (engine: FakeOpenAiEngine) => engine.requests.filter((request) => request.path === '/tokenize').length;
-  const send = (model: string) => postJson(service, '/v1/messages', { model, max_tokens: 50, messages: [user('Hello')] });
+  const tokenizeCalls = (engine: FakeOpenAiEngine) =>
+    engine.requests.filter((request) => request.path === '/tokenize').length;
+  const send = (model: string) =>
+    postJson(service, '/v1/messages', { model, max_tokens: 50, messages: [user('Hello')] });
 
   test('requests are answered, counted by estimate; one warning; the endpoint is left alone for a while, then asked again', async () => {
     for (let attempt = 0; attempt < 3; attempt += 1) {
@@ -57,8 +71,13 @@ describe('a tokenizer endpoint that cannot count', () => {
     }
     assert.equal(tokenizeCalls(vllm), 1);
     assert.equal(warnings.length, 1);
-    assert.match(warnings[0]!, /^routed: openai-compatible:vllm at http:\/\/127\.0\.0\.1:\d+\/v1: the engine's tokenizer endpoint cannot count \(\/tokenize answered 404.*\); prompts are counted by estimate/);
-    const counted = (await (await postJson(service, '/v1/messages/count_tokens', { model: 'routed', messages: [user('Hello')] })).json()) as { input_tokens: number };
+    assert.match(
+      warnings[0]!,
+      /^routed: openai-compatible:vllm at http:\/\/127\.0\.0\.1:\d+\/v1: the engine's tokenizer endpoint cannot count \(\/tokenize answered 404.*\); prompts are counted by estimate/,
+    );
+    const counted = (await (
+      await postJson(service, '/v1/messages/count_tokens', { model: 'routed', messages: [user('Hello')] })
+    ).json()) as { input_tokens: number };
     assert.equal(counted.input_tokens, Math.ceil('Hello'.length / 4) + 4);
     clock.now += TOKENIZER_RETRY_MS;
     const again = await send('routed');
@@ -71,7 +90,9 @@ describe('a tokenizer endpoint that cannot count', () => {
     const before = warnings.length;
     vllm.missingPaths.delete('/tokenize');
     clock.now += TOKENIZER_RETRY_MS;
-    const counted = (await (await postJson(service, '/v1/messages/count_tokens', { model: 'routed', messages: [user('Hello')] })).json()) as { input_tokens: number };
+    const counted = (await (
+      await postJson(service, '/v1/messages/count_tokens', { model: 'routed', messages: [user('Hello')] })
+    ).json()) as { input_tokens: number };
     assert.equal(counted.input_tokens, vllm.tokenCount, 'the endpoint counts again');
     vllm.missingPaths.add('/tokenize');
     assert.equal((await send('routed')).status, 200);
@@ -89,7 +110,10 @@ describe('a tokenizer endpoint that cannot count', () => {
 
   test('a 400 that refuses this one prompt is estimated for it alone: no warning, and the next request asks the endpoint', async () => {
     const before = warnings.length;
-    flaky.pathReplies.set('/tokenize', { status: 400, body: { error: { message: 'chat template failed to render the messages', type: 'BadRequestError', code: 400 } } });
+    flaky.pathReplies.set('/tokenize', {
+      status: 400,
+      body: { error: { message: 'chat template failed to render the messages', type: 'BadRequestError', code: 400 } },
+    });
     try {
       assert.equal((await send('flaky')).status, 200);
     } finally {
@@ -114,7 +138,11 @@ describe('a tokenizer endpoint that cannot count', () => {
         const response = await send('flaky');
         assert.equal(response.status, status);
         assert.equal(((await response.json()) as ErrorBody).error.type, type);
-        assert.equal(flaky.chatBodies().length, chats, 'a failing engine is not asked to generate after its count failed');
+        assert.equal(
+          flaky.chatBodies().length,
+          chats,
+          'a failing engine is not asked to generate after its count failed',
+        );
       } finally {
         flaky.pathReplies.delete('/tokenize');
       }

@@ -68,7 +68,11 @@ describe('replies written in batches, through the service', () => {
     const texts = Array.from({ length: 40 }, (_, index) => `request number ${index}`);
     const replies = await Promise.all(
       texts.map(async (text) => {
-        const response = await postJson(service, '/v1/messages', { model: 'mid', max_tokens: 50, messages: [{ role: 'user', content: text }] });
+        const response = await postJson(service, '/v1/messages', {
+          model: 'mid',
+          max_tokens: 50,
+          messages: [{ role: 'user', content: text }],
+        });
         return { response, body: (await response.json()) as { content: Array<{ type: string; text?: string }> } };
       }),
     );

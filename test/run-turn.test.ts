@@ -5,15 +5,31 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseMessageRequest, type ContentBlock, type ModelProfile, type ServerToolResultBlock, type ServerToolUseBlock } from '@mms/protocol';
+import {
+  parseMessageRequest,
+  type ContentBlock,
+  type ModelProfile,
+  type ServerToolResultBlock,
+  type ServerToolUseBlock,
+} from '@mms/protocol';
 import type { Backend } from '../packages/server/src/backends/backend.js';
 import { Cancellation } from '../packages/server/src/backends/cancellation.js';
 import { runTurn } from '../packages/server/src/agent/run-turn.js';
 import type { ServerToolRunner } from '../packages/server/src/agent/server-tool-runner.js';
 import type { StreamPart } from '../packages/server/src/streaming/stream-part.js';
 
-const MODEL: ModelProfile = { id: 'fake', tier: 'mid', generation: 'newer', contextWindow: 100_000, maxOutputTokens: 4096 };
-const LOOKUP = { name: 'lookup', description: 'Look it up.', input_schema: { type: 'object', properties: { q: { type: 'string' } } } };
+const MODEL: ModelProfile = {
+  id: 'fake',
+  tier: 'mid',
+  generation: 'newer',
+  contextWindow: 100_000,
+  maxOutputTokens: 4096,
+};
+const LOOKUP = {
+  name: 'lookup',
+  description: 'Look it up.',
+  input_schema: { type: 'object', properties: { q: { type: 'string' } } },
+};
 const FETCH = { type: 'web_fetch_20260209', name: 'web_fetch', allowed_callers: ['direct'] };
 
 /** A backend that streams `steps[n]`, batch by batch, for step n. */
@@ -37,69 +53,150 @@ function recordingTools(): ServerToolRunner & { ran: ServerToolUseBlock[] } {
     run: async (call): Promise<ServerToolResultBlock> => {
       ran.push(call);
       const page = { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'page' }, title: null };
-      return { type: 'web_fetch_tool_result', tool_use_id: call.id, content: { type: 'web_fetch_result', url: String(call.input.url), content: page, retrieved_at: '' } };
+      return {
+        type: 'web_fetch_tool_result',
+        tool_use_id: call.id,
+        content: { type: 'web_fetch_result', url: String(call.input.url), content: page, retrieved_at: '' },
+      };
     },
   };
 }
 
 /** The parts of one block, its input JSON in one delta. */
 function block(start: ContentBlock, inputJson?: string): StreamPart[] {
-  const delta: StreamPart[] = inputJson === undefined ? [] : [{ type: 'block-delta', delta: { type: 'input_json_delta', partial_json: inputJson } }];
+  const delta: StreamPart[] =
+    inputJson === undefined
+      ? []
+      : [{ type: 'block-delta', delta: { type: 'input_json_delta', partial_json: inputJson } }];
   return [{ type: 'block-start', block: start }, ...delta, { type: 'block-stop' }];
 }
 
 /** `inputJson` undefined: no input delta at all, as a call cut as it opened, or an engine's call without arguments. */
-const toolCall = (id: string, inputJson: string | undefined) => block({ type: 'tool_use', id, name: 'lookup', input: {}, caller: { type: 'direct' } }, inputJson);
-const fetchCall = (id: string, inputJson: string | undefined) => block({ type: 'server_tool_use', id, name: 'web_fetch', input: {} }, inputJson);
-const finish = (stopReason: 'tool_use' | 'max_tokens' | 'end_turn'): StreamPart => ({ type: 'finish', stopReason, stopSequence: null });
+const toolCall = (id: string, inputJson: string | undefined) =>
+  block({ type: 'tool_use', id, name: 'lookup', input: {}, caller: { type: 'direct' } }, inputJson);
+const fetchCall = (id: string, inputJson: string | undefined) =>
+  block({ type: 'server_tool_use', id, name: 'web_fetch', input: {} }, inputJson);
+const finish = (stopReason: 'tool_use' | 'max_tokens' | 'end_turn'): StreamPart => ({
+  type: 'finish',
+  stopReason,
+  stopSequence: null,
+});
 
-function runOver(steps: StreamPart[][][], body: Record<string, unknown>, serverTools: ServerToolRunner = recordingTools()): Promise<StreamPart[]> {
+function runOver(
+  steps: StreamPart[][][],
+  body: Record<string, unknown>,
+  serverTools: ServerToolRunner = recordingTools(),
+): Promise<StreamPart[]> {
   return runWith(fakeBackend(steps), body, serverTools);
 }
 
-async function runWith(backend: Backend, body: Record<string, unknown>, serverTools: ServerToolRunner = recordingTools()): Promise<StreamPart[]> {
-  const request = parseMessageRequest({ model: 'fake', max_tokens: 100, messages: [{ role: 'user', content: 'go https://a.example/page' }], ...body });
+async function runWith(
+  backend: Backend,
+  body: Record<string, unknown>,
+  serverTools: ServerToolRunner = recordingTools(),
+): Promise<StreamPart[]> {
+  const request = parseMessageRequest({
+    model: 'fake',
+    max_tokens: 100,
+    messages: [{ role: 'user', content: 'go https://a.example/page' }],
+    ...body,
+  });
   const parts: StreamPart[] = [];
-  const turn = runTurn({ backend, request, model: MODEL, thinks: false, fault: undefined, maxSteps: 4, serverTools, inputTokens: 10, cancellation: new Cancellation() });
+  const turn = runTurn({
+    backend,
+    request,
+    model: MODEL,
+    thinks: false,
+    fault: undefined,
+    maxSteps: 4,
+    serverTools,
+    inputTokens: 10,
+    cancellation: new Cancellation(),
+  });
   for await (const batch of turn) parts.push(...batch);
   return parts;
 }
 
 function startedBlocks(parts: StreamPart[]): string[] {
-  return parts.flatMap((part) => (part.type === 'block-start' ? [`${part.block.type}${'id' in part.block ? ` ${part.block.id}` : ''}`] : []));
+  return parts.flatMap((part) =>
+    part.type === 'block-start' ? [`${part.block.type}${'id' in part.block ? ` ${part.block.id}` : ''}`] : [],
+  );
 }
 
 describe('a step that ends on max_tokens after a server call', () => {
   test('a call whose input JSON arrived whole is run, though it is the last block of the step', async () => {
     const tools = recordingTools();
-    const parts = await runOver([[[...fetchCall('srvtoolu_whole', '{"url":"https://a.example/page"}'), { type: 'output-tokens', count: 100 }, finish('max_tokens')]]], { tools: [FETCH] }, tools);
-    assert.deepEqual(tools.ran.map((call) => call.id), ['srvtoolu_whole']);
+    const parts = await runOver(
+      [
+        [
+          [
+            ...fetchCall('srvtoolu_whole', '{"url":"https://a.example/page"}'),
+            { type: 'output-tokens', count: 100 },
+            finish('max_tokens'),
+          ],
+        ],
+      ],
+      { tools: [FETCH] },
+      tools,
+    );
+    assert.deepEqual(
+      tools.ran.map((call) => call.id),
+      ['srvtoolu_whole'],
+    );
     assert.deepEqual(parts.at(-1), finish('max_tokens'));
   });
 
   test('a call whose input JSON was cut is answered invalid_tool_input without running', async () => {
     const tools = recordingTools();
-    const parts = await runOver([[[...fetchCall('srvtoolu_cut', '{"url":"https://a.example/pa'), { type: 'output-tokens', count: 100 }, finish('max_tokens')]]], { tools: [FETCH] }, tools);
+    const parts = await runOver(
+      [
+        [
+          [
+            ...fetchCall('srvtoolu_cut', '{"url":"https://a.example/pa'),
+            { type: 'output-tokens', count: 100 },
+            finish('max_tokens'),
+          ],
+        ],
+      ],
+      { tools: [FETCH] },
+      tools,
+    );
     assert.deepEqual(tools.ran, []);
     const result = parts.find((part) => part.type === 'block-start' && part.block.type === 'web_fetch_tool_result');
-    assert.deepEqual(result?.type === 'block-start' ? (result.block as ServerToolResultBlock).content : undefined, { type: 'web_fetch_tool_result_error', error_code: 'invalid_tool_input' });
+    assert.deepEqual(result?.type === 'block-start' ? (result.block as ServerToolResultBlock).content : undefined, {
+      type: 'web_fetch_tool_result_error',
+      error_code: 'invalid_tool_input',
+    });
   });
 
   test('a call cut as it opened, with no input JSON at all, is answered invalid_tool_input without running', async () => {
     const tools = recordingTools();
-    const parts = await runOver([[[...fetchCall('srvtoolu_empty', undefined), { type: 'output-tokens', count: 100 }, finish('max_tokens')]]], { tools: [FETCH] }, tools);
+    const parts = await runOver(
+      [[[...fetchCall('srvtoolu_empty', undefined), { type: 'output-tokens', count: 100 }, finish('max_tokens')]]],
+      { tools: [FETCH] },
+      tools,
+    );
     assert.deepEqual(tools.ran, []);
     const result = parts.find((part) => part.type === 'block-start' && part.block.type === 'web_fetch_tool_result');
-    assert.deepEqual(result?.type === 'block-start' ? (result.block as ServerToolResultBlock).content : undefined, { type: 'web_fetch_tool_result_error', error_code: 'invalid_tool_input' });
+    assert.deepEqual(result?.type === 'block-start' ? (result.block as ServerToolResultBlock).content : undefined, {
+      type: 'web_fetch_tool_result_error',
+      error_code: 'invalid_tool_input',
+    });
     assert.deepEqual(parts.at(-1), finish('max_tokens'));
   });
 });
 
 describe('allowed_callers without "direct"', () => {
-  const SEARCH_FOR_CODE = { type: 'web_search_20260209', name: 'web_search', allowed_callers: ['code_execution_20260521'] };
+  const SEARCH_FOR_CODE = {
+    type: 'web_search_20260209',
+    name: 'web_search',
+    allowed_callers: ['code_execution_20260521'],
+  };
   const CODE = { type: 'code_execution_20260521', name: 'code_execution' };
-  const searchCall = (id: string) => block({ type: 'server_tool_use', id, name: 'web_search', input: {} }, '{"query":"otters"}');
-  const codeCall = (id: string) => block({ type: 'server_tool_use', id, name: 'code_execution', input: {} }, '{"code":"web_search(\'otters\')"}');
+  const searchCall = (id: string) =>
+    block({ type: 'server_tool_use', id, name: 'web_search', input: {} }, '{"query":"otters"}');
+  const codeCall = (id: string) =>
+    block({ type: 'server_tool_use', id, name: 'code_execution', input: {} }, '{"code":"web_search(\'otters\')"}');
 
   /** Records every call it runs; code execution calls web_search once, as code in the sandbox would. */
   function toolsWithCode(): ServerToolRunner & { ran: string[] } {
@@ -110,25 +207,63 @@ describe('allowed_callers without "direct"', () => {
         ran.push(`${call.name} ${call.id}`);
         if (call.name === 'web_search') return { type: 'web_search_tool_result', tool_use_id: call.id, content: [] };
         const nested = await context.callServerTool('web_search', { query: 'otters' });
-        return { type: 'code_execution_tool_result', tool_use_id: call.id, content: { type: 'code_execution_result', stdout: JSON.stringify(nested.content), stderr: '', return_code: 0, content: [] } };
+        return {
+          type: 'code_execution_tool_result',
+          tool_use_id: call.id,
+          content: {
+            type: 'code_execution_result',
+            stdout: JSON.stringify(nested.content),
+            stderr: '',
+            return_code: 0,
+            content: [],
+          },
+        };
       },
     };
   }
 
   test("the model's own call is invalid_tool_input and does not run; code's call runs", async () => {
     const tools = toolsWithCode();
-    const steps = [[[...searchCall('srvtoolu_direct'), ...codeCall('srvtoolu_code'), { type: 'output-tokens', count: 20 } as const, finish('tool_use')]], [[finish('end_turn')]]];
+    const steps = [
+      [
+        [
+          ...searchCall('srvtoolu_direct'),
+          ...codeCall('srvtoolu_code'),
+          { type: 'output-tokens', count: 20 } as const,
+          finish('tool_use'),
+        ],
+      ],
+      [[finish('end_turn')]],
+    ];
     const parts = await runOver(steps, { tools: [SEARCH_FOR_CODE, CODE] }, tools);
-    const results = parts.flatMap((part) => (part.type === 'block-start' && part.block.type.endsWith('_tool_result') ? [part.block as ServerToolResultBlock] : []));
-    assert.deepEqual(results[0], { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_direct', content: { type: 'web_search_tool_result_error', error_code: 'invalid_tool_input' } });
+    const results = parts.flatMap((part) =>
+      part.type === 'block-start' && part.block.type.endsWith('_tool_result')
+        ? [part.block as ServerToolResultBlock]
+        : [],
+    );
+    assert.deepEqual(results[0], {
+      type: 'web_search_tool_result',
+      tool_use_id: 'srvtoolu_direct',
+      content: { type: 'web_search_tool_result_error', error_code: 'invalid_tool_input' },
+    });
     assert.deepEqual(tools.ran, ['code_execution srvtoolu_code', 'web_search srvtoolu_code_1']);
     assert.equal(results[1]?.type, 'code_execution_tool_result');
   });
 
   test('with "direct" in the list, or no list, the model calls it', async () => {
-    for (const tool of [{ ...SEARCH_FOR_CODE, allowed_callers: ['direct', 'code_execution_20260521'] }, { type: 'web_search_20260209', name: 'web_search' }]) {
+    for (const tool of [
+      { ...SEARCH_FOR_CODE, allowed_callers: ['direct', 'code_execution_20260521'] },
+      { type: 'web_search_20260209', name: 'web_search' },
+    ]) {
       const tools = toolsWithCode();
-      await runOver([[[...searchCall('srvtoolu_direct'), { type: 'output-tokens', count: 10 }, finish('tool_use')]], [[finish('end_turn')]]], { tools: [tool] }, tools);
+      await runOver(
+        [
+          [[...searchCall('srvtoolu_direct'), { type: 'output-tokens', count: 10 }, finish('tool_use')]],
+          [[finish('end_turn')]],
+        ],
+        { tools: [tool] },
+        tools,
+      );
       assert.deepEqual(tools.ran, ['web_search srvtoolu_direct']);
     }
   });
@@ -137,18 +272,46 @@ describe('allowed_callers without "direct"', () => {
 describe('a turn whose earlier steps spent the whole output budget', () => {
   test('ends on max_tokens after the server call is answered, without asking the backend for a step of 0 tokens', async () => {
     const tools = recordingTools();
-    const backend = fakeBackend([[[...fetchCall('srvtoolu_1', '{"url":"https://a.example/page"}'), { type: 'output-tokens', count: 100 }, finish('tool_use')]], [[finish('end_turn')]]]);
+    const backend = fakeBackend([
+      [
+        [
+          ...fetchCall('srvtoolu_1', '{"url":"https://a.example/page"}'),
+          { type: 'output-tokens', count: 100 },
+          finish('tool_use'),
+        ],
+      ],
+      [[finish('end_turn')]],
+    ]);
     const budgets: number[] = [];
     const stream = backend.stream.bind(backend);
     backend.stream = (step, signal) => {
       budgets.push(step.outputBudget);
       return stream(step, signal);
     };
-    const request = parseMessageRequest({ model: 'fake', max_tokens: 100, messages: [{ role: 'user', content: 'go https://a.example/page' }], tools: [FETCH] });
+    const request = parseMessageRequest({
+      model: 'fake',
+      max_tokens: 100,
+      messages: [{ role: 'user', content: 'go https://a.example/page' }],
+      tools: [FETCH],
+    });
     const parts: StreamPart[] = [];
-    for await (const batch of runTurn({ backend, request, model: MODEL, thinks: false, fault: undefined, maxSteps: 4, serverTools: tools, inputTokens: 10, cancellation: new Cancellation() })) parts.push(...batch);
+    for await (const batch of runTurn({
+      backend,
+      request,
+      model: MODEL,
+      thinks: false,
+      fault: undefined,
+      maxSteps: 4,
+      serverTools: tools,
+      inputTokens: 10,
+      cancellation: new Cancellation(),
+    }))
+      parts.push(...batch);
     assert.deepEqual(budgets, [100]);
-    assert.deepEqual(tools.ran.map((call) => call.id), ['srvtoolu_1']);
+    assert.deepEqual(
+      tools.ran.map((call) => call.id),
+      ['srvtoolu_1'],
+    );
     assert.deepEqual(startedBlocks(parts), ['server_tool_use srvtoolu_1', 'web_fetch_tool_result']);
     assert.deepEqual(parts.at(-1), finish('max_tokens'));
   });
@@ -158,42 +321,100 @@ describe('disable_parallel_tool_use', () => {
   const body = { tools: [LOOKUP], tool_choice: { type: 'auto', disable_parallel_tool_use: true } };
 
   test('token counts after the one call allowed are still read from its batch; later blocks are dropped', async () => {
-    const batch = [...toolCall('toolu_1', '{"q":"a"}'), ...toolCall('toolu_2', '{"q":"b"}'), { type: 'input-tokens', count: 77 } as const, { type: 'output-tokens', count: 33 } as const, finish('tool_use')];
+    const batch = [
+      ...toolCall('toolu_1', '{"q":"a"}'),
+      ...toolCall('toolu_2', '{"q":"b"}'),
+      { type: 'input-tokens', count: 77 } as const,
+      { type: 'output-tokens', count: 33 } as const,
+      finish('tool_use'),
+    ];
     const parts = await runOver([[batch]], body);
     assert.deepEqual(startedBlocks(parts), ['tool_use toolu_1']);
-    assert.deepEqual(parts.filter((part) => part.type === 'input-tokens' || part.type === 'output-tokens'), [{ type: 'input-tokens', count: 77 }, { type: 'output-tokens', count: 33 }]);
+    assert.deepEqual(
+      parts.filter((part) => part.type === 'input-tokens' || part.type === 'output-tokens'),
+      [
+        { type: 'input-tokens', count: 77 },
+        { type: 'output-tokens', count: 33 },
+      ],
+    );
     assert.deepEqual(parts.at(-1), finish('tool_use'));
   });
 
   test('a whole call stays tool_use when only a dropped block after it was cut by max_tokens', async () => {
-    const batch = [...toolCall('toolu_1', '{"q":"a"}'), ...toolCall('toolu_2', '{"q":'), { type: 'output-tokens', count: 100 } as const, finish('max_tokens')];
+    const batch = [
+      ...toolCall('toolu_1', '{"q":"a"}'),
+      ...toolCall('toolu_2', '{"q":'),
+      { type: 'output-tokens', count: 100 } as const,
+      finish('max_tokens'),
+    ];
     const parts = await runOver([[batch]], body);
     assert.deepEqual(startedBlocks(parts), ['tool_use toolu_1']);
-    assert.deepEqual(parts.filter((part) => part.type === 'output-tokens'), [{ type: 'output-tokens', count: 100 }]);
+    assert.deepEqual(
+      parts.filter((part) => part.type === 'output-tokens'),
+      [{ type: 'output-tokens', count: 100 }],
+    );
     assert.deepEqual(parts.at(-1), finish('tool_use'));
   });
 
   test('the allowed call cut itself is max_tokens, with its tokens, though the finish comes in a later batch', async () => {
-    const parts = await runOver([[toolCall('toolu_1', '{"q":"a'), [{ type: 'output-tokens', count: 100 }, finish('max_tokens')]]], body);
+    const parts = await runOver(
+      [[toolCall('toolu_1', '{"q":"a'), [{ type: 'output-tokens', count: 100 }, finish('max_tokens')]]],
+      body,
+    );
     assert.deepEqual(startedBlocks(parts), ['tool_use toolu_1']);
-    assert.deepEqual(parts.filter((part) => part.type === 'output-tokens'), [{ type: 'output-tokens', count: 100 }]);
+    assert.deepEqual(
+      parts.filter((part) => part.type === 'output-tokens'),
+      [{ type: 'output-tokens', count: 100 }],
+    );
     assert.deepEqual(parts.at(-1), finish('max_tokens'));
   });
 
   test('the allowed call cut as it opened, with no input JSON at all, is max_tokens', async () => {
-    const parts = await runOver([[[{ type: 'block-start', block: { type: 'text', text: '', citations: null } }, { type: 'block-delta', delta: { type: 'text_delta', text: 'ok' } }, { type: 'block-stop' }, ...toolCall('toolu_1', undefined), { type: 'output-tokens', count: 1 }, finish('max_tokens')]]], body);
+    const parts = await runOver(
+      [
+        [
+          [
+            { type: 'block-start', block: { type: 'text', text: '', citations: null } },
+            { type: 'block-delta', delta: { type: 'text_delta', text: 'ok' } },
+            { type: 'block-stop' },
+            ...toolCall('toolu_1', undefined),
+            { type: 'output-tokens', count: 1 },
+            finish('max_tokens'),
+          ],
+        ],
+      ],
+      body,
+    );
     assert.deepEqual(startedBlocks(parts), ['text', 'tool_use toolu_1']);
     assert.deepEqual(parts.at(-1), finish('max_tokens'));
   });
 
   test('the allowed call with no input JSON is a whole call without arguments when the step did not end on max_tokens', async () => {
-    const inOneBatch = await runOver([[[...toolCall('toolu_1', undefined), { type: 'output-tokens', count: 3 }, finish('tool_use')]]], body);
+    const inOneBatch = await runOver(
+      [[[...toolCall('toolu_1', undefined), { type: 'output-tokens', count: 3 }, finish('tool_use')]]],
+      body,
+    );
     assert.deepEqual(inOneBatch.at(-1), finish('tool_use'));
     // The finish in a later batch still decides: the call's own batch cannot tell a cut from a call without arguments.
-    const finishLater = await runOver([[toolCall('toolu_1', undefined), [{ type: 'output-tokens', count: 3 }, finish('tool_use')]]], body);
+    const finishLater = await runOver(
+      [[toolCall('toolu_1', undefined), [{ type: 'output-tokens', count: 3 }, finish('tool_use')]]],
+      body,
+    );
     assert.deepEqual(finishLater.at(-1), finish('tool_use'));
     // Another block after it, dropped and then cut, shows the engine had finished the call.
-    const movedOn = await runOver([[[...toolCall('toolu_1', undefined), ...toolCall('toolu_2', '{"q":'), { type: 'output-tokens', count: 100 }, finish('max_tokens')]]], body);
+    const movedOn = await runOver(
+      [
+        [
+          [
+            ...toolCall('toolu_1', undefined),
+            ...toolCall('toolu_2', '{"q":'),
+            { type: 'output-tokens', count: 100 },
+            finish('max_tokens'),
+          ],
+        ],
+      ],
+      body,
+    );
     assert.deepEqual(startedBlocks(movedOn), ['tool_use toolu_1']);
     assert.deepEqual(movedOn.at(-1), finish('tool_use'));
   });
@@ -210,7 +431,10 @@ describe('disable_parallel_tool_use', () => {
     const parts = await runWith(backend, body);
     assert.equal(batchAfterCountRead, false);
     assert.deepEqual(startedBlocks(parts), ['tool_use toolu_1']);
-    assert.deepEqual(parts.filter((part) => part.type === 'output-tokens'), [{ type: 'output-tokens', count: 9 }]);
+    assert.deepEqual(
+      parts.filter((part) => part.type === 'output-tokens'),
+      [{ type: 'output-tokens', count: 9 }],
+    );
     assert.deepEqual(parts.at(-1), finish('tool_use'));
   });
 

@@ -8,7 +8,14 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { postJson, scriptedModels, startService, type RunningService } from '@mms/testing';
 
 interface Reply {
-  content: Array<{ type: string; text?: string; input?: Record<string, unknown>; thinking?: string; signature?: string; name?: string }>;
+  content: Array<{
+    type: string;
+    text?: string;
+    input?: Record<string, unknown>;
+    thinking?: string;
+    signature?: string;
+    name?: string;
+  }>;
   stop_reason: string;
   stop_sequence: string | null;
   usage: { input_tokens: number; output_tokens: number };
@@ -22,9 +29,31 @@ before(async () => {
   writeFileSync(
     join(folder, 'script.json'),
     JSON.stringify([
-      { when: 'weather in (\\w+)', steps: [[{ type: 'tool_use', id: 'toolu_weather', name: 'get_weather', input: { city: 'Paris' } }], [{ type: 'text', text: 'It is sunny in Paris.' }]] },
-      { when: '^think$', steps: [[{ type: 'thinking', thinking: 'Scripted thought.' }, { type: 'text', text: 'Done.' }]] },
-      { when: '^cut the call$', steps: [[{ type: 'text', text: 'ok' }, { type: 'tool_use', name: 'emit', input: { a: 'value here' } }]] },
+      {
+        when: 'weather in (\\w+)',
+        steps: [
+          [{ type: 'tool_use', id: 'toolu_weather', name: 'get_weather', input: { city: 'Paris' } }],
+          [{ type: 'text', text: 'It is sunny in Paris.' }],
+        ],
+      },
+      {
+        when: '^think$',
+        steps: [
+          [
+            { type: 'thinking', thinking: 'Scripted thought.' },
+            { type: 'text', text: 'Done.' },
+          ],
+        ],
+      },
+      {
+        when: '^cut the call$',
+        steps: [
+          [
+            { type: 'text', text: 'ok' },
+            { type: 'tool_use', name: 'emit', input: { a: 'value here' } },
+          ],
+        ],
+      },
     ]),
   );
   service = await startService({ models: scriptedModels({ script: 'script.json', faults: true }) }, folder);
@@ -38,7 +67,11 @@ after(async () => {
 const user = (content: string) => ({ role: 'user', content });
 const base = { model: 'mid', max_tokens: 300, messages: [user('Repeat after me: the quick brown fox.')] };
 
-async function send(body: unknown, headers: Record<string, string> = {}, target = service): Promise<{ status: number; reply: Reply; headers: Headers }> {
+async function send(
+  body: unknown,
+  headers: Record<string, string> = {},
+  target = service,
+): Promise<{ status: number; reply: Reply; headers: Headers }> {
   const response = await postJson(target, '/v1/messages', body, headers);
   return { status: response.status, reply: (await response.json()) as Reply, headers: response.headers };
 }
@@ -54,20 +87,54 @@ describe('default answer', () => {
 
   test('thinks first when the request thinks, with a signature', async () => {
     const { reply } = await send({ ...base, thinking: { type: 'adaptive' } });
-    assert.deepEqual(reply.content.map((block) => block.type), ['thinking', 'text']);
+    assert.deepEqual(
+      reply.content.map((block) => block.type),
+      ['thinking', 'text'],
+    );
     assert.ok((reply.content[0]?.signature ?? '').length > 10);
   });
 
   const schemas: Record<string, Record<string, unknown>> = {
-    flat: { type: 'object', properties: { name: { type: 'string' }, age: { type: 'integer' } }, required: ['name', 'age'], additionalProperties: false },
-    nested: { type: 'object', properties: { owner: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] }, tags: { type: 'array', items: { enum: ['a', 'b'] } } }, required: ['owner', 'tags'] },
-    recursive: { type: 'object', properties: { root: { $ref: '#/$defs/node' } }, required: ['root'], $defs: { node: { type: 'object', properties: { children: { type: 'array', items: { $ref: '#/$defs/node' } } }, required: ['children'] } } },
-    nullable: { type: 'object', properties: { note: { anyOf: [{ type: 'null' }, { type: 'string' }] }, kind: { const: 'fixed' } }, required: ['note', 'kind'] },
+    flat: {
+      type: 'object',
+      properties: { name: { type: 'string' }, age: { type: 'integer' } },
+      required: ['name', 'age'],
+      additionalProperties: false,
+    },
+    nested: {
+      type: 'object',
+      properties: {
+        owner: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
+        tags: { type: 'array', items: { enum: ['a', 'b'] } },
+      },
+      required: ['owner', 'tags'],
+    },
+    recursive: {
+      type: 'object',
+      properties: { root: { $ref: '#/$defs/node' } },
+      required: ['root'],
+      $defs: {
+        node: {
+          type: 'object',
+          properties: { children: { type: 'array', items: { $ref: '#/$defs/node' } } },
+          required: ['children'],
+        },
+      },
+    },
+    nullable: {
+      type: 'object',
+      properties: { note: { anyOf: [{ type: 'null' }, { type: 'string' }] }, kind: { const: 'fixed' } },
+      required: ['note', 'kind'],
+    },
   };
   for (const [name, schema] of Object.entries(schemas)) {
     test(`a forced tool gets input valid against its schema (${name})`, async () => {
       const tools = [{ name: 'emit', description: 'Emit it.', strict: true, input_schema: schema }];
-      const { reply } = await send({ ...base, tools, tool_choice: { type: 'tool', name: 'emit', disable_parallel_tool_use: true } });
+      const { reply } = await send({
+        ...base,
+        tools,
+        tool_choice: { type: 'tool', name: 'emit', disable_parallel_tool_use: true },
+      });
       assert.equal(reply.content.length, 1);
       assert.equal(reply.content[0]?.name, 'emit');
       assert.ok(ajv.validate(schema, reply.content[0]?.input), JSON.stringify(ajv.errors));
@@ -84,16 +151,48 @@ describe('default answer', () => {
 
   // A 500 would be retried by clients, and the same schema fails the same way every time.
   const unbuildable: Array<[string, Record<string, unknown>, string, RegExp]> = [
-    ['a required property that additionalProperties forbids', { type: 'object', properties: {}, required: ['zz'], additionalProperties: false }, 'additionalProperties', /schema is false/],
-    ['a required property whose schema is false', { type: 'object', properties: { a: false }, required: ['a'] }, 'properties.a', /schema is false/],
-    ['minLength above maxLength', { type: 'object', properties: { a: { type: 'string', minLength: 5, maxLength: 2 } }, required: ['a'] }, 'properties.a', /minLength 5 exceeds maxLength 2/],
-    ['allOf with conflicting types', { type: 'object', properties: { a: { allOf: [{ type: 'string' }, { type: 'integer' }] } }, required: ['a'] }, 'properties.a.allOf', /types conflict/],
-    ['minItems past what can be built', { type: 'object', properties: { a: { type: 'array', minItems: 1e8 } }, required: ['a'] }, '', /gave up/],
+    [
+      'a required property that additionalProperties forbids',
+      { type: 'object', properties: {}, required: ['zz'], additionalProperties: false },
+      'additionalProperties',
+      /schema is false/,
+    ],
+    [
+      'a required property whose schema is false',
+      { type: 'object', properties: { a: false }, required: ['a'] },
+      'properties.a',
+      /schema is false/,
+    ],
+    [
+      'minLength above maxLength',
+      { type: 'object', properties: { a: { type: 'string', minLength: 5, maxLength: 2 } }, required: ['a'] },
+      'properties.a',
+      /minLength 5 exceeds maxLength 2/,
+    ],
+    [
+      'allOf with conflicting types',
+      { type: 'object', properties: { a: { allOf: [{ type: 'string' }, { type: 'integer' }] } }, required: ['a'] },
+      'properties.a.allOf',
+      /types conflict/,
+    ],
+    [
+      'minItems past what can be built',
+      { type: 'object', properties: { a: { type: 'array', minItems: 1e8 } }, required: ['a'] },
+      '',
+      /gave up/,
+    ],
   ];
   for (const [name, schema, inner, reason] of unbuildable) {
     test(`a forced tool whose schema has no value the backend can build is 400 naming the field (${name})`, async () => {
-      const tools = [{ name: 'other', description: 'Unused.', input_schema: { type: 'object' } }, { name: 'emit', description: 'Emit it.', input_schema: schema }];
-      const { status, reply } = await send({ ...base, tools, tool_choice: { type: 'tool', name: 'emit' } }, {}, faultless);
+      const tools = [
+        { name: 'other', description: 'Unused.', input_schema: { type: 'object' } },
+        { name: 'emit', description: 'Emit it.', input_schema: schema },
+      ];
+      const { status, reply } = await send(
+        { ...base, tools, tool_choice: { type: 'tool', name: 'emit' } },
+        {},
+        faultless,
+      );
       assert.equal(status, 400, JSON.stringify(reply));
       assert.equal(reply.error?.type, 'invalid_request_error');
       const field = ['tools.1.input_schema', inner].filter(Boolean).join('.');
@@ -103,11 +202,22 @@ describe('default answer', () => {
   }
 
   test('an output_config.format schema with no value the backend can build is 400 naming the field', async () => {
-    const schema = { type: 'object', properties: { a: { type: 'string', minLength: 5, maxLength: 2 } }, required: ['a'] };
-    const { status, reply } = await send({ ...base, output_config: { format: { type: 'json_schema', schema } } }, {}, faultless);
+    const schema = {
+      type: 'object',
+      properties: { a: { type: 'string', minLength: 5, maxLength: 2 } },
+      required: ['a'],
+    };
+    const { status, reply } = await send(
+      { ...base, output_config: { format: { type: 'json_schema', schema } } },
+      {},
+      faultless,
+    );
     assert.equal(status, 400, JSON.stringify(reply));
     assert.equal(reply.error?.type, 'invalid_request_error');
-    assert.match(reply.error?.message ?? '', /^output_config\.format\.schema\.properties\.a: .*minLength 5 exceeds maxLength 2/);
+    assert.match(
+      reply.error?.message ?? '',
+      /^output_config\.format\.schema\.properties\.a: .*minLength 5 exceeds maxLength 2/,
+    );
   });
 
   test('max_tokens truncates with stop_reason max_tokens and exact usage', async () => {
@@ -119,7 +229,10 @@ describe('default answer', () => {
 
   test('thinking never takes the whole budget: the answer still starts', async () => {
     const { reply } = await send({ ...base, max_tokens: 6, thinking: { type: 'adaptive' } });
-    assert.deepEqual(reply.content.map((block) => block.type), ['thinking', 'text']);
+    assert.deepEqual(
+      reply.content.map((block) => block.type),
+      ['thinking', 'text'],
+    );
     assert.equal(reply.usage.output_tokens, 6);
     assert.equal(reply.stop_reason, 'max_tokens');
   });
@@ -139,7 +252,11 @@ describe('default answer', () => {
   });
 
   test('a truncated tool input keeps what arrived', async () => {
-    const schema = { type: 'object', properties: { first: { type: 'string' }, second: { type: 'string' } }, required: ['first', 'second'] };
+    const schema = {
+      type: 'object',
+      properties: { first: { type: 'string' }, second: { type: 'string' } },
+      required: ['first', 'second'],
+    };
     const tools = [{ name: 'emit', description: 'Emit it.', input_schema: schema }];
     // Seven tokens are `{"first":"example`: the cut string is closed and kept.
     const { reply } = await send({ ...base, max_tokens: 7, tools, tool_choice: { type: 'tool', name: 'emit' } });
@@ -149,27 +266,53 @@ describe('default answer', () => {
   });
 
   test('a forced call cut by max_tokens under disable_parallel_tool_use is max_tokens, with its tokens counted', async () => {
-    const schema = { type: 'object', properties: { first: { type: 'string' }, second: { type: 'string' } }, required: ['first', 'second'] };
+    const schema = {
+      type: 'object',
+      properties: { first: { type: 'string' }, second: { type: 'string' } },
+      required: ['first', 'second'],
+    };
     const tools = [{ name: 'emit', description: 'Emit it.', input_schema: schema }];
-    const { reply } = await send({ ...base, max_tokens: 7, tools, tool_choice: { type: 'tool', name: 'emit', disable_parallel_tool_use: true } });
+    const { reply } = await send({
+      ...base,
+      max_tokens: 7,
+      tools,
+      tool_choice: { type: 'tool', name: 'emit', disable_parallel_tool_use: true },
+    });
     assert.equal(reply.stop_reason, 'max_tokens');
     assert.equal(reply.usage.output_tokens, 7);
   });
 });
 
 describe('script', () => {
-  const tools = [{ name: 'get_weather', description: 'Weather for a city.', input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } }];
+  const tools = [
+    {
+      name: 'get_weather',
+      description: 'Weather for a city.',
+      input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+    },
+  ];
 
   test('step 0 of the matching entry is the first answer', async () => {
     const { reply } = await send({ ...base, tools, messages: [user('What is the weather in Paris?')] });
-    assert.deepEqual(reply.content, [{ type: 'tool_use', id: 'toolu_weather', name: 'get_weather', input: { city: 'Paris' }, caller: { type: 'direct' } }]);
+    assert.deepEqual(reply.content, [
+      {
+        type: 'tool_use',
+        id: 'toolu_weather',
+        name: 'get_weather',
+        input: { city: 'Paris' },
+        caller: { type: 'direct' },
+      },
+    ]);
     assert.equal(reply.stop_reason, 'tool_use');
   });
 
   test('a client tool round trip moves on to step 1', async () => {
     const messages = [
       user('What is the weather in Paris?'),
-      { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_weather', name: 'get_weather', input: { city: 'Paris' } }] },
+      {
+        role: 'assistant',
+        content: [{ type: 'tool_use', id: 'toolu_weather', name: 'get_weather', input: { city: 'Paris' } }],
+      },
       { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_weather', content: '21 C, clear' }] },
     ];
     const { reply } = await send({ ...base, tools, messages });
@@ -184,9 +327,24 @@ describe('script', () => {
 
   for (const disableParallel of [false, true]) {
     test(`a call cut by max_tokens as it opened, before any input, is max_tokens (disable_parallel_tool_use ${disableParallel})`, async () => {
-      const tools = [{ name: 'emit', description: 'Emit it.', input_schema: { type: 'object', properties: { a: { type: 'string' } }, required: ['a'] } }];
-      const { reply } = await send({ ...base, max_tokens: 1, messages: [user('cut the call')], tools, tool_choice: { type: 'auto', disable_parallel_tool_use: disableParallel } });
-      assert.deepEqual(reply.content.map((block) => block.type), ['text', 'tool_use']);
+      const tools = [
+        {
+          name: 'emit',
+          description: 'Emit it.',
+          input_schema: { type: 'object', properties: { a: { type: 'string' } }, required: ['a'] },
+        },
+      ];
+      const { reply } = await send({
+        ...base,
+        max_tokens: 1,
+        messages: [user('cut the call')],
+        tools,
+        tool_choice: { type: 'auto', disable_parallel_tool_use: disableParallel },
+      });
+      assert.deepEqual(
+        reply.content.map((block) => block.type),
+        ['text', 'tool_use'],
+      );
       assert.equal(reply.stop_reason, 'max_tokens');
       assert.equal(reply.usage.output_tokens, 1);
     });
@@ -207,7 +365,19 @@ describe('faults', () => {
     });
   }
 
-  const tools = [{ name: 'emit', description: 'Emit it.', strict: true, input_schema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'], additionalProperties: false } }];
+  const tools = [
+    {
+      name: 'emit',
+      description: 'Emit it.',
+      strict: true,
+      input_schema: {
+        type: 'object',
+        properties: { name: { type: 'string' } },
+        required: ['name'],
+        additionalProperties: false,
+      },
+    },
+  ];
   const forced = { ...base, tools, tool_choice: { type: 'tool', name: 'emit' } };
 
   test('truncate stops early with stop_reason max_tokens', async () => {
@@ -218,7 +388,10 @@ describe('faults', () => {
 
   test('no-tool-call answers text instead of the forced tool', async () => {
     const { reply } = await send(forced, { 'mms-fault': 'no-tool-call' });
-    assert.deepEqual(reply.content.map((block) => block.type), ['text']);
+    assert.deepEqual(
+      reply.content.map((block) => block.type),
+      ['text'],
+    );
     assert.equal(reply.stop_reason, 'end_turn');
   });
 

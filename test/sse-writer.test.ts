@@ -27,14 +27,22 @@ class BackpressuredResponse extends EventEmitter {
   }
 }
 
-const DELTA = { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'x' } } as unknown as StreamEvent;
+const DELTA = {
+  type: 'content_block_delta',
+  index: 0,
+  delta: { type: 'text_delta', text: 'x' },
+} as unknown as StreamEvent;
 
 test('fifty backpressured writes leave no listeners behind and raise no MaxListenersExceededWarning', async () => {
   const response = new BackpressuredResponse();
   const warnings: Error[] = [];
   const onWarning = (warning: Error): void => void warnings.push(warning);
   process.on('warning', onWarning);
-  const before = { drain: response.listenerCount('drain'), close: response.listenerCount('close'), error: response.listenerCount('error') };
+  const before = {
+    drain: response.listenerCount('drain'),
+    close: response.listenerCount('close'),
+    error: response.listenerCount('error'),
+  };
   const writer = new SseWriter(response as unknown as ServerResponse, 10_000);
   writer.open({ 'request-id': 'req_test' });
   for (let index = 0; index < 50; index += 1) await writer.write([DELTA]);
@@ -42,12 +50,26 @@ test('fifty backpressured writes leave no listeners behind and raise no MaxListe
   await new Promise((resolve) => setImmediate(resolve));
   process.off('warning', onWarning);
   assert.equal(response.writes.length, 50);
-  assert.deepEqual({ drain: response.listenerCount('drain'), close: response.listenerCount('close'), error: response.listenerCount('error') }, before);
-  assert.deepEqual(warnings.map((warning) => warning.name), []);
+  assert.deepEqual(
+    {
+      drain: response.listenerCount('drain'),
+      close: response.listenerCount('close'),
+      error: response.listenerCount('error'),
+    },
+    before,
+  );
+  assert.deepEqual(
+    warnings.map((warning) => warning.name),
+    [],
+  );
 });
 
 /** A writer whose first write waits for a drain the response holds back. */
-function writeHeldAtDrain(pingIntervalMs: number): { response: BackpressuredResponse; writer: SseWriter; written: Promise<void> } {
+function writeHeldAtDrain(pingIntervalMs: number): {
+  response: BackpressuredResponse;
+  writer: SseWriter;
+  written: Promise<void>;
+} {
   const response = new BackpressuredResponse();
   response.holdDrain = true;
   const writer = new SseWriter(response as unknown as ServerResponse, pingIntervalMs);
@@ -74,7 +96,10 @@ test('no ping is written while a write waits for drain; pings resume after it', 
   await written;
   await new Promise((resolve) => setTimeout(resolve, 400));
   writer.end();
-  assert.ok(response.writes.slice(1).some((chunk) => chunk.startsWith('event: ping')), 'pings once drained');
+  assert.ok(
+    response.writes.slice(1).some((chunk) => chunk.startsWith('event: ping')),
+    'pings once drained',
+  );
 });
 
 test('the stream says Connection: keep-alive itself (no Keep-Alive timeout hint), and Connection: close once the app is closing', () => {

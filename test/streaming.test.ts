@@ -15,9 +15,33 @@ before(async () => {
   writeFileSync(
     script,
     JSON.stringify([
-      { when: '^two tools$', steps: [[{ type: 'text', text: 'Calling both.' }, { type: 'tool_use', name: 'lookup', input: { q: 'a' } }, { type: 'tool_use', name: 'lookup', input: { q: 'b' } }]] },
-      { when: '^search and ask$', steps: [[{ type: 'server_tool_use', name: 'web_search', input: { query: 'x' } }, { type: 'tool_use', name: 'lookup', input: { q: 'a' } }], [{ type: 'text', text: 'Thanks.' }]] },
-      { when: '^search please$', steps: [[{ type: 'server_tool_use', name: 'web_search', input: { query: 'x' } }], [{ type: 'text', text: 'Nothing found.' }]] },
+      {
+        when: '^two tools$',
+        steps: [
+          [
+            { type: 'text', text: 'Calling both.' },
+            { type: 'tool_use', name: 'lookup', input: { q: 'a' } },
+            { type: 'tool_use', name: 'lookup', input: { q: 'b' } },
+          ],
+        ],
+      },
+      {
+        when: '^search and ask$',
+        steps: [
+          [
+            { type: 'server_tool_use', name: 'web_search', input: { query: 'x' } },
+            { type: 'tool_use', name: 'lookup', input: { q: 'a' } },
+          ],
+          [{ type: 'text', text: 'Thanks.' }],
+        ],
+      },
+      {
+        when: '^search please$',
+        steps: [
+          [{ type: 'server_tool_use', name: 'web_search', input: { query: 'x' } }],
+          [{ type: 'text', text: 'Nothing found.' }],
+        ],
+      },
     ]),
   );
   service = await startService({ models: scriptedModels({ script, faults: true }) });
@@ -26,7 +50,10 @@ after(() => service.close());
 
 const request = { model: 'mid', max_tokens: 100, messages: [{ role: 'user', content: 'Stream this back, please.' }] };
 
-async function stream(body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<{ response: Response; events: SseEvent[] }> {
+async function stream(
+  body: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): Promise<{ response: Response; events: SseEvent[] }> {
   const response = await postJson(service, '/v1/messages', { ...body, stream: true }, headers);
   return { response, events: await readSse(response) };
 }
@@ -55,7 +82,9 @@ describe('SSE stream', () => {
 
   test('message_start carries the real input token count, equal to count_tokens', async () => {
     const { events } = await stream(request);
-    const counted = (await (await postJson(service, '/v1/messages/count_tokens', { model: request.model, messages: request.messages })).json()) as { input_tokens: number };
+    const counted = (await (
+      await postJson(service, '/v1/messages/count_tokens', { model: request.model, messages: request.messages })
+    ).json()) as { input_tokens: number };
     const start = events[0]?.data as unknown as { message: { usage: { input_tokens: number } } };
     assert.ok(counted.input_tokens > 0);
     assert.equal(start.message.usage.input_tokens, counted.input_tokens);
@@ -64,42 +93,65 @@ describe('SSE stream', () => {
   test('message_delta carries cumulative usage equal to the text deltas sent', async () => {
     const { events } = await stream(request);
     const deltas = events.filter((event) => event.event === 'content_block_delta');
-    const final = events.find((event) => event.event === 'message_delta')?.data as unknown as { usage: { output_tokens: number; input_tokens: number }; delta: { stop_reason: string } };
+    const final = events.find((event) => event.event === 'message_delta')?.data as unknown as {
+      usage: { output_tokens: number; input_tokens: number };
+      delta: { stop_reason: string };
+    };
     assert.equal(final.usage.output_tokens, deltas.length);
     assert.ok(final.usage.input_tokens > 0);
     assert.equal(final.delta.stop_reason, 'end_turn');
   });
 
   test('the JSON reply equals the fold of the stream', async () => {
-    const json = (await (await postJson(service, '/v1/messages', { ...request, thinking: { type: 'adaptive' } })).json()) as Record<string, unknown>;
+    const json = (await (
+      await postJson(service, '/v1/messages', { ...request, thinking: { type: 'adaptive' } })
+    ).json()) as Record<string, unknown>;
     const { events } = await stream({ ...request, thinking: { type: 'adaptive' } });
     const text = events
       .filter((event) => event.event === 'content_block_delta')
       .map((event) => (event.data.delta as { text?: string }).text ?? '')
       .join('');
     const content = json.content as Array<{ type: string; text?: string; thinking?: string }>;
-    assert.deepEqual(content.map((block) => block.type), ['thinking', 'text']);
+    assert.deepEqual(
+      content.map((block) => block.type),
+      ['thinking', 'text'],
+    );
     assert.equal(content[1]?.text, 'Stream this back, please.');
     assert.equal(text, 'Stream this back, please.');
-    const delta = events.find((event) => event.event === 'message_delta')?.data as unknown as { usage: { output_tokens: number } };
+    const delta = events.find((event) => event.event === 'message_delta')?.data as unknown as {
+      usage: { output_tokens: number };
+    };
     assert.equal((json.usage as { output_tokens: number }).output_tokens, delta.usage.output_tokens);
   });
 
   test('thinking streams thinking_delta then signature_delta', async () => {
     const { events } = await stream({ ...request, thinking: { type: 'adaptive' } });
-    const deltaTypes = events.filter((event) => event.event === 'content_block_delta' && event.data.index === 0).map((event) => (event.data.delta as { type: string }).type);
+    const deltaTypes = events
+      .filter((event) => event.event === 'content_block_delta' && event.data.index === 0)
+      .map((event) => (event.data.delta as { type: string }).type);
     assert.equal(deltaTypes[0], 'thinking_delta');
     assert.equal(deltaTypes.at(-1), 'signature_delta');
   });
 
   test('tool input streams as input_json_delta that joins to the input', async () => {
-    const tools = [{ name: 'lookup', description: 'd', input_schema: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] } }];
+    const tools = [
+      {
+        name: 'lookup',
+        description: 'd',
+        input_schema: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] },
+      },
+    ];
     const { events } = await stream({ ...request, tools, tool_choice: { type: 'tool', name: 'lookup' } });
-    const start = events.find((event) => event.event === 'content_block_start')?.data as unknown as { content_block: { type: string; id: string; input: unknown } };
+    const start = events.find((event) => event.event === 'content_block_start')?.data as unknown as {
+      content_block: { type: string; id: string; input: unknown };
+    };
     assert.equal(start.content_block.type, 'tool_use');
     assert.match(start.content_block.id, /^toolu_/);
     assert.deepEqual(start.content_block.input, {});
-    const json = events.filter((event) => event.event === 'content_block_delta').map((event) => (event.data.delta as { partial_json: string }).partial_json).join('');
+    const json = events
+      .filter((event) => event.event === 'content_block_delta')
+      .map((event) => (event.data.delta as { partial_json: string }).partial_json)
+      .join('');
     assert.equal(typeof (JSON.parse(json) as { q: unknown }).q, 'string');
   });
 
@@ -122,13 +174,30 @@ describe('SSE stream', () => {
 });
 
 describe('turn shape', () => {
-  const tools = [{ name: 'lookup', description: 'd', input_schema: { type: 'object', properties: { q: { type: 'string' } } } }];
+  const tools = [
+    { name: 'lookup', description: 'd', input_schema: { type: 'object', properties: { q: { type: 'string' } } } },
+  ];
 
   test('disable_parallel_tool_use keeps the reply to one tool_use block', async () => {
-    const parallel = (await (await postJson(service, '/v1/messages', { ...request, messages: [{ role: 'user', content: 'two tools' }], tools })).json()) as { content: Array<{ type: string }> };
-    assert.deepEqual(parallel.content.map((block) => block.type), ['text', 'tool_use', 'tool_use']);
-    const single = (await (await postJson(service, '/v1/messages', { ...request, messages: [{ role: 'user', content: 'two tools' }], tools, tool_choice: { type: 'auto', disable_parallel_tool_use: true } })).json()) as { content: Array<{ type: string; input?: unknown }>; stop_reason: string };
-    assert.deepEqual(single.content.map((block) => block.type), ['text', 'tool_use']);
+    const parallel = (await (
+      await postJson(service, '/v1/messages', { ...request, messages: [{ role: 'user', content: 'two tools' }], tools })
+    ).json()) as { content: Array<{ type: string }> };
+    assert.deepEqual(
+      parallel.content.map((block) => block.type),
+      ['text', 'tool_use', 'tool_use'],
+    );
+    const single = (await (
+      await postJson(service, '/v1/messages', {
+        ...request,
+        messages: [{ role: 'user', content: 'two tools' }],
+        tools,
+        tool_choice: { type: 'auto', disable_parallel_tool_use: true },
+      })
+    ).json()) as { content: Array<{ type: string; input?: unknown }>; stop_reason: string };
+    assert.deepEqual(
+      single.content.map((block) => block.type),
+      ['text', 'tool_use'],
+    );
     assert.deepEqual(single.content[1]?.input, { q: 'a' });
     assert.equal(single.stop_reason, 'tool_use');
   });
@@ -137,12 +206,25 @@ describe('turn shape', () => {
     // Token by token, the count comes after the call in a later batch than its block: the turn must read on for it.
     const slow = await startService({ models: scriptedModels({ script, tokenDelayMs: 1 }) });
     try {
-      const body = { ...request, messages: [{ role: 'user', content: 'two tools' }], tools, tool_choice: { type: 'auto', disable_parallel_tool_use: true } };
-      const reply = (await (await postJson(slow, '/v1/messages', body)).json()) as { content: Array<{ type: string }>; usage: { output_tokens: number } };
-      assert.deepEqual(reply.content.map((block) => block.type), ['text', 'tool_use']);
+      const body = {
+        ...request,
+        messages: [{ role: 'user', content: 'two tools' }],
+        tools,
+        tool_choice: { type: 'auto', disable_parallel_tool_use: true },
+      };
+      const reply = (await (await postJson(slow, '/v1/messages', body)).json()) as {
+        content: Array<{ type: string }>;
+        usage: { output_tokens: number };
+      };
+      assert.deepEqual(
+        reply.content.map((block) => block.type),
+        ['text', 'tool_use'],
+      );
       assert.equal(reply.usage.output_tokens, countTokens('Calling both.') + countTokens(JSON.stringify({ q: 'a' })));
       const events = await readSse(await postJson(slow, '/v1/messages', { ...body, stream: true }));
-      const delta = events.find((event) => event.event === 'message_delta')?.data as unknown as { usage: { output_tokens: number } };
+      const delta = events.find((event) => event.event === 'message_delta')?.data as unknown as {
+        usage: { output_tokens: number };
+      };
       assert.equal(delta.usage.output_tokens, reply.usage.output_tokens);
     } finally {
       await slow.close();
@@ -152,20 +234,44 @@ describe('turn shape', () => {
   test('a step that calls a server tool and a client tool runs the server tool before handing the turn back', async () => {
     const webSearch = { type: 'web_search_20260209', name: 'web_search', allowed_callers: ['direct'] };
     const body = { ...request, messages: [{ role: 'user', content: 'search and ask' }], tools: [webSearch, ...tools] };
-    const reply = (await (await postJson(service, '/v1/messages', body)).json()) as { content: Array<{ type: string; id?: string }>; stop_reason: string };
-    assert.deepEqual(reply.content.map((block) => block.type), ['server_tool_use', 'tool_use', 'web_search_tool_result']);
+    const reply = (await (await postJson(service, '/v1/messages', body)).json()) as {
+      content: Array<{ type: string; id?: string }>;
+      stop_reason: string;
+    };
+    assert.deepEqual(
+      reply.content.map((block) => block.type),
+      ['server_tool_use', 'tool_use', 'web_search_tool_result'],
+    );
     assert.equal(reply.stop_reason, 'tool_use');
     // The client can send the turn back with its tool result: every server call has its result.
     const toolUseId = reply.content[1]?.id;
-    const next = { ...body, messages: [...body.messages, { role: 'assistant', content: reply.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: toolUseId, content: 'ok' }] }] };
+    const next = {
+      ...body,
+      messages: [
+        ...body.messages,
+        { role: 'assistant', content: reply.content },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: toolUseId, content: 'ok' }] },
+      ],
+    };
     const followUp = await postJson(service, '/v1/messages', next);
     assert.equal(followUp.status, 200, await followUp.clone().text());
   });
 
   test('a server_tool_use gets a result block (unavailable until server tools exist) and the turn goes on', async () => {
-    const body = { ...request, messages: [{ role: 'user', content: 'search please' }], tools: [{ type: 'web_search_20260209', name: 'web_search', allowed_callers: ['direct'] }] };
-    const reply = (await (await postJson(service, '/v1/messages', body)).json()) as { content: Array<{ type: string; content?: unknown; text?: string }>; stop_reason: string; usage: { server_tool_use: unknown } };
-    assert.deepEqual(reply.content.map((block) => block.type), ['server_tool_use', 'web_search_tool_result', 'text']);
+    const body = {
+      ...request,
+      messages: [{ role: 'user', content: 'search please' }],
+      tools: [{ type: 'web_search_20260209', name: 'web_search', allowed_callers: ['direct'] }],
+    };
+    const reply = (await (await postJson(service, '/v1/messages', body)).json()) as {
+      content: Array<{ type: string; content?: unknown; text?: string }>;
+      stop_reason: string;
+      usage: { server_tool_use: unknown };
+    };
+    assert.deepEqual(
+      reply.content.map((block) => block.type),
+      ['server_tool_use', 'web_search_tool_result', 'text'],
+    );
     assert.deepEqual(reply.content[1]?.content, { type: 'web_search_tool_result_error', error_code: 'unavailable' });
     assert.equal(reply.content[2]?.text, 'Nothing found.');
     assert.equal(reply.stop_reason, 'end_turn');

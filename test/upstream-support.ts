@@ -66,14 +66,29 @@ export function sseFrames(events: readonly WireEvent[]): string {
   return events.map((event) => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`).join('');
 }
 
-export function errorEnvelope(type: string, message: string): { type: 'error'; error: { type: string; message: string }; request_id: string } {
+export function errorEnvelope(
+  type: string,
+  message: string,
+): { type: 'error'; error: { type: string; message: string }; request_id: string } {
   return { type: 'error', error: { type, message }, request_id: 'req_upstream' };
 }
 
 /** The opening of an upstream reply: message_start and an open text block with one delta. */
 export function streamOpening(text: string): WireEvent[] {
   return [
-    { type: 'message_start', message: { id: 'msg_up', type: 'message', role: 'assistant', model: 'up', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 3, output_tokens: 0 } } },
+    {
+      type: 'message_start',
+      message: {
+        id: 'msg_up',
+        type: 'message',
+        role: 'assistant',
+        model: 'up',
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: 3, output_tokens: 0 },
+      },
+    },
     { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
     { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } },
   ];

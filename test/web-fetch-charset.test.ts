@@ -7,17 +7,43 @@ import assert from 'node:assert/strict';
 import { useLoopbackFetch } from './web-fetch-support.js';
 
 const latin1 = (text: string) => Buffer.from(text, 'latin1');
-const ARTICLE = (body: string) => `<article><h1>Desserts</h1><p>${body} ${'It is a dessert of cream under a layer of hard caramel. '.repeat(6)}</p></article>`;
+const ARTICLE = (body: string) =>
+  `<article><h1>Desserts</h1><p>${body} ${'It is a dessert of cream under a layer of hard caramel. '.repeat(6)}</p></article>`;
 
 /** Path -> [Content-Type, body bytes]. */
 const PAGES: Record<string, [string, Buffer]> = {
   '/latin1.txt': ['text/plain; charset=iso-8859-1', latin1('café naïve')],
   '/quoted-label.txt': ['text/plain; charset="ISO-8859-1"', latin1('café')],
-  '/meta-1252.html': ['text/html', latin1(`<html><head><meta charset="windows-1252"><title>Café</title></head><body>${ARTICLE('Crème brûlée – “burnt cream”.')}</body></html>`.replace('–', '\x96').replace('“', '\x93').replace('”', '\x94'))],
-  '/http-equiv.html': ['text/html', latin1(`<html><head><meta http-equiv="Content-Type" content="text/html; charset=ISO-8859-1"><title>Café</title></head><body>${ARTICLE('Crème brûlée.')}</body></html>`)],
-  '/header-wins.html': ['text/html; charset=utf-8', Buffer.from(`<html><head><meta charset="windows-1252"><title>Café</title></head><body>${ARTICLE('Crème brûlée.')}</body></html>`, 'utf8')],
-  '/utf16le-bom.txt': ['text/plain', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('hello otters ✓', 'utf16le')])],
-  '/bom-over-header.txt': ['text/plain; charset=iso-8859-1', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('café', 'utf8')])],
+  '/meta-1252.html': [
+    'text/html',
+    latin1(
+      `<html><head><meta charset="windows-1252"><title>Café</title></head><body>${ARTICLE('Crème brûlée – “burnt cream”.')}</body></html>`
+        .replace('–', '\x96')
+        .replace('“', '\x93')
+        .replace('”', '\x94'),
+    ),
+  ],
+  '/http-equiv.html': [
+    'text/html',
+    latin1(
+      `<html><head><meta http-equiv="Content-Type" content="text/html; charset=ISO-8859-1"><title>Café</title></head><body>${ARTICLE('Crème brûlée.')}</body></html>`,
+    ),
+  ],
+  '/header-wins.html': [
+    'text/html; charset=utf-8',
+    Buffer.from(
+      `<html><head><meta charset="windows-1252"><title>Café</title></head><body>${ARTICLE('Crème brûlée.')}</body></html>`,
+      'utf8',
+    ),
+  ],
+  '/utf16le-bom.txt': [
+    'text/plain',
+    Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('hello otters ✓', 'utf16le')]),
+  ],
+  '/bom-over-header.txt': [
+    'text/plain; charset=iso-8859-1',
+    Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('café', 'utf8')]),
+  ],
   '/unknown-label.txt': ['text/plain; charset=no-such-encoding', Buffer.from('café', 'utf8')],
   '/no-label.txt': ['text/plain', Buffer.from('café', 'utf8')],
 };

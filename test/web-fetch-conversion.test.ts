@@ -57,8 +57,22 @@ describe('a large page converts off the event loop', () => {
 
   before(async () => {
     const script = join(mkdtempSync(join(tmpdir(), 'mms-convert-')), 'script.json');
-    writeFileSync(script, JSON.stringify([{ when: '^fetch big', steps: [[{ type: 'server_tool_use', name: 'web_fetch', input: { url: `${origin}/big` } }], [{ type: 'text', text: 'Done.' }]] }]));
-    service = await startService({ models: scriptedModels({ script }), serverTools: { webFetch: { allowNetworks: ['127.0.0.1/32'], timeoutMs: 30_000, conversionTimeoutMs: 120_000 } } });
+    writeFileSync(
+      script,
+      JSON.stringify([
+        {
+          when: '^fetch big',
+          steps: [
+            [{ type: 'server_tool_use', name: 'web_fetch', input: { url: `${origin}/big` } }],
+            [{ type: 'text', text: 'Done.' }],
+          ],
+        },
+      ]),
+    );
+    service = await startService({
+      models: scriptedModels({ script }),
+      serverTools: { webFetch: { allowNetworks: ['127.0.0.1/32'], timeoutMs: 30_000, conversionTimeoutMs: 120_000 } },
+    });
   });
 
   after(() => service.close());
@@ -66,7 +80,12 @@ describe('a large page converts off the event loop', () => {
   test('/health answers at once while the page converts', { timeout: 180_000 }, async () => {
     expectBigSent();
     let fetched = false;
-    const reply = postJson(service, '/v1/messages', { model: 'mid', max_tokens: 100, messages: [{ role: 'user', content: `fetch big ${origin}/big` }], tools: [FETCH_TOOL] }).then(async (response) => {
+    const reply = postJson(service, '/v1/messages', {
+      model: 'mid',
+      max_tokens: 100,
+      messages: [{ role: 'user', content: `fetch big ${origin}/big` }],
+      tools: [FETCH_TOOL],
+    }).then(async (response) => {
       fetched = true;
       return (await response.json()) as Reply;
     });
@@ -88,45 +107,73 @@ describe('a large page converts off the event loop', () => {
 describe('time limit and abort', () => {
   const signal = new AbortController().signal;
 
-  test('a conversion past its time limit is the url_not_accessible error block; the next page converts in a fresh worker', { timeout: 60_000 }, async () => {
-    const tool = new WebFetchTool({ allowNetworks: ['127.0.0.1/32'], maxBytes: 10 * 1024 * 1024, timeoutMs: 10_000, maxRedirects: 0, conversionTimeoutMs: 100 });
-    const run = async (path: string) => {
-      const url = `${origin}${path}`;
-      const request = parseMessageRequest({ model: 'mid', max_tokens: 10, messages: [{ role: 'user', content: `read ${url}` }], tools: [FETCH_TOOL] });
-      return tool.run({ type: 'server_tool_use', id: 'srvtoolu_convert', name: 'web_fetch', input: { url } }, { request, turnSoFar: [], resultCharacters: 40_000, signal });
-    };
-    try {
-      const start = performance.now();
-      assert.deepEqual((await run('/big')).content, { type: 'web_fetch_tool_result_error', error_code: 'url_not_accessible' });
-      assert.ok(performance.now() - start < 5_000, 'ended at its time limit, not when the conversion would have');
-      const small = (await run('/small')).content as { type: string; content: { title: string } };
-      assert.equal(small.type, 'web_fetch_result');
-      assert.equal(small.content.title, 'Small');
-    } finally {
-      await tool.close();
-    }
-  });
+  test(
+    'a conversion past its time limit is the url_not_accessible error block; the next page converts in a fresh worker',
+    { timeout: 60_000 },
+    async () => {
+      const tool = new WebFetchTool({
+        allowNetworks: ['127.0.0.1/32'],
+        maxBytes: 10 * 1024 * 1024,
+        timeoutMs: 10_000,
+        maxRedirects: 0,
+        conversionTimeoutMs: 100,
+      });
+      const run = async (path: string) => {
+        const url = `${origin}${path}`;
+        const request = parseMessageRequest({
+          model: 'mid',
+          max_tokens: 10,
+          messages: [{ role: 'user', content: `read ${url}` }],
+          tools: [FETCH_TOOL],
+        });
+        return tool.run(
+          { type: 'server_tool_use', id: 'srvtoolu_convert', name: 'web_fetch', input: { url } },
+          { request, turnSoFar: [], resultCharacters: 40_000, signal },
+        );
+      };
+      try {
+        const start = performance.now();
+        assert.deepEqual((await run('/big')).content, {
+          type: 'web_fetch_tool_result_error',
+          error_code: 'url_not_accessible',
+        });
+        assert.ok(performance.now() - start < 5_000, 'ended at its time limit, not when the conversion would have');
+        const small = (await run('/small')).content as { type: string; content: { title: string } };
+        assert.equal(small.type, 'web_fetch_result');
+        assert.equal(small.content.title, 'Small');
+      } finally {
+        await tool.close();
+      }
+    },
+  );
 
-  test('an aborted conversion ends at once and frees its worker for the page waiting behind it', { timeout: 60_000 }, async () => {
-    const converter = new HtmlConverter({ timeLimitMs: 120_000, workers: 1 });
-    try {
-      // The worker is started and warm before the clock matters.
-      await converter.convert(SMALL_PAGE, signal);
-      const abort = new AbortController();
-      const big = converter.convert(BIG_PAGE, abort.signal);
-      const waiting = converter.convert(SMALL_PAGE, signal);
-      setTimeout(() => abort.abort(new Error('client went away')), 300);
-      const start = performance.now();
-      await assert.rejects(big, /client went away/);
-      assert.ok(performance.now() - start < 2_000, 'rejected at the abort');
-      // Behind the big page on the one worker: converted only because the abort ended it.
-      const page = await waiting;
-      assert.equal(page.title, 'Small');
-      assert.ok(performance.now() - start < 5_000, `the waiting page took ${Math.round(performance.now() - start)} ms`);
-    } finally {
-      await converter.close();
-    }
-  });
+  test(
+    'an aborted conversion ends at once and frees its worker for the page waiting behind it',
+    { timeout: 60_000 },
+    async () => {
+      const converter = new HtmlConverter({ timeLimitMs: 120_000, workers: 1 });
+      try {
+        // The worker is started and warm before the clock matters.
+        await converter.convert(SMALL_PAGE, signal);
+        const abort = new AbortController();
+        const big = converter.convert(BIG_PAGE, abort.signal);
+        const waiting = converter.convert(SMALL_PAGE, signal);
+        setTimeout(() => abort.abort(new Error('client went away')), 300);
+        const start = performance.now();
+        await assert.rejects(big, /client went away/);
+        assert.ok(performance.now() - start < 2_000, 'rejected at the abort');
+        // Behind the big page on the one worker: converted only because the abort ended it.
+        const page = await waiting;
+        assert.equal(page.title, 'Small');
+        assert.ok(
+          performance.now() - start < 5_000,
+          `the waiting page took ${Math.round(performance.now() - start)} ms`,
+        );
+      } finally {
+        await converter.close();
+      }
+    },
+  );
 
   test('an abort while the page waits for a worker takes it out of the queue', async () => {
     const converter = new HtmlConverter({ timeLimitMs: 120_000, workers: 1 });

@@ -8,7 +8,17 @@ import assert from 'node:assert/strict';
 import { parseMessageRequest } from '@mms/protocol';
 import { postJson, type RunningService } from '@mms/testing';
 import { WebFetchTool } from '../packages/server/src/tools/web-fetch/web-fetch-tool.js';
-import { FETCH_TOOL, fetchVia, JSON_BODY, LONG_TITLE, results, served, startFetchBench, type FetchBench, type Reply } from './web-fetch-support.js';
+import {
+  FETCH_TOOL,
+  fetchVia,
+  JSON_BODY,
+  LONG_TITLE,
+  results,
+  served,
+  startFetchBench,
+  type FetchBench,
+  type Reply,
+} from './web-fetch-support.js';
 
 let bench: FetchBench;
 let origin: string;
@@ -24,7 +34,10 @@ after(() => bench.close());
 describe('web fetch', () => {
   test('an HTML page comes back as readable markdown of its article, and the turn goes on', async () => {
     const reply = await fetchVia(allowed, `fetch ${origin}/article`);
-    assert.deepEqual(reply.content.map((block) => block.type), ['server_tool_use', 'web_fetch_tool_result', 'text']);
+    assert.deepEqual(
+      reply.content.map((block) => block.type),
+      ['server_tool_use', 'web_fetch_tool_result', 'text'],
+    );
     const [result] = results(reply.content);
     assert.equal(result?.type, 'web_fetch_result');
     assert.equal(result?.content?.title, 'Otters');
@@ -59,16 +72,26 @@ describe('web fetch', () => {
     const [result] = results((await fetchVia(allowed, `fetch ${origin}/huge`, { max_content_tokens: 100 })).content);
     const data = result?.content?.source.data ?? '';
     assert.equal(data.length, 400);
-    assert.match(data, /^x+\n\n\[Truncated: the page is longer than the 50000 bytes this service reads; its text goes on past the 400 characters this fetch may return\.\]$/);
+    assert.match(
+      data,
+      /^x+\n\n\[Truncated: the page is longer than the 50000 bytes this service reads; its text goes on past the 400 characters this fetch may return\.\]$/,
+    );
   });
 
   test('a page past maxBytes is cut there, with a note, though the budget had room for more', async () => {
-    const [result] = results((await fetchVia(patient, `fetch ${origin}/huge`, { max_content_tokens: 100_000 })).content);
-    assert.equal(result?.content?.source.data, `${'x'.repeat(1024)}\n\n[Truncated: the page is longer than the 1024 bytes this service reads.]`);
+    const [result] = results(
+      (await fetchVia(patient, `fetch ${origin}/huge`, { max_content_tokens: 100_000 })).content,
+    );
+    assert.equal(
+      result?.content?.source.data,
+      `${'x'.repeat(1024)}\n\n[Truncated: the page is longer than the 1024 bytes this service reads.]`,
+    );
   });
 
   test('a page that fits comes back whole, with no note', async () => {
-    const [result] = results((await fetchVia(allowed, `fetch ${origin}/notes.txt`, { max_content_tokens: 100 })).content);
+    const [result] = results(
+      (await fetchVia(allowed, `fetch ${origin}/notes.txt`, { max_content_tokens: 100 })).content,
+    );
     assert.equal(result?.content?.source.data, 'plain notes');
   });
 
@@ -78,12 +101,16 @@ describe('web fetch', () => {
     assert.equal(result?.content?.source.data, JSON_BODY);
   });
 
-  test('a 429 is too_many_requests, and its body is dropped rather than left holding the connection', { timeout: 20_000 }, async () => {
-    const [result] = results((await fetchVia(patient, `fetch ${origin}/limited`)).content);
-    assert.deepEqual(result, { type: 'web_fetch_tool_result_error', error_code: 'too_many_requests' });
-    // The body never ends and the service's time limit is a minute: only a destroyed body closes this now.
-    await bench.limitedClosed;
-  });
+  test(
+    'a 429 is too_many_requests, and its body is dropped rather than left holding the connection',
+    { timeout: 20_000 },
+    async () => {
+      const [result] = results((await fetchVia(patient, `fetch ${origin}/limited`)).content);
+      assert.deepEqual(result, { type: 'web_fetch_tool_result_error', error_code: 'too_many_requests' });
+      // The body never ends and the service's time limit is a minute: only a destroyed body closes this now.
+      await bench.limitedClosed;
+    },
+  );
 
   test('without max_content_tokens the input headroom is divided across the allowed fetches', async () => {
     const [result] = results((await fetchVia(allowed, `fetch ${origin}/huge`, { max_uses: 4 })).content);
@@ -125,15 +152,39 @@ describe('context budget of a turn', () => {
   });
 
   test('search results are taken out of the headroom before the next fetch gets its share', async () => {
-    const tools = [{ type: 'web_search_20260209', name: 'web_search', allowed_callers: ['direct'], max_uses: 1 }, { ...FETCH_TOOL, max_uses: 2 }];
-    const response = await postJson(allowed, '/v1/messages', { model: 'mid', max_tokens: 200, messages: [{ role: 'user', content: `budget search ${url()}` }], tools });
+    const tools = [
+      { type: 'web_search_20260209', name: 'web_search', allowed_callers: ['direct'], max_uses: 1 },
+      { ...FETCH_TOOL, max_uses: 2 },
+    ];
+    const response = await postJson(allowed, '/v1/messages', {
+      model: 'mid',
+      max_tokens: 200,
+      messages: [{ role: 'user', content: `budget search ${url()}` }],
+      tools,
+    });
     const reply = (await response.json()) as Reply;
-    const hits = reply.content.find((block) => block.type === 'web_search_tool_result')?.content as unknown as Array<{ url: string; title: string; page_age: string | null; encrypted_content: string }>;
-    const searchCharacters = hits.reduce((sum, hit) => sum + hit.url.length + hit.title.length + (hit.page_age ?? '').length + Buffer.from(hit.encrypted_content.slice('mms1:'.length), 'base64url').toString('utf8').length, 0);
+    const hits = reply.content.find((block) => block.type === 'web_search_tool_result')?.content as unknown as Array<{
+      url: string;
+      title: string;
+      page_age: string | null;
+      encrypted_content: string;
+    }>;
+    const searchCharacters = hits.reduce(
+      (sum, hit) =>
+        sum +
+        hit.url.length +
+        hit.title.length +
+        (hit.page_age ?? '').length +
+        Buffer.from(hit.encrypted_content.slice('mms1:'.length), 'base64url').toString('utf8').length,
+      0,
+    );
     assert.ok(searchCharacters > 0);
     // The search used its one call: the fetch's 2 calls share what the search left.
     const [page] = results(reply.content);
-    assert.equal(page?.content?.source.data.length, Math.floor((headroomCharacters(reply) - searchCharacters) / 2) - url().length);
+    assert.equal(
+      page?.content?.source.data.length,
+      Math.floor((headroomCharacters(reply) - searchCharacters) / 2) - url().length,
+    );
   });
 
   test('max_content_tokens is a cap within the share: the headroom is still divided across the fetches allowed', async () => {
@@ -148,26 +199,51 @@ describe('context budget of a turn', () => {
   test('a share too small for even the truncation note is not fetched: max_uses_exceeded, no request made or counted', async () => {
     // A system prompt of 3,700 words leaves (4096 - 3766 - 200) * 4 = 520 characters of headroom:
     // a fifth, less the URL, cannot hold the note that says a page was cut.
-    const body = { model: 'mid', max_tokens: 200, system: 'word '.repeat(3700), messages: [{ role: 'user', content: `fetch ${origin}/notes.txt` }], tools: [{ ...FETCH_TOOL, max_content_tokens: 20_000 }] };
+    const body = {
+      model: 'mid',
+      max_tokens: 200,
+      system: 'word '.repeat(3700),
+      messages: [{ role: 'user', content: `fetch ${origin}/notes.txt` }],
+      tools: [{ ...FETCH_TOOL, max_content_tokens: 20_000 }],
+    };
     const before = served.length;
     const reply = (await (await postJson(allowed, '/v1/messages', body)).json()) as Reply;
     assert.equal(headroomCharacters(reply), 520);
-    assert.deepEqual(results(reply.content), [{ type: 'web_fetch_tool_result_error', error_code: 'max_uses_exceeded' }]);
+    assert.deepEqual(results(reply.content), [
+      { type: 'web_fetch_tool_result_error', error_code: 'max_uses_exceeded' },
+    ]);
     assert.equal(reply.usage.server_tool_use?.web_fetch_requests, 0);
     assert.deepEqual(served.slice(before), []);
   });
 
   test('a title longer than the share gives way, so that the text keeps the note that says it was cut', async () => {
     const url = `${origin}/long-title`;
-    const tool = new WebFetchTool({ allowNetworks: ['127.0.0.1/32'], maxBytes: 50_000, timeoutMs: 2_000, maxRedirects: 3, conversionTimeoutMs: 10_000 });
-    const request = parseMessageRequest({ model: 'mid', max_tokens: 10, messages: [{ role: 'user', content: `read ${url}` }], tools: [FETCH_TOOL] });
+    const tool = new WebFetchTool({
+      allowNetworks: ['127.0.0.1/32'],
+      maxBytes: 50_000,
+      timeoutMs: 2_000,
+      maxRedirects: 3,
+      conversionTimeoutMs: 10_000,
+    });
+    const request = parseMessageRequest({
+      model: 'mid',
+      max_tokens: 10,
+      messages: [{ role: 'user', content: `read ${url}` }],
+      tools: [FETCH_TOOL],
+    });
     const share = url.length + 300;
     try {
-      const result = await tool.run({ type: 'server_tool_use', id: 'srvtoolu_title', name: 'web_fetch', input: { url } }, { request, turnSoFar: [], resultCharacters: share, signal: new AbortController().signal });
+      const result = await tool.run(
+        { type: 'server_tool_use', id: 'srvtoolu_title', name: 'web_fetch', input: { url } },
+        { request, turnSoFar: [], resultCharacters: share, signal: new AbortController().signal },
+      );
       const page = result.content as { content: { title: string; source: { data: string } } };
       const { title, source } = page.content;
       assert.ok(title.length > 0 && LONG_TITLE.startsWith(title) && title.length < LONG_TITLE.length, title);
-      assert.match(source.data, /^Ot\w*\n\n\[Truncated: its text goes on past the \d+ characters this fetch may return\.\]$/);
+      assert.match(
+        source.data,
+        /^Ot\w*\n\n\[Truncated: its text goes on past the \d+ characters this fetch may return\.\]$/,
+      );
       assert.equal(url.length + title.length + source.data.length, share);
     } finally {
       await tool.close();

@@ -31,9 +31,22 @@ let pages: Server;
 let origin: string;
 /** Every one must be refused before a connection is made (the IPv6 forms carry 127.0.0.1 or 169.254.169.254). */
 export const SSRF_TARGETS = [
-  'http://127.0.0.1:9/', 'http://[::1]:9/', 'http://2130706433/', 'http://0x7f.1/', 'http://[::ffff:127.0.0.1]/', 'http://169.254.169.254/', 'http://10.0.0.1/',
-  'http://localhost:9/', 'file:///etc/passwd', 'http://0.0.0.0:9/', 'http://[::]:9/', 'http://[::7f00:1]:9/', 'http://[2002:7f00:1::1]:9/', 'http://[64:ff9b::a9fe:a9fe]/',
-  'http://[::ffff:0:7f00:1]:9/', 'http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/',
+  'http://127.0.0.1:9/',
+  'http://[::1]:9/',
+  'http://2130706433/',
+  'http://0x7f.1/',
+  'http://[::ffff:127.0.0.1]/',
+  'http://169.254.169.254/',
+  'http://10.0.0.1/',
+  'http://localhost:9/',
+  'file:///etc/passwd',
+  'http://0.0.0.0:9/',
+  'http://[::]:9/',
+  'http://[::7f00:1]:9/',
+  'http://[2002:7f00:1::1]:9/',
+  'http://[64:ff9b::a9fe:a9fe]/',
+  'http://[::ffff:0:7f00:1]:9/',
+  'http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/',
 ];
 export const EXFIL_PATH = '/exfil?secret=hunter2';
 /** Every path the page server was asked for, to prove that a refused fetch sent nothing. */
@@ -63,7 +76,8 @@ function servePages(): Promise<Server> {
       },
       '/slow': () => setTimeout(() => response.writeHead(200, { 'content-type': 'text/plain' }).end('late'), 2000),
       '/redirect': () => response.writeHead(302, { location: '/notes.txt' }).end(),
-      '/redirect-metadata': () => response.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end(),
+      '/redirect-metadata': () =>
+        response.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end(),
       '/redirect-loop': () => response.writeHead(302, { location: '/redirect-loop' }).end(),
       '/missing': () => response.writeHead(404).end(),
       '/found-by-search': () => response.writeHead(200, { 'content-type': 'text/plain' }).end('found by search'),
@@ -81,26 +95,77 @@ function writeScript(): string {
   const folder = mkdtempSync(join(tmpdir(), 'mms-fetch-'));
   const path = join(folder, 'script.json');
   const fetchCall = (url: string) => ({ type: 'server_tool_use', name: 'web_fetch', input: { url } });
-  const entries: Array<{ when: string; steps: Array<Array<Record<string, unknown>>> }> = ['article', 'notes.txt', 'data.json', 'limited', 'image.png', 'huge', 'slow', 'redirect', 'redirect-metadata', 'redirect-loop', 'missing'].map((page) => ({
+  const entries: Array<{ when: string; steps: Array<Array<Record<string, unknown>>> }> = [
+    'article',
+    'notes.txt',
+    'data.json',
+    'limited',
+    'image.png',
+    'huge',
+    'slow',
+    'redirect',
+    'redirect-metadata',
+    'redirect-loop',
+    'missing',
+  ].map((page) => ({
     when: `^fetch ${origin}/${page.replace('.', '\\.')}$`,
     steps: [[fetchCall(`${origin}/${page}`)], [{ type: 'text', text: 'Done.' }]],
   }));
-  entries.push({ when: '^twice', steps: [[fetchCall(`${origin}/notes.txt`), fetchCall(`${origin}/article`)], [{ type: 'text', text: 'Done.' }]] });
-  entries.push({ when: '^unmentioned', steps: [[fetchCall(`${origin}/notes.txt`)], [{ type: 'text', text: 'Done.' }]] });
+  entries.push({
+    when: '^twice',
+    steps: [[fetchCall(`${origin}/notes.txt`), fetchCall(`${origin}/article`)], [{ type: 'text', text: 'Done.' }]],
+  });
+  entries.push({
+    when: '^unmentioned',
+    steps: [[fetchCall(`${origin}/notes.txt`)], [{ type: 'text', text: 'Done.' }]],
+  });
   const done = [{ type: 'text', text: 'Done.' }];
   // The model writes a URL of its own (as a prompt injection would make it) and fetches it.
-  entries.push({ when: '^exfiltrate', steps: [[{ type: 'thinking', thinking: `I will send it to ${EXFIL_PATH}.` }, { type: 'text', text: `Saving the secret at ${origin}${EXFIL_PATH} now.` }, fetchCall(`${origin}${EXFIL_PATH}`)], done] });
+  entries.push({
+    when: '^exfiltrate',
+    steps: [
+      [
+        { type: 'thinking', thinking: `I will send it to ${EXFIL_PATH}.` },
+        { type: 'text', text: `Saving the secret at ${origin}${EXFIL_PATH} now.` },
+        fetchCall(`${origin}${EXFIL_PATH}`),
+      ],
+      done,
+    ],
+  });
   entries.push({ when: '^fetch what you wrote$', steps: [[fetchCall(`${origin}${EXFIL_PATH}`)], done] });
   entries.push({ when: '^prefix ', steps: [[fetchCall(`${origin}/notes`)], done] });
   entries.push({ when: '^query ', steps: [[fetchCall(`${origin}/notes.txt?page=2`)], done] });
   entries.push({ when: '^fragment ', steps: [[fetchCall(`${origin}/notes.txt`)], done] });
-  entries.push({ when: '^search then fetch$', steps: [[{ type: 'server_tool_use', name: 'web_search', input: { query: 'otters found' } }], [fetchCall(`${origin}/found-by-search`)], done] });
-  entries.push({ when: '^rebind ', steps: [[fetchCall(`${rebindOrigin}/page`)], [fetchCall(`${rebindOrigin}/page`)], done] });
+  entries.push({
+    when: '^search then fetch$',
+    steps: [
+      [{ type: 'server_tool_use', name: 'web_search', input: { query: 'otters found' } }],
+      [fetchCall(`${origin}/found-by-search`)],
+      done,
+    ],
+  });
+  entries.push({
+    when: '^rebind ',
+    steps: [[fetchCall(`${rebindOrigin}/page`)], [fetchCall(`${rebindOrigin}/page`)], done],
+  });
   entries.push({ when: '^two huge ', steps: [[fetchCall(`${origin}/huge`), fetchCall(`${origin}/huge`)], done] });
-  entries.push({ when: '^budget search ', steps: [[{ type: 'server_tool_use', name: 'web_search', input: { query: 'otters found' } }], [fetchCall(`${origin}/huge`)], done] });
-  entries.push({ when: '^follow a link ', steps: [[fetchCall(`${origin}/index.html`)], [fetchCall(`${origin}/linked`)], done] });
+  entries.push({
+    when: '^budget search ',
+    steps: [
+      [{ type: 'server_tool_use', name: 'web_search', input: { query: 'otters found' } }],
+      [fetchCall(`${origin}/huge`)],
+      done,
+    ],
+  });
+  entries.push({
+    when: '^follow a link ',
+    steps: [[fetchCall(`${origin}/index.html`)], [fetchCall(`${origin}/linked`)], done],
+  });
   for (const target of SSRF_TARGETS) {
-    entries.push({ when: `^ssrf ${target.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, steps: [[fetchCall(target)], [{ type: 'text', text: 'Done.' }]] });
+    entries.push({
+      when: `^ssrf ${target.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`,
+      steps: [[fetchCall(target)], [{ type: 'text', text: 'Done.' }]],
+    });
   }
   writeFileSync(path, JSON.stringify(entries));
   return path;
@@ -108,7 +173,9 @@ function writeScript(): string {
 
 /** The same port on two loopback addresses; the allowed one closes every connection, so each fetch connects (and resolves) anew. */
 async function serveRebindingHosts(): Promise<void> {
-  allowedHost = createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/plain', connection: 'close' }).end('from the allowed address'));
+  allowedHost = createServer((_request, response) =>
+    response.writeHead(200, { 'content-type': 'text/plain', connection: 'close' }).end('from the allowed address'),
+  );
   await new Promise<void>((resolve) => allowedHost.listen(0, '127.0.0.1', resolve));
   const port = (allowedHost.address() as AddressInfo).port;
   privateHost = createServer((request, response) => {
@@ -151,12 +218,28 @@ export async function startFetchBench(): Promise<FetchBench> {
   const webFetch = { allowNetworks: ['127.0.0.1/32'], maxBytes: 50_000, timeoutMs: 500, maxRedirects: 3 };
   // One document whose URL only a search can give.
   const documents = mkdtempSync(join(tmpdir(), 'mms-fetch-docs-'));
-  writeFileSync(join(documents, 'found.md'), `---\nurl: ${origin}/found-by-search\ntitle: Found\n---\nOtters found by a search.\n`);
+  writeFileSync(
+    join(documents, 'found.md'),
+    `---\nurl: ${origin}/found-by-search\ntitle: Found\n---\nOtters found by a search.\n`,
+  );
   const webSearch = { provider: { type: 'folder' as const, folder: documents, watch: false } };
   const allowed = await startService({ models: scriptedModels({ script }), serverTools: { webFetch, webSearch } });
-  const guarded = await startService({ models: scriptedModels({ script }), serverTools: { webFetch: { timeoutMs: 500 } } });
-  const patient = await startService({ models: scriptedModels({ script }), serverTools: { webFetch: { allowNetworks: ['127.0.0.1/32'], maxBytes: 1024, timeoutMs: 60_000 } } });
-  const rebinding = await startService({ models: scriptedModels({ script }), serverTools: { webFetch: { allowNetworks: ['127.0.0.1/32'], timeoutMs: 2_000 } } }, process.cwd(), { toolProviders: { hostLookup: rebindingLookup } });
+  const guarded = await startService({
+    models: scriptedModels({ script }),
+    serverTools: { webFetch: { timeoutMs: 500 } },
+  });
+  const patient = await startService({
+    models: scriptedModels({ script }),
+    serverTools: { webFetch: { allowNetworks: ['127.0.0.1/32'], maxBytes: 1024, timeoutMs: 60_000 } },
+  });
+  const rebinding = await startService(
+    {
+      models: scriptedModels({ script }),
+      serverTools: { webFetch: { allowNetworks: ['127.0.0.1/32'], timeoutMs: 2_000 } },
+    },
+    process.cwd(),
+    { toolProviders: { hostLookup: rebindingLookup } },
+  );
   return {
     origin,
     rebindOrigin,
@@ -184,7 +267,12 @@ export async function startFetchBench(): Promise<FetchBench> {
 
 export interface ResultBlock {
   type: string;
-  content?: { type: string; error_code?: string; url?: string; content?: { source: { data: string }; title: string | null } };
+  content?: {
+    type: string;
+    error_code?: string;
+    url?: string;
+    content?: { source: { data: string }; title: string | null };
+  };
   text?: string;
 }
 
@@ -196,8 +284,17 @@ export interface Reply {
 }
 
 /** Asks the `mid` model, with `text` as the user turn and FETCH_TOOL (`tool` over it) as its one tool. */
-export async function fetchVia(service: RunningService, text: string, tool: Record<string, unknown> = {}): Promise<Reply> {
-  const body = { model: 'mid', max_tokens: 200, messages: [{ role: 'user', content: text }], tools: [{ ...FETCH_TOOL, ...tool }] };
+export async function fetchVia(
+  service: RunningService,
+  text: string,
+  tool: Record<string, unknown> = {},
+): Promise<Reply> {
+  const body = {
+    model: 'mid',
+    max_tokens: 200,
+    messages: [{ role: 'user', content: text }],
+    tools: [{ ...FETCH_TOOL, ...tool }],
+  };
   const response = await postJson(service, '/v1/messages', body);
   assert.equal(response.status, 200);
   return (await response.json()) as Reply;
@@ -213,10 +310,18 @@ export function results(content: ResultBlock[]): ResultBlock['content'][] {
  * `respond`, both closed after the block. `fetchBlock(path)` runs the tool on one of its pages as
  * a model's call would, with a user turn that names the URL.
  */
-export function useLoopbackFetch(respond: RequestListener): { fetchBlock(path: string): Promise<ServerToolResultBlock> } {
+export function useLoopbackFetch(respond: RequestListener): {
+  fetchBlock(path: string): Promise<ServerToolResultBlock>;
+} {
   let pages: Server;
   let origin = '';
-  const tool = new WebFetchTool({ allowNetworks: ['127.0.0.1/32'], maxBytes: 50_000, timeoutMs: 5_000, maxRedirects: 0, conversionTimeoutMs: 10_000 });
+  const tool = new WebFetchTool({
+    allowNetworks: ['127.0.0.1/32'],
+    maxBytes: 50_000,
+    timeoutMs: 5_000,
+    maxRedirects: 0,
+    conversionTimeoutMs: 10_000,
+  });
   before(async () => {
     pages = createServer(respond);
     await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve));
@@ -230,8 +335,16 @@ export function useLoopbackFetch(respond: RequestListener): { fetchBlock(path: s
   return {
     fetchBlock(path) {
       const url = `${origin}${path}`;
-      const request = parseMessageRequest({ model: 'mid', max_tokens: 10, messages: [{ role: 'user', content: `read ${url}` }], tools: [FETCH_TOOL] });
-      return tool.run({ type: 'server_tool_use', id: 'srvtoolu_loopback', name: 'web_fetch', input: { url } }, { request, turnSoFar: [], resultCharacters: 40_000, signal: new AbortController().signal });
+      const request = parseMessageRequest({
+        model: 'mid',
+        max_tokens: 10,
+        messages: [{ role: 'user', content: `read ${url}` }],
+        tools: [FETCH_TOOL],
+      });
+      return tool.run(
+        { type: 'server_tool_use', id: 'srvtoolu_loopback', name: 'web_fetch', input: { url } },
+        { request, turnSoFar: [], resultCharacters: 40_000, signal: new AbortController().signal },
+      );
     },
   };
 }

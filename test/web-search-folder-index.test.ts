@@ -11,7 +11,10 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { DomainFilter } from '../packages/server/src/tools/domain-filter.js';
 import { readFolderDocument } from '../packages/server/src/tools/web-search/folder-document.js';
-import { DEFAULT_INDEX_FILE_NAME, FolderSearchProvider } from '../packages/server/src/tools/web-search/folder-provider.js';
+import {
+  DEFAULT_INDEX_FILE_NAME,
+  FolderSearchProvider,
+} from '../packages/server/src/tools/web-search/folder-provider.js';
 import { passageExcerpt } from '../packages/server/src/tools/web-search/passage-excerpt.js';
 import { SearchFailure } from '../packages/server/src/tools/web-search/search-provider.js';
 import { documentsFolder, never, OTTERS_MD } from './web-search-support.js';
@@ -35,7 +38,10 @@ describe('folder index', () => {
       assert.equal(hits[0]?.title, 'Sea otters');
       assert.equal(hits[0]?.url, 'https://docs.example.com/kb/otters.md');
       assert.equal(hits[0]?.pageAge, '2024-05-01');
-      assert.ok(hits.some((hit) => hit.url === 'https://docs.example.com/kb/beavers.txt'), 'otter finds otters by prefix');
+      assert.ok(
+        hits.some((hit) => hit.url === 'https://docs.example.com/kb/beavers.txt'),
+        'otter finds otters by prefix',
+      );
       assert.ok(!hits.some((hit) => hit.title.includes('draft')), 'dot files are not indexed');
 
       const salmon = await provider.search('salmon spawn', never());
@@ -67,7 +73,11 @@ describe('folder index', () => {
     const second = new FolderSearchProvider({ folder, watch: false });
     assert.deepEqual(await second.search('beavers dams', never()), before);
     assert.equal(second.documentsRead, 0, 'the restart read the index file, not the documents');
-    assert.equal(before[0]?.url, pathToFileURL(join(folder, 'beavers.txt')).href, 'without urlBase a document has its file URL');
+    assert.equal(
+      before[0]?.url,
+      pathToFileURL(join(folder, 'beavers.txt')).href,
+      'without urlBase a document has its file URL',
+    );
     await second.close();
 
     // Changed while the service was down: only that file is read at the next start.
@@ -144,7 +154,10 @@ describe('folder index', () => {
     try {
       const filter = DomainFilter.fromLists({ allowed_domains: ['rivers.example.org'] });
       const hits = await provider.search('sea', { ...never(), maxResults: 1, accepts: (url) => filter.permits(url) });
-      assert.deepEqual(hits.map((hit) => hit.url), ['https://rivers.example.org/world']);
+      assert.deepEqual(
+        hits.map((hit) => hit.url),
+        ['https://rivers.example.org/world'],
+      );
     } finally {
       await provider.close();
     }
@@ -154,7 +167,10 @@ describe('folder index', () => {
     const folder = join(mkdtempSync(join(tmpdir(), 'mms-search-missing-')), 'docs');
     const provider = new FolderSearchProvider({ folder, watch: false });
     try {
-      await assert.rejects(provider.search('otters', never()), (error: unknown) => error instanceof SearchFailure && error.errorCode === 'unavailable');
+      await assert.rejects(
+        provider.search('otters', never()),
+        (error: unknown) => error instanceof SearchFailure && error.errorCode === 'unavailable',
+      );
       mkdirSync(folder);
       writeFileSync(join(folder, 'otters.md'), OTTERS_MD);
       assert.equal((await provider.search('otters', never()))[0]?.title, 'Sea otters');
@@ -168,19 +184,39 @@ describe('folder index', () => {
     mkdirSync(join(folder, 'a b'));
     writeFileSync(join(folder, 'a b', 'own.md'), '---\nurl: "https://own.example.com/page"\ntitle: Own\n---\nBody');
     writeFileSync(join(folder, 'a b', 'plain.md'), 'No front matter, no heading.');
-    const own = await readFolderDocument({ folder, urlBase: 'https://base.example.com/docs', convertHtml: noHtml }, 'a b/own.md', 0, new AbortController().signal);
+    const own = await readFolderDocument(
+      { folder, urlBase: 'https://base.example.com/docs', convertHtml: noHtml },
+      'a b/own.md',
+      0,
+      new AbortController().signal,
+    );
     assert.equal(own.url, 'https://own.example.com/page');
     assert.equal(own.title, 'Own');
-    const based = await readFolderDocument({ folder, urlBase: 'https://base.example.com/docs', convertHtml: noHtml }, 'a b/plain.md', Date.parse('2025-03-04T12:00:00Z'), new AbortController().signal);
+    const based = await readFolderDocument(
+      { folder, urlBase: 'https://base.example.com/docs', convertHtml: noHtml },
+      'a b/plain.md',
+      Date.parse('2025-03-04T12:00:00Z'),
+      new AbortController().signal,
+    );
     assert.equal(based.url, 'https://base.example.com/docs/a%20b/plain.md');
     assert.equal(based.title, 'plain');
     assert.equal(based.pageAge, '2025-03-04');
-    const bare = await readFolderDocument({ folder, urlBase: undefined, convertHtml: noHtml }, 'a b/plain.md', 0, new AbortController().signal);
+    const bare = await readFolderDocument(
+      { folder, urlBase: undefined, convertHtml: noHtml },
+      'a b/plain.md',
+      0,
+      new AbortController().signal,
+    );
     assert.equal(bare.url, pathToFileURL(join(folder, 'a b', 'plain.md')).href);
   });
 
   test('an excerpt keeps the paragraphs with the most query terms, in document order', () => {
-    const text = ['Intro about nothing.', 'Otters eat crabs.', 'Filler '.repeat(50), 'Otters and crabs and urchins.'].join('\n\n');
+    const text = [
+      'Intro about nothing.',
+      'Otters eat crabs.',
+      'Filler '.repeat(50),
+      'Otters and crabs and urchins.',
+    ].join('\n\n');
     const excerpt = passageExcerpt(text, ['otters', 'crabs', 'urchins'], 80);
     assert.equal(excerpt, 'Otters eat crabs.\n\n[...]\n\nOtters and crabs and urchins.');
     assert.equal(passageExcerpt('short', ['x'], 80), 'short');
@@ -191,45 +227,56 @@ describe('HTML converts off the event loop', () => {
   /** About 1.5 MB of article: on the main thread, seconds of conversion. */
   const bigPage = `<html><head><title>Big</title></head><body><article>${'<p>Otters <b>swim</b> and <a href="/x">dive</a> in rivers.</p>'.repeat(25_000)}</article></body></html>`;
 
-  test('indexing a large HTML page and excerpting it for a search leave the event loop free', { timeout: 120_000 }, async () => {
-    const folder = mkdtempSync(join(tmpdir(), 'mms-search-big-'));
-    writeFileSync(join(folder, 'big.html'), bigPage);
-    let longestGapMs = 0;
-    let last = performance.now();
-    const ticker = setInterval(() => {
-      const now = performance.now();
-      longestGapMs = Math.max(longestGapMs, now - last);
-      last = now;
-    }, 5);
-    const provider = new FolderSearchProvider({ folder, watch: false });
-    try {
-      const started = performance.now();
-      const hits = await provider.search('otters dive', never());
-      const elapsedMs = performance.now() - started;
-      assert.equal(hits[0]?.title, 'Big');
-      assert.match(hits[0]?.content ?? '', /Otters \*\*swim\*\* and/);
-      // Relative, not absolute, so that it holds on any machine: on the main thread the longest
-      // stall is a whole conversion (the search converts twice: to index, then to excerpt).
-      assert.ok(longestGapMs < elapsedMs / 5, `the event loop stalled ${Math.round(longestGapMs)} ms of a ${Math.round(elapsedMs)} ms search`);
-    } finally {
-      clearInterval(ticker);
-      await provider.close();
-    }
-  });
+  test(
+    'indexing a large HTML page and excerpting it for a search leave the event loop free',
+    { timeout: 120_000 },
+    async () => {
+      const folder = mkdtempSync(join(tmpdir(), 'mms-search-big-'));
+      writeFileSync(join(folder, 'big.html'), bigPage);
+      let longestGapMs = 0;
+      let last = performance.now();
+      const ticker = setInterval(() => {
+        const now = performance.now();
+        longestGapMs = Math.max(longestGapMs, now - last);
+        last = now;
+      }, 5);
+      const provider = new FolderSearchProvider({ folder, watch: false });
+      try {
+        const started = performance.now();
+        const hits = await provider.search('otters dive', never());
+        const elapsedMs = performance.now() - started;
+        assert.equal(hits[0]?.title, 'Big');
+        assert.match(hits[0]?.content ?? '', /Otters \*\*swim\*\* and/);
+        // Relative, not absolute, so that it holds on any machine: on the main thread the longest
+        // stall is a whole conversion (the search converts twice: to index, then to excerpt).
+        assert.ok(
+          longestGapMs < elapsedMs / 5,
+          `the event loop stalled ${Math.round(longestGapMs)} ms of a ${Math.round(elapsedMs)} ms search`,
+        );
+      } finally {
+        clearInterval(ticker);
+        await provider.close();
+      }
+    },
+  );
 
-  test('closing during indexing stops the conversion, and the page is indexed on the next start', { timeout: 120_000 }, async () => {
-    const folder = mkdtempSync(join(tmpdir(), 'mms-search-closing-'));
-    writeFileSync(join(folder, 'big.html'), bigPage);
-    // The constructor starts indexing; closing at once finds the page waiting for its worker.
-    const first = new FolderSearchProvider({ folder, watch: false });
-    await first.close();
-    assert.equal(first.documentsRead, 0, 'closing waited for the conversion instead of stopping it');
-    const second = new FolderSearchProvider({ folder, watch: false });
-    try {
-      const hits = await second.search('otters dive', never());
-      assert.equal(hits[0]?.title, 'Big', 'not remembered as unreadable');
-    } finally {
-      await second.close();
-    }
-  });
+  test(
+    'closing during indexing stops the conversion, and the page is indexed on the next start',
+    { timeout: 120_000 },
+    async () => {
+      const folder = mkdtempSync(join(tmpdir(), 'mms-search-closing-'));
+      writeFileSync(join(folder, 'big.html'), bigPage);
+      // The constructor starts indexing; closing at once finds the page waiting for its worker.
+      const first = new FolderSearchProvider({ folder, watch: false });
+      await first.close();
+      assert.equal(first.documentsRead, 0, 'closing waited for the conversion instead of stopping it');
+      const second = new FolderSearchProvider({ folder, watch: false });
+      try {
+        const hits = await second.search('otters dive', never());
+        assert.equal(hits[0]?.title, 'Big', 'not remembered as unreadable');
+      } finally {
+        await second.close();
+      }
+    },
+  );
 });

@@ -42,15 +42,21 @@ describe('web search through the service', () => {
     const server = createServer((request, response) => {
       const path = request.url ?? '/';
       if (path === '/to-localhost') {
-        response.writeHead(302, { location: `http://localhost:${(server.address() as AddressInfo).port}/docs/beavers.txt` }).end();
+        response
+          .writeHead(302, { location: `http://localhost:${(server.address() as AddressInfo).port}/docs/beavers.txt` })
+          .end();
         return;
       }
-      const file = path.startsWith('/docs/') ? join(folder, ...decodeURIComponent(path.slice('/docs/'.length)).split('/')) : '';
+      const file = path.startsWith('/docs/')
+        ? join(folder, ...decodeURIComponent(path.slice('/docs/'.length)).split('/'))
+        : '';
       if (!file || !existsSync(file)) {
         response.writeHead(404).end();
         return;
       }
-      response.writeHead(200, { 'content-type': file.endsWith('.html') ? 'text/html' : 'text/plain; charset=utf-8' }).end(readFileSync(file));
+      response
+        .writeHead(200, { 'content-type': file.endsWith('.html') ? 'text/html' : 'text/plain; charset=utf-8' })
+        .end(readFileSync(file));
     });
     return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
   }
@@ -60,14 +66,30 @@ describe('web search through the service', () => {
     const search = (query: unknown) => ({ type: 'server_tool_use', name: 'web_search', input: { query } });
     const fetchCall = (url: string) => ({ type: 'server_tool_use', name: 'web_fetch', input: { url } });
     const script = [
-      { when: '^research otters$', steps: [[search('sea otters')], [{ type: 'text', text: 'Reading the best result.' }, fetchCall(`${origin}/docs/otters.md`)], [{ type: 'text', text: 'Sea otters hold hands [1].' }]] },
-      { when: '^fetch the earlier result$', steps: [[fetchCall(`${origin}/docs/otters.md`)], [{ type: 'text', text: 'Done.' }]] },
+      {
+        when: '^research otters$',
+        steps: [
+          [search('sea otters')],
+          [{ type: 'text', text: 'Reading the best result.' }, fetchCall(`${origin}/docs/otters.md`)],
+          [{ type: 'text', text: 'Sea otters hold hands [1].' }],
+        ],
+      },
+      {
+        when: '^fetch the earlier result$',
+        steps: [[fetchCall(`${origin}/docs/otters.md`)], [{ type: 'text', text: 'Done.' }]],
+      },
       { when: '^fetch unseen$', steps: [[fetchCall(`${origin}/docs/beavers.txt`)], [{ type: 'text', text: 'Done.' }]] },
       { when: '^search twice$', steps: [[search('otters'), search('beavers')], [{ type: 'text', text: 'Done.' }]] },
       { when: '^search empty$', steps: [[search('')], [{ type: 'text', text: 'Done.' }]] },
-      { when: '^search long$', steps: [[search('x'.repeat(MAX_QUERY_CHARACTERS + 1))], [{ type: 'text', text: 'Done.' }]] },
+      {
+        when: '^search long$',
+        steps: [[search('x'.repeat(MAX_QUERY_CHARACTERS + 1))], [{ type: 'text', text: 'Done.' }]],
+      },
       { when: '^search rivers$', steps: [[search('rivers otters beavers')], [{ type: 'text', text: 'Done.' }]] },
-      { when: '^fetch via redirect ', steps: [[fetchCall(`${origin}/to-localhost`)], [{ type: 'text', text: 'Done.' }]] },
+      {
+        when: '^fetch via redirect ',
+        steps: [[fetchCall(`${origin}/to-localhost`)], [{ type: 'text', text: 'Done.' }]],
+      },
     ];
     writeFileSync(path, JSON.stringify(script));
     return path;
@@ -79,7 +101,10 @@ describe('web search through the service', () => {
     origin = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
     const script = writeScript();
     const webFetch = { allowNetworks: ['127.0.0.0/8', '::1/128'], timeoutMs: 2_000 };
-    const webSearch = { provider: { type: 'folder' as const, folder, urlBase: `${origin}/docs/`, watch: false }, maxResults: 3 };
+    const webSearch = {
+      provider: { type: 'folder' as const, folder, urlBase: `${origin}/docs/`, watch: false },
+      maxResults: 3,
+    };
     service = await startService({ models: scriptedModels({ script }), serverTools: { webFetch, webSearch } });
     bare = await startService({ models: scriptedModels({ script }), serverTools: { webFetch } });
   });
@@ -91,9 +116,19 @@ describe('web search through the service', () => {
   });
 
   const SEARCH_TOOL = { type: 'web_search_20260209', name: 'web_search', allowed_callers: ['direct'], max_uses: 5 };
-  const FETCH_TOOL = { type: 'web_fetch_20260209', name: 'web_fetch', allowed_callers: ['direct'], max_uses: 5, max_content_tokens: 2000 };
+  const FETCH_TOOL = {
+    type: 'web_fetch_20260209',
+    name: 'web_fetch',
+    allowed_callers: ['direct'],
+    max_uses: 5,
+    max_content_tokens: 2000,
+  };
 
-  async function ask(target: RunningService, messages: unknown[], tools: unknown[] = [SEARCH_TOOL, FETCH_TOOL]): Promise<Reply> {
+  async function ask(
+    target: RunningService,
+    messages: unknown[],
+    tools: unknown[] = [SEARCH_TOOL, FETCH_TOOL],
+  ): Promise<Reply> {
     const response = await postJson(target, '/v1/messages', { model: 'large', max_tokens: 300, messages, tools });
     assert.equal(response.status, 200, await response.clone().text());
     return (await response.json()) as Reply;
@@ -105,7 +140,10 @@ describe('web search through the service', () => {
 
   test('the model searches, fetches a URL from the results, and answers; both requests are counted', async () => {
     const reply = await ask(service, [{ role: 'user', content: 'research otters' }]);
-    assert.deepEqual(reply.content.map((block) => block.type), ['server_tool_use', 'web_search_tool_result', 'text', 'server_tool_use', 'web_fetch_tool_result', 'text']);
+    assert.deepEqual(
+      reply.content.map((block) => block.type),
+      ['server_tool_use', 'web_search_tool_result', 'text', 'server_tool_use', 'web_fetch_tool_result', 'text'],
+    );
     const [search, , , fetchUse] = reply.content;
     assert.equal(reply.content[1]?.tool_use_id, search?.id);
     const results = resultsOf(reply)[0] as SearchResult[];
@@ -115,7 +153,11 @@ describe('web search through the service', () => {
     assert.match(decodeSearchContent(results[0]!.encrypted_content) ?? '', /hold hands while they sleep/);
     // The user never wrote the URL: the search result made it fetchable.
     assert.equal(reply.content[4]?.tool_use_id, fetchUse?.id);
-    const fetched = resultsOf(reply, 'web_fetch_tool_result')[0] as { type: string; url: string; content: { source: { data: string } } };
+    const fetched = resultsOf(reply, 'web_fetch_tool_result')[0] as {
+      type: string;
+      url: string;
+      content: { source: { data: string } };
+    };
     assert.equal(fetched.type, 'web_fetch_result');
     assert.match(fetched.content.source.data, /hold hands while they sleep/);
     assert.equal(reply.content.at(-1)?.text, 'Sea otters hold hands [1].');
@@ -134,15 +176,29 @@ describe('web search through the service', () => {
     assert.equal((resultsOf(reply, 'web_fetch_tool_result')[0] as { type: string }).type, 'web_fetch_result');
     // Without those results in the conversation, the same URL is not fetchable.
     const unseen = await ask(service, [{ role: 'user', content: 'fetch unseen' }]);
-    assert.deepEqual(resultsOf(unseen, 'web_fetch_tool_result')[0], { type: 'web_fetch_tool_result_error', error_code: 'url_not_in_prior_context' });
+    assert.deepEqual(resultsOf(unseen, 'web_fetch_tool_result')[0], {
+      type: 'web_fetch_tool_result_error',
+      error_code: 'url_not_in_prior_context',
+    });
   });
 
   test('the search blocks stream as SSE events, with the request counted in message_delta', async () => {
-    const response = await postJson(service, '/v1/messages', { model: 'large', max_tokens: 300, stream: true, messages: [{ role: 'user', content: 'research otters' }], tools: [SEARCH_TOOL, FETCH_TOOL] });
+    const response = await postJson(service, '/v1/messages', {
+      model: 'large',
+      max_tokens: 300,
+      stream: true,
+      messages: [{ role: 'user', content: 'research otters' }],
+      tools: [SEARCH_TOOL, FETCH_TOOL],
+    });
     assert.equal(response.status, 200);
     const events = await readSse(response);
-    const starts = events.filter((event) => event.event === 'content_block_start').map((event) => event.data.content_block as Block);
-    assert.deepEqual(starts.map((block) => block.type), ['server_tool_use', 'web_search_tool_result', 'text', 'server_tool_use', 'web_fetch_tool_result', 'text']);
+    const starts = events
+      .filter((event) => event.event === 'content_block_start')
+      .map((event) => event.data.content_block as Block);
+    assert.deepEqual(
+      starts.map((block) => block.type),
+      ['server_tool_use', 'web_search_tool_result', 'text', 'server_tool_use', 'web_fetch_tool_result', 'text'],
+    );
     const searchResult = starts[1]!;
     assert.equal(searchResult.tool_use_id, starts[0]?.id);
     assert.equal((searchResult.content as SearchResult[])[0]?.url, `${origin}/docs/otters.md`);
@@ -153,7 +209,8 @@ describe('web search through the service', () => {
       .map((event) => (event.data.delta as { partial_json?: string }).partial_json ?? '')
       .join('');
     assert.deepEqual(JSON.parse(inputJson), { query: 'sea otters' });
-    const delta = events.find((event) => event.event === 'message_delta')?.data as { usage: Reply['usage'] } | undefined;
+    const delta = events.find((event) => event.event === 'message_delta')?.data as
+      { usage: Reply['usage'] } | undefined;
     assert.deepEqual(delta?.usage.server_tool_use, { web_search_requests: 1, web_fetch_requests: 1 });
   });
 
@@ -178,45 +235,99 @@ describe('web search through the service', () => {
 
   test('allowed_domains and blocked_domains filter search results', async () => {
     const all = await ask(service, [{ role: 'user', content: 'search rivers' }], [SEARCH_TOOL]);
-    assert.deepEqual(new Set((resultsOf(all)[0] as SearchResult[]).map((result) => new URL(result.url).hostname)), new Set(['127.0.0.1', 'rivers.example.org']));
+    assert.deepEqual(
+      new Set((resultsOf(all)[0] as SearchResult[]).map((result) => new URL(result.url).hostname)),
+      new Set(['127.0.0.1', 'rivers.example.org']),
+    );
 
-    const allowed = await ask(service, [{ role: 'user', content: 'search rivers' }], [{ ...SEARCH_TOOL, allowed_domains: ['rivers.example.org'] }]);
-    assert.deepEqual((resultsOf(allowed)[0] as SearchResult[]).map((result) => result.url), ['https://rivers.example.org/world']);
+    const allowed = await ask(
+      service,
+      [{ role: 'user', content: 'search rivers' }],
+      [{ ...SEARCH_TOOL, allowed_domains: ['rivers.example.org'] }],
+    );
+    assert.deepEqual(
+      (resultsOf(allowed)[0] as SearchResult[]).map((result) => result.url),
+      ['https://rivers.example.org/world'],
+    );
 
-    const blocked = await ask(service, [{ role: 'user', content: 'search rivers' }], [{ ...SEARCH_TOOL, blocked_domains: ['example.org'] }]);
+    const blocked = await ask(
+      service,
+      [{ role: 'user', content: 'search rivers' }],
+      [{ ...SEARCH_TOOL, blocked_domains: ['example.org'] }],
+    );
     const urls = (resultsOf(blocked)[0] as SearchResult[]).map((result) => result.url);
     assert.ok(urls.length > 0 && urls.every((url) => url.startsWith(`${origin}/docs/`)), urls.join());
   });
 
   test('web_fetch refuses a blocked or not-allowed domain, and a redirect into one, with url_not_allowed', async () => {
-    const history = (await ask(service, [{ role: 'user', content: 'research otters' }], [SEARCH_TOOL, FETCH_TOOL])).content.slice(0, 2);
-    const messages = [{ role: 'user', content: 'research otters' }, { role: 'assistant', content: history }, { role: 'user', content: 'fetch the earlier result' }];
+    const history = (
+      await ask(service, [{ role: 'user', content: 'research otters' }], [SEARCH_TOOL, FETCH_TOOL])
+    ).content.slice(0, 2);
+    const messages = [
+      { role: 'user', content: 'research otters' },
+      { role: 'assistant', content: history },
+      { role: 'user', content: 'fetch the earlier result' },
+    ];
     const blocked = await ask(service, messages, [SEARCH_TOOL, { ...FETCH_TOOL, blocked_domains: ['127.0.0.1'] }]);
-    assert.deepEqual(resultsOf(blocked, 'web_fetch_tool_result')[0], { type: 'web_fetch_tool_result_error', error_code: 'url_not_allowed' });
+    assert.deepEqual(resultsOf(blocked, 'web_fetch_tool_result')[0], {
+      type: 'web_fetch_tool_result_error',
+      error_code: 'url_not_allowed',
+    });
     const notAllowed = await ask(service, messages, [SEARCH_TOOL, { ...FETCH_TOOL, allowed_domains: ['example.com'] }]);
-    assert.deepEqual(resultsOf(notAllowed, 'web_fetch_tool_result')[0], { type: 'web_fetch_tool_result_error', error_code: 'url_not_allowed' });
+    assert.deepEqual(resultsOf(notAllowed, 'web_fetch_tool_result')[0], {
+      type: 'web_fetch_tool_result_error',
+      error_code: 'url_not_allowed',
+    });
     const allowed = await ask(service, messages, [SEARCH_TOOL, { ...FETCH_TOOL, allowed_domains: ['127.0.0.1'] }]);
     assert.equal((resultsOf(allowed, 'web_fetch_tool_result')[0] as { type: string }).type, 'web_fetch_result');
 
     const redirect = [{ role: 'user', content: `fetch via redirect ${origin}/to-localhost` }];
     const followed = await ask(service, redirect, [FETCH_TOOL]);
-    assert.equal((resultsOf(followed, 'web_fetch_tool_result')[0] as { type: string }).type, 'web_fetch_result', 'the redirect itself works');
+    assert.equal(
+      (resultsOf(followed, 'web_fetch_tool_result')[0] as { type: string }).type,
+      'web_fetch_result',
+      'the redirect itself works',
+    );
     const refused = await ask(service, redirect, [{ ...FETCH_TOOL, blocked_domains: ['localhost'] }]);
-    assert.deepEqual(resultsOf(refused, 'web_fetch_tool_result')[0], { type: 'web_fetch_tool_result_error', error_code: 'url_not_allowed' });
+    assert.deepEqual(resultsOf(refused, 'web_fetch_tool_result')[0], {
+      type: 'web_fetch_tool_result_error',
+      error_code: 'url_not_allowed',
+    });
   });
 
   test('both lists on one tool, or an entry with a scheme, is a 400 that says so', async () => {
-    for (const tool of [{ ...SEARCH_TOOL, allowed_domains: ['a.com'], blocked_domains: ['b.com'] }, { ...FETCH_TOOL, allowed_domains: [], blocked_domains: ['b.com'] }]) {
-      const response = await postJson(service, '/v1/messages', { model: 'large', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }], tools: [tool] });
+    for (const tool of [
+      { ...SEARCH_TOOL, allowed_domains: ['a.com'], blocked_domains: ['b.com'] },
+      { ...FETCH_TOOL, allowed_domains: [], blocked_domains: ['b.com'] },
+    ]) {
+      const response = await postJson(service, '/v1/messages', {
+        model: 'large',
+        max_tokens: 50,
+        messages: [{ role: 'user', content: 'hi' }],
+        tools: [tool],
+      });
       assert.equal(response.status, 400);
       const body = (await response.json()) as { error: { type: string; message: string } };
       assert.equal(body.error.type, 'invalid_request_error');
       assert.match(body.error.message, /^tools\.0: allowed_domains and blocked_domains cannot be used together/);
     }
-    const scheme = await postJson(service, '/v1/messages', { model: 'large', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }], tools: [{ ...SEARCH_TOOL, allowed_domains: ['example.com', 'https://example.org'] }] });
+    const scheme = await postJson(service, '/v1/messages', {
+      model: 'large',
+      max_tokens: 50,
+      messages: [{ role: 'user', content: 'hi' }],
+      tools: [{ ...SEARCH_TOOL, allowed_domains: ['example.com', 'https://example.org'] }],
+    });
     assert.equal(scheme.status, 400);
-    assert.match(((await scheme.json()) as { error: { message: string } }).error.message, /^tools\.0\.allowed_domains\.1: "https:\/\/example\.org" is not a domain/);
-    const nulls = await postJson(service, '/v1/messages', { model: 'large', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }], tools: [{ ...SEARCH_TOOL, allowed_domains: null, blocked_domains: ['b.com'] }] });
+    assert.match(
+      ((await scheme.json()) as { error: { message: string } }).error.message,
+      /^tools\.0\.allowed_domains\.1: "https:\/\/example\.org" is not a domain/,
+    );
+    const nulls = await postJson(service, '/v1/messages', {
+      model: 'large',
+      max_tokens: 50,
+      messages: [{ role: 'user', content: 'hi' }],
+      tools: [{ ...SEARCH_TOOL, allowed_domains: null, blocked_domains: ['b.com'] }],
+    });
     assert.equal(nulls.status, 200, 'null is unset, as the official client types it');
   });
 });

@@ -64,15 +64,29 @@ export function stop(server: Server): void {
 }
 
 const toolRequest = (tool: Record<string, unknown> = {}): MessageRequest =>
-  parseMessageRequest({ model: 'm', max_tokens: 100, messages: [{ role: 'user', content: 'q' }], tools: [{ type: 'web_search_20260209', name: 'web_search', allowed_callers: ['direct'], ...tool }] });
+  parseMessageRequest({
+    model: 'm',
+    max_tokens: 100,
+    messages: [{ role: 'user', content: 'q' }],
+    tools: [{ type: 'web_search_20260209', name: 'web_search', allowed_callers: ['direct'], ...tool }],
+  });
 
 /**
  * Runs the web_search tool on `provider` for one call, with the tool definition's extra fields
  * `tool`, and `share` characters of the turn's context budget for its results.
  */
-export async function runTool(provider: SearchProvider | undefined, input: Record<string, unknown>, tool: Record<string, unknown> = {}, timeoutMs = 5_000, share = 400_000): Promise<ServerToolResultBlock> {
+export async function runTool(
+  provider: SearchProvider | undefined,
+  input: Record<string, unknown>,
+  tool: Record<string, unknown> = {},
+  timeoutMs = 5_000,
+  share = 400_000,
+): Promise<ServerToolResultBlock> {
   const searchTool = new WebSearchTool({ maxResults: 3, maxResultCharacters: 500, timeoutMs }, provider);
-  return searchTool.run({ type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input }, { request: toolRequest(tool), resultCharacters: share, signal: new AbortController().signal });
+  return searchTool.run(
+    { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input },
+    { request: toolRequest(tool), resultCharacters: share, signal: new AbortController().signal },
+  );
 }
 
 export function errorCode(block: ServerToolResultBlock): string | undefined {

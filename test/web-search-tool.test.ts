@@ -26,7 +26,12 @@ describe('tool input and error codes', () => {
   const provider = new FolderSearchProvider({ folder, watch: false });
   after(() => provider.close());
 
-  for (const [input, label] of [[{}, 'missing'], [{ query: '' }, 'empty'], [{ query: '   ' }, 'blank'], [{ query: 42 }, 'a number']] as const) {
+  for (const [input, label] of [
+    [{}, 'missing'],
+    [{ query: '' }, 'empty'],
+    [{ query: '   ' }, 'blank'],
+    [{ query: 42 }, 'a number'],
+  ] as const) {
     test(`a ${label} query is invalid_tool_input`, async () => {
       assert.equal(errorCode(await runTool(provider, input)), 'invalid_tool_input');
     });
@@ -34,7 +39,9 @@ describe('tool input and error codes', () => {
 
   test(`a query over ${MAX_QUERY_CHARACTERS} characters is query_too_long; one at the limit is searched`, async () => {
     assert.equal(errorCode(await runTool(provider, { query: 'o'.repeat(MAX_QUERY_CHARACTERS + 1) })), 'query_too_long');
-    assert.ok(Array.isArray((await runTool(provider, { query: `otters ${'o'.repeat(MAX_QUERY_CHARACTERS - 7)}` })).content));
+    assert.ok(
+      Array.isArray((await runTool(provider, { query: `otters ${'o'.repeat(MAX_QUERY_CHARACTERS - 7)}` })).content),
+    );
   });
 
   test('no provider configured is unavailable', async () => {
@@ -42,21 +49,32 @@ describe('tool input and error codes', () => {
   });
 
   test('the error block has the public shape', async () => {
-    assert.deepEqual(await runTool(undefined, { query: 'otters' }), { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_1', content: { type: 'web_search_tool_result_error', error_code: 'unavailable' } });
+    assert.deepEqual(await runTool(undefined, { query: 'otters' }), {
+      type: 'web_search_tool_result',
+      tool_use_id: 'srvtoolu_1',
+      content: { type: 'web_search_tool_result_error', error_code: 'unavailable' },
+    });
   });
 });
 
 describe("the results fit the call's share of the context budget", () => {
   /** Three hits with a 203-character URL and a 180-character title each, and what was asked. */
   function longLabelProvider(): SearchProvider & { searches: number } {
-    const hit = (rank: number): SearchHit => ({ url: `https://example.com/${'long-path-segment/'.repeat(10)}${rank}`, title: 'A very long title '.repeat(10), pageAge: rank === 1 ? '2024-05-01' : null, content: 'text '.repeat(100) });
+    const hit = (rank: number): SearchHit => ({
+      url: `https://example.com/${'long-path-segment/'.repeat(10)}${rank}`,
+      title: 'A very long title '.repeat(10),
+      pageAge: rank === 1 ? '2024-05-01' : null,
+      content: 'text '.repeat(100),
+    });
     const provider = {
       name: 'fake',
       searches: 0,
       close: async () => {},
       search: async (_query: string, options: { maxCharacters: number }) => {
         provider.searches += 1;
-        return [1, 2, 3].map(hit).map((result) => ({ ...result, content: result.content.slice(0, options.maxCharacters) }));
+        return [1, 2, 3]
+          .map(hit)
+          .map((result) => ({ ...result, content: result.content.slice(0, options.maxCharacters) }));
       },
     };
     return provider;
@@ -70,24 +88,37 @@ describe("the results fit the call's share of the context budget", () => {
       assert.ok(Array.isArray(results) && results.length > 0, `share ${share}: ${JSON.stringify(block.content)}`);
       assert.ok(resultCharacters(block) <= share, `share ${share}: ${resultCharacters(block)} characters`);
       // Every kept result shows some text; the best-ranked results are the ones kept.
-      for (const result of results) assert.ok((decodeSearchContent(result.encrypted_content) ?? '').length >= MIN_RESULT_TEXT / 2, `share ${share}`);
+      for (const result of results)
+        assert.ok(
+          (decodeSearchContent(result.encrypted_content) ?? '').length >= MIN_RESULT_TEXT / 2,
+          `share ${share}`,
+        );
       assert.match(results[0]!.url, /1$/);
     }
     assert.equal(((await runTool(provider, { query: 'otters' }, {}, 5_000, 1000)).content as SearchResult[]).length, 2);
-    assert.equal(((await runTool(provider, { query: 'otters' }, {}, 5_000, 400_000)).content as SearchResult[]).length, 3);
+    assert.equal(
+      ((await runTool(provider, { query: 'otters' }, {}, 5_000, 400_000)).content as SearchResult[]).length,
+      3,
+    );
   });
 
   test('a share too small for one result is max_uses_exceeded, without a search', async () => {
     const provider = longLabelProvider();
     for (const share of [0, 100, MIN_SEARCH_CHARACTERS - 1]) {
-      assert.deepEqual((await runTool(provider, { query: 'otters' }, {}, 5_000, share)).content, { type: 'web_search_tool_result_error', error_code: 'max_uses_exceeded' });
+      assert.deepEqual((await runTool(provider, { query: 'otters' }, {}, 5_000, share)).content, {
+        type: 'web_search_tool_result_error',
+        error_code: 'max_uses_exceeded',
+      });
     }
     assert.equal(provider.searches, 0);
   });
 
   test('hits found whose URL and title alone overflow the share are max_uses_exceeded, not "no results"', async () => {
     const provider = longLabelProvider();
-    assert.deepEqual((await runTool(provider, { query: 'otters' }, {}, 5_000, 300)).content, { type: 'web_search_tool_result_error', error_code: 'max_uses_exceeded' });
+    assert.deepEqual((await runTool(provider, { query: 'otters' }, {}, 5_000, 300)).content, {
+      type: 'web_search_tool_result_error',
+      error_code: 'max_uses_exceeded',
+    });
     assert.equal(provider.searches, 1);
   });
 });
@@ -95,8 +126,15 @@ describe("the results fit the call's share of the context budget", () => {
 describe('domain filter', () => {
   test('a host covers itself and its subdomains, in any case, with or without a trailing dot', () => {
     const filter = DomainFilter.fromLists({ allowed_domains: ['Example.COM.'] });
-    for (const url of ['https://example.com/', 'https://docs.example.com/a', 'http://EXAMPLE.com.:8080/x', 'https://a.b.example.com']) assert.equal(filter.permits(url), true, url);
-    for (const url of ['https://notexample.com/', 'https://example.com.evil.net/', 'https://example.org/', 'not a url']) assert.equal(filter.permits(url), false, url);
+    for (const url of [
+      'https://example.com/',
+      'https://docs.example.com/a',
+      'http://EXAMPLE.com.:8080/x',
+      'https://a.b.example.com',
+    ])
+      assert.equal(filter.permits(url), true, url);
+    for (const url of ['https://notexample.com/', 'https://example.com.evil.net/', 'https://example.org/', 'not a url'])
+      assert.equal(filter.permits(url), false, url);
   });
 
   test('a path entry covers that path and below it, at a segment boundary', () => {
@@ -112,8 +150,14 @@ describe('domain filter', () => {
     assert.equal(blocked.permits('https://x.ads.example.net/'), false);
     assert.equal(blocked.permits('https://example.net/'), true);
     assert.equal(DomainFilter.fromLists({ allowed_domains: [] }).permits('https://example.com/'), false);
-    assert.equal(DomainFilter.fromLists({ allowed_domains: null, blocked_domains: null }).permits('https://example.com/'), true);
-    assert.equal(DomainFilter.fromLists({ allowed_domains: ['bücher.de'] }).permits('https://www.xn--bcher-kva.de/'), true);
+    assert.equal(
+      DomainFilter.fromLists({ allowed_domains: null, blocked_domains: null }).permits('https://example.com/'),
+      true,
+    );
+    assert.equal(
+      DomainFilter.fromLists({ allowed_domains: ['bücher.de'] }).permits('https://www.xn--bcher-kva.de/'),
+      true,
+    );
   });
 });
 
@@ -128,8 +172,20 @@ describe('encrypted_content and what a model reads', () => {
   });
 
   const results = [
-    { type: 'web_search_result', url: 'https://a.example.com/otters', title: 'Sea otters', page_age: '2024-05-01', encrypted_content: encodeSearchContent('Sea otters hold hands while they sleep.') },
-    { type: 'web_search_result', url: 'https://b.example.com/', title: 'Foreign', page_age: null, encrypted_content: 'EqkKCAEYAiIkNTY0ZTE' },
+    {
+      type: 'web_search_result',
+      url: 'https://a.example.com/otters',
+      title: 'Sea otters',
+      page_age: '2024-05-01',
+      encrypted_content: encodeSearchContent('Sea otters hold hands while they sleep.'),
+    },
+    {
+      type: 'web_search_result',
+      url: 'https://b.example.com/',
+      title: 'Foreign',
+      page_age: null,
+      encrypted_content: 'EqkKCAEYAiIkNTY0ZTE',
+    },
   ];
 
   test('the llama.cpp chat history shows results as readable text, never base64', () => {
@@ -138,7 +194,13 @@ describe('encrypted_content and what a model reads', () => {
       max_tokens: 10,
       messages: [
         { role: 'user', content: 'Otters?' },
-        { role: 'assistant', content: [{ type: 'server_tool_use', id: 's1', name: 'web_search', input: { query: 'otters' } }, { type: 'web_search_tool_result', tool_use_id: 's1', content: results }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'server_tool_use', id: 's1', name: 'web_search', input: { query: 'otters' } },
+            { type: 'web_search_tool_result', tool_use_id: 's1', content: results },
+          ],
+        },
         { role: 'user', content: 'And?' },
       ],
     });
@@ -149,7 +211,10 @@ describe('encrypted_content and what a model reads', () => {
       call?.result,
       'Web search results:\n\n[1] Sea otters\nURL: https://a.example.com/otters\nPage age: 2024-05-01\nSea otters hold hands while they sleep.\n\n[2] Foreign\nURL: https://b.example.com/\n(content not readable by this service)',
     );
-    assert.equal(webSearchResultText({ type: 'web_search_tool_result_error', error_code: 'too_many_requests' }), 'Web search failed: too_many_requests.');
+    assert.equal(
+      webSearchResultText({ type: 'web_search_tool_result_error', error_code: 'too_many_requests' }),
+      'Web search failed: too_many_requests.',
+    );
     assert.equal(webSearchResultText([]), 'Web search found no results.');
   });
 
@@ -159,7 +224,13 @@ describe('encrypted_content and what a model reads', () => {
       max_tokens: 10,
       messages: [
         { role: 'user', content: 'Otters?' },
-        { role: 'assistant', content: [{ type: 'server_tool_use', id: 's1', name: 'web_search', input: { query: 'otters' } }, { type: 'web_search_tool_result', tool_use_id: 's1', content: results.slice(0, 1) }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'server_tool_use', id: 's1', name: 'web_search', input: { query: 'otters' } },
+            { type: 'web_search_tool_result', tool_use_id: 's1', content: results.slice(0, 1) },
+          ],
+        },
       ],
     });
     const prompt = renderPrompt(request);
@@ -169,15 +240,33 @@ describe('encrypted_content and what a model reads', () => {
 });
 
 describe('config', () => {
-  const model = { id: 'm', tier: 'mid', generation: 'newer', contextWindow: 1000, maxOutputTokens: 100, backend: { type: 'scripted' } };
+  const model = {
+    id: 'm',
+    tier: 'mid',
+    generation: 'newer',
+    contextWindow: 1000,
+    maxOutputTokens: 100,
+    backend: { type: 'scripted' },
+  };
 
   test("a folder provider's paths resolve against the config file's folder", () => {
     const folder = mkdtempSync(join(tmpdir(), 'mms-search-config-'));
     const path = join(folder, 'mms.json');
-    writeFileSync(path, JSON.stringify({ models: [model], serverTools: { webSearch: { provider: { type: 'folder', folder: 'docs', indexFile: 'state/index.json' } } } }));
+    writeFileSync(
+      path,
+      JSON.stringify({
+        models: [model],
+        serverTools: { webSearch: { provider: { type: 'folder', folder: 'docs', indexFile: 'state/index.json' } } },
+      }),
+    );
     const { config } = loadConfig(path);
     assert.deepEqual(config.serverTools.webSearch, {
-      provider: { type: 'folder', folder: join(folder, 'docs'), indexFile: join(folder, 'state', 'index.json'), watch: true },
+      provider: {
+        type: 'folder',
+        folder: join(folder, 'docs'),
+        indexFile: join(folder, 'state', 'index.json'),
+        watch: true,
+      },
       maxResults: 5,
       maxResultCharacters: 2000,
       timeoutMs: 10_000,
@@ -186,13 +275,23 @@ describe('config', () => {
 
   test('defaults: no provider; Brave gets its public base URL; errors name the field', () => {
     assert.equal(validateConfig({ models: [model] }, 't.json').serverTools.webSearch.provider, undefined);
-    const brave = validateConfig({ models: [model], serverTools: { webSearch: { provider: { type: 'brave', apiKey: 'k' } } } }, 't.json').serverTools.webSearch.provider;
+    const brave = validateConfig(
+      { models: [model], serverTools: { webSearch: { provider: { type: 'brave', apiKey: 'k' } } } },
+      't.json',
+    ).serverTools.webSearch.provider;
     assert.deepEqual(brave, { type: 'brave', apiKey: 'k', baseURL: 'https://api.search.brave.com' });
-    const refused = (input: unknown) => assert.throws(() => validateConfig({ models: [model], serverTools: { webSearch: input } }, 't.json'), ConfigError);
+    const refused = (input: unknown) =>
+      assert.throws(
+        () => validateConfig({ models: [model], serverTools: { webSearch: input } }, 't.json'),
+        ConfigError,
+      );
     refused({ provider: { type: 'brave' } });
     refused({ provider: { type: 'searxng', baseURL: 'ftp://x' } });
     refused({ provider: { type: 'folder' } });
     refused({ maxResults: 21 });
-    assert.throws(() => validateConfig({ models: [model], serverTools: { webSearch: { provider: { type: 'brave' } } } }, 't.json'), /serverTools\.webSearch\.provider\.apiKey/);
+    assert.throws(
+      () => validateConfig({ models: [model], serverTools: { webSearch: { provider: { type: 'brave' } } } }, 't.json'),
+      /serverTools\.webSearch\.provider\.apiKey/,
+    );
   });
 });

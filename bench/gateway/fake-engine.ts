@@ -31,9 +31,10 @@ const models = (readFixture('models') as { body: unknown }).body;
 const ENGINE_MODEL = ((models as { data: Array<{ id: string }> }).data[0] ?? { id: 'missing' }).id;
 
 const JSON_REPLY = Buffer.from(JSON.stringify(text.json));
-const STREAM_REPLY = Buffer.from(`${text.stream.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join('')}data: [DONE]\n\n`);
+const STREAM_REPLY = Buffer.from(
+  `${text.stream.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join('')}data: [DONE]\n\n`,
+);
 const MODELS_REPLY = Buffer.from(JSON.stringify(models));
-
 
 function send(response: ServerResponse, status: number, contentType: string, body: Buffer): void {
   response.writeHead(status, { 'content-type': contentType, 'content-length': body.length });
@@ -44,7 +45,12 @@ async function handle(request: IncomingMessage, response: ServerResponse): Promi
   const path = (request.url ?? '/').split('?')[0];
   if (request.method === 'GET' && path === '/v1/models') return send(response, 200, 'application/json', MODELS_REPLY);
   if (request.method !== 'POST' || path !== '/v1/chat/completions') {
-    return send(response, 404, 'application/json', Buffer.from(`{"error":{"message":"${request.method} ${path} is not served by the bench engine"}}`));
+    return send(
+      response,
+      404,
+      'application/json',
+      Buffer.from(`{"error":{"message":"${request.method} ${path} is not served by the bench engine"}}`),
+    );
   }
   let parsed: { stream?: unknown; messages?: unknown };
   try {
@@ -53,7 +59,8 @@ async function handle(request: IncomingMessage, response: ServerResponse): Promi
   } catch {
     return send(response, 400, 'application/json', Buffer.from('{"error":{"message":"unreadable JSON"}}'));
   }
-  if (!Array.isArray(parsed.messages)) return send(response, 400, 'application/json', Buffer.from('{"error":{"message":"messages is required"}}'));
+  if (!Array.isArray(parsed.messages))
+    return send(response, 400, 'application/json', Buffer.from('{"error":{"message":"messages is required"}}'));
   if (parsed.stream === true) return send(response, 200, 'text/event-stream', STREAM_REPLY);
   send(response, 200, 'application/json', JSON_REPLY);
 }

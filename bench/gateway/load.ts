@@ -23,8 +23,16 @@ export interface Throughput {
   p99: number;
 }
 
-export async function runLoad(target: HttpTarget, connections: number, durationSeconds: number, phase: string): Promise<Throughput> {
-  const result = await postUnderLoad({ url: target.url, headers: target.headers, body: target.body, connections, duration: durationSeconds }, `${target.name} ${phase}`);
+export async function runLoad(
+  target: HttpTarget,
+  connections: number,
+  durationSeconds: number,
+  phase: string,
+): Promise<Throughput> {
+  const result = await postUnderLoad(
+    { url: target.url, headers: target.headers, body: target.body, connections, duration: durationSeconds },
+    `${target.name} ${phase}`,
+  );
   return { requestsPerSecond: requestsPerSecond(result), p50: result.latency.p50, p99: result.latency.p99 };
 }
 
@@ -47,14 +55,22 @@ function once(target: HttpTarget, agent: Agent, url: URL, body: Buffer): Promise
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const outgoing = request(
-      { agent, host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { ...target.headers, 'content-length': body.length } },
+      {
+        agent,
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        headers: { ...target.headers, 'content-length': body.length },
+      },
       (response) => {
         let tail = '';
         response.on('data', (chunk: Buffer) => {
           if (response.statusCode !== 200) tail = (tail + chunk.toString('utf8')).slice(-500);
         });
         response.on('end', () => {
-          if (response.statusCode !== 200) reject(new Error(`${target.name}: latency probe got ${String(response.statusCode)}: ${tail}`));
+          if (response.statusCode !== 200)
+            reject(new Error(`${target.name}: latency probe got ${String(response.statusCode)}: ${tail}`));
           else resolve(performance.now() - started);
         });
         response.on('error', reject);

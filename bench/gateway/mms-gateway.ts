@@ -12,9 +12,21 @@
 import type { AddressInfo } from 'node:net';
 import { buildApp, ModelRegistry, validateConfig } from '@mms/server';
 
-function settingsFromArguments(): { apiKey: string; modelId: string; baseURL: string; engineModel: string; layout: 'single' | 'backends' } {
+function settingsFromArguments(): {
+  apiKey: string;
+  modelId: string;
+  baseURL: string;
+  engineModel: string;
+  layout: 'single' | 'backends';
+} {
   const [apiKey, modelId, baseURL, engineModel, layout] = process.argv.slice(2);
-  if (apiKey === undefined || modelId === undefined || baseURL === undefined || engineModel === undefined || (layout !== 'single' && layout !== 'backends')) {
+  if (
+    apiKey === undefined ||
+    modelId === undefined ||
+    baseURL === undefined ||
+    engineModel === undefined ||
+    (layout !== 'single' && layout !== 'backends')
+  ) {
     throw new Error('usage: mms-gateway.ts <api key> <model id> <engine base URL> <engine model> single|backends');
   }
   return { apiKey, modelId, baseURL, engineModel, layout };
@@ -54,7 +66,8 @@ async function main(): Promise<void> {
   const registry = ModelRegistry.fromConfig(config.models, process.cwd());
   // The start-up check `mms serve` runs: fails here, rather than in the middle of the load, if
   // the engine is not the one configured.
-  for (const { id, prepared } of await registry.prepare({ progress: false })) console.error(`mms (${settings.layout}): ${id}: ${prepared}`);
+  for (const { id, prepared } of await registry.prepare({ progress: false }))
+    console.error(`mms (${settings.layout}): ${id}: ${prepared}`);
   const app = buildApp({ config, registry });
   await app.listen({ host: '127.0.0.1', port: 0 });
   process.on('disconnect', () => {

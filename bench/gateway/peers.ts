@@ -44,7 +44,11 @@ function installedVersion(name: string): string | undefined {
 /** What package.json pins, as `name@version`, with what is installed now. */
 function pinned(): Array<{ name: string; wanted: string; installed: string | undefined }> {
   const manifest = JSON.parse(readFileSync(join(PEERS_FOLDER, 'package.json'), 'utf8')) as PeerManifest;
-  return Object.entries({ ...manifest.dependencies, ...manifest.overrides }).map(([name, wanted]) => ({ name, wanted, installed: installedVersion(name) }));
+  return Object.entries({ ...manifest.dependencies, ...manifest.overrides }).map(([name, wanted]) => ({
+    name,
+    wanted,
+    installed: installedVersion(name),
+  }));
 }
 
 /** Installs the peers on the first run (or when a pinned version changed), and says so. */
@@ -53,13 +57,21 @@ export function ensurePeersInstalled(): string[] {
   if (packages.some((entry) => entry.installed !== entry.wanted)) {
     const command = ['install', '--prefix', PEERS_FOLDER, '--no-audit', '--no-fund', '--ignore-scripts'];
     console.log(`peers: ${packages.map((entry) => `${entry.name}@${entry.wanted}`).join(', ')} not installed yet`);
-    console.log(`peers: npm ${command.join(' ')}  (their own npm project, not mms's dependencies; no install scripts run)`);
+    console.log(
+      `peers: npm ${command.join(' ')}  (their own npm project, not mms's dependencies; no install scripts run)`,
+    );
     const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
     const result = spawnSync(npm, command, { stdio: 'inherit' });
-    if (result.status !== 0) throw new Error(`npm install --prefix ${PEERS_FOLDER} failed (exit ${String(result.status)}${result.error ? `: ${result.error.message}` : ''})`);
+    if (result.status !== 0)
+      throw new Error(
+        `npm install --prefix ${PEERS_FOLDER} failed (exit ${String(result.status)}${result.error ? `: ${result.error.message}` : ''})`,
+      );
     packages = pinned();
     const missing = packages.filter((entry) => entry.installed !== entry.wanted);
-    if (missing.length > 0) throw new Error(`after npm install: ${missing.map((entry) => `${entry.name} is ${entry.installed ?? 'missing'}, wanted ${entry.wanted}`).join('; ')}`);
+    if (missing.length > 0)
+      throw new Error(
+        `after npm install: ${missing.map((entry) => `${entry.name} is ${entry.installed ?? 'missing'}, wanted ${entry.wanted}`).join('; ')}`,
+      );
   }
   return packages.map((entry) => `${entry.name}@${entry.installed ?? '?'}`);
 }
@@ -93,10 +105,17 @@ function captureOutput(child: ChildProcess): () => string {
   return () => tail;
 }
 
-async function waitUntilListening(name: string, child: ChildProcess, port: number, output: () => string, timeoutMs = 30_000): Promise<void> {
+async function waitUntilListening(
+  name: string,
+  child: ChildProcess,
+  port: number,
+  output: () => string,
+  timeoutMs = 30_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`${name} exited with code ${child.exitCode} before it listened:\n${output()}`);
+    if (child.exitCode !== null)
+      throw new Error(`${name} exited with code ${child.exitCode} before it listened:\n${output()}`);
     try {
       // Any HTTP answer (404 included) means the server is up.
       await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(1000) });
@@ -121,7 +140,10 @@ async function stopProcess(child: ChildProcess): Promise<void> {
 export async function startPortkey(): Promise<PeerProcess> {
   const port = await freePort();
   const entry = join(PEERS_FOLDER, 'node_modules', '@portkey-ai', 'gateway', 'build', 'start-server.js');
-  const child = spawn(process.execPath, [entry, `--port=${port}`, '--headless'], { cwd: PEERS_FOLDER, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [entry, `--port=${port}`, '--headless'], {
+    cwd: PEERS_FOLDER,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const output = captureOutput(child);
   await waitUntilListening('@portkey-ai/gateway', child, port, output);
   return { name: 'portkey', port, stop: () => stopProcess(child) };
@@ -129,7 +151,11 @@ export async function startPortkey(): Promise<PeerProcess> {
 
 /** The Portkey headers that send a chat completion to an OpenAI-compatible engine at `engineBaseURL`. */
 export function portkeyHeaders(engineBaseURL: string): Record<string, string> {
-  return { 'x-portkey-provider': 'openai', 'x-portkey-custom-host': engineBaseURL, authorization: 'Bearer bench-engine-key' };
+  return {
+    'x-portkey-provider': 'openai',
+    'x-portkey-custom-host': engineBaseURL,
+    authorization: 'Bearer bench-engine-key',
+  };
 }
 
 export async function startClaudeCodeRouter(engineBaseURL: string, engineModel: string): Promise<PeerProcess> {
@@ -143,12 +169,23 @@ export async function startClaudeCodeRouter(engineBaseURL: string, engineModel: 
     // No log files: mms writes none during the benchmark either.
     LOG: false,
     NON_INTERACTIVE_MODE: true,
-    Providers: [{ name: 'bench', api_base_url: `${engineBaseURL}/chat/completions`, api_key: 'bench-engine-key', models: [engineModel] }],
+    Providers: [
+      {
+        name: 'bench',
+        api_base_url: `${engineBaseURL}/chat/completions`,
+        api_key: 'bench-engine-key',
+        models: [engineModel],
+      },
+    ],
     Router: { default: `bench,${engineModel}` },
   };
   writeFileSync(join(configFolder, 'config.json'), JSON.stringify(config, null, 2));
   const entry = join(PEERS_FOLDER, 'node_modules', '@musistudio', 'claude-code-router', 'dist', 'cli.js');
-  const child = spawn(process.execPath, [entry, 'start'], { cwd: home, env: { ...process.env, HOME: home, USERPROFILE: home }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [entry, 'start'], {
+    cwd: home,
+    env: { ...process.env, HOME: home, USERPROFILE: home },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const output = captureOutput(child);
   try {
     await waitUntilListening('@musistudio/claude-code-router', child, port, output);

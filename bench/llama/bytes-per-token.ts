@@ -55,12 +55,19 @@ function kvCacheBytesPerPosition(tensors: readonly GgufTensorInfo[]): number {
 }
 
 /** `promptTokens` are in the cache before the first generated token; the cache then grows by one per token. */
-export async function tokenTraffic(modelPath: string, promptTokens: number, generatedTokens: number): Promise<TokenTraffic> {
+export async function tokenTraffic(
+  modelPath: string,
+  promptTokens: number,
+  generatedTokens: number,
+): Promise<TokenTraffic> {
   const fileBytes = (await stat(modelPath)).size;
-  const tensors = (await readGgufFileInfo(modelPath, { readTensorInfo: true, logWarnings: false })).fullTensorInfo ?? [];
+  const tensors =
+    (await readGgufFileInfo(modelPath, { readTensorInfo: true, logWarnings: false })).fullTensorInfo ?? [];
   if (tensors.length === 0) throw new Error(`no tensor table in ${modelPath}`);
   const sizes = tensorSizes(tensors, fileBytes);
-  const nonEmbeddingBytes = [...sizes].filter(([name]) => name !== 'token_embd.weight').reduce((total, [, bytes]) => total + bytes, 0);
+  const nonEmbeddingBytes = [...sizes]
+    .filter(([name]) => name !== 'token_embd.weight')
+    .reduce((total, [, bytes]) => total + bytes, 0);
   const meanPosition = promptTokens + generatedTokens / 2;
   return {
     fileBytes,

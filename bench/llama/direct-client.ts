@@ -12,7 +12,11 @@ export interface DirectProcess {
 
 function readSample(message: unknown): GenerationSample {
   const sample = message as Partial<GenerationSample> | null;
-  if (typeof sample?.tokens !== 'number' || typeof sample.milliseconds !== 'number' || typeof sample.cpuMilliseconds !== 'number') {
+  if (
+    typeof sample?.tokens !== 'number' ||
+    typeof sample.milliseconds !== 'number' ||
+    typeof sample.cpuMilliseconds !== 'number'
+  ) {
     throw new Error(`not a generation sample: ${JSON.stringify(message)}`);
   }
   return { tokens: sample.tokens, milliseconds: sample.milliseconds, cpuMilliseconds: sample.cpuMilliseconds };
@@ -20,7 +24,8 @@ function readSample(message: unknown): GenerationSample {
 
 function readReady(message: unknown): DirectReady {
   const ready = message as Partial<DirectReady> | null;
-  if (typeof ready?.promptTokens !== 'number') throw new Error(`expected { promptTokens } from the direct engine, got ${JSON.stringify(message)}`);
+  if (typeof ready?.promptTokens !== 'number')
+    throw new Error(`expected { promptTokens } from the direct engine, got ${JSON.stringify(message)}`);
   return { promptTokens: ready.promptTokens };
 }
 

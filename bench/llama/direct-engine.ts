@@ -5,7 +5,18 @@
  * LlamaChat per generation, the model's own chat wrapper and the same generation options. What
  * is left out is everything of the service: HTTP, validation, the turn loop, the emitter.
  */
-import { getLlama, LlamaChat, resolveChatWrapper, type ChatHistoryItem, type ChatWrapper, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaGrammar, type LlamaModel } from 'node-llama-cpp';
+import {
+  getLlama,
+  LlamaChat,
+  resolveChatWrapper,
+  type ChatHistoryItem,
+  type ChatWrapper,
+  type Llama,
+  type LlamaContext,
+  type LlamaContextSequence,
+  type LlamaGrammar,
+  type LlamaModel,
+} from 'node-llama-cpp';
 
 export interface EngineSettings {
   contextSize: number;
@@ -59,7 +70,11 @@ export class DirectEngine {
   static async load(modelPath: string, settings: EngineSettings): Promise<DirectEngine> {
     const llama = await llamaRuntime();
     const model = await llama.loadModel({ modelPath });
-    const context = await model.createContext({ contextSize: settings.contextSize, sequences: 1, threads: settings.threads });
+    const context = await model.createContext({
+      contextSize: settings.contextSize,
+      sequences: 1,
+      threads: settings.threads,
+    });
     return new DirectEngine(llama, model, context, context.getSequence(), resolveChatWrapper(model));
   }
 
@@ -70,7 +85,11 @@ export class DirectEngine {
   }
 
   async generate(prompt: string, maxTokens: number, grammar?: LlamaGrammar): Promise<GenerationSample> {
-    const chat = new LlamaChat({ contextSequence: this.sequence, chatWrapper: this.chatWrapper, autoDisposeSequence: false });
+    const chat = new LlamaChat({
+      contextSequence: this.sequence,
+      chatWrapper: this.chatWrapper,
+      autoDisposeSequence: false,
+    });
     let tokens = 0;
     const cpuAtStart = process.cpuUsage();
     const started = performance.now();

@@ -27,7 +27,8 @@ function modelPathFromArguments(): string {
 
 function readRequest(message: unknown): DirectRequest {
   const request = message as Partial<DirectRequest> | null;
-  if (typeof request?.maxTokens !== 'number' || typeof request.constrained !== 'boolean') throw new Error(`not a generation request: ${JSON.stringify(message)}`);
+  if (typeof request?.maxTokens !== 'number' || typeof request.constrained !== 'boolean')
+    throw new Error(`not a generation request: ${JSON.stringify(message)}`);
   return { maxTokens: request.maxTokens, constrained: request.constrained };
 }
 

@@ -58,7 +58,6 @@ async function timePasses(count: number, passes: number, step: (index: number) =
   return times;
 }
 
-
 /** The slowest schema by its median warm time: a garbage-collection pause inside one pass does not pick it. */
 function summarise(schemas: readonly NamedSchema[], times: PassTimes): StepTiming {
   const medians = times.warmPerSchema.map(median);
@@ -73,9 +72,13 @@ function summarise(schemas: readonly NamedSchema[], times: PassTimes): StepTimin
 
 export async function timeGrammarCompile(llama: Llama, schemas: readonly NamedSchema[]): Promise<GrammarCompileTiming> {
   // Compiled first, so that its first pass is the compiler's first use in this process (cold).
-  const compile = await timePasses(schemas.length, COMPILE_PASSES, (index) => jsonSchemaToGbnf(schemas[index]?.schema ?? {}));
+  const compile = await timePasses(schemas.length, COMPILE_PASSES, (index) =>
+    jsonSchemaToGbnf(schemas[index]?.schema ?? {}),
+  );
   const texts = schemas.map((entry) => jsonSchemaToGbnf(entry.schema));
-  const parse = await timePasses(schemas.length, PARSE_PASSES, (index) => llama.createGrammar({ grammar: texts[index] ?? '' }));
+  const parse = await timePasses(schemas.length, PARSE_PASSES, (index) =>
+    llama.createGrammar({ grammar: texts[index] ?? '' }),
+  );
   return {
     schemaCount: schemas.length,
     ruleCount: texts.reduce((total, text) => total + text.trim().split('\n').length, 0),

@@ -17,7 +17,8 @@ export interface ServiceProcess {
 
 function readPort(message: unknown): number {
   const port = typeof message === 'object' && message !== null ? (message as { port?: unknown }).port : undefined;
-  if (typeof port !== 'number') throw new Error(`expected { port } from the service process, got ${JSON.stringify(message)}`);
+  if (typeof port !== 'number')
+    throw new Error(`expected { port } from the service process, got ${JSON.stringify(message)}`);
   return port;
 }
 
@@ -29,7 +30,8 @@ export async function startServiceProcess(modelPath: string): Promise<ServicePro
 /** The service process's CPU time so far, in milliseconds (asked over IPC, outside any wall clock). */
 async function serviceCpuMilliseconds(service: ServiceProcess): Promise<number> {
   const usage = (await askChild(service.child, 'cpu-usage')) as Partial<NodeJS.CpuUsage> | null;
-  if (typeof usage?.user !== 'number' || typeof usage.system !== 'number') throw new Error(`expected process.cpuUsage() from the service, got ${JSON.stringify(usage)}`);
+  if (typeof usage?.user !== 'number' || typeof usage.system !== 'number')
+    throw new Error(`expected process.cpuUsage() from the service, got ${JSON.stringify(usage)}`);
   return (usage.user + usage.system) / 1000;
 }
 
@@ -43,7 +45,13 @@ async function timed(service: ServiceProcess, request: () => Promise<number>): P
 }
 
 function requestBody(prompt: string, maxTokens: number, stream: boolean): string {
-  return JSON.stringify({ model: MODEL_ID, max_tokens: maxTokens, temperature: 1, stream, messages: [{ role: 'user', content: prompt }] });
+  return JSON.stringify({
+    model: MODEL_ID,
+    max_tokens: maxTokens,
+    temperature: 1,
+    stream,
+    messages: [{ role: 'user', content: prompt }],
+  });
 }
 
 async function post(service: ServiceProcess, body: string): Promise<Response> {
@@ -53,13 +61,18 @@ async function post(service: ServiceProcess, body: string): Promise<Response> {
 }
 
 function outputTokensOf(usage: unknown, where: string): number {
-  const tokens = typeof usage === 'object' && usage !== null ? (usage as { output_tokens?: unknown }).output_tokens : undefined;
+  const tokens =
+    typeof usage === 'object' && usage !== null ? (usage as { output_tokens?: unknown }).output_tokens : undefined;
   if (typeof tokens !== 'number') throw new Error(`no usage.output_tokens in the ${where}`);
   return tokens;
 }
 
 /** One whole request: the clock runs from sending it to the reply's last byte. */
-export function generateThroughService(service: ServiceProcess, prompt: string, maxTokens: number): Promise<GenerationSample> {
+export function generateThroughService(
+  service: ServiceProcess,
+  prompt: string,
+  maxTokens: number,
+): Promise<GenerationSample> {
   return timed(service, async () => {
     const reply = (await (await post(service, requestBody(prompt, maxTokens, false))).json()) as { usage?: unknown };
     return outputTokensOf(reply.usage, 'reply');
@@ -67,7 +80,11 @@ export function generateThroughService(service: ServiceProcess, prompt: string, 
 }
 
 /** One whole streamed request: the clock stops when the event stream has ended. */
-export function streamThroughService(service: ServiceProcess, prompt: string, maxTokens: number): Promise<GenerationSample> {
+export function streamThroughService(
+  service: ServiceProcess,
+  prompt: string,
+  maxTokens: number,
+): Promise<GenerationSample> {
   return timed(service, async () => {
     const text = await (await post(service, requestBody(prompt, maxTokens, true))).text();
     const delta = parseSse(text).find((event) => event.event === 'message_delta');

@@ -42,8 +42,16 @@ const registry = ModelRegistry.fromConfig(config.models, process.cwd());
 const services = { registry, serverTools: new ServiceTools(config.serverTools), maxSteps: config.maxSteps };
 const keys = new ApiKeyCheck(config.apiKeys);
 const batching = new ReplyBatching((error) => console.error('layer-server: writing a reply failed', error));
-const CANNED = JSON.stringify({ id: 'msg_canned', type: 'message', role: 'assistant', model: modelId, content: [{ type: 'text', text: 'Summarize the benchmark in one short sentence please.', citations: null }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 12, output_tokens: 9 } });
-
+const CANNED = JSON.stringify({
+  id: 'msg_canned',
+  type: 'message',
+  role: 'assistant',
+  model: modelId,
+  content: [{ type: 'text', text: 'Summarize the benchmark in one short sentence please.', citations: null }],
+  stop_reason: 'end_turn',
+  stop_sequence: null,
+  usage: { input_tokens: 12, output_tokens: 9 },
+});
 
 /** The same signal wiring as routes/messages/route.ts. */
 function abortOnDisconnect(response: ServerResponse): Cancellation {
@@ -56,20 +64,33 @@ function abortOnDisconnect(response: ServerResponse): Cancellation {
 
 /** A reply shaped like the service's, built from the request without the service's machinery. */
 function echoReply(body: { model: string; messages: Array<{ content: unknown }> }): string {
-  return JSON.stringify({ id: newRequestId(), type: 'message', role: 'assistant', model: body.model, content: [{ type: 'text', text: body.messages[0]?.content, citations: null }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 12, output_tokens: 9 } });
+  return JSON.stringify({
+    id: newRequestId(),
+    type: 'message',
+    role: 'assistant',
+    model: body.model,
+    content: [{ type: 'text', text: body.messages[0]?.content, citations: null }],
+    stop_reason: 'end_turn',
+    stop_sequence: null,
+    usage: { input_tokens: 12, output_tokens: 9 },
+  });
 }
 
 async function foldedReply(body: unknown, cancellation: Cancellation): Promise<{ text: string; backend: string }> {
   const call = await startMessage(body, undefined, services, cancellation);
   const fold = new MessageFold();
-  for (let next = await call.events.next(); !next.done; next = await call.events.next()) for (const event of next.value) fold.apply(event);
+  for (let next = await call.events.next(); !next.done; next = await call.events.next())
+    for (const event of next.value) fold.apply(event);
   return { text: JSON.stringify(fold.result()), backend: call.backendName() };
 }
 
 async function answer(request: IncomingMessage, response: ServerResponse): Promise<void> {
   const body: unknown = JSON.parse(await readBody(request));
   if (layer === 'bare') {
-    response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(CANNED) });
+    response.writeHead(200, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(CANNED),
+    });
     response.end(CANNED);
     return;
   }
@@ -89,7 +110,12 @@ async function answer(request: IncomingMessage, response: ServerResponse): Promi
   }
   // As the service writes its replies: together, at the end of the event loop's turn.
   batching.defer(() => {
-    response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(reply.text), 'request-id': requestId, 'mms-backend': reply.backend });
+    response.writeHead(200, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(reply.text),
+      'request-id': requestId,
+      'mms-backend': reply.backend,
+    });
     response.end(reply.text);
   });
 }
@@ -115,7 +141,10 @@ async function listen(): Promise<{ port: number; close: () => Promise<void> }> {
   };
 }
 
-if (process.send === undefined) throw new Error('bench/request-layers/layer-server.ts is started by bench/request-layers.ts (it needs an IPC channel)');
+if (process.send === undefined)
+  throw new Error(
+    'bench/request-layers/layer-server.ts is started by bench/request-layers.ts (it needs an IPC channel)',
+  );
 const service = await listen();
 process.on('message', (message: unknown) => {
   if (typeof message === 'object' && message !== null && 'cpu' in message) process.send?.({ cpu: process.cpuUsage() });

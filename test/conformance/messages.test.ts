@@ -7,13 +7,25 @@ import { NotFoundError } from '@anthropic-ai/sdk';
 import AnthropicV1, { BadRequestError as BadRequestErrorV1 } from '@anthropic-ai/sdk-v1';
 import type { MessageCreateParamsNonStreaming, RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages';
 import { API_VERSION, VERSION_HEADER } from '@mms/protocol';
-import { assertType, MODEL_IDS, plainWithoutId, rejection, SDK_V1_DEFAULT_VERSION, useConformanceService, type Envelope } from './support.js';
+import {
+  assertType,
+  MODEL_IDS,
+  plainWithoutId,
+  rejection,
+  SDK_V1_DEFAULT_VERSION,
+  useConformanceService,
+  type Envelope,
+} from './support.js';
 
 const conformance = useConformanceService();
 
 describe('official client 1.x', () => {
   test(`unmodified, its default anthropic-version (${SDK_V1_DEFAULT_VERSION}) is refused with a BadRequestError naming ${API_VERSION}`, async () => {
-    const v1 = new AnthropicV1({ baseURL: conformance.service.baseURL, apiKey: conformance.service.apiKey, maxRetries: 0 });
+    const v1 = new AnthropicV1({
+      baseURL: conformance.service.baseURL,
+      apiKey: conformance.service.apiKey,
+      maxRetries: 0,
+    });
     const error = await rejection(v1.models.retrieve('mid'));
     assert.ok(error instanceof BadRequestErrorV1, `got ${String(error)}`);
     assert.equal(error.status, 400);
@@ -21,7 +33,10 @@ describe('official client 1.x', () => {
     assert.ok(error.message.includes(SDK_V1_DEFAULT_VERSION) && error.message.includes(API_VERSION), error.message);
     const body = error.error as Envelope;
     assert.equal(body.error.type, 'invalid_request_error');
-    assert.match(body.error.message, new RegExp(`"${SDK_V1_DEFAULT_VERSION}" is not a supported version.*${API_VERSION}`));
+    assert.match(
+      body.error.message,
+      new RegExp(`"${SDK_V1_DEFAULT_VERSION}" is not a supported version.*${API_VERSION}`),
+    );
   });
 
   test(`with defaultHeaders { ${VERSION_HEADER}: ${API_VERSION} } messages.create works`, async () => {
@@ -31,7 +46,11 @@ describe('official client 1.x', () => {
       maxRetries: 0,
       defaultHeaders: { [VERSION_HEADER]: API_VERSION },
     });
-    const message = await v1.messages.create({ model: 'mid', max_tokens: 64, messages: [{ role: 'user', content: 'hello from 1.x' }] });
+    const message = await v1.messages.create({
+      model: 'mid',
+      max_tokens: 64,
+      messages: [{ role: 'user', content: 'hello from 1.x' }],
+    });
     assert.equal(message.model, 'mid-newer');
     assert.equal(message.stop_reason, 'end_turn');
     const block = message.content[0];
@@ -59,7 +78,11 @@ describe('messages.create (JSON)', () => {
     assert.ok(message.usage.input_tokens > 0);
     assert.ok(message.usage.output_tokens > 0);
 
-    const counted = await conformance.client.messages.countTokens({ model: params.model, system: params.system, messages: params.messages });
+    const counted = await conformance.client.messages.countTokens({
+      model: params.model,
+      system: params.system,
+      messages: params.messages,
+    });
     assert.equal(counted.input_tokens, message.usage.input_tokens);
   });
 
@@ -145,7 +168,10 @@ describe('streaming', () => {
     assert.deepEqual(types.slice(-3), ['content_block_stop', 'message_delta', 'message_stop']);
     const middle = types.slice(2, -3);
     assert.ok(middle.length >= 3);
-    assert.deepEqual(middle, middle.map(() => 'content_block_delta'));
+    assert.deepEqual(
+      middle,
+      middle.map(() => 'content_block_delta'),
+    );
 
     const start = events[0];
     assertType(start, 'message_start');
@@ -153,7 +179,11 @@ describe('streaming', () => {
     assert.equal(start.message.model, 'small-newer');
     assert.deepEqual(start.message.content, []);
     assert.equal(start.message.stop_reason, null);
-    const text = events.flatMap((event) => (event.type === 'content_block_delta' && event.delta.type === 'text_delta' ? [event.delta.text] : [])).join('');
+    const text = events
+      .flatMap((event) =>
+        event.type === 'content_block_delta' && event.delta.type === 'text_delta' ? [event.delta.text] : [],
+      )
+      .join('');
     assert.equal(text, 'one two three');
     const delta = events.at(-2);
     assertType(delta, 'message_delta');
@@ -183,7 +213,10 @@ describe('streaming', () => {
     assert.ok(deltaTypes.includes('signature_delta'));
     assert.ok(deltaTypes.indexOf('signature_delta') < deltaTypes.indexOf('text_delta'));
     assert.equal(signatures.length, 1);
-    assert.deepEqual(final.content.map((block) => block.type), ['thinking', 'text']);
+    assert.deepEqual(
+      final.content.map((block) => block.type),
+      ['thinking', 'text'],
+    );
     const [thinking, text] = final.content;
     assertType(thinking, 'thinking');
     assert.ok(thinking.thinking.length > 0);
@@ -210,11 +243,17 @@ describe('models', () => {
 
   test('models.list pages with limit and after_id', async () => {
     const first = await conformance.client.models.list({ limit: 4 });
-    assert.deepEqual(first.data.map((model) => model.id), MODEL_IDS.slice(0, 4));
+    assert.deepEqual(
+      first.data.map((model) => model.id),
+      MODEL_IDS.slice(0, 4),
+    );
     assert.equal(first.has_more, true);
     assert.equal(first.hasNextPage(), true);
     const second = await first.getNextPage();
-    assert.deepEqual(second.data.map((model) => model.id), MODEL_IDS.slice(4));
+    assert.deepEqual(
+      second.data.map((model) => model.id),
+      MODEL_IDS.slice(4),
+    );
     assert.equal(second.has_more, false);
     assert.equal(second.hasNextPage(), false);
   });
@@ -259,7 +298,12 @@ describe('stop reasons', () => {
 
   test('a streamed stop sequence reports the same stop_reason and stop_sequence', async () => {
     const final = await conformance.client.messages
-      .stream({ model: 'mid', max_tokens: 128, stop_sequences: ['STOP'], messages: [{ role: 'user', content: 'keep this STOP drop that' }] })
+      .stream({
+        model: 'mid',
+        max_tokens: 128,
+        stop_sequences: ['STOP'],
+        messages: [{ role: 'user', content: 'keep this STOP drop that' }],
+      })
       .finalMessage();
     assert.equal(final.stop_reason, 'stop_sequence');
     assert.equal(final.stop_sequence, 'STOP');

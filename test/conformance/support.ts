@@ -11,7 +11,6 @@ import Anthropic from '@anthropic-ai/sdk';
 import type { Message, Tool } from '@anthropic-ai/sdk/resources/messages';
 import { startService, scriptedModels, type RunningService } from '@mms/testing';
 
-
 /** The version the 1.x official client sends unless told otherwise; the service accepts only API_VERSION. */
 export const SDK_V1_DEFAULT_VERSION = '2026-10-21';
 
@@ -58,7 +57,6 @@ export const BOOKING_TOOL: Tool = {
   },
 };
 
-
 export interface Conformance {
   service: RunningService;
   client: Anthropic;
@@ -83,8 +81,16 @@ export function useConformanceService(): Conformance {
 }
 
 /** The unmodified SDK, configured only through its public options. */
-export function sdkClient(conformance: Conformance, options: ConstructorParameters<typeof Anthropic>[0] = {}): Anthropic {
-  return new Anthropic({ baseURL: conformance.service.baseURL, apiKey: conformance.service.apiKey, maxRetries: 0, ...options });
+export function sdkClient(
+  conformance: Conformance,
+  options: ConstructorParameters<typeof Anthropic>[0] = {},
+): Anthropic {
+  return new Anthropic({
+    baseURL: conformance.service.baseURL,
+    apiKey: conformance.service.apiKey,
+    maxRetries: 0,
+    ...options,
+  });
 }
 
 /** Resolves with the rejection of `promise`; fails the test when it resolves. */
@@ -105,7 +111,10 @@ export interface Envelope {
 }
 
 /** Asserts the discriminant `type` and narrows to that member of the union. */
-export function assertType<T extends { type: string }, K extends T['type']>(value: T | undefined, type: K): asserts value is Extract<T, { type: K }> {
+export function assertType<T extends { type: string }, K extends T['type']>(
+  value: T | undefined,
+  type: K,
+): asserts value is Extract<T, { type: K }> {
   assert.equal(value?.type, type);
 }
 

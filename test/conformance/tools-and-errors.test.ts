@@ -12,7 +12,15 @@ import {
   RateLimitError,
 } from '@anthropic-ai/sdk';
 import type { MessageCreateParamsNonStreaming, MessageParam, Tool } from '@anthropic-ai/sdk/resources/messages';
-import { assertType, BOOKING_TOOL, rejection, sdkClient, useConformanceService, WEATHER_TOOL, type Envelope } from './support.js';
+import {
+  assertType,
+  BOOKING_TOOL,
+  rejection,
+  sdkClient,
+  useConformanceService,
+  WEATHER_TOOL,
+  type Envelope,
+} from './support.js';
 
 const conformance = useConformanceService();
 
@@ -50,7 +58,8 @@ describe('tool use', () => {
     const partials: string[] = [];
     let lastSnapshot: unknown;
     stream.on('streamEvent', (event) => {
-      if (event.type === 'content_block_delta' && event.delta.type === 'input_json_delta') partials.push(event.delta.partial_json);
+      if (event.type === 'content_block_delta' && event.delta.type === 'input_json_delta')
+        partials.push(event.delta.partial_json);
     });
     stream.on('inputJson', (_partial, snapshot) => {
       lastSnapshot = snapshot;
@@ -70,9 +79,17 @@ describe('tool use', () => {
 
   test('a scripted two-step turn: tool_use, then the client sends tool_result, then the final text', async () => {
     const messages: MessageParam[] = [{ role: 'user', content: 'weather in Paris?' }];
-    const first = await conformance.client.messages.create({ model: 'mid', max_tokens: 512, tools: [WEATHER_TOOL], messages });
+    const first = await conformance.client.messages.create({
+      model: 'mid',
+      max_tokens: 512,
+      tools: [WEATHER_TOOL],
+      messages,
+    });
     assert.equal(first.stop_reason, 'tool_use');
-    assert.deepEqual(first.content.map((block) => block.type), ['text', 'tool_use']);
+    assert.deepEqual(
+      first.content.map((block) => block.type),
+      ['text', 'tool_use'],
+    );
     const call = first.content[1];
     assertType(call, 'tool_use');
     assert.equal(call.name, 'get_weather');
@@ -80,7 +97,12 @@ describe('tool use', () => {
 
     messages.push({ role: 'assistant', content: first.content });
     messages.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: '21C, sunny' }] });
-    const second = await conformance.client.messages.create({ model: 'mid', max_tokens: 512, tools: [WEATHER_TOOL], messages });
+    const second = await conformance.client.messages.create({
+      model: 'mid',
+      max_tokens: 512,
+      tools: [WEATHER_TOOL],
+      messages,
+    });
     assert.equal(second.stop_reason, 'end_turn');
     assert.deepEqual(second.content, [{ type: 'text', text: 'It is 21 degrees and sunny in Paris.', citations: null }]);
     assert.ok(second.usage.input_tokens > first.usage.input_tokens);
@@ -96,10 +118,20 @@ describe('thinking with tools', () => {
     };
     const messages: MessageParam[] = [{ role: 'user', content: 'find cats' }];
     const first = await conformance.client.messages
-      .stream({ model: 'mid', max_tokens: 512, thinking: { type: 'adaptive' }, tools: [lookup], tool_choice: { type: 'any' }, messages })
+      .stream({
+        model: 'mid',
+        max_tokens: 512,
+        thinking: { type: 'adaptive' },
+        tools: [lookup],
+        tool_choice: { type: 'any' },
+        messages,
+      })
       .finalMessage();
     assert.equal(first.stop_reason, 'tool_use');
-    assert.deepEqual(first.content.map((block) => block.type), ['thinking', 'tool_use']);
+    assert.deepEqual(
+      first.content.map((block) => block.type),
+      ['thinking', 'tool_use'],
+    );
     const [thinking, call] = first.content;
     assertType(thinking, 'thinking');
     assert.ok(thinking.signature.length > 0);
@@ -109,9 +141,18 @@ describe('thinking with tools', () => {
 
     messages.push({ role: 'assistant', content: first.content });
     messages.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: 'found 3 cats' }] });
-    const second = await conformance.client.messages.create({ model: 'mid', max_tokens: 512, thinking: { type: 'adaptive' }, tools: [lookup], messages });
+    const second = await conformance.client.messages.create({
+      model: 'mid',
+      max_tokens: 512,
+      thinking: { type: 'adaptive' },
+      tools: [lookup],
+      messages,
+    });
     assert.equal(second.stop_reason, 'end_turn');
-    assert.deepEqual(second.content.map((block) => block.type), ['thinking', 'text']);
+    assert.deepEqual(
+      second.content.map((block) => block.type),
+      ['thinking', 'text'],
+    );
     const answer = second.content[1];
     assertType(answer, 'text');
     assert.equal(answer.text, 'found 3 cats');
@@ -119,7 +160,11 @@ describe('thinking with tools', () => {
 });
 
 describe('typed errors', () => {
-  const hello: MessageCreateParamsNonStreaming = { model: 'mid', max_tokens: 32, messages: [{ role: 'user', content: 'hello' }] };
+  const hello: MessageCreateParamsNonStreaming = {
+    model: 'mid',
+    max_tokens: 32,
+    messages: [{ role: 'user', content: 'hello' }],
+  };
 
   test('a wrong API key is an AuthenticationError (401, authentication_error)', async () => {
     const badClient = sdkClient(conformance, { apiKey: 'not-the-right-key' });
@@ -144,7 +189,12 @@ describe('typed errors', () => {
             name: 'set_title',
             description: 'Sets a title.',
             strict: true,
-            input_schema: { type: 'object', properties: { title: { type: 'string', maxLength: 20 } }, required: ['title'], additionalProperties: false },
+            input_schema: {
+              type: 'object',
+              properties: { title: { type: 'string', maxLength: 20 } },
+              required: ['title'],
+              additionalProperties: false,
+            },
           },
         ],
       }),
@@ -207,7 +257,9 @@ describe('typed errors', () => {
   });
 
   test('count_tokens errors are typed too (unknown model -> NotFoundError)', async () => {
-    const error = await rejection(conformance.client.messages.countTokens({ model: 'no-such-model', messages: hello.messages }));
+    const error = await rejection(
+      conformance.client.messages.countTokens({ model: 'no-such-model', messages: hello.messages }),
+    );
     assert.ok(error instanceof NotFoundError, `got ${String(error)}`);
     assert.equal(error.status, 404);
   });
@@ -226,7 +278,10 @@ describe('SDK behaviour against the service', () => {
     const retrying = sdkClient(conformance, { maxRetries: 2, fetch: countingFetch });
     const started = Date.now();
     const error = await rejection(
-      retrying.messages.create({ model: 'mid', max_tokens: 32, messages: [{ role: 'user', content: 'retry me' }] }, { headers: { 'mms-fault': 'http-529' } }),
+      retrying.messages.create(
+        { model: 'mid', max_tokens: 32, messages: [{ role: 'user', content: 'retry me' }] },
+        { headers: { 'mms-fault': 'http-529' } },
+      ),
     );
     const elapsed = Date.now() - started;
 
@@ -235,7 +290,10 @@ describe('SDK behaviour against the service', () => {
     assert.equal((error.error as Envelope).error.type, 'overloaded_error');
     assert.equal(attempts.length, 3);
     assert.deepEqual(retryCounts, ['0', '1', '2']);
-    assert.ok(attempts.every((attempt) => attempt.startsWith('529 req_')), attempts.join(', '));
+    assert.ok(
+      attempts.every((attempt) => attempt.startsWith('529 req_')),
+      attempts.join(', '),
+    );
     assert.equal(new Set(attempts).size, 3, 'each attempt gets its own request id');
     assert.equal(`529 ${error.requestID}`, attempts[2]);
     assert.ok(elapsed >= 1900, `two retry-after: 1 waits should take about 2 s, took ${elapsed} ms`);

@@ -5,7 +5,11 @@
 import type { ModelTier } from '@mms/protocol';
 
 /** Spec, Limits: "output budget default (client)". */
-export const DEFAULT_OUTPUT_TOKENS: Readonly<Record<ModelTier, number>> = { small: 64_000, mid: 64_000, large: 128_000 };
+export const DEFAULT_OUTPUT_TOKENS: Readonly<Record<ModelTier, number>> = {
+  small: 64_000,
+  mid: 64_000,
+  large: 128_000,
+};
 
 /** Spec, Limits: "buffer (client)". */
 export const BUFFER_TOKENS = 5_000;
@@ -49,7 +53,8 @@ export interface FetchBudget extends PromptBudget {
  */
 export function fetchContentTokens(budget: FetchBudget): number {
   const promptTokens = Math.ceil(budget.promptChars / CHARACTERS_PER_TOKEN);
-  const headroom = budget.contextWindow - promptTokens - budget.maxOutputTokens - (budget.bufferTokens ?? BUFFER_TOKENS);
+  const headroom =
+    budget.contextWindow - promptTokens - budget.maxOutputTokens - (budget.bufferTokens ?? BUFFER_TOKENS);
   if (headroom <= 0 || budget.maxUses < 1) return 0;
   return Math.floor(headroom / budget.maxUses);
 }
@@ -74,7 +79,10 @@ export interface DefaultBudget {
  * then refuses it and says why.
  */
 export function defaultOutputTokens(budget: DefaultBudget): number {
-  const room = budget.contextWindow - Math.ceil(budget.promptChars / CHARACTERS_PER_TOKEN) - (budget.bufferTokens ?? BUFFER_TOKENS);
+  const room =
+    budget.contextWindow -
+    Math.ceil(budget.promptChars / CHARACTERS_PER_TOKEN) -
+    (budget.bufferTokens ?? BUFFER_TOKENS);
   return room >= 1 ? Math.min(budget.tierBudget, room) : budget.tierBudget;
 }
 
@@ -99,9 +107,16 @@ export type BudgetGrowth = { next: number; why?: undefined } | { next: undefined
 export function outputBudgetGrowth(current: number, limits: GrowthLimits): BudgetGrowth {
   const buffer = limits.bufferTokens ?? BUFFER_TOKENS;
   const contextRoom = limits.contextWindow - limits.inputTokens - buffer;
-  if (current >= limits.modelMaxOutputTokens) return { next: undefined, why: `max_tokens ${current} is already the model's limit (${limits.modelMaxOutputTokens})` };
+  if (current >= limits.modelMaxOutputTokens)
+    return {
+      next: undefined,
+      why: `max_tokens ${current} is already the model's limit (${limits.modelMaxOutputTokens})`,
+    };
   if (contextRoom <= current) {
-    return { next: undefined, why: `the context leaves no room to grow: ${limits.contextWindow} window - ${limits.inputTokens} input tokens - ${buffer} buffer = ${contextRoom}` };
+    return {
+      next: undefined,
+      why: `the context leaves no room to grow: ${limits.contextWindow} window - ${limits.inputTokens} input tokens - ${buffer} buffer = ${contextRoom}`,
+    };
   }
   return { next: Math.min(current * 2, limits.modelMaxOutputTokens, contextRoom) };
 }

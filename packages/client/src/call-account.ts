@@ -3,7 +3,11 @@ import type { Usage } from '@mms/protocol';
 import { addUsage, emptyUsage, type CallFailure, type CallRecord, type CallSuccess } from './results.js';
 
 /** A failure's own fields, without the record every result carries. */
-export type FailureDetail = CallFailure extends infer Failure ? (Failure extends CallFailure ? Omit<Failure, keyof CallRecord | 'ok'> : never) : never;
+export type FailureDetail = CallFailure extends infer Failure
+  ? Failure extends CallFailure
+    ? Omit<Failure, keyof CallRecord | 'ok'>
+    : never
+  : never;
 
 export class CallAccount {
   model = '';
@@ -24,7 +28,13 @@ export class CallAccount {
   }
 
   success<Value>(value: Value, failure?: CallFailure): CallSuccess<Value> {
-    return { ok: true, value, source: failure ? 'fallback' : 'model', ...(failure ? { failure } : {}), ...this.record() };
+    return {
+      ok: true,
+      value,
+      source: failure ? 'fallback' : 'model',
+      ...(failure ? { failure } : {}),
+      ...this.record(),
+    };
   }
 
   failure(detail: FailureDetail): CallFailure {

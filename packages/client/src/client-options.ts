@@ -96,8 +96,12 @@ export function resolveModel(tier: ModelTier, spec: string | ModelSpec): Resolve
   const full = typeof spec === 'string' ? { id: spec } : spec;
   const contextWindow = full.contextWindow ?? DEFAULT_CONTEXT_WINDOW;
   const maxOutputTokens = full.maxOutputTokens ?? DEFAULT_OUTPUT_TOKENS[tier];
-  for (const [name, value] of [['contextWindow', contextWindow], ['maxOutputTokens', maxOutputTokens]] as const) {
-    if (!Number.isInteger(value) || value < 1) throw new ClientConfigError(`models.${tier}.${name}: must be a positive integer, got ${value}`);
+  for (const [name, value] of [
+    ['contextWindow', contextWindow],
+    ['maxOutputTokens', maxOutputTokens],
+  ] as const) {
+    if (!Number.isInteger(value) || value < 1)
+      throw new ClientConfigError(`models.${tier}.${name}: must be a positive integer, got ${value}`);
   }
   if (full.id === '') throw new ClientConfigError(`models.${tier}.id: must not be empty`);
   return {
@@ -112,9 +116,13 @@ export function resolveModel(tier: ModelTier, spec: string | ModelSpec): Resolve
 }
 
 export function resolveOptions(options: ClientOptions): ResolvedOptions {
-  if (!/^https?:\/\//.test(options.baseURL)) throw new ClientConfigError(`baseURL: must start with http:// or https://, got "${options.baseURL}"`);
+  if (!/^https?:\/\//.test(options.baseURL))
+    throw new ClientConfigError(`baseURL: must start with http:// or https://, got "${options.baseURL}"`);
   if (!options.apiKey) throw new ClientConfigError('apiKey: must not be empty');
-  const tiers = Object.fromEntries(TIERS.map((tier) => [tier, resolveModel(tier, options.models[tier])])) as Record<ModelTier, ResolvedModel>;
+  const tiers = Object.fromEntries(TIERS.map((tier) => [tier, resolveModel(tier, options.models[tier])])) as Record<
+    ModelTier,
+    ResolvedModel
+  >;
   const thinkingDisabled = new Set(options.thinkingDisabledModels ?? []);
   for (const model of Object.values(tiers)) assertThinkingListFits(model, thinkingDisabled);
   return {
@@ -129,7 +137,10 @@ export function resolveOptions(options: ClientOptions): ResolvedOptions {
       idleMs: positive('timeouts.idleMs', options.timeouts?.idleMs ?? 60_000),
     },
     maxRetries: nonNegative('maxRetries', options.maxRetries ?? 4),
-    backoff: { initialMs: positive('backoff.initialMs', options.backoff?.initialMs ?? 500), maxMs: positive('backoff.maxMs', options.backoff?.maxMs ?? 8_000) },
+    backoff: {
+      initialMs: positive('backoff.initialMs', options.backoff?.initialMs ?? 500),
+      maxMs: positive('backoff.maxMs', options.backoff?.maxMs ?? 8_000),
+    },
     bufferTokens: nonNegative('bufferTokens', options.bufferTokens ?? BUFFER_TOKENS),
     headers: options.headers ?? {},
     hooks: options.hooks ?? {},
@@ -139,17 +150,24 @@ export function resolveOptions(options: ClientOptions): ResolvedOptions {
 }
 
 /** Spec rule 5: "Mid and large tiers never receive `disabled`", whatever their generation. */
-export function assertThinkingListFits(model: Pick<ResolvedModel, 'id' | 'tier' | 'generation'>, thinkingDisabled: ReadonlySet<string>): void {
+export function assertThinkingListFits(
+  model: Pick<ResolvedModel, 'id' | 'tier' | 'generation'>,
+  thinkingDisabled: ReadonlySet<string>,
+): void {
   if (model.tier === 'small' || !thinkingDisabled.has(model.id)) return;
-  throw new ClientConfigError(`thinkingDisabledModels: "${model.id}" is a ${model.tier}-tier model (${model.generation} generation); mid and large models never receive thinking "disabled" (spec rule 5)`);
+  throw new ClientConfigError(
+    `thinkingDisabledModels: "${model.id}" is a ${model.tier}-tier model (${model.generation} generation); mid and large models never receive thinking "disabled" (spec rule 5)`,
+  );
 }
 
 function positive(name: string, value: number): number {
-  if (!(value > 0) || !Number.isFinite(value)) throw new ClientConfigError(`${name}: must be a positive number, got ${value}`);
+  if (!(value > 0) || !Number.isFinite(value))
+    throw new ClientConfigError(`${name}: must be a positive number, got ${value}`);
   return value;
 }
 
 function nonNegative(name: string, value: number): number {
-  if (!Number.isInteger(value) || value < 0) throw new ClientConfigError(`${name}: must be a non-negative integer, got ${value}`);
+  if (!Number.isInteger(value) || value < 0)
+    throw new ClientConfigError(`${name}: must be a non-negative integer, got ${value}`);
   return value;
 }

@@ -8,7 +8,15 @@ import { DeclineCounter, type DeclineCounts } from './answer/decline-counter.js'
 import { defaultOutputTokens } from './budgets.js';
 import { CallAccount, type FailureDetail } from './call-account.js';
 import type { CallContext } from './call-context.js';
-import { assertThinkingListFits, resolveModel, resolveOptions, type ClientOptions, type ResolvedModel, type ResolvedOptions, type TieredModelSpec } from './client-options.js';
+import {
+  assertThinkingListFits,
+  resolveModel,
+  resolveOptions,
+  type ClientOptions,
+  type ResolvedModel,
+  type ResolvedOptions,
+  type TieredModelSpec,
+} from './client-options.js';
 import { Deadline, type DeadlineInput } from './deadline.js';
 import { ClientConfigError } from './errors.js';
 import { checkAnswerSchema, checkBeforeSend, preSendProblem, promptChars } from './pre-send-checks.js';
@@ -112,7 +120,12 @@ export class Client {
     const tiers = this.options.tiers;
     if (ref === 'small' || ref === 'mid' || ref === 'large') return tiers[ref];
     const configured = Object.values(tiers).find((model) => model.id === ref);
-    if (!configured) throw new ClientConfigError(`model "${ref}": not a tier nor a configured model (${Object.values(tiers).map((model) => model.id).join(', ')}); pass a TieredModelSpec for another model`);
+    if (!configured)
+      throw new ClientConfigError(
+        `model "${ref}": not a tier nor a configured model (${Object.values(tiers)
+          .map((model) => model.id)
+          .join(', ')}); pass a TieredModelSpec for another model`,
+      );
     return configured;
   }
 
@@ -132,32 +145,97 @@ export class Client {
     const envelope = options.insufficientData ?? false;
     checkAnswerSchema(options.schema, envelope);
     const toolName = options.toolName ?? DEFAULT_TOOL_NAME;
-    const built = buildStructuredRequest({ ...options, model, toolName, toolDescription: options.toolDescription, maxTokens: model.defaultMaxTokens, insufficientData: envelope }, this.options.thinkingDisabled);
+    const built = buildStructuredRequest(
+      {
+        ...options,
+        model,
+        toolName,
+        toolDescription: options.toolDescription,
+        maxTokens: model.defaultMaxTokens,
+        insufficientData: envelope,
+      },
+      this.options.thinkingDisabled,
+    );
     const request = this.withOutputBudget(built, options.maxTokens, model);
     checkBeforeSend(request, model, { bufferTokens: this.options.bufferTokens, checkPromptSize: true });
-    const outcome = await runStructured({ request, model, toolName, schema: options.schema, envelope, guardrails: options.guardrails ?? [] }, context);
+    const outcome = await runStructured(
+      { request, model, toolName, schema: options.schema, envelope, guardrails: options.guardrails ?? [] },
+      context,
+    );
     return finish(outcome, context, options.fallback);
   }
 
-  async research<Value = Record<string, unknown>>(options: ResearchOptions<Value>): Promise<CallResult<ResearchAnswer<Value>>> {
+  async research<Value = Record<string, unknown>>(
+    options: ResearchOptions<Value>,
+  ): Promise<CallResult<ResearchAnswer<Value>>> {
     const context = this.context(options);
     const model = this.model(options.model ?? 'large');
     const shapeModel = this.model(options.shapeModel ?? 'mid');
     // Pass 2 always sends the schema inside the envelope: checked as such before pass 1 is paid for.
     checkAnswerSchema(options.schema, true);
-    const fetchUses = options.webFetch === true ? RESEARCH_FETCH_USES : options.webFetch ? options.webFetch.maxUses : undefined;
-    const passOneRequest = buildResearchRequest({ model, question: options.question, context: options.context, instructions: options.instructions, maxTokens: options.maxTokens ?? model.defaultMaxTokens, webSearchMaxUses: options.webSearchMaxUses ?? RESEARCH_SEARCH_USES, webFetchMaxUses: fetchUses, bufferTokens: this.options.bufferTokens, thinkingDisabled: this.options.thinkingDisabled });
+    const fetchUses =
+      options.webFetch === true ? RESEARCH_FETCH_USES : options.webFetch ? options.webFetch.maxUses : undefined;
+    const passOneRequest = buildResearchRequest({
+      model,
+      question: options.question,
+      context: options.context,
+      instructions: options.instructions,
+      maxTokens: options.maxTokens ?? model.defaultMaxTokens,
+      webSearchMaxUses: options.webSearchMaxUses ?? RESEARCH_SEARCH_USES,
+      webFetchMaxUses: fetchUses,
+      bufferTokens: this.options.bufferTokens,
+      thinkingDisabled: this.options.thinkingDisabled,
+    });
     const toolName = options.toolName ?? DEFAULT_TOOL_NAME;
-    const passOne = await researchPassOne({ request: passOneRequest, model, maxContinuations: options.maxContinuations ?? 5 }, context);
+    const passOne = await researchPassOne(
+      { request: passOneRequest, model, maxContinuations: options.maxContinuations ?? 5 },
+      context,
+    );
     if (!passOne.ok) return finishResearch(passOne, undefined, context, options.fallback);
     const notes = passOne.notes;
-    const shaping = { model: shapeModel, schema: options.schema, toolName, toolDescription: undefined, instructions: shapingInstructions(options.shapeInstructions), context: { question: options.question, sources: notes.sources.map(({ index, url, title }) => ({ index, url, title })) }, input: notes.prose, maxTokens: shapeModel.defaultMaxTokens, insufficientData: true };
-    const shapeRequest = this.withOutputBudget(buildStructuredRequest(shaping, this.options.thinkingDisabled), options.shapeMaxTokens, shapeModel);
+    const shaping = {
+      model: shapeModel,
+      schema: options.schema,
+      toolName,
+      toolDescription: undefined,
+      instructions: shapingInstructions(options.shapeInstructions),
+      context: {
+        question: options.question,
+        sources: notes.sources.map(({ index, url, title }) => ({ index, url, title })),
+      },
+      input: notes.prose,
+      maxTokens: shapeModel.defaultMaxTokens,
+      insufficientData: true,
+    };
+    const shapeRequest = this.withOutputBudget(
+      buildStructuredRequest(shaping, this.options.thinkingDisabled),
+      options.shapeMaxTokens,
+      shapeModel,
+    );
     // Pass 1 is paid for: a pass 2 that breaks a rule (its prompt holds all the prose) is a failure that keeps the research.
-    const problem = preSendProblem(shapeRequest, shapeModel, { bufferTokens: this.options.bufferTokens, checkPromptSize: true });
-    if (problem) return finishResearch({ ok: false, failure: { kind: 'not_sent', code: problem.code, message: `research pass 2 was not sent: ${problem.message}` } }, notes, context, options.fallback);
+    const problem = preSendProblem(shapeRequest, shapeModel, {
+      bufferTokens: this.options.bufferTokens,
+      checkPromptSize: true,
+    });
+    if (problem)
+      return finishResearch(
+        {
+          ok: false,
+          failure: {
+            kind: 'not_sent',
+            code: problem.code,
+            message: `research pass 2 was not sent: ${problem.message}`,
+          },
+        },
+        notes,
+        context,
+        options.fallback,
+      );
     const guardrails = options.guardrails ?? [];
-    const passTwo = await runStructured({ request: shapeRequest, model: shapeModel, toolName, schema: options.schema, envelope: true, guardrails }, context);
+    const passTwo = await runStructured(
+      { request: shapeRequest, model: shapeModel, toolName, schema: options.schema, envelope: true, guardrails },
+      context,
+    );
     return finishResearch(passTwo, notes, context, options.fallback);
   }
 
@@ -166,13 +244,31 @@ export class Client {
   }
 
   /** The caller's `max_tokens` as given, or the default output budget for this request's prompt. */
-  private withOutputBudget(request: MessageRequest, maxTokens: number | undefined, model: ResolvedModel): MessageRequest {
+  private withOutputBudget(
+    request: MessageRequest,
+    maxTokens: number | undefined,
+    model: ResolvedModel,
+  ): MessageRequest {
     if (maxTokens !== undefined) return { ...request, max_tokens: maxTokens };
-    return { ...request, max_tokens: defaultOutputTokens({ tierBudget: model.defaultMaxTokens, contextWindow: model.keptWindow, promptChars: promptChars(request), bufferTokens: this.options.bufferTokens }) };
+    return {
+      ...request,
+      max_tokens: defaultOutputTokens({
+        tierBudget: model.defaultMaxTokens,
+        contextWindow: model.keptWindow,
+        promptChars: promptChars(request),
+        bufferTokens: this.options.bufferTokens,
+      }),
+    };
   }
 
   private context(call: CallOptions): CallContext {
-    return { options: this.options, deadline: Deadline.from(call, this.options.timeoutMs), signal: call.signal, account: new CallAccount(), declines: this.declines };
+    return {
+      options: this.options,
+      deadline: Deadline.from(call, this.options.timeoutMs),
+      signal: call.signal,
+      account: new CallAccount(),
+      declines: this.declines,
+    };
   }
 }
 
@@ -183,8 +279,17 @@ async function finishResearch<Value>(
   fallback: Fallback<Value> | undefined,
 ): Promise<CallResult<ResearchAnswer<Value>>> {
   const kept = notes ?? (outcome.ok ? undefined : outcome.failure.research);
-  const answer = (data: Value): ResearchAnswer<Value> => ({ prose: '', sources: [], citations: [], unresolvedCitations: [], ...kept, data });
-  const withNotes = outcome.ok ? outcome : { ok: false as const, failure: { ...outcome.failure, ...(kept ? { research: kept } : {}) } };
+  const answer = (data: Value): ResearchAnswer<Value> => ({
+    prose: '',
+    sources: [],
+    citations: [],
+    unresolvedCitations: [],
+    ...kept,
+    data,
+  });
+  const withNotes = outcome.ok
+    ? outcome
+    : { ok: false as const, failure: { ...outcome.failure, ...(kept ? { research: kept } : {}) } };
   const result = await finish(withNotes, context, fallback);
   return result.ok ? { ...result, value: answer(result.value) } : result;
 }

@@ -27,7 +27,10 @@ export class Deadline {
   /** Epoch ms at which the client stops: before the caller's deadline by reserveMs. */
   readonly end: number;
 
-  constructor(callerEnd: number, private readonly now: () => number = Date.now) {
+  constructor(
+    callerEnd: number,
+    private readonly now: () => number = Date.now,
+  ) {
     const total = Math.max(0, callerEnd - now());
     this.callerEnd = callerEnd;
     this.end = callerEnd - reserveMs(total);
@@ -52,13 +55,15 @@ export class Deadline {
  */
 function epochMs(deadline: unknown): number {
   const end = deadline instanceof Date ? deadline.getTime() : typeof deadline === 'number' ? deadline : Number.NaN;
-  if (!Number.isFinite(end)) throw new ClientConfigError(`deadline: must be a Date or epoch milliseconds, got ${described(deadline)}`);
+  if (!Number.isFinite(end))
+    throw new ClientConfigError(`deadline: must be a Date or epoch milliseconds, got ${described(deadline)}`);
   return end;
 }
 
 /** The same rule as the Client's own timeoutMs (resolveOptions): a positive number of milliseconds. */
 function timeoutMs(value: unknown): number {
-  if (typeof value !== 'number' || !(value > 0) || !Number.isFinite(value)) throw new ClientConfigError(`timeoutMs: must be a positive number, got ${described(value)}`);
+  if (typeof value !== 'number' || !(value > 0) || !Number.isFinite(value))
+    throw new ClientConfigError(`timeoutMs: must be a positive number, got ${described(value)}`);
   return value;
 }
 

@@ -5,7 +5,14 @@
  * prompt's size against the budget arithmetic. The service would refuse each of them anyway;
  * refusing here costs no round trip and no retry, and says so.
  */
-import { checkMessageRules, compileSchema, parseMessageRequest, ServiceError, type ContentBlockParam, type MessageRequest } from '@mms/protocol';
+import {
+  checkMessageRules,
+  compileSchema,
+  parseMessageRequest,
+  ServiceError,
+  type ContentBlockParam,
+  type MessageRequest,
+} from '@mms/protocol';
 import { maxPromptChars } from './budgets.js';
 import type { ResolvedModel } from './client-options.js';
 import { PreSendError } from './errors.js';
@@ -26,11 +33,16 @@ export function checkBeforeSend(request: MessageRequest, model: ResolvedModel, o
   try {
     checkMessageRules(parseMessageRequest(request), model);
   } catch (error) {
-    if (error instanceof ServiceError) throw new PreSendError(error.code, `${error.message} (refused by the client before sending)`, { cause: error });
+    if (error instanceof ServiceError)
+      throw new PreSendError(error.code, `${error.message} (refused by the client before sending)`, { cause: error });
     throw error;
   }
   if (!options.checkPromptSize) return;
-  const limit = maxPromptChars({ contextWindow: model.keptWindow, maxOutputTokens: request.max_tokens, bufferTokens: options.bufferTokens });
+  const limit = maxPromptChars({
+    contextWindow: model.keptWindow,
+    maxOutputTokens: request.max_tokens,
+    bufferTokens: options.bufferTokens,
+  });
   const size = promptChars(request);
   if (size > limit) {
     throw new PreSendError(
@@ -45,7 +57,11 @@ export function checkBeforeSend(request: MessageRequest, model: ResolvedModel, o
  * research pass 2): the problem comes back as a value, so that the call can return a typed
  * failure with the usage, request ids and research it has, rather than throw them away.
  */
-export function preSendProblem(request: MessageRequest, model: ResolvedModel, options: PreSendOptions): PreSendError | undefined {
+export function preSendProblem(
+  request: MessageRequest,
+  model: ResolvedModel,
+  options: PreSendOptions,
+): PreSendError | undefined {
   try {
     checkBeforeSend(request, model, options);
     return undefined;
@@ -73,7 +89,10 @@ export function checkAnswerSchema(schema: JsonSchema, envelope: boolean): void {
     strict = toStrictSchema(schema);
     compileSchema(schema, 'schema', { formats: true });
   } catch (error) {
-    if (error instanceof StrictSchemaError || error instanceof ServiceError) throw new PreSendError('invalid_request', `schema: ${error.message} (refused by the client before sending)`, { cause: error });
+    if (error instanceof StrictSchemaError || error instanceof ServiceError)
+      throw new PreSendError('invalid_request', `schema: ${error.message} (refused by the client before sending)`, {
+        cause: error,
+      });
     throw error;
   }
   if (!envelope) return;
@@ -81,15 +100,30 @@ export function checkAnswerSchema(schema: JsonSchema, envelope: boolean): void {
     assertStrictSchema(wrapAnswerSchema(strict));
   } catch (error) {
     if (!(error instanceof StrictSchemaError)) throw error;
-    const where = 'inside the Insufficient data envelope {"answer": ...} (research pass 2, or insufficientData: true; decision 0010), which nests it two levels deeper';
-    throw new PreSendError('invalid_request', `schema, ${where}: ${error.message} (refused by the client before sending)`, { cause: error });
+    const where =
+      'inside the Insufficient data envelope {"answer": ...} (research pass 2, or insufficientData: true; decision 0010), which nests it two levels deeper';
+    throw new PreSendError(
+      'invalid_request',
+      `schema, ${where}: ${error.message} (refused by the client before sending)`,
+      { cause: error },
+    );
   }
 }
 
 /** Characters the model reads: text as text, everything structured (tools, tool blocks) as JSON. */
 export function promptChars(request: Pick<MessageRequest, 'system' | 'messages' | 'tools'>): number {
-  const system = typeof request.system === 'string' ? request.system.length : (request.system ?? []).reduce((sum, block) => sum + block.text.length, 0);
-  const messages = request.messages.reduce((sum, message) => sum + (typeof message.content === 'string' ? message.content.length : message.content.reduce((inner, block) => inner + blockChars(block), 0)), 0);
+  const system =
+    typeof request.system === 'string'
+      ? request.system.length
+      : (request.system ?? []).reduce((sum, block) => sum + block.text.length, 0);
+  const messages = request.messages.reduce(
+    (sum, message) =>
+      sum +
+      (typeof message.content === 'string'
+        ? message.content.length
+        : message.content.reduce((inner, block) => inner + blockChars(block), 0)),
+    0,
+  );
   return system + messages + (request.tools ? JSON.stringify(request.tools).length : 0);
 }
 

@@ -19,7 +19,10 @@ const DATA_RULES = [
  */
 export function structuredSystem(instructions: string, toolName: string, envelope: boolean): string {
   const answerRules = envelope
-    ? [`Give your answer by calling the tool "${toolName}" once, as {"answer": <your answer>}.`, `If the data does not support an answer, call "${toolName}" with {"answer": "${INSUFFICIENT_DATA}"} instead of guessing.`]
+    ? [
+        `Give your answer by calling the tool "${toolName}" once, as {"answer": <your answer>}.`,
+        `If the data does not support an answer, call "${toolName}" with {"answer": "${INSUFFICIENT_DATA}"} instead of guessing.`,
+      ]
     : [`Give your answer by calling the tool "${toolName}" once.`];
   return [instructions.trim(), '', 'Rules:', ...[...DATA_RULES, ...answerRules].map((rule) => `- ${rule}`)].join('\n');
 }
@@ -59,7 +62,7 @@ export function researchTurn(question: string, context: unknown): string {
 
 export function shapingInstructions(extra: string | undefined): string {
   return [
-    'Shape the research notes in the input into the tool\'s input.',
+    "Shape the research notes in the input into the tool's input.",
     'Take every value from the notes; leave out what the notes do not say rather than guess.',
     'The context lists the question and the sources the [n] markers in the notes refer to.',
     ...(extra ? [extra.trim()] : []),

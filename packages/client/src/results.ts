@@ -94,7 +94,14 @@ export type FailureKind = CallFailure['kind'];
 export type CallResult<Value> = CallSuccess<Value> | CallFailure;
 
 export function emptyUsage(): UsageSummary {
-  return { inputTokens: 0, outputTokens: 0, cacheCreationInputTokens: 0, cacheReadInputTokens: 0, webSearchRequests: 0, webFetchRequests: 0 };
+  return {
+    inputTokens: 0,
+    outputTokens: 0,
+    cacheCreationInputTokens: 0,
+    cacheReadInputTokens: 0,
+    webSearchRequests: 0,
+    webFetchRequests: 0,
+  };
 }
 
 /** Adds a wire usage (possibly partial: a stream cut short) into a running summary. */

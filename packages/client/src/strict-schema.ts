@@ -31,7 +31,11 @@ export function assertStrictSchema(schema: unknown): asserts schema is JsonSchem
     throw new StrictSchemaError(`strict schema ${where}: ${problem.message}`, problem.path, problem.keyword);
   }
   if ((schema as JsonSchema).type !== 'object') {
-    throw new StrictSchemaError('strict schema at the root: a tool input schema must have type "object"', '', undefined);
+    throw new StrictSchemaError(
+      'strict schema at the root: a tool input schema must have type "object"',
+      '',
+      undefined,
+    );
   }
 }
 
@@ -49,9 +53,11 @@ const DROPPED = new Set(['$schema', '$comment']);
 export function mapSubschemas(node: JsonSchema, fn: (subschema: unknown) => unknown): JsonSchema {
   return Object.fromEntries(
     Object.entries(node).map(([keyword, value]) => {
-      if (SCHEMA_MAPS.has(keyword) && isPlainObject(value)) return [keyword, Object.fromEntries(Object.entries(value).map(([name, child]) => [name, fn(child)]))];
+      if (SCHEMA_MAPS.has(keyword) && isPlainObject(value))
+        return [keyword, Object.fromEntries(Object.entries(value).map(([name, child]) => [name, fn(child)]))];
       if (keyword === 'anyOf' && Array.isArray(value)) return [keyword, value.map(fn)];
-      if ((keyword === 'items' || keyword === 'additionalProperties') && !Array.isArray(value)) return [keyword, fn(value)];
+      if ((keyword === 'items' || keyword === 'additionalProperties') && !Array.isArray(value))
+        return [keyword, fn(value)];
       return [keyword, value];
     }),
   );
@@ -69,7 +75,8 @@ export function isPlainObject(value: unknown): value is JsonSchema {
  */
 export function toStrictSchema(schema: JsonSchema): JsonSchema {
   const problem = findSchemaProblem(schema, { strict: false });
-  if (problem) throw new StrictSchemaError(`schema at ${problem.path || 'the root'}: ${problem.message}`, problem.path, undefined);
+  if (problem)
+    throw new StrictSchemaError(`schema at ${problem.path || 'the root'}: ${problem.message}`, problem.path, undefined);
   const strict = convertNode(schema) as JsonSchema;
   assertStrictSchema(strict);
   return strict;
@@ -93,7 +100,8 @@ function convertNode(node: unknown): unknown {
   const result = mapSubschemas(kept, convertNode);
   if (Object.keys(described).length > 0) {
     const note = `Constraints: ${JSON.stringify(described)}`;
-    result.description = typeof result.description === 'string' && result.description !== '' ? `${result.description} (${note})` : note;
+    result.description =
+      typeof result.description === 'string' && result.description !== '' ? `${result.description} (${note})` : note;
   }
   return result;
 }

@@ -36,7 +36,8 @@ export interface StructuredRun<Value> {
 
 export type Outcome<Value> = { ok: true; value: Value } | { ok: false; failure: FailureDetail };
 
-type LayerResult = { ok: true; value: unknown; toolUse: ToolUseBlock; request: MessageRequest } | { ok: false; failure: FailureDetail };
+type LayerResult =
+  { ok: true; value: unknown; toolUse: ToolUseBlock; request: MessageRequest } | { ok: false; failure: FailureDetail };
 
 export async function runStructured<Value>(run: StructuredRun<Value>, context: CallContext): Promise<Outcome<Value>> {
   const first = await answerLayer(run.request, run, context);
@@ -46,37 +47,95 @@ export async function runStructured<Value>(run: StructuredRun<Value>, context: C
   const feedback = `The answer was rejected: ${reasons.join('; ')}. Call "${run.toolName}" again with a corrected answer.`;
   const retry = replayWithError(first.request, first.toolUse, feedback);
   // The replayed answer and its error result grow the prompt: the retry must still fit (decision 0009).
-  const problem = preSendProblem(retry, run.model, { bufferTokens: context.options.bufferTokens, checkPromptSize: true });
-  if (problem) return { ok: false, failure: { kind: 'rejected', reasons, value: first.value, message: `rejected by the guardrails: ${reasons.join('; ')}; ${retryNotSent(problem)}` } };
-  context.options.hooks.onRetry?.({ layer: 'guardrail', model: run.model.id, reason: reasons.join('; '), delayMs: 0, nextAttempt: context.account.attempts + 1 });
+  const problem = preSendProblem(retry, run.model, {
+    bufferTokens: context.options.bufferTokens,
+    checkPromptSize: true,
+  });
+  if (problem)
+    return {
+      ok: false,
+      failure: {
+        kind: 'rejected',
+        reasons,
+        value: first.value,
+        message: `rejected by the guardrails: ${reasons.join('; ')}; ${retryNotSent(problem)}`,
+      },
+    };
+  context.options.hooks.onRetry?.({
+    layer: 'guardrail',
+    model: run.model.id,
+    reason: reasons.join('; '),
+    delayMs: 0,
+    nextAttempt: context.account.attempts + 1,
+  });
   const second = await answerLayer(retry, run, context);
   if (!second.ok) return second;
   const again = await rejections(run.guardrails, second.value as Value);
   if (again.length === 0) return { ok: true, value: second.value as Value };
-  return { ok: false, failure: { kind: 'rejected', reasons: again, value: second.value, message: `rejected twice by the guardrails: first ${reasons.join('; ')}; then ${again.join('; ')}` } };
+  return {
+    ok: false,
+    failure: {
+      kind: 'rejected',
+      reasons: again,
+      value: second.value,
+      message: `rejected twice by the guardrails: first ${reasons.join('; ')}; then ${again.join('; ')}`,
+    },
+  };
 }
 
 /** HTTP layer, then classification; one changed request at most for a response with no usable answer. */
-async function answerLayer<Value>(request: MessageRequest, run: StructuredRun<Value>, context: CallContext): Promise<LayerResult> {
+async function answerLayer<Value>(
+  request: MessageRequest,
+  run: StructuredRun<Value>,
+  context: CallContext,
+): Promise<LayerResult> {
   let current = request;
   for (let retried = false; ; retried = true) {
     const sent = await sendWithRetries(current, context);
     if (!sent.ok) return sent;
     const outcome = classifyAnswer(sent.folded, run);
-    if (outcome.kind === 'answer') return { ok: true, value: outcome.value, toolUse: outcome.toolUse, request: current };
-    if (outcome.kind === 'insufficient_data') return { ok: false, failure: { kind: 'insufficient_data', text: outcome.text, message: `the model answered "Insufficient data" (tool "${run.toolName}")` } };
+    if (outcome.kind === 'answer')
+      return { ok: true, value: outcome.value, toolUse: outcome.toolUse, request: current };
+    if (outcome.kind === 'insufficient_data')
+      return {
+        ok: false,
+        failure: {
+          kind: 'insufficient_data',
+          text: outcome.text,
+          message: `the model answered "Insufficient data" (tool "${run.toolName}")`,
+        },
+      };
     if (outcome.kind === 'declined') {
       context.declines.count(run.model.id, run.toolName);
-      context.options.hooks.onDecline?.({ model: run.model.id, tool: run.toolName, requestId: sent.requestId, text: outcome.text });
+      context.options.hooks.onDecline?.({
+        model: run.model.id,
+        tool: run.toolName,
+        requestId: sent.requestId,
+        text: outcome.text,
+      });
     }
     if (retried) return { ok: false, failure: answerFailure(outcome, current, ' after the one retry') };
-    const decision = answerRetry(current, outcome, run.toolName, { model: run.model, bufferTokens: context.options.bufferTokens, inputTokens: sent.folded.message.usage.input_tokens });
-    if (!decision.retry) return { ok: false, failure: answerFailure(outcome, current, `; not retried: ${decision.why}`) };
+    const decision = answerRetry(current, outcome, run.toolName, {
+      model: run.model,
+      bufferTokens: context.options.bufferTokens,
+      inputTokens: sent.folded.message.usage.input_tokens,
+    });
+    if (!decision.retry)
+      return { ok: false, failure: answerFailure(outcome, current, `; not retried: ${decision.why}`) };
     // A decline or invalid retry adds turns to the prompt, so it must fit like any request (decision 0009). The
     // truncation retry keeps the prompt and grows max_tokens only as far as the service's own count allows.
-    const problem = preSendProblem(decision.request, run.model, { bufferTokens: context.options.bufferTokens, checkPromptSize: outcome.kind !== 'truncated' });
+    const problem = preSendProblem(decision.request, run.model, {
+      bufferTokens: context.options.bufferTokens,
+      checkPromptSize: outcome.kind !== 'truncated',
+    });
     if (problem) return { ok: false, failure: answerFailure(outcome, current, `; ${retryNotSent(problem)}`) };
-    context.options.hooks.onRetry?.({ layer: 'answer', model: run.model.id, reason: decision.reason, delayMs: 0, nextAttempt: context.account.attempts + 1 });
+    context.options.hooks.onRetry?.({
+      layer: 'answer',
+      model: run.model.id,
+      reason: decision.reason,
+      delayMs: 0,
+      nextAttempt: context.account.attempts + 1,
+    });
     current = decision.request;
   }
 }
@@ -85,11 +144,25 @@ async function answerLayer<Value>(request: MessageRequest, run: StructuredRun<Va
 function answerFailure(outcome: RetryableOutcome, request: MessageRequest, note: string): FailureDetail {
   switch (outcome.kind) {
     case 'truncated':
-      return { kind: 'truncated', maxTokens: request.max_tokens, message: `the answer was cut off at max_tokens ${request.max_tokens}${note}` };
+      return {
+        kind: 'truncated',
+        maxTokens: request.max_tokens,
+        message: `the answer was cut off at max_tokens ${request.max_tokens}${note}`,
+      };
     case 'declined':
-      return { kind: 'declined', text: outcome.text, stopReason: outcome.stopReason, message: `the model did not call its output tool (stop_reason ${outcome.stopReason})${note}` };
+      return {
+        kind: 'declined',
+        text: outcome.text,
+        stopReason: outcome.stopReason,
+        message: `the model did not call its output tool (stop_reason ${outcome.stopReason})${note}`,
+      };
     case 'invalid':
-      return { kind: 'invalid', violation: outcome.violation, input: outcome.input, message: `the tool input failed the schema: ${outcome.violation}${note}` };
+      return {
+        kind: 'invalid',
+        violation: outcome.violation,
+        input: outcome.input,
+        message: `the tool input failed the schema: ${outcome.violation}${note}`,
+      };
     default:
       return outcome satisfies never;
   }
@@ -105,7 +178,11 @@ async function rejections<Value>(guardrails: readonly Guardrail<Value>[], value:
 }
 
 /** The typed result, with the caller's fallback applied to any failure but insufficient data. */
-export async function finish<Value>(outcome: Outcome<Value>, context: CallContext, fallback: Fallback<Value> | undefined): Promise<CallResult<Value>> {
+export async function finish<Value>(
+  outcome: Outcome<Value>,
+  context: CallContext,
+  fallback: Fallback<Value> | undefined,
+): Promise<CallResult<Value>> {
   if (outcome.ok) return context.account.success(outcome.value);
   const failure = context.account.failure(outcome.failure);
   if (!fallback || failure.kind === 'insufficient_data') return failure;

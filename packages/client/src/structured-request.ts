@@ -35,7 +35,14 @@ export function buildStructuredRequest(shape: StructuredShape, thinkingDisabled:
     max_tokens: shape.maxTokens,
     system: structuredSystem(shape.instructions, shape.toolName, shape.insufficientData),
     messages: [{ role: 'user', content: dataTurn(shape) }],
-    tools: [{ name: shape.toolName, description: shape.toolDescription ?? description, strict: true, input_schema: toolInputSchema(shape.schema, shape.insufficientData) as CustomToolParam['input_schema'] }],
+    tools: [
+      {
+        name: shape.toolName,
+        description: shape.toolDescription ?? description,
+        strict: true,
+        input_schema: toolInputSchema(shape.schema, shape.insufficientData) as CustomToolParam['input_schema'],
+      },
+    ],
     tool_choice: { type: 'tool', name: shape.toolName, disable_parallel_tool_use: true },
   };
   return withThinkingPolicy(request, shape.model, thinkingDisabled);

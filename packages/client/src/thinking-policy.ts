@@ -14,13 +14,20 @@ import type { MessageRequest, ThinkingParam } from '@mms/protocol';
 import type { ResolvedModel } from './client-options.js';
 
 /** Whether the client sends `disabled` to `model` when the caller sets no thinking. */
-export function getsThinkingDisabled(model: Pick<ResolvedModel, 'id' | 'tier' | 'generation'>, listed: ReadonlySet<string>): boolean {
+export function getsThinkingDisabled(
+  model: Pick<ResolvedModel, 'id' | 'tier' | 'generation'>,
+  listed: ReadonlySet<string>,
+): boolean {
   if (model.tier !== 'small') return false;
   return model.generation === 'newer' || listed.has(model.id);
 }
 
 /** The caller's `thinking` is kept as set, `adaptive` and `disabled` alike (the pre-send checks judge it). */
-export function withThinkingPolicy(request: MessageRequest, model: ResolvedModel, listed: ReadonlySet<string>): MessageRequest {
+export function withThinkingPolicy(
+  request: MessageRequest,
+  model: ResolvedModel,
+  listed: ReadonlySet<string>,
+): MessageRequest {
   if (request.thinking !== undefined || !getsThinkingDisabled(model, listed)) return request;
   return { ...request, thinking: { type: 'disabled' } };
 }

@@ -1,6 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BUFFER_TOKENS, DEFAULT_OUTPUT_TOKENS, defaultOutputTokens, fetchContentTokens, keptContextWindow, maxPromptChars, outputBudgetGrowth } from '@mms/client';
+import {
+  BUFFER_TOKENS,
+  DEFAULT_OUTPUT_TOKENS,
+  defaultOutputTokens,
+  fetchContentTokens,
+  keptContextWindow,
+  maxPromptChars,
+  outputBudgetGrowth,
+} from '@mms/client';
 
 test('the spec defaults: 64k small and mid, 128k large, a 5k buffer', () => {
   assert.deepEqual(DEFAULT_OUTPUT_TOKENS, { small: 64_000, mid: 64_000, large: 128_000 });
@@ -15,25 +23,45 @@ test('the mid tier keeps 200k of its 1M window; other tiers keep theirs', () => 
 
 test('max prompt chars = (window - max output - buffer) x 4, with the spec numbers', () => {
   // Mid tier: 200k kept, 64k out, 5k buffer -> 131k tokens -> 524,000 characters.
-  assert.equal(maxPromptChars({ contextWindow: keptContextWindow('mid', 1_000_000), maxOutputTokens: 64_000 }), 524_000);
+  assert.equal(
+    maxPromptChars({ contextWindow: keptContextWindow('mid', 1_000_000), maxOutputTokens: 64_000 }),
+    524_000,
+  );
   // Large tier on a 200k window with 128k out: 67k tokens -> 268,000 characters.
   assert.equal(maxPromptChars({ contextWindow: 200_000, maxOutputTokens: 128_000 }), 268_000);
   assert.equal(maxPromptChars({ contextWindow: 200_000, maxOutputTokens: 64_000, bufferTokens: 0 }), 544_000);
-  assert.equal(maxPromptChars({ contextWindow: 4_096, maxOutputTokens: 2_048 }), 0, 'no room at all is 0, never negative');
+  assert.equal(
+    maxPromptChars({ contextWindow: 4_096, maxOutputTokens: 2_048 }),
+    0,
+    'no room at all is 0, never negative',
+  );
 });
 
 test('a call that names no max_tokens gets the tier budget, cut to what the context leaves after the prompt and the buffer', () => {
   assert.equal(defaultOutputTokens({ tierBudget: 64_000, contextWindow: 200_000, promptChars: 4_000 }), 64_000);
   // 8k window - 1k prompt tokens - 5k buffer = 2,000.
   assert.equal(defaultOutputTokens({ tierBudget: 64_000, contextWindow: 8_000, promptChars: 4_000 }), 2_000);
-  assert.equal(defaultOutputTokens({ tierBudget: 64_000, contextWindow: 8_000, promptChars: 4_001, bufferTokens: 0 }), 6_999);
-  assert.equal(defaultOutputTokens({ tierBudget: 64_000, contextWindow: 8_000, promptChars: 12_000 }), 64_000, 'no room at all: the tier budget, which the prompt check refuses, saying why');
+  assert.equal(
+    defaultOutputTokens({ tierBudget: 64_000, contextWindow: 8_000, promptChars: 4_001, bufferTokens: 0 }),
+    6_999,
+  );
+  assert.equal(
+    defaultOutputTokens({ tierBudget: 64_000, contextWindow: 8_000, promptChars: 12_000 }),
+    64_000,
+    'no room at all: the tier budget, which the prompt check refuses, saying why',
+  );
 });
 
 test('the fetch headroom after the prompt is divided across the allowed fetches', () => {
   // 200k - 4,000 chars / 4 (1k tokens) - 128k - 5k = 66k tokens, over 5 fetches.
-  assert.equal(fetchContentTokens({ contextWindow: 200_000, maxOutputTokens: 128_000, promptChars: 4_000, maxUses: 5 }), 13_200);
-  assert.equal(fetchContentTokens({ contextWindow: 200_000, maxOutputTokens: 64_000, promptChars: 0, maxUses: 1 }), 131_000);
+  assert.equal(
+    fetchContentTokens({ contextWindow: 200_000, maxOutputTokens: 128_000, promptChars: 4_000, maxUses: 5 }),
+    13_200,
+  );
+  assert.equal(
+    fetchContentTokens({ contextWindow: 200_000, maxOutputTokens: 64_000, promptChars: 0, maxUses: 1 }),
+    131_000,
+  );
   assert.equal(fetchContentTokens({ contextWindow: 10_000, maxOutputTokens: 8_000, promptChars: 0, maxUses: 5 }), 0);
 });
 
@@ -43,6 +71,10 @@ test('a truncated budget doubles, capped by the model limit and by what the cont
   assert.equal(next(512, limits), 1_024);
   assert.equal(next(40_000, limits), 64_000, 'model limit');
   assert.equal(next(64_000, limits), undefined, 'already at the model limit');
-  assert.equal(next(40_000, { ...limits, modelMaxOutputTokens: 128_000, inputTokens: 150_000 }), 45_000, 'context: 200k - 150k - 5k buffer');
+  assert.equal(
+    next(40_000, { ...limits, modelMaxOutputTokens: 128_000, inputTokens: 150_000 }),
+    45_000,
+    'context: 200k - 150k - 5k buffer',
+  );
   assert.equal(next(50_000, { ...limits, modelMaxOutputTokens: 128_000, inputTokens: 150_000 }), undefined);
 });

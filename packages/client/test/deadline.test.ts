@@ -26,13 +26,32 @@ test('a deadline from timeoutMs or an absolute time, read against the clock', ()
 
 test('every transport timer is cut to the time left', () => {
   const timeouts = { connectMs: 60_000, firstEventMs: 30_000, idleMs: 10_000 };
-  assert.deepEqual(attemptTimers(120_000, timeouts), { deadlineMs: 120_000, connectMs: 60_000, firstEventMs: 30_000, idleMs: 10_000 });
-  assert.deepEqual(attemptTimers(20_000, timeouts), { deadlineMs: 20_000, connectMs: 20_000, firstEventMs: 20_000, idleMs: 10_000 });
-  assert.deepEqual(attemptTimers(5_000, timeouts), { deadlineMs: 5_000, connectMs: 5_000, firstEventMs: 5_000, idleMs: 5_000 });
+  assert.deepEqual(attemptTimers(120_000, timeouts), {
+    deadlineMs: 120_000,
+    connectMs: 60_000,
+    firstEventMs: 30_000,
+    idleMs: 10_000,
+  });
+  assert.deepEqual(attemptTimers(20_000, timeouts), {
+    deadlineMs: 20_000,
+    connectMs: 20_000,
+    firstEventMs: 20_000,
+    idleMs: 10_000,
+  });
+  assert.deepEqual(attemptTimers(5_000, timeouts), {
+    deadlineMs: 5_000,
+    connectMs: 5_000,
+    firstEventMs: 5_000,
+    idleMs: 5_000,
+  });
 });
 
 test('a deadline or timeout that is no time is refused, naming it, not read as the epoch', () => {
-  const refused = (input: Record<string, unknown>, message: RegExp) => assert.throws(() => Deadline.from(input as DeadlineInput, 60_000), (error: unknown) => error instanceof ClientConfigError && message.test(error.message));
+  const refused = (input: Record<string, unknown>, message: RegExp) =>
+    assert.throws(
+      () => Deadline.from(input as DeadlineInput, 60_000),
+      (error: unknown) => error instanceof ClientConfigError && message.test(error.message),
+    );
   refused({ deadline: null }, /^deadline: must be a Date or epoch milliseconds, got null$/);
   refused({ deadline: new Date('not a date') }, /got Invalid Date/);
   refused({ deadline: Number.NaN }, /got NaN/);

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { MAX_TIMER_DELAY_MS, setLongTimeout } from '../src/transport/long-timer.js';
 
 // Node sets a longer delay to 1 ms (TimeoutOverflowWarning); the long timer must step instead.
-test('a delay past Node\'s timer range fires once the whole delay has passed, not at the step', (context) => {
+test("a delay past Node's timer range fires once the whole delay has passed, not at the step", (context) => {
   context.mock.timers.enable({ apis: ['setTimeout'] });
   const fired = mock.fn();
   setLongTimeout(fired, 2 * MAX_TIMER_DELAY_MS + 1_000);

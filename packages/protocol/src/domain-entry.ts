@@ -23,7 +23,8 @@ export function parseDomainEntry(entry: string): DomainEntry | undefined {
   } catch {
     return undefined;
   }
-  if (url.username || url.password || url.search || url.hash || url.hostname === '' || url.hostname === '.') return undefined;
+  if (url.username || url.password || url.search || url.hash || url.hostname === '' || url.hostname === '.')
+    return undefined;
   return { host: normalizeHost(url.hostname), path: url.pathname.replace(/\/+$/, '') };
 }
 

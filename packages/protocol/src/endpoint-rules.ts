@@ -7,7 +7,13 @@ import { SERVER_TOOL_TYPES } from './constants.js';
 import { parseDomainEntry } from './domain-entry.js';
 import { ServiceError } from './errors.js';
 import type { ModelProfile } from './model-profile.js';
-import type { ConversationRequest, CustomToolParam, MessageParam, MessageRequest, ToolParam } from './request-schema.js';
+import type {
+  ConversationRequest,
+  CustomToolParam,
+  MessageParam,
+  MessageRequest,
+  ToolParam,
+} from './request-schema.js';
 import { compileSchema } from './json-schema-validator.js';
 import { findSchemaProblem } from './strict-schema.js';
 import { checkToolPairing } from './tool-pairing.js';
@@ -58,7 +64,8 @@ function checkSchema(schema: unknown, where: string, strict: boolean): void {
 function checkToolNames(request: ConversationRequest): void {
   const seen = new Set<string>();
   for (const tool of request.tools ?? []) {
-    if (seen.has(tool.name)) throw new ServiceError('invalid_request', `tools: tool names must be unique; "${tool.name}" appears twice`);
+    if (seen.has(tool.name))
+      throw new ServiceError('invalid_request', `tools: tool names must be unique; "${tool.name}" appears twice`);
     seen.add(tool.name);
   }
 }
@@ -72,12 +79,18 @@ function checkDomainLists(request: ConversationRequest): void {
   (request.tools ?? []).forEach((tool, index) => {
     if (tool.type !== SERVER_TOOL_TYPES.webSearch && tool.type !== SERVER_TOOL_TYPES.webFetch) return;
     if (tool.allowed_domains != null && tool.blocked_domains != null) {
-      throw new ServiceError('invalid_request', `tools.${index}: allowed_domains and blocked_domains cannot be used together on "${tool.name}"; give one of them`);
+      throw new ServiceError(
+        'invalid_request',
+        `tools.${index}: allowed_domains and blocked_domains cannot be used together on "${tool.name}"; give one of them`,
+      );
     }
     for (const field of ['allowed_domains', 'blocked_domains'] as const) {
       (tool[field] ?? []).forEach((entry, position) => {
         if (!parseDomainEntry(entry)) {
-          throw new ServiceError('invalid_request', `tools.${index}.${field}.${position}: "${entry}" is not a domain; give a host without a scheme, such as example.com or example.com/blog`);
+          throw new ServiceError(
+            'invalid_request',
+            `tools.${index}.${field}.${position}: "${entry}" is not a domain; give a host without a scheme, such as example.com or example.com/blog`,
+          );
         }
       });
     }
@@ -92,7 +105,10 @@ function checkToolChoice(request: ConversationRequest): void {
     throw new ServiceError('invalid_request', `tool_choice: type "${choice.type}" needs at least one tool in tools`);
   }
   if (choice.type === 'tool' && !tools.some((tool) => tool.name === choice.name)) {
-    throw new ServiceError('invalid_request', `tool_choice.name: "${choice.name}" is not among the tools (${tools.map((tool) => tool.name).join(', ')})`);
+    throw new ServiceError(
+      'invalid_request',
+      `tool_choice.name: "${choice.name}" is not among the tools (${tools.map((tool) => tool.name).join(', ')})`,
+    );
   }
 }
 
@@ -110,7 +126,10 @@ function checkStrictThinking(request: ConversationRequest): void {
   if (!request.thinking || request.thinking.type === 'disabled') return;
   const tool = forcedStrictTool(request);
   if (tool) {
-    throw new ServiceError('rule_refused', `Rule 2: thinking (${request.thinking.type}) cannot be combined with a tool_choice that forces the strict tool "${tool.name}"; drop thinking or the forced strict tool`);
+    throw new ServiceError(
+      'rule_refused',
+      `Rule 2: thinking (${request.thinking.type}) cannot be combined with a tool_choice that forces the strict tool "${tool.name}"; drop thinking or the forced strict tool`,
+    );
   }
 }
 
@@ -118,7 +137,9 @@ function checkStrictThinking(request: ConversationRequest): void {
 function checkProgrammaticCalling(request: ConversationRequest): void {
   const tools = request.tools ?? [];
   const eligible = tools.find(
-    (tool) => (tool.type === SERVER_TOOL_TYPES.webSearch || tool.type === SERVER_TOOL_TYPES.webFetch) && tool.allowed_callers === undefined,
+    (tool) =>
+      (tool.type === SERVER_TOOL_TYPES.webSearch || tool.type === SERVER_TOOL_TYPES.webFetch) &&
+      tool.allowed_callers === undefined,
   );
   if (!eligible) return;
   const strictTool = tools.filter(isCustomTool).find((tool) => tool.strict === true);
@@ -126,7 +147,10 @@ function checkProgrammaticCalling(request: ConversationRequest): void {
   const disablesParallel = choice !== undefined && choice.type !== 'none' && choice.disable_parallel_tool_use === true;
   if (!strictTool && !disablesParallel) return;
   const conflict = strictTool ? `the strict tool "${strictTool.name}"` : 'tool_choice.disable_parallel_tool_use';
-  throw new ServiceError('rule_refused', `Rule 3: "${eligible.name}" has no allowed_callers, which makes the request eligible for programmatic tool calling, and that cannot be combined with ${conflict}; set allowed_callers: ["direct"]`);
+  throw new ServiceError(
+    'rule_refused',
+    `Rule 3: "${eligible.name}" has no allowed_callers, which makes the request eligible for programmatic tool calling, and that cannot be combined with ${conflict}; set allowed_callers: ["direct"]`,
+  );
 }
 
 /**
@@ -137,7 +161,10 @@ function checkProgrammaticCalling(request: ConversationRequest): void {
 function checkPrefill(request: ConversationRequest): void {
   const last = request.messages.at(-1);
   if ((request.tools?.length ?? 0) > 0 && last?.role === 'assistant' && !isPausedTurn(last)) {
-    throw new ServiceError('rule_refused', 'Rule 4: a prefill (a final assistant turn) cannot be combined with tool use; end the messages on a user turn');
+    throw new ServiceError(
+      'rule_refused',
+      'Rule 4: a prefill (a final assistant turn) cannot be combined with tool use; end the messages on a user turn',
+    );
   }
 }
 
@@ -145,25 +172,41 @@ function checkPrefill(request: ConversationRequest): void {
 function checkThinkingForModel(request: ConversationRequest, model: ModelProfile): void {
   const type = request.thinking?.type;
   if (type === 'adaptive' && model.tier === 'small' && model.generation === 'older') {
-    throw new ServiceError('rule_refused', `Rule 5: thinking "adaptive" is not supported by ${model.id} (small tier, older generation)`);
+    throw new ServiceError(
+      'rule_refused',
+      `Rule 5: thinking "adaptive" is not supported by ${model.id} (small tier, older generation)`,
+    );
   }
   if (type === 'disabled' && model.tier !== 'small' && model.generation === 'newer') {
-    throw new ServiceError('rule_refused', `Rule 5: thinking "disabled" is rejected by ${model.id} (${model.tier} tier, newer generation); leave thinking unset or use "adaptive"`);
+    throw new ServiceError(
+      'rule_refused',
+      `Rule 5: thinking "disabled" is rejected by ${model.id} (${model.tier} tier, newer generation); leave thinking unset or use "adaptive"`,
+    );
   }
 }
 
 /** No silent clamping: a budget the model cannot honour is refused. */
 function checkOutputBudget(request: MessageRequest, model: ModelProfile): void {
   if (request.max_tokens > model.maxOutputTokens) {
-    throw new ServiceError('invalid_request', `max_tokens: ${request.max_tokens} > ${model.maxOutputTokens}, which is the maximum allowed number of output tokens for ${model.id}`);
+    throw new ServiceError(
+      'invalid_request',
+      `max_tokens: ${request.max_tokens} > ${model.maxOutputTokens}, which is the maximum allowed number of output tokens for ${model.id}`,
+    );
   }
   const thinking = request.thinking;
   if (thinking?.type === 'enabled' && thinking.budget_tokens >= request.max_tokens) {
-    throw new ServiceError('invalid_request', `thinking.budget_tokens: ${thinking.budget_tokens} must be less than max_tokens (${request.max_tokens})`);
+    throw new ServiceError(
+      'invalid_request',
+      `thinking.budget_tokens: ${thinking.budget_tokens} must be less than max_tokens (${request.max_tokens})`,
+    );
   }
 }
 
-const SERVER_TOOL_RESULT_TYPES: ReadonlySet<string> = new Set(['web_search_tool_result', 'web_fetch_tool_result', 'code_execution_tool_result']);
+const SERVER_TOOL_RESULT_TYPES: ReadonlySet<string> = new Set([
+  'web_search_tool_result',
+  'web_fetch_tool_result',
+  'code_execution_tool_result',
+]);
 
 /** An assistant turn that ends on a server tool's result: a `pause_turn` reply sent back to resume it. */
 export function isPausedTurn(message: MessageParam): boolean {

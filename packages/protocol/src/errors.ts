@@ -4,24 +4,70 @@
  */
 
 export const ERROR_TABLE = {
-  invalid_request: { status: 400, type: 'invalid_request_error', description: 'The request body, a header or a rule of the endpoint is not satisfied.' },
-  unsupported_version: { status: 400, type: 'invalid_request_error', description: 'The version header is missing or has a value other than 2023-06-01.' },
-  strict_schema_keyword: { status: 400, type: 'invalid_request_error', description: 'A strict tool schema uses a keyword outside the accepted list (endpoint rule 1).' },
-  rule_refused: { status: 400, type: 'invalid_request_error', description: 'The request breaks endpoint rules 2 to 5 (thinking, programmatic tool calling, prefill, thinking per model generation).' },
-  prompt_too_long: { status: 400, type: 'invalid_request_error', description: 'The prompt has more tokens than the model context window.' },
-  authentication: { status: 401, type: 'authentication_error', description: 'The API key is missing or not one of the configured keys.' },
-  permission: { status: 403, type: 'permission_error', description: 'The key may not use this resource. Reserved: no configuration produces it yet.' },
-  not_found: { status: 404, type: 'not_found_error', description: 'Unknown route, or a model id or alias that is not configured.' },
+  invalid_request: {
+    status: 400,
+    type: 'invalid_request_error',
+    description: 'The request body, a header or a rule of the endpoint is not satisfied.',
+  },
+  unsupported_version: {
+    status: 400,
+    type: 'invalid_request_error',
+    description: 'The version header is missing or has a value other than 2023-06-01.',
+  },
+  strict_schema_keyword: {
+    status: 400,
+    type: 'invalid_request_error',
+    description: 'A strict tool schema uses a keyword outside the accepted list (endpoint rule 1).',
+  },
+  rule_refused: {
+    status: 400,
+    type: 'invalid_request_error',
+    description:
+      'The request breaks endpoint rules 2 to 5 (thinking, programmatic tool calling, prefill, thinking per model generation).',
+  },
+  prompt_too_long: {
+    status: 400,
+    type: 'invalid_request_error',
+    description: 'The prompt has more tokens than the model context window.',
+  },
+  authentication: {
+    status: 401,
+    type: 'authentication_error',
+    description: 'The API key is missing or not one of the configured keys.',
+  },
+  permission: {
+    status: 403,
+    type: 'permission_error',
+    description: 'The key may not use this resource. Reserved: no configuration produces it yet.',
+  },
+  not_found: {
+    status: 404,
+    type: 'not_found_error',
+    description: 'Unknown route, or a model id or alias that is not configured.',
+  },
   request_too_large: { status: 413, type: 'request_too_large', description: 'The body is larger than 32 MB.' },
-  rate_limited: { status: 429, type: 'rate_limit_error', description: 'Too many requests; the response carries retry-after.' },
+  rate_limited: {
+    status: 429,
+    type: 'rate_limit_error',
+    description: 'Too many requests; the response carries retry-after.',
+  },
   internal: { status: 500, type: 'api_error', description: 'An unexpected failure inside the service or its backend.' },
   model_output_invalid: {
     status: 502,
     type: 'api_error',
-    description: "The model's output broke the request's contract (schema, offered tools) after the one retry the service makes; the backend itself worked.",
+    description:
+      "The model's output broke the request's contract (schema, offered tools) after the one retry the service makes; the backend itself worked.",
   },
-  timeout: { status: 504, type: 'timeout_error', description: "The model's engine did not answer within the backend's connect, first-byte or idle limit." },
-  overloaded: { status: 529, type: 'overloaded_error', description: 'The backend is at its concurrency limit and its queue is full; the response carries retry-after.' },
+  timeout: {
+    status: 504,
+    type: 'timeout_error',
+    description: "The model's engine did not answer within the backend's connect, first-byte or idle limit.",
+  },
+  overloaded: {
+    status: 529,
+    type: 'overloaded_error',
+    description: 'The backend is at its concurrency limit and its queue is full; the response carries retry-after.',
+  },
 } as const satisfies Record<string, { status: number; type: string; description: string }>;
 
 export type ErrorCode = keyof typeof ERROR_TABLE;

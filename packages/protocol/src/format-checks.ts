@@ -17,7 +17,9 @@ function isDate(text: string): boolean {
 
 function isDateTime(text: string): boolean {
   const [date, rest] = text.split(/t/i, 2);
-  return date !== undefined && rest !== undefined && isDate(date) && time.test(rest) && /(z|[+-]\d{2}:?\d{2})$/i.test(rest);
+  return (
+    date !== undefined && rest !== undefined && isDate(date) && time.test(rest) && /(z|[+-]\d{2}:?\d{2})$/i.test(rest)
+  );
 }
 
 function isUri(text: string): boolean {

@@ -34,7 +34,12 @@ export function compileSchema(schema: unknown, where: string, options: CompileOp
 }
 
 /** The first validation error as one line (`/path must be ...`), or undefined when valid. */
-export function schemaViolation(schema: unknown, value: unknown, where = 'schema', options: CompileOptions = {}): string | undefined {
+export function schemaViolation(
+  schema: unknown,
+  value: unknown,
+  where = 'schema',
+  options: CompileOptions = {},
+): string | undefined {
   const validate = compileSchema(schema, where, options);
   if (validate(value)) return undefined;
   const error = validate.errors?.[0];

@@ -21,7 +21,10 @@ const jsonObject = z.record(z.string(), z.unknown());
  * so the code after parsing knows one "unset" and its `=== undefined` checks hold.
  */
 function nullMeansUnset<Schema extends z.ZodType>(schema: Schema) {
-  return schema.nullish().transform((value) => value ?? undefined).optional();
+  return schema
+    .nullish()
+    .transform((value) => value ?? undefined)
+    .optional();
 }
 
 const citation = jsonObject;
@@ -78,7 +81,9 @@ export const toolUseBlockParam = z.strictObject({
 export const toolResultBlockParam = z.strictObject({
   type: z.literal('tool_result'),
   tool_use_id: z.string().min(1),
-  content: z.union([z.string(), z.array(z.discriminatedUnion('type', [textBlockParam, imageBlockParam, documentBlockParam]))]).optional(),
+  content: z
+    .union([z.string(), z.array(z.discriminatedUnion('type', [textBlockParam, imageBlockParam, documentBlockParam]))])
+    .optional(),
   is_error: z.boolean().optional(),
   cache_control: cacheControl,
 });
@@ -185,14 +190,23 @@ export const codeExecutionToolParam = z.strictObject({
   cache_control: cacheControl,
 });
 
-export const toolParam = z.discriminatedUnion('type', [customToolParam, webSearchToolParam, webFetchToolParam, codeExecutionToolParam]);
+export const toolParam = z.discriminatedUnion('type', [
+  customToolParam,
+  webSearchToolParam,
+  webFetchToolParam,
+  codeExecutionToolParam,
+]);
 
 const disableParallelToolUse = z.boolean().optional();
 
 export const toolChoiceParam = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('auto'), disable_parallel_tool_use: disableParallelToolUse }),
   z.strictObject({ type: z.literal('any'), disable_parallel_tool_use: disableParallelToolUse }),
-  z.strictObject({ type: z.literal('tool'), name: z.string().min(1), disable_parallel_tool_use: disableParallelToolUse }),
+  z.strictObject({
+    type: z.literal('tool'),
+    name: z.string().min(1),
+    disable_parallel_tool_use: disableParallelToolUse,
+  }),
   z.strictObject({ type: z.literal('none') }),
 ]);
 
@@ -204,7 +218,9 @@ export const thinkingParam = z.discriminatedUnion('type', [
 ]);
 
 export const outputConfigParam = z.strictObject({
-  format: nullMeansUnset(z.strictObject({ type: z.literal('json_schema'), schema: z.looseObject({ type: z.literal('object') }) })),
+  format: nullMeansUnset(
+    z.strictObject({ type: z.literal('json_schema'), schema: z.looseObject({ type: z.literal('object') }) }),
+  ),
 });
 
 const conversationFields = {

@@ -86,7 +86,11 @@ export type StreamEvent =
   | { type: 'content_block_start'; index: number; content_block: ContentBlock }
   | { type: 'content_block_delta'; index: number; delta: ContentBlockDelta }
   | { type: 'content_block_stop'; index: number }
-  | { type: 'message_delta'; delta: { stop_reason: StopReason; stop_sequence: string | null; stop_details: null; container: null }; usage: MessageDeltaUsage }
+  | {
+      type: 'message_delta';
+      delta: { stop_reason: StopReason; stop_sequence: string | null; stop_details: null; container: null };
+      usage: MessageDeltaUsage;
+    }
   | { type: 'message_stop' }
   | { type: 'ping' }
   | ({ type: 'error' } & Omit<ErrorEnvelope, 'type'>);

@@ -52,9 +52,21 @@ interface Dialect {
 const draft06MetaSchema = createRequire(import.meta.url)('ajv/dist/refs/json-schema-draft-06.json') as object;
 
 const DIALECTS: readonly Dialect[] = [
-  { uri: 'https://json-schema.org/draft/2020-12/schema', name: '2020-12', create: (formats) => new Ajv2020(options(formats)) },
-  { uri: 'https://json-schema.org/draft/2019-09/schema', name: '2019-09', create: (formats) => new Ajv2019(options(formats)) },
-  { uri: 'http://json-schema.org/draft-07/schema', name: 'draft-07', create: (formats) => new AjvDraft07(options(formats)) },
+  {
+    uri: 'https://json-schema.org/draft/2020-12/schema',
+    name: '2020-12',
+    create: (formats) => new Ajv2020(options(formats)),
+  },
+  {
+    uri: 'https://json-schema.org/draft/2019-09/schema',
+    name: '2019-09',
+    create: (formats) => new Ajv2019(options(formats)),
+  },
+  {
+    uri: 'http://json-schema.org/draft-07/schema',
+    name: 'draft-07',
+    create: (formats) => new AjvDraft07(options(formats)),
+  },
   {
     uri: 'http://json-schema.org/draft-06/schema',
     name: 'draft-06',
@@ -84,11 +96,18 @@ const instances = new Map<string, Instance>();
  * naming `where`. Each call counts as one compile.
  */
 export function ajvFor(schema: unknown, where: string, formats: boolean): AnyAjv {
-  const declared = schema !== null && typeof schema === 'object' ? (schema as Record<string, unknown>).$schema : undefined;
-  const dialect = declared === undefined ? DIALECTS[0]! : DIALECTS.find((candidate) => typeof declared === 'string' && declared.replace(/#$/, '') === candidate.uri);
+  const declared =
+    schema !== null && typeof schema === 'object' ? (schema as Record<string, unknown>).$schema : undefined;
+  const dialect =
+    declared === undefined
+      ? DIALECTS[0]!
+      : DIALECTS.find((candidate) => typeof declared === 'string' && declared.replace(/#$/, '') === candidate.uri);
   if (!dialect) {
     const supported = DIALECTS.map((candidate) => `${candidate.name} (${candidate.uri})`).join(', ');
-    throw new ServiceError('invalid_request', `${where}.$schema: ${JSON.stringify(declared)} is not a supported JSON Schema draft; supported: ${supported}; without $schema a schema is read as 2020-12`);
+    throw new ServiceError(
+      'invalid_request',
+      `${where}.$schema: ${JSON.stringify(declared)} is not a supported JSON Schema draft; supported: ${supported}; without $schema a schema is read as 2020-12`,
+    );
   }
   const key = `${dialect.name}${formats ? ' formats' : ''}`;
   let instance = instances.get(key);

@@ -24,7 +24,19 @@ const SUBSCHEMA_MAPS = ['properties', '$defs', 'definitions', 'patternProperties
 const SUBSCHEMA_LISTS = ['anyOf', 'allOf', 'oneOf', 'prefixItems'];
 /** Keywords whose entries the cap on entries counts (`SCHEMA_LIMITS.maxEntries`). */
 const COUNTED_KEYWORDS = [...SUBSCHEMA_MAPS, ...SUBSCHEMA_LISTS, 'required', 'enum'];
-const SINGLE_SUBSCHEMAS = ['items', 'additionalProperties', 'not', 'if', 'then', 'else', 'contains', 'propertyNames', 'unevaluatedProperties', 'unevaluatedItems', 'additionalItems'];
+const SINGLE_SUBSCHEMAS = [
+  'items',
+  'additionalProperties',
+  'not',
+  'if',
+  'then',
+  'else',
+  'contains',
+  'propertyNames',
+  'unevaluatedProperties',
+  'unevaluatedItems',
+  'additionalItems',
+];
 
 /** The first problem in `schema`, or undefined. `strict` adds the keyword check. */
 export function findSchemaProblem(schema: unknown, options: { strict: boolean }): SchemaProblem | undefined {
@@ -53,7 +65,11 @@ function checkNode({ schema, path, depth }: Visit, strict: boolean): SchemaProbl
     return { path: where, message: 'a schema must be an object or a boolean' };
   }
   const crowded = crowdedKeyword(schema as Record<string, unknown>);
-  if (crowded) return { path: where, message: `"${crowded.keyword}" has ${crowded.entries} entries; at most ${SCHEMA_LIMITS.maxEntries} are accepted in one keyword` };
+  if (crowded)
+    return {
+      path: where,
+      message: `"${crowded.keyword}" has ${crowded.entries} entries; at most ${SCHEMA_LIMITS.maxEntries} are accepted in one keyword`,
+    };
   if (!strict) return undefined;
   const keyword = Object.keys(schema).find((key) => !STRICT_SCHEMA_KEYWORDS.has(key));
   if (keyword === undefined) return undefined;
@@ -67,7 +83,11 @@ function checkNode({ schema, path, depth }: Visit, strict: boolean): SchemaProbl
 function crowdedKeyword(node: Record<string, unknown>): { keyword: string; entries: number } | undefined {
   for (const keyword of COUNTED_KEYWORDS) {
     const value = node[keyword];
-    const entries = Array.isArray(value) ? value.length : value && typeof value === 'object' ? Object.keys(value).length : 0;
+    const entries = Array.isArray(value)
+      ? value.length
+      : value && typeof value === 'object'
+        ? Object.keys(value).length
+        : 0;
     if (entries > SCHEMA_LIMITS.maxEntries) return { keyword, entries };
   }
   return undefined;
@@ -77,7 +97,8 @@ function childrenOf({ schema, path, depth }: Visit): Visit[] {
   if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) return [];
   const node = schema as Record<string, unknown>;
   const children: Visit[] = [];
-  const add = (child: unknown, childPath: string[]) => children.push({ schema: child, path: childPath, depth: depth + 1 });
+  const add = (child: unknown, childPath: string[]) =>
+    children.push({ schema: child, path: childPath, depth: depth + 1 });
   for (const keyword of SUBSCHEMA_MAPS) {
     const map = node[keyword];
     if (map && typeof map === 'object' && !Array.isArray(map)) {

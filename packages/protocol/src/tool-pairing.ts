@@ -30,10 +30,19 @@ export function checkToolPairing(messages: readonly MessageParam[]): void {
 /** A server tool call is answered in the same assistant turn, by the service that ran it. */
 function checkServerToolResults(message: MessageParam | undefined, index: number): void {
   const blocks = blocksOf(message);
-  const answered = new Set(blocks.flatMap((block) => (block.type.endsWith('_tool_result') && 'tool_use_id' in block ? [block.tool_use_id] : [])));
-  const missing = blocks.flatMap((block) => (block.type === 'server_tool_use' && !answered.has(block.id) ? [block.id] : []));
+  const answered = new Set(
+    blocks.flatMap((block) =>
+      block.type.endsWith('_tool_result') && 'tool_use_id' in block ? [block.tool_use_id] : [],
+    ),
+  );
+  const missing = blocks.flatMap((block) =>
+    block.type === 'server_tool_use' && !answered.has(block.id) ? [block.id] : [],
+  );
   if (missing.length > 0) {
-    throw new ServiceError('invalid_request', `messages.${index}: server_tool_use ids were found without their result blocks in the same message: ${missing.join(', ')}`);
+    throw new ServiceError(
+      'invalid_request',
+      `messages.${index}: server_tool_use ids were found without their result blocks in the same message: ${missing.join(', ')}`,
+    );
   }
 }
 
@@ -41,7 +50,11 @@ function checkAssistantTurn(messages: readonly MessageParam[], index: number, se
   checkServerToolResults(messages[index], index);
   const uses = toolUseIds(messages[index]);
   for (const id of uses) {
-    if (seen.has(id)) throw new ServiceError('invalid_request', `messages.${index}: tool_use id "${id}" is used more than once in the conversation`);
+    if (seen.has(id))
+      throw new ServiceError(
+        'invalid_request',
+        `messages.${index}: tool_use id "${id}" is used more than once in the conversation`,
+      );
     seen.add(id);
   }
   const isLast = index === messages.length - 1;
@@ -49,7 +62,10 @@ function checkAssistantTurn(messages: readonly MessageParam[], index: number, se
   const answered = new Set(toolResultIds(messages[index + 1]));
   const missing = uses.filter((id) => !answered.has(id));
   if (missing.length > 0) {
-    throw new ServiceError('invalid_request', `messages.${index + 1}: tool_use ids were found without tool_result blocks immediately after: ${missing.join(', ')}. Each tool_use block must have a corresponding tool_result block in the next message.`);
+    throw new ServiceError(
+      'invalid_request',
+      `messages.${index + 1}: tool_use ids were found without tool_result blocks immediately after: ${missing.join(', ')}. Each tool_use block must have a corresponding tool_result block in the next message.`,
+    );
   }
 }
 
@@ -60,8 +76,13 @@ function checkUserTurn(messages: readonly MessageParam[], index: number): void {
   const offered = new Set(previous?.role === 'assistant' ? toolUseIds(previous) : []);
   const answered = new Set<string>();
   for (const id of results) {
-    if (!offered.has(id)) throw new ServiceError('invalid_request', `messages.${index}: unexpected tool_use_id found in tool_result blocks: ${id}. Each tool_result block must have a corresponding tool_use block in the previous message.`);
-    if (answered.has(id)) throw new ServiceError('invalid_request', `messages.${index}: tool_use id "${id}" has more than one tool_result`);
+    if (!offered.has(id))
+      throw new ServiceError(
+        'invalid_request',
+        `messages.${index}: unexpected tool_use_id found in tool_result blocks: ${id}. Each tool_result block must have a corresponding tool_use block in the previous message.`,
+      );
+    if (answered.has(id))
+      throw new ServiceError('invalid_request', `messages.${index}: tool_use id "${id}" has more than one tool_result`);
     answered.add(id);
   }
 }

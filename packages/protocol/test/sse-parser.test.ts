@@ -23,14 +23,25 @@ describe('framing', () => {
     const text = 'event: message_start\ndata: {"a":1}\n\nevent: ping\ndata: {"type": "ping"}\n\n';
     for (let cut = 1; cut < text.length; cut += 1) {
       const parser = new SseParser();
-      assert.deepEqual(feed(parser, text, [cut]), [{ event: 'message_start', data: '{"a":1}' }, { event: 'ping', data: '{"type": "ping"}' }], `cut at ${cut}`);
+      assert.deepEqual(
+        feed(parser, text, [cut]),
+        [
+          { event: 'message_start', data: '{"a":1}' },
+          { event: 'ping', data: '{"type": "ping"}' },
+        ],
+        `cut at ${cut}`,
+      );
       assert.equal(parser.hasPartialFrame, false);
     }
   });
 
   test('every line end, cut at every position, gives the same frames', () => {
     const frames = ': keep-alive\nevent: a\ndata: one\ndata: two\n\ndata:three\n\nid: 7\nretry: 10\ndata\n\n';
-    const expected = [{ event: 'a', data: 'one\ntwo' }, { event: 'message', data: 'three' }, { event: 'message', data: '' }];
+    const expected = [
+      { event: 'a', data: 'one\ntwo' },
+      { event: 'message', data: 'three' },
+      { event: 'message', data: '' },
+    ];
     for (const end of ['\n', '\r\n', '\r']) {
       const text = frames.replaceAll('\n', end);
       for (let cut = 0; cut <= text.length; cut += 1) {
@@ -43,8 +54,15 @@ describe('framing', () => {
 
   test('CRLF and CR line ends, a CRLF split across chunks, comments and multi-line data', () => {
     const parser = new SseParser();
-    const frames = [...parser.push(': keep-alive\r\nevent: a\r\ndata: one\r'), ...parser.push('\ndata: two\r\r'), ...parser.push('data:three\n\n')];
-    assert.deepEqual(frames, [{ event: 'a', data: 'one\ntwo' }, { event: 'message', data: 'three' }]);
+    const frames = [
+      ...parser.push(': keep-alive\r\nevent: a\r\ndata: one\r'),
+      ...parser.push('\ndata: two\r\r'),
+      ...parser.push('data:three\n\n'),
+    ];
+    assert.deepEqual(frames, [
+      { event: 'a', data: 'one\ntwo' },
+      { event: 'message', data: 'three' },
+    ]);
   });
 
   test('a CRLF split across chunks with an empty chunk between is still one line end', () => {
@@ -71,7 +89,8 @@ describe('framing', () => {
 });
 
 describe('bytes decoded by the caller', () => {
-  const frames = 'event: ping\ndata: {"type": "ping"}\n\n: a comment\nevent: message_delta\ndata: {"a":\ndata: "ü"}\n\n';
+  const frames =
+    'event: ping\ndata: {"type": "ping"}\n\n: a comment\nevent: message_delta\ndata: {"a":\ndata: "ü"}\n\n';
 
   test('the same frames whatever the chunking, with UTF-8 split across chunks', () => {
     const bytes = Buffer.from(frames);
@@ -79,11 +98,16 @@ describe('bytes decoded by the caller', () => {
       const parser = new SseParser();
       const decoder = new TextDecoder('utf-8');
       const events: SseFrame[] = [];
-      for (let offset = 0; offset < bytes.length; offset += size) events.push(...parser.push(decoder.decode(bytes.subarray(offset, offset + size), { stream: true })));
-      assert.deepEqual(events, [
-        { event: 'ping', data: '{"type": "ping"}' },
-        { event: 'message_delta', data: '{"a":\n"ü"}' },
-      ], `chunks of ${size}`);
+      for (let offset = 0; offset < bytes.length; offset += size)
+        events.push(...parser.push(decoder.decode(bytes.subarray(offset, offset + size), { stream: true })));
+      assert.deepEqual(
+        events,
+        [
+          { event: 'ping', data: '{"type": "ping"}' },
+          { event: 'message_delta', data: '{"a":\n"ü"}' },
+        ],
+        `chunks of ${size}`,
+      );
       assert.equal(parser.hasPartialFrame, false);
     }
   });
@@ -94,8 +118,14 @@ describe('bytes decoded by the caller', () => {
       const parser = new SseParser();
       const decoder = new TextDecoder('utf-8');
       const middle = text.indexOf('\r') + 1;
-      const events = [...parser.push(decoder.decode(Buffer.from(text.slice(0, middle)), { stream: true })), ...parser.push(decoder.decode(Buffer.from(text.slice(middle)), { stream: true }))];
-      assert.deepEqual(events.map((event) => event.event), ['ping', 'message_delta']);
+      const events = [
+        ...parser.push(decoder.decode(Buffer.from(text.slice(0, middle)), { stream: true })),
+        ...parser.push(decoder.decode(Buffer.from(text.slice(middle)), { stream: true })),
+      ];
+      assert.deepEqual(
+        events.map((event) => event.event),
+        ['ping', 'message_delta'],
+      );
     }
   });
 });
@@ -103,7 +133,8 @@ describe('bytes decoded by the caller', () => {
 describe("llama.cpp's error lines", () => {
   test('frames split every 3 characters, CRLF lines, comments, multi-line data and an error', () => {
     const parser = new SseParser();
-    const text = ': keep-alive\r\ndata: {"a":1}\r\n\r\ndata: line one\ndata: line two\n\nerror: {"code":500}\n\ndata: [DONE]\n\n';
+    const text =
+      ': keep-alive\r\ndata: {"a":1}\r\n\r\ndata: line one\ndata: line two\n\nerror: {"code":500}\n\ndata: [DONE]\n\n';
     const frames: SseFrame[] = [];
     for (let at = 0; at < text.length; at += 3) frames.push(...parser.push(text.slice(at, at + 3)));
     frames.push(...parser.end());
@@ -117,7 +148,9 @@ describe("llama.cpp's error lines", () => {
 
   test('error lines join like data lines and stay apart from the data of their frame', () => {
     const parser = new SseParser();
-    assert.deepEqual(parser.push('data: d\nerror: one\nerror:two\n\n'), [{ event: 'message', data: 'd', error: 'one\ntwo' }]);
+    assert.deepEqual(parser.push('data: d\nerror: one\nerror:two\n\n'), [
+      { event: 'message', data: 'd', error: 'one\ntwo' },
+    ]);
   });
 
   test('an error line alone is a partial frame until its blank line', () => {

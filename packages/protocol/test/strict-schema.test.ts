@@ -3,11 +3,32 @@ import assert from 'node:assert/strict';
 import { findSchemaProblem, STRICT_SCHEMA_KEYWORDS } from '@mms/protocol';
 
 test('the accepted keyword list is exactly the spec list', () => {
-  assert.deepEqual([...STRICT_SCHEMA_KEYWORDS].sort(), ['$defs', '$ref', 'additionalProperties', 'anyOf', 'const', 'definitions', 'description', 'enum', 'items', 'properties', 'required', 'title', 'type'].sort());
+  assert.deepEqual(
+    [...STRICT_SCHEMA_KEYWORDS].sort(),
+    [
+      '$defs',
+      '$ref',
+      'additionalProperties',
+      'anyOf',
+      'const',
+      'definitions',
+      'description',
+      'enum',
+      'items',
+      'properties',
+      'required',
+      'title',
+      'type',
+    ].sort(),
+  );
 });
 
 test('property names that look like keywords are not keywords', () => {
-  const schema = { type: 'object', properties: { format: { type: 'string' }, pattern: { type: 'string' } }, required: ['format'] };
+  const schema = {
+    type: 'object',
+    properties: { format: { type: 'string' }, pattern: { type: 'string' } },
+    required: ['format'],
+  };
   assert.equal(findSchemaProblem(schema, { strict: true }), undefined);
 });
 
@@ -16,27 +37,59 @@ test('enum and const values are data, not schemas', () => {
 });
 
 test('a keyword deep inside additionalProperties and anyOf is found with its path', () => {
-  const schema = { type: 'object', additionalProperties: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'number', multipleOf: 2 } }] } };
+  const schema = {
+    type: 'object',
+    additionalProperties: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'number', multipleOf: 2 } }] },
+  };
   assert.deepEqual(findSchemaProblem(schema, { strict: true })?.path, 'additionalProperties.anyOf.1.items');
   assert.equal(findSchemaProblem(schema, { strict: true })?.keyword, 'multipleOf');
 });
 
 test('boolean subschemas are fine; non-object schemas are a problem', () => {
-  assert.equal(findSchemaProblem({ type: 'object', additionalProperties: false, properties: { any: true } }, { strict: true }), undefined);
-  assert.match(findSchemaProblem({ type: 'object', properties: { bad: 3 } }, { strict: false })?.message ?? '', /must be an object or a boolean/);
+  assert.equal(
+    findSchemaProblem({ type: 'object', additionalProperties: false, properties: { any: true } }, { strict: true }),
+    undefined,
+  );
+  assert.match(
+    findSchemaProblem({ type: 'object', properties: { bad: 3 } }, { strict: false })?.message ?? '',
+    /must be an object or a boolean/,
+  );
 });
 
 test('more subschemas than the cap is a problem, found without recursion', () => {
-  const group = () => ({ type: 'object', properties: Object.fromEntries(Array.from({ length: 900 }, (_, index) => [`p${index}`, { type: 'string' }])) });
+  const group = () => ({
+    type: 'object',
+    properties: Object.fromEntries(Array.from({ length: 900 }, (_, index) => [`p${index}`, { type: 'string' }])),
+  });
   const properties = Object.fromEntries(Array.from({ length: 6 }, (_, index) => [`g${index}`, group()]));
-  assert.match(findSchemaProblem({ type: 'object', properties }, { strict: false })?.message ?? '', /more than 4096 subschemas/);
+  assert.match(
+    findSchemaProblem({ type: 'object', properties }, { strict: false })?.message ?? '',
+    /more than 4096 subschemas/,
+  );
 });
 
 test('more entries than the cap in one keyword is a problem naming the keyword and path (a validator compiled from ~3,000 properties overflows the stack)', () => {
-  const many = (count: number) => Object.fromEntries(Array.from({ length: count }, (_, index) => [`p${index}`, { type: 'string' }]));
+  const many = (count: number) =>
+    Object.fromEntries(Array.from({ length: count }, (_, index) => [`p${index}`, { type: 'string' }]));
   assert.equal(findSchemaProblem({ type: 'object', properties: many(1000) }, { strict: true }), undefined);
-  const problem = findSchemaProblem({ type: 'object', properties: { inner: { type: 'object', properties: many(3000) } } }, { strict: true });
-  assert.deepEqual(problem, { path: 'properties.inner', message: '"properties" has 3000 entries; at most 1000 are accepted in one keyword' });
-  assert.match(findSchemaProblem({ anyOf: Array.from({ length: 1001 }, () => ({ type: 'string' })) }, { strict: true })?.message ?? '', /"anyOf" has 1001 entries/);
-  assert.match(findSchemaProblem({ type: 'string', enum: Array.from({ length: 1001 }, (_, index) => `v${index}`) }, { strict: true })?.message ?? '', /"enum" has 1001 entries/);
+  const problem = findSchemaProblem(
+    { type: 'object', properties: { inner: { type: 'object', properties: many(3000) } } },
+    { strict: true },
+  );
+  assert.deepEqual(problem, {
+    path: 'properties.inner',
+    message: '"properties" has 3000 entries; at most 1000 are accepted in one keyword',
+  });
+  assert.match(
+    findSchemaProblem({ anyOf: Array.from({ length: 1001 }, () => ({ type: 'string' })) }, { strict: true })?.message ??
+      '',
+    /"anyOf" has 1001 entries/,
+  );
+  assert.match(
+    findSchemaProblem(
+      { type: 'string', enum: Array.from({ length: 1001 }, (_, index) => `v${index}`) },
+      { strict: true },
+    )?.message ?? '',
+    /"enum" has 1001 entries/,
+  );
 });

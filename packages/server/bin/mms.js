@@ -22,7 +22,9 @@ async function runClientCommand(specifier, args) {
   try {
     entry = createRequire(join(process.cwd(), 'package.json')).resolve(specifier);
   } catch {
-    process.stderr.write(`mms compare: it is the calling client's command, and @mms/client is not installed where this runs (${process.cwd()}); install @mms/client there, or run it from the repository root\n`);
+    process.stderr.write(
+      `mms compare: it is the calling client's command, and @mms/client is not installed where this runs (${process.cwd()}); install @mms/client there, or run it from the repository root\n`,
+    );
     return 2;
   }
   const { runCompareCommand } = await import(pathToFileURL(entry).href);

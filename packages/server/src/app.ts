@@ -64,10 +64,18 @@ export class App {
     this.batching = new ReplyBatching((error) => this.log.error({ err: error }, 'writing a reply failed'));
     this.serverTools = options.serverTools ?? new ServiceTools(options.config.serverTools, options.toolProviders);
     this.router.get('/health', async () => ({ body: { status: 'ok' } }));
-    registerMessagesRoute(this.router, { registry: options.registry, serverTools: this.serverTools, maxSteps: options.config.maxSteps }, options.config.pingIntervalMs, this.closing);
+    registerMessagesRoute(
+      this.router,
+      { registry: options.registry, serverTools: this.serverTools, maxSteps: options.config.maxSteps },
+      options.config.pingIntervalMs,
+      this.closing,
+    );
     registerCountTokensRoute(this.router, options.registry);
     registerModelsRoutes(this.router, options.registry);
-    this.server = createServer({ keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS }, (request, response) => void this.handle(request, response));
+    this.server = createServer(
+      { keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS },
+      (request, response) => void this.handle(request, response),
+    );
     this.server.on('clientError', answerMalformedRequest);
     this.server.on('connection', (socket: Socket) => {
       this.sockets.add(socket);
@@ -139,7 +147,14 @@ export class App {
       }
       const match = this.router.find(request.method ?? 'GET', path);
       if (!match) throw new ServiceError('not_found', `${request.method} ${path} is not an endpoint of this service`);
-      const reply = await match.handler({ request, response, requestId, params: match.params, query: queryStart < 0 ? '' : url.slice(queryStart + 1), log: this.log });
+      const reply = await match.handler({
+        request,
+        response,
+        requestId,
+        params: match.params,
+        query: queryStart < 0 ? '' : url.slice(queryStart + 1),
+        log: this.log,
+      });
       if (reply !== WRITTEN) this.sendJson(response, 200, requestId, JSON.stringify(reply.body), reply.headers);
     } catch (error) {
       this.sendError(response, requestId, error);
@@ -161,9 +176,20 @@ export class App {
   }
 
   /** Replies go out together at the end of the event loop's turn (http/reply-batching.ts). */
-  private sendJson(response: ServerResponse, status: number, requestId: string, text: string, extraHeaders: Record<string, string> | undefined): void {
+  private sendJson(
+    response: ServerResponse,
+    status: number,
+    requestId: string,
+    text: string,
+    extraHeaders: Record<string, string> | undefined,
+  ): void {
     this.batching.defer(() => {
-      const headers: Record<string, string | number> = { 'content-type': JSON_CONTENT_TYPE, 'content-length': Buffer.byteLength(text), 'request-id': requestId, ...extraHeaders };
+      const headers: Record<string, string | number> = {
+        'content-type': JSON_CONTENT_TYPE,
+        'content-length': Buffer.byteLength(text),
+        'request-id': requestId,
+        ...extraHeaders,
+      };
       // Replies in flight when closing starts close their connections (http/connection-closing.ts).
       if (this.closing.started) headers.connection = 'close';
       response.writeHead(status, headers);
@@ -193,5 +219,7 @@ function answerMalformedRequest(error: NodeJS.ErrnoException, socket: Socket): v
   }
   const requestId = newRequestId();
   const body = JSON.stringify(errorEnvelope('invalid_request_error', 'The request is not valid HTTP/1.1.', requestId));
-  socket.end(`HTTP/1.1 400 Bad Request\r\ncontent-type: ${JSON_CONTENT_TYPE}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nrequest-id: ${requestId}\r\n${ERROR_CODE_HEADER}: invalid_request\r\nconnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 400 Bad Request\r\ncontent-type: ${JSON_CONTENT_TYPE}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nrequest-id: ${requestId}\r\n${ERROR_CODE_HEADER}: invalid_request\r\nconnection: close\r\n\r\n${body}`,
+  );
 }

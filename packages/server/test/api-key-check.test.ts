@@ -23,7 +23,15 @@ test('every configured key is accepted, by x-api-key or Bearer', () => {
 });
 
 test('keys of the same length, shorter, longer or sharing a prefix are refused', () => {
-  for (const key of ['first-key-0002', 'first-key-000', 'first-key-00011', 'second-key-longer-0001', 'second-key-longer-00021', 'x', '€irst-key-0001']) {
+  for (const key of [
+    'first-key-0002',
+    'first-key-000',
+    'first-key-00011',
+    'second-key-longer-0001',
+    'second-key-longer-00021',
+    'x',
+    '€irst-key-0001',
+  ]) {
     assert.equal(verdict({ 'x-api-key': key }), 'invalid x-api-key', key);
   }
 });

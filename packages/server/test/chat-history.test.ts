@@ -7,8 +7,15 @@ import { toChatHistory } from '../src/backends/llama-cpp/chat-history.js';
 const request = (body: Record<string, unknown>) => parseMessageRequest({ model: 'm', max_tokens: 10, ...body });
 
 test('system, user and an empty model turn to generate', () => {
-  const { history, continuation } = toChatHistory(request({ system: [{ type: 'text', text: 'Be brief.' }], messages: [{ role: 'user', content: 'Hi' }] }), 'Extra rule.');
-  assert.deepEqual(history, [{ type: 'system', text: 'Be brief.\n\nExtra rule.' }, { type: 'user', text: 'Hi' }, { type: 'model', response: [] }]);
+  const { history, continuation } = toChatHistory(
+    request({ system: [{ type: 'text', text: 'Be brief.' }], messages: [{ role: 'user', content: 'Hi' }] }),
+    'Extra rule.',
+  );
+  assert.deepEqual(history, [
+    { type: 'system', text: 'Be brief.\n\nExtra rule.' },
+    { type: 'user', text: 'Hi' },
+    { type: 'model', response: [] },
+  ]);
   assert.equal(continuation, history.at(-1));
 });
 
@@ -18,8 +25,17 @@ test('thinking, tool calls and their results land in the model turn, which goes 
     request({
       messages: [
         { role: 'user', content: 'Weather?' },
-        { role: 'assistant', content: [{ type: 'thinking', thinking: 'Need a lookup.', signature: 's' }, { type: 'tool_use', id: 't1', name: 'weather', input: { city: 'Oslo' } }] },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: [{ type: 'text', text: '3 C' }] }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'thinking', thinking: 'Need a lookup.', signature: 's' },
+            { type: 'tool_use', id: 't1', name: 'weather', input: { city: 'Oslo' } },
+          ],
+        },
+        {
+          role: 'user',
+          content: [{ type: 'tool_result', tool_use_id: 't1', content: [{ type: 'text', text: '3 C' }] }],
+        },
       ],
     }),
   );
@@ -42,22 +58,47 @@ test('an error tool_result says so to the model', () => {
       messages: [
         { role: 'user', content: 'Go' },
         { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'f', input: {} }] },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'timeout', is_error: true }, { type: 'text', text: 'Try again' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: 't1', content: 'timeout', is_error: true },
+            { type: 'text', text: 'Try again' },
+          ],
+        },
       ],
     }),
   );
   const model = history[1];
-  assert.equal(model?.type === 'model' && model.response[0] !== undefined && typeof model.response[0] === 'object' ? (model.response[0] as { result: unknown }).result : undefined, 'Error: timeout');
+  assert.equal(
+    model?.type === 'model' && model.response[0] !== undefined && typeof model.response[0] === 'object'
+      ? (model.response[0] as { result: unknown }).result
+      : undefined,
+    'Error: timeout',
+  );
   assert.deepEqual(history[2], { type: 'user', text: 'Try again' });
 });
 
 test('a final assistant turn is continued, not answered anew', () => {
-  const { history, continuation } = toChatHistory(request({ messages: [{ role: 'user', content: 'Count' }, { role: 'assistant', content: 'One, two,' }] }));
+  const { history, continuation } = toChatHistory(
+    request({
+      messages: [
+        { role: 'user', content: 'Count' },
+        { role: 'assistant', content: 'One, two,' },
+      ],
+    }),
+  );
   assert.equal(history.length, 2);
   assert.deepEqual(continuation, { type: 'model', response: ['One, two,'] });
 });
 
 test('consecutive user turns merge into one', () => {
-  const { history } = toChatHistory(request({ messages: [{ role: 'user', content: 'a' }, { role: 'user', content: 'b' }] }));
+  const { history } = toChatHistory(
+    request({
+      messages: [
+        { role: 'user', content: 'a' },
+        { role: 'user', content: 'b' },
+      ],
+    }),
+  );
   assert.deepEqual(history[0], { type: 'user', text: 'a\n\nb' });
 });

@@ -10,7 +10,8 @@ function breaker(): { circuit: CircuitBreaker; clock: { now: number } } {
 
 test('opens after failureThreshold failures in a row, and a success in between resets the count', () => {
   const { circuit } = breaker();
-  for (const outcome of ['failure', 'failure', 'success', 'failure', 'failure'] as const) circuit[outcome](circuit.tryAcquire()!);
+  for (const outcome of ['failure', 'failure', 'success', 'failure', 'failure'] as const)
+    circuit[outcome](circuit.tryAcquire()!);
   assert.equal(circuit.state, 'closed');
   circuit.failure(circuit.tryAcquire()!);
   assert.equal(circuit.state, 'open');

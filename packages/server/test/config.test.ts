@@ -7,7 +7,14 @@ import { join } from 'node:path';
 import { ConfigError, loadConfig, validateConfig } from '@mms/server';
 import { PUBLISHED_SCHEMAS, renderSchema } from '../../../scripts/published-schemas.js';
 
-const model = { id: 'm', tier: 'mid', generation: 'newer', contextWindow: 1000, maxOutputTokens: 100, backend: { type: 'scripted' } };
+const model = {
+  id: 'm',
+  tier: 'mid',
+  generation: 'newer',
+  contextWindow: 1000,
+  maxOutputTokens: 100,
+  backend: { type: 'scripted' },
+};
 
 function configError(input: unknown): string {
   try {
@@ -28,24 +35,59 @@ test('a valid config gets its defaults', () => {
 
 test('a backends list is admitted by its first backend; a fallback that sets concurrency or queue is refused, naming the field', () => {
   const list = (backends: unknown[]) => ({ ...model, backend: undefined, backends });
-  const config = validateConfig({ models: [list([{ type: 'scripted', concurrency: 3, queue: 5 }, { type: 'scripted' }])] }, 'test.json');
-  assert.deepEqual(config.models[0]?.backends?.map((backend) => [backend.type, backend.concurrency, backend.queue]), [['scripted', 3, 5], ['scripted', 3, 5]]);
-  assert.match(configError({ models: [list([{ type: 'scripted' }, { type: 'scripted', concurrency: 4 }])] }), /models\.0\.backends\.1\.concurrency: a fallback is admitted with its list: set concurrency on the first backend/);
-  assert.match(configError({ models: [list([{ type: 'scripted' }, { type: 'scripted' }, { type: 'scripted', queue: 0 }])] }), /models\.0\.backends\.2\.queue: a fallback is admitted with its list/);
+  const config = validateConfig(
+    { models: [list([{ type: 'scripted', concurrency: 3, queue: 5 }, { type: 'scripted' }])] },
+    'test.json',
+  );
+  assert.deepEqual(
+    config.models[0]?.backends?.map((backend) => [backend.type, backend.concurrency, backend.queue]),
+    [
+      ['scripted', 3, 5],
+      ['scripted', 3, 5],
+    ],
+  );
+  assert.match(
+    configError({ models: [list([{ type: 'scripted' }, { type: 'scripted', concurrency: 4 }])] }),
+    /models\.0\.backends\.1\.concurrency: a fallback is admitted with its list: set concurrency on the first backend/,
+  );
+  assert.match(
+    configError({ models: [list([{ type: 'scripted' }, { type: 'scripted' }, { type: 'scripted', queue: 0 }])] }),
+    /models\.0\.backends\.2\.queue: a fallback is admitted with its list/,
+  );
   // A lone llama-cpp backend keeps its own default of one sequence.
-  assert.equal(validateConfig({ models: [{ ...model, backend: { type: 'llama-cpp', model: 'tiny.gguf' } }] }, 'test.json').models[0]?.backend?.concurrency, 1);
+  assert.equal(
+    validateConfig({ models: [{ ...model, backend: { type: 'llama-cpp', model: 'tiny.gguf' } }] }, 'test.json')
+      .models[0]?.backend?.concurrency,
+    1,
+  );
 });
 
 test("a llama-cpp fallback keeps its own concurrency (its context sequences, default 1), not the list's; its queue is refused", () => {
   const list = (backends: unknown[]) => ({ ...model, backend: undefined, backends });
   const engine = { type: 'openai-compatible', engine: 'vllm', baseURL: 'http://10.0.0.5:8000/v1', model: 'm' };
-  const sequences = (backends: unknown[]) => validateConfig({ models: [list(backends)] }, 'test.json').models[0]!.backends!.map((backend) => [backend.type, backend.concurrency]);
+  const sequences = (backends: unknown[]) =>
+    validateConfig({ models: [list(backends)] }, 'test.json').models[0]!.backends!.map((backend) => [
+      backend.type,
+      backend.concurrency,
+    ]);
   // With the defaults the list admits 16 at once; the llama-cpp fallback still makes one sequence, not 16 full contexts.
-  assert.deepEqual(sequences([engine, { type: 'llama-cpp', model: 'tiny.gguf' }]), [['openai-compatible', 16], ['llama-cpp', 1]]);
-  assert.deepEqual(sequences([engine, { type: 'llama-cpp', model: 'tiny.gguf', concurrency: 2 }]), [['openai-compatible', 16], ['llama-cpp', 2]]);
+  assert.deepEqual(sequences([engine, { type: 'llama-cpp', model: 'tiny.gguf' }]), [
+    ['openai-compatible', 16],
+    ['llama-cpp', 1],
+  ]);
+  assert.deepEqual(sequences([engine, { type: 'llama-cpp', model: 'tiny.gguf', concurrency: 2 }]), [
+    ['openai-compatible', 16],
+    ['llama-cpp', 2],
+  ]);
   // A llama-cpp primary's concurrency is both the list's admission and its own sequences.
-  assert.deepEqual(sequences([{ type: 'llama-cpp', model: 'tiny.gguf', concurrency: 3 }, engine]), [['llama-cpp', 3], ['openai-compatible', 3]]);
-  assert.match(configError({ models: [list([engine, { type: 'llama-cpp', model: 'tiny.gguf', queue: 4 }])] }), /models\.0\.backends\.1\.queue: a fallback is admitted with its list/);
+  assert.deepEqual(sequences([{ type: 'llama-cpp', model: 'tiny.gguf', concurrency: 3 }, engine]), [
+    ['llama-cpp', 3],
+    ['openai-compatible', 3],
+  ]);
+  assert.match(
+    configError({ models: [list([engine, { type: 'llama-cpp', model: 'tiny.gguf', queue: 4 }])] }),
+    /models\.0\.backends\.1\.queue: a fallback is admitted with its list/,
+  );
 });
 
 test('firstByteTimeoutMs defaults to 30 s for a remote backend with a fallback after it, 120 s alone or last', () => {
@@ -53,24 +95,54 @@ test('firstByteTimeoutMs defaults to 30 s for a remote backend with a fallback a
   const upstream = { type: 'messages-upstream', baseURL: 'http://10.0.0.7:8080' };
   const timeouts = (input: Record<string, unknown>) =>
     validateConfig({ models: [{ ...model, backend: undefined, ...input }] }, 'test.json').models[0]!;
-  const listed = timeouts({ backends: [engine, upstream, { ...engine, firstByteTimeoutMs: 5_000 }, upstream] }).backends!;
-  assert.deepEqual(listed.map((backend) => ('firstByteTimeoutMs' in backend ? backend.firstByteTimeoutMs : undefined)), [30_000, 30_000, 5_000, 120_000]);
+  const listed = timeouts({
+    backends: [engine, upstream, { ...engine, firstByteTimeoutMs: 5_000 }, upstream],
+  }).backends!;
+  assert.deepEqual(
+    listed.map((backend) => ('firstByteTimeoutMs' in backend ? backend.firstByteTimeoutMs : undefined)),
+    [30_000, 30_000, 5_000, 120_000],
+  );
   const alone = timeouts({ backend: engine }).backend!;
   assert.equal('firstByteTimeoutMs' in alone ? alone.firstByteTimeoutMs : undefined, 120_000);
 });
 
 test('maxTokensField and streamOptions are for the generic engine only', () => {
-  const engine = (kind: string, extra: Record<string, unknown>) => ({ models: [{ ...model, backend: { type: 'openai-compatible', engine: kind, baseURL: 'http://10.0.0.5:8000/v1', model: 'm', ...extra } }] });
-  const generic = validateConfig(engine('generic', { maxTokensField: 'max_completion_tokens', streamOptions: false }), 'test.json').models[0]!.backend!;
-  assert.deepEqual(generic.type === 'openai-compatible' ? [generic.maxTokensField, generic.streamOptions] : [], ['max_completion_tokens', false]);
-  assert.match(configError(engine('vllm', { maxTokensField: 'max_completion_tokens' })), /models\.0\.backend\.maxTokensField: only for engine "generic"/);
-  assert.match(configError(engine('ollama', { streamOptions: false })), /models\.0\.backend\.streamOptions: only for engine "generic"/);
-  assert.match(configError(engine('generic', { maxTokensField: 'max_output_tokens' })), /models\.0\.backend\.maxTokensField/);
+  const engine = (kind: string, extra: Record<string, unknown>) => ({
+    models: [
+      {
+        ...model,
+        backend: { type: 'openai-compatible', engine: kind, baseURL: 'http://10.0.0.5:8000/v1', model: 'm', ...extra },
+      },
+    ],
+  });
+  const generic = validateConfig(
+    engine('generic', { maxTokensField: 'max_completion_tokens', streamOptions: false }),
+    'test.json',
+  ).models[0]!.backend!;
+  assert.deepEqual(generic.type === 'openai-compatible' ? [generic.maxTokensField, generic.streamOptions] : [], [
+    'max_completion_tokens',
+    false,
+  ]);
+  assert.match(
+    configError(engine('vllm', { maxTokensField: 'max_completion_tokens' })),
+    /models\.0\.backend\.maxTokensField: only for engine "generic"/,
+  );
+  assert.match(
+    configError(engine('ollama', { streamOptions: false })),
+    /models\.0\.backend\.streamOptions: only for engine "generic"/,
+  );
+  assert.match(
+    configError(engine('generic', { maxTokensField: 'max_output_tokens' })),
+    /models\.0\.backend\.maxTokensField/,
+  );
 });
 
 test('errors name the file and the field', () => {
   assert.match(configError({ models: [{ ...model, tier: 'huge' }] }), /^config test\.json: models\.0\.tier: /);
-  assert.match(configError({ models: [{ ...model, backend: { type: 'warp' } }] }), /^config test\.json: models\.0\.backend\.type: /);
+  assert.match(
+    configError({ models: [{ ...model, backend: { type: 'warp' } }] }),
+    /^config test\.json: models\.0\.backend\.type: /,
+  );
   assert.match(configError({ models: [model], listen: { port: 70000 } }), /listen\.port/);
   assert.match(configError({ models: [model], colour: 'red' }), /colour: Extra inputs are not permitted/);
   assert.match(configError({ models: [] }), /^config test\.json: models: /);
@@ -78,8 +150,17 @@ test('errors name the file and the field', () => {
 
 test('code execution: the wall-clock limit is optional and may not be shorter than the running time it includes', () => {
   assert.equal(validateConfig({ models: [model] }, 'test.json').serverTools.codeExecution.wallTimeoutMs, undefined);
-  assert.equal(validateConfig({ models: [model], serverTools: { codeExecution: { timeoutMs: 1000, wallTimeoutMs: 5000 } } }, 'test.json').serverTools.codeExecution.wallTimeoutMs, 5000);
-  assert.match(configError({ models: [model], serverTools: { codeExecution: { timeoutMs: 1000, wallTimeoutMs: 500 } } }), /serverTools\.codeExecution\.wallTimeoutMs: must be at least timeoutMs/);
+  assert.equal(
+    validateConfig(
+      { models: [model], serverTools: { codeExecution: { timeoutMs: 1000, wallTimeoutMs: 5000 } } },
+      'test.json',
+    ).serverTools.codeExecution.wallTimeoutMs,
+    5000,
+  );
+  assert.match(
+    configError({ models: [model], serverTools: { codeExecution: { timeoutMs: 1000, wallTimeoutMs: 500 } } }),
+    /serverTools\.codeExecution\.wallTimeoutMs: must be at least timeoutMs/,
+  );
 });
 
 test('a name that resolves to two models is refused', () => {
@@ -87,7 +168,11 @@ test('a name that resolves to two models is refused', () => {
 });
 
 test('overrides from the command line and MMS_API_KEYS are applied', () => {
-  const config = validateConfig({ models: [model], apiKeys: ['file-key-1234'] }, 'test.json', { host: '0.0.0.0', port: 9000, apiKeys: ['env-key-12345', 'file-key-1234'] });
+  const config = validateConfig({ models: [model], apiKeys: ['file-key-1234'] }, 'test.json', {
+    host: '0.0.0.0',
+    port: 9000,
+    apiKeys: ['env-key-12345', 'file-key-1234'],
+  });
   assert.deepEqual(config.listen, { host: '0.0.0.0', port: 9000 });
   assert.deepEqual(config.apiKeys, ['file-key-1234', 'env-key-12345']);
 });
@@ -96,13 +181,22 @@ test('a config file that is not JSON, or missing, is a ConfigError naming it', (
   const folder = mkdtempSync(join(tmpdir(), 'mms-config-'));
   const path = join(folder, 'broken.json');
   writeFileSync(path, '{ models: ');
-  assert.throws(() => loadConfig(path), (error: Error) => error instanceof ConfigError && error.message.includes('broken.json: not valid JSON'));
-  assert.throws(() => loadConfig(join(folder, 'absent.json')), (error: Error) => error instanceof ConfigError && /absent\.json: cannot read it \(ENOENT\)/.test(error.message));
+  assert.throws(
+    () => loadConfig(path),
+    (error: Error) => error instanceof ConfigError && error.message.includes('broken.json: not valid JSON'),
+  );
+  assert.throws(
+    () => loadConfig(join(folder, 'absent.json')),
+    (error: Error) => error instanceof ConfigError && /absent\.json: cannot read it \(ENOENT\)/.test(error.message),
+  );
 });
 
 test('the built-in default config is valid and serves three tiers', () => {
   const { config } = loadConfig(undefined);
-  assert.deepEqual(config.models.map((entry) => entry.tier), ['small', 'mid', 'large']);
+  assert.deepEqual(
+    config.models.map((entry) => entry.tier),
+    ['small', 'mid', 'large'],
+  );
 });
 
 for (const entry of PUBLISHED_SCHEMAS) {

@@ -8,9 +8,18 @@ import assert from 'node:assert/strict';
 import { checkFormatAnswer, formatRetryHistory, type FormatCheck } from '../src/backends/llama-cpp/format-answer.js';
 import type { CollectedText } from '../src/backends/llama-cpp/collect-text.js';
 
-const target = { schema: { type: 'object', properties: { n: { type: 'integer', minimum: 5 } }, required: ['n'] }, strict: false, kind: 'format', where: 'output_config.format.schema' } as const;
+const target = {
+  schema: { type: 'object', properties: { n: { type: 'integer', minimum: 5 } }, required: ['n'] },
+  strict: false,
+  kind: 'format',
+  where: 'output_config.format.schema',
+} as const;
 
-function check(held: boolean, second: CollectedText | undefined, remaining = 40): FormatCheck & { retries: Array<{ answer: string; violation: string; maxTokens: number }> } {
+function check(
+  held: boolean,
+  second: CollectedText | undefined,
+  remaining = 40,
+): FormatCheck & { retries: Array<{ answer: string; violation: string; maxTokens: number }> } {
   const retries: Array<{ answer: string; violation: string; maxTokens: number }> = [];
   return {
     target,
@@ -25,15 +34,22 @@ function check(held: boolean, second: CollectedText | undefined, remaining = 40)
   };
 }
 
-const isOutputInvalid = (pattern: RegExp) => (error: Error & { code?: string }) => error.code === 'model_output_invalid' && pattern.test(error.message);
+const isOutputInvalid = (pattern: RegExp) => (error: Error & { code?: string }) =>
+  error.code === 'model_output_invalid' && pattern.test(error.message);
 
 test('a valid answer passes as it is', async () => {
-  assert.deepEqual(await checkFormatAnswer('{"n":7}', check(true, undefined)), { replacement: undefined, stopReason: 'end_turn' });
+  assert.deepEqual(await checkFormatAnswer('{"n":7}', check(true, undefined)), {
+    replacement: undefined,
+    stopReason: 'end_turn',
+  });
 });
 
 test('a guided answer that fails was streamed already: a 502 at once, no retry', async () => {
   const guided = check(false, undefined);
-  await assert.rejects(checkFormatAnswer('{"n":1}', guided), isOutputInvalid(/^grammar-constrained output failed output_config\.format\.schema/));
+  await assert.rejects(
+    checkFormatAnswer('{"n":1}', guided),
+    isOutputInvalid(/^grammar-constrained output failed output_config\.format\.schema/),
+  );
   assert.equal(guided.retries.length, 0);
 });
 
@@ -53,7 +69,10 @@ test('a held answer that fails is asked for once more with the budget left, and 
 });
 
 test('a held answer that fails twice is a 502 saying so', async () => {
-  await assert.rejects(checkFormatAnswer('nope', check(true, { text: '{"n":2}', truncated: false })), isOutputInvalid(/failed output_config\.format\.schema twice: \/n must be >= 5$/));
+  await assert.rejects(
+    checkFormatAnswer('nope', check(true, { text: '{"n":2}', truncated: false })),
+    isOutputInvalid(/failed output_config\.format\.schema twice: \/n must be >= 5$/),
+  );
 });
 
 test('a second answer cut by the budget is returned as max_tokens, unchecked', async () => {
@@ -63,13 +82,27 @@ test('a second answer cut by the budget is returned as max_tokens, unchecked', a
 
 test('with no budget left a failed held answer is a 502 without a retry', async () => {
   const spent = check(true, undefined, 0);
-  await assert.rejects(checkFormatAnswer('{}', spent), isOutputInvalid(/^the model's answer failed output_config\.format\.schema:/));
+  await assert.rejects(
+    checkFormatAnswer('{}', spent),
+    isOutputInvalid(/^the model's answer failed output_config\.format\.schema:/),
+  );
   assert.equal(spent.retries.length, 0);
 });
 
 test('the retry replays the answer and the violation after the generated turn', () => {
-  const history = formatRetryHistory([{ type: 'system', text: 's' }, { type: 'user', text: 'u' }, { type: 'model', response: ['{"n":'] }], '1}', 'too small');
-  assert.deepEqual(history.slice(0, 2), [{ type: 'system', text: 's' }, { type: 'user', text: 'u' }]);
+  const history = formatRetryHistory(
+    [
+      { type: 'system', text: 's' },
+      { type: 'user', text: 'u' },
+      { type: 'model', response: ['{"n":'] },
+    ],
+    '1}',
+    'too small',
+  );
+  assert.deepEqual(history.slice(0, 2), [
+    { type: 'system', text: 's' },
+    { type: 'user', text: 'u' },
+  ]);
   assert.deepEqual(history[2], { type: 'model', response: ['{"n":', '1}'] });
   assert.match((history[3] as { text: string }).text, /too small/);
   assert.deepEqual(history[4], { type: 'model', response: [] });

@@ -8,12 +8,25 @@ import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { getLlama, type Llama } from 'node-llama-cpp';
 import { GrammarCompileError, jsonSchemaToGbnf } from '../src/grammar/json-schema-to-gbnf.js';
-import { grammarAccepts, integer, schemaAccepts, string, type GrammarCase, type JsonSchema } from './grammar-admission.js';
+import {
+  grammarAccepts,
+  integer,
+  schemaAccepts,
+  string,
+  type GrammarCase,
+  type JsonSchema,
+} from './grammar-admission.js';
 
 const cases: readonly GrammarCase[] = [
   {
     name: 'type beside anyOf: the type holds in every branch',
-    schema: { type: 'object', anyOf: [{ properties: { a: integer }, required: ['a'] }, { properties: { b: string }, required: ['b'] }] },
+    schema: {
+      type: 'object',
+      anyOf: [
+        { properties: { a: integer }, required: ['a'] },
+        { properties: { b: string }, required: ['b'] },
+      ],
+    },
     valid: ['{"a":1}', '{"b":"x"}'],
     invalid: ['{}', '{"a":"x"}', '{"b":1}', '1', '"x"', 'null'],
     narrowed: ['{"a":1,"b":"x"}'],
@@ -32,7 +45,11 @@ const cases: readonly GrammarCase[] = [
   },
   {
     name: 'type beside $ref: the target narrowed to the type',
-    schema: { type: 'object', $ref: '#/$defs/x', $defs: { x: { properties: { n: integer }, required: ['n'], additionalProperties: false } } },
+    schema: {
+      type: 'object',
+      $ref: '#/$defs/x',
+      $defs: { x: { properties: { n: integer }, required: ['n'], additionalProperties: false } },
+    },
     valid: ['{"n":1}'],
     invalid: ['5', '"s"', '{}', '{"n":"a"}', '{"n":1,"m":2}'],
   },
@@ -43,7 +60,10 @@ const cases: readonly GrammarCase[] = [
       properties: { kind: { enum: ['x', 'y'] }, x: integer, y: string },
       required: ['kind'],
       additionalProperties: false,
-      anyOf: [{ properties: { kind: { const: 'x' } }, required: ['x'] }, { properties: { kind: { const: 'y' } }, required: ['y'] }],
+      anyOf: [
+        { properties: { kind: { const: 'x' } }, required: ['x'] },
+        { properties: { kind: { const: 'y' } }, required: ['y'] },
+      ],
     },
     valid: ['{"kind":"x","x":1}', '{"kind":"y","y":"s"}', '{"kind":"x","x":1,"y":"s"}'],
     invalid: ['{"kind":"x"}', '{"kind":"x","y":"s"}', '{"kind":"z","x":1}', '{"kind":"x","x":1,"z":1}'],
@@ -59,14 +79,26 @@ const cases: readonly GrammarCase[] = [
     schema: {
       type: 'object',
       $ref: '#/$defs/node',
-      $defs: { node: { type: ['object', 'null'], properties: { next: { $ref: '#/$defs/node' } }, required: ['next'], additionalProperties: false } },
+      $defs: {
+        node: {
+          type: ['object', 'null'],
+          properties: { next: { $ref: '#/$defs/node' } },
+          required: ['next'],
+          additionalProperties: false,
+        },
+      },
     },
     valid: ['{"next":null}', '{"next":{"next":null}}'],
     invalid: ['null', '{}', '{"next":1}'],
   },
   {
     name: 'array keywords beside anyOf: items intersect, the tighter bounds win',
-    schema: { type: 'array', items: { type: 'number' }, maxItems: 3, anyOf: [{ items: integer, minItems: 2 }, { maxItems: 0 }] },
+    schema: {
+      type: 'array',
+      items: { type: 'number' },
+      maxItems: 3,
+      anyOf: [{ items: integer, minItems: 2 }, { maxItems: 0 }],
+    },
     valid: ['[1,2]', '[1,2,3]', '[]'],
     invalid: ['[1]', '[1.5,2]', '[1,2,3,4]'],
   },
@@ -99,7 +131,14 @@ const refused: readonly [JsonSchema, string, string][] = [
   // Each enum value would have to be checked against the object keywords.
   [{ type: 'object', properties: { a: integer }, anyOf: [{ const: { a: 1 } }] }, 'properties', '#/anyOf/0/properties'],
   // Inlining the target into itself would never end.
-  [{ $defs: { n: { type: 'object', properties: { next: { type: 'object', $ref: '#/$defs/n' } } } }, $ref: '#/$defs/n' }, 'recursion', '#/$defs/n/properties/next'],
+  [
+    {
+      $defs: { n: { type: 'object', properties: { next: { type: 'object', $ref: '#/$defs/n' } } } },
+      $ref: '#/$defs/n',
+    },
+    'recursion',
+    '#/$defs/n/properties/next',
+  ],
   [{ type: 'string', anyOf: [integer, { type: 'boolean' }] }, 'no value', '#'],
 ];
 
@@ -108,7 +147,10 @@ test('intersections that are not compiled throw GrammarCompileError naming the p
     assert.throws(
       () => jsonSchemaToGbnf(schema),
       (error: unknown) => {
-        assert.ok(error instanceof GrammarCompileError, `expected GrammarCompileError for ${JSON.stringify(schema)}, got ${String(error)}`);
+        assert.ok(
+          error instanceof GrammarCompileError,
+          `expected GrammarCompileError for ${JSON.stringify(schema)}, got ${String(error)}`,
+        );
         assert.ok(error.message.includes(construct), `message "${error.message}" should name ${construct}`);
         assert.equal(error.path, path);
         return true;

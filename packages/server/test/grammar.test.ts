@@ -2,163 +2,336 @@ import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { getLlama, type Llama, type LlamaGrammar } from 'node-llama-cpp';
 import { GrammarCompileError, jsonSchemaToGbnf } from '../src/grammar/json-schema-to-gbnf.js';
-import { grammarAccepts, integer, schemaAccepts, string, type GrammarCase, type JsonSchema } from './grammar-admission.js';
+import {
+  grammarAccepts,
+  integer,
+  schemaAccepts,
+  string,
+  type GrammarCase,
+  type JsonSchema,
+} from './grammar-admission.js';
 
 // Texts are checked by llama.cpp itself (grammar-admission.ts), the same engine that samples.
 // Ajv checks the test's own claims: every "valid" text is schema-valid, every "invalid" one is not.
 
 const mixedEnum = ['a"b\\c', 'ünï✓😀', 1, 2.5, true, null, { k: [1, 'x'] }, [1, 'x'], '', 'tab\there'];
-const closed = (properties: object, required: string[]) => ({ type: 'object', properties, required, additionalProperties: false });
-const anyValid = ['null', 'true', '-1.5e-7', '"s"', '[]', '[1,[2,[3,{"a":{}}]]]', '{"k":{"k":[null]}}', '{ "a" : [ 1 , 2 ] }'];
+const closed = (properties: object, required: string[]) => ({
+  type: 'object',
+  properties,
+  required,
+  additionalProperties: false,
+});
+const anyValid = [
+  'null',
+  'true',
+  '-1.5e-7',
+  '"s"',
+  '[]',
+  '[1,[2,[3,{"a":{}}]]]',
+  '{"k":{"k":[null]}}',
+  '{ "a" : [ 1 , 2 ] }',
+];
 const anyInvalid = ['{"a":}', '[1,]', '01', 'NaN', "'s'", '', 'tru', '{"a":1}}'];
 
 const battery: readonly GrammarCase[] = [
   {
     name: 'flat object, all required',
-    schema: closed({ name: string, age: integer, score: { type: 'number' }, active: { type: 'boolean' } }, ['name', 'age', 'score', 'active']),
-    valid: ['{"name":"Ann","age":30,"score":-1.5e3,"active":true}', '{ "name": "Bo", "age": -4, "score": 0.25, "active": false }', '{\n"name":"","age":0,"score":7,"active":true\n}'],
+    schema: closed({ name: string, age: integer, score: { type: 'number' }, active: { type: 'boolean' } }, [
+      'name',
+      'age',
+      'score',
+      'active',
+    ]),
+    valid: [
+      '{"name":"Ann","age":30,"score":-1.5e3,"active":true}',
+      '{ "name": "Bo", "age": -4, "score": 0.25, "active": false }',
+      '{\n"name":"","age":0,"score":7,"active":true\n}',
+    ],
     invalid: [
-      '{"name":"Ann","age":30,"active":true}', '{"name":"Ann","age":30,"score":1,"active":true,"extra":1}',
-      '{"name":"Ann","age":1.5,"score":1,"active":true}', '{"name":"Ann","age":"30","score":1,"active":true}',
-      '{"name":"A\u0001n","age":3,"score":1,"active":true}', '{"name":"Ann","age":30,"score":1,"active":true,}',
+      '{"name":"Ann","age":30,"active":true}',
+      '{"name":"Ann","age":30,"score":1,"active":true,"extra":1}',
+      '{"name":"Ann","age":1.5,"score":1,"active":true}',
+      '{"name":"Ann","age":"30","score":1,"active":true}',
+      '{"name":"A\u0001n","age":3,"score":1,"active":true}',
+      '{"name":"Ann","age":30,"score":1,"active":true,}',
       '{"name":"Ann","age":30,"score":1,"active":"yes"}',
     ],
     narrowed: [
-      '{"name":"Ann","age":1e5,"score":1,"active":true}', '{"age":30,"name":"Ann","score":1,"active":true}',
-      '{"name":   "Ann","age":30,"score":1,"active":true}', '{"name":"Ann","age":1234567890123456,"score":1,"active":true}',
+      '{"name":"Ann","age":1e5,"score":1,"active":true}',
+      '{"age":30,"name":"Ann","score":1,"active":true}',
+      '{"name":   "Ann","age":30,"score":1,"active":true}',
+      '{"name":"Ann","age":1234567890123456,"score":1,"active":true}',
     ],
   },
   {
     name: 'nested objects',
-    schema: closed({ user: closed({ name: string, address: closed({ city: string, zip: string }, ['city', 'zip']) }, ['name', 'address']) }, ['user']),
-    valid: ['{"user":{"name":"a","address":{"city":"b","zip":"1"}}}', '{ "user": { "name": "a", "address": { "city": "b", "zip": "1" } } }'],
-    invalid: ['{"user":{"name":"a","address":{"city":"b"}}}', '{"user":{"name":"a","address":{"city":"b","zip":1}}}', '{"user":{"name":"a"}}', '{}'],
+    schema: closed(
+      {
+        user: closed({ name: string, address: closed({ city: string, zip: string }, ['city', 'zip']) }, [
+          'name',
+          'address',
+        ]),
+      },
+      ['user'],
+    ),
+    valid: [
+      '{"user":{"name":"a","address":{"city":"b","zip":"1"}}}',
+      '{ "user": { "name": "a", "address": { "city": "b", "zip": "1" } } }',
+    ],
+    invalid: [
+      '{"user":{"name":"a","address":{"city":"b"}}}',
+      '{"user":{"name":"a","address":{"city":"b","zip":1}}}',
+      '{"user":{"name":"a"}}',
+      '{}',
+    ],
   },
   {
     name: 'required and optional properties interleaved',
     schema: closed({ a: integer, b: string, c: { type: 'boolean' }, d: { type: 'null' } }, ['a', 'c']),
-    valid: ['{"a":1,"c":true}', '{"a":1,"b":"x","c":true}', '{"a":1,"c":false,"d":null}', '{"a":1,"b":"","c":true,"d":null}'],
-    invalid: ['{"b":"x","c":true}', '{"a":1,"b":"x"}', '{"a":1,"c":true,"e":1}', '{"a":1,,"c":true}', '{"a":1,"c":true,}', '{"a":1 "c":true}'],
+    valid: [
+      '{"a":1,"c":true}',
+      '{"a":1,"b":"x","c":true}',
+      '{"a":1,"c":false,"d":null}',
+      '{"a":1,"b":"","c":true,"d":null}',
+    ],
+    invalid: [
+      '{"b":"x","c":true}',
+      '{"a":1,"b":"x"}',
+      '{"a":1,"c":true,"e":1}',
+      '{"a":1,,"c":true}',
+      '{"a":1,"c":true,}',
+      '{"a":1 "c":true}',
+    ],
     narrowed: ['{"c":true,"a":1}'],
   },
   {
-    name: 'all-optional object', schema: closed({ x: integer, y: string, z: { type: 'array', items: integer } }, []),
-    valid: ['{}', '{ }', '{"x":1}', '{"y":"s"}', '{"z":[]}', '{"x":1,"z":[1,2]}', '{"y":"s","z":[3]}', '{"x":1,"y":"s","z":[]}'],
-    invalid: ['{,}', '{"x":1,}', '{,"y":"s"}', '{"w":1}', '{"x":"1"}', '[]', 'null'], narrowed: ['{"y":"s","x":1}', '{"x":1,"x":2}'],
+    name: 'all-optional object',
+    schema: closed({ x: integer, y: string, z: { type: 'array', items: integer } }, []),
+    valid: [
+      '{}',
+      '{ }',
+      '{"x":1}',
+      '{"y":"s"}',
+      '{"z":[]}',
+      '{"x":1,"z":[1,2]}',
+      '{"y":"s","z":[3]}',
+      '{"x":1,"y":"s","z":[]}',
+    ],
+    invalid: ['{,}', '{"x":1,}', '{,"y":"s"}', '{"w":1}', '{"x":"1"}', '[]', 'null'],
+    narrowed: ['{"y":"s","x":1}', '{"x":1,"x":2}'],
   },
   {
-    name: 'anyOf with null, object and string branches', schema: { anyOf: [{ type: 'null' }, closed({ x: integer }, ['x']), string] },
-    valid: ['null', '{"x":5}', '"s"'], invalid: ['{}', '{"x":"5"}', '5', 'true', '[null]', '{"x":5,"y":1}'],
+    name: 'anyOf with null, object and string branches',
+    schema: { anyOf: [{ type: 'null' }, closed({ x: integer }, ['x']), string] },
+    valid: ['null', '{"x":5}', '"s"'],
+    invalid: ['{}', '{"x":"5"}', '5', 'true', '[null]', '{"x":5,"y":1}'],
   },
   {
-    name: 'anyOf with scalar and array branches', schema: { anyOf: [integer, { type: 'boolean' }, { type: 'array', items: string }] },
-    valid: ['3', 'true', '["a"]', '[]'], invalid: ['1.5', '"3"', '[1]', 'null'], narrowed: ['1e2'],
+    name: 'anyOf with scalar and array branches',
+    schema: { anyOf: [integer, { type: 'boolean' }, { type: 'array', items: string }] },
+    valid: ['3', 'true', '["a"]', '[]'],
+    invalid: ['1.5', '"3"', '[1]', 'null'],
+    narrowed: ['1e2'],
   },
   {
     name: 'recursive tree via $defs',
-    schema: { $ref: '#/$defs/node', $defs: { node: closed({ name: string, children: { type: 'array', items: { $ref: '#/$defs/node' } } }, ['name', 'children']) } },
-    valid: ['{"name":"r","children":[]}', '{"name":"r","children":[{"name":"a","children":[{"name":"b","children":[]}]},{"name":"c","children":[]}]}'],
-    invalid: ['{"name":"r"}', '{"name":"r","children":[{"name":"a"}]}', '{"name":"r","children":[{}]}', '{"name":"r","children":[1]}'],
+    schema: {
+      $ref: '#/$defs/node',
+      $defs: {
+        node: closed({ name: string, children: { type: 'array', items: { $ref: '#/$defs/node' } } }, [
+          'name',
+          'children',
+        ]),
+      },
+    },
+    valid: [
+      '{"name":"r","children":[]}',
+      '{"name":"r","children":[{"name":"a","children":[{"name":"b","children":[]}]},{"name":"c","children":[]}]}',
+    ],
+    invalid: [
+      '{"name":"r"}',
+      '{"name":"r","children":[{"name":"a"}]}',
+      '{"name":"r","children":[{}]}',
+      '{"name":"r","children":[1]}',
+    ],
   },
   {
     name: 'recursive linked list via definitions',
-    schema: { $ref: '#/definitions/node', definitions: { node: closed({ value: integer, next: { anyOf: [{ $ref: '#/definitions/node' }, { type: 'null' }] } }, ['value', 'next']) } },
+    schema: {
+      $ref: '#/definitions/node',
+      definitions: {
+        node: closed({ value: integer, next: { anyOf: [{ $ref: '#/definitions/node' }, { type: 'null' }] } }, [
+          'value',
+          'next',
+        ]),
+      },
+    },
     valid: ['{"value":1,"next":null}', '{"value":1,"next":{"value":2,"next":{"value":3,"next":null}}}'],
-    invalid: ['{"value":1}', '{"value":1,"next":{"value":2}}', '{"value":1.5,"next":null}', '{"value":1,"next":{"value":2,"next":false}}'],
+    invalid: [
+      '{"value":1}',
+      '{"value":1,"next":{"value":2}}',
+      '{"value":1.5,"next":null}',
+      '{"value":1,"next":{"value":2,"next":false}}',
+    ],
   },
   {
-    name: 'recursion via #', schema: closed({ name: string, children: { type: 'array', items: { $ref: '#' } } }, ['name']),
+    name: 'recursion via #',
+    schema: closed({ name: string, children: { type: 'array', items: { $ref: '#' } } }, ['name']),
     valid: ['{"name":"a"}', '{"name":"a","children":[{"name":"b"},{"name":"c","children":[]}]}'],
     invalid: ['{"children":[]}', '{"name":"a","children":[{"children":[]}]}', '{"name":"a","children":{"name":"b"}}'],
   },
   {
-    name: 'enum of mixed JSON values', schema: { enum: mixedEnum }, valid: mixedEnum.map((value) => JSON.stringify(value)),
+    name: 'enum of mixed JSON values',
+    schema: { enum: mixedEnum },
+    valid: mixedEnum.map((value) => JSON.stringify(value)),
     invalid: ['"a"', String.raw`"a\"b"`, '3', 'false', '{"k":[1]}', '[1]', '"tab\there"', '"ünï"'],
     narrowed: ['{"k": [1, "x"]}', String.raw`"\u00fcn\u00ef✓😀"`, '1.0', '2.50'],
   },
   {
-    name: 'typed enum keeps only values of the type', schema: { type: 'string', enum: ['on', 'off', 1, null] }, valid: ['"on"', '"off"'],
+    name: 'typed enum keeps only values of the type',
+    schema: { type: 'string', enum: ['on', 'off', 1, null] },
+    valid: ['"on"', '"off"'],
     invalid: ['1', 'null', '"of"'],
   },
   {
     name: 'const discriminated union',
-    schema: { anyOf: [closed({ kind: { const: 'circle' }, r: { type: 'number' } }, ['kind', 'r']), closed({ kind: { const: 'square' }, side: { type: 'number' } }, ['kind', 'side'])] },
+    schema: {
+      anyOf: [
+        closed({ kind: { const: 'circle' }, r: { type: 'number' } }, ['kind', 'r']),
+        closed({ kind: { const: 'square' }, side: { type: 'number' } }, ['kind', 'side']),
+      ],
+    },
     valid: ['{"kind":"circle","r":1}', '{"kind":"square","side":2.5}'],
     invalid: ['{"kind":"circle","side":1}', '{"kind":"triangle","r":1}', '{"kind":"square","r":1}'],
   },
   {
-    name: 'const object', schema: { const: { a: [1, null], b: 'x' } }, valid: ['{"a":[1,null],"b":"x"}'],
-    invalid: ['{"a":[1,null]}', '{"a":[1],"b":"x"}', 'null'], narrowed: ['{"b":"x","a":[1,null]}', '{"a": [1, null], "b": "x"}'],
+    name: 'const object',
+    schema: { const: { a: [1, null], b: 'x' } },
+    valid: ['{"a":[1,null],"b":"x"}'],
+    invalid: ['{"a":[1,null]}', '{"a":[1],"b":"x"}', 'null'],
+    narrowed: ['{"b":"x","a":[1,null]}', '{"a": [1, null], "b": "x"}'],
   },
   {
-    name: 'array of objects', schema: { type: 'array', items: closed({ id: integer, tags: { type: 'array', items: string } }, ['id']) },
+    name: 'array of objects',
+    schema: { type: 'array', items: closed({ id: integer, tags: { type: 'array', items: string } }, ['id']) },
     valid: ['[]', '[{"id":1}]', '[{"id":1,"tags":[]},{"id":2,"tags":["a","b"]}]', '[ {"id":1} , {"id":2} ]'],
     invalid: ['[{}]', '[{"id":1,"tags":[1]}]', '[{"id":1},]', '{"id":1}', '[{"id":1,"x":2}]'],
   },
-  { name: "type array ['string', 'null']", schema: { type: ['string', 'null'] }, valid: ['"x"', 'null', '""'], invalid: ['1', 'false', '{}', 'nul'] },
   {
-    name: 'additionalProperties schema', schema: { type: 'object', properties: { id: integer }, required: ['id'], additionalProperties: string },
+    name: "type array ['string', 'null']",
+    schema: { type: ['string', 'null'] },
+    valid: ['"x"', 'null', '""'],
+    invalid: ['1', 'false', '{}', 'nul'],
+  },
+  {
+    name: 'additionalProperties schema',
+    schema: { type: 'object', properties: { id: integer }, required: ['id'], additionalProperties: string },
     valid: ['{"id":1}', '{"id":1,"x":"y"}', '{"id":1,"i":"a","idd":"b","":"c"}'],
-    invalid: ['{"id":1,"x":2}', '{"id":1,"id":"x"}', '{"x":"y"}', '{"id":"1"}'], narrowed: ['{"x":"y","id":1}', String.raw`{"id":1,"a\nb":"z"}`],
+    invalid: ['{"id":1,"x":2}', '{"id":1,"id":"x"}', '{"x":"y"}', '{"id":"1"}'],
+    narrowed: ['{"x":"y","id":1}', String.raw`{"id":1,"a\nb":"z"}`],
   },
   {
     name: 'property names that need escapes, with extras',
-    schema: { type: 'object', properties: { 'quo"te': integer, 'back\\slash': { type: 'boolean' }, 'ünï': { type: 'null' } }, required: ['quo"te'], additionalProperties: integer },
-    valid: [String.raw`{"quo\"te":1}`, String.raw`{"quo\"te":1,"back\\slash":true,"ünï":null}`, String.raw`{"quo\"te":1,"other":2}`, String.raw`{"quo\"te":1,"ün":3,"ünïx":4}`],
-    invalid: [String.raw`{"quo\"te":1,"ünï":3}`, String.raw`{"quo\"te":"1"}`, '{}'], narrowed: [String.raw`{"quo\"te":1,"a\"b":2}`],
+    schema: {
+      type: 'object',
+      properties: { 'quo"te': integer, 'back\\slash': { type: 'boolean' }, ünï: { type: 'null' } },
+      required: ['quo"te'],
+      additionalProperties: integer,
+    },
+    valid: [
+      String.raw`{"quo\"te":1}`,
+      String.raw`{"quo\"te":1,"back\\slash":true,"ünï":null}`,
+      String.raw`{"quo\"te":1,"other":2}`,
+      String.raw`{"quo\"te":1,"ün":3,"ünïx":4}`,
+    ],
+    invalid: [String.raw`{"quo\"te":1,"ünï":3}`, String.raw`{"quo\"te":"1"}`, '{}'],
+    narrowed: [String.raw`{"quo\"te":1,"a\"b":2}`],
   },
   {
     name: 'required name not in properties',
-    schema: { type: 'object', properties: { a: string }, required: ['a', 'b'], additionalProperties: { type: 'boolean' } },
-    valid: ['{"a":"x","b":true}', '{"a":"x","b":false,"c":true}'], invalid: ['{"a":"x"}', '{"a":"x","b":1}'],
+    schema: {
+      type: 'object',
+      properties: { a: string },
+      required: ['a', 'b'],
+      additionalProperties: { type: 'boolean' },
+    },
+    valid: ['{"a":"x","b":true}', '{"a":"x","b":false,"c":true}'],
+    invalid: ['{"a":"x"}', '{"a":"x","b":1}'],
     narrowed: ['{"a":"x","c":true,"b":true}'],
   },
   {
-    name: 'free-form object', schema: { type: 'object' }, valid: ['{}', '{"a":[1,{"b":null}],"c":"d"}', String.raw`{"\u00e9":1}`],
+    name: 'free-form object',
+    schema: { type: 'object' },
+    valid: ['{}', '{"a":[1,{"b":null}],"c":"d"}', String.raw`{"\u00e9":1}`],
     invalid: ['[]', '"x"', '{"a"}', '{"a":1,}'],
   },
   {
-    name: 'absent additionalProperties means no extra keys', schema: { type: 'object', properties: { a: string } }, valid: ['{}', '{"a":"x"}'],
-    invalid: ['{"a":1}'], narrowed: ['{"b":1}', '{"a":"x","b":1}'],
+    name: 'absent additionalProperties means no extra keys',
+    schema: { type: 'object', properties: { a: string } },
+    valid: ['{}', '{"a":"x"}'],
+    invalid: ['{"a":1}'],
+    narrowed: ['{"b":1}', '{"a":"x","b":1}'],
   },
   {
-    name: 'untyped schema with object keywords also accepts other types', schema: { properties: { a: integer }, required: ['a'] },
-    valid: ['{"a":1}', '"str"', '5', 'null', '[1]', 'true'], invalid: ['{}', '{"a":"x"}'], narrowed: ['{"a":1,"b":2}'],
+    name: 'untyped schema with object keywords also accepts other types',
+    schema: { properties: { a: integer }, required: ['a'] },
+    valid: ['{"a":1}', '"str"', '5', 'null', '[1]', 'true'],
+    invalid: ['{}', '{"a":"x"}'],
+    narrowed: ['{"a":1,"b":2}'],
   },
   { name: 'empty schema: any JSON value', schema: {}, valid: anyValid, invalid: anyInvalid },
   { name: 'true schema: any JSON value', schema: true, valid: anyValid, invalid: anyInvalid },
   {
-    name: 'number', schema: { type: 'number', description: 'ignored', title: 'ignored' },
-    valid: ['0', '-0', '-0.5', '1e10', '1E-3', '12.5e+2', '123456789012345.5'], invalid: ['01', '.5', '1.', '+1', '1e', 'NaN', '"1"', '- 1'],
+    name: 'number',
+    schema: { type: 'number', description: 'ignored', title: 'ignored' },
+    valid: ['0', '-0', '-0.5', '1e10', '1E-3', '12.5e+2', '123456789012345.5'],
+    invalid: ['01', '.5', '1.', '+1', '1e', 'NaN', '"1"', '- 1'],
     // 9e999 is valid JSON but parses to Infinity, which JSON.stringify writes as null.
     narrowed: ['1234567890123456', '0.1234567890123456', '9e999', '1e100'],
   },
   {
-    name: 'integer', schema: integer, valid: ['0', '-7', '123456789012345'], invalid: ['1.5', '-', '01', '"1"', '1.', '-0.5'],
+    name: 'integer',
+    schema: integer,
+    valid: ['0', '-7', '123456789012345'],
+    invalid: ['1.5', '-', '01', '"1"', '1.', '-0.5'],
     narrowed: ['1e5', '1.0', '1234567890123456'],
   },
   {
-    name: 'string escapes', schema: string, valid: [String.raw`"a\"b\\c\/\b\f\n\r\t\u00e9 ü 😀"`, '""', '"\u007f"', String.raw`"\uD83D\uDE00"`],
+    name: 'string escapes',
+    schema: string,
+    valid: [String.raw`"a\"b\\c\/\b\f\n\r\t\u00e9 ü 😀"`, '""', '"\u007f"', String.raw`"\uD83D\uDE00"`],
     invalid: ['"a\u0001"', '"a\nb"', String.raw`"\x41"`, String.raw`"\u12"`, '"abc', "'abc'", '"a"b"'],
   },
   {
-    name: 'minItems and maxItems', schema: { type: 'array', items: integer, minItems: 1, maxItems: 3 }, valid: ['[1]', '[1,2,3]', '[ 1 , 2 ]'],
+    name: 'minItems and maxItems',
+    schema: { type: 'array', items: integer, minItems: 1, maxItems: 3 },
+    valid: ['[1]', '[1,2,3]', '[ 1 , 2 ]'],
     invalid: ['[]', '[1,2,3,4]', '[1,]', '["1"]'],
   },
   { name: 'items false', schema: { type: 'array', items: false }, valid: ['[]', '[ ]'], invalid: ['[1]', '[null]'] },
   {
     name: 'a false property is no extra key either',
     schema: { type: 'object', properties: { a: string, secret: false }, additionalProperties: integer },
-    valid: ['{}', '{"a":"x"}', '{"a":"x","b":1}', '{"secrets":1}', '{"secre":1}'], invalid: ['{"secret":1}', '{"a":"x","secret":1}', '{"b":"x"}'],
+    valid: ['{}', '{"a":"x"}', '{"a":"x","b":1}', '{"secrets":1}', '{"secre":1}'],
+    invalid: ['{"secret":1}', '{"a":"x","secret":1}', '{"b":"x"}'],
   },
   {
-    name: 'a false property beside free extras', schema: { type: 'object', properties: { secret: false }, additionalProperties: true },
-    valid: ['{}', '{"b":[1]}'], invalid: ['{"secret":1}', '{"b":1,"secret":null}'],
+    name: 'a false property beside free extras',
+    schema: { type: 'object', properties: { secret: false }, additionalProperties: true },
+    valid: ['{}', '{"b":[1]}'],
+    invalid: ['{"secret":1}', '{"b":1,"secret":null}'],
   },
   {
     name: '$ref pointers with ~0, ~1 and %-escapes',
-    schema: { type: 'object', properties: { n: { $ref: '#/$defs/a~1b~0c' }, f: { $ref: '#/$defs/sp%20ace' } }, required: ['n', 'f'], additionalProperties: false, $defs: { 'a/b~c': integer, 'sp ace': { type: 'boolean' } } },
-    valid: ['{"n":1,"f":true}'], invalid: ['{"n":true,"f":1}', '{"n":1}'],
+    schema: {
+      type: 'object',
+      properties: { n: { $ref: '#/$defs/a~1b~0c' }, f: { $ref: '#/$defs/sp%20ace' } },
+      required: ['n', 'f'],
+      additionalProperties: false,
+      $defs: { 'a/b~c': integer, 'sp ace': { type: 'boolean' } },
+    },
+    valid: ['{"n":1,"f":true}'],
+    invalid: ['{"n":true,"f":1}', '{"n":1}'],
   },
 ];
 
@@ -249,7 +422,11 @@ test('unsupported or unsatisfiable constructs throw GrammarCompileError naming t
 
 test('rule names are GBNF identifiers, root comes first, identical sub-schemas share one rule', () => {
   const point = closed({ x: integer, y: integer }, ['x', 'y']);
-  const grammar = jsonSchemaToGbnf({ type: 'object', properties: { from: point, to: point, 'na me!': string }, required: ['from'] });
+  const grammar = jsonSchemaToGbnf({
+    type: 'object',
+    properties: { from: point, to: point, 'na me!': string },
+    required: ['from'],
+  });
   const lines = grammar.trim().split('\n');
   assert.match(lines[0] as string, /^root ::= /);
   for (const line of lines) assert.match(line, /^[A-Za-z][A-Za-z0-9-]* ::= \S/);
@@ -257,5 +434,6 @@ test('rule names are GBNF identifiers, root comes first, identical sub-schemas s
 });
 
 test('the same schema always gives the same grammar text', () => {
-  for (const grammarCase of battery) assert.equal(jsonSchemaToGbnf(grammarCase.schema), jsonSchemaToGbnf(grammarCase.schema));
+  for (const grammarCase of battery)
+    assert.equal(jsonSchemaToGbnf(grammarCase.schema), jsonSchemaToGbnf(grammarCase.schema));
 });

@@ -10,7 +10,10 @@ const TEXT_BLOCK: StreamPart[] = [
   { type: 'block-delta', delta: { type: 'text_delta', text: 'hello' } },
   { type: 'block-stop' },
 ];
-const FINISH: StreamPart[] = [{ type: 'output-tokens', count: 1 }, { type: 'finish', stopReason: 'end_turn', stopSequence: null }];
+const FINISH: StreamPart[] = [
+  { type: 'output-tokens', count: 1 },
+  { type: 'finish', stopReason: 'end_turn', stopSequence: null },
+];
 
 /** A turn that gives `batches`, then fails with `failure` if given; it logs what happened to it. */
 function turn(batches: StreamPart[][], failure?: Error) {
@@ -23,16 +26,24 @@ function turn(batches: StreamPart[][], failure?: Error) {
       log.push('turn closed');
     }
   }
-  const events = new MessageEvents(parts(), new MessageEncoder({ id: 'msg_test', model: 'test', inputTokens: 3 }), () => log.push('released'));
+  const events = new MessageEvents(parts(), new MessageEncoder({ id: 'msg_test', model: 'test', inputTokens: 3 }), () =>
+    log.push('released'),
+  );
   return { events, log };
 }
 
 test('the first batch starts with message_start; the turn ends with message_stop, and the slot is given back once', async () => {
   const { events, log } = turn([TEXT_BLOCK, FINISH]);
   const first = await events.next();
-  assert.deepEqual(first.value?.map((event) => event.type), ['message_start', 'content_block_start', 'content_block_delta', 'content_block_stop']);
+  assert.deepEqual(
+    first.value?.map((event) => event.type),
+    ['message_start', 'content_block_start', 'content_block_delta', 'content_block_stop'],
+  );
   const second = await events.next();
-  assert.deepEqual(second.value?.map((event) => event.type), ['message_delta', 'message_stop']);
+  assert.deepEqual(
+    second.value?.map((event) => event.type),
+    ['message_delta', 'message_stop'],
+  );
   assert.deepEqual(log, []);
   assert.equal((await events.next()).done, true);
   assert.deepEqual(log, ['turn closed', 'released']);

@@ -4,7 +4,13 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkToolPairing, ServiceError, type ContentBlock, type MessageParam, type MessageRequest } from '@mms/protocol';
+import {
+  checkToolPairing,
+  ServiceError,
+  type ContentBlock,
+  type MessageParam,
+  type MessageRequest,
+} from '@mms/protocol';
 import type { BackendStepRequest } from '../src/backends/backend.js';
 import { isRetryableFailure } from '../src/backends/fallback/fallback-backend.js';
 import { transportError, upstreamError } from '../src/backends/messages-upstream/upstream-errors.js';
@@ -12,20 +18,53 @@ import { UpstreamEventReader } from '../src/backends/messages-upstream/upstream-
 import { upstreamMessageBody, upstreamMessages } from '../src/backends/messages-upstream/upstream-request.js';
 import type { StreamPart } from '../src/streaming/stream-part.js';
 
-const use = (id: string) => ({ type: 'server_tool_use' as const, id, name: 'web_fetch' as const, input: { url: `https://example.com/${id}` } });
-const result = (id: string, content: Record<string, unknown> = { type: 'web_fetch_result', url: `https://example.com/${id}` }) => ({ type: 'web_fetch_tool_result' as const, tool_use_id: id, content });
+const use = (id: string) => ({
+  type: 'server_tool_use' as const,
+  id,
+  name: 'web_fetch' as const,
+  input: { url: `https://example.com/${id}` },
+});
+const result = (
+  id: string,
+  content: Record<string, unknown> = { type: 'web_fetch_result', url: `https://example.com/${id}` },
+) => ({ type: 'web_fetch_tool_result' as const, tool_use_id: id, content });
 
 describe('the conversation sent upstream', () => {
   test('server calls and results become a tool_use turn and a tool_result turn, text after them a new assistant turn', () => {
     const messages: MessageParam[] = [
       { role: 'user', content: 'read it' },
-      { role: 'assistant', content: [{ type: 'thinking', thinking: 'hm', signature: 's' }, { type: 'text', text: 'Fetching.' }, use('a'), result('a'), { type: 'text', text: 'Done.' }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'thinking', thinking: 'hm', signature: 's' },
+          { type: 'text', text: 'Fetching.' },
+          use('a'),
+          result('a'),
+          { type: 'text', text: 'Done.' },
+        ],
+      },
       { role: 'user', content: 'thanks' },
     ];
     assert.deepEqual(upstreamMessages(messages, []), [
       { role: 'user', content: 'read it' },
-      { role: 'assistant', content: [{ type: 'thinking', thinking: 'hm', signature: 's' }, { type: 'text', text: 'Fetching.' }, { type: 'tool_use', id: 'a', name: 'web_fetch', input: { url: 'https://example.com/a' } }] },
-      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'a', content: JSON.stringify({ type: 'web_fetch_result', url: 'https://example.com/a' }) }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'thinking', thinking: 'hm', signature: 's' },
+          { type: 'text', text: 'Fetching.' },
+          { type: 'tool_use', id: 'a', name: 'web_fetch', input: { url: 'https://example.com/a' } },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          {
+            type: 'tool_result',
+            tool_use_id: 'a',
+            content: JSON.stringify({ type: 'web_fetch_result', url: 'https://example.com/a' }),
+          },
+        ],
+      },
       { role: 'assistant', content: [{ type: 'text', text: 'Done.' }] },
       { role: 'user', content: 'thanks' },
     ]);
@@ -39,8 +78,20 @@ describe('the conversation sent upstream', () => {
     ];
     assert.deepEqual(upstreamMessages(messages, []), [
       { role: 'user', content: 'go' },
-      { role: 'assistant', content: [{ type: 'tool_use', id: 'a', name: 'web_fetch', input: { url: 'https://example.com/a' } }] },
-      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'a', content: JSON.stringify({ type: 'web_fetch_result', url: 'https://example.com/a' }) }] },
+      {
+        role: 'assistant',
+        content: [{ type: 'tool_use', id: 'a', name: 'web_fetch', input: { url: 'https://example.com/a' } }],
+      },
+      {
+        role: 'user',
+        content: [
+          {
+            type: 'tool_result',
+            tool_use_id: 'a',
+            content: JSON.stringify({ type: 'web_fetch_result', url: 'https://example.com/a' }),
+          },
+        ],
+      },
       { role: 'assistant', content: [{ type: 'tool_use', id: 'c', name: 'lookup', input: {} }] },
       { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'c', content: 'ok' }] },
     ]);
@@ -48,8 +99,17 @@ describe('the conversation sent upstream', () => {
 
   test('results answered out of order still pair every tool_use with the turn right after it', () => {
     const turn = [use('a'), use('b'), result('a'), { type: 'text' as const, text: 'between' }, result('b')];
-    const converted = upstreamMessages([{ role: 'user', content: 'go' }, { role: 'assistant', content: turn }], []);
-    const ids = (message: MessageParam | undefined, type: string) => (message?.content as Array<{ type: string; id?: string; tool_use_id?: string }>).filter((block) => block.type === type).map((block) => block.id ?? block.tool_use_id);
+    const converted = upstreamMessages(
+      [
+        { role: 'user', content: 'go' },
+        { role: 'assistant', content: turn },
+      ],
+      [],
+    );
+    const ids = (message: MessageParam | undefined, type: string) =>
+      (message?.content as Array<{ type: string; id?: string; tool_use_id?: string }>)
+        .filter((block) => block.type === type)
+        .map((block) => block.id ?? block.tool_use_id);
     // The upstream's own pairing rule (the one this service applies) accepts it.
     assert.doesNotThrow(() => checkToolPairing(converted));
     for (let index = 1; index < converted.length; index += 2) {
@@ -59,16 +119,38 @@ describe('the conversation sent upstream', () => {
   });
 
   test("this turn's earlier steps follow a paused turn sent back, each call answered", () => {
-    const messages: MessageParam[] = [{ role: 'user', content: 'go' }, { role: 'assistant', content: [use('a'), result('a')] }];
+    const messages: MessageParam[] = [
+      { role: 'user', content: 'go' },
+      { role: 'assistant', content: [use('a'), result('a')] },
+    ];
     const turnSoFar = [use('b'), result('b')] as unknown as ContentBlock[];
     const converted = upstreamMessages(messages, turnSoFar);
-    assert.deepEqual(converted.map((message) => message.role), ['user', 'assistant', 'user', 'assistant', 'user']);
+    assert.deepEqual(
+      converted.map((message) => message.role),
+      ['user', 'assistant', 'user', 'assistant', 'user'],
+    );
     assert.doesNotThrow(() => checkToolPairing(converted));
   });
 
   test('an error result is a tool_result with is_error', () => {
-    const converted = upstreamMessages([{ role: 'user', content: 'go' }, { role: 'assistant', content: [use('a'), result('a', { type: 'web_fetch_tool_result_error', error_code: 'url_not_accessible' })] }], []);
-    assert.deepEqual(converted[2]?.content, [{ type: 'tool_result', tool_use_id: 'a', content: '{"type":"web_fetch_tool_result_error","error_code":"url_not_accessible"}', is_error: true }]);
+    const converted = upstreamMessages(
+      [
+        { role: 'user', content: 'go' },
+        {
+          role: 'assistant',
+          content: [use('a'), result('a', { type: 'web_fetch_tool_result_error', error_code: 'url_not_accessible' })],
+        },
+      ],
+      [],
+    );
+    assert.deepEqual(converted[2]?.content, [
+      {
+        type: 'tool_result',
+        tool_use_id: 'a',
+        content: '{"type":"web_fetch_tool_result_error","error_code":"url_not_accessible"}',
+        is_error: true,
+      },
+    ]);
   });
 
   test('a conversation without server blocks goes as it is, consecutive user turns included', () => {
@@ -87,8 +169,22 @@ describe('the conversation sent upstream', () => {
       tools: [{ type: 'web_search_20260209', name: 'web_search', allowed_callers: ['direct'], max_uses: 2 }],
       thinking: { type: 'enabled', budget_tokens: 2000 },
     } as MessageRequest;
-    const step: BackendStepRequest = { request, model: { id: 'mid', tier: 'mid', generation: 'newer', contextWindow: 8000, maxOutputTokens: 4000 }, thinks: true, turnSoFar: [], step: 1, outputBudget: 1500, fault: undefined };
-    const body = upstreamMessageBody(step, 'upstream-mid') as { model: string; stream: boolean; max_tokens: number; tools: Array<Record<string, unknown>>; thinking: unknown };
+    const step: BackendStepRequest = {
+      request,
+      model: { id: 'mid', tier: 'mid', generation: 'newer', contextWindow: 8000, maxOutputTokens: 4000 },
+      thinks: true,
+      turnSoFar: [],
+      step: 1,
+      outputBudget: 1500,
+      fault: undefined,
+    };
+    const body = upstreamMessageBody(step, 'upstream-mid') as {
+      model: string;
+      stream: boolean;
+      max_tokens: number;
+      tools: Array<Record<string, unknown>>;
+      thinking: unknown;
+    };
     assert.equal(body.model, 'upstream-mid');
     assert.equal(body.stream, true);
     assert.equal(body.max_tokens, 1500);
@@ -110,10 +206,22 @@ describe('upstream events as parts', () => {
   test("a tool_use of an offered server tool's name is a server_tool_use; others stay tool_use", () => {
     const parts = read(
       [
-        { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_1', name: 'web_search', input: {} } },
-        { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '{"query":"x"}', extra: 1 } },
+        {
+          type: 'content_block_start',
+          index: 0,
+          content_block: { type: 'tool_use', id: 'toolu_1', name: 'web_search', input: {} },
+        },
+        {
+          type: 'content_block_delta',
+          index: 0,
+          delta: { type: 'input_json_delta', partial_json: '{"query":"x"}', extra: 1 },
+        },
         { type: 'content_block_stop', index: 0 },
-        { type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: 'toolu_2', name: 'lookup', input: {} } },
+        {
+          type: 'content_block_start',
+          index: 1,
+          content_block: { type: 'tool_use', id: 'toolu_2', name: 'lookup', input: {} },
+        },
         { type: 'content_block_stop', index: 1 },
         { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 9 } },
         { type: 'message_stop' },
@@ -124,7 +232,10 @@ describe('upstream events as parts', () => {
       { type: 'block-start', block: { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: {} } },
       { type: 'block-delta', delta: { type: 'input_json_delta', partial_json: '{"query":"x"}' } },
       { type: 'block-stop' },
-      { type: 'block-start', block: { type: 'tool_use', id: 'toolu_2', name: 'lookup', input: {}, caller: { type: 'direct' } } },
+      {
+        type: 'block-start',
+        block: { type: 'tool_use', id: 'toolu_2', name: 'lookup', input: {}, caller: { type: 'direct' } },
+      },
       { type: 'block-stop' },
       { type: 'output-tokens', count: 9 },
       { type: 'finish', stopReason: 'tool_use', stopSequence: null },
@@ -135,21 +246,36 @@ describe('upstream events as parts', () => {
     const parts = read([
       { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
       { type: 'content_block_stop', index: 0 },
-      { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { input_tokens: 41, output_tokens: 3 } },
+      {
+        type: 'message_delta',
+        delta: { stop_reason: 'end_turn', stop_sequence: null },
+        usage: { input_tokens: 41, output_tokens: 3 },
+      },
       { type: 'message_stop' },
     ]);
-    assert.deepEqual(parts.slice(-3), [{ type: 'input-tokens', count: 41 }, { type: 'output-tokens', count: 3 }, { type: 'finish', stopReason: 'end_turn', stopSequence: null }]);
+    assert.deepEqual(parts.slice(-3), [
+      { type: 'input-tokens', count: 41 },
+      { type: 'output-tokens', count: 3 },
+      { type: 'finish', stopReason: 'end_turn', stopSequence: null },
+    ]);
   });
 
   test('an error event throws the same error type and message', () => {
     assert.throws(
       () => read([{ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }]),
-      (error: unknown) => error instanceof ServiceError && error.code === 'overloaded' && error.message === 'Overloaded' && error.retryAfterSeconds === 1,
+      (error: unknown) =>
+        error instanceof ServiceError &&
+        error.code === 'overloaded' &&
+        error.message === 'Overloaded' &&
+        error.retryAfterSeconds === 1,
     );
   });
 
   test('a block type this service cannot relay is an error, never a silent drop', () => {
-    assert.throws(() => read([{ type: 'content_block_start', index: 0, content_block: { type: 'container_upload' } }]), /cannot relay/);
+    assert.throws(
+      () => read([{ type: 'content_block_start', index: 0, content_block: { type: 'container_upload' } }]),
+      /cannot relay/,
+    );
   });
 
   test('unknown event types are ignored, as clients of the public API must', () => {
@@ -180,7 +306,11 @@ describe('upstream errors', () => {
     assert.deepEqual([error.code, error.status, error.type], ['model_output_invalid', 502, 'api_error']);
     assert.equal(isRetryableFailure(error), false);
     // A proxy's 502 Bad Gateway, with or without an api_error envelope, or a 500, is the backend failing.
-    for (const proxied of [upstreamError('http://up', 502, envelope, undefined), upstreamError('http://up', 502, undefined, undefined), upstreamError('http://up', 500, envelope, undefined, 'internal')]) {
+    for (const proxied of [
+      upstreamError('http://up', 502, envelope, undefined),
+      upstreamError('http://up', 502, undefined, undefined),
+      upstreamError('http://up', 500, envelope, undefined, 'internal'),
+    ]) {
       assert.equal(proxied.code, 'internal');
       assert.equal(isRetryableFailure(proxied), true);
     }
@@ -203,7 +333,10 @@ describe('upstream errors', () => {
   });
 
   test("the connection's time limits are 504 timeout_error; other transport failures 500", () => {
-    assert.equal(transportError('http://up', Object.assign(new Error('x'), { code: 'UND_ERR_HEADERS_TIMEOUT' })).type, 'timeout_error');
+    assert.equal(
+      transportError('http://up', Object.assign(new Error('x'), { code: 'UND_ERR_HEADERS_TIMEOUT' })).type,
+      'timeout_error',
+    );
     assert.equal(transportError('http://up', Object.assign(new Error('x'), { code: 'ECONNRESET' })).type, 'api_error');
   });
 });

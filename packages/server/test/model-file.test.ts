@@ -12,7 +12,10 @@ import { modelFile } from '../src/backends/llama-cpp/model-file.js';
 test('a local path resolves against the config folder; a missing one says which', async () => {
   const path = await tinyLlamaModel();
   assert.equal(await modelFile(path, { configFolder: '/', progress: false }), path);
-  await assert.rejects(modelFile('absent.gguf', { configFolder: '/tmp', progress: false }), /model file \/tmp\/absent\.gguf does not exist/);
+  await assert.rejects(
+    modelFile('absent.gguf', { configFolder: '/tmp', progress: false }),
+    /model file \/tmp\/absent\.gguf does not exist/,
+  );
 });
 
 test('a remote model downloads once into the models folder, then resolves from it with the server gone', async () => {
@@ -20,7 +23,10 @@ test('a remote model downloads once into the models folder, then resolves from i
   let requests = 0;
   const server = createServer((request, response) => {
     requests += 1;
-    response.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(statSync(source).size) });
+    response.writeHead(200, {
+      'content-type': 'application/octet-stream',
+      'content-length': String(statSync(source).size),
+    });
     if (request.method === 'HEAD') response.end();
     else createReadStream(source).pipe(response);
   });
@@ -43,7 +49,9 @@ test('offline and not cached is a clear error that says what to do, not a hang',
   try {
     await assert.rejects(
       modelFile('hf:nobody/absent-GGUF:Q4_K_M', { configFolder: '/', modelsFolder: folder, progress: false }),
-      (error: Error) => /is not in .* and could not be downloaded/.test(error.message) && /npx mms pull hf:nobody\/absent-GGUF:Q4_K_M/.test(error.message),
+      (error: Error) =>
+        /is not in .* and could not be downloaded/.test(error.message) &&
+        /npx mms pull hf:nobody\/absent-GGUF:Q4_K_M/.test(error.message),
     );
   } finally {
     delete process.env.HF_ENDPOINT;

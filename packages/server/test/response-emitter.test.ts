@@ -6,7 +6,12 @@ import { ResponseEmitter } from '../src/backends/llama-cpp/response-emitter.js';
 import type { StreamPart } from '../src/streaming/stream-part.js';
 
 function textChunk(text: string, tokens = 1): LlamaChatResponseChunk {
-  return { type: undefined, segmentType: undefined, text, tokens: Array.from({ length: tokens }, (_, index) => index) } as unknown as LlamaChatResponseChunk;
+  return {
+    type: undefined,
+    segmentType: undefined,
+    text,
+    tokens: Array.from({ length: tokens }, (_, index) => index),
+  } as unknown as LlamaChatResponseChunk;
 }
 
 function thoughtChunk(text: string): LlamaChatResponseChunk {
@@ -19,11 +24,30 @@ test('thought segments become a signed thinking block before the text block', ()
   [thoughtChunk('Let me'), thoughtChunk(' think.'), textChunk('Answer', 2)].forEach((chunk) => emitter.chunk(chunk));
   emitter.close();
   assert.deepEqual(
-    parts.map((part) => (part.type === 'block-start' ? `start:${part.block.type}` : part.type === 'block-delta' ? part.delta.type : part.type)),
-    ['start:thinking', 'thinking_delta', 'thinking_delta', 'signature_delta', 'block-stop', 'start:text', 'text_delta', 'block-stop'],
+    parts.map((part) =>
+      part.type === 'block-start'
+        ? `start:${part.block.type}`
+        : part.type === 'block-delta'
+          ? part.delta.type
+          : part.type,
+    ),
+    [
+      'start:thinking',
+      'thinking_delta',
+      'thinking_delta',
+      'signature_delta',
+      'block-stop',
+      'start:text',
+      'text_delta',
+      'block-stop',
+    ],
   );
   const signature = parts.find((part) => part.type === 'block-delta' && part.delta.type === 'signature_delta');
-  assert.ok(signature?.type === 'block-delta' && signature.delta.type === 'signature_delta' && signature.delta.signature.length > 20);
+  assert.ok(
+    signature?.type === 'block-delta' &&
+      signature.delta.type === 'signature_delta' &&
+      signature.delta.signature.length > 20,
+  );
   assert.equal(emitter.outputTokens, 4);
 });
 
@@ -34,7 +58,11 @@ test('a forced tool streams its input as input_json_delta of one tool_use block'
   emitter.close();
   const start = parts[0];
   assert.ok(start?.type === 'block-start' && start.block.type === 'tool_use' && start.block.name === 'record');
-  const json = parts.flatMap((part) => (part.type === 'block-delta' && part.delta.type === 'input_json_delta' ? [part.delta.partial_json] : [])).join('');
+  const json = parts
+    .flatMap((part) =>
+      part.type === 'block-delta' && part.delta.type === 'input_json_delta' ? [part.delta.partial_json] : [],
+    )
+    .join('');
   assert.equal(json, '{"a":1}');
 });
 
@@ -43,5 +71,8 @@ test('a forced tool with no output still has its block', () => {
   const emitter = new ResponseEmitter((part) => parts.push(part), { kind: 'tool', name: 'record' });
   emitter.ensureMainBlock();
   emitter.close();
-  assert.deepEqual(parts.map((part) => part.type), ['block-start', 'block-stop']);
+  assert.deepEqual(
+    parts.map((part) => part.type),
+    ['block-start', 'block-stop'],
+  );
 });

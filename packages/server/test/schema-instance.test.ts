@@ -58,7 +58,11 @@ const mutualRecursion: JsonSchema = {
   properties: { root: { $ref: '#/$defs/folder' } },
   required: ['root'],
   $defs: {
-    folder: { type: 'object', properties: { entries: { type: 'array', items: { $ref: '#/$defs/entry' } } }, required: ['entries'] },
+    folder: {
+      type: 'object',
+      properties: { entries: { type: 'array', items: { $ref: '#/$defs/entry' } } },
+      required: ['entries'],
+    },
     entry: { anyOf: [{ $ref: '#/$defs/folder' }, { type: 'string', minLength: 1 }] },
   },
 };
@@ -69,7 +73,12 @@ const battery: ReadonlyArray<{ name: string; schema: JsonSchema; expected: unkno
     name: 'flat object of scalars',
     schema: {
       type: 'object',
-      properties: { city: { type: 'string' }, count: { type: 'integer' }, ratio: { type: 'number' }, on: { type: 'boolean' } },
+      properties: {
+        city: { type: 'string' },
+        count: { type: 'integer' },
+        ratio: { type: 'number' },
+        on: { type: 'boolean' },
+      },
       required: ['city', 'count', 'ratio', 'on'],
       additionalProperties: false,
     },
@@ -89,7 +98,11 @@ const battery: ReadonlyArray<{ name: string; schema: JsonSchema; expected: unkno
     schema: { type: 'object', properties: { id: { type: 'string' }, note: { type: 'string' } }, required: ['id'] },
     expected: { id: 'example id' },
   },
-  { name: 'enum takes its first value', schema: { type: 'string', enum: ['celsius', 'fahrenheit'] }, expected: 'celsius' },
+  {
+    name: 'enum takes its first value',
+    schema: { type: 'string', enum: ['celsius', 'fahrenheit'] },
+    expected: 'celsius',
+  },
   { name: 'enum skips values of the wrong type', schema: { type: 'string', enum: [3, 'three'] }, expected: 'three' },
   { name: 'const', schema: { const: { mode: 'fast' } }, expected: { mode: 'fast' } },
   { name: 'anyOf string or null', schema: { anyOf: [{ type: 'string' }, { type: 'null' }] }, expected: 'example' },
@@ -98,28 +111,60 @@ const battery: ReadonlyArray<{ name: string; schema: JsonSchema; expected: unkno
     name: 'array of objects',
     schema: {
       type: 'array',
-      items: { type: 'object', properties: { sku: { type: 'string' }, qty: { type: 'integer', minimum: 1 } }, required: ['sku', 'qty'] },
+      items: {
+        type: 'object',
+        properties: { sku: { type: 'string' }, qty: { type: 'integer', minimum: 1 } },
+        required: ['sku', 'qty'],
+      },
     },
     expected: [{ sku: 'example sku', qty: 1 }],
   },
   { name: 'recursive tree through $defs', schema: treeNode, expected: { name: 'example name', children: [] } },
   { name: 'recursive list through definitions', schema: linkedList, expected: { value: 1, next: null } },
   { name: 'recursive through the root "#"', schema: rootRecursive, expected: { label: 'example label', parent: null } },
-  { name: 'mutual recursion picks the leaf branch', schema: mutualRecursion, expected: { root: { entries: ['example entries'] } } },
+  {
+    name: 'mutual recursion picks the leaf branch',
+    schema: mutualRecursion,
+    expected: { root: { entries: ['example entries'] } },
+  },
   { name: 'type array takes the first type', schema: { type: ['integer', 'null'] }, expected: 1 },
-  { name: 'type array skips an unsatisfiable type', schema: { type: ['string', 'null'], minLength: 4, maxLength: 2 }, expected: null },
+  {
+    name: 'type array skips an unsatisfiable type',
+    schema: { type: ['string', 'null'], minLength: 4, maxLength: 2 },
+    expected: null,
+  },
   { name: 'minLength pads', schema: { type: 'string', minLength: 20 }, expected: 'example example exam' },
   { name: 'maxLength truncates', schema: { type: 'string', maxLength: 4 }, expected: 'exam' },
-  { name: 'pattern of classes and counts', schema: { type: 'string', pattern: '^[A-Z]{3}-\\d{4}$' }, expected: 'AAA-0000' },
-  { name: 'pattern the plain text already meets', schema: { type: 'string', pattern: '^[a-z]+$' }, expected: 'example' },
-  { name: 'patterns merged from allOf', schema: { type: 'string', allOf: [{ pattern: '^a' }, { pattern: 'z$' }] }, expected: 'az' },
-  { name: 'pattern with groups and alternation', schema: { type: 'string', pattern: '^(?:red|green)(-[0-9]+)?$' }, expected: 'red' },
+  {
+    name: 'pattern of classes and counts',
+    schema: { type: 'string', pattern: '^[A-Z]{3}-\\d{4}$' },
+    expected: 'AAA-0000',
+  },
+  {
+    name: 'pattern the plain text already meets',
+    schema: { type: 'string', pattern: '^[a-z]+$' },
+    expected: 'example',
+  },
+  {
+    name: 'patterns merged from allOf',
+    schema: { type: 'string', allOf: [{ pattern: '^a' }, { pattern: 'z$' }] },
+    expected: 'az',
+  },
+  {
+    name: 'pattern with groups and alternation',
+    schema: { type: 'string', pattern: '^(?:red|green)(-[0-9]+)?$' },
+    expected: 'red',
+  },
   { name: 'integer bounds', schema: { type: 'integer', minimum: 10, maximum: 20 }, expected: 10 },
   { name: 'exclusive bounds', schema: { type: 'number', exclusiveMinimum: 0, exclusiveMaximum: 1 }, expected: 0.5 },
   { name: 'negative maximum', schema: { type: 'integer', maximum: -5 }, expected: -5 },
   { name: 'multipleOf with a minimum', schema: { type: 'integer', multipleOf: 7, minimum: 15 }, expected: 21 },
   { name: 'fractional multipleOf', schema: { type: 'number', multipleOf: 0.1, minimum: 0.25 }, expected: 0.4 },
-  { name: 'minItems with uniqueItems', schema: { type: 'array', items: { type: 'string' }, minItems: 3, uniqueItems: true }, expected: ['example', 'example 2', 'example 3'] },
+  {
+    name: 'minItems with uniqueItems',
+    schema: { type: 'array', items: { type: 'string' }, minItems: 3, uniqueItems: true },
+    expected: ['example', 'example 2', 'example 3'],
+  },
   { name: 'maxItems zero', schema: { type: 'array', items: { type: 'string' }, maxItems: 0 }, expected: [] },
   {
     name: 'prefixItems tuple',
@@ -133,7 +178,9 @@ const battery: ReadonlyArray<{ name: string; schema: JsonSchema; expected: unkno
   },
   {
     name: 'oneOf takes its first branch',
-    schema: { oneOf: [{ type: 'object', properties: { kind: { const: 'circle' } }, required: ['kind'] }, { type: 'string' }] },
+    schema: {
+      oneOf: [{ type: 'object', properties: { kind: { const: 'circle' } }, required: ['kind'] }, { type: 'string' }],
+    },
     expected: { kind: 'circle' },
   },
   {
@@ -149,18 +196,34 @@ const battery: ReadonlyArray<{ name: string; schema: JsonSchema; expected: unkno
   { name: 'default is used', schema: { type: 'string', default: 'metric' }, expected: 'metric' },
   { name: 'nullable type', schema: { type: 'string', nullable: true }, expected: 'example' },
   { name: 'untyped minLength means a string', schema: { minLength: 2 }, expected: 'example' },
-  { name: 'untyped properties mean an object', schema: { properties: { q: { description: 'query' } }, required: ['q'] }, expected: { q: 'example q' } },
+  {
+    name: 'untyped properties mean an object',
+    schema: { properties: { q: { description: 'query' } }, required: ['q'] },
+    expected: { q: 'example q' },
+  },
   { name: 'untyped root means an object', schema: { description: 'no keywords' }, expected: {} },
   { name: 'true root schema', schema: true, expected: {} },
-  { name: 'true property schema', schema: { type: 'object', properties: { any: true }, required: ['any'] }, expected: { any: 'example any' } },
+  {
+    name: 'true property schema',
+    schema: { type: 'object', properties: { any: true }, required: ['any'] },
+    expected: { any: 'example any' },
+  },
   {
     name: '$ref with sibling keywords',
-    schema: { $defs: { text: { type: 'string' } }, type: 'object', properties: { code: { $ref: '#/$defs/text', minLength: 8 } }, required: ['code'] },
+    schema: {
+      $defs: { text: { type: 'string' } },
+      type: 'object',
+      properties: { code: { $ref: '#/$defs/text', minLength: 8 } },
+      required: ['code'],
+    },
     expected: { code: 'example code' },
   },
   {
     name: '$ref to an $anchor',
-    schema: { $defs: { point: { $anchor: 'point', type: 'array', items: { type: 'number' }, minItems: 2 } }, $ref: '#point' },
+    schema: {
+      $defs: { point: { $anchor: 'point', type: 'array', items: { type: 'number' }, minItems: 2 } },
+      $ref: '#point',
+    },
     expected: [1, 1],
   },
   {
@@ -216,7 +279,8 @@ test('exampleInstance never writes integers in exponent form', () => {
 
 test('exampleInstance survives deep literal nesting', () => {
   let schema: JsonSchema = { type: 'string' };
-  for (let level = 0; level < 40; level += 1) schema = { type: 'object', properties: { inner: schema }, required: ['inner'] };
+  for (let level = 0; level < 40; level += 1)
+    schema = { type: 'object', properties: { inner: schema }, required: ['inner'] };
   const instance = exampleInstance(schema);
   assertValid(schema, instance);
   assert.equal(JSON.stringify(instance).split('"inner":').length - 1, 40);
@@ -224,7 +288,8 @@ test('exampleInstance survives deep literal nesting', () => {
 
 test('exampleInstance throws SchemaInstanceError, not a stack overflow, beyond its depth limit', () => {
   let schema: JsonSchema = { type: 'string' };
-  for (let level = 0; level < 2000; level += 1) schema = { type: 'object', properties: { inner: schema }, required: ['inner'] };
+  for (let level = 0; level < 2000; level += 1)
+    schema = { type: 'object', properties: { inner: schema }, required: ['inner'] };
   assert.throws(() => exampleInstance(schema), SchemaInstanceError);
 });
 
@@ -235,7 +300,12 @@ test('exampleInstance throws SchemaInstanceError naming the path for unsatisfiab
     (error: unknown) => error instanceof SchemaInstanceError && error.message.includes('#/properties/blocked'),
   );
   assert.throws(
-    () => exampleInstance({ type: 'object', properties: { word: { type: 'string', minLength: 5, maxLength: 2 } }, required: ['word'] }),
+    () =>
+      exampleInstance({
+        type: 'object',
+        properties: { word: { type: 'string', minLength: 5, maxLength: 2 } },
+        required: ['word'],
+      }),
     (error: unknown) => error instanceof SchemaInstanceError && error.path === '#/properties/word',
   );
   assert.throws(() => exampleInstance({ type: 'integer', minimum: 0.2, maximum: 0.8 }), SchemaInstanceError);
@@ -252,25 +322,44 @@ test('exampleInstance throws SchemaInstanceError for references it cannot resolv
 });
 
 test('exampleInstance gives up with SchemaInstanceError when backtracking would explode', () => {
-  const branch = { type: 'object', required: ['a', 'b', 'c'], properties: { a: { $ref: '#/$defs/n' }, b: { $ref: '#/$defs/n' }, c: { $ref: '#/$defs/n' } } };
+  const branch = {
+    type: 'object',
+    required: ['a', 'b', 'c'],
+    properties: { a: { $ref: '#/$defs/n' }, b: { $ref: '#/$defs/n' }, c: { $ref: '#/$defs/n' } },
+  };
   const explosive = { $defs: { n: { anyOf: Array.from({ length: 8 }, () => branch) } }, $ref: '#/$defs/n' };
-  assert.throws(() => exampleInstance(explosive), (error: unknown) => error instanceof SchemaInstanceError && /gave up/.test(error.message));
+  assert.throws(
+    () => exampleInstance(explosive),
+    (error: unknown) => error instanceof SchemaInstanceError && /gave up/.test(error.message),
+  );
 });
 
 test('exampleInstance throws SchemaInstanceError for recursion with no finite instance', () => {
-  const endless = { $defs: { loop: { type: 'object', properties: { next: { $ref: '#/$defs/loop' } }, required: ['next'] } }, $ref: '#/$defs/loop' };
+  const endless = {
+    $defs: { loop: { type: 'object', properties: { next: { $ref: '#/$defs/loop' } }, required: ['next'] } },
+    $ref: '#/$defs/loop',
+  };
   assert.throws(() => exampleInstance(endless), SchemaInstanceError);
 });
 
 const violationCases: ReadonlyArray<{ name: string; schema: JsonSchema }> = [
-  { name: 'a required property', schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
-  { name: 'additionalProperties false', schema: { type: 'object', properties: { city: { type: 'string' } }, additionalProperties: false } },
+  {
+    name: 'a required property',
+    schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  },
+  {
+    name: 'additionalProperties false',
+    schema: { type: 'object', properties: { city: { type: 'string' } }, additionalProperties: false },
+  },
   { name: 'a typed optional property', schema: { type: 'object', properties: { limit: { type: 'integer' } } } },
   { name: 'an enum property', schema: { type: 'object', properties: { unit: { enum: ['c', 'f'] } } } },
   { name: 'a typed additionalProperties', schema: { type: 'object', additionalProperties: { type: 'string' } } },
   { name: 'a recursive $ref root', schema: treeNode },
   { name: 'a root that admits no object', schema: { oneOf: [{ type: 'integer' }, { type: 'string' }] } },
-  { name: 'an allOf root', schema: { allOf: [{ type: 'object' }, { required: ['id'], properties: { id: { type: 'string' } } }] } },
+  {
+    name: 'an allOf root',
+    schema: { allOf: [{ type: 'object' }, { required: ['id'], properties: { id: { type: 'string' } } }] },
+  },
 ];
 
 for (const { name, schema } of violationCases) {
@@ -283,7 +372,11 @@ for (const { name, schema } of violationCases) {
 }
 
 test('violatingObject drops the first required property and keeps the rest', () => {
-  const schema = { type: 'object', properties: { a: { type: 'string' }, b: { type: 'integer' } }, required: ['a', 'b'] };
+  const schema = {
+    type: 'object',
+    properties: { a: { type: 'string' }, b: { type: 'integer' } },
+    required: ['a', 'b'],
+  };
   assert.deepEqual(violatingObject(schema), { b: 1 });
 });
 
@@ -293,8 +386,12 @@ test('violatingObject adds an unexpected property when only additionalProperties
 });
 
 test('violatingObject gives a wrongly typed value when only property types constrain', () => {
-  assert.deepEqual(violatingObject({ type: 'object', properties: { limit: { type: 'integer' } } }), { limit: 'wrong type' });
-  assert.deepEqual(violatingObject({ type: 'object', properties: { note: { type: ['string', 'null'] } } }), { note: 12345 });
+  assert.deepEqual(violatingObject({ type: 'object', properties: { limit: { type: 'integer' } } }), {
+    limit: 'wrong type',
+  });
+  assert.deepEqual(violatingObject({ type: 'object', properties: { note: { type: ['string', 'null'] } } }), {
+    note: 12345,
+  });
 });
 
 test('violatingObject returns undefined when every object is accepted', () => {

@@ -3,12 +3,50 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { countTokens, tokenize, tokenPrefix } from '../src/backends/scripted/tokenizer.js';
 
-const TEXTS = ['', 'hello', 'Summarize the benchmark in one short sentence please.', '  leading and trailing  ', 'naïve café, 東京 — ok?!', 'emoji 🙂🙂 and\ttabs\nlines', '{"a": [1, 2.5e3, null]}', '   '];
+const TEXTS = [
+  '',
+  'hello',
+  'Summarize the benchmark in one short sentence please.',
+  '  leading and trailing  ',
+  'naïve café, 東京 — ok?!',
+  'emoji 🙂🙂 and\ttabs\nlines',
+  '{"a": [1, 2.5e3, null]}',
+  '   ',
+];
 /** The tokenizer's definition: a word, or one punctuation mark, with its leading spaces. */
 const DEFINITION = /\s*[\p{L}\p{N}_]+|\s*[^\s\p{L}\p{N}_]|\s+$/gu;
 
 /** Characters where the fast path for ASCII meets the pattern's Unicode classes. */
-const ALPHABET = ['a', 'Z', '0', '_', ' ', '\t', '\n', '\r', '\v', '\f', '.', '-', '"', '{', '~', 'é', 'ß', '東', '٣', '\u00a0', '\u2028', '\u3000', '\ufeff', '—', '🙂', '\ud800', '\u0301', '\u0085'];
+const ALPHABET = [
+  'a',
+  'Z',
+  '0',
+  '_',
+  ' ',
+  '\t',
+  '\n',
+  '\r',
+  '\v',
+  '\f',
+  '.',
+  '-',
+  '"',
+  '{',
+  '~',
+  'é',
+  'ß',
+  '東',
+  '٣',
+  '\u00a0',
+  '\u2028',
+  '\u3000',
+  '\ufeff',
+  '—',
+  '🙂',
+  '\ud800',
+  '\u0301',
+  '\u0085',
+];
 
 /** A fixed sequence of pseudo-random texts over ALPHABET (a linear congruential generator). */
 function* randomTexts(count: number): Generator<string> {

@@ -32,8 +32,14 @@ test('with every sequence busy, a first step is a 529 overloaded with retry-afte
     (error: unknown) => error,
   );
   assert.ok(refused instanceof ServiceError, String(refused));
-  assert.deepEqual([refused.code, refused.status, refused.type, refused.retryAfterSeconds], ['overloaded', 529, 'overloaded_error', 1]);
-  assert.match(refused.message, /every context sequence of this llama-cpp backend \(1, its concurrency\) is generating/);
+  assert.deepEqual(
+    [refused.code, refused.status, refused.type, refused.retryAfterSeconds],
+    ['overloaded', 529, 'overloaded_error', 1],
+  );
+  assert.match(
+    refused.message,
+    /every context sequence of this llama-cpp backend \(1, its concurrency\) is generating/,
+  );
   assert.equal(isRetryableFailure(refused), true);
   pool.giveBack(first);
   assert.equal(await pool.borrow({ wait: false, signal: live() }), first);
@@ -78,5 +84,9 @@ test('a full backend in a fallback list is passed over without its circuit count
     for await (const batch of request.stream({ step: 0 } as never, new Cancellation())) batches.push(batch);
     assert.equal(request.name, 'spare');
   }
-  assert.deepEqual(list.circuits().map((circuit) => circuit.state), ['closed', 'closed'], 'with a threshold of 1, a charged failure would have opened it');
+  assert.deepEqual(
+    list.circuits().map((circuit) => circuit.state),
+    ['closed', 'closed'],
+    'with a threshold of 1, a charged failure would have opened it',
+  );
 });

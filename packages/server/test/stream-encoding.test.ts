@@ -28,8 +28,25 @@ const parts: StreamPart[] = [
 test('parts become indexed events; finish closes an open block and frames the message', () => {
   const encoder = new MessageEncoder({ id: 'msg_1', model: 'm', inputTokens: 3 });
   const events = [encoder.start(), ...parts.flatMap((part) => encode(encoder, part))];
-  assert.deepEqual(events.map((event) => event.type), ['message_start', 'content_block_start', 'content_block_delta', 'content_block_stop', 'content_block_start', 'content_block_delta', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop']);
-  assert.deepEqual(events.filter((event) => event.type === 'content_block_stop').map((event) => (event as { index: number }).index), [0, 1]);
+  assert.deepEqual(
+    events.map((event) => event.type),
+    [
+      'message_start',
+      'content_block_start',
+      'content_block_delta',
+      'content_block_stop',
+      'content_block_start',
+      'content_block_delta',
+      'content_block_delta',
+      'content_block_stop',
+      'message_delta',
+      'message_stop',
+    ],
+  );
+  assert.deepEqual(
+    events.filter((event) => event.type === 'content_block_stop').map((event) => (event as { index: number }).index),
+    [0, 1],
+  );
   const fold = new MessageFold();
   events.forEach((event) => fold.apply(event));
   const message = fold.result();
@@ -45,7 +62,12 @@ test('parts become indexed events; finish closes an open block and frames the me
 test("the engine's own prompt count replaces the up-front one in message_delta and in the folded reply, not in message_start", () => {
   const encoder = new MessageEncoder({ id: 'msg_1', model: 'm', inputTokens: 30 });
   const start = encoder.start();
-  const events = [start, ...encode(encoder, { type: 'input-tokens', count: 26 }), ...encode(encoder, { type: 'output-tokens', count: 2 }), ...encode(encoder, { type: 'finish', stopReason: 'end_turn', stopSequence: null })];
+  const events = [
+    start,
+    ...encode(encoder, { type: 'input-tokens', count: 26 }),
+    ...encode(encoder, { type: 'output-tokens', count: 2 }),
+    ...encode(encoder, { type: 'finish', stopReason: 'end_turn', stopSequence: null }),
+  ];
   assert.equal(start.type === 'message_start' ? start.message.usage.input_tokens : undefined, 30);
   const delta = events.find((event) => event.type === 'message_delta');
   assert.equal(delta?.type === 'message_delta' ? delta.usage.input_tokens : undefined, 26);
@@ -56,7 +78,10 @@ test("the engine's own prompt count replaces the up-front one in message_delta a
 
 test('the encoder refuses parts out of order instead of writing a malformed stream', () => {
   const encoder = new MessageEncoder({ id: 'msg_1', model: 'm', inputTokens: 0 });
-  assert.throws(() => encode(encoder, { type: 'block-delta', delta: { type: 'text_delta', text: 'x' } }), /outside a block/);
+  assert.throws(
+    () => encode(encoder, { type: 'block-delta', delta: { type: 'text_delta', text: 'x' } }),
+    /outside a block/,
+  );
   encode(encoder, { type: 'finish', stopReason: 'end_turn', stopSequence: null });
   assert.throws(() => encode(encoder, { type: 'block-stop' }), /after the message finished/);
 });

@@ -7,10 +7,20 @@ import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { getLlama, type Llama } from 'node-llama-cpp';
 import { ServiceError } from '@mms/protocol';
-import { assertStrictSchemaCompiles, grammarFor, outputViolation, type StructuredTarget } from '../src/backends/llama-cpp/structured-output.js';
+import {
+  assertStrictSchemaCompiles,
+  grammarFor,
+  outputViolation,
+  type StructuredTarget,
+} from '../src/backends/llama-cpp/structured-output.js';
 import { grammarAccepts } from './grammar-admission.js';
 
-const format = (schema: Record<string, unknown>): StructuredTarget => ({ schema, strict: false, kind: 'format', where: 'output_config.format.schema' });
+const format = (schema: Record<string, unknown>): StructuredTarget => ({
+  schema,
+  strict: false,
+  kind: 'format',
+  where: 'output_config.format.schema',
+});
 
 let llama: Llama;
 before(async () => {
@@ -18,7 +28,10 @@ before(async () => {
 });
 
 test('a format schema the compiler expresses is its own grammar, exact', async () => {
-  const guide = await grammarFor(llama, format({ type: 'object', properties: { n: { type: 'integer' } }, required: ['n'], additionalProperties: false }));
+  const guide = await grammarFor(
+    llama,
+    format({ type: 'object', properties: { n: { type: 'integer' } }, required: ['n'], additionalProperties: false }),
+  );
   assert.equal(guide.exact, true);
   assert.ok(grammarAccepts(guide.grammar, '{"n":1}'));
   assert.ok(!grammarAccepts(guide.grammar, '{}'));
@@ -36,7 +49,12 @@ test('a format schema without type falls back to any JSON value; a tool input to
   const untyped = await grammarFor(llama, format({ minimum: 3 }));
   assert.equal(untyped.exact, false);
   for (const text of ['5', '"x"', '{}', '[1]', 'null']) assert.ok(grammarAccepts(untyped.grammar, text), text);
-  const input = await grammarFor(llama, { schema: { type: 'object', properties: { n: { type: 'integer', minimum: 3 } } }, strict: false, kind: 'tool-input', where: 'tools.0.input_schema' });
+  const input = await grammarFor(llama, {
+    schema: { type: 'object', properties: { n: { type: 'integer', minimum: 3 } } },
+    strict: false,
+    kind: 'tool-input',
+    where: 'tools.0.input_schema',
+  });
   assert.equal(input.exact, false);
   assert.ok(grammarAccepts(input.grammar, '{"n":1}'));
   assert.ok(!grammarAccepts(input.grammar, '[1]'));
@@ -52,13 +70,19 @@ test('outputViolation names what is wrong: not JSON, or where the value breaks t
 
 test('a strict schema that cannot compile is a 400 naming its path in the request', () => {
   const target: StructuredTarget = {
-    schema: { type: 'object', properties: { a: { type: 'object', properties: { b: { type: 'integer' } }, anyOf: [{ const: { b: 1 } }] } } },
+    schema: {
+      type: 'object',
+      properties: { a: { type: 'object', properties: { b: { type: 'integer' } }, anyOf: [{ const: { b: 1 } }] } },
+    },
     strict: true,
     kind: 'tool-input',
     where: 'tools.2.input_schema',
   };
   assert.throws(
     () => assertStrictSchemaCompiles(target),
-    (error: unknown) => error instanceof ServiceError && error.status === 400 && error.message.startsWith('tools.2.input_schema.properties.a.anyOf.0.properties: unsupported "properties"'),
+    (error: unknown) =>
+      error instanceof ServiceError &&
+      error.status === 400 &&
+      error.message.startsWith('tools.2.input_schema.properties.a.anyOf.0.properties: unsupported "properties"'),
   );
 });

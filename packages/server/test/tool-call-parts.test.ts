@@ -12,19 +12,34 @@ import { planGeneration } from '../src/backends/llama-cpp/generation-plan.js';
 import { ResponseEmitter } from '../src/backends/llama-cpp/response-emitter.js';
 import type { StreamPart } from '../src/streaming/stream-part.js';
 
-const strictSchema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false };
+const strictSchema = {
+  type: 'object',
+  properties: { city: { type: 'string' } },
+  required: ['city'],
+  additionalProperties: false,
+};
 const request = parseMessageRequest({
   model: 'm',
   max_tokens: 100,
   messages: [{ role: 'user', content: 'Weather?' }],
   tools: [
     { name: 'weather', description: 'Weather for a city.', strict: true, input_schema: strictSchema },
-    { name: 'note', description: 'Take a note.', input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } },
+    {
+      name: 'note',
+      description: 'Take a note.',
+      input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+    },
   ],
 });
 
 function responseWithCalls(calls: Array<{ functionName: string; params: unknown }>): LlamaChatResponse {
-  return { response: '', fullResponse: [], functionCalls: calls.map((call) => ({ ...call, raw: [] })), lastEvaluation: {}, metadata: { stopReason: 'functionCalls' } } as unknown as LlamaChatResponse;
+  return {
+    response: '',
+    fullResponse: [],
+    functionCalls: calls.map((call) => ({ ...call, raw: [] })),
+    lastEvaluation: {},
+    metadata: { stopReason: 'functionCalls' },
+  } as unknown as LlamaChatResponse;
 }
 
 /** The step's output meter: what the first pass spent, plus what each repair spends. */
@@ -36,7 +51,11 @@ interface Meter {
   repairBudgets: number[];
 }
 
-async function finish(calls: Array<{ functionName: string; params: unknown }>, repaired: string[], meter: Meter = { spent: 0, repairCost: 0, repairBudgets: [] }): Promise<StreamPart[]> {
+async function finish(
+  calls: Array<{ functionName: string; params: unknown }>,
+  repaired: string[],
+  meter: Meter = { spent: 0, repairCost: 0, repairBudgets: [] },
+): Promise<StreamPart[]> {
   const parts: StreamPart[] = [];
   const emitter = new ResponseEmitter((part) => parts.push(part), { kind: 'text' });
   emitter.outputTokens = meter.spent;
@@ -60,7 +79,12 @@ function toolUses(parts: StreamPart[]): Array<{ name: string; input: unknown }> 
   const uses: Array<{ name: string; input: unknown }> = [];
   parts.forEach((part, index) => {
     const next = parts[index + 1];
-    if (part.type === 'block-start' && part.block.type === 'tool_use' && next?.type === 'block-delta' && next.delta.type === 'input_json_delta') {
+    if (
+      part.type === 'block-start' &&
+      part.block.type === 'tool_use' &&
+      next?.type === 'block-delta' &&
+      next.delta.type === 'input_json_delta'
+    ) {
       uses.push({ name: part.block.name, input: JSON.parse(next.delta.partial_json) });
     }
   });
@@ -74,30 +98,55 @@ test('auto tools are offered to the model by its chat format', () => {
 
 test('valid calls become tool_use blocks with stop_reason tool_use', async () => {
   const repaired: string[] = [];
-  const parts = await finish([{ functionName: 'weather', params: { city: 'Paris' } }, { functionName: 'note', params: { text: 'hi' } }], repaired);
-  assert.deepEqual(toolUses(parts), [{ name: 'weather', input: { city: 'Paris' } }, { name: 'note', input: { text: 'hi' } }]);
+  const parts = await finish(
+    [
+      { functionName: 'weather', params: { city: 'Paris' } },
+      { functionName: 'note', params: { text: 'hi' } },
+    ],
+    repaired,
+  );
+  assert.deepEqual(toolUses(parts), [
+    { name: 'weather', input: { city: 'Paris' } },
+    { name: 'note', input: { text: 'hi' } },
+  ]);
   assert.deepEqual(parts.at(-1), { type: 'finish', stopReason: 'tool_use', stopSequence: null });
   assert.deepEqual(repaired, []);
 });
 
 test("a strict tool's invalid input is generated again under the grammar; a non-strict one passes as written", async () => {
   const repaired: string[] = [];
-  const parts = await finish([{ functionName: 'weather', params: { town: 'Paris' } }, { functionName: 'note', params: { words: 1 } }], repaired);
+  const parts = await finish(
+    [
+      { functionName: 'weather', params: { town: 'Paris' } },
+      { functionName: 'note', params: { words: 1 } },
+    ],
+    repaired,
+  );
   assert.deepEqual(repaired, ['weather']);
-  assert.deepEqual(toolUses(parts), [{ name: 'weather', input: { city: 'Oslo' } }, { name: 'note', input: { words: 1 } }]);
+  assert.deepEqual(toolUses(parts), [
+    { name: 'weather', input: { city: 'Oslo' } },
+    { name: 'note', input: { words: 1 } },
+  ]);
 });
 
 test("a repair spends from the step's budget: it gets what is left, and usage counts it", async () => {
   const meter: Meter = { spent: 30, repairCost: 25, repairBudgets: [] };
   const parts = await finish([{ functionName: 'weather', params: { town: 'Paris' } }], [], meter);
   assert.deepEqual(meter.repairBudgets, [70]);
-  assert.deepEqual(parts.find((part) => part.type === 'output-tokens'), { type: 'output-tokens', count: 55 });
+  assert.deepEqual(
+    parts.find((part) => part.type === 'output-tokens'),
+    { type: 'output-tokens', count: 55 },
+  );
 });
 
 test('a strict call that fails with no budget left is a 502, not a repair', async () => {
   const repaired: string[] = [];
   await assert.rejects(
-    finish([{ functionName: 'weather', params: { town: 'Paris' } }], repaired, { spent: 100, repairCost: 0, repairBudgets: [] }),
+    finish([{ functionName: 'weather', params: { town: 'Paris' } }], repaired, {
+      spent: 100,
+      repairCost: 0,
+      repairBudgets: [],
+    }),
     (error: Error & { code?: string }) => error.code === 'model_output_invalid' && /weather/.test(error.message),
   );
   assert.deepEqual(repaired, []);

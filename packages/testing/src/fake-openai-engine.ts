@@ -6,7 +6,13 @@
  */
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export type FakeEngineKind = 'vllm' | 'sglang' | 'llama.cpp' | 'ollama' | 'generic';
@@ -104,7 +110,9 @@ export class FakeOpenAiEngine {
 
   /** The chat completion bodies received, oldest first. */
   chatBodies(): Array<Record<string, unknown>> {
-    return this.requests.filter((request) => request.path === '/v1/chat/completions').map((request) => request.body as Record<string, unknown>);
+    return this.requests
+      .filter((request) => request.path === '/v1/chat/completions')
+      .map((request) => request.body as Record<string, unknown>);
   }
 
   lastChatBody(): Record<string, unknown> {
@@ -148,11 +156,17 @@ export class FakeOpenAiEngine {
     const instead = this.pathReplies.get(path);
     if (instead && 'stall' in instead) return;
     if (instead) return sendJson(response, instead.status, instead.body);
-    if (request.method === 'GET' && path === '/v1/models') return sendJson(response, 200, loadEngineFixture(this.kind, 'models').body);
-    if (request.method === 'POST' && path === '/v1/chat/completions') return this.chat(body as Record<string, unknown>, response);
-    if (request.method === 'POST' && path === '/tokenize') return sendJson(response, 200, this.tokenized(body as Record<string, unknown>));
-    if (request.method === 'POST' && path === '/apply-template') return sendJson(response, 200, { prompt: chatMlPrompt(body as { messages?: unknown[] }) });
-    sendJson(response, 404, { error: { message: `${request.method} ${path} is not served by this fake`, type: 'not_found_error' } });
+    if (request.method === 'GET' && path === '/v1/models')
+      return sendJson(response, 200, loadEngineFixture(this.kind, 'models').body);
+    if (request.method === 'POST' && path === '/v1/chat/completions')
+      return this.chat(body as Record<string, unknown>, response);
+    if (request.method === 'POST' && path === '/tokenize')
+      return sendJson(response, 200, this.tokenized(body as Record<string, unknown>));
+    if (request.method === 'POST' && path === '/apply-template')
+      return sendJson(response, 200, { prompt: chatMlPrompt(body as { messages?: unknown[] }) });
+    sendJson(response, 404, {
+      error: { message: `${request.method} ${path} is not served by this fake`, type: 'not_found_error' },
+    });
   }
 
   private async chat(body: Record<string, unknown>, response: ServerResponse): Promise<void> {
@@ -173,14 +187,25 @@ export class FakeOpenAiEngine {
     if ('status' in reply) return sendJson(response, reply.status, reply.body, reply.headers);
     if ('json' in reply) return sendJson(response, 200, reply.json);
     if ('stream' in reply) {
-      const afterDone = reply.floodAfterDone ? () => this.flood(response) : reply.holdAfterDone ? () => untilClosed(response, reply.holdAfterDone!) : undefined;
-      return writeStream(response, reply.stream, { done: reply.done !== false, end: true, lingerMs: reply.lingerMs, afterDone });
+      const afterDone = reply.floodAfterDone
+        ? () => this.flood(response)
+        : reply.holdAfterDone
+          ? () => untilClosed(response, reply.holdAfterDone!)
+          : undefined;
+      return writeStream(response, reply.stream, {
+        done: reply.done !== false,
+        end: true,
+        lingerMs: reply.lingerMs,
+        afterDone,
+      });
     }
     const fixture = loadEngineFixture(this.kind, reply.fixture);
     if (fixture.status !== undefined) return sendJson(response, fixture.status, fixture.body, fixture.headers);
     if (body.stream === true && fixture.stream) return writeStream(response, fixture.stream, { done: true, end: true });
     if (fixture.json !== undefined) return sendJson(response, 200, fixture.json);
-    sendJson(response, 500, { error: { message: `fixture ${reply.fixture} has no ${body.stream === true ? 'stream' : 'json'} reply` } });
+    sendJson(response, 500, {
+      error: { message: `fixture ${reply.fixture} has no ${body.stream === true ? 'stream' : 'json'} reply` },
+    });
   }
 
   /** SSE comments, one a turn of the event loop, until the client hangs up (at most 16 MB). */
@@ -227,7 +252,11 @@ async function untilClosed(response: ServerResponse, hold: Promise<unknown>): Pr
  * then `data: [DONE]` (unless `done` is false or the last entry is a raw frame) and the end of
  * the response (unless `end` is false: a stall).
  */
-async function writeStream(response: ServerResponse, entries: readonly unknown[], options: { done: boolean; end: boolean; lingerMs?: number; afterDone?: () => Promise<void> }): Promise<void> {
+async function writeStream(
+  response: ServerResponse,
+  entries: readonly unknown[],
+  options: { done: boolean; end: boolean; lingerMs?: number; afterDone?: () => Promise<void> },
+): Promise<void> {
   response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   response.flushHeaders();
   for (const entry of entries) {

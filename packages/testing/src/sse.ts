@@ -11,7 +11,10 @@ export function parseSse(text: string): SseEvent[] {
     .map((frame) => {
       const lines = frame.split('\n');
       const event = lines.find((line) => line.startsWith('event: '))?.slice('event: '.length);
-      const data = lines.filter((line) => line.startsWith('data: ')).map((line) => line.slice('data: '.length)).join('\n');
+      const data = lines
+        .filter((line) => line.startsWith('data: '))
+        .map((line) => line.slice('data: '.length))
+        .join('\n');
       if (event === undefined) throw new Error(`SSE frame without an event line: ${frame}`);
       const parsed = JSON.parse(data) as SseEvent['data'];
       if (parsed.type !== event) throw new Error(`event: ${event} carries data of type ${parsed.type}`);

@@ -40,7 +40,11 @@ export interface StartOptions {
   toolProviders?: ToolProviders;
 }
 
-export async function startService(config: Partial<ServiceConfigInput> = {}, configFolder = process.cwd(), options: StartOptions = {}): Promise<RunningService> {
+export async function startService(
+  config: Partial<ServiceConfigInput> = {},
+  configFolder = process.cwd(),
+  options: StartOptions = {},
+): Promise<RunningService> {
   const full = validateConfig({ apiKeys: [TEST_API_KEY], models: scriptedModels(), ...config }, 'test config');
   const registry = ModelRegistry.fromConfig(full.models, configFolder, options.registry);
   const app = buildApp({ config: full, registry, toolProviders: options.toolProviders });
@@ -56,7 +60,20 @@ export async function startService(config: Partial<ServiceConfigInput> = {}, con
 }
 
 /** POSTs `body` as JSON to `path` with the standard headers, overridable per call. */
-export async function postJson(service: RunningService, path: string, body: unknown, headers: Record<string, string | undefined> = {}): Promise<Response> {
-  const merged = Object.fromEntries(Object.entries({ ...service.headers, ...headers }).filter((entry): entry is [string, string] => entry[1] !== undefined));
-  return fetch(`${service.baseURL}${path}`, { method: 'POST', headers: merged, body: typeof body === 'string' ? body : JSON.stringify(body) });
+export async function postJson(
+  service: RunningService,
+  path: string,
+  body: unknown,
+  headers: Record<string, string | undefined> = {},
+): Promise<Response> {
+  const merged = Object.fromEntries(
+    Object.entries({ ...service.headers, ...headers }).filter(
+      (entry): entry is [string, string] => entry[1] !== undefined,
+    ),
+  );
+  return fetch(`${service.baseURL}${path}`, {
+    method: 'POST',
+    headers: merged,
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
 }

@@ -9,7 +9,12 @@ import { after, before, describe, test } from 'node:test';
 import { getLlama, GgmlType, LlamaCompletion, readGgufFileInfo, type Llama, type LlamaModel } from 'node-llama-cpp';
 import { float32ToFloat16 } from '../src/gguf/float16.js';
 import {
-  JSON_CLOSING_BIAS, parameterCount, TINY_LLAMA_CHAT_TEMPLATE, tinyLlamaModel, tinyLlamaVocabularySize, writeTinyLlamaModel,
+  JSON_CLOSING_BIAS,
+  parameterCount,
+  TINY_LLAMA_CHAT_TEMPLATE,
+  tinyLlamaModel,
+  tinyLlamaVocabularySize,
+  writeTinyLlamaModel,
 } from '../src/gguf/tiny-llama.js';
 
 let llama: Llama;
@@ -18,7 +23,9 @@ let modelPath: string;
 let scratchDirectory: string;
 
 async function sha256(path: string): Promise<string> {
-  return createHash('sha256').update(await readFile(path)).digest('hex');
+  return createHash('sha256')
+    .update(await readFile(path))
+    .digest('hex');
 }
 
 async function readFloat32s(path: string, fileOffset: number | bigint, count: number): Promise<number[]> {
@@ -48,13 +55,24 @@ async function generateTokens(target: LlamaModel, prompt: string, count: number)
 
 /** The float32 values of one tensor of an F32 model file. */
 async function readTensor(path: string, name: string): Promise<number[]> {
-  const tensor = ((await readGgufFileInfo(path, { logWarnings: false })).tensorInfo ?? []).find((info) => info.name === name);
+  const tensor = ((await readGgufFileInfo(path, { logWarnings: false })).tensorInfo ?? []).find(
+    (info) => info.name === name,
+  );
   assert.ok(tensor, name);
-  return readFloat32s(path, tensor.fileOffset, tensor.dimensions.reduce<number>((product, size) => product * Number(size), 1));
+  return readFloat32s(
+    path,
+    tensor.fileOffset,
+    tensor.dimensions.reduce<number>((product, size) => product * Number(size), 1),
+  );
 }
 
 /** Tokens each of `runs` seeded temperature-1 completions under `grammar` takes, with node-llama-cpp's default sampler. */
-async function completionLengths(target: LlamaModel, grammarText: string, runs: number, maxTokens: number): Promise<number[]> {
+async function completionLengths(
+  target: LlamaModel,
+  grammarText: string,
+  runs: number,
+  maxTokens: number,
+): Promise<number[]> {
   const context = await target.createContext({ contextSize: 512, threads: 1 });
   try {
     const completion = new LlamaCompletion({ contextSequence: context.getSequence() });
@@ -62,7 +80,15 @@ async function completionLengths(target: LlamaModel, grammarText: string, runs: 
     const lengths: number[] = [];
     for (let seed = 1; seed <= runs; seed++) {
       let length = 0;
-      await completion.generateCompletion('{"name": ', { grammar, maxTokens, temperature: 1, seed, onToken: (tokens) => { length += tokens.length; } });
+      await completion.generateCompletion('{"name": ', {
+        grammar,
+        maxTokens,
+        temperature: 1,
+        seed,
+        onToken: (tokens) => {
+          length += tokens.length;
+        },
+      });
       lengths.push(length);
     }
     return lengths;
@@ -113,7 +139,10 @@ describe('tiny llama model', () => {
     assert.deepEqual([restStart, restEnd], [[], []]);
     assert.notEqual(imStart, undefined);
     assert.equal(model.tokens.eos, imEnd);
-    assert.equal(model.detokenize(model.tokenize('<|im_start|>user\nhi<|im_end|>', true), true), '<|im_start|>user\nhi<|im_end|>');
+    assert.equal(
+      model.detokenize(model.tokenize('<|im_start|>user\nhi<|im_end|>', true), true),
+      '<|im_start|>user\nhi<|im_end|>',
+    );
   });
 
   test('a one-thread context generates 20 tokens', async () => {
@@ -142,7 +171,10 @@ describe('gguf writer', () => {
     assert.equal(Number(info.tensorCount), 2 + 2 * 9 + 1);
     assert.equal(info.metadata.general.alignment, 32);
     const tensors = info.tensorInfo ?? [];
-    const parameters = tensors.reduce((total, tensor) => total + tensor.dimensions.reduce<number>((product, size) => product * Number(size), 1), 0);
+    const parameters = tensors.reduce(
+      (total, tensor) => total + tensor.dimensions.reduce<number>((product, size) => product * Number(size), 1),
+      0,
+    );
     assert.equal(parameters, parameterCount());
     const embedding = tensors.find((tensor) => tensor.name === 'token_embd.weight');
     assert.deepEqual(embedding?.dimensions.map(Number), [64, tinyLlamaVocabularySize()]);
@@ -169,9 +201,22 @@ describe('gguf writer', () => {
 
   test('float32 to float16 rounds to nearest even and handles the edges', () => {
     const cases: [number, number][] = [
-      [0, 0x0000], [-0, 0x8000], [1, 0x3c00], [-2, 0xc000], [0.1, 0x2e66], [65504, 0x7bff], [65520, 0x7c00],
-      [1 + 2 ** -11, 0x3c00], [1 + 3 * 2 ** -11, 0x3c02], [2 ** -24, 0x0001], [2 ** -25, 0x0000], [3 * 2 ** -25, 0x0002],
-      [2 ** -14, 0x0400], [Infinity, 0x7c00], [-Infinity, 0xfc00], [NaN, 0x7e00],
+      [0, 0x0000],
+      [-0, 0x8000],
+      [1, 0x3c00],
+      [-2, 0xc000],
+      [0.1, 0x2e66],
+      [65504, 0x7bff],
+      [65520, 0x7c00],
+      [1 + 2 ** -11, 0x3c00],
+      [1 + 3 * 2 ** -11, 0x3c02],
+      [2 ** -24, 0x0001],
+      [2 ** -25, 0x0000],
+      [3 * 2 ** -25, 0x0002],
+      [2 ** -14, 0x0400],
+      [Infinity, 0x7c00],
+      [-Infinity, 0xfc00],
+      [NaN, 0x7e00],
     ];
     for (const [value, bits] of cases) assert.equal(float32ToFloat16(value), bits, `float16 of ${value}`);
   });
@@ -193,8 +238,13 @@ describe('logit bias', () => {
   test('lifts each chosen piece by its bias over the median logit at every position, and no other', async () => {
     const context = await biased.createContext({ contextSize: 256, threads: 1 });
     try {
-      const prompt = biased.tokenize('<|im_start|>user\nhello the world {"name": "x", "ok": [true]}<|im_end|>\n<|im_start|>assistant\n', true);
-      const outputs = await context.getSequence().controlledEvaluate(prompt.map((token) => [token, { generateNext: { logits: true } }]));
+      const prompt = biased.tokenize(
+        '<|im_start|>user\nhello the world {"name": "x", "ok": [true]}<|im_end|>\n<|im_start|>assistant\n',
+        true,
+      );
+      const outputs = await context
+        .getSequence()
+        .controlledEvaluate(prompt.map((token) => [token, { generateNext: { logits: true } }]));
       const pieces = { ...JSON_CLOSING_BIAS, ',': 0, '",': 0, a: 0 };
       for (const output of outputs) {
         const logits = output?.next.logits;
@@ -205,7 +255,10 @@ describe('logit bias', () => {
           const [token, ...rest] = biased.tokenize(piece);
           assert.ok(token !== undefined && rest.length === 0, piece);
           const lift = (logits.get(token) ?? Number.NaN) - median;
-          assert.ok(Math.abs(lift - bias) < 0.1 * Math.abs(bias) + 0.2, `${piece}: ${lift.toFixed(3)} over the median, asked ${bias}`);
+          assert.ok(
+            Math.abs(lift - bias) < 0.1 * Math.abs(bias) + 0.2,
+            `${piece}: ${lift.toFixed(3)} over the median, asked ${bias}`,
+          );
         }
       }
     } finally {
@@ -218,27 +271,42 @@ describe('logit bias', () => {
     const biasedLengths = await completionLengths(biased, jsonString, 20, 200);
     const unbiasedLengths = await completionLengths(model, jsonString, 20, 200);
     assert.ok(mean(biasedLengths) < 15, `biased: ${biasedLengths.join(' ')}`);
-    assert.ok(mean(unbiasedLengths) > 4 * mean(biasedLengths), `unbiased: ${unbiasedLengths.join(' ')}; biased: ${biasedLengths.join(' ')}`);
+    assert.ok(
+      mean(unbiasedLengths) > 4 * mean(biasedLengths),
+      `unbiased: ${unbiasedLengths.join(' ')}; biased: ${biasedLengths.join(' ')}`,
+    );
   });
 
   test('only the constant channel changes: embedding dimension 0, the rows writing it, the output weights reading it', async () => {
     const [embeddingSize, feedForwardSize] = [64, 128];
-    const read = async (name: string): Promise<[number[], number[]]> => [await readTensor(modelPath, name), await readTensor(biasedPath, name)];
+    const read = async (name: string): Promise<[number[], number[]]> => [
+      await readTensor(modelPath, name),
+      await readTensor(biasedPath, name),
+    ];
     const [plainEmbedding, biasedEmbedding] = await read('token_embd.weight');
     const constant = biasedEmbedding[0] ?? 0;
     assert.ok(constant > 0.5, `constant channel ${constant}`);
-    biasedEmbedding.forEach((value, index) => assert.equal(value, index % embeddingSize === 0 ? constant : plainEmbedding[index], `token_embd[${index}]`));
+    biasedEmbedding.forEach((value, index) =>
+      assert.equal(value, index % embeddingSize === 0 ? constant : plainEmbedding[index], `token_embd[${index}]`),
+    );
     // ggml rows are ne0 (the input size) long, one per output dimension: row 0 is what writes dimension 0.
     const [plainAttention, biasedAttention] = await read('blk.1.attn_output.weight');
-    biasedAttention.forEach((value, index) => assert.equal(value, index < embeddingSize ? 0 : plainAttention[index], `attn_output[${index}]`));
+    biasedAttention.forEach((value, index) =>
+      assert.equal(value, index < embeddingSize ? 0 : plainAttention[index], `attn_output[${index}]`),
+    );
     const [plainDown, biasedDown] = await read('blk.0.ffn_down.weight');
-    biasedDown.forEach((value, index) => assert.equal(value, index < feedForwardSize ? 0 : plainDown[index], `ffn_down[${index}]`));
+    biasedDown.forEach((value, index) =>
+      assert.equal(value, index < feedForwardSize ? 0 : plainDown[index], `ffn_down[${index}]`),
+    );
     const [plainOutput, biasedOutput] = await read('output.weight');
-    const biasedTokens = new Set<number>(Object.keys(JSON_CLOSING_BIAS).map((piece) => biased.tokenize(piece)[0] ?? -1));
+    const biasedTokens = new Set<number>(
+      Object.keys(JSON_CLOSING_BIAS).map((piece) => biased.tokenize(piece)[0] ?? -1),
+    );
     biasedOutput.forEach((value, index) => {
       const token = Math.floor(index / embeddingSize);
       if (index % embeddingSize !== 0) assert.equal(value, plainOutput[index], `output[${index}]`);
-      else if (biasedTokens.has(token)) assert.ok(value > 0, `output weight of biased token ${token} on the constant channel: ${value}`);
+      else if (biasedTokens.has(token))
+        assert.ok(value > 0, `output weight of biased token ${token} on the constant channel: ${value}`);
       else assert.equal(value, 0, `output weight of token ${token} on the constant channel`);
     });
     assert.deepEqual(...(await read('blk.0.attn_q.weight')));
@@ -250,7 +318,10 @@ describe('logit bias', () => {
     assert.notEqual(biasedPath, modelPath);
     const reversed = Object.fromEntries(Object.entries(JSON_CLOSING_BIAS).reverse());
     assert.equal(await tinyLlamaModel({ logitBias: reversed }), biasedPath);
-    await assert.rejects(writeTinyLlamaModel(join(scratchDirectory, 'unknown.gguf'), { logitBias: { ' "': 1 } }), /not a piece of the vocabulary/);
+    await assert.rejects(
+      writeTinyLlamaModel(join(scratchDirectory, 'unknown.gguf'), { logitBias: { ' "': 1 } }),
+      /not a piece of the vocabulary/,
+    );
     await assert.rejects(tinyLlamaModel({ logitBias: { '"': Number.NaN } }), /not a finite number/);
   });
 });

@@ -30,11 +30,24 @@ export function wrapAnswerSchema(strict: JsonSchema): JsonSchema {
     definitions[keyword] = answer[keyword];
     delete answer[keyword];
   }
-  const escape = { type: 'string', enum: [INSUFFICIENT_DATA], description: 'Only when the data does not support an answer.' };
-  return { type: 'object', properties: { [ANSWER_FIELD]: { anyOf: [answer, escape] } }, required: [ANSWER_FIELD], additionalProperties: false, ...definitions };
+  const escape = {
+    type: 'string',
+    enum: [INSUFFICIENT_DATA],
+    description: 'Only when the data does not support an answer.',
+  };
+  return {
+    type: 'object',
+    properties: { [ANSWER_FIELD]: { anyOf: [answer, escape] } },
+    required: [ANSWER_FIELD],
+    additionalProperties: false,
+    ...definitions,
+  };
 }
 
-export type EnvelopeReading = { kind: 'answer'; value: unknown } | { kind: 'insufficient_data'; text: string } | { kind: 'malformed'; violation: string };
+export type EnvelopeReading =
+  | { kind: 'answer'; value: unknown }
+  | { kind: 'insufficient_data'; text: string }
+  | { kind: 'malformed'; violation: string };
 
 /**
  * The answer inside the tool input the model wrote. The input is whatever JSON the model sent
@@ -42,10 +55,14 @@ export type EnvelopeReading = { kind: 'answer'; value: unknown } | { kind: 'insu
  * check gives without the envelope.
  */
 export function readAnswerEnvelope(input: unknown): EnvelopeReading {
-  if (input === null || typeof input !== 'object' || Array.isArray(input)) return { kind: 'malformed', violation: '/ must be object' };
+  if (input === null || typeof input !== 'object' || Array.isArray(input))
+    return { kind: 'malformed', violation: '/ must be object' };
   const keys = Object.keys(input);
   if (keys.length !== 1 || keys[0] !== ANSWER_FIELD) {
-    return { kind: 'malformed', violation: `/ must have exactly one property, "${ANSWER_FIELD}" (got ${keys.length === 0 ? 'none' : keys.map((key) => JSON.stringify(key)).join(', ')})` };
+    return {
+      kind: 'malformed',
+      violation: `/ must have exactly one property, "${ANSWER_FIELD}" (got ${keys.length === 0 ? 'none' : keys.map((key) => JSON.stringify(key)).join(', ')})`,
+    };
   }
   const value = (input as Record<string, unknown>)[ANSWER_FIELD];
   if (typeof value === 'string' && isInsufficientData(value)) return { kind: 'insufficient_data', text: value };
@@ -70,6 +87,7 @@ function rebase(node: unknown): unknown {
 
 function rebasedReference(reference: string): string {
   if (!reference.startsWith('#')) return reference;
-  if (DEFINITION_KEYWORDS.some((keyword) => reference === `#/${keyword}` || reference.startsWith(`#/${keyword}/`))) return reference;
+  if (DEFINITION_KEYWORDS.some((keyword) => reference === `#/${keyword}` || reference.startsWith(`#/${keyword}/`)))
+    return reference;
   return `${ANSWER_POINTER}${reference.slice(1)}`;
 }

@@ -20,17 +20,43 @@ export interface RetryLimits {
   inputTokens: number;
 }
 
-export function answerRetry(request: MessageRequest, outcome: RetryableOutcome, toolName: string, limits: RetryLimits): RetryDecision {
+export function answerRetry(
+  request: MessageRequest,
+  outcome: RetryableOutcome,
+  toolName: string,
+  limits: RetryLimits,
+): RetryDecision {
   switch (outcome.kind) {
     case 'truncated': {
-      const growth = outputBudgetGrowth(request.max_tokens, { modelMaxOutputTokens: limits.model.maxOutputTokens, contextWindow: limits.model.keptWindow, inputTokens: limits.inputTokens, bufferTokens: limits.bufferTokens });
+      const growth = outputBudgetGrowth(request.max_tokens, {
+        modelMaxOutputTokens: limits.model.maxOutputTokens,
+        contextWindow: limits.model.keptWindow,
+        inputTokens: limits.inputTokens,
+        bufferTokens: limits.bufferTokens,
+      });
       if (growth.next === undefined) return { retry: false, why: growth.why };
-      return { retry: true, request: { ...request, max_tokens: growth.next }, reason: `truncated at max_tokens ${request.max_tokens}; retrying with ${growth.next}` };
+      return {
+        retry: true,
+        request: { ...request, max_tokens: growth.next },
+        reason: `truncated at max_tokens ${request.max_tokens}; retrying with ${growth.next}`,
+      };
     }
     case 'declined':
-      return { retry: true, request: { ...request, messages: askForTool(request.messages, outcome.text, toolName) }, reason: `the model did not call "${toolName}"` };
+      return {
+        retry: true,
+        request: { ...request, messages: askForTool(request.messages, outcome.text, toolName) },
+        reason: `the model did not call "${toolName}"`,
+      };
     case 'invalid':
-      return { retry: true, request: replayWithError(request, outcome.toolUse, `The input failed validation: ${outcome.violation}. Call "${toolName}" again with input that satisfies its schema.`), reason: `the tool input is invalid: ${outcome.violation}` };
+      return {
+        retry: true,
+        request: replayWithError(
+          request,
+          outcome.toolUse,
+          `The input failed validation: ${outcome.violation}. Call "${toolName}" again with input that satisfies its schema.`,
+        ),
+        reason: `the tool input is invalid: ${outcome.violation}`,
+      };
     default:
       return outcome satisfies never;
   }
@@ -43,7 +69,14 @@ export function answerRetry(request: MessageRequest, outcome: RetryableOutcome, 
  */
 function askForTool(messages: readonly MessageParam[], text: string, toolName: string): MessageParam[] {
   if (text !== '') {
-    return [...messages, { role: 'assistant', content: text }, { role: 'user', content: `You answered without calling the tool "${toolName}". Call it now, with your answer as its input.` }];
+    return [
+      ...messages,
+      { role: 'assistant', content: text },
+      {
+        role: 'user',
+        content: `You answered without calling the tool "${toolName}". Call it now, with your answer as its input.`,
+      },
+    ];
   }
   const ask = `Answer by calling the tool "${toolName}" now, with your answer as its input.`;
   const last = messages.at(-1);
@@ -63,9 +96,17 @@ export function replayWithError(request: MessageRequest, toolUse: ToolUseBlock, 
   const written: unknown = toolUse.input;
   const isObject = typeof written === 'object' && written !== null && !Array.isArray(written);
   const input = isObject ? toolUse.input : {};
-  const content = isObject ? feedback : `${feedback} (The input you wrote was ${quoted(written)}, not an object; it is replayed above as {}.)`;
-  const call: MessageParam = { role: 'assistant', content: [{ type: 'tool_use', id: toolUse.id, name: toolUse.name, input }] };
-  const result: MessageParam = { role: 'user', content: [{ type: 'tool_result', tool_use_id: toolUse.id, is_error: true, content }] };
+  const content = isObject
+    ? feedback
+    : `${feedback} (The input you wrote was ${quoted(written)}, not an object; it is replayed above as {}.)`;
+  const call: MessageParam = {
+    role: 'assistant',
+    content: [{ type: 'tool_use', id: toolUse.id, name: toolUse.name, input }],
+  };
+  const result: MessageParam = {
+    role: 'user',
+    content: [{ type: 'tool_result', tool_use_id: toolUse.id, is_error: true, content }],
+  };
   return { ...request, messages: [...request.messages, call, result] };
 }
 

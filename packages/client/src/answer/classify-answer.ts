@@ -37,26 +37,41 @@ export interface AnswerShape {
 export function classifyAnswer(folded: FoldedMessage, shape: AnswerShape): AnswerOutcome {
   const { message } = folded;
   if (message.stop_reason === 'max_tokens') return { kind: 'truncated' };
-  const toolUse = message.content.find((block): block is ToolUseBlock => block.type === 'tool_use' && block.name === shape.toolName);
+  const toolUse = message.content.find(
+    (block): block is ToolUseBlock => block.type === 'tool_use' && block.name === shape.toolName,
+  );
   if (!toolUse) {
     const text = textOf(message.content);
-    return shape.envelope && isInsufficientData(text) ? { kind: 'insufficient_data', text } : { kind: 'declined', text, stopReason: message.stop_reason };
+    return shape.envelope && isInsufficientData(text)
+      ? { kind: 'insufficient_data', text }
+      : { kind: 'declined', text, stopReason: message.stop_reason };
   }
   const unparsed = folded.unparsedInputs.get(toolUse.id);
-  if (unparsed !== undefined) return { kind: 'invalid', violation: `the tool input is not valid JSON: ${unparsed.slice(0, 200)}`, input: toolUse.input, toolUse };
+  if (unparsed !== undefined)
+    return {
+      kind: 'invalid',
+      violation: `the tool input is not valid JSON: ${unparsed.slice(0, 200)}`,
+      input: toolUse.input,
+      toolUse,
+    };
   let value: unknown = toolUse.input;
   if (shape.envelope) {
     const reading = readAnswerEnvelope(toolUse.input);
-    if (reading.kind === 'malformed') return { kind: 'invalid', violation: reading.violation, input: toolUse.input, toolUse };
+    if (reading.kind === 'malformed')
+      return { kind: 'invalid', violation: reading.violation, input: toolUse.input, toolUse };
     if (reading.kind === 'insufficient_data') return reading;
     value = reading.value;
   }
   const violation = schemaViolation(shape.schema, value, 'schema', { formats: true });
   // The violation names the path in the tool input the model wrote (the retry shows it that input); the caller gets the answer unwrapped.
-  if (violation !== undefined) return { kind: 'invalid', violation: shape.envelope ? inEnvelope(violation) : violation, input: value, toolUse };
+  if (violation !== undefined)
+    return { kind: 'invalid', violation: shape.envelope ? inEnvelope(violation) : violation, input: value, toolUse };
   return { kind: 'answer', value, toolUse };
 }
 
 export function textOf(content: FoldedMessage['message']['content']): string {
-  return content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('\n').trim();
+  return content
+    .flatMap((block) => (block.type === 'text' ? [block.text] : []))
+    .join('\n')
+    .trim();
 }

@@ -33,7 +33,9 @@ export class DeclineCounter {
         byTool.set(tool, (byTool.get(tool) ?? 0) + count);
       }
     }
-    const byModelAndTool = Object.fromEntries([...this.counts].map(([model, tools]) => [model, Object.fromEntries(tools)]));
+    const byModelAndTool = Object.fromEntries(
+      [...this.counts].map(([model, tools]) => [model, Object.fromEntries(tools)]),
+    );
     return { total, byModel: Object.fromEntries(byModel), byTool: Object.fromEntries(byTool), byModelAndTool };
   }
 }

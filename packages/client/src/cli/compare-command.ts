@@ -26,10 +26,23 @@ interface CompareFile extends CompareSettings {
 }
 
 /** Returns the exit status: 0 with the table printed, 2 for a usage or file error. */
-export async function runCompareCommand(argv: string[], io: CommandIo = { stdout: process.stdout, stderr: process.stderr, env: process.env }): Promise<number> {
+export async function runCompareCommand(
+  argv: string[],
+  io: CommandIo = { stdout: process.stdout, stderr: process.stderr, env: process.env },
+): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, options: { 'base-url': { type: 'string' }, 'api-key': { type: 'string' }, runs: { type: 'string' }, 'timeout-ms': { type: 'string' }, help: { type: 'boolean' } } });
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        'base-url': { type: 'string' },
+        'api-key': { type: 'string' },
+        runs: { type: 'string' },
+        'timeout-ms': { type: 'string' },
+        help: { type: 'boolean' },
+      },
+    });
   } catch (error) {
     io.stderr.write(`${(error as Error).message}\n${USAGE}`);
     return 2;
@@ -41,7 +54,14 @@ export async function runCompareCommand(argv: string[], io: CommandIo = { stdout
   }
   const baseURL = values['base-url'] ?? io.env.MMS_BASE_URL;
   const apiKey = values['api-key'] ?? io.env.MMS_API_KEY;
-  const problem = positionals.length !== 1 ? 'give exactly one call-site FILE' : !baseURL ? 'no service: pass --base-url or set MMS_BASE_URL' : !apiKey ? 'no key: pass --api-key or set MMS_API_KEY' : undefined;
+  const problem =
+    positionals.length !== 1
+      ? 'give exactly one call-site FILE'
+      : !baseURL
+        ? 'no service: pass --base-url or set MMS_BASE_URL'
+        : !apiKey
+          ? 'no key: pass --api-key or set MMS_API_KEY'
+          : undefined;
   if (problem) {
     io.stderr.write(`mms compare: ${problem}\n${USAGE}`);
     return 2;
@@ -55,7 +75,10 @@ export async function runCompareCommand(argv: string[], io: CommandIo = { stdout
   }
   const runs = values.runs === undefined ? file.runs : Number(values.runs);
   const timeoutMs = values['timeout-ms'] === undefined ? file.timeoutMs : Number(values['timeout-ms']);
-  for (const [name, value] of [['--runs', runs], ['--timeout-ms', timeoutMs]] as const) {
+  for (const [name, value] of [
+    ['--runs', runs],
+    ['--timeout-ms', timeoutMs],
+  ] as const) {
     if (value !== undefined && !(Number.isInteger(value) && value > 0)) {
       io.stderr.write(`mms compare: ${name} must be a positive integer\n${USAGE}`);
       return 2;
@@ -63,7 +86,12 @@ export async function runCompareCommand(argv: string[], io: CommandIo = { stdout
   }
   let report;
   try {
-    const client = new Client({ baseURL: baseURL!, apiKey: apiKey!, models: file.models ?? { small: 'small', mid: 'mid', large: 'large' }, ...(file.thinkingDisabledModels ? { thinkingDisabledModels: file.thinkingDisabledModels } : {}) });
+    const client = new Client({
+      baseURL: baseURL!,
+      apiKey: apiKey!,
+      models: file.models ?? { small: 'small', mid: 'mid', large: 'large' },
+      ...(file.thinkingDisabledModels ? { thinkingDisabledModels: file.thinkingDisabledModels } : {}),
+    });
     report = await compareModels(client, { ...file, runs, timeoutMs });
   } catch (error) {
     // A bad model or schema in the file (ClientConfigError, PreSendError): nothing was compared.
@@ -83,10 +111,17 @@ function readCompareFile(path: string): CompareFile {
   }
   const file = json as Partial<CompareFile>;
   if (file === null || typeof file !== 'object') throw new Error(`${path}: must be a JSON object`);
-  if (file.current === undefined || file.candidate === undefined) throw new Error(`${path}: "current" and "candidate" are required (a tier, a model id, or {id, tier, ...})`);
-  if (!Array.isArray(file.callSites) || file.callSites.length === 0) throw new Error(`${path}: "callSites" must be a non-empty array`);
+  if (file.current === undefined || file.candidate === undefined)
+    throw new Error(`${path}: "current" and "candidate" are required (a tier, a model id, or {id, tier, ...})`);
+  if (!Array.isArray(file.callSites) || file.callSites.length === 0)
+    throw new Error(`${path}: "callSites" must be a non-empty array`);
   file.callSites.forEach((site, index) => {
-    if (typeof site?.name !== 'string' || typeof site.instructions !== 'string' || typeof site.schema !== 'object' || !Array.isArray(site.inputs)) {
+    if (
+      typeof site?.name !== 'string' ||
+      typeof site.instructions !== 'string' ||
+      typeof site.schema !== 'object' ||
+      !Array.isArray(site.inputs)
+    ) {
       throw new Error(`${path}: callSites.${index} needs name, instructions, schema and inputs`);
     }
   });

@@ -71,7 +71,13 @@ export async function compareModels(client: Client, settings: CompareSettings): 
   const candidate = client.model(settings.candidate).id;
   const callSites: CallSiteReport[] = [];
   for (const site of settings.callSites) {
-    const report: CallSiteReport = { name: site.name, current: emptyStats(current), candidate: emptyStats(candidate), compared: 0, agreed: 0 };
+    const report: CallSiteReport = {
+      name: site.name,
+      current: emptyStats(current),
+      candidate: emptyStats(candidate),
+      compared: 0,
+      agreed: 0,
+    };
     for (const recorded of site.inputs) {
       for (let run = 0; run < runs; run += 1) {
         const mine = await runOnce(client, site, recorded, settings.current, settings.timeoutMs);
@@ -89,8 +95,24 @@ export async function compareModels(client: Client, settings: CompareSettings): 
   return { current, candidate, runs, callSites };
 }
 
-function runOnce(client: Client, site: CallSite, recorded: RecordedInput, model: ModelRef, timeoutMs: number | undefined): Promise<CallResult<unknown>> {
-  return client.structured({ model, schema: site.schema, instructions: site.instructions, context: recorded.context, input: recorded.input, toolName: site.toolName, maxTokens: site.maxTokens, insufficientData: site.insufficientData, timeoutMs });
+function runOnce(
+  client: Client,
+  site: CallSite,
+  recorded: RecordedInput,
+  model: ModelRef,
+  timeoutMs: number | undefined,
+): Promise<CallResult<unknown>> {
+  return client.structured({
+    model,
+    schema: site.schema,
+    instructions: site.instructions,
+    context: recorded.context,
+    input: recorded.input,
+    toolName: site.toolName,
+    maxTokens: site.maxTokens,
+    insufficientData: site.insufficientData,
+    timeoutMs,
+  });
 }
 
 function emptyStats(model: string): ModelStats {
@@ -108,7 +130,15 @@ function tally(stats: ModelStats, result: CallResult<unknown>, recorded: Recorde
 
 /** The report as a fixed-width table, one row per call site. */
 export function formatComparisonTable(report: ComparisonReport): string {
-  const header = ['call site', `valid ${report.current}`, `valid ${report.candidate}`, 'agreement', `known ${report.current}`, `known ${report.candidate}`, 'failures (candidate)'];
+  const header = [
+    'call site',
+    `valid ${report.current}`,
+    `valid ${report.candidate}`,
+    'agreement',
+    `known ${report.current}`,
+    `known ${report.candidate}`,
+    'failures (candidate)',
+  ];
   const fraction = (part: number, whole: number) => (whole === 0 ? '-' : `${part}/${whole}`);
   const rows = report.callSites.map((site) => [
     site.name,
@@ -117,9 +147,20 @@ export function formatComparisonTable(report: ComparisonReport): string {
     fraction(site.agreed, site.compared),
     fraction(site.current.knownHits, site.current.knownRuns),
     fraction(site.candidate.knownHits, site.candidate.knownRuns),
-    Object.entries(site.candidate.failures).map(([kind, count]) => `${kind} ${count}`).join(', ') || '-',
+    Object.entries(site.candidate.failures)
+      .map(([kind, count]) => `${kind} ${count}`)
+      .join(', ') || '-',
   ]);
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
-  const line = (cells: string[]) => cells.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd();
-  return [`${report.current} -> ${report.candidate}, ${report.runs} runs per input`, line(header), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line)].join('\n');
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, column) => cell.padEnd(widths[column]!))
+      .join('  ')
+      .trimEnd();
+  return [
+    `${report.current} -> ${report.candidate}, ${report.runs} runs per input`,
+    line(header),
+    line(widths.map((width) => '-'.repeat(width))),
+    ...rows.map(line),
+  ].join('\n');
 }

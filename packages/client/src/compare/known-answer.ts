@@ -5,11 +5,18 @@
  */
 
 export function matchesKnownAnswer(answer: unknown, known: unknown): boolean {
-  if (typeof known === 'string') return typeof answer === 'string' && answer.trim().toLowerCase() === known.trim().toLowerCase();
-  if (Array.isArray(known)) return Array.isArray(answer) && known.every((item) => answer.some((candidate) => matchesKnownAnswer(candidate, item)));
+  if (typeof known === 'string')
+    return typeof answer === 'string' && answer.trim().toLowerCase() === known.trim().toLowerCase();
+  if (Array.isArray(known))
+    return (
+      Array.isArray(answer) && known.every((item) => answer.some((candidate) => matchesKnownAnswer(candidate, item)))
+    );
   if (known !== null && typeof known === 'object') {
     if (answer === null || typeof answer !== 'object' || Array.isArray(answer)) return false;
-    return Object.entries(known).every(([key, value]) => Object.hasOwn(answer, key) && matchesKnownAnswer((answer as Record<string, unknown>)[key], value));
+    return Object.entries(known).every(
+      ([key, value]) =>
+        Object.hasOwn(answer, key) && matchesKnownAnswer((answer as Record<string, unknown>)[key], value),
+    );
   }
   return Object.is(answer, known);
 }

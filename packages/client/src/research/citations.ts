@@ -66,5 +66,9 @@ export function citationMarkers(prose: string): number[] {
 export function mapCitations(prose: string, blocks: readonly ContentBlock[]): CitationMap {
   const sources = collectSources(blocks);
   const citations = citationMarkers(prose).map((marker) => ({ marker, source: sources[marker - 1] }));
-  return { sources, citations, unresolved: citations.filter((citation) => !citation.source).map((citation) => citation.marker) };
+  return {
+    sources,
+    citations,
+    unresolved: citations.filter((citation) => !citation.source).map((citation) => citation.marker),
+  };
 }

@@ -7,7 +7,17 @@
  * (spec, Limits: "divide the input headroom after the prompt across the allowed fetches"), so
  * fetched content stays within the headroom however often the turn pauses.
  */
-import { isPausedTurn, SERVER_TOOL_NAMES, SERVER_TOOL_TYPES, type ContentBlock, type ContentBlockParam, type MessageParam, type MessageRequest, type ToolParam, type Usage } from '@mms/protocol';
+import {
+  isPausedTurn,
+  SERVER_TOOL_NAMES,
+  SERVER_TOOL_TYPES,
+  type ContentBlock,
+  type ContentBlockParam,
+  type MessageParam,
+  type MessageRequest,
+  type ToolParam,
+  type Usage,
+} from '@mms/protocol';
 import { fetchContentTokens } from '../budgets.js';
 import type { ResolvedModel } from '../client-options.js';
 import { promptChars } from '../pre-send-checks.js';
@@ -24,8 +34,10 @@ export interface ToolUsesSpent {
  * whichever is more (a call from code in the sandbox is in the usage but not in the turn).
  */
 export function usesSpent(turn: readonly ContentBlock[], usages: readonly Usage[]): ToolUsesSpent {
-  const calls = (name: string) => turn.filter((block) => block.type === 'server_tool_use' && block.name === name).length;
-  const reported = (field: 'web_search_requests' | 'web_fetch_requests') => usages.reduce((sum, usage) => sum + (usage.server_tool_use?.[field] ?? 0), 0);
+  const calls = (name: string) =>
+    turn.filter((block) => block.type === 'server_tool_use' && block.name === name).length;
+  const reported = (field: 'web_search_requests' | 'web_fetch_requests') =>
+    usages.reduce((sum, usage) => sum + (usage.server_tool_use?.[field] ?? 0), 0);
   return {
     webSearch: Math.max(calls(SERVER_TOOL_NAMES.webSearch), reported('web_search_requests')),
     webFetch: Math.max(calls(SERVER_TOOL_NAMES.webFetch), reported('web_fetch_requests')),
@@ -39,13 +51,27 @@ export interface ContinuationBudget {
 
 export type Continuation = { ok: true; request: MessageRequest; tools: string } | { ok: false; why: string };
 
-export function continuation(original: MessageRequest, turn: readonly ContentBlock[], maxTokens: number, spent: ToolUsesSpent, budget: ContinuationBudget): Continuation {
+export function continuation(
+  original: MessageRequest,
+  turn: readonly ContentBlock[],
+  maxTokens: number,
+  spent: ToolUsesSpent,
+  budget: ContinuationBudget,
+): Continuation {
   const paused: MessageParam = { role: 'assistant', content: turn as unknown as ContentBlockParam[] };
   if (!isPausedTurn(paused)) {
     const last = turn.at(-1)?.type ?? 'no';
-    return { ok: false, why: `the paused turn ends on ${last === 'no' ? 'no' : `a ${last}`} block, not a server tool result; sent back it would be a prefill with tools (rule 4)` };
+    return {
+      ok: false,
+      why: `the paused turn ends on ${last === 'no' ? 'no' : `a ${last}`} block, not a server tool result; sent back it would be a prefill with tools (rule 4)`,
+    };
   }
-  const resumed: MessageRequest = { ...original, max_tokens: maxTokens, messages: [...original.messages, paused], tools: (original.tools ?? []).flatMap((tool) => remaining(tool, spent)) };
+  const resumed: MessageRequest = {
+    ...original,
+    max_tokens: maxTokens,
+    messages: [...original.messages, paused],
+    tools: (original.tools ?? []).flatMap((tool) => remaining(tool, spent)),
+  };
   const request = withFetchShare(resumed, budget);
   return { ok: true, request, tools: describeTools(request.tools ?? []) };
 }
@@ -61,14 +87,30 @@ export function withFetchShare(request: MessageRequest, budget: ContinuationBudg
   const tools = request.tools ?? [];
   const fetch = tools.find((tool) => tool.type === SERVER_TOOL_TYPES.webFetch);
   if (fetch?.type !== SERVER_TOOL_TYPES.webFetch || fetch.max_uses === undefined) return request;
-  const share = fetchContentTokens({ contextWindow: budget.model.keptWindow, maxOutputTokens: request.max_tokens, bufferTokens: budget.bufferTokens, promptChars: promptChars(request), maxUses: fetch.max_uses });
-  return { ...request, tools: tools.flatMap((tool) => (tool !== fetch ? [tool] : share >= 1 ? [{ ...fetch, max_content_tokens: share }] : [])) };
+  const share = fetchContentTokens({
+    contextWindow: budget.model.keptWindow,
+    maxOutputTokens: request.max_tokens,
+    bufferTokens: budget.bufferTokens,
+    promptChars: promptChars(request),
+    maxUses: fetch.max_uses,
+  });
+  return {
+    ...request,
+    tools: tools.flatMap((tool) =>
+      tool !== fetch ? [tool] : share >= 1 ? [{ ...fetch, max_content_tokens: share }] : [],
+    ),
+  };
 }
 
 /** The tool with the uses the turn has left; none when it has spent them all (`max_uses` cannot be 0). */
 function remaining(tool: ToolParam, spent: ToolUsesSpent): ToolParam[] {
   if (!('max_uses' in tool) || tool.max_uses === undefined) return [tool];
-  const used = tool.name === SERVER_TOOL_NAMES.webSearch ? spent.webSearch : tool.name === SERVER_TOOL_NAMES.webFetch ? spent.webFetch : 0;
+  const used =
+    tool.name === SERVER_TOOL_NAMES.webSearch
+      ? spent.webSearch
+      : tool.name === SERVER_TOOL_NAMES.webFetch
+        ? spent.webFetch
+        : 0;
   const left = tool.max_uses - used;
   return left >= 1 ? [{ ...tool, max_uses: left }] : [];
 }
@@ -77,7 +119,10 @@ function describeTools(tools: readonly ToolParam[]): string {
   return tools
     .map((tool) => {
       if (!('max_uses' in tool) || tool.max_uses === undefined) return tool.name;
-      const content = 'max_content_tokens' in tool && tool.max_content_tokens !== undefined ? `, ${tool.max_content_tokens} content tokens each` : '';
+      const content =
+        'max_content_tokens' in tool && tool.max_content_tokens !== undefined
+          ? `, ${tool.max_content_tokens} content tokens each`
+          : '';
       return `${tool.name} ${tool.max_uses} left${content}`;
     })
     .join('; ');

@@ -49,7 +49,15 @@ export async function researchPassOne(settings: PassOneSettings, context: CallCo
   const budget = { model: settings.model, bufferTokens: context.options.bufferTokens };
   // Nothing is spent yet: a request that breaks a rule throws, like any call's first request.
   checkBeforeSend(settings.request, settings.model, { ...budget, checkPromptSize: true });
-  const state: PassOneState = { settings, budget, request: settings.request, turn: [], pausedUsages: [], continuations: 0, grown: false };
+  const state: PassOneState = {
+    settings,
+    budget,
+    request: settings.request,
+    turn: [],
+    pausedUsages: [],
+    continuations: 0,
+    grown: false,
+  };
   for (;;) {
     const sent = await sendWithRetries(state.request, context);
     if (!sent.ok) return failed(state, sent.failure);
@@ -70,14 +78,32 @@ function resumePaused(state: PassOneState, message: Message, context: CallContex
   const { settings, budget } = state;
   state.turn.push(...message.content);
   state.pausedUsages.push(message.usage);
-  if (state.continuations >= settings.maxContinuations) return paused(state, 'continuation-limit', `the service paused the turn again and maxContinuations is ${settings.maxContinuations}`);
-  const next = continuation(settings.request, state.turn, state.request.max_tokens, usesSpent(state.turn, state.pausedUsages), budget);
+  if (state.continuations >= settings.maxContinuations)
+    return paused(
+      state,
+      'continuation-limit',
+      `the service paused the turn again and maxContinuations is ${settings.maxContinuations}`,
+    );
+  const next = continuation(
+    settings.request,
+    state.turn,
+    state.request.max_tokens,
+    usesSpent(state.turn, state.pausedUsages),
+    budget,
+  );
   if (!next.ok) return paused(state, 'unresumable', next.why);
   // The paused turn (search results, fetched pages) goes back in the prompt: the continuation must fit like any request (decision 0009).
   const problem = preSendProblem(next.request, settings.model, { ...budget, checkPromptSize: true });
-  if (problem) return paused(state, 'unresumable', `the continuation was not sent (${problem.code}): ${problem.message}`);
+  if (problem)
+    return paused(state, 'unresumable', `the continuation was not sent (${problem.code}): ${problem.message}`);
   state.continuations += 1;
-  context.options.hooks.onRetry?.({ layer: 'continuation', model: settings.model.id, reason: `pause_turn (continuation ${state.continuations}; ${next.tools})`, delayMs: 0, nextAttempt: context.account.attempts + 1 });
+  context.options.hooks.onRetry?.({
+    layer: 'continuation',
+    model: settings.model.id,
+    reason: `pause_turn (continuation ${state.continuations}; ${next.tools})`,
+    delayMs: 0,
+    nextAttempt: context.account.attempts + 1,
+  });
   return { next: next.request };
 }
 
@@ -85,13 +111,26 @@ function resumePaused(state: PassOneState, message: Message, context: CallContex
 function retryTruncated(state: PassOneState, message: Message, context: CallContext): Step {
   const { request, budget } = state;
   const { model } = state.settings;
-  const growth = state.grown ? { next: undefined, why: 'it was already retried once with max_tokens doubled' } : outputBudgetGrowth(request.max_tokens, { modelMaxOutputTokens: model.maxOutputTokens, contextWindow: model.keptWindow, inputTokens: message.usage.input_tokens, bufferTokens: budget.bufferTokens });
+  const growth = state.grown
+    ? { next: undefined, why: 'it was already retried once with max_tokens doubled' }
+    : outputBudgetGrowth(request.max_tokens, {
+        modelMaxOutputTokens: model.maxOutputTokens,
+        contextWindow: model.keptWindow,
+        inputTokens: message.usage.input_tokens,
+        bufferTokens: budget.bufferTokens,
+      });
   if (growth.next === undefined) return truncated(state, growth.why);
   // A larger max_tokens leaves less headroom for fetched pages: the fetch share is recomputed.
   const retry = withFetchShare({ ...request, max_tokens: growth.next }, budget);
   const problem = preSendProblem(retry, model, { ...budget, checkPromptSize: false });
   if (problem) return truncated(state, retryNotSent(problem));
-  context.options.hooks.onRetry?.({ layer: 'answer', model: model.id, reason: `research truncated at max_tokens ${request.max_tokens}; retrying with ${growth.next}`, delayMs: 0, nextAttempt: context.account.attempts + 1 });
+  context.options.hooks.onRetry?.({
+    layer: 'answer',
+    model: model.id,
+    reason: `research truncated at max_tokens ${request.max_tokens}; retrying with ${growth.next}`,
+    delayMs: 0,
+    nextAttempt: context.account.attempts + 1,
+  });
   state.grown = true;
   return { next: retry };
 }
@@ -101,19 +140,38 @@ function ended(state: PassOneState, message: Message): PassOneResult {
   state.turn.push(...message.content);
   const notes = notesOf(state.turn);
   if (message.stop_reason === 'refusal' || notes.prose === '') {
-    return failed(state, { kind: 'declined', text: notes.prose, stopReason: message.stop_reason, message: `research pass 1 gave no prose (stop_reason ${message.stop_reason})` });
+    return failed(state, {
+      kind: 'declined',
+      text: notes.prose,
+      stopReason: message.stop_reason,
+      message: `research pass 1 gave no prose (stop_reason ${message.stop_reason})`,
+    });
   }
-  if (isInsufficientData(notes.prose)) return failed(state, { kind: 'insufficient_data', text: notes.prose, message: 'the model answered "Insufficient data"' });
+  if (isInsufficientData(notes.prose))
+    return failed(state, {
+      kind: 'insufficient_data',
+      text: notes.prose,
+      message: 'the model answered "Insufficient data"',
+    });
   return { ok: true, notes };
 }
 
 function paused(state: PassOneState, reason: 'continuation-limit' | 'unresumable', why: string): PassOneResult {
   const count = state.continuations;
-  return failed(state, { kind: 'paused', reason, continuations: count, message: `research pass 1 ended paused after ${count} continuation${count === 1 ? '' : 's'}: ${why}` });
+  return failed(state, {
+    kind: 'paused',
+    reason,
+    continuations: count,
+    message: `research pass 1 ended paused after ${count} continuation${count === 1 ? '' : 's'}: ${why}`,
+  });
 }
 
 function truncated(state: PassOneState, why: string): PassOneResult {
-  return failed(state, { kind: 'truncated', maxTokens: state.request.max_tokens, message: `the research prose was cut off at max_tokens ${state.request.max_tokens}; not retried: ${why}` });
+  return failed(state, {
+    kind: 'truncated',
+    maxTokens: state.request.max_tokens,
+    message: `the research prose was cut off at max_tokens ${state.request.max_tokens}; not retried: ${why}`,
+  });
 }
 
 /** A failure that keeps what the turn gathered (sources, and prose when there is any). */
@@ -130,6 +188,8 @@ function notesOf(turn: readonly ContentBlock[]): ResearchNotes {
 
 /** The answer is the text after the last tool result; earlier text narrates the searching. */
 function finalProse(content: readonly ContentBlock[]): string {
-  const lastResult = content.findLastIndex((block) => block.type.endsWith('_tool_result') || block.type === 'server_tool_use');
+  const lastResult = content.findLastIndex(
+    (block) => block.type.endsWith('_tool_result') || block.type === 'server_tool_use',
+  );
   return textOf(content.slice(lastResult + 1)) || textOf([...content]);
 }

@@ -31,7 +31,12 @@ export interface ResearchShape {
 
 export function buildResearchRequest(shape: ResearchShape): MessageRequest {
   const tools: ToolParam[] = [
-    { type: SERVER_TOOL_TYPES.webSearch, name: SERVER_TOOL_NAMES.webSearch, max_uses: shape.webSearchMaxUses, allowed_callers: ['direct'] },
+    {
+      type: SERVER_TOOL_TYPES.webSearch,
+      name: SERVER_TOOL_NAMES.webSearch,
+      max_uses: shape.webSearchMaxUses,
+      allowed_callers: ['direct'],
+    },
     { type: SERVER_TOOL_TYPES.codeExecution, name: SERVER_TOOL_NAMES.codeExecution },
   ];
   const thinking = proseThinking(shape.model);
@@ -48,10 +53,25 @@ export function buildResearchRequest(shape: ResearchShape): MessageRequest {
     shape.thinkingDisabled,
   );
   if (shape.webFetchMaxUses === undefined) return request;
-  const maxContentTokens = fetchContentTokens({ contextWindow: shape.model.keptWindow, maxOutputTokens: shape.maxTokens, bufferTokens: shape.bufferTokens, promptChars: promptChars(request), maxUses: shape.webFetchMaxUses });
+  const maxContentTokens = fetchContentTokens({
+    contextWindow: shape.model.keptWindow,
+    maxOutputTokens: shape.maxTokens,
+    bufferTokens: shape.bufferTokens,
+    promptChars: promptChars(request),
+    maxUses: shape.webFetchMaxUses,
+  });
   if (maxContentTokens < 1) {
-    throw new PreSendError('prompt_too_long', `web fetch: the prompt leaves no input headroom for ${shape.webFetchMaxUses} fetches on ${shape.model.id} (window ${shape.model.keptWindow}, max_tokens ${shape.maxTokens}, buffer ${shape.bufferTokens}) (refused by the client before sending)`);
+    throw new PreSendError(
+      'prompt_too_long',
+      `web fetch: the prompt leaves no input headroom for ${shape.webFetchMaxUses} fetches on ${shape.model.id} (window ${shape.model.keptWindow}, max_tokens ${shape.maxTokens}, buffer ${shape.bufferTokens}) (refused by the client before sending)`,
+    );
   }
-  const webFetch: ToolParam = { type: SERVER_TOOL_TYPES.webFetch, name: SERVER_TOOL_NAMES.webFetch, max_uses: shape.webFetchMaxUses, max_content_tokens: maxContentTokens, allowed_callers: ['direct'] };
+  const webFetch: ToolParam = {
+    type: SERVER_TOOL_TYPES.webFetch,
+    name: SERVER_TOOL_NAMES.webFetch,
+    max_uses: shape.webFetchMaxUses,
+    max_content_tokens: maxContentTokens,
+    allowed_callers: ['direct'],
+  };
   return { ...request, tools: [...tools, webFetch] };
 }

@@ -33,13 +33,22 @@ export class AttemptClock {
   enter(phase: AttemptPhase): void {
     this.phaseTimer?.clear();
     this.phase = phase;
-    const length = phase === 'connect' ? this.timers.connectMs : phase === 'first-event' ? this.timers.firstEventMs : this.timers.idleMs;
+    const length =
+      phase === 'connect'
+        ? this.timers.connectMs
+        : phase === 'first-event'
+          ? this.timers.firstEventMs
+          : this.timers.idleMs;
     const left = this.timers.deadlineMs - (Date.now() - this.started);
     if (length < left) this.phaseTimer = setLongTimeout(() => this.expire(false), length);
   }
 
   phaseLengthMs(): number {
-    return this.phase === 'connect' ? this.timers.connectMs : this.phase === 'first-event' ? this.timers.firstEventMs : this.timers.idleMs;
+    return this.phase === 'connect'
+      ? this.timers.connectMs
+      : this.phase === 'first-event'
+        ? this.timers.firstEventMs
+        : this.timers.idleMs;
   }
 
   dispose(): void {

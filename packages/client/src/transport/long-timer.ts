@@ -19,7 +19,10 @@ export interface LongTimer {
 export function setLongTimeout(callback: () => void, delayMs: number): LongTimer {
   let timer: NodeJS.Timeout | undefined;
   const arm = (leftMs: number): void => {
-    timer = leftMs > MAX_TIMER_DELAY_MS ? setTimeout(() => arm(leftMs - MAX_TIMER_DELAY_MS), MAX_TIMER_DELAY_MS) : setTimeout(callback, leftMs);
+    timer =
+      leftMs > MAX_TIMER_DELAY_MS
+        ? setTimeout(() => arm(leftMs - MAX_TIMER_DELAY_MS), MAX_TIMER_DELAY_MS)
+        : setTimeout(callback, leftMs);
   };
   arm(delayMs);
   return { clear: () => clearTimeout(timer) };

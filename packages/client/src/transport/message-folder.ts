@@ -46,7 +46,8 @@ export class MessageFolder {
         return;
       case 'content_block_start':
         this.started();
-        if (this.open) throw new StreamProtocolError(`content_block_start while a ${this.open.block.type} block is open`);
+        if (this.open)
+          throw new StreamProtocolError(`content_block_start while a ${this.open.block.type} block is open`);
         this.open = { block: structuredClone(event.content_block), json: '' };
         return;
       case 'content_block_delta':
@@ -90,7 +91,8 @@ export class MessageFolder {
 
   result(): FoldedMessage {
     const message = this.started();
-    if (!this.stopped || message.stop_reason === null) throw new StreamProtocolError('the stream ended before message_stop');
+    if (!this.stopped || message.stop_reason === null)
+      throw new StreamProtocolError('the stream ended before message_stop');
     return { message: { ...message, content: this.blocks }, unparsedInputs: this.unparsedInputs };
   }
 
@@ -106,7 +108,8 @@ export class MessageFolder {
     if (delta.type === 'text_delta' && block.type === 'text') block.text += delta.text;
     else if (delta.type === 'thinking_delta' && block.type === 'thinking') block.thinking += delta.thinking;
     else if (delta.type === 'signature_delta' && block.type === 'thinking') block.signature += delta.signature;
-    else if (delta.type === 'input_json_delta' && (block.type === 'tool_use' || block.type === 'server_tool_use')) open.json += delta.partial_json;
+    else if (delta.type === 'input_json_delta' && (block.type === 'tool_use' || block.type === 'server_tool_use'))
+      open.json += delta.partial_json;
     else throw new StreamProtocolError(`${delta.type} does not fit a ${block.type} block`);
   }
 

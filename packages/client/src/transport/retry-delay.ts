@@ -16,7 +16,13 @@ export interface Delay {
 export const MIN_ATTEMPT_MS = 50;
 
 /** `retryIndex` is 0 for the first retry. */
-export function retryDelay(outcome: AttemptOutcome, retryIndex: number, backoff: Required<BackoffOptions>, random: () => number, now: number = Date.now()): Delay {
+export function retryDelay(
+  outcome: AttemptOutcome,
+  retryIndex: number,
+  backoff: Required<BackoffOptions>,
+  random: () => number,
+  now: number = Date.now(),
+): Delay {
   const headers = outcome.kind === 'status' || outcome.kind === 'stream-error' ? outcome.headers : undefined;
   const fromHeaders = headers ? serverDelay(headers, now) : undefined;
   if (fromHeaders) return fromHeaders;

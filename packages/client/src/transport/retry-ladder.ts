@@ -21,7 +21,8 @@ type Rule = (outcome: AttemptOutcome, context: LadderContext) => Verdict | undef
 
 const retry = (reason: string): Verdict => ({ retry: true, reason });
 const stop = (reason: string): Verdict => ({ retry: false, reason });
-const shouldRetryHeader = (outcome: AttemptOutcome) => (outcome.kind === 'status' ? outcome.headers.get('x-should-retry') : null);
+const shouldRetryHeader = (outcome: AttemptOutcome) =>
+  outcome.kind === 'status' ? outcome.headers.get('x-should-retry') : null;
 
 export const RETRY_LADDER: readonly Rule[] = [
   (outcome) => (outcome.kind === 'message' ? stop('a message arrived') : undefined),
@@ -30,10 +31,22 @@ export const RETRY_LADDER: readonly Rule[] = [
   (_, context) => (context.retriesLeft <= 0 ? stop('no retries left') : undefined),
   (outcome) => (shouldRetryHeader(outcome) === 'true' ? retry('the service sent x-should-retry: true') : undefined),
   (outcome) => (shouldRetryHeader(outcome) === 'false' ? stop('the service sent x-should-retry: false') : undefined),
-  (outcome) => (outcome.kind === 'status' && RETRYABLE_STATUSES.has(outcome.status) ? retry(`HTTP ${outcome.status} is retryable`) : undefined),
-  (outcome) => (outcome.kind === 'connection' ? retry(`the connection failed (${outcome.phase}): ${outcome.detail}`) : undefined),
-  (outcome) => (outcome.kind === 'stream-error' && outcome.beforeContent && outcome.errorType === 'overloaded_error' ? retry('an overloaded error event came before any content') : undefined),
-  (outcome) => stop(outcome.kind === 'stream-error' ? `an ${outcome.errorType} event ${outcome.beforeContent ? 'before' : 'after'} content is not retried` : 'not retryable'),
+  (outcome) =>
+    outcome.kind === 'status' && RETRYABLE_STATUSES.has(outcome.status)
+      ? retry(`HTTP ${outcome.status} is retryable`)
+      : undefined,
+  (outcome) =>
+    outcome.kind === 'connection' ? retry(`the connection failed (${outcome.phase}): ${outcome.detail}`) : undefined,
+  (outcome) =>
+    outcome.kind === 'stream-error' && outcome.beforeContent && outcome.errorType === 'overloaded_error'
+      ? retry('an overloaded error event came before any content')
+      : undefined,
+  (outcome) =>
+    stop(
+      outcome.kind === 'stream-error'
+        ? `an ${outcome.errorType} event ${outcome.beforeContent ? 'before' : 'after'} content is not retried`
+        : 'not retryable',
+    ),
 ];
 
 export function decideRetry(outcome: AttemptOutcome, context: LadderContext): Verdict {

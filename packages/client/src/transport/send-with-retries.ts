@@ -19,20 +19,50 @@ export interface SendContext {
   account: CallAccount;
 }
 
-export type SendResult = { ok: true; folded: FoldedMessage; requestId: string | undefined } | { ok: false; failure: FailureDetail };
+export type SendResult =
+  { ok: true; folded: FoldedMessage; requestId: string | undefined } | { ok: false; failure: FailureDetail };
 
 export async function sendWithRetries(request: MessageRequest, context: SendContext): Promise<SendResult> {
   const { options, deadline, account } = context;
   const body = JSON.stringify({ ...request, stream: true });
-  const headers = { ...options.headers, 'x-api-key': options.apiKey, [VERSION_HEADER]: API_VERSION, 'content-type': 'application/json', accept: 'text/event-stream' };
+  const headers = {
+    ...options.headers,
+    'x-api-key': options.apiKey,
+    [VERSION_HEADER]: API_VERSION,
+    'content-type': 'application/json',
+    accept: 'text/event-stream',
+  };
   const history: string[] = [];
   for (let retries = 0; ; retries += 1) {
     const left = deadline.leftMs();
-    if (left < MIN_ATTEMPT_MS) return { ok: false, failure: timeout('deadline', `the deadline left ${Math.round(left)} ms, too little for an attempt`, history) };
+    if (left < MIN_ATTEMPT_MS)
+      return {
+        ok: false,
+        failure: timeout('deadline', `the deadline left ${Math.round(left)} ms, too little for an attempt`, history),
+      };
     const started = Date.now();
-    const outcome = await streamAttempt({ url: `${options.baseURL}/v1/messages`, headers, body, fetch: options.fetch, timers: attemptTimers(left, options.timeouts), signal: context.signal });
-    account.attempt(request.model, outcome.requestId, 'usage' in outcome ? outcome.usage : outcome.kind === 'message' ? outcome.folded.message.usage : undefined);
-    options.hooks.onAttempt?.({ model: request.model, attempt: account.attempts, outcome: outcome.kind === 'aborted' ? 'connection' : outcome.kind, status: 'status' in outcome ? outcome.status : undefined, requestId: outcome.requestId, durationMs: Date.now() - started, detail: describeOutcome(outcome) });
+    const outcome = await streamAttempt({
+      url: `${options.baseURL}/v1/messages`,
+      headers,
+      body,
+      fetch: options.fetch,
+      timers: attemptTimers(left, options.timeouts),
+      signal: context.signal,
+    });
+    account.attempt(
+      request.model,
+      outcome.requestId,
+      'usage' in outcome ? outcome.usage : outcome.kind === 'message' ? outcome.folded.message.usage : undefined,
+    );
+    options.hooks.onAttempt?.({
+      model: request.model,
+      attempt: account.attempts,
+      outcome: outcome.kind === 'aborted' ? 'connection' : outcome.kind,
+      status: 'status' in outcome ? outcome.status : undefined,
+      requestId: outcome.requestId,
+      durationMs: Date.now() - started,
+      detail: describeOutcome(outcome),
+    });
     if (outcome.kind === 'message') return { ok: true, folded: outcome.folded, requestId: outcome.requestId };
     if (outcome.kind === 'aborted') throw outcome.reason;
     history.push(`attempt ${account.attempts}: ${describeOutcome(outcome)}`);
@@ -41,9 +71,22 @@ export async function sendWithRetries(request: MessageRequest, context: SendCont
     const delay = retryDelay(outcome, retries, options.backoff, options.random);
     const wait = clampToDeadline(delay.delayMs, deadline.leftMs());
     if (wait === undefined) {
-      return { ok: false, failure: timeout('retry-wait', `${verdict.reason}, but the wait (${Math.round(delay.delayMs)} ms from ${delay.source}) does not fit in the ${Math.round(deadline.leftMs())} ms left`, history) };
+      return {
+        ok: false,
+        failure: timeout(
+          'retry-wait',
+          `${verdict.reason}, but the wait (${Math.round(delay.delayMs)} ms from ${delay.source}) does not fit in the ${Math.round(deadline.leftMs())} ms left`,
+          history,
+        ),
+      };
     }
-    options.hooks.onRetry?.({ layer: 'http', model: request.model, reason: verdict.reason, delayMs: wait, nextAttempt: account.attempts + 1 });
+    options.hooks.onRetry?.({
+      layer: 'http',
+      model: request.model,
+      reason: verdict.reason,
+      delayMs: wait,
+      nextAttempt: account.attempts + 1,
+    });
     // A long sleep: a server's wait of weeks, inside a deadline further off, must not overflow Node's timer.
     await sleepLong(wait, context.signal).catch((error: unknown) => {
       throw context.signal?.aborted ? context.signal.reason : error;
@@ -70,11 +113,20 @@ function describeOutcome(outcome: AttemptOutcome): string {
   }
 }
 
-function finalFailure(outcome: Exclude<AttemptOutcome, { kind: 'message' | 'aborted' }>, reason: string, history: readonly string[]): FailureDetail {
+function finalFailure(
+  outcome: Exclude<AttemptOutcome, { kind: 'message' | 'aborted' }>,
+  reason: string,
+  history: readonly string[],
+): FailureDetail {
   const summary = `${describeOutcome(outcome)} (${reason}; ${history.length} attempt${history.length === 1 ? '' : 's'}${history.length > 1 ? `: ${history.slice(0, -1).join('; ')}` : ''})`;
   if (outcome.kind === 'deadline') return timeout('deadline', outcome.detail, history.slice(0, -1));
   if (outcome.kind === 'connection' && outcome.phase !== 'network' && outcome.phase !== 'stream') {
-    return { kind: 'timeout', phase: outcome.phase, lastError: describeOutcome(outcome), message: `timed out: ${summary}` };
+    return {
+      kind: 'timeout',
+      phase: outcome.phase,
+      lastError: describeOutcome(outcome),
+      message: `timed out: ${summary}`,
+    };
   }
   const status = outcome.kind === 'status' ? outcome.status : outcome.kind === 'stream-error' ? 200 : undefined;
   const errorType = outcome.kind === 'status' || outcome.kind === 'stream-error' ? outcome.errorType : undefined;
@@ -83,5 +135,10 @@ function finalFailure(outcome: Exclude<AttemptOutcome, { kind: 'message' | 'abor
 
 function timeout(phase: 'deadline' | 'retry-wait', detail: string, history: readonly string[]): FailureDetail {
   const before = history.length > 0 ? ` (before that: ${history.join('; ')})` : '';
-  return { kind: 'timeout', phase, lastError: history.at(-1), message: `timed out before the caller's deadline: ${detail}${before}` };
+  return {
+    kind: 'timeout',
+    phase,
+    lastError: history.at(-1),
+    message: `timed out before the caller's deadline: ${detail}${before}`,
+  };
 }

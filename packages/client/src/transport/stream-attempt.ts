@@ -15,9 +15,21 @@ interface Common {
 export type AttemptOutcome =
   | (Common & { kind: 'message'; folded: FoldedMessage; status: number })
   | (Common & { kind: 'status'; status: number; headers: Headers; errorType: string | undefined; errorMessage: string })
-  | (Common & { kind: 'stream-error'; headers: Headers; errorType: string; errorMessage: string; beforeContent: boolean; usage: Usage | undefined })
+  | (Common & {
+      kind: 'stream-error';
+      headers: Headers;
+      errorType: string;
+      errorMessage: string;
+      beforeContent: boolean;
+      usage: Usage | undefined;
+    })
   /** Refused, reset, stalled past a phase timer, or cut short: the transport failed. */
-  | (Common & { kind: 'connection'; phase: AttemptPhase | 'network' | 'stream'; detail: string; usage: Usage | undefined })
+  | (Common & {
+      kind: 'connection';
+      phase: AttemptPhase | 'network' | 'stream';
+      detail: string;
+      usage: Usage | undefined;
+    })
   | (Common & { kind: 'deadline'; phase: AttemptPhase; detail: string; usage: Usage | undefined })
   | (Common & { kind: 'aborted'; reason: unknown });
 
@@ -37,11 +49,17 @@ export async function streamAttempt(request: AttemptRequest): Promise<AttemptOut
   const state: ReadState = { requestId: undefined, folder: new MessageFolder(), events: 0 };
   try {
     if (request.signal?.aborted) return { kind: 'aborted', reason: request.signal.reason, requestId: undefined };
-    const response = await request.fetch(request.url, { method: 'POST', headers: request.headers, body: request.body, signal: clock.controller.signal });
+    const response = await request.fetch(request.url, {
+      method: 'POST',
+      headers: request.headers,
+      body: request.body,
+      signal: clock.controller.signal,
+    });
     state.requestId = response.headers.get('request-id') ?? undefined;
     clock.enter('first-event');
     if (!response.ok) return await statusOutcome(response, state.requestId);
-    if ((response.headers.get('content-type') ?? '').includes('application/json')) return await jsonOutcome(response, state.requestId);
+    if ((response.headers.get('content-type') ?? '').includes('application/json'))
+      return await jsonOutcome(response, state.requestId);
     return await readStream(response, clock, state);
   } catch (error) {
     return failureOutcome(error, clock, state, request.signal);
@@ -60,7 +78,14 @@ interface ReadState {
 }
 
 async function readStream(response: Response, clock: AttemptClock, state: ReadState): Promise<AttemptOutcome> {
-  if (!response.body) return { kind: 'connection', phase: 'stream', detail: 'the 200 response has no body', requestId: state.requestId, usage: undefined };
+  if (!response.body)
+    return {
+      kind: 'connection',
+      phase: 'stream',
+      detail: 'the 200 response has no body',
+      requestId: state.requestId,
+      usage: undefined,
+    };
   const parser = new SseParser();
   const decoder = new TextDecoder();
   const reader = response.body.getReader();
@@ -81,13 +106,28 @@ async function readStream(response: Response, clock: AttemptClock, state: ReadSt
     }
   } catch (error) {
     if (error instanceof StreamErrorEvent) {
-      return { kind: 'stream-error', headers: response.headers, errorType: error.errorType, errorMessage: error.message, beforeContent: error.beforeContent, requestId: state.requestId, usage: state.folder.usage };
+      return {
+        kind: 'stream-error',
+        headers: response.headers,
+        errorType: error.errorType,
+        errorMessage: error.message,
+        beforeContent: error.beforeContent,
+        requestId: state.requestId,
+        usage: state.folder.usage,
+      };
     }
-    if (error instanceof SyntaxError || error instanceof StreamProtocolError) return unreadable(response, state.requestId, `event ${state.events}: ${error.message}`, state.folder.usage);
+    if (error instanceof SyntaxError || error instanceof StreamProtocolError)
+      return unreadable(response, state.requestId, `event ${state.events}: ${error.message}`, state.folder.usage);
     throw error;
   }
   if (!state.folder.finished) {
-    return { kind: 'connection', phase: 'stream', detail: `the stream ended after ${state.events} events, before message_stop`, requestId: state.requestId, usage: state.folder.usage };
+    return {
+      kind: 'connection',
+      phase: 'stream',
+      detail: `the stream ended after ${state.events} events, before message_stop`,
+      requestId: state.requestId,
+      usage: state.folder.usage,
+    };
   }
   return { kind: 'message', folded: state.folder.result(), status: response.status, requestId: state.requestId };
 }
@@ -100,7 +140,8 @@ async function jsonOutcome(response: Response, requestId: string | undefined): P
   } catch (error) {
     return unreadable(response, requestId, (error as Error).message, undefined);
   }
-  if (message === null || typeof message !== 'object' || !Array.isArray(message.content) || message.usage === undefined) return unreadable(response, requestId, 'JSON that is not a message', undefined);
+  if (message === null || typeof message !== 'object' || !Array.isArray(message.content) || message.usage === undefined)
+    return unreadable(response, requestId, 'JSON that is not a message', undefined);
   return { kind: 'message', folded: { message, unparsedInputs: new Map() }, status: response.status, requestId };
 }
 
@@ -109,9 +150,20 @@ async function jsonOutcome(response: Response, requestId: string | undefined): P
  * what the model did, so it is a broken transport, retried like a stream cut short, and never a
  * decline (docs/decisions/0010).
  */
-function unreadable(response: Response, requestId: string | undefined, detail: string, usage: Usage | undefined): AttemptOutcome {
+function unreadable(
+  response: Response,
+  requestId: string | undefined,
+  detail: string,
+  usage: Usage | undefined,
+): AttemptOutcome {
   const type = response.headers.get('content-type') ?? 'no content-type';
-  return { kind: 'connection', phase: 'stream', detail: `the ${response.status} response's body is unreadable (${type}): ${detail.slice(0, 200)}`, requestId, usage };
+  return {
+    kind: 'connection',
+    phase: 'stream',
+    detail: `the ${response.status} response's body is unreadable (${type}): ${detail.slice(0, 200)}`,
+    requestId,
+    usage,
+  };
 }
 
 async function statusOutcome(response: Response, requestId: string | undefined): Promise<AttemptOutcome> {
@@ -127,26 +179,60 @@ async function statusOutcome(response: Response, requestId: string | undefined):
   } catch {
     // Not the error envelope (a proxy's page, say): the raw text is the detail.
   }
-  return { kind: 'status', status: response.status, headers: response.headers, errorType, errorMessage, requestId: requestId ?? bodyRequestId };
+  return {
+    kind: 'status',
+    status: response.status,
+    headers: response.headers,
+    errorType,
+    errorMessage,
+    requestId: requestId ?? bodyRequestId,
+  };
 }
 
-function failureOutcome(error: unknown, clock: AttemptClock, state: ReadState, signal: AbortSignal | undefined): AttemptOutcome {
+function failureOutcome(
+  error: unknown,
+  clock: AttemptClock,
+  state: ReadState,
+  signal: AbortSignal | undefined,
+): AttemptOutcome {
   const usage = state.folder.usage;
   const requestId = state.requestId;
   if (clock.expired) {
     const { phase, deadline, afterMs } = clock.expired;
     const seen = phase === 'idle' ? ` after ${state.events} events` : '';
-    if (deadline) return { kind: 'deadline', phase, detail: `the deadline came during the ${phase} phase${seen}, ${afterMs} ms into the attempt`, requestId, usage };
-    return { kind: 'connection', phase, detail: `no ${phase === 'connect' ? 'response headers' : 'stream event'} within the ${phase} timer (${clock.phaseLengthMs()} ms)${seen}`, requestId, usage };
+    if (deadline)
+      return {
+        kind: 'deadline',
+        phase,
+        detail: `the deadline came during the ${phase} phase${seen}, ${afterMs} ms into the attempt`,
+        requestId,
+        usage,
+      };
+    return {
+      kind: 'connection',
+      phase,
+      detail: `no ${phase === 'connect' ? 'response headers' : 'stream event'} within the ${phase} timer (${clock.phaseLengthMs()} ms)${seen}`,
+      requestId,
+      usage,
+    };
   }
   if (signal?.aborted) return { kind: 'aborted', reason: signal.reason, requestId };
   const detail = describeError(error);
-  return { kind: 'connection', phase: state.events > 0 || requestId !== undefined ? 'stream' : 'network', detail, requestId, usage };
+  return {
+    kind: 'connection',
+    phase: state.events > 0 || requestId !== undefined ? 'stream' : 'network',
+    detail,
+    requestId,
+    usage,
+  };
 }
 
 /** `fetch failed: connect ECONNREFUSED 127.0.0.1:1`, rather than only `fetch failed`. */
 function describeError(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
-  const cause = error.cause instanceof Error ? `: ${(error.cause as Error & { code?: string }).code ?? ''} ${error.cause.message}`.replace(/\s+/g, ' ') : '';
+  const cause =
+    error.cause instanceof Error
+      ? `: ${(error.cause as Error & { code?: string }).code ?? ''} ${error.cause.message}`.replace(/\s+/g, ' ')
+      : '';
   return `${error.message}${cause}`;
 }

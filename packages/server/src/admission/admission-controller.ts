@@ -27,7 +27,13 @@ export class AdmissionController {
     cancellation.throwIfAborted();
     if (this.active < this.concurrency) return Promise.resolve(this.take());
     if (this.waiting.length >= this.queueLimit) {
-      return Promise.reject(new ServiceError('overloaded', `Overloaded: ${this.active} requests are generating and ${this.waiting.length} are queued on this model's backend`, { retryAfterSeconds: 1 }));
+      return Promise.reject(
+        new ServiceError(
+          'overloaded',
+          `Overloaded: ${this.active} requests are generating and ${this.waiting.length} are queued on this model's backend`,
+          { retryAfterSeconds: 1 },
+        ),
+      );
     }
     return new Promise<Release>((grant, reject) => {
       const waiter: Waiter = { grant, reject };

@@ -39,8 +39,10 @@ export class ContextBudget {
     this.remaining = Math.max(0, contextWindow - inputTokens - request.max_tokens) * CHARACTERS_PER_TOKEN;
     this.tools = [];
     for (const tool of request.tools ?? []) {
-      if (tool.type === SERVER_TOOL_TYPES.webSearch) this.tools.push({ name: SERVER_TOOL_NAMES.webSearch, maxUses: tool.max_uses });
-      if (tool.type === SERVER_TOOL_TYPES.webFetch) this.tools.push({ name: SERVER_TOOL_NAMES.webFetch, maxUses: tool.max_uses });
+      if (tool.type === SERVER_TOOL_TYPES.webSearch)
+        this.tools.push({ name: SERVER_TOOL_NAMES.webSearch, maxUses: tool.max_uses });
+      if (tool.type === SERVER_TOOL_TYPES.webFetch)
+        this.tools.push({ name: SERVER_TOOL_NAMES.webFetch, maxUses: tool.max_uses });
     }
   }
 

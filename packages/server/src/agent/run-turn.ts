@@ -5,7 +5,15 @@
  * call in it has its result block, so the turn can always be sent back. Each step's parts are
  * read by a StepReader (step-reader.ts), which also enforces `disable_parallel_tool_use`.
  */
-import { isCustomTool, SERVER_TOOL_NAMES, type ContentBlock, type MessageRequest, type ModelProfile, type ServerToolResultBlock, type ServerToolUseBlock } from '@mms/protocol';
+import {
+  isCustomTool,
+  SERVER_TOOL_NAMES,
+  type ContentBlock,
+  type MessageRequest,
+  type ModelProfile,
+  type ServerToolResultBlock,
+  type ServerToolUseBlock,
+} from '@mms/protocol';
 import type { Backend } from '../backends/backend.js';
 import type { Cancellation } from '../backends/cancellation.js';
 import type { StreamPart } from '../streaming/stream-part.js';
@@ -47,7 +55,15 @@ interface TurnState {
 
 export async function* runTurn(options: TurnOptions): AsyncGenerator<StreamPart[]> {
   const budget = new ContextBudget(options.request, options.inputTokens, options.model.contextWindow);
-  const state: TurnState = { blocks: [], outputTokens: 0, webSearchRequests: 0, webFetchRequests: 0, uses: new Map(), sandboxResults: [], budget };
+  const state: TurnState = {
+    blocks: [],
+    outputTokens: 0,
+    webSearchRequests: 0,
+    webFetchRequests: 0,
+    uses: new Map(),
+    sandboxResults: [],
+    budget,
+  };
   for (let step = 0; step < options.maxSteps; step += 1) {
     const reader = new StepReader(options.request, state, step);
     const outputBudget = options.request.max_tokens - state.outputTokens;
@@ -55,7 +71,15 @@ export async function* runTurn(options: TurnOptions): AsyncGenerator<StreamPart[
       reader.endWithoutOutput();
     } else {
       const batches = options.backend.stream(
-        { request: options.request, model: options.model, thinks: options.thinks, turnSoFar: state.blocks, step, outputBudget, fault: options.fault },
+        {
+          request: options.request,
+          model: options.model,
+          thinks: options.thinks,
+          turnSoFar: state.blocks,
+          step,
+          outputBudget,
+          fault: options.fault,
+        },
         options.cancellation,
       );
       for await (const batch of batches) {
@@ -90,17 +114,28 @@ function unansweredServerCalls(blocks: readonly ContentBlock[]): ServerToolUseBl
   // Most steps call no server tool: no set of answered ids to build.
   if (!blocks.some((block) => block.type === 'server_tool_use')) return [];
   const answered = new Set(blocks.flatMap((block) => ('tool_use_id' in block ? [block.tool_use_id] : [])));
-  return blocks.filter((block): block is ServerToolUseBlock => block.type === 'server_tool_use' && !answered.has(block.id));
+  return blocks.filter(
+    (block): block is ServerToolUseBlock => block.type === 'server_tool_use' && !answered.has(block.id),
+  );
 }
 
-async function* runServerTools(calls: readonly ServerToolUseBlock[], options: TurnOptions, state: TurnState, cutCalls: ReadonlySet<ContentBlock>): AsyncGenerator<StreamPart[]> {
+async function* runServerTools(
+  calls: readonly ServerToolUseBlock[],
+  options: TurnOptions,
+  state: TurnState,
+  cutCalls: ReadonlySet<ContentBlock>,
+): AsyncGenerator<StreamPart[]> {
   for (const call of calls) {
-    const result = cutCalls.has(call) ? serverToolError(call, 'invalid_tool_input') : await runServerTool(call, 'direct', options, state);
+    const result = cutCalls.has(call)
+      ? serverToolError(call, 'invalid_tool_input')
+      : await runServerTool(call, 'direct', options, state);
     state.blocks.push(result);
     state.budget.spend(result);
     yield [{ type: 'block-start', block: result }, { type: 'block-stop' }];
   }
-  yield [{ type: 'server-tool-usage', webSearchRequests: state.webSearchRequests, webFetchRequests: state.webFetchRequests }];
+  yield [
+    { type: 'server-tool-usage', webSearchRequests: state.webSearchRequests, webFetchRequests: state.webFetchRequests },
+  ];
 }
 
 /** Who made a server call: the model (`direct`), or code in the sandbox through a host function. */
@@ -110,7 +145,13 @@ type Caller = 'direct' | 'code';
  * Runs one server call, from the model or (nested) from code in the sandbox. `max_uses` is
  * counted per request; past it the call gets the error block and the model goes on.
  */
-async function runServerTool(call: ServerToolUseBlock, caller: Caller, options: TurnOptions, state: TurnState, signal = options.cancellation.signal): Promise<ServerToolResultBlock> {
+async function runServerTool(
+  call: ServerToolUseBlock,
+  caller: Caller,
+  options: TurnOptions,
+  state: TurnState,
+  signal = options.cancellation.signal,
+): Promise<ServerToolResultBlock> {
   const result = await dispatchServerTool(call, caller, options, state, signal);
   // usage.server_tool_use counts the calls that brought back a result: an error block is not
   // counted, whether it was refused before any request or its request failed.
@@ -120,17 +161,32 @@ async function runServerTool(call: ServerToolUseBlock, caller: Caller, options: 
   return result;
 }
 
-async function dispatchServerTool(call: ServerToolUseBlock, caller: Caller, options: TurnOptions, state: TurnState, signal: AbortSignal): Promise<ServerToolResultBlock> {
-  const tool = (options.request.tools ?? []).find((candidate) => candidate.name === call.name && !isCustomTool(candidate));
+async function dispatchServerTool(
+  call: ServerToolUseBlock,
+  caller: Caller,
+  options: TurnOptions,
+  state: TurnState,
+  signal: AbortSignal,
+): Promise<ServerToolResultBlock> {
+  const tool = (options.request.tools ?? []).find(
+    (candidate) => candidate.name === call.name && !isCustomTool(candidate),
+  );
   if (!tool) return serverToolRefusal(call, 'unavailable');
   // allowed_callers without "direct" keeps the tool for code in the sandbox, as one without the
   // code execution tool keeps it from code (host-functions.ts). The model calling it anyway is
   // refused with invalid_tool_input, the public code for a call the tool does not take as it
   // was made: unavailable would read as a passing failure worth retrying, max_uses_exceeded as
   // a limit used up, and url_not_allowed exists for web fetch alone.
-  if (caller === 'direct' && 'allowed_callers' in tool && tool.allowed_callers !== undefined && !tool.allowed_callers.includes('direct')) return serverToolRefusal(call, 'invalid_tool_input');
+  if (
+    caller === 'direct' &&
+    'allowed_callers' in tool &&
+    tool.allowed_callers !== undefined &&
+    !tool.allowed_callers.includes('direct')
+  )
+    return serverToolRefusal(call, 'invalid_tool_input');
   const used = state.uses.get(call.name) ?? 0;
-  if ('max_uses' in tool && tool.max_uses !== undefined && used >= tool.max_uses) return serverToolRefusal(call, 'max_uses_exceeded');
+  if ('max_uses' in tool && tool.max_uses !== undefined && used >= tool.max_uses)
+    return serverToolRefusal(call, 'max_uses_exceeded');
   const resultCharacters = state.budget.share(call.name, state.uses);
   // Counted before the call runs, so that calls from code running at once cannot all pass the
   // check above; given back when the tool refused the call without making a request (bad input,
@@ -145,7 +201,13 @@ async function dispatchServerTool(call: ServerToolUseBlock, caller: Caller, opti
     callServerTool: async (name, input, callSignal) => {
       nested += 1;
       const nestedSignal = callSignal ? AbortSignal.any([signal, callSignal]) : signal;
-      const result = await runServerTool({ type: 'server_tool_use', id: `${call.id}_${nested}`, name, input }, 'code', options, state, nestedSignal);
+      const result = await runServerTool(
+        { type: 'server_tool_use', id: `${call.id}_${nested}`, name, input },
+        'code',
+        options,
+        state,
+        nestedSignal,
+      );
       state.sandboxResults.push(result);
       return result;
     },
@@ -155,5 +217,7 @@ async function dispatchServerTool(call: ServerToolUseBlock, caller: Caller, opti
 }
 
 function isErrorResult(content: unknown): boolean {
-  return typeof content === 'object' && content !== null && String((content as { type?: unknown }).type).endsWith('_error');
+  return (
+    typeof content === 'object' && content !== null && String((content as { type?: unknown }).type).endsWith('_error')
+  );
 }

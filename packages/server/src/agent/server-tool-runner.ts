@@ -4,7 +4,13 @@
  * public error block (`unavailable` and the rest), so a call always yields a well-formed turn
  * instead of a crash or a silent drop.
  */
-import { SERVER_TOOL_NAMES, type MessageRequest, type ServerToolResultBlock, type ServerToolResultType, type ServerToolUseBlock } from '@mms/protocol';
+import {
+  SERVER_TOOL_NAMES,
+  type MessageRequest,
+  type ServerToolResultBlock,
+  type ServerToolResultType,
+  type ServerToolUseBlock,
+} from '@mms/protocol';
 
 export interface ToolCallContext {
   request: MessageRequest;

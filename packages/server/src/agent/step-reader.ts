@@ -80,7 +80,11 @@ export class StepReader {
         // After a whole allowed call the step ended on it, whatever cut the blocks dropped after
         // it; a call cut itself (by max_tokens) keeps the engine's reason: it is truncation.
         const engineReason = this.allowedCall === undefined || this.cutCalls.has(this.allowedCall);
-        this.outcome = this.outcomeOf(engineReason ? part.stopReason : 'tool_use', engineReason ? part.stopSequence : null, passed);
+        this.outcome = this.outcomeOf(
+          engineReason ? part.stopReason : 'tool_use',
+          engineReason ? part.stopSequence : null,
+          passed,
+        );
         return passed;
       }
       if (part.type === 'output-tokens') {
@@ -112,7 +116,11 @@ export class StepReader {
     // finish, which says why generation ended. Until then the engine is either done (its count
     // or finish is on its way) or writing blocks that are dropped, which settles the call at once.
     const call = this.allowedCall;
-    const settled = call !== undefined && !this.cutCalls.has(call) && call !== this.callWithoutInput && (this.countedAfterCall || this.movedOn);
+    const settled =
+      call !== undefined &&
+      !this.cutCalls.has(call) &&
+      call !== this.callWithoutInput &&
+      (this.countedAfterCall || this.movedOn);
     if (settled) this.outcome = this.outcomeOf('tool_use', null, passed);
     return passed;
   }

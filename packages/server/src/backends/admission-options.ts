@@ -12,11 +12,15 @@ export const admissionFields = {
     .int()
     .min(1)
     .optional()
-    .describe(`Requests generating at once on this model; default ${DEFAULT_CONCURRENCY}. In a backends list only the first backend sets it, for the whole list.`),
+    .describe(
+      `Requests generating at once on this model; default ${DEFAULT_CONCURRENCY}. In a backends list only the first backend sets it, for the whole list.`,
+    ),
   /** Requests waiting for a slot; past it the answer is 529 overloaded_error at once. */
   queue: z
     .int()
     .min(0)
     .optional()
-    .describe(`Requests waiting for a slot; past it: 529 overloaded_error at once. Default ${DEFAULT_QUEUE}. In a backends list only the first backend sets it, for the whole list.`),
+    .describe(
+      `Requests waiting for a slot; past it: 529 overloaded_error at once. Default ${DEFAULT_QUEUE}. In a backends list only the first backend sets it, for the whole list.`,
+    ),
 };

@@ -6,7 +6,12 @@ import { messagesUpstreamBackendConfig } from './messages-upstream/messages-upst
 import { openAiCompatibleBackendConfig } from './openai-compatible/openai-compatible-config.js';
 import { scriptedBackendConfig } from './scripted/scripted-config.js';
 
-export const backendConfig = z.discriminatedUnion('type', [scriptedBackendConfig, llamaCppBackendConfig, messagesUpstreamBackendConfig, openAiCompatibleBackendConfig]);
+export const backendConfig = z.discriminatedUnion('type', [
+  scriptedBackendConfig,
+  llamaCppBackendConfig,
+  messagesUpstreamBackendConfig,
+  openAiCompatibleBackendConfig,
+]);
 
 /** As written in the file: the defaults that depend on the backend's place are still unset. */
 export type BackendConfigInput = z.infer<typeof backendConfig>;

@@ -25,21 +25,32 @@ export const DEFAULT_FIRST_BYTE_TIMEOUT_BEFORE_FALLBACK_MS = 30_000;
 
 /** A backend config with the defaults above applied. */
 export type WithPlacedDefaults<T> = T extends unknown
-  ? Omit<T, 'concurrency' | 'queue' | 'firstByteTimeoutMs'> & { concurrency: number; queue: number } & ('firstByteTimeoutMs' extends keyof T ? { firstByteTimeoutMs: number } : unknown)
+  ? Omit<T, 'concurrency' | 'queue' | 'firstByteTimeoutMs'> & {
+      concurrency: number;
+      queue: number;
+    } & ('firstByteTimeoutMs' extends keyof T ? { firstByteTimeoutMs: number } : unknown)
   : never;
 
 /** A model's backends in order (its one `backend`, or its `backends` list), with the defaults applied. */
 export function withPlacedDefaults<T extends BackendConfigInput>(configs: readonly T[]): Array<WithPlacedDefaults<T>> {
   const primary = configs[0];
   if (!primary) return [];
-  const concurrency = primary.concurrency ?? (primary.type === 'llama-cpp' ? DEFAULT_LLAMA_CPP_CONCURRENCY : DEFAULT_CONCURRENCY);
+  const concurrency =
+    primary.concurrency ?? (primary.type === 'llama-cpp' ? DEFAULT_LLAMA_CPP_CONCURRENCY : DEFAULT_CONCURRENCY);
   const queue = primary.queue ?? DEFAULT_QUEUE;
   return configs.map((config, index) => {
     const ownSequences = index > 0 && config.type === 'llama-cpp';
-    const placed = { ...config, concurrency: ownSequences ? (config.concurrency ?? DEFAULT_LLAMA_CPP_CONCURRENCY) : concurrency, queue };
-    if (config.type !== 'openai-compatible' && config.type !== 'messages-upstream') return placed as WithPlacedDefaults<T>;
+    const placed = {
+      ...config,
+      concurrency: ownSequences ? (config.concurrency ?? DEFAULT_LLAMA_CPP_CONCURRENCY) : concurrency,
+      queue,
+    };
+    if (config.type !== 'openai-compatible' && config.type !== 'messages-upstream')
+      return placed as WithPlacedDefaults<T>;
     const lastInList = index === configs.length - 1;
-    const firstByteTimeoutMs = config.firstByteTimeoutMs ?? (lastInList ? DEFAULT_FIRST_BYTE_TIMEOUT_MS : DEFAULT_FIRST_BYTE_TIMEOUT_BEFORE_FALLBACK_MS);
+    const firstByteTimeoutMs =
+      config.firstByteTimeoutMs ??
+      (lastInList ? DEFAULT_FIRST_BYTE_TIMEOUT_MS : DEFAULT_FIRST_BYTE_TIMEOUT_BEFORE_FALLBACK_MS);
     return { ...placed, firstByteTimeoutMs } as WithPlacedDefaults<T>;
   });
 }
@@ -48,7 +59,9 @@ export function withPlacedDefaults<T extends BackendConfigInput>(configs: readon
  * Fields a fallback (any backend after the first of a list) may not set, with why: the config
  * check reports them by their path. A llama-cpp fallback may set `concurrency`, its sequences.
  */
-export function fallbackOnlyViolations(config: BackendConfigInput): Array<{ field: 'concurrency' | 'queue'; message: string }> {
+export function fallbackOnlyViolations(
+  config: BackendConfigInput,
+): Array<{ field: 'concurrency' | 'queue'; message: string }> {
   const refused = config.type === 'llama-cpp' ? (['queue'] as const) : (['concurrency', 'queue'] as const);
   const fields = refused.filter((field) => config[field] !== undefined);
   return fields.map((field) => ({

@@ -4,17 +4,28 @@ import type { Backend } from './backend.js';
 import type { BackendConfig } from './backend-config.js';
 import { LlamaCppBackend } from './llama-cpp/llama-cpp-backend.js';
 import { MessagesUpstreamBackend } from './messages-upstream/messages-upstream-backend.js';
-import { OpenAiCompatibleBackend, type OpenAiCompatibleOptions } from './openai-compatible/openai-compatible-backend.js';
+import {
+  OpenAiCompatibleBackend,
+  type OpenAiCompatibleOptions,
+} from './openai-compatible/openai-compatible-backend.js';
 import { ScriptedBackend } from './scripted/scripted-backend.js';
 
 /** What the service hands every backend besides its config: where warnings go, the clock. */
 export type BackendOptions = OpenAiCompatibleOptions;
 
 /** Builds the engine a model's config names. Relative paths resolve against `configFolder`. */
-export function createBackend(config: BackendConfig, configFolder: string, profile: ModelProfile, options: BackendOptions = {}): Backend {
+export function createBackend(
+  config: BackendConfig,
+  configFolder: string,
+  profile: ModelProfile,
+  options: BackendOptions = {},
+): Backend {
   switch (config.type) {
     case 'scripted':
-      return new ScriptedBackend(config, config.script === undefined ? undefined : resolve(configFolder, config.script));
+      return new ScriptedBackend(
+        config,
+        config.script === undefined ? undefined : resolve(configFolder, config.script),
+      );
     case 'llama-cpp':
       return new LlamaCppBackend(config, configFolder, profile);
     case 'messages-upstream':

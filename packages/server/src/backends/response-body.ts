@@ -20,7 +20,10 @@ const DRAIN_LIMIT_LENGTH = 64 * 1024;
  * Runs in the background: it owns `body` from here on, and never rejects. `chunks` is the body's
  * iterator, already started (bytes or decoded text: only their length is counted).
  */
-export function drainInBackground(chunks: AsyncIterator<{ length: number }>, body: Dispatcher.ResponseData['body']): void {
+export function drainInBackground(
+  chunks: AsyncIterator<{ length: number }>,
+  body: Dispatcher.ResponseData['body'],
+): void {
   const timer = setTimeout(() => body.destroy(), DRAIN_LIMIT_MS);
   void (async () => {
     let read = 0;

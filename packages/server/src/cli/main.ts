@@ -8,18 +8,28 @@ const program = new Command()
   .name('mms')
   .description('mms, the Model Messages Service: POST /v1/messages over engines you run yourself.')
   .showHelpAfterError()
-  .addHelpText('after', '\nAlso:\n  compare FILE    the calling client\'s tier move check, as a table (mms compare --help)');
+  .addHelpText(
+    'after',
+    "\nAlso:\n  compare FILE    the calling client's tier move check, as a table (mms compare --help)",
+  );
 
 program
   .command('serve')
   .description('Run the service until SIGINT or SIGTERM, then shut down gracefully.')
-  .option('-c, --config <file>', 'JSON config file (schema: packages/server/config.schema.json); env MMS_CONFIG; default: the built-in three-tier config', process.env.MMS_CONFIG)
+  .option(
+    '-c, --config <file>',
+    'JSON config file (schema: packages/server/config.schema.json); env MMS_CONFIG; default: the built-in three-tier config',
+    process.env.MMS_CONFIG,
+  )
   // Values, and the variables behind these flags, are read and checked by the serve action
   // (cli/serve-settings.ts): a bad MMS_PORT must not break --help or the other commands.
   .option('--host <host>', 'address to listen on; env MMS_HOST; overrides listen.host (default 127.0.0.1)')
   .option('-p, --port <port>', 'port to listen on, 0 to 65535; env MMS_PORT; overrides listen.port (default 8080)')
   .option('--log-level <level>', 'fatal, error, warn, info, debug or trace; env MMS_LOG_LEVEL; default info')
-  .addHelpText('after', '\nEnvironment:\n  MMS_API_KEYS  comma-separated API keys, added to the config file\'s apiKeys\n  A variable set to an empty value counts as unset.')
+  .addHelpText(
+    'after',
+    "\nEnvironment:\n  MMS_API_KEYS  comma-separated API keys, added to the config file's apiKeys\n  A variable set to an empty value counts as unset.",
+  )
   .action(async (flags: ServeFlags) => {
     await serve(flags);
   });
@@ -28,7 +38,11 @@ program
   .command('pull')
   .description('Download model files ahead of time: the given URIs, or every hf: model of the config.')
   .argument('[uris...]', 'Hugging Face URIs such as hf:Qwen/Qwen3-4B-GGUF:Q4_K_M')
-  .option('-c, --config <file>', 'config whose llama-cpp models to pull when no URI is given; env MMS_CONFIG; default: the built-in config', process.env.MMS_CONFIG)
+  .option(
+    '-c, --config <file>',
+    'config whose llama-cpp models to pull when no URI is given; env MMS_CONFIG; default: the built-in config',
+    process.env.MMS_CONFIG,
+  )
   .option('--models-folder <folder>', 'where to keep them; env MMS_MODELS_FOLDER; default ~/.cache/mms/models')
   .action(async (uris: string[], options: { config?: string; modelsFolder?: string }) => {
     await pull(uris, options);

@@ -7,7 +7,11 @@ export async function pull(uris: string[], options: { config?: string; modelsFol
   const targets = uris.length > 0 ? uris : configuredModels(options.config);
   for (const uri of targets) {
     try {
-      const path = await modelFile(uri, { configFolder: process.cwd(), modelsFolder: options.modelsFolder, progress: true });
+      const path = await modelFile(uri, {
+        configFolder: process.cwd(),
+        modelsFolder: options.modelsFolder,
+        progress: true,
+      });
       process.stdout.write(`${uri} -> ${path}\n`);
     } catch (error) {
       process.stderr.write(`mms pull: ${(error as Error).message}\n`);
@@ -19,7 +23,9 @@ export async function pull(uris: string[], options: { config?: string; modelsFol
 function configuredModels(path: string | undefined): string[] {
   try {
     const { config } = loadConfig(path);
-    return config.models.flatMap((model) => modelBackends(model).flatMap((backend) => (backend.type === 'llama-cpp' ? [backend.model] : [])));
+    return config.models.flatMap((model) =>
+      modelBackends(model).flatMap((backend) => (backend.type === 'llama-cpp' ? [backend.model] : [])),
+    );
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`mms pull: ${error.message}\n`);

@@ -49,10 +49,14 @@ function isLogLevel(value: string): value is LogLevel {
  * never the key.
  */
 function environmentApiKeys(environment: NodeJS.ProcessEnv): string[] {
-  const keys = (environment.MMS_API_KEYS ?? '').split(',').map((key) => key.trim()).filter(Boolean);
+  const keys = (environment.MMS_API_KEYS ?? '')
+    .split(',')
+    .map((key) => key.trim())
+    .filter(Boolean);
   keys.forEach((key, index) => {
     const checked = apiKey.safeParse(key);
-    if (!checked.success) throw new ConfigError(`MMS_API_KEYS: key ${index + 1} of ${keys.length}: ${checked.error.issues[0]?.message}`);
+    if (!checked.success)
+      throw new ConfigError(`MMS_API_KEYS: key ${index + 1} of ${keys.length}: ${checked.error.issues[0]?.message}`);
   });
   return keys;
 }
@@ -68,9 +72,14 @@ export function environmentValue(name: string, environment: NodeJS.ProcessEnv = 
  * value is wrong, so that nothing is prepared or started with it.
  */
 export function serveSettings(flags: ServeFlags, environment: NodeJS.ProcessEnv = process.env): ServeSettings {
-  const [port, portSource] = flags.port !== undefined ? [flags.port, '--port'] : [environmentValue('MMS_PORT', environment), 'MMS_PORT'];
-  const [logLevel, logLevelSource] = flags.logLevel !== undefined ? [flags.logLevel, '--log-level'] : [environmentValue('MMS_LOG_LEVEL', environment) ?? 'info', 'MMS_LOG_LEVEL'];
-  if (!isLogLevel(logLevel)) throw new ConfigError(`${logLevelSource}: must be one of ${LOG_LEVELS.join(', ')} (it is "${logLevel}")`);
+  const [port, portSource] =
+    flags.port !== undefined ? [flags.port, '--port'] : [environmentValue('MMS_PORT', environment), 'MMS_PORT'];
+  const [logLevel, logLevelSource] =
+    flags.logLevel !== undefined
+      ? [flags.logLevel, '--log-level']
+      : [environmentValue('MMS_LOG_LEVEL', environment) ?? 'info', 'MMS_LOG_LEVEL'];
+  if (!isLogLevel(logLevel))
+    throw new ConfigError(`${logLevelSource}: must be one of ${LOG_LEVELS.join(', ')} (it is "${logLevel}")`);
   return {
     config: flags.config,
     host: flags.host ?? environmentValue('MMS_HOST', environment),

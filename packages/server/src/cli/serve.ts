@@ -26,7 +26,8 @@ export async function serve(flags: ServeFlags): Promise<void> {
   try {
     // Building a backend reads its files (a scripted backend's script): a failure is a config error too.
     registry = ModelRegistry.fromConfig(config.models, folder);
-    for (const { id, prepared } of await registry.prepare({ progress: process.stderr.isTTY === true })) process.stderr.write(`mms: ${id}: ${prepared}\n`);
+    for (const { id, prepared } of await registry.prepare({ progress: process.stderr.isTTY === true }))
+      process.stderr.write(`mms: ${id}: ${prepared}\n`);
   } catch (error) {
     process.stderr.write(`mms: ${(error as Error).message}\n`);
     process.exit(2);
@@ -35,7 +36,9 @@ export async function serve(flags: ServeFlags): Promise<void> {
   try {
     await app.listen({ host: config.listen.host, port: config.listen.port });
   } catch (error) {
-    process.stderr.write(`mms: cannot listen on ${hostPort(config.listen.host, config.listen.port)}: ${listenFailure(error as NodeJS.ErrnoException)}\n`);
+    process.stderr.write(
+      `mms: cannot listen on ${hostPort(config.listen.host, config.listen.port)}: ${listenFailure(error as NodeJS.ErrnoException)}\n`,
+    );
     // Closing the app closes the models too (a llama-cpp backend holds a loaded model).
     await app.close().catch(() => undefined);
     process.exit(2);
@@ -45,7 +48,10 @@ export async function serve(flags: ServeFlags): Promise<void> {
     process.once(signal, () => {
       app.log.info(`${signal}: finishing in-flight requests, then exiting`);
       setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS).unref();
-      app.close().then(() => process.exit(0), () => process.exit(1));
+      app.close().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
     });
   }
 }
@@ -58,7 +64,7 @@ function hostPort(host: string, port: number): string {
 const LISTEN_FAILURES: Record<string, string> = {
   EADDRINUSE: 'the address is already in use',
   EACCES: 'permission denied (ports below 1024 need privileges)',
-  EADDRNOTAVAIL: 'the address is not one of this machine\'s',
+  EADDRNOTAVAIL: "the address is not one of this machine's",
   ENOTFOUND: 'the host name does not resolve',
   EAI_AGAIN: 'the host name could not be resolved now',
 };

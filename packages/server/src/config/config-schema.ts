@@ -17,7 +17,9 @@ export const modelConfig = z
     generation: z.enum(['older', 'newer']),
     contextWindow: z.int().min(1).describe('Context window in tokens.'),
     maxOutputTokens: z.int().min(1).describe('Largest max_tokens a request may ask for.'),
-    backend: backendConfig.optional().describe('The one engine that serves this model. Give backend or backends, not both.'),
+    backend: backendConfig
+      .optional()
+      .describe('The one engine that serves this model. Give backend or backends, not both.'),
     backends: z
       .array(backendConfig)
       .min(1)
@@ -25,18 +27,25 @@ export const modelConfig = z
       .describe(
         'Engines in order: the first is the primary, the rest are fallbacks for retryable failures before the first output. Admission (concurrency, queue) is set on the first only and admits the whole list.',
       ),
-    fallback: fallbackConfig.optional().describe('Circuit breaker settings of backends; defaults apply when it is left out.'),
+    fallback: fallbackConfig
+      .optional()
+      .describe('Circuit breaker settings of backends; defaults apply when it is left out.'),
   })
   .superRefine((model, context) => {
     if ((model.backend === undefined) === (model.backends === undefined)) {
-      context.addIssue({ code: 'custom', path: ['backends'], message: 'give exactly one of backend (one engine) and backends (a fallback list)' });
+      context.addIssue({
+        code: 'custom',
+        path: ['backends'],
+        message: 'give exactly one of backend (one engine) and backends (a fallback list)',
+      });
     }
     if (model.fallback !== undefined && model.backends === undefined) {
       context.addIssue({ code: 'custom', path: ['fallback'], message: 'applies only to a model with backends: [...]' });
     }
     // A setting that would be silently ignored is refused instead (shared/ARCHITECTURE.md).
     (model.backends ?? []).slice(1).forEach((config, index) => {
-      for (const { field, message } of fallbackOnlyViolations(config)) context.addIssue({ code: 'custom', path: ['backends', index + 1, field], message });
+      for (const { field, message } of fallbackOnlyViolations(config))
+        context.addIssue({ code: 'custom', path: ['backends', index + 1, field], message });
     });
   })
   // Defaults that depend on a backend's place in its list (backends/backend-defaults.ts).
@@ -52,25 +61,57 @@ export function modelBackends(model: ModelConfig): BackendConfig[] {
 }
 
 const webFetchConfig = z.strictObject({
-  allowNetworks: z.array(z.string().regex(/^[0-9a-fA-F.:]+(\/\d{1,3})?$/, 'must be an address or CIDR, e.g. 10.0.0.0/8')).default([]).describe('Networks web fetch may reach although they are private or loopback; empty by default.'),
-  maxBytes: z.int().min(1024).default(10 * 1024 * 1024).describe('Largest page body read; longer pages are cut.'),
+  allowNetworks: z
+    .array(z.string().regex(/^[0-9a-fA-F.:]+(\/\d{1,3})?$/, 'must be an address or CIDR, e.g. 10.0.0.0/8'))
+    .default([])
+    .describe('Networks web fetch may reach although they are private or loopback; empty by default.'),
+  maxBytes: z
+    .int()
+    .min(1024)
+    .default(10 * 1024 * 1024)
+    .describe('Largest page body read; longer pages are cut.'),
   maxRedirects: z.int().min(0).max(10).default(3),
   timeoutMs: z.int().min(100).default(15_000).describe('Connect, headers and body time limit per fetch.'),
-  conversionTimeoutMs: z.int().min(100).default(30_000).describe('Time limit of turning one HTML page into markdown (about 2 s a megabyte, in a worker thread); past it the page is url_not_accessible.'),
+  conversionTimeoutMs: z
+    .int()
+    .min(100)
+    .default(30_000)
+    .describe(
+      'Time limit of turning one HTML page into markdown (about 2 s a megabyte, in a worker thread); past it the page is url_not_accessible.',
+    ),
 });
 
 /** Where web search looks things up; paths are relative to the config file's folder. */
 const webSearchProvider = z.discriminatedUnion('type', [
   z.strictObject({
     type: z.literal('folder'),
-    folder: z.string().min(1).describe('Folder of .md, .txt and .html documents to index (relative to the config file).'),
-    urlBase: z.url({ protocol: /^https?$/ }).optional().describe("A document's URL when it has none of its own (front matter url:, HTML canonical link): urlBase + its path in the folder. Without it: its file:// URL."),
-    indexFile: z.string().min(1).optional().describe('Where the index is saved between starts (relative to the config file); default .mms-search-index.json in the folder.'),
-    watch: z.boolean().default(true).describe('Watch the folder for changes; false: check it before every search instead.'),
+    folder: z
+      .string()
+      .min(1)
+      .describe('Folder of .md, .txt and .html documents to index (relative to the config file).'),
+    urlBase: z
+      .url({ protocol: /^https?$/ })
+      .optional()
+      .describe(
+        "A document's URL when it has none of its own (front matter url:, HTML canonical link): urlBase + its path in the folder. Without it: its file:// URL.",
+      ),
+    indexFile: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Where the index is saved between starts (relative to the config file); default .mms-search-index.json in the folder.',
+      ),
+    watch: z
+      .boolean()
+      .default(true)
+      .describe('Watch the folder for changes; false: check it before every search instead.'),
   }),
   z.strictObject({
     type: z.literal('searxng'),
-    baseURL: z.url({ protocol: /^https?$/ }).describe('The SearXNG instance; its JSON format must be enabled (search.formats).'),
+    baseURL: z
+      .url({ protocol: /^https?$/ })
+      .describe('The SearXNG instance; its JSON format must be enabled (search.formats).'),
   }),
   z.strictObject({
     type: z.literal('brave'),
@@ -80,27 +121,92 @@ const webSearchProvider = z.discriminatedUnion('type', [
 ]);
 
 const webSearchConfig = z.strictObject({
-  provider: webSearchProvider.optional().describe('Without a provider, every search answers the unavailable error block.'),
+  provider: webSearchProvider
+    .optional()
+    .describe('Without a provider, every search answers the unavailable error block.'),
   maxResults: z.int().min(1).max(20).default(5).describe('Results per search.'),
-  maxResultCharacters: z.int().min(100).default(2_000).describe("Longest text per result (less when the model's window is tight)."),
+  maxResultCharacters: z
+    .int()
+    .min(100)
+    .default(2_000)
+    .describe("Longest text per result (less when the model's window is tight)."),
   timeoutMs: z.int().min(100).default(10_000).describe('Time limit of one search.'),
 });
 
 /** The code execution sandbox (tools/code-execution): Python in one child process per execution. */
-export const codeExecutionConfig = z.strictObject({
-  poolSize: z.int().min(0).max(32).default(1).describe('Sandboxes kept loaded and waiting (each about 170 MB); 0 starts one per execution (a cold start of seconds each time).'),
-  warmAtStart: z.boolean().default(false).describe('Load the pool when the service starts; otherwise on the first execution, so a service that never runs code never loads Python.'),
-  maxConcurrent: z.int().min(1).max(256).default(4).describe('Executions running at once; more wait for a slot.'),
-  queueTimeoutMs: z.int().min(0).default(10_000).describe('How long an execution waits for a slot before its answer is too_many_requests.'),
-  timeoutMs: z.int().min(100).default(30_000).describe("Running time of one execution, not counting its web_search and web_fetch calls; past it the answer is execution_time_exceeded."),
-  wallTimeoutMs: z.int().min(100).optional().describe('Wall-clock time of one execution, its web_search and web_fetch calls included; past it the answer is execution_time_exceeded. Default: 3 x timeoutMs.'),
-  startTimeoutMs: z.int().min(1000).default(60_000).describe('Time a sandbox may take to load Python before it counts as unavailable.'),
-  memoryMb: z.int().min(256).default(512).describe('Resident memory of one sandbox; above it the sandbox is killed (return code 137).'),
-  maxOutputBytes: z.int().min(1024).default(65_536).describe('Bytes of stdout, and of stderr, kept per execution; the rest is dropped with a note in stderr.'),
-  maxFileBytes: z.int().min(1024).default(64 * 1024 * 1024).describe('Largest file code may write in its working folder.'),
-  maxFolderBytes: z.int().min(1024).default(256 * 1024 * 1024).describe('All that code may write in its working folder, each file counted as at least 4 KiB; past it, or past 10,000 entries, the sandbox is killed (return code 137).'),
-  maxHostCalls: z.int().min(0).default(20).describe('web_search and web_fetch calls one execution may make (max_uses also applies).'),
-}).refine((options) => options.wallTimeoutMs === undefined || options.wallTimeoutMs >= options.timeoutMs, { path: ['wallTimeoutMs'], message: 'must be at least timeoutMs, which it includes' });
+export const codeExecutionConfig = z
+  .strictObject({
+    poolSize: z
+      .int()
+      .min(0)
+      .max(32)
+      .default(1)
+      .describe(
+        'Sandboxes kept loaded and waiting (each about 170 MB); 0 starts one per execution (a cold start of seconds each time).',
+      ),
+    warmAtStart: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Load the pool when the service starts; otherwise on the first execution, so a service that never runs code never loads Python.',
+      ),
+    maxConcurrent: z.int().min(1).max(256).default(4).describe('Executions running at once; more wait for a slot.'),
+    queueTimeoutMs: z
+      .int()
+      .min(0)
+      .default(10_000)
+      .describe('How long an execution waits for a slot before its answer is too_many_requests.'),
+    timeoutMs: z
+      .int()
+      .min(100)
+      .default(30_000)
+      .describe(
+        'Running time of one execution, not counting its web_search and web_fetch calls; past it the answer is execution_time_exceeded.',
+      ),
+    wallTimeoutMs: z
+      .int()
+      .min(100)
+      .optional()
+      .describe(
+        'Wall-clock time of one execution, its web_search and web_fetch calls included; past it the answer is execution_time_exceeded. Default: 3 x timeoutMs.',
+      ),
+    startTimeoutMs: z
+      .int()
+      .min(1000)
+      .default(60_000)
+      .describe('Time a sandbox may take to load Python before it counts as unavailable.'),
+    memoryMb: z
+      .int()
+      .min(256)
+      .default(512)
+      .describe('Resident memory of one sandbox; above it the sandbox is killed (return code 137).'),
+    maxOutputBytes: z
+      .int()
+      .min(1024)
+      .default(65_536)
+      .describe('Bytes of stdout, and of stderr, kept per execution; the rest is dropped with a note in stderr.'),
+    maxFileBytes: z
+      .int()
+      .min(1024)
+      .default(64 * 1024 * 1024)
+      .describe('Largest file code may write in its working folder.'),
+    maxFolderBytes: z
+      .int()
+      .min(1024)
+      .default(256 * 1024 * 1024)
+      .describe(
+        'All that code may write in its working folder, each file counted as at least 4 KiB; past it, or past 10,000 entries, the sandbox is killed (return code 137).',
+      ),
+    maxHostCalls: z
+      .int()
+      .min(0)
+      .default(20)
+      .describe('web_search and web_fetch calls one execution may make (max_uses also applies).'),
+  })
+  .refine((options) => options.wallTimeoutMs === undefined || options.wallTimeoutMs >= options.timeoutMs, {
+    path: ['wallTimeoutMs'],
+    message: 'must be at least timeoutMs, which it includes',
+  });
 
 /** One client API key, from the config's apiKeys or from MMS_API_KEYS (cli/serve-settings.ts). */
 export const apiKey = z.string().min(8, 'an API key must have at least 8 characters');
@@ -117,7 +223,13 @@ export const serviceConfig = z.strictObject({
   models: z.array(modelConfig).min(1),
   /** SSE keep-alive: a ping this often while a stream has nothing else to send. */
   pingIntervalMs: z.int().min(100).default(10_000),
-  serverTools: z.strictObject({ webFetch: webFetchConfig.prefault({}), webSearch: webSearchConfig.prefault({}), codeExecution: codeExecutionConfig.prefault({}) }).prefault({}),
+  serverTools: z
+    .strictObject({
+      webFetch: webFetchConfig.prefault({}),
+      webSearch: webSearchConfig.prefault({}),
+      codeExecution: codeExecutionConfig.prefault({}),
+    })
+    .prefault({}),
   /** Most backend steps in one turn before the answer is `pause_turn`. */
   maxSteps: z.int().min(1).max(100).default(10),
 });

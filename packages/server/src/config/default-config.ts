@@ -10,8 +10,26 @@ const shared = { generation: 'newer', contextWindow: 16_384, maxOutputTokens: 8_
 
 export const defaultConfig: ServiceConfigInput = {
   models: [
-    { id: 'mms-small', aliases: ['small'], tier: 'small', ...shared, backend: { type: 'llama-cpp', model: 'hf:Qwen/Qwen3-1.7B-GGUF:Q8_0' } },
-    { id: 'mms-mid', aliases: ['mid'], tier: 'mid', ...shared, backend: { type: 'llama-cpp', model: 'hf:Qwen/Qwen3-4B-GGUF:Q4_K_M' } },
-    { id: 'mms-large', aliases: ['large'], tier: 'large', ...shared, backend: { type: 'llama-cpp', model: 'hf:Qwen/Qwen3-8B-GGUF:Q4_K_M' } },
+    {
+      id: 'mms-small',
+      aliases: ['small'],
+      tier: 'small',
+      ...shared,
+      backend: { type: 'llama-cpp', model: 'hf:Qwen/Qwen3-1.7B-GGUF:Q8_0' },
+    },
+    {
+      id: 'mms-mid',
+      aliases: ['mid'],
+      tier: 'mid',
+      ...shared,
+      backend: { type: 'llama-cpp', model: 'hf:Qwen/Qwen3-4B-GGUF:Q4_K_M' },
+    },
+    {
+      id: 'mms-large',
+      aliases: ['large'],
+      tier: 'large',
+      ...shared,
+      backend: { type: 'llama-cpp', model: 'hf:Qwen/Qwen3-8B-GGUF:Q4_K_M' },
+    },
   ],
 };

@@ -46,7 +46,9 @@ function readConfigFile(path: string): unknown {
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new ConfigError(`config ${path}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    throw new ConfigError(
+      `config ${path}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+    );
   }
   try {
     return JSON.parse(text);
@@ -72,7 +74,8 @@ function checkModelNames(config: ServiceConfig, source: string): void {
   for (const model of config.models) {
     for (const name of [model.id, ...model.aliases]) {
       const owner = owners.get(name);
-      if (owner !== undefined) throw new ConfigError(`config ${source}: models: "${name}" names both ${owner} and ${model.id}`);
+      if (owner !== undefined)
+        throw new ConfigError(`config ${source}: models: "${name}" names both ${owner} and ${model.id}`);
       owners.set(name, model.id);
     }
   }

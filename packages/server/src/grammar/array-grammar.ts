@@ -21,7 +21,10 @@ interface ItemBounds {
 function readBounds(schema: SchemaObject, path: string): ItemBounds {
   const minimum = readCount(schema, 'minItems', path) ?? 0;
   const maximum = readCount(schema, 'maxItems', path) ?? Infinity;
-  for (const [keyword, bound] of [['minItems', minimum], ['maxItems', maximum]] as const) {
+  for (const [keyword, bound] of [
+    ['minItems', minimum],
+    ['maxItems', maximum],
+  ] as const) {
     if (Number.isFinite(bound) && bound > ITEM_COUNT_LIMIT) {
       throw new GrammarCompileError(childPath(path, keyword), `unsupported "${keyword}" above ${ITEM_COUNT_LIMIT}`);
     }
@@ -48,16 +51,20 @@ function arrayBody(item: string, bounds: ItemBounds, ws: string): string {
 export function compileArray(schema: SchemaObject, path: string, target: RuleTarget, compiler: NestedCompiler): string {
   const { registry } = compiler;
   const items = schema.items;
-  if (Array.isArray(items)) throw new GrammarCompileError(childPath(path, 'items'), 'unsupported tuple form of "items"');
+  if (Array.isArray(items))
+    throw new GrammarCompileError(childPath(path, 'items'), 'unsupported tuple form of "items"');
   const bounds = readBounds(schema, path);
   if (items === false) {
     // Only the empty array has no element to violate `false`.
-    if (bounds.minimum > 0) throw new GrammarCompileError(path, '"items": false with "minItems" > 0; no array is valid');
+    if (bounds.minimum > 0)
+      throw new GrammarCompileError(path, '"items": false with "minItems" > 0; no array is valid');
     return registry.defineTarget(target, `"[" ${registry.primitive('ws')} "]"`);
   }
-  if (items === undefined && bounds.minimum === 0 && bounds.maximum === Infinity) return registry.primitive('value-array');
-  const item = items === undefined || items === true
-    ? registry.primitive('value')
-    : compiler.compileNested(items, childPath(path, 'items'));
+  if (items === undefined && bounds.minimum === 0 && bounds.maximum === Infinity)
+    return registry.primitive('value-array');
+  const item =
+    items === undefined || items === true
+      ? registry.primitive('value')
+      : compiler.compileNested(items, childPath(path, 'items'));
   return registry.defineTarget(target, arrayBody(item, bounds, registry.primitive('ws')));
 }

@@ -27,7 +27,10 @@ const CONTAINER_KEYWORDS: ReadonlySet<string> = new Set(['properties', '$defs', 
  * `#/properties/user/properties/tags/items` gives `tags-item`, `#/$defs/node` gives `node`.
  */
 export function nameHint(path: string): string {
-  const segments = path.split('/').slice(1).map((segment) => segment.replaceAll('~1', '/').replaceAll('~0', '~'));
+  const segments = path
+    .split('/')
+    .slice(1)
+    .map((segment) => segment.replaceAll('~1', '/').replaceAll('~0', '~'));
   const words: string[] = [];
   for (let index = 0; index < segments.length; index += 1) {
     const segment = segments[index] as string;

@@ -86,7 +86,8 @@ class SchemaCompiler implements NestedCompiler {
   private compile(schema: unknown, site: Site): string {
     if (schema === true) return this.registry.primitive('value');
     if (schema === false) throw new GrammarCompileError(site.path, 'schema false accepts no value');
-    if (!isSchemaObject(schema)) throw new GrammarCompileError(site.path, 'malformed schema (not an object or boolean)');
+    if (!isSchemaObject(schema))
+      throw new GrammarCompileError(site.path, 'malformed schema (not an object or boolean)');
     checkKeywords(schema, site.path);
     const keywords = constrainingKeywords(schema);
     if (keywords.length === 0) return this.registry.primitive('value');
@@ -161,16 +162,19 @@ class SchemaCompiler implements NestedCompiler {
     const target = targetOf(site);
     // With several types the union takes the target; each type's own rule gets a suffixed name.
     const typeTarget = (type: JsonType): RuleTarget =>
-      (types.length > 1 ? { hint: `${target.hint}-${type}`, reservedName: undefined } : target);
+      types.length > 1 ? { hint: `${target.hint}-${type}`, reservedName: undefined } : target;
     const alternatives = types.map((type) => this.compileType(type, schema, site.path, typeTarget(type)));
     return this.alternation(target, [...new Set(alternatives)], site.path);
   }
 
   private compileType(type: JsonType, schema: SchemaObject, path: string, target: RuleTarget): string {
     switch (type) {
-      case 'object': return compileObject(schema, path, target, this);
-      case 'array': return compileArray(schema, path, target, this);
-      default: return this.registry.primitive(type);
+      case 'object':
+        return compileObject(schema, path, target, this);
+      case 'array':
+        return compileArray(schema, path, target, this);
+      default:
+        return this.registry.primitive(type);
     }
   }
 

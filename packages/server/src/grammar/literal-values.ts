@@ -16,7 +16,9 @@ export function isJsonValue(value: unknown): boolean {
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (isSchemaObject(value)) {
-    const members = Object.keys(value).sort().map((key) => `${JSON.stringify(key)}:${canonicalJson(value[key])}`);
+    const members = Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson(value[key])}`);
     return `{${members.join(',')}}`;
   }
   return JSON.stringify(value);
@@ -24,13 +26,20 @@ export function canonicalJson(value: unknown): string {
 
 export function valueHasType(value: unknown, type: JsonType): boolean {
   switch (type) {
-    case 'null': return value === null;
-    case 'boolean': return typeof value === 'boolean';
-    case 'string': return typeof value === 'string';
-    case 'number': return typeof value === 'number';
-    case 'integer': return typeof value === 'number' && Number.isInteger(value);
-    case 'array': return Array.isArray(value);
-    case 'object': return isSchemaObject(value);
+    case 'null':
+      return value === null;
+    case 'boolean':
+      return typeof value === 'boolean';
+    case 'string':
+      return typeof value === 'string';
+    case 'number':
+      return typeof value === 'number';
+    case 'integer':
+      return typeof value === 'number' && Number.isInteger(value);
+    case 'array':
+      return Array.isArray(value);
+    case 'object':
+      return isSchemaObject(value);
   }
 }
 
@@ -58,7 +67,9 @@ export function allowedLiterals(
     if (!isJsonValue(constant)) throw new GrammarCompileError(childPath(path, 'const'), '"const" must be a JSON value');
     values = (values ?? [constant]).filter((value) => canonicalJson(value) === canonicalJson(constant));
   }
-  const typed = (values ?? []).filter((value) => types === undefined || types.some((type) => valueHasType(value, type)));
+  const typed = (values ?? []).filter(
+    (value) => types === undefined || types.some((type) => valueHasType(value, type)),
+  );
   const distinct = new Map(typed.map((value) => [canonicalJson(value), value]));
   if (distinct.size === 0) throw new GrammarCompileError(path, 'no value satisfies "enum"/"const" with "type"');
   return [...distinct.values()];

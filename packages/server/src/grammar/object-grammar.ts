@@ -105,7 +105,12 @@ function memberExpression(name: string, value: string, ws: string): string {
   return sequence(jsonLiteral(name), ws, '":"', ws, value);
 }
 
-function declaredMembers(schema: SchemaObject, path: string, extra: string | undefined, compiler: NestedCompiler): Member[] {
+function declaredMembers(
+  schema: SchemaObject,
+  path: string,
+  extra: string | undefined,
+  compiler: NestedCompiler,
+): Member[] {
   const ws = compiler.registry.primitive('ws');
   const required = new Set(readStringList(schema, 'required', path));
   const members: Member[] = [];
@@ -113,7 +118,8 @@ function declaredMembers(schema: SchemaObject, path: string, extra: string | und
     const propertyPath = childPath(path, 'properties', name);
     if (propertySchema === false) {
       // A false property may only be absent: fine when optional, impossible when required.
-      if (required.has(name)) throw new GrammarCompileError(propertyPath, `required property "${name}" has schema false`);
+      if (required.has(name))
+        throw new GrammarCompileError(propertyPath, `required property "${name}" has schema false`);
       continue;
     }
     const value = compiler.compileNested(propertySchema, propertyPath);
@@ -123,7 +129,10 @@ function declaredMembers(schema: SchemaObject, path: string, extra: string | und
   for (const name of required) {
     if (declared.has(name)) continue;
     if (schema.additionalProperties === false) {
-      throw new GrammarCompileError(childPath(path, 'required'), `required property "${name}" is forbidden by additionalProperties: false`);
+      throw new GrammarCompileError(
+        childPath(path, 'required'),
+        `required property "${name}" is forbidden by additionalProperties: false`,
+      );
     }
     const value = extra ?? compiler.registry.primitive('value');
     members.push({ name, required: true, expression: memberExpression(name, value, ws) });
@@ -136,18 +145,30 @@ function declaredMembers(schema: SchemaObject, path: string, extra: string | und
  * members, and the properties whose schema is false, which have no member but must not come
  * back as extra keys either.
  */
-function extraKey(members: readonly Member[], forbidden: readonly string[], registry: RuleRegistry, hint: string): string {
+function extraKey(
+  members: readonly Member[],
+  forbidden: readonly string[],
+  registry: RuleRegistry,
+  hint: string,
+): string {
   const names = [...members.map((member) => member.name), ...forbidden];
   return names.length === 0 ? registry.primitive('string') : keyExcluding(names, registry, hint);
 }
 
 /** Properties whose schema is false: they may only be absent. */
 function forbiddenNames(schema: SchemaObject, path: string): string[] {
-  return readSchemaMap(schema, 'properties', path).filter(([, propertySchema]) => propertySchema === false).map(([name]) => name);
+  return readSchemaMap(schema, 'properties', path)
+    .filter(([, propertySchema]) => propertySchema === false)
+    .map(([name]) => name);
 }
 
 /** The name of a rule matching the JSON objects valid against an object-typed schema. */
-export function compileObject(schema: SchemaObject, path: string, target: RuleTarget, compiler: NestedCompiler): string {
+export function compileObject(
+  schema: SchemaObject,
+  path: string,
+  target: RuleTarget,
+  compiler: NestedCompiler,
+): string {
   const { registry } = compiler;
   const { hint } = target;
   const constrained = ['properties', 'required'].some((keyword) => Object.hasOwn(schema, keyword));
@@ -160,7 +181,10 @@ export function compileObject(schema: SchemaObject, path: string, target: RuleTa
   const firstRequiredIndex = members.findIndex((member) => member.required);
   const layout: MemberLayout = {
     members,
-    extraMember: extra === undefined ? undefined : sequence(extraKey(members, forbiddenNames(schema, path), registry, hint), ws, '":"', ws, extra),
+    extraMember:
+      extra === undefined
+        ? undefined
+        : sequence(extraKey(members, forbiddenNames(schema, path), registry, hint), ws, '":"', ws, extra),
     firstRequired: firstRequiredIndex === -1 ? members.length : firstRequiredIndex,
     ws,
     registry,

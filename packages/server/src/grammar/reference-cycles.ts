@@ -14,7 +14,10 @@ export function assertNoLeftRecursion(headReferences: ReadonlyMap<string, Readon
     if (finished.has(pointer)) return;
     if (trail.includes(pointer)) {
       const cycle = [...trail.slice(trail.indexOf(pointer)), pointer].join(' -> ');
-      throw new GrammarCompileError(pointer, `unsupported "$ref" cycle that writes nothing before recursing (${cycle})`);
+      throw new GrammarCompileError(
+        pointer,
+        `unsupported "$ref" cycle that writes nothing before recursing (${cycle})`,
+      );
     }
     for (const target of headReferences.get(pointer) ?? []) visit(target, [...trail, pointer]);
     finished.add(pointer);

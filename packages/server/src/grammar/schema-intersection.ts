@@ -81,7 +81,10 @@ export class SchemaIntersection {
     const segments = pointerSegments(withReference.$ref, path);
     const pointer = childPath('#', ...segments);
     if (this.inlining.has(pointer)) {
-      throw new GrammarCompileError(childPath(path, '$ref'), `unsupported recursive "$ref" ${JSON.stringify(withReference.$ref)} beside other keywords`);
+      throw new GrammarCompileError(
+        childPath(path, '$ref'),
+        `unsupported recursive "$ref" ${JSON.stringify(withReference.$ref)} beside other keywords`,
+      );
     }
     this.inlining.add(pointer);
     try {
@@ -119,8 +122,11 @@ export class SchemaIntersection {
     if (literals !== undefined) {
       const typed = literals.filter((value) => types === undefined || types.some((type) => valueHasType(value, type)));
       if (typed.length === 0) return false;
-      const structural = [...OBJECT_KEYWORDS, ...ARRAY_KEYWORDS].find((keyword) => Object.hasOwn(left, keyword) || Object.hasOwn(right, keyword));
-      if (structural !== undefined) throw new GrammarCompileError(childPath(path, structural), `unsupported "${structural}" beside "enum"/"const"`);
+      const structural = [...OBJECT_KEYWORDS, ...ARRAY_KEYWORDS].find(
+        (keyword) => Object.hasOwn(left, keyword) || Object.hasOwn(right, keyword),
+      );
+      if (structural !== undefined)
+        throw new GrammarCompileError(childPath(path, structural), `unsupported "${structural}" beside "enum"/"const"`);
       result.enum = typed;
       return result;
     }
@@ -150,10 +156,16 @@ export class SchemaIntersection {
       }
       result.properties = properties;
     }
-    const required = [...new Set([...readStringList(left, 'required', path), ...readStringList(right, 'required', path)])];
+    const required = [
+      ...new Set([...readStringList(left, 'required', path), ...readStringList(right, 'required', path)]),
+    ];
     if (required.length > 0) result.required = required;
     if (leftExtra !== undefined || rightExtra !== undefined) {
-      result.additionalProperties = this.of(leftExtra ?? true, rightExtra ?? true, childPath(path, 'additionalProperties'));
+      result.additionalProperties = this.of(
+        leftExtra ?? true,
+        rightExtra ?? true,
+        childPath(path, 'additionalProperties'),
+      );
     }
     return result;
   }
@@ -161,14 +173,22 @@ export class SchemaIntersection {
   private mergedArray(left: SchemaObject, right: SchemaObject, path: string): SchemaObject {
     const result: SchemaObject = {};
     for (const side of [left, right]) {
-      if (Array.isArray(side.items)) throw new GrammarCompileError(childPath(path, 'items'), 'unsupported tuple form of "items"');
+      if (Array.isArray(side.items))
+        throw new GrammarCompileError(childPath(path, 'items'), 'unsupported tuple form of "items"');
     }
-    if (left.items !== undefined || right.items !== undefined) result.items = this.of(left.items ?? true, right.items ?? true, childPath(path, 'items'));
+    if (left.items !== undefined || right.items !== undefined)
+      result.items = this.of(left.items ?? true, right.items ?? true, childPath(path, 'items'));
     const minimums = [left.minItems, right.minItems].filter((bound) => bound !== undefined);
     const maximums = [left.maxItems, right.maxItems].filter((bound) => bound !== undefined);
     // Malformed bounds are refused when the merged schema compiles (readCount names them).
-    if (minimums.length > 0) result.minItems = minimums.every((bound) => typeof bound === 'number') ? Math.max(...(minimums as number[])) : minimums[0];
-    if (maximums.length > 0) result.maxItems = maximums.every((bound) => typeof bound === 'number') ? Math.min(...(maximums as number[])) : maximums[0];
+    if (minimums.length > 0)
+      result.minItems = minimums.every((bound) => typeof bound === 'number')
+        ? Math.max(...(minimums as number[]))
+        : minimums[0];
+    if (maximums.length > 0)
+      result.maxItems = maximums.every((bound) => typeof bound === 'number')
+        ? Math.min(...(maximums as number[]))
+        : maximums[0];
     return result;
   }
 }
@@ -206,7 +226,8 @@ function literalsOf(schema: SchemaObject, path: string): unknown[] | undefined {
     values = listed;
   }
   if (Object.hasOwn(schema, 'const')) {
-    if (!isJsonValue(schema.const)) throw new GrammarCompileError(childPath(path, 'const'), '"const" must be a JSON value');
+    if (!isJsonValue(schema.const))
+      throw new GrammarCompileError(childPath(path, 'const'), '"const" must be a JSON value');
     values = intersectLiterals(values, [schema.const]);
   }
   return values;

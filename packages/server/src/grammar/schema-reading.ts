@@ -25,15 +25,33 @@ export const JSON_TYPES: readonly JsonType[] = ['object', 'array', 'string', 'nu
 
 /** Keywords that never change which instances are valid, so the compiler may skip them. */
 export const ANNOTATION_KEYWORDS: ReadonlySet<string> = new Set([
-  'title', 'description', 'default', 'examples', '$comment', '$schema', 'deprecated', 'readOnly', 'writeOnly',
+  'title',
+  'description',
+  'default',
+  'examples',
+  '$comment',
+  '$schema',
+  'deprecated',
+  'readOnly',
+  'writeOnly',
   // Definition containers only matter through the `$ref`s that point into them.
-  '$defs', 'definitions',
+  '$defs',
+  'definitions',
 ]);
 
 /** The constraining keywords the compiler turns into grammar; anything else is refused. */
 export const COMPILED_KEYWORDS: ReadonlySet<string> = new Set([
-  'type', 'properties', 'required', 'additionalProperties', 'items', 'minItems', 'maxItems',
-  'enum', 'const', 'anyOf', '$ref',
+  'type',
+  'properties',
+  'required',
+  'additionalProperties',
+  'items',
+  'minItems',
+  'maxItems',
+  'enum',
+  'const',
+  'anyOf',
+  '$ref',
 ]);
 
 export function isSchemaObject(value: unknown): value is SchemaObject {
@@ -105,7 +123,10 @@ export function readSchemaMap(schema: SchemaObject, keyword: string, path: strin
 export function pointerSegments(reference: unknown, path: string): string[] {
   const referencePath = childPath(path, '$ref');
   if (typeof reference !== 'string' || !reference.startsWith('#')) {
-    throw new GrammarCompileError(referencePath, `unsupported "$ref" ${JSON.stringify(reference)} (only "#..." pointers)`);
+    throw new GrammarCompileError(
+      referencePath,
+      `unsupported "$ref" ${JSON.stringify(reference)} (only "#..." pointers)`,
+    );
   }
   const fragment = reference.slice(1);
   if (fragment !== '' && !fragment.startsWith('/')) {
@@ -113,8 +134,12 @@ export function pointerSegments(reference: unknown, path: string): string[] {
   }
   try {
     // A fragment is URI-encoded (`%24defs`) before it is a JSON pointer (`~0`, `~1`).
-    return fragment === '' ? [] : decodeURIComponent(fragment).slice(1).split('/')
-      .map((segment) => segment.replaceAll('~1', '/').replaceAll('~0', '~'));
+    return fragment === ''
+      ? []
+      : decodeURIComponent(fragment)
+          .slice(1)
+          .split('/')
+          .map((segment) => segment.replaceAll('~1', '/').replaceAll('~0', '~'));
   } catch {
     throw new GrammarCompileError(referencePath, `malformed "$ref" ${JSON.stringify(reference)}`);
   }
@@ -128,7 +153,10 @@ export function resolvePointer(root: unknown, segments: readonly string[], path:
     if (Array.isArray(container)) current = /^(0|[1-9][0-9]*)$/.test(segment) ? container[Number(segment)] : undefined;
     else current = isSchemaObject(container) && Object.hasOwn(container, segment) ? container[segment] : undefined;
     if (current === undefined) {
-      throw new GrammarCompileError(childPath(path, '$ref'), `"$ref" target ${childPath('#', ...segments)} does not exist`);
+      throw new GrammarCompileError(
+        childPath(path, '$ref'),
+        `"$ref" target ${childPath('#', ...segments)} does not exist`,
+      );
     }
   }
   return current;

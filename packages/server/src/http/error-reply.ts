@@ -22,5 +22,10 @@ export function errorReply(error: unknown, requestId: string): ErrorReply {
   const { serviceError, unexpected } = toServiceError(error);
   const headers: Record<string, string> = { [ERROR_CODE_HEADER]: serviceError.code };
   if (serviceError.retryAfterSeconds !== undefined) headers['retry-after'] = String(serviceError.retryAfterSeconds);
-  return { status: serviceError.status, body: errorEnvelope(serviceError.type, serviceError.message, requestId), headers, unexpected };
+  return {
+    status: serviceError.status,
+    body: errorEnvelope(serviceError.type, serviceError.message, requestId),
+    headers,
+    unexpected,
+  };
 }

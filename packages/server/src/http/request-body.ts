@@ -11,8 +11,10 @@ import secureJson from 'secure-json-parse';
 export function readJsonBody(request: IncomingMessage): Promise<unknown> {
   const headers = request.headers;
   const declaredLength = headers['content-length'];
-  if (headers['transfer-encoding'] === undefined && (declaredLength === undefined || declaredLength === '0')) return Promise.resolve(undefined);
-  if (!isJsonMediaType(headers['content-type'])) return Promise.reject(new ServiceError('invalid_request', 'content-type: must be application/json'));
+  if (headers['transfer-encoding'] === undefined && (declaredLength === undefined || declaredLength === '0'))
+    return Promise.resolve(undefined);
+  if (!isJsonMediaType(headers['content-type']))
+    return Promise.reject(new ServiceError('invalid_request', 'content-type: must be application/json'));
   // A declared length over the limit is refused before a byte of the body is read.
   if (declaredLength !== undefined && Number(declaredLength) > MAX_REQUEST_BYTES) return Promise.reject(tooLarge());
   return new Promise((resolve, reject) => {
@@ -62,7 +64,8 @@ class BodyCollector {
   end(): void {
     if (this.settled) return;
     this.settled = true;
-    const text = this.chunks.length === 1 ? this.chunks[0]!.toString('utf8') : Buffer.concat(this.chunks).toString('utf8');
+    const text =
+      this.chunks.length === 1 ? this.chunks[0]!.toString('utf8') : Buffer.concat(this.chunks).toString('utf8');
     try {
       this.resolve(parseJson(text));
     } catch (error) {
@@ -71,12 +74,16 @@ class BodyCollector {
   }
 
   failedToRead(error: Error): void {
-    if (!this.settled) this.fail(new ServiceError('invalid_request', `the request body could not be read: ${error.message}`));
+    if (!this.settled)
+      this.fail(new ServiceError('invalid_request', `the request body could not be read: ${error.message}`));
   }
 
   /** The client went away before the body's end: nobody is left to answer, but the route must not wait. */
   closed(): void {
-    if (!this.settled) this.fail(new ServiceError('invalid_request', 'the client closed the connection before the request body was complete'));
+    if (!this.settled)
+      this.fail(
+        new ServiceError('invalid_request', 'the client closed the connection before the request body was complete'),
+      );
   }
 
   /** Only while unsettled: every caller checks first. */

@@ -35,11 +35,21 @@ export class ModelRegistry {
    * `warn` receives the backends' warnings, prefixed with the model id (the log by default).
    * Tests pass their own of both.
    */
-  static fromConfig(models: readonly ModelConfig[], configFolder: string, options: { now?: () => number; warn?: (line: string) => void } = {}): ModelRegistry {
+  static fromConfig(
+    models: readonly ModelConfig[],
+    configFolder: string,
+    options: { now?: () => number; warn?: (line: string) => void } = {},
+  ): ModelRegistry {
     const warn = options.warn ?? ((line: string) => process.stderr.write(`mms: ${line}\n`));
     return new ModelRegistry(
       models.map((model, modelIndex) => {
-        const profile: ModelProfile = { id: model.id, tier: model.tier, generation: model.generation, contextWindow: model.contextWindow, maxOutputTokens: model.maxOutputTokens };
+        const profile: ModelProfile = {
+          id: model.id,
+          tier: model.tier,
+          generation: model.generation,
+          contextWindow: model.contextWindow,
+          maxOutputTokens: model.maxOutputTokens,
+        };
         const configs = modelBackends(model);
         const primary = configs[0];
         if (!primary) throw new Error(`model ${model.id} has no backend`);
@@ -49,15 +59,21 @@ export class ModelRegistry {
             return createBackend(config, configFolder, profile, backendOptions);
           } catch (error) {
             // A backend that cannot be built is a config error: name the field, as the config's checks do.
-            const where = model.backends ? `models.${modelIndex}.backends.${backendIndex}` : `models.${modelIndex}.backend`;
-            throw new ConfigError(`${error instanceof FieldError ? `${where}.${error.field}` : where}: ${(error as Error).message}`);
+            const where = model.backends
+              ? `models.${modelIndex}.backends.${backendIndex}`
+              : `models.${modelIndex}.backend`;
+            throw new ConfigError(
+              `${error instanceof FieldError ? `${where}.${error.field}` : where}: ${(error as Error).message}`,
+            );
           }
         });
         return {
           profile,
           aliases: model.aliases,
           displayName: model.displayName ?? model.id,
-          backend: model.backends ? new FallbackBackend(backends, { ...(model.fallback ?? fallbackConfig.parse({})), now: options.now }) : backends[0]!,
+          backend: model.backends
+            ? new FallbackBackend(backends, { ...(model.fallback ?? fallbackConfig.parse({})), now: options.now })
+            : backends[0]!,
           // A list serves one model's traffic: its first backend's values admit it (fallbacks may
           // not set their own; backends/backend-defaults.ts).
           admission: new AdmissionController(primary.concurrency, primary.queue),
@@ -68,7 +84,11 @@ export class ModelRegistry {
 
   resolve(name: string): ModelEntry {
     const entry = this.byName.get(name);
-    if (!entry) throw new ServiceError('not_found', `model: ${name} was not found; configured models: ${this.entries.map((candidate) => candidate.profile.id).join(', ')}`);
+    if (!entry)
+      throw new ServiceError(
+        'not_found',
+        `model: ${name} was not found; configured models: ${this.entries.map((candidate) => candidate.profile.id).join(', ')}`,
+      );
     return entry;
   }
 
@@ -79,7 +99,8 @@ export class ModelRegistry {
   /** Prepares every backend (downloads missing model files) before the service listens. */
   async prepare(options: { progress: boolean }): Promise<Array<{ id: string; prepared: string }>> {
     const prepared = [];
-    for (const entry of this.entries) prepared.push({ id: entry.profile.id, prepared: await entry.backend.prepare(options) });
+    for (const entry of this.entries)
+      prepared.push({ id: entry.profile.id, prepared: await entry.backend.prepare(options) });
     return prepared;
   }
 

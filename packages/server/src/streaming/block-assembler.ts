@@ -40,7 +40,8 @@ export class BlockAssembler {
     if (delta.type === 'text_delta' && block.type === 'text') block.text += delta.text;
     else if (delta.type === 'thinking_delta' && block.type === 'thinking') block.thinking += delta.thinking;
     else if (delta.type === 'signature_delta' && block.type === 'thinking') block.signature += delta.signature;
-    else if (delta.type === 'input_json_delta' && (block.type === 'tool_use' || block.type === 'server_tool_use')) this.inputJson += delta.partial_json;
+    else if (delta.type === 'input_json_delta' && (block.type === 'tool_use' || block.type === 'server_tool_use'))
+      this.inputJson += delta.partial_json;
     else throw new Error(`${delta.type} does not fit a ${block.type} block`);
   }
 
@@ -72,7 +73,8 @@ export class BlockAssembler {
 function parseInput(json: string): { input: Record<string, unknown>; whole: boolean } {
   try {
     const value: unknown = JSON.parse(json);
-    if (value !== null && typeof value === 'object' && !Array.isArray(value)) return { input: value as Record<string, unknown>, whole: true };
+    if (value !== null && typeof value === 'object' && !Array.isArray(value))
+      return { input: value as Record<string, unknown>, whole: true };
   } catch {
     // Cut off by the output budget: keep what arrived (see partial-json.ts).
   }

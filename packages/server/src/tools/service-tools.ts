@@ -31,11 +31,17 @@ export class ServiceTools implements ServerToolRunner {
   private readonly webSearch: WebSearchTool;
   private readonly codeExecution: CodeExecutionTool;
 
-  constructor(options: { webFetch: WebFetchOptions; webSearch?: WebSearchOptions; codeExecution?: CodeExecutionOptions }, providers: ToolProviders = {}) {
+  constructor(
+    options: { webFetch: WebFetchOptions; webSearch?: WebSearchOptions; codeExecution?: CodeExecutionOptions },
+    providers: ToolProviders = {},
+  ) {
     this.webFetch = new WebFetchTool(options.webFetch, providers.hostLookup);
     this.webSearch = new WebSearchTool(options.webSearch ?? NO_WEB_SEARCH);
     // The sandbox loads nothing until the first execution (unless warmAtStart), so this is cheap.
-    this.codeExecution = new CodeExecutionTool(options.codeExecution ?? codeExecutionConfig.parse({}), providers.codeRunner);
+    this.codeExecution = new CodeExecutionTool(
+      options.codeExecution ?? codeExecutionConfig.parse({}),
+      providers.codeRunner,
+    );
   }
 
   run(call: ServerToolUseBlock, context: ToolCallContext): Promise<ServerToolResultBlock> {

@@ -31,7 +31,10 @@ export const GGUF_ALIGNMENT = 32;
 
 // Value type ids from ggml's gguf.h.
 const VALUE_TYPE = { uint32: 4, int32: 5, float32: 6, bool: 7, string: 8, array: 9 } as const;
-const TENSOR_TYPE: Record<GgufTensorType, { id: number; bytes: number }> = { F32: { id: 0, bytes: 4 }, F16: { id: 1, bytes: 2 } };
+const TENSOR_TYPE: Record<GgufTensorType, { id: number; bytes: number }> = {
+  F32: { id: 0, bytes: 4 },
+  F16: { id: 1, bytes: 2 },
+};
 const CHUNK_ELEMENTS = 1 << 20;
 
 /** Growable little-endian byte buffer for the header part of the file. */
@@ -51,13 +54,33 @@ class ByteBuilder {
   }
 
   // Each writer reserves first, then reads `this.buffer`: reserving may replace the buffer.
-  uint32(value: number): void { const offset = this.reserve(4); this.buffer.writeUInt32LE(value, offset); }
-  int32(value: number): void { const offset = this.reserve(4); this.buffer.writeInt32LE(value, offset); }
-  float32(value: number): void { const offset = this.reserve(4); this.buffer.writeFloatLE(value, offset); }
-  uint64(value: number): void { const offset = this.reserve(8); this.buffer.writeBigUInt64LE(BigInt(value), offset); }
-  bool(value: boolean): void { const offset = this.reserve(1); this.buffer.writeUInt8(value ? 1 : 0, offset); }
-  zeros(count: number): void { this.reserve(count); }
-  ascii(value: string): void { const offset = this.reserve(value.length); this.buffer.write(value, offset, 'ascii'); }
+  uint32(value: number): void {
+    const offset = this.reserve(4);
+    this.buffer.writeUInt32LE(value, offset);
+  }
+  int32(value: number): void {
+    const offset = this.reserve(4);
+    this.buffer.writeInt32LE(value, offset);
+  }
+  float32(value: number): void {
+    const offset = this.reserve(4);
+    this.buffer.writeFloatLE(value, offset);
+  }
+  uint64(value: number): void {
+    const offset = this.reserve(8);
+    this.buffer.writeBigUInt64LE(BigInt(value), offset);
+  }
+  bool(value: boolean): void {
+    const offset = this.reserve(1);
+    this.buffer.writeUInt8(value ? 1 : 0, offset);
+  }
+  zeros(count: number): void {
+    this.reserve(count);
+  }
+  ascii(value: string): void {
+    const offset = this.reserve(value.length);
+    this.buffer.write(value, offset, 'ascii');
+  }
 
   /** GGUF strings are a uint64 byte length followed by UTF-8 bytes, with no terminator. */
   string(value: string): void {
@@ -67,14 +90,21 @@ class ByteBuilder {
     this.buffer.write(value, offset, 'utf8');
   }
 
-  bytes(): Buffer { return this.buffer.subarray(0, this.length); }
+  bytes(): Buffer {
+    return this.buffer.subarray(0, this.length);
+  }
 }
 
 function paddingFor(offset: number): number {
   return (GGUF_ALIGNMENT - (offset % GGUF_ALIGNMENT)) % GGUF_ALIGNMENT;
 }
 
-function writeArray<T>(builder: ByteBuilder, elementType: number, values: ArrayLike<T>, writeOne: (value: T) => void): void {
+function writeArray<T>(
+  builder: ByteBuilder,
+  elementType: number,
+  values: ArrayLike<T>,
+  writeOne: (value: T) => void,
+): void {
   builder.uint32(VALUE_TYPE.array);
   builder.uint32(elementType);
   builder.uint64(values.length);
@@ -83,14 +113,32 @@ function writeArray<T>(builder: ByteBuilder, elementType: number, values: ArrayL
 
 function writeValue(builder: ByteBuilder, entry: GgufMetadataValue): void {
   switch (entry.type) {
-    case 'uint32': builder.uint32(VALUE_TYPE.uint32); builder.uint32(entry.value); return;
-    case 'int32': builder.uint32(VALUE_TYPE.int32); builder.int32(entry.value); return;
-    case 'float32': builder.uint32(VALUE_TYPE.float32); builder.float32(entry.value); return;
-    case 'bool': builder.uint32(VALUE_TYPE.bool); builder.bool(entry.value); return;
-    case 'string': builder.uint32(VALUE_TYPE.string); builder.string(entry.value); return;
-    case 'string[]': return writeArray(builder, VALUE_TYPE.string, entry.value, (value) => builder.string(value));
-    case 'float32[]': return writeArray(builder, VALUE_TYPE.float32, entry.value, (value) => builder.float32(value));
-    case 'int32[]': return writeArray(builder, VALUE_TYPE.int32, entry.value, (value) => builder.int32(value));
+    case 'uint32':
+      builder.uint32(VALUE_TYPE.uint32);
+      builder.uint32(entry.value);
+      return;
+    case 'int32':
+      builder.uint32(VALUE_TYPE.int32);
+      builder.int32(entry.value);
+      return;
+    case 'float32':
+      builder.uint32(VALUE_TYPE.float32);
+      builder.float32(entry.value);
+      return;
+    case 'bool':
+      builder.uint32(VALUE_TYPE.bool);
+      builder.bool(entry.value);
+      return;
+    case 'string':
+      builder.uint32(VALUE_TYPE.string);
+      builder.string(entry.value);
+      return;
+    case 'string[]':
+      return writeArray(builder, VALUE_TYPE.string, entry.value, (value) => builder.string(value));
+    case 'float32[]':
+      return writeArray(builder, VALUE_TYPE.float32, entry.value, (value) => builder.float32(value));
+    case 'int32[]':
+      return writeArray(builder, VALUE_TYPE.int32, entry.value, (value) => builder.int32(value));
   }
 }
 
@@ -103,8 +151,14 @@ function tensorDataBytes(tensor: GgufTensor): number {
 }
 
 /** Everything before the tensor data: header, key-values (plus general.alignment), tensor infos, padding. */
-export function encodeGgufHeader(metadata: Readonly<Record<string, GgufMetadataValue>>, tensors: readonly GgufTensor[]): Buffer {
-  const entries = Object.entries({ ...metadata, 'general.alignment': { type: 'uint32', value: GGUF_ALIGNMENT } as const });
+export function encodeGgufHeader(
+  metadata: Readonly<Record<string, GgufMetadataValue>>,
+  tensors: readonly GgufTensor[],
+): Buffer {
+  const entries = Object.entries({
+    ...metadata,
+    'general.alignment': { type: 'uint32', value: GGUF_ALIGNMENT } as const,
+  });
   const builder = new ByteBuilder();
   builder.ascii(GGUF_MAGIC);
   builder.uint32(GGUF_VERSION);
@@ -144,7 +198,11 @@ async function writeTensorData(file: FileHandle, tensor: GgufTensor): Promise<vo
 }
 
 /** Writes a complete GGUF v3 file to `path`, streaming tensor data tensor by tensor. */
-export async function writeGguf(path: string, metadata: Readonly<Record<string, GgufMetadataValue>>, tensors: readonly GgufTensor[]): Promise<void> {
+export async function writeGguf(
+  path: string,
+  metadata: Readonly<Record<string, GgufMetadataValue>>,
+  tensors: readonly GgufTensor[],
+): Promise<void> {
   const file = await open(path, 'w');
   try {
     await file.write(encodeGgufHeader(metadata, tensors));

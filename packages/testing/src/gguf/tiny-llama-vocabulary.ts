@@ -30,7 +30,25 @@ const COMMON_WORDS = (
 ).split(' ');
 
 // Pieces a model emitting JSON sees constantly; the single characters themselves are already present.
-const JSON_PIECES = ['{"', '":', '",', '"}', '":"', '","', '"},', '{}', '[]', '[{', '}]', '},{', 'true', 'false', 'null', `${SPACE_MARK}{`, `${SPACE_MARK}"`];
+const JSON_PIECES = [
+  '{"',
+  '":',
+  '",',
+  '"}',
+  '":"',
+  '","',
+  '"},',
+  '{}',
+  '[]',
+  '[{',
+  '}]',
+  '},{',
+  'true',
+  'false',
+  'null',
+  `${SPACE_MARK}{`,
+  `${SPACE_MARK}"`,
+];
 
 function printableAsciiPieces(): string[] {
   // Space itself is left out: SentencePiece turns spaces into "▁" before looking pieces up.
@@ -51,7 +69,11 @@ function withMergePrefixes(piece: string): string[] {
 
 function normalPieces(): string[] {
   const words = COMMON_WORDS.map((word) => `${SPACE_MARK}${word}`);
-  return [...printableAsciiPieces(), SPACE_MARK, ...[...words, ...JSON_PIECES, ...twoDigitNumbers()].flatMap(withMergePrefixes)];
+  return [
+    ...printableAsciiPieces(),
+    SPACE_MARK,
+    ...[...words, ...JSON_PIECES, ...twoDigitNumbers()].flatMap(withMergePrefixes),
+  ];
 }
 
 /** Endless letter pieces, shortest first, each plain then "▁"-prefixed, so each one's prefixes come earlier. */

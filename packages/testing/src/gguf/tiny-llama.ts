@@ -8,7 +8,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { tensorElementCount, writeGguf, type GgufMetadataValue, type GgufTensor } from './gguf-writer.js';
 import { constantFill, randomFill, tensorSeed } from './random-weights.js';
-import { BASE_VOCABULARY_SIZE, BEGIN_TOKEN, buildVocabulary, CHAT_END_TOKEN, type Vocabulary } from './tiny-llama-vocabulary.js';
+import {
+  BASE_VOCABULARY_SIZE,
+  BEGIN_TOKEN,
+  buildVocabulary,
+  CHAT_END_TOKEN,
+  type Vocabulary,
+} from './tiny-llama-vocabulary.js';
 
 export interface TinyLlamaOptions {
   embeddingSize?: number;
@@ -52,16 +58,31 @@ export const JSON_CLOSING_BIAS: Readonly<Record<string, number>> = { '"': 2, '}'
 const GENERATOR_VERSION = 2;
 const WEIGHT_STANDARD_DEVIATION = 0.02;
 
-type ResolvedOptions = Required<Omit<TinyLlamaOptions, 'logitBias' | 'specialTokens'>> & Pick<TinyLlamaOptions, 'logitBias' | 'specialTokens'>;
+type ResolvedOptions = Required<Omit<TinyLlamaOptions, 'logitBias' | 'specialTokens'>> &
+  Pick<TinyLlamaOptions, 'logitBias' | 'specialTokens'>;
 
 const DEFAULTS: ResolvedOptions = {
-  embeddingSize: 64, layers: 2, heads: 4, kvHeads: 4, feedForwardSize: 128, contextLength: 4096, extraWords: 0, seed: 1, tensorType: 'F32',
+  embeddingSize: 64,
+  layers: 2,
+  heads: 4,
+  kvHeads: 4,
+  feedForwardSize: 128,
+  contextLength: 4096,
+  extraWords: 0,
+  seed: 1,
+  tensorType: 'F32',
 };
 
 /** Shape of a real small model (~125M parameters, 32000 tokens), for benchmarks that need real work per token. */
 export const TINY_LLAMA_BENCH_OPTIONS: TinyLlamaOptions = {
-  embeddingSize: 768, layers: 12, heads: 12, kvHeads: 4, feedForwardSize: 2048, contextLength: 4096,
-  extraWords: 32000 - BASE_VOCABULARY_SIZE, tensorType: 'F16',
+  embeddingSize: 768,
+  layers: 12,
+  heads: 12,
+  kvHeads: 4,
+  feedForwardSize: 2048,
+  contextLength: 4096,
+  extraWords: 32000 - BASE_VOCABULARY_SIZE,
+  tensorType: 'F16',
 };
 
 /** ChatML, the template llama.cpp and node-llama-cpp both recognise. */
@@ -77,7 +98,8 @@ function resolveOptions(options: TinyLlamaOptions = {}): ResolvedOptions {
   // Sorted, so the cache hash does not depend on the order the pieces were listed in; left out when empty,
   // so options without a bias hash (and write) exactly as before the option existed.
   const biases = Object.entries(logitBias ?? {}).sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0));
-  for (const [piece, bias] of biases) if (!Number.isFinite(bias)) throw new Error(`logitBias for ${JSON.stringify(piece)} is not a finite number`);
+  for (const [piece, bias] of biases)
+    if (!Number.isFinite(bias)) throw new Error(`logitBias for ${JSON.stringify(piece)} is not a finite number`);
   if (biases.length > 0) resolved.logitBias = Object.fromEntries(biases);
   if (specialTokens !== undefined && specialTokens.length > 0) resolved.specialTokens = [...specialTokens];
   return resolved;
@@ -92,7 +114,11 @@ export function tinyLlamaVocabularySize(options?: TinyLlamaOptions): number {
   return BASE_VOCABULARY_SIZE + resolved.extraWords + (resolved.specialTokens?.length ?? 0);
 }
 
-interface TensorShape { name: string; shape: number[]; isNorm: boolean }
+interface TensorShape {
+  name: string;
+  shape: number[];
+  isNorm: boolean;
+}
 
 /** Tensor names and shapes of llama.cpp's llama architecture (ggml order: input dimension first). */
 function tensorShapes(options: ResolvedOptions, vocabularySize: number): TensorShape[] {
@@ -111,13 +137,21 @@ function tensorShapes(options: ResolvedOptions, vocabularySize: number): TensorS
     matrix(`blk.${layer}.ffn_up.weight`, [embedding, feedForward]),
     matrix(`blk.${layer}.ffn_down.weight`, [feedForward, embedding]),
   ]);
-  return [matrix('token_embd.weight', [embedding, vocabularySize]), ...layers.flat(), norm('output_norm.weight'), matrix('output.weight', [embedding, vocabularySize])];
+  return [
+    matrix('token_embd.weight', [embedding, vocabularySize]),
+    ...layers.flat(),
+    norm('output_norm.weight'),
+    matrix('output.weight', [embedding, vocabularySize]),
+  ];
 }
 
 /** Total number of weights, for benchmarks to report the model size. */
 export function parameterCount(options?: TinyLlamaOptions): number {
   const resolved = resolveOptions(options);
-  return tensorShapes(resolved, tinyLlamaVocabularySize(resolved)).reduce((total, tensor) => total + tensorElementCount(tensor), 0);
+  return tensorShapes(resolved, tinyLlamaVocabularySize(resolved)).reduce(
+    (total, tensor) => total + tensorElementCount(tensor),
+    0,
+  );
 }
 
 // The logit bias uses a "constant channel": hidden dimension 0 of every token embedding is a constant C,
@@ -149,11 +183,16 @@ function constantChannel(options: ResolvedOptions): number {
 
 /** h[0] after the final norm: sqrt(n) * C / sqrt(C^2 + energy), which with C = D * sqrt(energy) is sqrt(n) * D / sqrt(D^2 + 1). */
 function constantChannelAfterNorm(options: ResolvedOptions): number {
-  return (Math.sqrt(options.embeddingSize) * CONSTANT_CHANNEL_DOMINANCE) / Math.sqrt(CONSTANT_CHANNEL_DOMINANCE ** 2 + 1);
+  return (
+    (Math.sqrt(options.embeddingSize) * CONSTANT_CHANNEL_DOMINANCE) / Math.sqrt(CONSTANT_CHANNEL_DOMINANCE ** 2 + 1)
+  );
 }
 
 /** Wraps `fill` with `patch`, which sees each chunk with the chunk's element offset within the tensor. */
-function patchedFill(fill: (chunk: Float32Array) => void, patch: (chunk: Float32Array, offset: number) => void): (chunk: Float32Array) => void {
+function patchedFill(
+  fill: (chunk: Float32Array) => void,
+  patch: (chunk: Float32Array, offset: number) => void,
+): (chunk: Float32Array) => void {
   let offset = 0;
   return (chunk) => {
     fill(chunk);
@@ -163,7 +202,12 @@ function patchedFill(fill: (chunk: Float32Array) => void, patch: (chunk: Float32
 }
 
 /** Sets element 0 of each ggml row (ne0 = rowLength elements) in the chunk to value(row). */
-function setFirstOfEachRow(chunk: Float32Array, offset: number, rowLength: number, value: (row: number) => number): void {
+function setFirstOfEachRow(
+  chunk: Float32Array,
+  offset: number,
+  rowLength: number,
+  value: (row: number) => number,
+): void {
   for (let index = (rowLength - (offset % rowLength)) % rowLength; index < chunk.length; index += rowLength) {
     chunk[index] = value((offset + index) / rowLength);
   }
@@ -187,23 +231,38 @@ function outputChannelWeights(options: ResolvedOptions, vocabulary: Vocabulary):
 }
 
 /** Turns the random fill of `tensor` into its constant-channel version (see constantChannel). */
-function constantChannelFill(tensor: TensorShape, fill: (chunk: Float32Array) => void, channel: number, outputWeights: Float32Array): (chunk: Float32Array) => void {
+function constantChannelFill(
+  tensor: TensorShape,
+  fill: (chunk: Float32Array) => void,
+  channel: number,
+  outputWeights: Float32Array,
+): (chunk: Float32Array) => void {
   const rowLength = tensor.shape[0] ?? 1;
-  if (tensor.name === 'token_embd.weight') return patchedFill(fill, (chunk, offset) => setFirstOfEachRow(chunk, offset, rowLength, () => channel));
-  if (tensor.name === 'output.weight') return patchedFill(fill, (chunk, offset) => setFirstOfEachRow(chunk, offset, rowLength, (token) => outputWeights[token] ?? 0));
-  if (/\.(attn_output|ffn_down)\.weight$/.test(tensor.name)) return patchedFill(fill, (chunk, offset) => zeroFirstRow(chunk, offset, rowLength));
+  if (tensor.name === 'token_embd.weight')
+    return patchedFill(fill, (chunk, offset) => setFirstOfEachRow(chunk, offset, rowLength, () => channel));
+  if (tensor.name === 'output.weight')
+    return patchedFill(fill, (chunk, offset) =>
+      setFirstOfEachRow(chunk, offset, rowLength, (token) => outputWeights[token] ?? 0),
+    );
+  if (/\.(attn_output|ffn_down)\.weight$/.test(tensor.name))
+    return patchedFill(fill, (chunk, offset) => zeroFirstRow(chunk, offset, rowLength));
   return fill;
 }
 
 function tensors(options: ResolvedOptions, vocabulary: Vocabulary): GgufTensor[] {
   const outputWeights = options.logitBias === undefined ? undefined : outputChannelWeights(options, vocabulary);
   return tensorShapes(options, vocabulary.tokens.length).map((tensor, index) => {
-    const fill = tensor.isNorm ? constantFill(1) : randomFill(tensorSeed(options.seed, index), WEIGHT_STANDARD_DEVIATION);
+    const fill = tensor.isNorm
+      ? constantFill(1)
+      : randomFill(tensorSeed(options.seed, index), WEIGHT_STANDARD_DEVIATION);
     return {
       name: tensor.name,
       shape: tensor.shape,
       type: tensor.isNorm ? 'F32' : options.tensorType,
-      fill: outputWeights === undefined || tensor.isNorm ? fill : constantChannelFill(tensor, fill, constantChannel(options), outputWeights),
+      fill:
+        outputWeights === undefined || tensor.isNorm
+          ? fill
+          : constantChannelFill(tensor, fill, constantChannel(options), outputWeights),
     };
   });
 }
@@ -250,14 +309,21 @@ function tokenizerMetadata(vocabulary: Vocabulary): Record<string, GgufMetadataV
 export async function writeTinyLlamaModel(path: string, options?: TinyLlamaOptions): Promise<void> {
   const resolved = resolveOptions(options);
   const vocabulary = buildVocabulary(resolved.extraWords, resolved.specialTokens);
-  await writeGguf(path, { ...modelMetadata(resolved, vocabulary.tokens.length), ...tokenizerMetadata(vocabulary) }, tensors(resolved, vocabulary));
+  await writeGguf(
+    path,
+    { ...modelMetadata(resolved, vocabulary.tokens.length), ...tokenizerMetadata(vocabulary) },
+    tensors(resolved, vocabulary),
+  );
 }
 
 /** <repo>/.cache/models, which /.cache/ in .gitignore keeps out of git. */
 export const TINY_LLAMA_CACHE_DIRECTORY = fileURLToPath(new URL('../../../../.cache/models/', import.meta.url));
 
 function cachedModelPath(options: ResolvedOptions): string {
-  const hash = createHash('sha256').update(JSON.stringify({ GENERATOR_VERSION, ...options })).digest('hex').slice(0, 16);
+  const hash = createHash('sha256')
+    .update(JSON.stringify({ GENERATOR_VERSION, ...options }))
+    .digest('hex')
+    .slice(0, 16);
   return join(TINY_LLAMA_CACHE_DIRECTORY, `tiny-llama-${options.embeddingSize}x${options.layers}-${hash}.gguf`);
 }
 

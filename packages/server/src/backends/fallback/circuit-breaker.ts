@@ -58,7 +58,8 @@ export class CircuitBreaker {
 
   failure(ticket: CircuitTicket): void {
     this.consecutiveFailures += 1;
-    if (ticket.probe || (this.openedAt === undefined && this.consecutiveFailures >= this.options.failureThreshold)) this.openedAt = this.options.now();
+    if (ticket.probe || (this.openedAt === undefined && this.consecutiveFailures >= this.options.failureThreshold))
+      this.openedAt = this.options.now();
     if (ticket.probe) this.probing = false;
   }
 

@@ -83,7 +83,9 @@ export class FallbackBackend implements Backend {
   async prepare(options: { progress: boolean }): Promise<string> {
     const lines: string[] = [];
     for (const [index, member] of this.members.entries()) {
-      lines.push(`${index === 0 ? 'primary' : `fallback ${index}`} ${member.label}: ${await member.backend.prepare(options)}`);
+      lines.push(
+        `${index === 0 ? 'primary' : `fallback ${index}`} ${member.label}: ${await member.backend.prepare(options)}`,
+      );
     }
     return lines.join('; ');
   }
@@ -134,7 +136,13 @@ class FallbackRequest implements Backend {
   async *stream(step: BackendStepRequest, cancellation: Cancellation): AsyncGenerator<StreamPart[]> {
     if (this.answeredBy) {
       // A later step of the turn: its backend is chosen; a failure now is the reply's failure.
-      yield* relay(this.answeredBy, { probe: false }, this.answeredBy.backend.stream(step, cancellation)[Symbol.asyncIterator](), undefined, cancellation);
+      yield* relay(
+        this.answeredBy,
+        { probe: false },
+        this.answeredBy.backend.stream(step, cancellation)[Symbol.asyncIterator](),
+        undefined,
+        cancellation,
+      );
       return;
     }
     let lastError: unknown;
@@ -179,7 +187,11 @@ class FallbackRequest implements Backend {
   private allOpen(): ServiceError {
     const waitMs = Math.min(...this.members.map((member) => member.breaker.retryInMs));
     const seconds = Math.max(1, Math.ceil(waitMs / 1000));
-    return new ServiceError('overloaded', `Overloaded: every backend of this model (${this.listName}) failed recently; the next is tried again in ${seconds} s`, { retryAfterSeconds: seconds });
+    return new ServiceError(
+      'overloaded',
+      `Overloaded: every backend of this model (${this.listName}) failed recently; the next is tried again in ${seconds} s`,
+      { retryAfterSeconds: seconds },
+    );
   }
 }
 
@@ -194,7 +206,13 @@ function chargeFailure(member: Member, ticket: CircuitTicket, error: unknown): v
  * (or that the consumer ended, as the loop does at `finish`) is a success, a retryable failure
  * a failure, and a client that left no verdict at all.
  */
-async function* relay(member: Member, ticket: CircuitTicket, iterator: AsyncIterator<StreamPart[]>, first: IteratorResult<StreamPart[]> | undefined, cancellation: Cancellation): AsyncGenerator<StreamPart[]> {
+async function* relay(
+  member: Member,
+  ticket: CircuitTicket,
+  iterator: AsyncIterator<StreamPart[]>,
+  first: IteratorResult<StreamPart[]> | undefined,
+  cancellation: Cancellation,
+): AsyncGenerator<StreamPart[]> {
   let settled = false;
   let done = false;
   try {

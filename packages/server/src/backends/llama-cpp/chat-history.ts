@@ -40,7 +40,12 @@ function blocksOf(message: MessageParam): ContentBlockParam[] {
   return typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
 }
 
-function appendUserTurn(history: ChatHistoryItem[], message: MessageParam, calls: Map<string, ChatModelFunctionCall>, index: number): void {
+function appendUserTurn(
+  history: ChatHistoryItem[],
+  message: MessageParam,
+  calls: Map<string, ChatModelFunctionCall>,
+  index: number,
+): void {
   const texts: string[] = [];
   for (const block of blocksOf(message)) {
     if (block.type === 'text') texts.push(block.text);
@@ -48,7 +53,10 @@ function appendUserTurn(history: ChatHistoryItem[], message: MessageParam, calls
       const call = calls.get(block.tool_use_id);
       if (call) call.result = toolResultValue(block);
     } else {
-      throw new ServiceError('invalid_request', `messages.${index}: ${block.type} blocks are not supported by the llama-cpp backend`);
+      throw new ServiceError(
+        'invalid_request',
+        `messages.${index}: ${block.type} blocks are not supported by the llama-cpp backend`,
+      );
     }
   }
   if (texts.length === 0) return;
@@ -59,25 +67,43 @@ function appendUserTurn(history: ChatHistoryItem[], message: MessageParam, calls
 
 function toolResultValue(block: Extract<ContentBlockParam, { type: 'tool_result' }>): string {
   const content = block.content;
-  const text = typeof content === 'string' ? content : (content ?? []).map((inner) => (inner.type === 'text' ? inner.text : `[${inner.type}]`)).join('\n');
+  const text =
+    typeof content === 'string'
+      ? content
+      : (content ?? []).map((inner) => (inner.type === 'text' ? inner.text : `[${inner.type}]`)).join('\n');
   return block.is_error ? `Error: ${text}` : text;
 }
 
-function appendModelTurn(history: ChatHistoryItem[], message: MessageParam, calls: Map<string, ChatModelFunctionCall>): void {
+function appendModelTurn(
+  history: ChatHistoryItem[],
+  message: MessageParam,
+  calls: Map<string, ChatModelFunctionCall>,
+): void {
   const last = history.at(-1);
   const turn: ChatModelResponse = last?.type === 'model' ? last : { type: 'model', response: [] };
   if (turn !== last) history.push(turn);
   for (const block of blocksOf(message)) {
     if (block.type === 'text') turn.response.push(block.text);
-    else if (block.type === 'thinking') turn.response.push({ type: 'segment', segmentType: 'thought', text: block.thinking, ended: true });
+    else if (block.type === 'thinking')
+      turn.response.push({ type: 'segment', segmentType: 'thought', text: block.thinking, ended: true });
     else if (block.type === 'tool_use' || block.type === 'server_tool_use') {
-      const call: ChatModelFunctionCall = { type: 'functionCall', name: block.name, params: block.input, result: undefined };
+      const call: ChatModelFunctionCall = {
+        type: 'functionCall',
+        name: block.name,
+        params: block.input,
+        result: undefined,
+      };
       calls.set(block.id, call);
       turn.response.push(call);
-    } else if (block.type === 'web_search_tool_result' || block.type === 'web_fetch_tool_result' || block.type === 'code_execution_tool_result') {
+    } else if (
+      block.type === 'web_search_tool_result' ||
+      block.type === 'web_fetch_tool_result' ||
+      block.type === 'code_execution_tool_result'
+    ) {
       const call = calls.get(block.tool_use_id);
       // Search results carry their text base64-encoded in encrypted_content: the model reads it decoded.
-      if (call) call.result = block.type === 'web_search_tool_result' ? webSearchResultText(block.content) : block.content;
+      if (call)
+        call.result = block.type === 'web_search_tool_result' ? webSearchResultText(block.content) : block.content;
     }
     // redacted_thinking is opaque data from another engine: there is nothing a local model can read in it.
   }

@@ -35,25 +35,34 @@ export async function checkFormatAnswer(answer: string, check: FormatCheck): Pro
   const { where } = check.target;
   const violation = outputViolation(answer, check.target);
   if (violation === undefined) return { replacement: undefined, stopReason: 'end_turn' };
-  if (!check.held) throw new ServiceError('model_output_invalid', `grammar-constrained output failed ${where}: ${violation}`);
+  if (!check.held)
+    throw new ServiceError('model_output_invalid', `grammar-constrained output failed ${where}: ${violation}`);
   const budget = check.remaining();
   if (budget <= 0) throw new ServiceError('model_output_invalid', `the model's answer failed ${where}: ${violation}`);
   const second = await check.retry(answer, violation, budget);
   const replacement = textBlock(second.text);
   if (second.truncated) return { replacement, stopReason: 'max_tokens' };
   const secondViolation = outputViolation(second.text, check.target);
-  if (secondViolation !== undefined) throw new ServiceError('model_output_invalid', `the model's answer failed ${where} twice: ${secondViolation}`);
+  if (secondViolation !== undefined)
+    throw new ServiceError('model_output_invalid', `the model's answer failed ${where} twice: ${secondViolation}`);
   return { replacement, stopReason: 'end_turn' };
 }
 
 /** The conversation of the first attempt, its answer, and why it was refused: the prompt of the second. */
-export function formatRetryHistory(history: readonly ChatHistoryItem[], answer: string, violation: string): ChatHistoryItem[] {
+export function formatRetryHistory(
+  history: readonly ChatHistoryItem[],
+  answer: string,
+  violation: string,
+): ChatHistoryItem[] {
   // The last item is the model turn that was generated (toChatHistory ends with it, prefill included).
   const generated = history.at(-1) as ChatModelResponse;
   return [
     ...history.slice(0, -1),
     { type: 'model', response: [...generated.response, answer] },
-    { type: 'user', text: `That answer does not match the required JSON Schema: ${violation}. Answer again with one JSON value only, matching the schema.` },
+    {
+      type: 'user',
+      text: `That answer does not match the required JSON Schema: ${violation}. Answer again with one JSON value only, matching the schema.`,
+    },
     { type: 'model', response: [] },
   ];
 }

@@ -2,7 +2,16 @@
  * One generation on one context sequence, streamed as part batches: node-llama-cpp's callbacks
  * push into a queue that this generator drains while the generation runs.
  */
-import { LlamaChat, type ChatHistoryItem, type ChatModelFunctions, type ChatWrapper, type LlamaChatResponse, type LlamaChatResponseChunk, type LlamaContextSequence, type LlamaGrammar } from 'node-llama-cpp';
+import {
+  LlamaChat,
+  type ChatHistoryItem,
+  type ChatModelFunctions,
+  type ChatWrapper,
+  type LlamaChatResponse,
+  type LlamaChatResponseChunk,
+  type LlamaContextSequence,
+  type LlamaGrammar,
+} from 'node-llama-cpp';
 import { isCustomTool, schemaViolation, ServiceError, type MessageRequest, type StopReason } from '@mms/protocol';
 import type { StreamPart } from '../../streaming/stream-part.js';
 import { AsyncQueue } from './async-queue.js';
@@ -41,8 +50,15 @@ export async function* generateResponse(input: GenerationInput): AsyncGenerator<
   const queue = new AsyncQueue<StreamPart>();
   // A held answer's parts wait here until it passed its check, so a failure can be asked for again unseen.
   const held: StreamPart[] = [];
-  const emitter = new ResponseEmitter((part) => (input.holdFormat ? held.push(part) : queue.push(part)), input.plan.main);
-  const chat = new LlamaChat({ contextSequence: input.sequence, chatWrapper: input.chatWrapper, autoDisposeSequence: false });
+  const emitter = new ResponseEmitter(
+    (part) => (input.holdFormat ? held.push(part) : queue.push(part)),
+    input.plan.main,
+  );
+  const chat = new LlamaChat({
+    contextSequence: input.sequence,
+    chatWrapper: input.chatWrapper,
+    autoDisposeSequence: false,
+  });
   const done = runGeneration(chat, input, emitter, held).then(
     (parts) => {
       parts.forEach((part) => queue.push(part));
@@ -66,7 +82,12 @@ export async function* generateResponse(input: GenerationInput): AsyncGenerator<
   }
 }
 
-async function runGeneration(chat: LlamaChat, input: GenerationInput, emitter: ResponseEmitter, held: StreamPart[]): Promise<StreamPart[]> {
+async function runGeneration(
+  chat: LlamaChat,
+  input: GenerationInput,
+  emitter: ResponseEmitter,
+  held: StreamPart[],
+): Promise<StreamPart[]> {
   const { request, plan } = input;
   let response: LlamaChatResponse;
   try {
@@ -82,7 +103,13 @@ async function runGeneration(chat: LlamaChat, input: GenerationInput, emitter: R
       budgets: { thoughtTokens: input.thoughtBudget },
       onResponseChunk: (chunk: LlamaChatResponseChunk) => emitter.chunk(chunk),
       ...(input.grammar ? { grammar: input.grammar } : {}),
-      ...(plan.functions ? { functions: plan.functions, documentFunctionParams: true, maxParallelFunctionCalls: plan.singleCall ? 1 : undefined } : {}),
+      ...(plan.functions
+        ? {
+            functions: plan.functions,
+            documentFunctionParams: true,
+            maxParallelFunctionCalls: plan.singleCall ? 1 : undefined,
+          }
+        : {}),
     } as never);
   } finally {
     // The sequence is free again for the second passes below, and for the next request.
@@ -95,14 +122,21 @@ async function runGeneration(chat: LlamaChat, input: GenerationInput, emitter: R
  * Exported for tests: the end of a generation, from the engine's response to the final parts
  * (the held ones, or what replaced them, then usage and the finish).
  */
-export async function finishParts(response: LlamaChatResponse, input: GenerationInput, emitter: ResponseEmitter, held: StreamPart[] = []): Promise<StreamPart[]> {
+export async function finishParts(
+  response: LlamaChatResponse,
+  input: GenerationInput,
+  emitter: ResponseEmitter,
+  held: StreamPart[] = [],
+): Promise<StreamPart[]> {
   const { plan } = input;
   const truncated = response.metadata.stopReason === 'maxTokens';
   if (plan.main.kind === 'tool') emitter.ensureMainBlock();
   emitter.close();
-  if (plan.main.kind === 'tool' && plan.structured?.strict && !truncated) assertStrictOutput(response.response, plan.structured);
+  if (plan.main.kind === 'tool' && plan.structured?.strict && !truncated)
+    assertStrictOutput(response.response, plan.structured);
   const calls = (response as unknown as LlamaChatResponse<ChatModelFunctions>).functionCalls ?? [];
-  for (const call of calls) emitter.toolCall(call.functionName, await checkedCallInput(call.functionName, call.params, input));
+  for (const call of calls)
+    emitter.toolCall(call.functionName, await checkedCallInput(call.functionName, call.params, input));
   let stop = stopOf(response, plan.main.kind === 'tool' || calls.length > 0, input.request.stop_sequences ?? []);
   let parts = held;
   if (plan.format && stop.reason === 'end_turn') {
@@ -115,7 +149,11 @@ export async function finishParts(response: LlamaChatResponse, input: Generation
     if (outcome.replacement) parts = outcome.replacement;
     stop = { reason: outcome.stopReason, sequence: null };
   }
-  return [...parts, { type: 'output-tokens', count: input.spentTokens() }, { type: 'finish', stopReason: stop.reason, stopSequence: stop.sequence }];
+  return [
+    ...parts,
+    { type: 'output-tokens', count: input.spentTokens() },
+    { type: 'finish', stopReason: stop.reason, stopSequence: stop.sequence },
+  ];
 }
 
 /**
@@ -123,19 +161,32 @@ export async function finishParts(response: LlamaChatResponse, input: Generation
  * every strict keyword; a strict tool's input that fails its schema is generated again under our
  * grammar. A non-strict tool's input is passed on as the model wrote it.
  */
-async function checkedCallInput(name: string, params: unknown, input: GenerationInput): Promise<Record<string, unknown>> {
-  const value = params !== null && typeof params === 'object' && !Array.isArray(params) ? (params as Record<string, unknown>) : {};
+async function checkedCallInput(
+  name: string,
+  params: unknown,
+  input: GenerationInput,
+): Promise<Record<string, unknown>> {
+  const value =
+    params !== null && typeof params === 'object' && !Array.isArray(params) ? (params as Record<string, unknown>) : {};
   const tool = (input.request.tools ?? []).filter(isCustomTool).find((candidate) => candidate.name === name);
   if (!tool || tool.strict !== true) return value;
   const violation = schemaViolation(tool.input_schema, value);
   if (violation === undefined) return value;
   // The repair spends from the same step budget: usage counts it, and the step stays within max_tokens.
   const remaining = input.outputBudget - input.spentTokens();
-  if (remaining <= 0) throw new ServiceError('model_output_invalid', `the model's input for the tool "${name}" failed its input_schema, and no output tokens are left to generate it again: ${violation}`);
+  if (remaining <= 0)
+    throw new ServiceError(
+      'model_output_invalid',
+      `the model's input for the tool "${name}" failed its input_schema, and no output tokens are left to generate it again: ${violation}`,
+    );
   return input.repairInput(name, remaining);
 }
 
-function stopOf(response: LlamaChatResponse, calledTool: boolean, stopSequences: readonly string[]): { reason: StopReason; sequence: string | null } {
+function stopOf(
+  response: LlamaChatResponse,
+  calledTool: boolean,
+  stopSequences: readonly string[],
+): { reason: StopReason; sequence: string | null } {
   const metadata = response.metadata;
   switch (metadata.stopReason) {
     case 'maxTokens':
@@ -150,4 +201,3 @@ function stopOf(response: LlamaChatResponse, calledTool: boolean, stopSequences:
       return { reason: calledTool ? 'tool_use' : 'end_turn', sequence: null };
   }
 }
-

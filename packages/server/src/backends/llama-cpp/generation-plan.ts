@@ -28,12 +28,19 @@ export function planGeneration(request: ConversationRequest): GenerationPlan {
   const choice = request.tool_choice;
   const singleCall = choice !== undefined && choice.type !== 'none' && choice.disable_parallel_tool_use === true;
   if (choice?.type === 'tool' || choice?.type === 'any') {
-    const tool = choice.type === 'tool' ? customTools.find((candidate) => candidate.name === choice.name) : customTools[0];
-    if (!tool) throw new ServiceError('invalid_request', 'tool_choice: the llama-cpp backend can force custom tools only; server tools run on the model\'s own decision');
+    const tool =
+      choice.type === 'tool' ? customTools.find((candidate) => candidate.name === choice.name) : customTools[0];
+    if (!tool)
+      throw new ServiceError(
+        'invalid_request',
+        "tool_choice: the llama-cpp backend can force custom tools only; server tools run on the model's own decision",
+      );
     return forcedToolPlan(tool, request, singleCall);
   }
   const schema = request.output_config?.format?.schema;
-  const format: StructuredTarget | undefined = schema ? { schema, strict: false, kind: 'format', where: 'output_config.format.schema' } : undefined;
+  const format: StructuredTarget | undefined = schema
+    ? { schema, strict: false, kind: 'format', where: 'output_config.format.schema' }
+    : undefined;
   const offered = choice?.type === 'none' ? [] : customTools;
   return {
     main: { kind: 'text' },
@@ -45,12 +52,18 @@ export function planGeneration(request: ConversationRequest): GenerationPlan {
     strictCalls: offered.filter((tool) => tool.strict === true).map((tool) => inputTarget(tool, request)),
     // The grammar holds the answer to the schema's syntax; the model still needs its meaning, and
     // where no grammar applies, the instruction is all it has.
-    systemText: schema ? `${offered.length > 0 ? 'Unless you call a tool, answer' : 'Answer'} with one JSON value only, matching this JSON Schema: ${JSON.stringify(schema)}` : undefined,
+    systemText: schema
+      ? `${offered.length > 0 ? 'Unless you call a tool, answer' : 'Answer'} with one JSON value only, matching this JSON Schema: ${JSON.stringify(schema)}`
+      : undefined,
     singleCall,
   };
 }
 
-export function forcedToolPlan(tool: CustomToolParam, request: ConversationRequest, singleCall: boolean): GenerationPlan {
+export function forcedToolPlan(
+  tool: CustomToolParam,
+  request: ConversationRequest,
+  singleCall: boolean,
+): GenerationPlan {
   return {
     main: { kind: 'tool', name: tool.name },
     structured: inputTarget(tool, request),
@@ -64,11 +77,18 @@ export function forcedToolPlan(tool: CustomToolParam, request: ConversationReque
 
 function inputTarget(tool: CustomToolParam, request: ConversationRequest): StructuredTarget {
   const index = (request.tools ?? []).indexOf(tool);
-  return { schema: tool.input_schema, strict: tool.strict === true, kind: 'tool-input', where: `tools.${index}.input_schema` };
+  return {
+    schema: tool.input_schema,
+    strict: tool.strict === true,
+    kind: 'tool-input',
+    where: `tools.${index}.input_schema`,
+  };
 }
 
 function toFunctions(tools: readonly CustomToolParam[]): ChatModelFunctions {
   // node-llama-cpp documents the schema to the model in its chat format; the inputs it parses
   // are re-validated against the full schema afterwards (generate-response.ts).
-  return Object.fromEntries(tools.map((tool) => [tool.name, { description: tool.description, params: tool.input_schema as never }]));
+  return Object.fromEntries(
+    tools.map((tool) => [tool.name, { description: tool.description, params: tool.input_schema as never }]),
+  );
 }

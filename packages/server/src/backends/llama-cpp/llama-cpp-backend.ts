@@ -5,7 +5,15 @@
  */
 import { randomInt } from 'node:crypto';
 import { resolveChatWrapper, type ChatWrapper, type Llama, type LlamaContext, type LlamaModel } from 'node-llama-cpp';
-import { isCustomTool, requestThinks, ServiceError, type ContentBlockParam, type ConversationRequest, type MessageRequest, type ModelProfile } from '@mms/protocol';
+import {
+  isCustomTool,
+  requestThinks,
+  ServiceError,
+  type ContentBlockParam,
+  type ConversationRequest,
+  type MessageRequest,
+  type ModelProfile,
+} from '@mms/protocol';
 import type { Backend, BackendStepRequest } from '../backend.js';
 import type { Cancellation } from '../cancellation.js';
 import type { StreamPart } from '../../streaming/stream-part.js';
@@ -42,7 +50,11 @@ export class LlamaCppBackend implements Backend {
 
   /** Finds the GGUF, downloading it first if it is remote and not cached. */
   prepare(options: { progress: boolean }): Promise<string> {
-    this.modelPath ??= modelFile(this.config.model, { configFolder: this.configFolder, modelsFolder: this.config.modelsFolder, progress: options.progress });
+    this.modelPath ??= modelFile(this.config.model, {
+      configFolder: this.configFolder,
+      modelsFolder: this.config.modelsFolder,
+      progress: options.progress,
+    });
     return this.modelPath;
   }
 
@@ -79,7 +91,14 @@ export class LlamaCppBackend implements Backend {
         repairInput: (toolName, maxTokens) => this.repairInput(loaded, sequence, request, toolName, maxTokens, signal),
         retryFormat: async (answer, violation, maxTokens) => {
           const { grammar } = await grammarFor(loaded.llama, plan.format!);
-          return collectText({ sequence, chatWrapper: loaded.wrappers.plain, history: formatRetryHistory(history, answer, violation), grammar, maxTokens, signal });
+          return collectText({
+            sequence,
+            chatWrapper: loaded.wrappers.plain,
+            history: formatRetryHistory(history, answer, violation),
+            grammar,
+            maxTokens,
+            signal,
+          });
         },
       });
     } finally {
@@ -92,7 +111,12 @@ export class LlamaCppBackend implements Backend {
     const loaded = await this.load();
     const plan = planGeneration(request);
     const thinks = requestThinks(request, model);
-    return promptTokens(loaded, thinks ? loaded.wrappers.thinking : loaded.wrappers.plain, toChatHistory(request, plan.systemText).history, plan);
+    return promptTokens(
+      loaded,
+      thinks ? loaded.wrappers.thinking : loaded.wrappers.plain,
+      toChatHistory(request, plan.systemText).history,
+      plan,
+    );
   }
 
   async close(): Promise<void> {
@@ -113,7 +137,11 @@ export class LlamaCppBackend implements Backend {
     const llama = await llamaRuntime(this.config.gpu);
     const model = await llama.loadModel({ modelPath: await this.prepare({ progress: false }) });
     const contextSize = this.config.contextSize ?? Math.min(this.profile.contextWindow, model.trainContextSize);
-    const context = await model.createContext({ contextSize, sequences: this.config.concurrency, threads: this.config.threads });
+    const context = await model.createContext({
+      contextSize,
+      sequences: this.config.concurrency,
+      threads: this.config.threads,
+    });
     const type = this.config.chatWrapper;
     const wrappers = {
       thinking: resolveChatWrapper(model, { type }),
@@ -123,13 +151,27 @@ export class LlamaCppBackend implements Backend {
     return { llama, model, context, pool: new SequencePool(context), wrappers };
   }
 
-  private async repairInput(loaded: LoadedModel, sequence: Awaited<ReturnType<SequencePool['borrow']>>, request: MessageRequest, toolName: string, budget: number, signal: AbortSignal): Promise<Record<string, unknown>> {
+  private async repairInput(
+    loaded: LoadedModel,
+    sequence: Awaited<ReturnType<SequencePool['borrow']>>,
+    request: MessageRequest,
+    toolName: string,
+    budget: number,
+    signal: AbortSignal,
+  ): Promise<Record<string, unknown>> {
     const tool = (request.tools ?? []).filter(isCustomTool).find((candidate) => candidate.name === toolName);
     if (!tool) throw new ServiceError('model_output_invalid', `the model called an unknown tool "${toolName}"`);
     const plan = forcedToolPlan(tool, request, true);
     const target = plan.structured!;
     const { grammar } = await grammarFor(loaded.llama, target);
-    const { text } = await collectText({ sequence, chatWrapper: loaded.wrappers.plain, history: toChatHistory(request, plan.systemText).history, grammar, maxTokens: budget, signal });
+    const { text } = await collectText({
+      sequence,
+      chatWrapper: loaded.wrappers.plain,
+      history: toChatHistory(request, plan.systemText).history,
+      grammar,
+      maxTokens: budget,
+      signal,
+    });
     return assertStrictOutput(text, target);
   }
 }
@@ -137,17 +179,32 @@ export class LlamaCppBackend implements Backend {
 /** The context is per sequence: a prompt that fills it leaves no room to answer. */
 function assertFits(inputTokens: number, context: LlamaContext): void {
   if (inputTokens >= context.contextSize) {
-    throw new ServiceError('prompt_too_long', `prompt is too long: ${inputTokens} tokens > ${context.contextSize - 1} maximum`);
+    throw new ServiceError(
+      'prompt_too_long',
+      `prompt is too long: ${inputTokens} tokens > ${context.contextSize - 1} maximum`,
+    );
   }
 }
 
-function promptTokens(loaded: LoadedModel, chatWrapper: ChatWrapper, history: ReturnType<typeof toChatHistory>['history'], plan: GenerationPlan): number {
-  const state = chatWrapper.generateContextState({ chatHistory: history, availableFunctions: plan.functions, documentFunctionParams: true });
+function promptTokens(
+  loaded: LoadedModel,
+  chatWrapper: ChatWrapper,
+  history: ReturnType<typeof toChatHistory>['history'],
+  plan: GenerationPlan,
+): number {
+  const state = chatWrapper.generateContextState({
+    chatHistory: history,
+    availableFunctions: plan.functions,
+    documentFunctionParams: true,
+  });
   return state.contextText.tokenize(loaded.model.tokenizer).length;
 }
 
 /** Server tool calls and results of earlier steps continue the assistant turn. */
 function withTurnSoFar(request: MessageRequest, turnSoFar: BackendStepRequest['turnSoFar']): MessageRequest {
   if (turnSoFar.length === 0) return request;
-  return { ...request, messages: [...request.messages, { role: 'assistant', content: turnSoFar as ContentBlockParam[] }] };
+  return {
+    ...request,
+    messages: [...request.messages, { role: 'assistant', content: turnSoFar as ContentBlockParam[] }],
+  };
 }

@@ -11,7 +11,12 @@ export function llamaRuntime(gpu: LlamaCppBackendConfig['gpu']): Promise<Llama> 
   let runtime = runtimes.get(gpu);
   if (!runtime) {
     // build: 'never': the prebuilt binaries load offline; building from source needs the network.
-    runtime = getLlama({ gpu: gpu === 'none' ? false : gpu, build: 'never', progressLogs: false, logLevel: 'error' as never });
+    runtime = getLlama({
+      gpu: gpu === 'none' ? false : gpu,
+      build: 'never',
+      progressLogs: false,
+      logLevel: 'error' as never,
+    });
     runtimes.set(gpu, runtime);
   }
   return runtime;

@@ -30,14 +30,20 @@ export class ResponseEmitter {
       return;
     }
     this.switchTo('main');
-    const delta = this.main.kind === 'tool' ? ({ type: 'input_json_delta', partial_json: chunk.text } as const) : ({ type: 'text_delta', text: chunk.text } as const);
+    const delta =
+      this.main.kind === 'tool'
+        ? ({ type: 'input_json_delta', partial_json: chunk.text } as const)
+        : ({ type: 'text_delta', text: chunk.text } as const);
     this.push({ type: 'block-delta', delta });
   }
 
   /** Adds a whole block (a tool call parsed after generation). */
   toolCall(name: string, input: Record<string, unknown>): void {
     this.close();
-    this.push({ type: 'block-start', block: { type: 'tool_use', id: newToolUseId(), name, input: {}, caller: { type: 'direct' } } });
+    this.push({
+      type: 'block-start',
+      block: { type: 'tool_use', id: newToolUseId(), name, input: {}, caller: { type: 'direct' } },
+    });
     this.push({ type: 'block-delta', delta: { type: 'input_json_delta', partial_json: JSON.stringify(input) } });
     this.push({ type: 'block-stop' });
   }
@@ -64,7 +70,10 @@ export class ResponseEmitter {
       this.thinkingText = '';
       this.push({ type: 'block-start', block: { type: 'thinking', thinking: '', signature: '' } });
     } else if (this.main.kind === 'tool') {
-      this.push({ type: 'block-start', block: { type: 'tool_use', id: newToolUseId(), name: this.main.name, input: {}, caller: { type: 'direct' } } });
+      this.push({
+        type: 'block-start',
+        block: { type: 'tool_use', id: newToolUseId(), name: this.main.name, input: {}, caller: { type: 'direct' } },
+      });
     } else {
       this.push({ type: 'block-start', block: { type: 'text', text: '', citations: null } });
     }

@@ -24,7 +24,10 @@ export class SequencePool {
   async borrow(options: { wait: boolean; signal: AbortSignal }): Promise<LlamaContextSequence> {
     const sequence = this.free.pop();
     if (sequence) return sequence;
-    if (!options.wait) throw new CapacityError(`Overloaded: every context sequence of this llama-cpp backend (${this.size}, its concurrency) is generating`);
+    if (!options.wait)
+      throw new CapacityError(
+        `Overloaded: every context sequence of this llama-cpp backend (${this.size}, its concurrency) is generating`,
+      );
     options.signal.throwIfAborted();
     return new Promise((resolve, reject) => {
       const take = (given: LlamaContextSequence) => {

@@ -74,9 +74,15 @@ export function assertStrictSchemaCompiles(target: StructuredTarget): void {
 
 /** The caller's schema, not the service, is what must change: a 400 naming the place in the request. */
 function uncompiledStrictSchema(target: StructuredTarget, error: GrammarCompileError): ServiceError {
-  const segments = error.path.split('/').slice(1).map((segment) => segment.replaceAll('~1', '/').replaceAll('~0', '~'));
+  const segments = error.path
+    .split('/')
+    .slice(1)
+    .map((segment) => segment.replaceAll('~1', '/').replaceAll('~0', '~'));
   const where = [target.where, ...segments].join('.');
-  return new ServiceError('invalid_request', `${where}: ${error.reason}; the llama-cpp backend cannot hold output to this strict schema (drop strict, or write the constraint into a description)`);
+  return new ServiceError(
+    'invalid_request',
+    `${where}: ${error.reason}; the llama-cpp backend cannot hold output to this strict schema (drop strict, or write the constraint into a description)`,
+  );
 }
 
 /** Why `text` is not a valid answer for `target`, or undefined when it is. */
@@ -98,7 +104,8 @@ export function outputViolation(text: string, target: StructuredTarget): string 
  */
 export function assertStrictOutput(text: string, target: StructuredTarget): Record<string, unknown> {
   const violation = outputViolation(text, target);
-  if (violation !== undefined) throw new ServiceError('model_output_invalid', `grammar-constrained output failed ${target.where}: ${violation}`);
+  if (violation !== undefined)
+    throw new ServiceError('model_output_invalid', `grammar-constrained output failed ${target.where}: ${violation}`);
   return JSON.parse(text) as Record<string, unknown>;
 }
 

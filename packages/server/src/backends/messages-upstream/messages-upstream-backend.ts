@@ -6,7 +6,15 @@
  * upstream (upstream-request.ts). The abort signal closes the upstream connection, which stops
  * its generation.
  */
-import { API_VERSION, ERROR_CODE_HEADER, ServiceError, SseParser, VERSION_HEADER, type ConversationRequest, type ModelProfile } from '@mms/protocol';
+import {
+  API_VERSION,
+  ERROR_CODE_HEADER,
+  ServiceError,
+  SseParser,
+  VERSION_HEADER,
+  type ConversationRequest,
+  type ModelProfile,
+} from '@mms/protocol';
 import { Agent, type Dispatcher } from 'undici';
 import { drainInBackground, headerValue } from '../response-body.js';
 import type { Backend, BackendStepRequest } from '../backend.js';
@@ -44,14 +52,24 @@ export class MessagesUpstreamBackend implements Backend {
     this.model = config.model ?? profile.id;
     const apiKey = config.apiKey ?? (config.apiKeyEnv === undefined ? undefined : process.env[config.apiKeyEnv]);
     this.missingKeyEnv = config.apiKeyEnv !== undefined && !apiKey ? config.apiKeyEnv : undefined;
-    this.headers = { 'content-type': 'application/json', accept: 'text/event-stream, application/json', [VERSION_HEADER]: API_VERSION, ...(apiKey ? { 'x-api-key': apiKey } : {}) };
-    this.agent = new Agent({ connect: { timeout: config.connectTimeoutMs }, headersTimeout: config.firstByteTimeoutMs, bodyTimeout: config.idleTimeoutMs });
+    this.headers = {
+      'content-type': 'application/json',
+      accept: 'text/event-stream, application/json',
+      [VERSION_HEADER]: API_VERSION,
+      ...(apiKey ? { 'x-api-key': apiKey } : {}),
+    };
+    this.agent = new Agent({
+      connect: { timeout: config.connectTimeoutMs },
+      headersTimeout: config.firstByteTimeoutMs,
+      bodyTimeout: config.idleTimeoutMs,
+    });
   }
 
   async *stream(step: BackendStepRequest, cancellation: Cancellation): AsyncGenerator<StreamPart[]> {
     cancellation.throwIfAborted();
     const signal = cancellation.signal;
-    const headers = this.config.forwardFaults && step.fault ? { ...this.headers, 'mms-fault': step.fault } : this.headers;
+    const headers =
+      this.config.forwardFaults && step.fault ? { ...this.headers, 'mms-fault': step.fault } : this.headers;
     const body = JSON.stringify(upstreamMessageBody(step, this.model));
     const reader = new UpstreamEventReader(this.where, serverToolNames(step.request));
     // One controller per call: the caller's abort, and the first-output timer, both end it.
@@ -59,18 +77,37 @@ export class MessagesUpstreamBackend implements Backend {
     const onAbort = () => controller.abort(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
     const firstOutputTimer = setTimeout(
-      () => controller.abort(new ServiceError('timeout', `upstream ${this.where} failed: no output within firstByteTimeoutMs (${this.config.firstByteTimeoutMs} ms)`)),
+      () =>
+        controller.abort(
+          new ServiceError(
+            'timeout',
+            `upstream ${this.where} failed: no output within firstByteTimeoutMs (${this.config.firstByteTimeoutMs} ms)`,
+          ),
+        ),
       this.config.firstByteTimeoutMs,
     );
     let responseBody: ResponseBody | undefined;
     try {
-      const response = await this.agent.request({ origin: this.origin, path: `${this.basePath}/v1/messages`, method: 'POST', headers, body, signal: controller.signal }).catch((error: unknown) => {
-        throw this.failure(error, controller.signal);
-      });
+      const response = await this.agent
+        .request({
+          origin: this.origin,
+          path: `${this.basePath}/v1/messages`,
+          method: 'POST',
+          headers,
+          body,
+          signal: controller.signal,
+        })
+        .catch((error: unknown) => {
+          throw this.failure(error, controller.signal);
+        });
       responseBody = response.body;
       if (response.statusCode !== 200) throw await this.statusError(response);
       const contentType = String(response.headers['content-type'] ?? '');
-      if (!contentType.startsWith('text/event-stream')) throw new ServiceError('internal', `upstream ${this.where} failed: it answered a streamed request with ${contentType || 'no content-type'}, not text/event-stream`);
+      if (!contentType.startsWith('text/event-stream'))
+        throw new ServiceError(
+          'internal',
+          `upstream ${this.where} failed: it answered a streamed request with ${contentType || 'no content-type'}, not text/event-stream`,
+        );
       const iterator = response.body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
       const parser = new SseParser();
       // One streaming decoder for the whole body: a UTF-8 character split across chunks stays whole.
@@ -127,7 +164,13 @@ export class MessagesUpstreamBackend implements Backend {
   async countTokens(request: ConversationRequest): Promise<number> {
     const body = JSON.stringify(upstreamCountBody(request, this.model));
     const response = await this.agent
-      .request({ origin: this.origin, path: `${this.basePath}/v1/messages/count_tokens`, method: 'POST', headers: this.headers, body })
+      .request({
+        origin: this.origin,
+        path: `${this.basePath}/v1/messages/count_tokens`,
+        method: 'POST',
+        headers: this.headers,
+        body,
+      })
       .catch((error: unknown) => {
         throw transportError(this.where, error);
       });
@@ -135,7 +178,8 @@ export class MessagesUpstreamBackend implements Backend {
     const counted = (await response.body.json().catch((error: unknown) => {
       throw transportError(this.where, error);
     })) as { input_tokens?: unknown };
-    if (typeof counted.input_tokens !== 'number') throw new ServiceError('internal', `upstream ${this.where} failed: count_tokens answered without input_tokens`);
+    if (typeof counted.input_tokens !== 'number')
+      throw new ServiceError('internal', `upstream ${this.where} failed: count_tokens answered without input_tokens`);
     return counted.input_tokens;
   }
 
@@ -148,7 +192,10 @@ export class MessagesUpstreamBackend implements Backend {
    * models endpoint.
    */
   async prepare(): Promise<string> {
-    if (this.missingKeyEnv !== undefined) throw new Error(`upstream ${this.where}: the environment variable ${this.missingKeyEnv} (backend.apiKeyEnv) is not set`);
+    if (this.missingKeyEnv !== undefined)
+      throw new Error(
+        `upstream ${this.where}: the environment variable ${this.missingKeyEnv} (backend.apiKeyEnv) is not set`,
+      );
     let status: number;
     try {
       const response = await this.agent.request({
@@ -164,9 +211,13 @@ export class MessagesUpstreamBackend implements Backend {
       const reason = transportError(this.where, error).message.replace(`upstream ${this.where} failed: `, '');
       return `upstream ${this.where} is not reachable now (${reason}); every request tries it again`;
     }
-    if (status === 401 || status === 403) throw new Error(`upstream ${this.where} refused this service's API key (${status}); check backend.apiKey or backend.apiKeyEnv`);
+    if (status === 401 || status === 403)
+      throw new Error(
+        `upstream ${this.where} refused this service's API key (${status}); check backend.apiKey or backend.apiKeyEnv`,
+      );
     if (status === 200) return `upstream ${this.where}, model ${this.model}`;
-    if (status === 404) return `upstream ${this.where} answers, but does not list the model ${this.model}; set backend.model to one it serves`;
+    if (status === 404)
+      return `upstream ${this.where} answers, but does not list the model ${this.model}; set backend.model to one it serves`;
     return `upstream ${this.where} answers ${status} to GET /v1/models/${this.model}; its requests may fail until it is ready`;
   }
 
@@ -188,7 +239,13 @@ export class MessagesUpstreamBackend implements Backend {
     } catch {
       parsed = undefined;
     }
-    return upstreamError(this.where, response.statusCode, parsed, headerValue(response, 'retry-after'), headerValue(response, ERROR_CODE_HEADER));
+    return upstreamError(
+      this.where,
+      response.statusCode,
+      parsed,
+      headerValue(response, 'retry-after'),
+      headerValue(response, ERROR_CODE_HEADER),
+    );
   }
 }
 

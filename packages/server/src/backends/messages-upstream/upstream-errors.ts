@@ -18,7 +18,11 @@ const CODE_OF_TYPE: Record<string, ErrorCode> = {
   overloaded_error: 'overloaded',
 };
 
-const CONFIGURATION_TYPES: ReadonlySet<string> = new Set(['authentication_error', 'permission_error', 'not_found_error']);
+const CONFIGURATION_TYPES: ReadonlySet<string> = new Set([
+  'authentication_error',
+  'permission_error',
+  'not_found_error',
+]);
 
 export interface UpstreamErrorBody {
   type?: unknown;
@@ -29,12 +33,21 @@ export interface UpstreamErrorBody {
  * An error envelope (from a status or an `event: error`) -> a ServiceError. `errorCode` is the
  * upstream's `mms-error-code` header, where it is an mms (http/error-reply.ts).
  */
-export function upstreamError(where: string, status: number | undefined, body: UpstreamErrorBody | undefined, retryAfter: string | undefined, errorCode?: string): ServiceError {
+export function upstreamError(
+  where: string,
+  status: number | undefined,
+  body: UpstreamErrorBody | undefined,
+  retryAfter: string | undefined,
+  errorCode?: string,
+): ServiceError {
   const type = typeof body?.error?.type === 'string' ? body.error.type : undefined;
   const message = typeof body?.error?.message === 'string' ? body.error.message : undefined;
   const retryAfterSeconds = parseRetryAfter(retryAfter);
   if (type !== undefined && CONFIGURATION_TYPES.has(type)) {
-    return new ServiceError('internal', `upstream ${where} refused this service's request (${type}${status === undefined ? '' : `, ${status}`}): ${message ?? 'no message'}; check the backend's apiKey and model`);
+    return new ServiceError(
+      'internal',
+      `upstream ${where} refused this service's request (${type}${status === undefined ? '' : `, ${status}`}): ${message ?? 'no message'}; check the backend's apiKey and model`,
+    );
   }
   const code = codeOf(type, status, errorCode);
   const text = message ?? `upstream ${where} answered ${status ?? 'an error'} with no error message`;
@@ -83,7 +96,8 @@ export function transportError(where: string, error: unknown): ServiceError {
   const code = (error as { code?: unknown }).code;
   const reason = typeof code === 'string' ? code : String((error as Error).message);
   const timeout = TIMEOUT_CODES[reason];
-  if (timeout !== undefined) return new ServiceError('timeout', `upstream ${where} failed: ${timeout} (${reason})`, { cause: error });
+  if (timeout !== undefined)
+    return new ServiceError('timeout', `upstream ${where} failed: ${timeout} (${reason})`, { cause: error });
   return new ServiceError('internal', `upstream ${where} failed: ${describeTransport(reason)}`, { cause: error });
 }
 

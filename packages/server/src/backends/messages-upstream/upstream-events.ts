@@ -8,7 +8,14 @@ import { ServiceError, type ContentBlock, type ContentBlockDelta, type StopReaso
 import type { StreamPart } from '../../streaming/stream-part.js';
 import { upstreamError, type UpstreamErrorBody } from './upstream-errors.js';
 
-const STOP_REASONS: ReadonlySet<string> = new Set(['end_turn', 'max_tokens', 'stop_sequence', 'tool_use', 'pause_turn', 'refusal']);
+const STOP_REASONS: ReadonlySet<string> = new Set([
+  'end_turn',
+  'max_tokens',
+  'stop_sequence',
+  'tool_use',
+  'pause_turn',
+  'refusal',
+]);
 
 interface WireEvent {
   type?: unknown;
@@ -75,7 +82,8 @@ export class UpstreamEventReader {
         const id = stringField(start.id);
         const name = stringField(start.name);
         const input = isObject(start.input) ? start.input : {};
-        if (this.serverTools.has(name)) return { type: 'server_tool_use', id: id.startsWith('toolu_') ? `srv${id}` : id, name, input };
+        if (this.serverTools.has(name))
+          return { type: 'server_tool_use', id: id.startsWith('toolu_') ? `srv${id}` : id, name, input };
         return { type: 'tool_use', id, name, input, caller: { type: 'direct' } };
       }
       default:
@@ -107,9 +115,11 @@ export class UpstreamEventReader {
     }
     // An upstream mms reports its engine's own prompt count here (it may have estimated it up front).
     const inputTokens = event.usage?.input_tokens;
-    if (typeof inputTokens === 'number' && Number.isFinite(inputTokens)) parts.push({ type: 'input-tokens', count: inputTokens });
+    if (typeof inputTokens === 'number' && Number.isFinite(inputTokens))
+      parts.push({ type: 'input-tokens', count: inputTokens });
     const outputTokens = event.usage?.output_tokens;
-    if (typeof outputTokens === 'number' && Number.isFinite(outputTokens)) parts.push({ type: 'output-tokens', count: outputTokens });
+    if (typeof outputTokens === 'number' && Number.isFinite(outputTokens))
+      parts.push({ type: 'output-tokens', count: outputTokens });
   }
 
   private protocolError(what: string): ServiceError {

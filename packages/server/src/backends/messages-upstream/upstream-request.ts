@@ -22,21 +22,41 @@ const SERVER_TOOLS_AS_CUSTOM: Record<string, CustomToolParam> = {
   [SERVER_TOOL_NAMES.webSearch]: {
     name: SERVER_TOOL_NAMES.webSearch,
     description: 'Search the web. Returns the title, URL and an excerpt of each result.',
-    input_schema: { type: 'object', properties: { query: { type: 'string', description: 'What to search for.' } }, required: ['query'], additionalProperties: false },
+    input_schema: {
+      type: 'object',
+      properties: { query: { type: 'string', description: 'What to search for.' } },
+      required: ['query'],
+      additionalProperties: false,
+    },
   },
   [SERVER_TOOL_NAMES.webFetch]: {
     name: SERVER_TOOL_NAMES.webFetch,
-    description: 'Fetch a web page or document by URL and return its text. Only URLs that already appear in the conversation can be fetched.',
-    input_schema: { type: 'object', properties: { url: { type: 'string', description: 'The URL to fetch.' } }, required: ['url'], additionalProperties: false },
+    description:
+      'Fetch a web page or document by URL and return its text. Only URLs that already appear in the conversation can be fetched.',
+    input_schema: {
+      type: 'object',
+      properties: { url: { type: 'string', description: 'The URL to fetch.' } },
+      required: ['url'],
+      additionalProperties: false,
+    },
   },
   [SERVER_TOOL_NAMES.codeExecution]: {
     name: SERVER_TOOL_NAMES.codeExecution,
     description: 'Run Python code in a sandbox and return its standard output, standard error and return code.',
-    input_schema: { type: 'object', properties: { code: { type: 'string', description: 'The Python code to run.' } }, required: ['code'], additionalProperties: false },
+    input_schema: {
+      type: 'object',
+      properties: { code: { type: 'string', description: 'The Python code to run.' } },
+      required: ['code'],
+      additionalProperties: false,
+    },
   },
 };
 
-const SERVER_RESULT_TYPES: ReadonlySet<string> = new Set(['web_search_tool_result', 'web_fetch_tool_result', 'code_execution_tool_result']);
+const SERVER_RESULT_TYPES: ReadonlySet<string> = new Set([
+  'web_search_tool_result',
+  'web_fetch_tool_result',
+  'code_execution_tool_result',
+]);
 
 /** Names of the server tools a request offers: an upstream tool_use of one of these is a server call. */
 export function serverToolNames(request: ConversationRequest): ReadonlySet<string> {
@@ -87,7 +107,10 @@ function upstreamTools(tools: readonly ToolParam[] | undefined): ToolParam[] | u
  * stay below it, or the upstream refuses the step. Below the smallest thinking budget (1024),
  * thinking is left to the upstream's default for the model.
  */
-function thinkingWithin(thinking: ConversationRequest['thinking'], outputBudget: number): ConversationRequest['thinking'] {
+function thinkingWithin(
+  thinking: ConversationRequest['thinking'],
+  outputBudget: number,
+): ConversationRequest['thinking'] {
   if (thinking?.type !== 'enabled' || thinking.budget_tokens < outputBudget) return thinking;
   return outputBudget > 1024 ? { type: 'enabled', budget_tokens: outputBudget - 1 } : undefined;
 }
@@ -102,18 +125,30 @@ interface Converted {
  * The conversation plus this turn's earlier steps, with every server tool call and result turned
  * into a client tool round trip. Messages without server blocks pass unchanged.
  */
-export function upstreamMessages(messages: readonly MessageParam[], turnSoFar: readonly ContentBlock[]): MessageParam[] {
-  const all: MessageParam[] = turnSoFar.length === 0 ? [...messages] : [...messages, { role: 'assistant', content: turnSoFar as ContentBlockParam[] }];
+export function upstreamMessages(
+  messages: readonly MessageParam[],
+  turnSoFar: readonly ContentBlock[],
+): MessageParam[] {
+  const all: MessageParam[] =
+    turnSoFar.length === 0
+      ? [...messages]
+      : [...messages, { role: 'assistant', content: turnSoFar as ContentBlockParam[] }];
   const out: Converted[] = [];
   for (const message of all) {
-    const pieces = message.role === 'assistant' && hasServerBlocks(message) ? splitAssistantTurn(message.content as ContentBlockParam[]).map((piece) => ({ message: piece, split: true })) : [{ message, split: false }];
+    const pieces =
+      message.role === 'assistant' && hasServerBlocks(message)
+        ? splitAssistantTurn(message.content as ContentBlockParam[]).map((piece) => ({ message: piece, split: true }))
+        : [{ message, split: false }];
     for (const piece of pieces) append(out, piece);
   }
   return out.map((entry) => entry.message);
 }
 
 function hasServerBlocks(message: MessageParam): boolean {
-  return typeof message.content !== 'string' && message.content.some((block) => block.type === 'server_tool_use' || SERVER_RESULT_TYPES.has(block.type));
+  return (
+    typeof message.content !== 'string' &&
+    message.content.some((block) => block.type === 'server_tool_use' || SERVER_RESULT_TYPES.has(block.type))
+  );
 }
 
 /** Two turns of one role in a row, one of them from a split, become one turn. */
@@ -157,18 +192,30 @@ function splitAssistantTurn(blocks: readonly ContentBlockParam[]): MessageParam[
       continue;
     }
     if (results.length > 0) flush();
-    segment.push(block.type === 'server_tool_use' ? { type: 'tool_use', id: block.id, name: block.name, input: block.input } : block);
+    segment.push(
+      block.type === 'server_tool_use'
+        ? { type: 'tool_use', id: block.id, name: block.name, input: block.input }
+        : block,
+    );
   }
   if (results.length > 0) flush();
   if (segment.length > 0) out.push({ role: 'assistant', content: segment });
   return out;
 }
 
-type ServerResultParam = Extract<ContentBlockParam, { type: 'web_search_tool_result' | 'web_fetch_tool_result' | 'code_execution_tool_result' }>;
+type ServerResultParam = Extract<
+  ContentBlockParam,
+  { type: 'web_search_tool_result' | 'web_fetch_tool_result' | 'code_execution_tool_result' }
+>;
 
 /** A server tool's result as the text a model reads: its JSON, flagged as an error when it is one. */
 function toToolResult(block: ServerResultParam): ContentBlockParam {
   const content = block.content;
   const isError = !Array.isArray(content) && typeof content.type === 'string' && content.type.endsWith('_error');
-  return { type: 'tool_result', tool_use_id: block.tool_use_id, content: JSON.stringify(content), ...(isError ? { is_error: true } : {}) };
+  return {
+    type: 'tool_result',
+    tool_use_id: block.tool_use_id,
+    content: JSON.stringify(content),
+    ...(isError ? { is_error: true } : {}),
+  };
 }

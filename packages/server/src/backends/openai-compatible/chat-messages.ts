@@ -15,12 +15,17 @@ export interface MessageOptions {
 
 type AssistantMessage = Extract<ChatMessage, { role: 'assistant' }>;
 
-export function toChatMessages(request: ConversationRequest, turnSoFar: readonly ContentBlock[], options: MessageOptions): ChatMessage[] {
+export function toChatMessages(
+  request: ConversationRequest,
+  turnSoFar: readonly ContentBlock[],
+  options: MessageOptions,
+): ChatMessage[] {
   const messages: ChatMessage[] = [];
   const system = [systemText(request), options.instruction].filter(Boolean).join('\n\n');
   if (system) messages.push({ role: 'system', content: system });
   request.messages.forEach((message, index) => {
-    const blocks: ContentBlockParam[] = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
+    const blocks: ContentBlockParam[] =
+      typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
     if (message.role === 'user') appendUserTurn(messages, blocks, `messages.${index}`);
     else appendAssistantTurn(messages, blocks, options, `messages.${index}`);
   });
@@ -48,20 +53,29 @@ function appendUserTurn(messages: ChatMessage[], blocks: readonly ContentBlockPa
     } else if (block.type === 'document') {
       parts.push({ type: 'text', text: documentText(block, at) });
     } else {
-      throw new ServiceError('invalid_request', `${at}: ${block.type} blocks are not supported in user turns by the openai-compatible backend`);
+      throw new ServiceError(
+        'invalid_request',
+        `${at}: ${block.type} blocks are not supported in user turns by the openai-compatible backend`,
+      );
     }
   });
   if (parts.length === 0) return;
   // Text alone goes as a string: every engine takes it (Ollama splits part arrays into messages).
-  const content = parts.every((part) => part.type === 'text') ? parts.map((part) => (part as { text: string }).text).join('\n') : parts;
+  const content = parts.every((part) => part.type === 'text')
+    ? parts.map((part) => (part as { text: string }).text).join('\n')
+    : parts;
   const last = messages.at(-1);
   if (last?.role === 'user') last.content = mergeContent(last.content, content);
   else messages.push({ role: 'user', content });
 }
 
-function mergeContent(first: string | ChatContentPart[], second: string | ChatContentPart[]): string | ChatContentPart[] {
+function mergeContent(
+  first: string | ChatContentPart[],
+  second: string | ChatContentPart[],
+): string | ChatContentPart[] {
   if (typeof first === 'string' && typeof second === 'string') return `${first}\n\n${second}`;
-  const asParts = (content: string | ChatContentPart[]): ChatContentPart[] => (typeof content === 'string' ? [{ type: 'text', text: content }] : content);
+  const asParts = (content: string | ChatContentPart[]): ChatContentPart[] =>
+    typeof content === 'string' ? [{ type: 'text', text: content }] : content;
   return [...asParts(first), ...asParts(second)];
 }
 
@@ -75,8 +89,13 @@ function documentText(block: Extract<ContentBlockParam, { type: 'document' }>, w
   const source = block.source;
   let text: string;
   if (source.type === 'text') text = source.data;
-  else if (source.type === 'content') text = typeof source.content === 'string' ? source.content : source.content.map((inner) => inner.text).join('\n');
-  else throw new ServiceError('invalid_request', `${where}: ${source.type === 'url' ? 'URL' : 'PDF'} documents are not supported by the openai-compatible backend; send the text`);
+  else if (source.type === 'content')
+    text = typeof source.content === 'string' ? source.content : source.content.map((inner) => inner.text).join('\n');
+  else
+    throw new ServiceError(
+      'invalid_request',
+      `${where}: ${source.type === 'url' ? 'URL' : 'PDF'} documents are not supported by the openai-compatible backend; send the text`,
+    );
   return block.title ? `${block.title}\n\n${text}` : text;
 }
 
@@ -89,28 +108,44 @@ function toolResultText(block: Extract<ContentBlockParam, { type: 'tool_result' 
           .map((inner, position) => {
             if (inner.type === 'text') return inner.text;
             if (inner.type === 'document') return documentText(inner, `${where}.content.${position}`);
-            throw new ServiceError('invalid_request', `${where}.content.${position}: images in tool results are not supported by the openai-compatible backend`);
+            throw new ServiceError(
+              'invalid_request',
+              `${where}.content.${position}: images in tool results are not supported by the openai-compatible backend`,
+            );
           })
           .join('\n');
   return block.is_error ? `Error: ${text}` : text;
 }
 
 /** Splits the turn where a server tool's result sits, so that each result follows its call. */
-function appendAssistantTurn(messages: ChatMessage[], blocks: readonly ContentBlockParam[], options: MessageOptions, where: string): void {
+function appendAssistantTurn(
+  messages: ChatMessage[],
+  blocks: readonly ContentBlockParam[],
+  options: MessageOptions,
+  where: string,
+): void {
   let segment = emptySegment();
   blocks.forEach((block, position) => {
     if (block.type === 'text') segment.text += block.text;
     // Without a reasoning field (generic), earlier thinking is not sent, as the public API strips
     // earlier turns' thinking from the context too.
     else if (block.type === 'thinking') segment.reasoning += options.reasoningField ? block.thinking : '';
-    else if (block.type === 'tool_use' || block.type === 'server_tool_use') segment.calls.push(toolCall(block.id, block.name, block.input));
-    else if (block.type === 'web_search_tool_result' || block.type === 'web_fetch_tool_result' || block.type === 'code_execution_tool_result') {
+    else if (block.type === 'tool_use' || block.type === 'server_tool_use')
+      segment.calls.push(toolCall(block.id, block.name, block.input));
+    else if (
+      block.type === 'web_search_tool_result' ||
+      block.type === 'web_fetch_tool_result' ||
+      block.type === 'code_execution_tool_result'
+    ) {
       pushAssistant(messages, segment, options);
       segment = emptySegment();
       messages.push({ role: 'tool', tool_call_id: block.tool_use_id, content: JSON.stringify(block.content) });
     } else if (block.type !== 'redacted_thinking') {
       // redacted_thinking is another engine's encrypted reasoning: there is nothing to send.
-      throw new ServiceError('invalid_request', `${where}.content.${position}: ${block.type} blocks are not supported in assistant turns`);
+      throw new ServiceError(
+        'invalid_request',
+        `${where}.content.${position}: ${block.type} blocks are not supported in assistant turns`,
+      );
     }
   });
   pushAssistant(messages, segment, options);

@@ -32,7 +32,13 @@ export interface ChatRequestInput {
 
 export function toChatRequest(input: ChatRequestInput): ChatCompletionRequest {
   const { request, plan, profile } = input;
-  const messages = [...toChatMessages(request, input.turnSoFar, { instruction: plan.instruction, reasoningField: profile.reasoningHistoryField }), ...(input.extraMessages ?? [])];
+  const messages = [
+    ...toChatMessages(request, input.turnSoFar, {
+      instruction: plan.instruction,
+      reasoningField: profile.reasoningHistoryField,
+    }),
+    ...(input.extraMessages ?? []),
+  ];
   const body: ChatCompletionRequest = {
     model: input.model,
     messages,
@@ -45,15 +51,25 @@ export function toChatRequest(input: ChatRequestInput): ChatCompletionRequest {
   if (request.temperature !== undefined) body.temperature = request.temperature;
   if (request.top_p !== undefined) body.top_p = request.top_p;
   if (request.top_k !== undefined) {
-    if (!profile.topK) throw new ServiceError('invalid_request', `top_k: the ${input.engine} engine's chat completions API has no top_k; leave it out`);
+    if (!profile.topK)
+      throw new ServiceError(
+        'invalid_request',
+        `top_k: the ${input.engine} engine's chat completions API has no top_k; leave it out`,
+      );
     body.top_k = request.top_k;
   }
   // Engines that report which stop string matched get them; for the others mms matches them in the text.
-  if (request.stop_sequences?.length && profile.stopReport && plan.content.kind === 'text') body.stop = request.stop_sequences;
+  if (request.stop_sequences?.length && profile.stopReport && plan.content.kind === 'text')
+    body.stop = request.stop_sequences;
   if (plan.tools.length > 0) {
     body.tools = plan.tools.map((tool): ChatFunctionTool => ({
       type: 'function',
-      function: { name: tool.name, description: tool.description, parameters: tool.schema, ...(tool.strict && profile.sendsStrict ? { strict: true } : {}) },
+      function: {
+        name: tool.name,
+        description: tool.description,
+        parameters: tool.schema,
+        ...(tool.strict && profile.sendsStrict ? { strict: true } : {}),
+      },
     }));
     if (plan.toolChoice !== undefined) body.tool_choice = plan.toolChoice;
     // llama.cpp defaults to one call; the Messages API allows several unless told otherwise.

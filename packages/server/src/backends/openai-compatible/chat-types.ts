@@ -42,7 +42,10 @@ export interface ChatCompletionRequest {
   tools?: ChatFunctionTool[];
   tool_choice?: ChatToolChoice;
   parallel_tool_calls?: boolean;
-  response_format?: { type: 'json_schema'; json_schema: { name: string; schema: Record<string, unknown>; strict: true } };
+  response_format?: {
+    type: 'json_schema';
+    json_schema: { name: string; schema: Record<string, unknown>; strict: true };
+  };
   /** llama.cpp server extension. */
   json_schema?: Record<string, unknown>;
   /** vLLM and SGLang: continue the final assistant message (a prefill). */

@@ -55,7 +55,10 @@ export interface ChunkSummary {
   outputChunks: number;
 }
 
-type OpenBlock = { kind: 'thinking' } | { kind: 'text' } | { kind: 'call'; index: number; id: string | undefined; pending: PendingCall | undefined };
+type OpenBlock =
+  | { kind: 'thinking' }
+  | { kind: 'text' }
+  | { kind: 'call'; index: number; id: string | undefined; pending: PendingCall | undefined };
 
 export class ChunkConverter {
   private out: StreamPart[] = [];
@@ -73,7 +76,10 @@ export class ChunkConverter {
   private readonly matcher: StopSequenceMatcher | undefined;
 
   constructor(private readonly options: ConverterOptions) {
-    this.matcher = options.stopSequences.length > 0 && options.plan.content.kind === 'text' ? new StopSequenceMatcher(options.stopSequences) : undefined;
+    this.matcher =
+      options.stopSequences.length > 0 && options.plan.content.kind === 'text'
+        ? new StopSequenceMatcher(options.stopSequences)
+        : undefined;
     if (options.plan.holdAll) this.held = [];
   }
 
@@ -147,7 +153,8 @@ export class ChunkConverter {
   private content(text: string): void {
     const role = this.options.plan.content;
     if (role.kind === 'text') this.appendText(this.matcher ? this.matcher.push(text) : text);
-    else if (role.kind === 'tool-input') this.toolCall({ index: -1, function: { name: role.tool.name, arguments: text } });
+    else if (role.kind === 'tool-input')
+      this.toolCall({ index: -1, function: { name: role.tool.name, arguments: text } });
     else this.envelope += text;
   }
 
@@ -214,7 +221,9 @@ export class ChunkConverter {
    * call is passed on: the client must never see a call of a tool it does not have.
    */
   private offeredTool(name: string): OfferedTool {
-    const tool = this.options.plan.tools.find((candidate) => candidate.name === name) ?? (this.options.plan.content.kind === 'tool-input' ? this.options.plan.content.tool : undefined);
+    const tool =
+      this.options.plan.tools.find((candidate) => candidate.name === name) ??
+      (this.options.plan.content.kind === 'tool-input' ? this.options.plan.content.tool : undefined);
     if (!tool) throw notOfferedError(name);
     return tool;
   }
@@ -231,7 +240,12 @@ export class ChunkConverter {
       // Cut off or not JSON: the check below refuses it.
     }
     const tools = this.options.plan.content.kind === 'tool-envelope' ? this.options.plan.content.tools : [];
-    const pending: PendingCall = { type: 'pending-call', name, tool: tools.find((tool) => tool.name === name), arguments: input };
+    const pending: PendingCall = {
+      type: 'pending-call',
+      name,
+      tool: tools.find((tool) => tool.name === name),
+      arguments: input,
+    };
     this.calls.push({ name, arguments: input });
     this.held ??= [];
     this.held.push(pending);

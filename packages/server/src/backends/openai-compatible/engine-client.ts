@@ -42,11 +42,17 @@ export class EngineClient {
     this.root = this.apiBase.replace(/\/v1$/, '');
     // Our own timers cover first byte and idle; undici's would measure something slightly different.
     this.agent = new Agent({ connect: { timeout: options.connectTimeoutMs }, headersTimeout: 0, bodyTimeout: 0 });
-    this.headers = { 'content-type': 'application/json', ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}) };
+    this.headers = {
+      'content-type': 'application/json',
+      ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
+    };
   }
 
   /** The chat completion's chunks as they arrive; a server that answered with one JSON body yields it once. */
-  async *streamChat(body: ChatCompletionRequest, signal: AbortSignal): AsyncGenerator<ChatCompletionChunk, { done: boolean }> {
+  async *streamChat(
+    body: ChatCompletionRequest,
+    signal: AbortSignal,
+  ): AsyncGenerator<ChatCompletionChunk, { done: boolean }> {
     const timer = new Deadline();
     const controller = new AbortController();
     const combined = AbortSignal.any([signal, controller.signal]);
@@ -55,8 +61,16 @@ export class EngineClient {
     /** After `[DONE]` the rest of the body is read in the background, which then owns the body and the timer. */
     let draining = false;
     try {
-      response = await this.send(`${this.apiBase}/chat/completions`, 'POST', body, combined, { accept: 'text/event-stream' });
-      if (response.statusCode !== 200) throw statusError(this.options.engine, response.statusCode, await readLimited(response.body), headerValue(response, 'retry-after'));
+      response = await this.send(`${this.apiBase}/chat/completions`, 'POST', body, combined, {
+        accept: 'text/event-stream',
+      });
+      if (response.statusCode !== 200)
+        throw statusError(
+          this.options.engine,
+          response.statusCode,
+          await readLimited(response.body),
+          headerValue(response, 'retry-after'),
+        );
       if (headerValue(response, 'content-type')?.includes('application/json')) {
         yield (await response.body.json()) as ChatCompletionChunk;
         return { done: true };
@@ -112,8 +126,20 @@ export class EngineClient {
     }
   }
 
-  private send(url: string, method: 'GET' | 'POST', body: unknown, signal: AbortSignal, headers: Record<string, string>): Promise<Dispatcher.ResponseData> {
-    return request(url, { method, dispatcher: this.agent, signal, headers: { ...this.headers, ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+  private send(
+    url: string,
+    method: 'GET' | 'POST',
+    body: unknown,
+    signal: AbortSignal,
+    headers: Record<string, string>,
+  ): Promise<Dispatcher.ResponseData> {
+    return request(url, {
+      method,
+      dispatcher: this.agent,
+      signal,
+      headers: { ...this.headers, ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
   }
 
   /**
@@ -124,7 +150,11 @@ export class EngineClient {
    * the rest is read to the end in the background (`drainInBackground`), which also keeps the
    * connection for the next request, without holding back the reply's last events.
    */
-  private async *events(body: Dispatcher.ResponseData['body'], timer: Deadline, controller: AbortController): AsyncGenerator<ChatCompletionChunk, { done: boolean; draining: boolean }> {
+  private async *events(
+    body: Dispatcher.ResponseData['body'],
+    timer: Deadline,
+    controller: AbortController,
+  ): AsyncGenerator<ChatCompletionChunk, { done: boolean; draining: boolean }> {
     const parser = new SseParser();
     body.setEncoding('utf8');
     const texts = (body as AsyncIterable<string>)[Symbol.asyncIterator]();
@@ -181,13 +211,16 @@ export class EngineClient {
     try {
       return JSON.parse(data);
     } catch {
-      throw streamError(this.options.engine, { error: { message: `unreadable chunk from the engine: ${data.slice(0, 200)}` } });
+      throw streamError(this.options.engine, {
+        error: { message: `unreadable chunk from the engine: ${data.slice(0, 200)}` },
+      });
     }
   }
 
   /** Our timeout, the caller's abort (passed on as it is), or the engine's failure. */
   private failure(error: unknown, controller: AbortController, signal?: AbortSignal): unknown {
-    if (controller.signal.aborted && controller.signal.reason instanceof UpstreamTimeoutError) return transportError(this.options.engine, controller.signal.reason);
+    if (controller.signal.aborted && controller.signal.reason instanceof UpstreamTimeoutError)
+      return transportError(this.options.engine, controller.signal.reason);
     if (signal?.aborted) return signal.reason ?? error;
     return transportError(this.options.engine, error);
   }

@@ -20,23 +20,44 @@ export class UpstreamTimeoutError extends Error {
 }
 
 const MESSAGE_LIMIT = 500;
-const CONTEXT_OVERFLOW = /context length|context window|maximum context|exceeds? the (available )?context|prompt is too long|too many tokens/i;
+const CONTEXT_OVERFLOW =
+  /context length|context window|maximum context|exceeds? the (available )?context|prompt is too long|too many tokens/i;
 
 /** A non-2xx answer from the engine. */
-export function statusError(engine: string, status: number, bodyText: string, retryAfter: string | undefined): ServiceError {
+export function statusError(
+  engine: string,
+  status: number,
+  bodyText: string,
+  retryAfter: string | undefined,
+): ServiceError {
   const detail = engineMessage(bodyText);
   const said = detail ? `: ${detail}` : '';
   const retryAfterSeconds = parseRetryAfter(retryAfter) ?? 1;
   if (status === 400 || status === 422) {
-    if (CONTEXT_OVERFLOW.test(detail)) return new ServiceError('prompt_too_long', `prompt is too long for the model's engine${said}`);
+    if (CONTEXT_OVERFLOW.test(detail))
+      return new ServiceError('prompt_too_long', `prompt is too long for the model's engine${said}`);
     return new ServiceError('invalid_request', `the ${engine} engine refused the request (${status})${said}`);
   }
-  if (status === 401 || status === 403) return new ServiceError('internal', `the ${engine} engine refused mms's credentials (${status}); check the backend's apiKey`);
-  if (status === 404) return new ServiceError('internal', `the ${engine} engine answered 404${said}; check the backend's baseURL and model`);
-  if (status === 408 || status === 504) return new ServiceError('timeout', `the ${engine} engine timed out (${status})${said}`);
-  if (status === 413) return new ServiceError('request_too_large', `the ${engine} engine refused the request as too large${said}`);
-  if (status === 429) return new ServiceError('rate_limited', `the ${engine} engine is rate limiting${said}`, { retryAfterSeconds });
-  if (status === 503 || status === 529) return new ServiceError('overloaded', `the ${engine} engine is overloaded or not ready (${status})${said}`, { retryAfterSeconds });
+  if (status === 401 || status === 403)
+    return new ServiceError(
+      'internal',
+      `the ${engine} engine refused mms's credentials (${status}); check the backend's apiKey`,
+    );
+  if (status === 404)
+    return new ServiceError(
+      'internal',
+      `the ${engine} engine answered 404${said}; check the backend's baseURL and model`,
+    );
+  if (status === 408 || status === 504)
+    return new ServiceError('timeout', `the ${engine} engine timed out (${status})${said}`);
+  if (status === 413)
+    return new ServiceError('request_too_large', `the ${engine} engine refused the request as too large${said}`);
+  if (status === 429)
+    return new ServiceError('rate_limited', `the ${engine} engine is rate limiting${said}`, { retryAfterSeconds });
+  if (status === 503 || status === 529)
+    return new ServiceError('overloaded', `the ${engine} engine is overloaded or not ready (${status})${said}`, {
+      retryAfterSeconds,
+    });
   return new ServiceError('internal', `the ${engine} engine failed (${status})${said}`);
 }
 
@@ -60,17 +81,31 @@ export function transportError(engine: string, error: unknown): ServiceError {
     case 'UND_ERR_BODY_TIMEOUT':
       return timeoutError(engine, 'idle', undefined);
     case 'ECONNREFUSED':
-      return new ServiceError('internal', `the ${engine} engine is not reachable (connection refused): is it running at the backend's baseURL?`, { cause: error });
+      return new ServiceError(
+        'internal',
+        `the ${engine} engine is not reachable (connection refused): is it running at the backend's baseURL?`,
+        { cause: error },
+      );
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
-      return new ServiceError('internal', `the ${engine} engine's host name does not resolve (${code}): check the backend's baseURL`, { cause: error });
+      return new ServiceError(
+        'internal',
+        `the ${engine} engine's host name does not resolve (${code}): check the backend's baseURL`,
+        { cause: error },
+      );
     case 'ECONNRESET':
     case 'EPIPE':
     case 'UND_ERR_SOCKET':
     case 'UND_ERR_CLOSED':
-      return new ServiceError('internal', `the connection to the ${engine} engine closed unexpectedly (${code})`, { cause: error });
+      return new ServiceError('internal', `the connection to the ${engine} engine closed unexpectedly (${code})`, {
+        cause: error,
+      });
     default:
-      return new ServiceError('internal', `the request to the ${engine} engine failed: ${(error as Error).message ?? String(error)}`, { cause: error });
+      return new ServiceError(
+        'internal',
+        `the request to the ${engine} engine failed: ${(error as Error).message ?? String(error)}`,
+        { cause: error },
+      );
   }
 }
 
@@ -97,7 +132,14 @@ export function engineMessage(bodyText: string): string {
   try {
     const body = JSON.parse(bodyText) as { error?: unknown; message?: unknown; detail?: unknown };
     const error = body.error as { message?: unknown } | string | undefined;
-    const found = typeof error === 'string' ? error : typeof error?.message === 'string' ? error.message : typeof body.message === 'string' ? body.message : body.detail;
+    const found =
+      typeof error === 'string'
+        ? error
+        : typeof error?.message === 'string'
+          ? error.message
+          : typeof body.message === 'string'
+            ? body.message
+            : body.detail;
     if (found !== undefined) message = typeof found === 'string' ? found : JSON.stringify(found);
   } catch {
     // Not JSON: the text itself.

@@ -5,7 +5,10 @@
 import type { ChatCompletionRequest } from './chat-types.js';
 import type { EngineProfile } from './engine-profiles.js';
 
-export function guidedFields(profile: EngineProfile, schema: Record<string, unknown> | undefined): Partial<ChatCompletionRequest> {
+export function guidedFields(
+  profile: EngineProfile,
+  schema: Record<string, unknown> | undefined,
+): Partial<ChatCompletionRequest> {
   if (!schema) return {};
   switch (profile.guidedField) {
     case 'response_format':
@@ -19,7 +22,11 @@ export function guidedFields(profile: EngineProfile, schema: Record<string, unkn
   }
 }
 
-export function thinkingFields(profile: EngineProfile, configured: { on: Record<string, unknown>; off: Record<string, unknown> } | undefined, thinks: boolean): Record<string, unknown> {
+export function thinkingFields(
+  profile: EngineProfile,
+  configured: { on: Record<string, unknown>; off: Record<string, unknown> } | undefined,
+  thinks: boolean,
+): Record<string, unknown> {
   const fields = configured ?? profile.thinkingSwitch;
   return thinks ? fields.on : fields.off;
 }

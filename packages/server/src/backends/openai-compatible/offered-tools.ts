@@ -19,25 +19,55 @@ export interface OfferedTool {
 const SERVER_FUNCTIONS: Record<string, { description: string; schema: Record<string, unknown> }> = {
   [SERVER_TOOL_NAMES.webSearch]: {
     description: 'Search the web. Returns result titles, URLs and excerpts.',
-    schema: { type: 'object', properties: { query: { type: 'string', description: 'The search query.' } }, required: ['query'], additionalProperties: false },
+    schema: {
+      type: 'object',
+      properties: { query: { type: 'string', description: 'The search query.' } },
+      required: ['query'],
+      additionalProperties: false,
+    },
   },
   [SERVER_TOOL_NAMES.webFetch]: {
-    description: 'Fetch a web page or document by URL and return its text. Only URLs that appeared earlier in the conversation can be fetched.',
-    schema: { type: 'object', properties: { url: { type: 'string', description: 'The URL to fetch.' } }, required: ['url'], additionalProperties: false },
+    description:
+      'Fetch a web page or document by URL and return its text. Only URLs that appeared earlier in the conversation can be fetched.',
+    schema: {
+      type: 'object',
+      properties: { url: { type: 'string', description: 'The URL to fetch.' } },
+      required: ['url'],
+      additionalProperties: false,
+    },
   },
   [SERVER_TOOL_NAMES.codeExecution]: {
     description: 'Run Python code in a sandbox and return its output.',
-    schema: { type: 'object', properties: { code: { type: 'string', description: 'The Python code to run.' } }, required: ['code'], additionalProperties: false },
+    schema: {
+      type: 'object',
+      properties: { code: { type: 'string', description: 'The Python code to run.' } },
+      required: ['code'],
+      additionalProperties: false,
+    },
   },
 };
 
 export function offeredTools(request: ConversationRequest): OfferedTool[] {
   return (request.tools ?? []).map((tool, index) => {
     if (isCustomTool(tool)) {
-      return { name: tool.name, description: tool.description, schema: tool.input_schema, strict: tool.strict === true, server: false, where: `tools.${index}.input_schema` };
+      return {
+        name: tool.name,
+        description: tool.description,
+        schema: tool.input_schema,
+        strict: tool.strict === true,
+        server: false,
+        where: `tools.${index}.input_schema`,
+      };
     }
     const known = SERVER_FUNCTIONS[tool.name]!;
-    return { name: tool.name, description: known.description, schema: known.schema, strict: false, server: true, where: `tools.${index}` };
+    return {
+      name: tool.name,
+      description: known.description,
+      schema: known.schema,
+      strict: false,
+      server: true,
+      where: `tools.${index}`,
+    };
   });
 }
 

@@ -69,7 +69,12 @@ export class OpenAiCompatibleBackend implements Backend {
   }
 
   async *stream(step: BackendStepRequest, cancellation: Cancellation): AsyncIterable<StreamPart[]> {
-    const state: StepState = { step, plan: planChat(step.request, this.profile), outputTokens: 0, signal: cancellation.signal };
+    const state: StepState = {
+      step,
+      plan: planChat(step.request, this.profile),
+      outputTokens: 0,
+      signal: cancellation.signal,
+    };
     let feedback: ChatMessage[] = [];
     /** The engine's count of the prompt as the request sent it: the first attempt's, not a retry's. */
     let promptTokens: number | undefined;
@@ -86,14 +91,21 @@ export class OpenAiCompatibleBackend implements Backend {
           feedback = formatRetryMessages(summary.text, violation);
           continue;
         }
-        throw new ServiceError('model_output_invalid', `the model's answer failed ${check!.where}${retry > 0 ? ' twice' : ''}: ${violation}`);
+        throw new ServiceError(
+          'model_output_invalid',
+          `the model's answer failed ${check!.where}${retry > 0 ? ' twice' : ''}: ${violation}`,
+        );
       }
       const parts = [...summary.tail];
       const truncated = stop.reason === 'max_tokens';
-      for (const item of summary.held) parts.push(...(item.type === 'pending-call' ? await this.release(item, state, truncated) : [item]));
+      for (const item of summary.held)
+        parts.push(...(item.type === 'pending-call' ? await this.release(item, state, truncated) : [item]));
       // The engine's figure replaces mms's up-front count (an estimate for SGLang and generic) in the final usage.
       if (promptTokens !== undefined) parts.push({ type: 'input-tokens', count: promptTokens });
-      parts.push({ type: 'output-tokens', count: state.outputTokens }, { type: 'finish', stopReason: stop.reason, stopSequence: stop.sequence });
+      parts.push(
+        { type: 'output-tokens', count: state.outputTokens },
+        { type: 'finish', stopReason: stop.reason, stopSequence: stop.sequence },
+      );
       yield parts;
       return;
     }
@@ -101,7 +113,17 @@ export class OpenAiCompatibleBackend implements Backend {
 
   async countTokens(request: ConversationRequest, model: ModelProfile): Promise<number> {
     const plan = planChat(request, this.profile);
-    const body = toChatRequest({ request, turnSoFar: [], plan, engine: this.config.engine, profile: this.profile, model: this.config.model, thinking: this.config.thinking, thinks: requestThinks(request, model), outputBudget: 1 });
+    const body = toChatRequest({
+      request,
+      turnSoFar: [],
+      plan,
+      engine: this.config.engine,
+      profile: this.profile,
+      model: this.config.model,
+      thinking: this.config.thinking,
+      thinks: requestThinks(request, model),
+      outputBudget: 1,
+    });
     return this.counter.count(body);
   }
 
@@ -113,7 +135,12 @@ export class OpenAiCompatibleBackend implements Backend {
     return this.client.close();
   }
 
-  private chatRequest(state: StepState, plan: ChatPlan, thinks: boolean, extraMessages: ChatMessage[]): ChatCompletionRequest {
+  private chatRequest(
+    state: StepState,
+    plan: ChatPlan,
+    thinks: boolean,
+    extraMessages: ChatMessage[],
+  ): ChatCompletionRequest {
     const { step } = state;
     return toChatRequest({
       request: step.request,
@@ -132,7 +159,12 @@ export class OpenAiCompatibleBackend implements Backend {
   }
 
   /** One engine request, its parts passed on as they come; stops early when mms matched a stop sequence. */
-  private async *attempt(body: ChatCompletionRequest, plan: ChatPlan, thinks: boolean, state: StepState): AsyncGenerator<StreamPart[], Attempt> {
+  private async *attempt(
+    body: ChatCompletionRequest,
+    plan: ChatPlan,
+    thinks: boolean,
+    state: StepState,
+  ): AsyncGenerator<StreamPart[], Attempt> {
     const stopSequences = this.profile.stopReport ? [] : (state.step.request.stop_sequences ?? []);
     const converter = new ChunkConverter({ engine: this.config.engine, plan, thinks, stopSequences });
     const chunks = this.client.streamChat(body, state.signal);
@@ -166,9 +198,17 @@ export class OpenAiCompatibleBackend implements Backend {
     if (truncated) return blockParts(call.name, call.tool.server, call.arguments);
     let checked = checkCallInput(call);
     if (checked.violation !== undefined) {
-      if (this.remaining(state) <= 0) throw new ServiceError('model_output_invalid', `the model's input for the tool "${call.name}" failed ${call.tool.where}: ${checked.violation}`);
+      if (this.remaining(state) <= 0)
+        throw new ServiceError(
+          'model_output_invalid',
+          `the model's input for the tool "${call.name}" failed ${call.tool.where}: ${checked.violation}`,
+        );
       checked = checkCallInput({ tool: call.tool, arguments: await this.repair(call, checked.violation, state) });
-      if (checked.violation !== undefined) throw new ServiceError('model_output_invalid', `the model's input for the tool "${call.name}" failed ${call.tool.where} twice: ${checked.violation}`);
+      if (checked.violation !== undefined)
+        throw new ServiceError(
+          'model_output_invalid',
+          `the model's input for the tool "${call.name}" failed ${call.tool.where} twice: ${checked.violation}`,
+        );
     }
     return blockParts(call.name, call.tool.server, JSON.stringify(checked.input));
   }
@@ -178,13 +218,21 @@ export class OpenAiCompatibleBackend implements Backend {
     const tool = call.tool!;
     const forced = forcedPlan(tool, state.plan.tools.length > 0 ? state.plan.tools : [tool], this.profile, false);
     const note = `An earlier call of the tool "${tool.name}" had input that failed its JSON Schema (${violation}); call it again with input that matches the schema.`;
-    const plan: ChatPlan = { ...forced, instruction: [forced.instruction, note].filter(Boolean).join('\n'), holdAll: true };
+    const plan: ChatPlan = {
+      ...forced,
+      instruction: [forced.instruction, note].filter(Boolean).join('\n'),
+      holdAll: true,
+    };
     const body = this.chatRequest(state, plan, false, []);
     const run = this.attempt(body, plan, false, state);
     let next = await run.next();
     while (!next.done) next = await run.next();
     const repaired = next.value.summary.calls.find((candidate) => candidate.name === tool.name);
-    if (!repaired) throw new ServiceError('model_output_invalid', `the model did not call the tool "${tool.name}" again after its input failed ${tool.where}: ${violation}`);
+    if (!repaired)
+      throw new ServiceError(
+        'model_output_invalid',
+        `the model did not call the tool "${tool.name}" again after its input failed ${tool.where}: ${violation}`,
+      );
     return repaired.arguments;
   }
 
@@ -203,7 +251,8 @@ export class OpenAiCompatibleBackend implements Backend {
 
 function blockParts(name: string, server: boolean, inputJson: string): StreamPart[] {
   const parts: StreamPart[] = [{ type: 'block-start', block: toolBlock(name, server) }];
-  if (inputJson !== '') parts.push({ type: 'block-delta', delta: { type: 'input_json_delta', partial_json: inputJson } });
+  if (inputJson !== '')
+    parts.push({ type: 'block-delta', delta: { type: 'input_json_delta', partial_json: inputJson } });
   parts.push({ type: 'block-stop' });
   return parts;
 }

@@ -8,47 +8,73 @@ export type EngineKind = (typeof ENGINE_KINDS)[number];
 
 const requestFields = z.record(z.string(), z.unknown());
 
-export const openAiCompatibleBackendConfig = z.strictObject({
-  type: z.literal('openai-compatible'),
-  engine: z.enum(ENGINE_KINDS).describe('Which engine serves the model; decides the guided-decoding field, tokenizer endpoint and thinking switch (docs/backends.md).'),
-  baseURL: z
-    .url({ protocol: /^https?$/, error: 'must be an http(s) URL such as http://127.0.0.1:8000/v1' })
-    .describe('The OpenAI-style base URL, usually ending in /v1: chat completions are POSTed to <baseURL>/chat/completions.'),
-  apiKey: z.string().min(1).optional().describe('Sent as Authorization: Bearer <apiKey>.'),
-  apiKeyEnv: z.string().min(1).optional().describe('Name of an environment variable holding the API key, instead of writing it in the file.'),
-  model: z.string().min(1).describe("The engine's own model name (vLLM --served-model-name, an Ollama tag, ...)."),
-  connectTimeoutMs: z.int().min(1).default(5_000).describe('Time to open a connection to the engine.'),
-  firstByteTimeoutMs: z
-    .int()
-    .min(1)
-    .optional()
-    .describe('Time from sending a request to the first streamed chunk (queueing and prefill included). Default 120000; 30000 for a backend with a fallback after it in a backends list.'),
-  idleTimeoutMs: z.int().min(1).default(60_000).describe('Longest silence between two streamed chunks.'),
-  countTokens: z
-    .enum(['engine', 'estimate'])
-    .default('engine')
-    .describe("'engine' asks the engine's tokenizer endpoint where it has one (one extra round trip per request); 'estimate' counts 4 characters per token."),
-  thinking: z
-    .strictObject({ on: requestFields, off: requestFields })
-    .optional()
-    .describe('Request fields that switch the model\'s thinking on and off; default per engine (chat_template_kwargs.enable_thinking, or Ollama\'s reasoning_effort).'),
-  maxTokensField: z
-    .enum(['max_tokens', 'max_completion_tokens'])
-    .optional()
-    .describe("Engine generic only: the request field that carries the output budget; default max_tokens. OpenAI's reasoning models take only max_completion_tokens."),
-  streamOptions: z
-    .boolean()
-    .optional()
-    .describe('Engine generic only: send stream_options.include_usage (default true). false for a server that rejects the field; output tokens are then counted from the chunks unless the server sends usage anyway.'),
-  ...admissionFields,
-})
+export const openAiCompatibleBackendConfig = z
+  .strictObject({
+    type: z.literal('openai-compatible'),
+    engine: z
+      .enum(ENGINE_KINDS)
+      .describe(
+        'Which engine serves the model; decides the guided-decoding field, tokenizer endpoint and thinking switch (docs/backends.md).',
+      ),
+    baseURL: z
+      .url({ protocol: /^https?$/, error: 'must be an http(s) URL such as http://127.0.0.1:8000/v1' })
+      .describe(
+        'The OpenAI-style base URL, usually ending in /v1: chat completions are POSTed to <baseURL>/chat/completions.',
+      ),
+    apiKey: z.string().min(1).optional().describe('Sent as Authorization: Bearer <apiKey>.'),
+    apiKeyEnv: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Name of an environment variable holding the API key, instead of writing it in the file.'),
+    model: z.string().min(1).describe("The engine's own model name (vLLM --served-model-name, an Ollama tag, ...)."),
+    connectTimeoutMs: z.int().min(1).default(5_000).describe('Time to open a connection to the engine.'),
+    firstByteTimeoutMs: z
+      .int()
+      .min(1)
+      .optional()
+      .describe(
+        'Time from sending a request to the first streamed chunk (queueing and prefill included). Default 120000; 30000 for a backend with a fallback after it in a backends list.',
+      ),
+    idleTimeoutMs: z.int().min(1).default(60_000).describe('Longest silence between two streamed chunks.'),
+    countTokens: z
+      .enum(['engine', 'estimate'])
+      .default('engine')
+      .describe(
+        "'engine' asks the engine's tokenizer endpoint where it has one (one extra round trip per request); 'estimate' counts 4 characters per token.",
+      ),
+    thinking: z
+      .strictObject({ on: requestFields, off: requestFields })
+      .optional()
+      .describe(
+        "Request fields that switch the model's thinking on and off; default per engine (chat_template_kwargs.enable_thinking, or Ollama's reasoning_effort).",
+      ),
+    maxTokensField: z
+      .enum(['max_tokens', 'max_completion_tokens'])
+      .optional()
+      .describe(
+        "Engine generic only: the request field that carries the output budget; default max_tokens. OpenAI's reasoning models take only max_completion_tokens.",
+      ),
+    streamOptions: z
+      .boolean()
+      .optional()
+      .describe(
+        'Engine generic only: send stream_options.include_usage (default true). false for a server that rejects the field; output tokens are then counted from the chunks unless the server sends usage anyway.',
+      ),
+    ...admissionFields,
+  })
   // The named engines' fields are fixed by their own APIs (engine-profiles.ts): vLLM, SGLang and
   // llama.cpp read max_tokens, and Ollama's OpenAI layer ignored max_completion_tokens until
   // recently, which would silently drop the limit.
   .superRefine((config, context) => {
     if (config.engine === 'generic') return;
     for (const field of ['maxTokensField', 'streamOptions'] as const) {
-      if (config[field] !== undefined) context.addIssue({ code: 'custom', path: [field], message: `only for engine "generic"; the ${config.engine} engine's own fields are used` });
+      if (config[field] !== undefined)
+        context.addIssue({
+          code: 'custom',
+          path: [field],
+          message: `only for engine "generic"; the ${config.engine} engine's own fields are used`,
+        });
     }
   });
 

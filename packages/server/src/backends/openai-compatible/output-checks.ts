@@ -7,13 +7,15 @@ import { schemaViolation, ServiceError, type StopReason } from '@mms/protocol';
 import type { ChatMessage } from './chat-types.js';
 import type { ChunkSummary, PendingCall } from './chunk-conversion.js';
 
-export type CheckedInput = { input: Record<string, unknown>; violation?: undefined } | { input?: undefined; violation: string };
+export type CheckedInput =
+  { input: Record<string, unknown>; violation?: undefined } | { input?: undefined; violation: string };
 
 /** A held tool call's input: JSON, an object, and (for a strict tool) valid against its schema. */
 export function checkCallInput(call: Pick<PendingCall, 'tool' | 'arguments'>): CheckedInput {
   const parsed = parseJson(call.arguments === '' ? '{}' : call.arguments);
   if ('violation' in parsed) return { violation: parsed.violation };
-  if (parsed.value === null || typeof parsed.value !== 'object' || Array.isArray(parsed.value)) return { violation: 'the input is not a JSON object' };
+  if (parsed.value === null || typeof parsed.value !== 'object' || Array.isArray(parsed.value))
+    return { violation: 'the input is not a JSON object' };
   const input = parsed.value as Record<string, unknown>;
   if (call.tool?.strict) {
     const violation = schemaViolation(call.tool.schema, input, call.tool.where);
@@ -22,7 +24,10 @@ export function checkCallInput(call: Pick<PendingCall, 'tool' | 'arguments'>): C
   return { input };
 }
 
-export function formatViolation(text: string, check: { schema: Record<string, unknown>; where: string }): string | undefined {
+export function formatViolation(
+  text: string,
+  check: { schema: Record<string, unknown>; where: string },
+): string | undefined {
   const parsed = parseJson(text);
   if ('violation' in parsed) return parsed.violation;
   return schemaViolation(check.schema, parsed.value, check.where);
@@ -40,7 +45,10 @@ function parseJson(text: string): { value: unknown } | { violation: string } {
 export function formatRetryMessages(text: string, violation: string): ChatMessage[] {
   return [
     { role: 'assistant', content: text },
-    { role: 'user', content: `That answer does not match the required JSON Schema: ${violation}. Answer again with one JSON value only, matching the schema.` },
+    {
+      role: 'user',
+      content: `That answer does not match the required JSON Schema: ${violation}. Answer again with one JSON value only, matching the schema.`,
+    },
   ];
 }
 
@@ -49,8 +57,14 @@ export function formatRetryMessages(text: string, violation: string): ChatMessag
  * for it (vLLM also reports its own stop token ids there). An output that ended with neither a
  * finish reason nor `[DONE]` was cut off: an error, not an answer.
  */
-export function stopOf(summary: ChunkSummary, stopSequences: readonly string[], sawDone: boolean, engine: string): { reason: StopReason; sequence: string | null } {
-  if (summary.stopString !== undefined && stopSequences.includes(summary.stopString)) return { reason: 'stop_sequence', sequence: summary.stopString };
+export function stopOf(
+  summary: ChunkSummary,
+  stopSequences: readonly string[],
+  sawDone: boolean,
+  engine: string,
+): { reason: StopReason; sequence: string | null } {
+  if (summary.stopString !== undefined && stopSequences.includes(summary.stopString))
+    return { reason: 'stop_sequence', sequence: summary.stopString };
   const calls = summary.calls.length > 0;
   const ended = calls ? 'tool_use' : 'end_turn';
   switch (summary.finishReason) {
@@ -68,6 +82,9 @@ export function stopOf(summary: ChunkSummary, stopSequences: readonly string[], 
     case 'abort':
       throw new ServiceError('internal', `the ${engine} engine aborted the generation`);
     default:
-      throw new ServiceError('internal', `the ${engine} engine ended with an unknown finish_reason "${summary.finishReason}"`);
+      throw new ServiceError(
+        'internal',
+        `the ${engine} engine ended with an unknown finish_reason "${summary.finishReason}"`,
+      );
   }
 }

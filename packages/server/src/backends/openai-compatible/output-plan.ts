@@ -39,10 +39,18 @@ const FORMAT_WHERE = 'output_config.format.schema';
 export function planChat(request: ConversationRequest, profile: EngineProfile): ChatPlan {
   const offered = offeredTools(request);
   const choice = request.tool_choice;
-  const parallelToolCalls = choice !== undefined && choice.type !== 'none' && choice.disable_parallel_tool_use === true ? false : undefined;
+  const parallelToolCalls =
+    choice !== undefined && choice.type !== 'none' && choice.disable_parallel_tool_use === true ? false : undefined;
   if (offered.length > 0 && (choice?.type === 'tool' || choice?.type === 'any')) {
-    const target = choice.type === 'tool' ? offered.find((tool) => tool.name === choice.name) : offered.length === 1 ? offered[0] : undefined;
-    return target ? forcedPlan(target, offered, profile, parallelToolCalls) : anyToolPlan(offered, profile, parallelToolCalls);
+    const target =
+      choice.type === 'tool'
+        ? offered.find((tool) => tool.name === choice.name)
+        : offered.length === 1
+          ? offered[0]
+          : undefined;
+    return target
+      ? forcedPlan(target, offered, profile, parallelToolCalls)
+      : anyToolPlan(offered, profile, parallelToolCalls);
   }
   const base = textPlan(request, profile);
   if (offered.length === 0) return base;
@@ -68,9 +76,20 @@ function textPlan(request: ConversationRequest, profile: EngineProfile): ChatPla
 }
 
 /** A forced call of one tool: the engine's named tool_choice where it has one, else guided decoding of its input. */
-export function forcedPlan(target: OfferedTool, offered: OfferedTool[], profile: EngineProfile, parallelToolCalls: boolean | undefined): ChatPlan {
+export function forcedPlan(
+  target: OfferedTool,
+  offered: OfferedTool[],
+  profile: EngineProfile,
+  parallelToolCalls: boolean | undefined,
+): ChatPlan {
   if (profile.namedToolChoice) {
-    return { ...emptyPlan(), tools: offered, toolChoice: { type: 'function', function: { name: target.name } }, parallelToolCalls, guidedCalls: profile.forcedCallsGuided };
+    return {
+      ...emptyPlan(),
+      tools: offered,
+      toolChoice: { type: 'function', function: { name: target.name } },
+      parallelToolCalls,
+      guidedCalls: profile.forcedCallsGuided,
+    };
   }
   return {
     ...emptyPlan(),
@@ -82,7 +101,14 @@ export function forcedPlan(target: OfferedTool, offered: OfferedTool[], profile:
 }
 
 function anyToolPlan(offered: OfferedTool[], profile: EngineProfile, parallelToolCalls: boolean | undefined): ChatPlan {
-  if (profile.toolChoiceModes) return { ...emptyPlan(), tools: offered, toolChoice: 'required', parallelToolCalls, guidedCalls: profile.forcedCallsGuided };
+  if (profile.toolChoiceModes)
+    return {
+      ...emptyPlan(),
+      tools: offered,
+      toolChoice: 'required',
+      parallelToolCalls,
+      guidedCalls: profile.forcedCallsGuided,
+    };
   const schema = {
     anyOf: offered.map((tool) => ({
       type: 'object',
@@ -91,7 +117,9 @@ function anyToolPlan(offered: OfferedTool[], profile: EngineProfile, parallelToo
       additionalProperties: false,
     })),
   };
-  const list = offered.map((tool) => `- "${tool.name}": ${tool.description} Input schema: ${JSON.stringify(tool.schema)}`).join('\n');
+  const list = offered
+    .map((tool) => `- "${tool.name}": ${tool.description} Input schema: ${JSON.stringify(tool.schema)}`)
+    .join('\n');
   return {
     ...emptyPlan(),
     guidedSchema: profile.guidedField ? schema : undefined,
@@ -102,5 +130,15 @@ function anyToolPlan(offered: OfferedTool[], profile: EngineProfile, parallelToo
 }
 
 function emptyPlan(): ChatPlan {
-  return { tools: [], toolChoice: undefined, parallelToolCalls: undefined, guidedSchema: undefined, content: { kind: 'text' }, instruction: undefined, formatCheck: undefined, holdAll: false, guidedCalls: false };
+  return {
+    tools: [],
+    toolChoice: undefined,
+    parallelToolCalls: undefined,
+    guidedSchema: undefined,
+    content: { kind: 'text' },
+    instruction: undefined,
+    formatCheck: undefined,
+    holdAll: false,
+    guidedCalls: false,
+  };
 }

@@ -24,20 +24,27 @@ export async function prepareEngine(client: EngineClient, config: OpenAiCompatib
     const reason = error instanceof ServiceError ? error.message : String(error);
     return `${where}: not reachable yet (${reason}); its requests fail until the engine answers`;
   }
-  if (answer.status === 401 || answer.status === 403) throw new Error(`${where}: the engine refused mms's credentials (${answer.status}); check backend.apiKey`);
-  if (answer.status !== 200) return `${where}: GET /models answered ${answer.status}; its requests may fail until the engine is ready`;
+  if (answer.status === 401 || answer.status === 403)
+    throw new Error(`${where}: the engine refused mms's credentials (${answer.status}); check backend.apiKey`);
+  if (answer.status !== 200)
+    return `${where}: GET /models answered ${answer.status}; its requests may fail until the engine is ready`;
   const listed = modelEntries(answer.text);
   const entry = listed.find((candidate) => candidate.id === config.model);
   if (entry) return `${where}: ready${contextNote(entry)}`;
   const served = listed.map((candidate) => candidate.id).join(', ') || 'none';
-  if (config.engine === 'llama.cpp' || config.engine === 'generic') return `${where}: not in the engine's model list (${served}); going on, the engine decides`;
-  throw new Error(`${where}: the engine serves ${served}, not "${config.model}"; set backend.model to one of them${config.engine === 'ollama' ? ` or run ollama pull ${config.model}` : ''}`);
+  if (config.engine === 'llama.cpp' || config.engine === 'generic')
+    return `${where}: not in the engine's model list (${served}); going on, the engine decides`;
+  throw new Error(
+    `${where}: the engine serves ${served}, not "${config.model}"; set backend.model to one of them${config.engine === 'ollama' ? ` or run ollama pull ${config.model}` : ''}`,
+  );
 }
 
 function modelEntries(text: string): Array<{ id: string; max_model_len?: unknown }> {
   try {
     const data = (JSON.parse(text) as { data?: unknown }).data;
-    return Array.isArray(data) ? data.filter((entry): entry is { id: string } => typeof (entry as { id?: unknown })?.id === 'string') : [];
+    return Array.isArray(data)
+      ? data.filter((entry): entry is { id: string } => typeof (entry as { id?: unknown })?.id === 'string')
+      : [];
   } catch {
     return [];
   }

@@ -42,7 +42,11 @@ export class TokenizerUnavailable extends Error {
  * count, and the engine's failure (timeouts, refused connections, 5xx, 429) as it is: a hung or
  * failing engine is as much the request's problem here as at generation.
  */
-export async function countPromptTokens(client: EngineClient, method: EngineTokenizer, body: ChatCompletionRequest): Promise<number> {
+export async function countPromptTokens(
+  client: EngineClient,
+  method: EngineTokenizer,
+  body: ChatCompletionRequest,
+): Promise<number> {
   switch (method) {
     case 'vllm':
       return countOf(await ask(client, '/tokenize', templateFields(body)), '/tokenize');
@@ -50,13 +54,23 @@ export async function countPromptTokens(client: EngineClient, method: EngineToke
       const rendered = await ask(client, '/apply-template', templateFields(body));
       const prompt = (rendered as { prompt?: unknown }).prompt;
       if (typeof prompt !== 'string') throw unexpected('/apply-template', rendered);
-      const tokens = (await ask(client, '/tokenize', { content: prompt, add_special: true, parse_special: true })) as { tokens?: unknown };
+      const tokens = (await ask(client, '/tokenize', { content: prompt, add_special: true, parse_special: true })) as {
+        tokens?: unknown;
+      };
       if (!Array.isArray(tokens.tokens)) throw unexpected('/tokenize', tokens);
       return tokens.tokens.length;
     }
     case 'sglang': {
-      const counted = await ask(client, '/tokenize', { model: body.model, prompt: conversationText(body), add_special_tokens: false });
-      return countOf(counted, '/tokenize') + TOKENS_PER_MESSAGE * body.messages.length + imageCount(body.messages) * TOKENS_PER_IMAGE;
+      const counted = await ask(client, '/tokenize', {
+        model: body.model,
+        prompt: conversationText(body),
+        add_special_tokens: false,
+      });
+      return (
+        countOf(counted, '/tokenize') +
+        TOKENS_PER_MESSAGE * body.messages.length +
+        imageCount(body.messages) * TOKENS_PER_IMAGE
+      );
     }
     default:
       return method satisfies never;
@@ -73,13 +87,15 @@ export async function countPromptTokens(client: EngineClient, method: EngineToke
  */
 export function tokenizerVerdict(status: number, bodyText: string): 'missing' | 'this-request' | 'failure' {
   if ([401, 403, 404, 405, 501].includes(status)) return 'missing';
-  if (status === 400 || status === 422) return FIELDS_REFUSED.test(engineMessage(bodyText)) ? 'missing' : 'this-request';
+  if (status === 400 || status === 422)
+    return FIELDS_REFUSED.test(engineMessage(bodyText)) ? 'missing' : 'this-request';
   if (status === 413) return 'this-request';
   return 'failure';
 }
 
 /** Pydantic's and FastAPI's words for a body of the wrong shape, and servers' for a route they lack. */
-const FIELDS_REFUSED = /field required|extra (inputs|fields) (are )?not permitted|unknown (field|parameter|argument)|unrecognized (field|argument|parameter)|not supported|unsupported|not implemented|not found|no such (route|endpoint|path)/i;
+const FIELDS_REFUSED =
+  /field required|extra (inputs|fields) (are )?not permitted|unknown (field|parameter|argument)|unrecognized (field|argument|parameter)|not supported|unsupported|not implemented|not found|no such (route|endpoint|path)/i;
 
 async function ask(client: EngineClient, path: string, body: unknown): Promise<unknown> {
   const answer = await client.post(`${client.root}${path}`, body);
@@ -109,7 +125,11 @@ function templateFields(body: ChatCompletionRequest): Record<string, unknown> {
 
 export function estimateTokens(body: ChatCompletionRequest): number {
   const characters = conversationText(body).length;
-  return Math.ceil(characters / CHARACTERS_PER_TOKEN) + TOKENS_PER_MESSAGE * body.messages.length + imageCount(body.messages) * TOKENS_PER_IMAGE;
+  return (
+    Math.ceil(characters / CHARACTERS_PER_TOKEN) +
+    TOKENS_PER_MESSAGE * body.messages.length +
+    imageCount(body.messages) * TOKENS_PER_IMAGE
+  );
 }
 
 /** The conversation's text as the model reads it: contents, calls, and the tool definitions. */
@@ -129,7 +149,12 @@ function conversationText(body: ChatCompletionRequest): string {
 }
 
 function imageCount(messages: readonly ChatMessage[]): number {
-  return messages.reduce((count, message) => count + (typeof message.content === 'string' ? 0 : message.content.filter((part) => part.type === 'image_url').length), 0);
+  return messages.reduce(
+    (count, message) =>
+      count +
+      (typeof message.content === 'string' ? 0 : message.content.filter((part) => part.type === 'image_url').length),
+    0,
+  );
 }
 
 function countOf(answer: unknown, path: string): number {
@@ -140,5 +165,8 @@ function countOf(answer: unknown, path: string): number {
 
 /** A 200 in a shape that is not this endpoint's: something else answers on that path. */
 function unexpected(path: string, answer: unknown): TokenizerUnavailable {
-  return new TokenizerUnavailable(`${path} answered in an unexpected shape: ${JSON.stringify(answer).slice(0, 200)}`, true);
+  return new TokenizerUnavailable(
+    `${path} answered in an unexpected shape: ${JSON.stringify(answer).slice(0, 200)}`,
+    true,
+  );
 }

@@ -21,7 +21,11 @@ export function planDefaultAnswer(step: BackendStepRequest): PlannedBlock[] {
   }
   const format = request.output_config?.format;
   if (forced) blocks.push(toolCall(forced, echo, request.tools ?? []));
-  else if (format) blocks.push({ type: 'text', text: JSON.stringify(buildOrRefuse(() => exampleInstance(format.schema), 'output_config.format.schema')) });
+  else if (format)
+    blocks.push({
+      type: 'text',
+      text: JSON.stringify(buildOrRefuse(() => exampleInstance(format.schema), 'output_config.format.schema')),
+    });
   else blocks.push({ type: 'text', text: echo });
   return blocks;
 }
@@ -39,6 +43,7 @@ function toolCall(tool: ToolParam, text: string, tools: readonly ToolParam[]): P
     const input = buildOrRefuse(() => exampleInstance(tool.input_schema), `tools.${tools.indexOf(tool)}.input_schema`);
     return { type: 'tool_use', name: tool.name, input: input as Record<string, unknown> };
   }
-  const input = tool.name === SERVER_TOOL_NAMES.codeExecution ? { code: `print(${JSON.stringify(text)})` } : { query: text };
+  const input =
+    tool.name === SERVER_TOOL_NAMES.codeExecution ? { code: `print(${JSON.stringify(text)})` } : { query: text };
   return { type: 'server_tool_use', name: tool.name, input };
 }

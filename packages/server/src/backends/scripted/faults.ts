@@ -7,13 +7,25 @@ import type { PlannedBlock } from './script-file.js';
 import { violatingObject } from './schema-instance.js';
 import { buildOrRefuse } from './unbuildable-schema.js';
 
-export const FAULT_NAMES = ['http-500', 'http-529', 'http-429', 'truncate', 'no-tool-call', 'invalid-tool-input', 'stream-error'] as const;
+export const FAULT_NAMES = [
+  'http-500',
+  'http-529',
+  'http-429',
+  'truncate',
+  'no-tool-call',
+  'invalid-tool-input',
+  'stream-error',
+] as const;
 export type Fault = (typeof FAULT_NAMES)[number];
 
 export function parseFault(header: string | undefined): Fault | undefined {
   if (header === undefined || header === '') return undefined;
   const fault = FAULT_NAMES.find((name) => name === header);
-  if (!fault) throw new ServiceError('invalid_request', `mms-fault: unknown fault "${header}"; known faults: ${FAULT_NAMES.join(', ')}`);
+  if (!fault)
+    throw new ServiceError(
+      'invalid_request',
+      `mms-fault: unknown fault "${header}"; known faults: ${FAULT_NAMES.join(', ')}`,
+    );
   return fault;
 }
 
@@ -21,21 +33,38 @@ export function parseFault(header: string | undefined): Fault | undefined {
 export function throwHttpFault(fault: Fault | undefined): void {
   if (fault === 'http-500') throw new ServiceError('internal', 'Injected fault: http-500');
   if (fault === 'http-529') throw new ServiceError('overloaded', 'Injected fault: http-529', { retryAfterSeconds: 1 });
-  if (fault === 'http-429') throw new ServiceError('rate_limited', 'Injected fault: http-429', { retryAfterSeconds: 1 });
+  if (fault === 'http-429')
+    throw new ServiceError('rate_limited', 'Injected fault: http-429', { retryAfterSeconds: 1 });
 }
 
 /** The faults that change what the model says. */
-export function reshapeBlocks(blocks: PlannedBlock[], fault: Fault | undefined, request: MessageRequest): PlannedBlock[] {
+export function reshapeBlocks(
+  blocks: PlannedBlock[],
+  fault: Fault | undefined,
+  request: MessageRequest,
+): PlannedBlock[] {
   if (fault === 'no-tool-call') {
-    return blocks.map((block) => (block.type === 'tool_use' ? { type: 'text', text: 'I would rather answer in prose than call a tool.' } : block));
+    return blocks.map((block) =>
+      block.type === 'tool_use' ? { type: 'text', text: 'I would rather answer in prose than call a tool.' } : block,
+    );
   }
-  if (fault === 'invalid-tool-input') return blocks.map((block) => (block.type === 'tool_use' ? withInvalidInput(block, request) : block));
+  if (fault === 'invalid-tool-input')
+    return blocks.map((block) => (block.type === 'tool_use' ? withInvalidInput(block, request) : block));
   return blocks;
 }
 
 function withInvalidInput(block: Extract<PlannedBlock, { type: 'tool_use' }>, request: MessageRequest): PlannedBlock {
   const tool = (request.tools ?? []).filter(isCustomTool).find((candidate) => candidate.name === block.name);
-  const input = tool && buildOrRefuse(() => violatingObject(tool.input_schema), `tools.${(request.tools ?? []).indexOf(tool)}.input_schema`);
-  if (!input) throw new ServiceError('invalid_request', `mms-fault invalid-tool-input: the schema of "${block.name}" accepts every object, so no input can violate it`);
+  const input =
+    tool &&
+    buildOrRefuse(
+      () => violatingObject(tool.input_schema),
+      `tools.${(request.tools ?? []).indexOf(tool)}.input_schema`,
+    );
+  if (!input)
+    throw new ServiceError(
+      'invalid_request',
+      `mms-fault invalid-tool-input: the schema of "${block.name}" accepts every object, so no input can violate it`,
+    );
   return { ...block, input };
 }

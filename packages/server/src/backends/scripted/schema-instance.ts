@@ -79,7 +79,8 @@ export function exampleInstance(schema: JsonSchema): unknown {
       if (!state.recursionRefused || budget.remaining <= 0) break;
     }
   }
-  const exhausted = budget.remaining < 0 ? new BuildFailure('#', `gave up after visiting ${WORK_BUDGET} schema nodes`) : undefined;
+  const exhausted =
+    budget.remaining < 0 ? new BuildFailure('#', `gave up after visiting ${WORK_BUDGET} schema nodes`) : undefined;
   throw (exhausted ?? lastFailure ?? new BuildFailure('#', 'no instance could be built')).toError();
 }
 
@@ -103,7 +104,12 @@ function withinSchema(context: BuildContext, path: string): BuildContext {
 }
 
 /** A child value: a property or an array item. */
-function intoInstance(context: BuildContext, path: string, propertyName: string | undefined, variant: number): BuildContext {
+function intoInstance(
+  context: BuildContext,
+  path: string,
+  propertyName: string | undefined,
+  variant: number,
+): BuildContext {
   return { ...context, path, depth: context.depth + 1, propertyName, variant, atInstanceRoot: false };
 }
 
@@ -177,11 +183,16 @@ function buildValue(schema: SchemaObject, context: BuildContext): unknown {
 function listedValues(schema: SchemaObject): unknown[] | undefined {
   const enumerated = Array.isArray(schema.enum) ? schema.enum : undefined;
   if (!('const' in schema)) return enumerated;
-  const allowed = enumerated === undefined || enumerated.some((value) => canonicalJson(value) === canonicalJson(schema.const));
+  const allowed =
+    enumerated === undefined || enumerated.some((value) => canonicalJson(value) === canonicalJson(schema.const));
   return allowed ? [schema.const] : [];
 }
 
-function pickListedValue(values: readonly unknown[], types: readonly string[] | undefined, context: BuildContext): unknown {
+function pickListedValue(
+  values: readonly unknown[],
+  types: readonly string[] | undefined,
+  context: BuildContext,
+): unknown {
   const allowed = types === undefined ? values : values.filter((value) => typesAllow(types, value));
   if (allowed.length === 0) throw new BuildFailure(context.path, 'no const or enum value fits the schema');
   return allowed[context.variant % allowed.length];
@@ -241,10 +252,18 @@ function buildProperty(schema: SchemaObject, name: string, context: BuildContext
 }
 
 /** Optional properties first, in declaration order, then invented names where additionalProperties allows them. */
-function extraProperties(schema: SchemaObject, taken: ReadonlyArray<[string, unknown]>, count: number, context: BuildContext): Array<[string, unknown]> {
+function extraProperties(
+  schema: SchemaObject,
+  taken: ReadonlyArray<[string, unknown]>,
+  count: number,
+  context: BuildContext,
+): Array<[string, unknown]> {
   const used = new Set(taken.map(([name]) => name));
   const declared = Object.keys(isSchemaObject(schema.properties) ? schema.properties : {});
-  const invented = schema.additionalProperties === false ? [] : Array.from({ length: count + used.size }, (_, index) => `property${index + 1}`);
+  const invented =
+    schema.additionalProperties === false
+      ? []
+      : Array.from({ length: count + used.size }, (_, index) => `property${index + 1}`);
   const added: Array<[string, unknown]> = [];
   for (const name of [...declared, ...invented]) {
     if (added.length === count) break;
@@ -279,7 +298,9 @@ function buildItems(schema: SchemaObject, layout: ItemLayout, count: number, con
   const items: unknown[] = [];
   for (let index = 0; index < count; index += 1) {
     const inPrefix = index < layout.prefix.length;
-    const path = inPrefix ? `${context.path}/${layout.prefixKeyword}/${index}` : `${context.path}/${layout.restKeyword}`;
+    const path = inPrefix
+      ? `${context.path}/${layout.prefixKeyword}/${index}`
+      : `${context.path}/${layout.restKeyword}`;
     const itemSchema = (inPrefix ? layout.prefix[index] : undefined) ?? layout.rest;
     const contains = asSchema(schema.contains) ?? true;
     const subschema = index < layout.containing ? mergeSchemas([itemSchema, contains]) : itemSchema;
@@ -288,6 +309,7 @@ function buildItems(schema: SchemaObject, layout: ItemLayout, count: number, con
     items.push(build(subschema, intoInstance(context, path, context.propertyName, variant)));
   }
   const distinct = new Set(items.map(canonicalJson)).size === items.length;
-  if (schema.uniqueItems === true && !distinct) throw new BuildFailure(context.path, 'cannot build distinct items for uniqueItems');
+  if (schema.uniqueItems === true && !distinct)
+    throw new BuildFailure(context.path, 'cannot build distinct items for uniqueItems');
   return items;
 }

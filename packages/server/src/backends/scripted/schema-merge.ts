@@ -19,9 +19,13 @@ import {
 type Combiner = (existing: unknown, incoming: unknown) => unknown;
 
 const takeLarger: Combiner = (existing, incoming) =>
-  typeof existing === 'number' && typeof incoming === 'number' ? Math.max(existing, incoming) : existing === true || incoming === true;
+  typeof existing === 'number' && typeof incoming === 'number'
+    ? Math.max(existing, incoming)
+    : existing === true || incoming === true;
 const takeSmaller: Combiner = (existing, incoming) =>
-  typeof existing === 'number' && typeof incoming === 'number' ? Math.min(existing, incoming) : existing === true || incoming === true;
+  typeof existing === 'number' && typeof incoming === 'number'
+    ? Math.min(existing, incoming)
+    : existing === true || incoming === true;
 const bothApply: Combiner = (existing, incoming) => ({ allOf: [existing, incoming] });
 
 /** How two members' values for one keyword become one value that demands both. */
@@ -73,7 +77,9 @@ function mergeKeyword(merged: SchemaObject, keyword: string, incoming: unknown):
   if (REFERENCE_KEYWORDS.includes(keyword)) return { allOf: [...schemaList(merged.allOf), { [keyword]: incoming }] };
   if (keyword === 'const') return canonicalJson(existing) === canonicalJson(incoming) ? {} : { enum: [] };
   if (keyword === 'pattern') {
-    return existing === incoming ? {} : { [EXTRA_PATTERNS_KEYWORD]: [...stringList(merged[EXTRA_PATTERNS_KEYWORD]), incoming] };
+    return existing === incoming
+      ? {}
+      : { [EXTRA_PATTERNS_KEYWORD]: [...stringList(merged[EXTRA_PATTERNS_KEYWORD]), incoming] };
   }
   const combiner = COMBINERS.get(keyword);
   return combiner === undefined ? {} : { [keyword]: combiner(existing, incoming) };

@@ -138,7 +138,14 @@ const CLASS_ESCAPES = new Map<string, ClassMember>([
   ['B', { sample: '', contains: () => false }],
 ]);
 
-const CONTROL_ESCAPES = new Map([['n', '\n'], ['r', '\r'], ['t', '\t'], ['f', '\f'], ['v', '\v'], ['0', '\0']]);
+const CONTROL_ESCAPES = new Map([
+  ['n', '\n'],
+  ['r', '\r'],
+  ['t', '\t'],
+  ['f', '\f'],
+  ['v', '\v'],
+  ['0', '\0'],
+]);
 
 /** Reads what follows a backslash (already consumed). */
 function readEscape(cursor: PatternCursor): ClassMember {
@@ -146,10 +153,13 @@ function readEscape(cursor: PatternCursor): ClassMember {
   cursor.index += 1;
   const known = CLASS_ESCAPES.get(letter);
   if (known !== undefined) return known;
-  const hex = /^(?:u\{([0-9a-fA-F]+)\}|u([0-9a-fA-F]{4})|x([0-9a-fA-F]{2}))/.exec(cursor.source.slice(cursor.index - 1));
+  const hex = /^(?:u\{([0-9a-fA-F]+)\}|u([0-9a-fA-F]{4})|x([0-9a-fA-F]{2}))/.exec(
+    cursor.source.slice(cursor.index - 1),
+  );
   const code = hex?.[1] ?? hex?.[2] ?? hex?.[3];
   if (hex !== null && code !== undefined) cursor.index += hex[0].length - 1;
-  const character = code !== undefined ? String.fromCodePoint(parseInt(code, 16)) : CONTROL_ESCAPES.get(letter) ?? letter;
+  const character =
+    code !== undefined ? String.fromCodePoint(parseInt(code, 16)) : (CONTROL_ESCAPES.get(letter) ?? letter);
   return { sample: character, contains: (candidate) => candidate === character };
 }
 

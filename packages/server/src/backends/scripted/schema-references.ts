@@ -49,8 +49,20 @@ export const REFERENCE_KEYWORDS: readonly string[] = ['$ref', '$dynamicRef', '$r
 
 /** Keywords that never constrain a value, so merging or building can drop them. */
 export const ANNOTATION_KEYWORDS: ReadonlySet<string> = new Set([
-  '$schema', '$id', '$anchor', '$dynamicAnchor', '$recursiveAnchor', '$comment', '$defs', 'definitions',
-  'title', 'description', 'examples', 'deprecated', 'readOnly', 'writeOnly',
+  '$schema',
+  '$id',
+  '$anchor',
+  '$dynamicAnchor',
+  '$recursiveAnchor',
+  '$comment',
+  '$defs',
+  'definitions',
+  'title',
+  'description',
+  'examples',
+  'deprecated',
+  'readOnly',
+  'writeOnly',
 ]);
 
 /** Where merged schemas keep the second and later `pattern`s, since one keyword holds only one. */
@@ -191,7 +203,11 @@ function findAnchor(root: JsonSchema, name: string): JsonSchema | undefined {
 }
 
 /** Every schema that applies to property `name`: its `properties` entry and matching patternProperties, else additionalProperties. */
-export function propertySchema(schema: SchemaObject, name: string, path: string): { subschema: JsonSchema; path: string } {
+export function propertySchema(
+  schema: SchemaObject,
+  name: string,
+  path: string,
+): { subschema: JsonSchema; path: string } {
   const properties = isSchemaObject(schema.properties) ? schema.properties : {};
   const patterns = isSchemaObject(schema.patternProperties) ? schema.patternProperties : {};
   const matching: Array<{ subschema: JsonSchema; path: string }> = [];
@@ -200,11 +216,17 @@ export function propertySchema(schema: SchemaObject, name: string, path: string)
   }
   for (const [pattern, subschema] of Object.entries(patterns)) {
     if (compilePattern(pattern)?.test(name) !== true) continue;
-    matching.push({ subschema: asSchema(subschema) ?? true, path: `${path}/patternProperties/${escapePointer(pattern)}` });
+    matching.push({
+      subschema: asSchema(subschema) ?? true,
+      path: `${path}/patternProperties/${escapePointer(pattern)}`,
+    });
   }
   const [first] = matching;
-  if (first === undefined) return { subschema: asSchema(schema.additionalProperties) ?? true, path: `${path}/additionalProperties` };
-  return matching.length === 1 ? first : { subschema: { allOf: matching.map((match) => match.subschema) }, path: first.path };
+  if (first === undefined)
+    return { subschema: asSchema(schema.additionalProperties) ?? true, path: `${path}/additionalProperties` };
+  return matching.length === 1
+    ? first
+    : { subschema: { allOf: matching.map((match) => match.subschema) }, path: first.path };
 }
 
 export interface ItemLayout {
@@ -218,10 +240,16 @@ export interface ItemLayout {
 
 /** 2020-12 `prefixItems` + `items`, or the older tuple form `items: [...]` + `additionalItems`. */
 export function itemLayout(schema: SchemaObject): ItemLayout {
-  const containing = 'contains' in schema ? nonNegativeInteger(schema.minContains) ?? 1 : 0;
+  const containing = 'contains' in schema ? (nonNegativeInteger(schema.minContains) ?? 1) : 0;
   if (Array.isArray(schema.prefixItems) || !Array.isArray(schema.items)) {
     const rest = asSchema(schema.items) ?? true;
-    return { prefix: schemaList(schema.prefixItems), prefixKeyword: 'prefixItems', rest, restKeyword: 'items', containing };
+    return {
+      prefix: schemaList(schema.prefixItems),
+      prefixKeyword: 'prefixItems',
+      rest,
+      restKeyword: 'items',
+      containing,
+    };
   }
   const rest = asSchema(schema.additionalItems) ?? true;
   return { prefix: schemaList(schema.items), prefixKeyword: 'items', rest, restKeyword: 'additionalItems', containing };

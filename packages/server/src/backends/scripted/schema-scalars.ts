@@ -90,7 +90,9 @@ function fitLength(text: string, minimum: number, maximum: number): string {
   if (codePointLength(fitted) < minimum) {
     // Repeating the text reads better than padding with one filler character.
     const unit = text === '' ? 'x' : `${text} `;
-    fitted = Array.from(unit.repeat(Math.ceil(minimum / codePointLength(unit)) + 1)).slice(0, minimum).join('');
+    fitted = Array.from(unit.repeat(Math.ceil(minimum / codePointLength(unit)) + 1))
+      .slice(0, minimum)
+      .join('');
   }
   return codePointLength(fitted) > maximum ? Array.from(fitted).slice(0, maximum).join('') : fitted;
 }
@@ -108,8 +110,13 @@ function boundOf(schema: SchemaObject, inclusive: string, exclusive: string, dir
   if (typeof inclusiveValue === 'number') bounds.push({ value: inclusiveValue, exclusive: exclusiveValue === true });
   if (typeof exclusiveValue === 'number') bounds.push({ value: exclusiveValue, exclusive: true });
   const tighter = (first: Bound, second: Bound): Bound =>
-    first.value * direction > second.value * direction || (first.value === second.value && first.exclusive) ? first : second;
-  return bounds.reduce<Bound | undefined>((best, bound) => (best === undefined ? bound : tighter(best, bound)), undefined);
+    first.value * direction > second.value * direction || (first.value === second.value && first.exclusive)
+      ? first
+      : second;
+  return bounds.reduce<Bound | undefined>(
+    (best, bound) => (best === undefined ? bound : tighter(best, bound)),
+    undefined,
+  );
 }
 
 /** Rounds away float noise such as 0.30000000000000004 and turns -0 into 0. */
@@ -139,7 +146,12 @@ export function exampleNumber(schema: SchemaObject, integer: boolean, hints: Sca
 
 const GRID_STEPS_TRIED = 64;
 
-function* numberCandidates(step: number, lower: Bound | undefined, upper: Bound | undefined, variant: number): Generator<number> {
+function* numberCandidates(
+  step: number,
+  lower: Bound | undefined,
+  upper: Bound | undefined,
+  variant: number,
+): Generator<number> {
   const lowestIndex = lower === undefined ? undefined : Math.ceil(lower.value / step);
   const highestIndex = upper === undefined ? undefined : Math.floor(upper.value / step);
   let start = 1 + variant;

@@ -31,7 +31,10 @@ const FLATTEN_STEPS = 16;
 /** One value of each JSON type; a property rejects whichever its schema does not allow. */
 const WRONG_VALUES: readonly unknown[] = ['wrong type', 12345, 1.5, true, null, [], {}];
 
-export function violatingObjectFor(schema: JsonSchema, buildInstance: InstanceBuilder): Record<string, unknown> | undefined {
+export function violatingObjectFor(
+  schema: JsonSchema,
+  buildInstance: InstanceBuilder,
+): Record<string, unknown> | undefined {
   const flat = flatten(schema, schema);
   if (flat === true) return undefined;
   const types = flat === false ? undefined : acceptedTypes(flat, schema);
@@ -81,13 +84,20 @@ function resolveOrAccept(root: JsonSchema, reference: string): JsonSchema {
   }
 }
 
-function withoutRequiredProperty(schema: SchemaObject, valid: Record<string, unknown>): Record<string, unknown> | undefined {
+function withoutRequiredProperty(
+  schema: SchemaObject,
+  valid: Record<string, unknown>,
+): Record<string, unknown> | undefined {
   const [missing] = stringList(schema.required);
   if (missing === undefined) return undefined;
   return Object.fromEntries(Object.entries(valid).filter(([name]) => name !== missing));
 }
 
-function withForbiddenExtraProperty(schema: SchemaObject, valid: Record<string, unknown>, root: JsonSchema): Record<string, unknown> | undefined {
+function withForbiddenExtraProperty(
+  schema: SchemaObject,
+  valid: Record<string, unknown>,
+  root: JsonSchema,
+): Record<string, unknown> | undefined {
   const name = unclaimedPropertyName(schema);
   if (name === undefined) return undefined;
   const additional = asSchema(schema.additionalProperties) ?? true;
@@ -101,17 +111,23 @@ function unclaimedPropertyName(schema: SchemaObject): string | undefined {
   const patterns = Object.keys(isSchemaObject(schema.patternProperties) ? schema.patternProperties : {});
   const candidates = ['unexpected_property', 'unexpected-property-2', 'UNEXPECTED3', '~4'];
   return candidates.find(
-    (name) => !Object.hasOwn(properties, name) && !patterns.some((pattern) => compilePattern(pattern)?.test(name) === true),
+    (name) =>
+      !Object.hasOwn(properties, name) && !patterns.some((pattern) => compilePattern(pattern)?.test(name) === true),
   );
 }
 
 /** Required properties first, since an optional one's wrong value is easier for a lax validator to overlook. */
-function withWrongPropertyValue(schema: SchemaObject, valid: Record<string, unknown>, root: JsonSchema): Record<string, unknown> | undefined {
+function withWrongPropertyValue(
+  schema: SchemaObject,
+  valid: Record<string, unknown>,
+  root: JsonSchema,
+): Record<string, unknown> | undefined {
   const properties = isSchemaObject(schema.properties) ? schema.properties : {};
   const names = [...new Set([...stringList(schema.required), ...Object.keys(properties)])];
   for (const name of names.filter((candidate) => Object.hasOwn(properties, candidate))) {
     const value = wrongValueFor(asSchema(properties[name]) ?? true, root);
-    if (value !== undefined) return Object.fromEntries([...Object.entries(valid).filter(([key]) => key !== name), [name, value]]);
+    if (value !== undefined)
+      return Object.fromEntries([...Object.entries(valid).filter(([key]) => key !== name), [name, value]]);
   }
   return undefined;
 }

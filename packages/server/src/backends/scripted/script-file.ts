@@ -13,8 +13,18 @@ const jsonObject = z.record(z.string(), z.unknown());
 export const plannedBlock = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('text'), text: z.string().min(1) }),
   z.strictObject({ type: z.literal('thinking'), thinking: z.string(), signature: z.string().optional() }),
-  z.strictObject({ type: z.literal('tool_use'), id: z.string().optional(), name: z.string().min(1), input: jsonObject }),
-  z.strictObject({ type: z.literal('server_tool_use'), id: z.string().optional(), name: z.string().min(1), input: jsonObject }),
+  z.strictObject({
+    type: z.literal('tool_use'),
+    id: z.string().optional(),
+    name: z.string().min(1),
+    input: jsonObject,
+  }),
+  z.strictObject({
+    type: z.literal('server_tool_use'),
+    id: z.string().optional(),
+    name: z.string().min(1),
+    input: jsonObject,
+  }),
 ]);
 
 export type PlannedBlock = z.infer<typeof plannedBlock>;
@@ -46,7 +56,10 @@ export function loadScript(path: string): ScriptEntry[] {
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new FieldError('script', `${path}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    throw new FieldError(
+      'script',
+      `${path}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+    );
   }
   let json: unknown;
   try {
@@ -60,7 +73,11 @@ export function loadScript(path: string): ScriptEntry[] {
 }
 
 /** The blocks for `step` of the first entry whose `when` matches, or undefined (then: default answer). */
-export function scriptedStep(script: readonly ScriptEntry[], lastUserText: string, step: number): PlannedBlock[] | undefined {
+export function scriptedStep(
+  script: readonly ScriptEntry[],
+  lastUserText: string,
+  step: number,
+): PlannedBlock[] | undefined {
   const entry = script.find((candidate) => candidate.when.test(lastUserText));
   return entry?.steps[step];
 }

@@ -19,7 +19,10 @@ export class ScriptedBackend implements Backend {
   private readonly script: ScriptEntry[];
 
   /** `scriptPath` is already resolved against the config file's folder. */
-  constructor(private readonly config: ScriptedBackendConfig, scriptPath: string | undefined) {
+  constructor(
+    private readonly config: ScriptedBackendConfig,
+    scriptPath: string | undefined,
+  ) {
     this.script = scriptPath ? loadScript(scriptPath) : [];
   }
 
@@ -57,7 +60,13 @@ export class ScriptedBackend implements Backend {
 
 /** Fault `truncate`: stop at half of what the answer needs, as if max_tokens were that small. */
 function truncatedBudget(blocks: readonly PlannedBlock[], budget: number): number {
-  const needed = blocks.reduce((sum, block) => sum + countTokens(block.type === 'text' ? block.text : block.type === 'thinking' ? block.thinking : JSON.stringify(block.input)), 0);
+  const needed = blocks.reduce(
+    (sum, block) =>
+      sum +
+      countTokens(
+        block.type === 'text' ? block.text : block.type === 'thinking' ? block.thinking : JSON.stringify(block.input),
+      ),
+    0,
+  );
   return Math.min(budget, Math.max(1, Math.floor(needed / 2)));
 }
-

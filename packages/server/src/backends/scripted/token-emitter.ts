@@ -88,7 +88,11 @@ class ReadyBatch implements AsyncIterableIterator<StreamPart[]> {
  * Each token delta in a batch of its own, after a delay; other parts join the batch before it.
  * Then the failure, if there is one.
  */
-async function* pacedBatches(parts: readonly StreamPart[], failure: unknown, options: EmitOptions): AsyncGenerator<StreamPart[]> {
+async function* pacedBatches(
+  parts: readonly StreamPart[],
+  failure: unknown,
+  options: EmitOptions,
+): AsyncGenerator<StreamPart[]> {
   let batch: StreamPart[] = [];
   for (const part of parts) {
     if (isTokenDelta(part)) {
@@ -131,7 +135,8 @@ function pushParts(blocks: readonly PlannedBlock[], options: EmitOptions, parts:
       pushFinish(parts, used, 'max_tokens', null);
       return;
     }
-    if (start.type === 'thinking') parts.push({ type: 'block-delta', delta: { type: 'signature_delta', signature: signatureOf(block) } });
+    if (start.type === 'thinking')
+      parts.push({ type: 'block-delta', delta: { type: 'signature_delta', signature: signatureOf(block) } });
     parts.push({ type: 'block-stop' });
     // The count so far with every block's end: a turn that stops reading after one block (the
     // call disable_parallel_tool_use allows) still has the tokens that block took.
@@ -183,19 +188,34 @@ function prepare(block: PlannedBlock, options: EmitOptions): PreparedBlock {
   switch (block.type) {
     case 'text': {
       const { text, stopSequence } = cutAtStopSequence(block.text, options.stopSequences);
-      return { start: { type: 'text', text: '', citations: null }, text, tokenCount: countTokens(text), deltaKind: 'text_delta', stopSequence };
+      return {
+        start: { type: 'text', text: '', citations: null },
+        text,
+        tokenCount: countTokens(text),
+        deltaKind: 'text_delta',
+        stopSequence,
+      };
     }
     case 'thinking': {
       const cap = Math.floor(options.outputBudget * options.thinkingShare);
       const tokenCount = countTokens(block.thinking);
       const text = tokenCount > cap ? tokenPrefix(block.thinking, cap) : block.thinking;
-      return { start: { type: 'thinking', thinking: '', signature: '' }, text, tokenCount: Math.min(tokenCount, cap), deltaKind: 'thinking_delta', stopSequence: null };
+      return {
+        start: { type: 'thinking', thinking: '', signature: '' },
+        text,
+        tokenCount: Math.min(tokenCount, cap),
+        deltaKind: 'thinking_delta',
+        stopSequence: null,
+      };
     }
     case 'tool_use':
     case 'server_tool_use': {
       const id = block.id ?? newToolId(block.type);
       const text = JSON.stringify(block.input);
-      const start: ContentBlock = block.type === 'tool_use' ? { type: 'tool_use', id, name: block.name, input: {}, caller: { type: 'direct' } } : { type: 'server_tool_use', id, name: block.name, input: {} };
+      const start: ContentBlock =
+        block.type === 'tool_use'
+          ? { type: 'tool_use', id, name: block.name, input: {}, caller: { type: 'direct' } }
+          : { type: 'server_tool_use', id, name: block.name, input: {} };
       return { start, text, tokenCount: countTokens(text), deltaKind: 'input_json_delta', stopSequence: null };
     }
     default:
@@ -203,7 +223,10 @@ function prepare(block: PlannedBlock, options: EmitOptions): PreparedBlock {
   }
 }
 
-function cutAtStopSequence(text: string, stopSequences: readonly string[]): { text: string; stopSequence: string | null } {
+function cutAtStopSequence(
+  text: string,
+  stopSequences: readonly string[],
+): { text: string; stopSequence: string | null } {
   let cut: { at: number; sequence: string } | undefined;
   for (const sequence of stopSequences) {
     const at = text.indexOf(sequence);

@@ -11,7 +11,7 @@ const TOKEN_AT = /\s*[\p{L}\p{N}_]+|\s*[^\s\p{L}\p{N}_]|\s+$/uy;
 
 export function tokenize(text: string): string[] {
   const tokens: string[] = [];
-  for (let start = 0; start < text.length; ) {
+  for (let start = 0; start < text.length;) {
     const end = tokenEnd(text, start);
     tokens.push(text.slice(start, end));
     start = end;

@@ -12,12 +12,18 @@ export function buildOrRefuse<T>(build: () => T, where: string): T {
     return build();
   } catch (error) {
     if (!(error instanceof SchemaInstanceError)) throw error;
-    throw new ServiceError('invalid_request', `${fieldPath(where, error.path)}: the scripted backend can build no value valid against this schema: ${error.reason}`);
+    throw new ServiceError(
+      'invalid_request',
+      `${fieldPath(where, error.path)}: the scripted backend can build no value valid against this schema: ${error.reason}`,
+    );
   }
 }
 
 /** `#/properties/a~1b` under `tools.0.input_schema` is `tools.0.input_schema.properties.a/b`. */
 function fieldPath(where: string, pointer: string): string {
-  const segments = pointer.replace(/^#\/?/, '').split('/').filter((segment) => segment !== '');
+  const segments = pointer
+    .replace(/^#\/?/, '')
+    .split('/')
+    .filter((segment) => segment !== '');
   return [where, ...segments.map((segment) => segment.replaceAll('~1', '/').replaceAll('~0', '~'))].join('.');
 }

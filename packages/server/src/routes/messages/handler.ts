@@ -30,7 +30,12 @@ export interface MessageCall {
   backendName(): string;
 }
 
-export async function startMessage(body: unknown, fault: string | undefined, services: MessageServices, cancellation: Cancellation): Promise<MessageCall> {
+export async function startMessage(
+  body: unknown,
+  fault: string | undefined,
+  services: MessageServices,
+  cancellation: Cancellation,
+): Promise<MessageCall> {
   const request = parseMessageRequest(body);
   const entry = services.registry.resolve(request.model);
   checkMessageRules(request, entry.profile);
@@ -38,7 +43,10 @@ export async function startMessage(body: unknown, fault: string | undefined, ser
   const backend = entry.backend.forRequest?.() ?? entry.backend;
   const inputTokens = await backend.countTokens(request, entry.profile);
   if (inputTokens > entry.profile.contextWindow) {
-    throw new ServiceError('prompt_too_long', `prompt is too long: ${inputTokens} tokens > ${entry.profile.contextWindow} maximum`);
+    throw new ServiceError(
+      'prompt_too_long',
+      `prompt is too long: ${inputTokens} tokens > ${entry.profile.contextWindow} maximum`,
+    );
   }
   const release = await entry.admission.acquire(cancellation);
   const parts = runTurn({

@@ -11,7 +11,12 @@ import { MessageFold } from '../../streaming/message-fold.js';
 import { startMessage, type MessageServices } from './handler.js';
 import type { MessageEvents } from './message-events.js';
 
-export function registerMessagesRoute(router: Router, services: MessageServices, pingIntervalMs: number, closing: ConnectionClosing): void {
+export function registerMessagesRoute(
+  router: Router,
+  services: MessageServices,
+  pingIntervalMs: number,
+  closing: ConnectionClosing,
+): void {
   router.post('/v1/messages', async (context) => {
     const cancellation = abortOnDisconnect(context.response);
     const body = await readJsonBody(context.request);
@@ -21,15 +26,28 @@ export function registerMessagesRoute(router: Router, services: MessageServices,
     if (!call.stream) {
       // The JSON reply is the fold of the very events a stream would write.
       const fold = new MessageFold();
-      for (let next = first; !next.done; next = await call.events.next()) for (const event of next.value) fold.apply(event);
+      for (let next = first; !next.done; next = await call.events.next())
+        for (const event of next.value) fold.apply(event);
       return { body: fold.result(), headers: { 'mms-backend': call.backendName() } };
     }
-    await streamReply(context, first, call.events, new SseWriter(context.response, pingIntervalMs, closing), call.backendName());
+    await streamReply(
+      context,
+      first,
+      call.events,
+      new SseWriter(context.response, pingIntervalMs, closing),
+      call.backendName(),
+    );
     return WRITTEN;
   });
 }
 
-async function streamReply(context: RouteContext, first: IteratorResult<StreamEvent[]>, events: MessageEvents, sse: SseWriter, backendName: string): Promise<void> {
+async function streamReply(
+  context: RouteContext,
+  first: IteratorResult<StreamEvent[]>,
+  events: MessageEvents,
+  sse: SseWriter,
+  backendName: string,
+): Promise<void> {
   sse.open({ 'request-id': context.requestId, 'mms-backend': backendName });
   try {
     for (let next = first; !next.done; next = await events.next()) await sse.write(next.value);

@@ -51,7 +51,8 @@ export class ChildProcessRunner implements CodeRunner {
     const asked = performance.now();
     if (this.closed) return { kind: 'unavailable', detail: 'the code runner is closed' };
     const slot = await this.slots.acquire(options.signal);
-    if (!slot.granted) return slot.why === 'busy' ? { kind: 'busy' } : { kind: 'unavailable', detail: 'the request was cancelled' };
+    if (!slot.granted)
+      return slot.why === 'busy' ? { kind: 'busy' } : { kind: 'unavailable', detail: 'the request was cancelled' };
     try {
       const pool = await this.warmPool();
       if (this.closed) return { kind: 'unavailable', detail: 'the code runner is closed' };
@@ -98,10 +99,15 @@ export class ChildProcessRunner implements CodeRunner {
     this.pool ??= (async () => {
       const platform = await sandboxPlatform();
       try {
-        if (this.options.useSnapshot !== false) this.snapshot = await makePythonSnapshot(platform, this.options, this.paths, this.closing.signal);
+        if (this.options.useSnapshot !== false)
+          this.snapshot = await makePythonSnapshot(platform, this.options, this.paths, this.closing.signal);
       } catch (error) {
         // Sandboxes still work without it, each loading Python from scratch (seconds, not a fraction of one).
-        if (!this.closed) process.emitWarning(`code execution: ${(error as Error).message}; sandboxes will load Python without a snapshot`, { code: 'MMS_SANDBOX_NO_SNAPSHOT' });
+        if (!this.closed)
+          process.emitWarning(
+            `code execution: ${(error as Error).message}; sandboxes will load Python without a snapshot`,
+            { code: 'MMS_SANDBOX_NO_SNAPSHOT' },
+          );
       }
       const paths = this.snapshot ? { ...this.paths, snapshotFile: this.snapshot.file } : this.paths;
       return new WarmPool(this.options.poolSize, () => new SandboxProcess(platform, this.options, paths));

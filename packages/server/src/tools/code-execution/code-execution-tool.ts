@@ -27,7 +27,8 @@ export class CodeExecutionTool {
     if (typeof code !== 'string') return serverToolRefusal(call, 'invalid_tool_input');
     const outcome = await this.runner.run(code, {
       hostFunctions: hostFunctionsFor(context.request),
-      callHost: async (name, input, signal) => resultForCode((await context.callServerTool(name, input, signal)).content),
+      callHost: async (name, input, signal) =>
+        resultForCode((await context.callServerTool(name, input, signal)).content),
       signal: context.signal,
     });
     switch (outcome.kind) {
@@ -85,7 +86,11 @@ function stderrBeforeNote(stderr: string, room: number): string {
   return cut === '' || cut.endsWith('\n') ? cut : `${cut.slice(0, -1)}\n`;
 }
 
-function executionResult(call: ServerToolUseBlock, { stdout, stderr }: Output, returnCode: number): ServerToolResultBlock {
+function executionResult(
+  call: ServerToolUseBlock,
+  { stdout, stderr }: Output,
+  returnCode: number,
+): ServerToolResultBlock {
   return {
     type: 'code_execution_tool_result',
     tool_use_id: call.id,

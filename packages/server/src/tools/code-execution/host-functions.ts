@@ -25,7 +25,11 @@ export function hostFunctionsFor(request: MessageRequest): HostFunction[] {
     functions.push({
       name,
       firstParameter: FIRST_PARAMETERS[tool.type]!,
-      ...(callable ? {} : { refusal: `${name} cannot be called from code: the request's ${name} tool has allowed_callers ${JSON.stringify(callers)}, so only the model may call it` }),
+      ...(callable
+        ? {}
+        : {
+            refusal: `${name} cannot be called from code: the request's ${name} tool has allowed_callers ${JSON.stringify(callers)}, so only the model may call it`,
+          }),
     });
   }
   return functions;
@@ -39,7 +43,8 @@ export function hostFunctionsFor(request: MessageRequest): HostFunction[] {
 export function resultForCode(content: unknown): unknown {
   if (!Array.isArray(content)) return content;
   return content.map((item: unknown) => {
-    if (typeof item !== 'object' || item === null || (item as { type?: unknown }).type !== 'web_search_result') return item;
+    if (typeof item !== 'object' || item === null || (item as { type?: unknown }).type !== 'web_search_result')
+      return item;
     const { encrypted_content: encrypted, ...rest } = item as { encrypted_content?: unknown };
     return { ...rest, content: typeof encrypted === 'string' ? (decodeSearchContent(encrypted) ?? '') : '' };
   });

@@ -23,11 +23,13 @@ export class MessageLines {
       if (!this.deliver(line)) return;
       newline = this.pending.indexOf('\n');
     }
-    if (this.pending.length > this.maxLineCharacters) this.breach(`a message longer than ${this.maxLineCharacters} characters`);
+    if (this.pending.length > this.maxLineCharacters)
+      this.breach(`a message longer than ${this.maxLineCharacters} characters`);
   }
 
   private deliver(line: string): boolean {
-    if (line.length > this.maxLineCharacters) return this.breach(`a message longer than ${this.maxLineCharacters} characters`);
+    if (line.length > this.maxLineCharacters)
+      return this.breach(`a message longer than ${this.maxLineCharacters} characters`);
     if (line === '') return true;
     let message: unknown;
     try {

@@ -11,7 +11,10 @@ export class PausableDeadline {
   private holds = 0;
   private stopped = false;
 
-  constructor(limitMs: number, private readonly onExpired: () => void) {
+  constructor(
+    limitMs: number,
+    private readonly onExpired: () => void,
+  ) {
     this.remainingMs = limitMs;
     this.resume();
   }
@@ -44,9 +47,12 @@ export class PausableDeadline {
   private resume(): void {
     if (this.stopped) return;
     this.runningSince = performance.now();
-    this.timer = setTimeout(() => {
-      this.stopped = true;
-      this.onExpired();
-    }, Math.max(0, this.remainingMs));
+    this.timer = setTimeout(
+      () => {
+        this.stopped = true;
+        this.onExpired();
+      },
+      Math.max(0, this.remainingMs),
+    );
   }
 }

@@ -14,7 +14,13 @@ import { chmodSync, chownSync, copyFileSync, mkdtempSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describeStartFailure, sandboxCommand, sandboxSpawnOptions, type CommandLimits, type SandboxPaths } from './sandbox-command.js';
+import {
+  describeStartFailure,
+  sandboxCommand,
+  sandboxSpawnOptions,
+  type CommandLimits,
+  type SandboxPaths,
+} from './sandbox-command.js';
 import type { SandboxPlatform } from './sandbox-platform.js';
 
 const SNAPSHOT_NAME = 'python.snapshot';
@@ -28,14 +34,31 @@ export interface PythonSnapshot {
   remove(): Promise<void>;
 }
 
-export async function makePythonSnapshot(platform: SandboxPlatform, limits: CommandLimits, paths: SandboxPaths, signal: AbortSignal): Promise<PythonSnapshot> {
+export async function makePythonSnapshot(
+  platform: SandboxPlatform,
+  limits: CommandLimits,
+  paths: SandboxPaths,
+  signal: AbortSignal,
+): Promise<PythonSnapshot> {
   const work = mkdtempSync(join(tmpdir(), 'mms-snapshot-work-'));
   try {
     if (platform.user) chownSync(work, platform.user.uid, platform.user.gid);
-    const [command, ...args] = sandboxCommand(platform, { ...limits, maxFileBytes: MAX_SNAPSHOT_BYTES }, { pyodideFolder: paths.pyodideFolder, childScript: paths.childScript }, work, ['make-snapshot']);
-    const child = spawn(command!, args, { ...sandboxSpawnOptions(platform, work), stdio: ['pipe', 'ignore', 'pipe', 'ignore'] });
+    const [command, ...args] = sandboxCommand(
+      platform,
+      { ...limits, maxFileBytes: MAX_SNAPSHOT_BYTES },
+      { pyodideFolder: paths.pyodideFolder, childScript: paths.childScript },
+      work,
+      ['make-snapshot'],
+    );
+    const child = spawn(command!, args, {
+      ...sandboxSpawnOptions(platform, work),
+      stdio: ['pipe', 'ignore', 'pipe', 'ignore'],
+    });
     let stderr = '';
-    child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString('utf8')).slice(-KEPT_STDERR_CHARACTERS)));
+    child.stderr!.on(
+      'data',
+      (chunk: Buffer) => (stderr = (stderr + chunk.toString('utf8')).slice(-KEPT_STDERR_CHARACTERS)),
+    );
     const kill = () => child.kill('SIGKILL');
     const timer = setTimeout(kill, limits.startTimeoutMs);
     signal.addEventListener('abort', kill, { once: true });
@@ -45,7 +68,10 @@ export async function makePythonSnapshot(platform: SandboxPlatform, limits: Comm
     });
     clearTimeout(timer);
     signal.removeEventListener('abort', kill);
-    if (exit.code !== 0) throw new Error(`making the Python snapshot failed (${exit.signal ?? `code ${exit.code}`}): ${describeStartFailure(stderr)}`);
+    if (exit.code !== 0)
+      throw new Error(
+        `making the Python snapshot failed (${exit.signal ?? `code ${exit.code}`}): ${describeStartFailure(stderr)}`,
+      );
     // Copied rather than moved: the copy belongs to the service, not to the sandbox user.
     const folder = mkdtempSync(join(tmpdir(), 'mms-python-snapshot-'));
     const file = join(folder, SNAPSHOT_NAME);

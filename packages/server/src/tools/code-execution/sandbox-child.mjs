@@ -114,7 +114,9 @@ async function load() {
   // The working folder is mounted after the snapshot, never in it: each sandbox has its own.
   pyodide.FS.mkdirTree(PYTHON_WORKING_FOLDER);
   pyodide.mountNodeFS(PYTHON_WORKING_FOLDER, workingFolder);
-  await pyodide.runPythonAsync(`import os\nos.chdir(${JSON.stringify(PYTHON_WORKING_FOLDER)})`, { filename: '<sandbox>' });
+  await pyodide.runPythonAsync(`import os\nos.chdir(${JSON.stringify(PYTHON_WORKING_FOLDER)})`, {
+    filename: '<sandbox>',
+  });
   return pyodide;
 }
 
@@ -156,7 +158,9 @@ function onMessage(pyodide, message) {
   const resolve = pending.get(message.id);
   if (resolve === undefined) return;
   pending.delete(message.id);
-  resolve(JSON.stringify(message.type === 'result' ? { content: message.content } : { error: String(message.message) }));
+  resolve(
+    JSON.stringify(message.type === 'result' ? { content: message.content } : { error: String(message.message) }),
+  );
 }
 
 function fail(error) {

@@ -24,10 +24,23 @@ export interface CommandLimits {
  * it is `--permission`, and Node 24 dropped the old name. Asked of the running Node, which is
  * the one the child runs on (process.execPath).
  */
-export const PERMISSION_FLAG = process.allowedNodeEnvironmentFlags.has('--permission') ? '--permission' : '--experimental-permission';
+export const PERMISSION_FLAG = process.allowedNodeEnvironmentFlags.has('--permission')
+  ? '--permission'
+  : '--experimental-permission';
 
-export function sandboxCommand(platform: SandboxPlatform, limits: CommandLimits, paths: SandboxPaths, folder: string, mode: string[]): string[] {
-  const readable = [paths.pyodideFolder, paths.childScript, folder, ...(paths.snapshotFile ? [paths.snapshotFile] : [])];
+export function sandboxCommand(
+  platform: SandboxPlatform,
+  limits: CommandLimits,
+  paths: SandboxPaths,
+  folder: string,
+  mode: string[],
+): string[] {
+  const readable = [
+    paths.pyodideFolder,
+    paths.childScript,
+    folder,
+    ...(paths.snapshotFile ? [paths.snapshotFile] : []),
+  ];
   const node = [
     process.execPath,
     '--no-warnings',
@@ -43,12 +56,24 @@ export function sandboxCommand(platform: SandboxPlatform, limits: CommandLimits,
   // start-up and execution budgets together, set at spawn, because narrowing it after start-up
   // (prlimit --pid) needs CAP_SYS_RESOURCE once the child has dropped its user.
   const cpuSeconds = Math.ceil((limits.startTimeoutMs + limits.timeoutMs) / 1000);
-  const limited = platform.prlimit ? [platform.prlimit, `--cpu=${cpuSeconds}:${cpuSeconds}`, `--fsize=${limits.maxFileBytes}`, '--core=0', '--', ...node] : node;
+  const limited = platform.prlimit
+    ? [
+        platform.prlimit,
+        `--cpu=${cpuSeconds}:${cpuSeconds}`,
+        `--fsize=${limits.maxFileBytes}`,
+        '--core=0',
+        '--',
+        ...node,
+      ]
+    : node;
   return platform.namespaces ? [...platform.namespaces, '--', ...limited] : limited;
 }
 
 /** Spawn options shared by every sandbox child: an empty environment, its folder as cwd. */
-export function sandboxSpawnOptions(platform: SandboxPlatform, folder: string): { env: Record<string, string>; cwd: string; uid?: number; gid?: number } {
+export function sandboxSpawnOptions(
+  platform: SandboxPlatform,
+  folder: string,
+): { env: Record<string, string>; cwd: string; uid?: number; gid?: number } {
   // Without unshare a root service still drops the child's user through spawn itself.
   return { env: {}, cwd: folder, ...(platform.namespaces === undefined && platform.user ? platform.user : {}) };
 }

@@ -36,20 +36,28 @@ async function detect(): Promise<SandboxPlatform> {
   // Absolute paths: the child's environment is empty, so it has no PATH to search.
   const prlimitPath = executable('prlimit');
   const unsharePath = executable('unshare');
-  const prlimit = prlimitPath !== undefined && (await succeeds(prlimitPath, ['--cpu=60', '--', process.execPath, '-e', ''])) ? prlimitPath : undefined;
+  const prlimit =
+    prlimitPath !== undefined && (await succeeds(prlimitPath, ['--cpu=60', '--', process.execPath, '-e', '']))
+      ? prlimitPath
+      : undefined;
   const root = process.getuid?.() === 0;
   const user = root ? { uid: NOBODY, gid: NOBODY } : undefined;
   const base = ['--net', '--pid', '--fork', '--kill-child'];
   const candidate = root ? [...base, `--setuid=${NOBODY}`, `--setgid=${NOBODY}`] : ['--map-root-user', ...base];
-  const works = unsharePath !== undefined && (await succeeds(unsharePath, [...candidate, '--', process.execPath, '-e', '']));
+  const works =
+    unsharePath !== undefined && (await succeeds(unsharePath, [...candidate, '--', process.execPath, '-e', '']));
   const namespaces = works ? [unsharePath, ...candidate] : undefined;
   if (!namespaces) {
     process.emitWarning(
-      'code execution: unshare could not create network and PID namespaces here, so sandboxed code can reach the network and signal processes of the service\'s user. Run the service as root, or where unprivileged user namespaces are enabled, to close that.',
+      "code execution: unshare could not create network and PID namespaces here, so sandboxed code can reach the network and signal processes of the service's user. Run the service as root, or where unprivileged user namespaces are enabled, to close that.",
       { code: 'MMS_SANDBOX_NO_NAMESPACES' },
     );
   }
-  if (!prlimit) process.emitWarning('code execution: prlimit is missing, so there is no kernel CPU-time or file-size limit; the wall-clock limit still kills runaway code.', { code: 'MMS_SANDBOX_NO_PRLIMIT' });
+  if (!prlimit)
+    process.emitWarning(
+      'code execution: prlimit is missing, so there is no kernel CPU-time or file-size limit; the wall-clock limit still kills runaway code.',
+      { code: 'MMS_SANDBOX_NO_PRLIMIT' },
+    );
   // Without unshare a root service can still drop the child's user through spawn itself.
   return { namespaces, user, prlimit };
 }

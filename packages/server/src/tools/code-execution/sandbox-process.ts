@@ -106,7 +106,10 @@ export class SandboxProcess {
     this.stderr = new CappedOutput(limits.maxOutputBytes);
     const mode = paths.snapshotFile ? ['run', paths.snapshotFile] : ['run'];
     const [command, ...args] = sandboxCommand(platform, limits, paths, this.folder, mode);
-    this.child = spawn(command!, args, { ...sandboxSpawnOptions(platform, this.folder), stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
+    this.child = spawn(command!, args, {
+      ...sandboxSpawnOptions(platform, this.folder),
+      stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+    });
     this.gone = new Promise((resolve) => {
       this.child.on('close', (code, signal) => resolve({ code, signal }));
       this.child.on('error', () => resolve({ code: null, signal: null }));
@@ -159,7 +162,10 @@ export class SandboxProcess {
     this.stderr = new CappedOutput(this.limits.maxOutputBytes);
     const started = performance.now();
     const deadline = new PausableDeadline(this.limits.timeoutMs, () => this.kill('time_limit'));
-    const wallClock = setTimeout(() => this.kill('time_limit'), this.limits.wallTimeoutMs ?? this.limits.timeoutMs * WALL_CLOCK_MULTIPLE);
+    const wallClock = setTimeout(
+      () => this.kill('time_limit'),
+      this.limits.wallTimeoutMs ?? this.limits.timeoutMs * WALL_CLOCK_MULTIPLE,
+    );
     // Ends host function calls still in flight when the execution is over, however it ended.
     const over = new AbortController();
     const watchdogs = [this.watchMemory(), this.watchFolder()];
@@ -178,7 +184,10 @@ export class SandboxProcess {
     deadline.stop();
     watchdogs.forEach(clearInterval);
     options.signal.removeEventListener('abort', abort);
-    const timings: SandboxTimings = { runMs: performance.now() - started, ...(this.killedAt === undefined ? {} : { killMs: performance.now() - this.killedAt }) };
+    const timings: SandboxTimings = {
+      runMs: performance.now() - started,
+      ...(this.killedAt === undefined ? {} : { killMs: performance.now() - this.killedAt }),
+    };
     return this.outcome(exit, timings);
   }
 
@@ -200,8 +209,14 @@ export class SandboxProcess {
 
   private async start(loadedMessage: Promise<void>): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), this.limits.startTimeoutMs)));
-    const first = await Promise.race([loadedMessage.then(() => 'loaded' as const), this.gone.then(() => 'exited' as const), timedOut]);
+    const timedOut = new Promise<'timeout'>(
+      (resolve) => (timer = setTimeout(() => resolve('timeout'), this.limits.startTimeoutMs)),
+    );
+    const first = await Promise.race([
+      loadedMessage.then(() => 'loaded' as const),
+      this.gone.then(() => 'exited' as const),
+      timedOut,
+    ]);
     clearTimeout(timer);
     if (first === 'timeout') {
       this.kill('time_limit');
@@ -209,7 +224,9 @@ export class SandboxProcess {
     }
     if (first === 'exited') {
       const exit = await this.gone;
-      throw new Error(`the sandbox exited while starting (${exit.signal ?? `code ${exit.code}`}): ${describeStartFailure(this.stderr.text())}`);
+      throw new Error(
+        `the sandbox exited while starting (${exit.signal ?? `code ${exit.code}`}): ${describeStartFailure(this.stderr.text())}`,
+      );
     }
     this.nodePid = this.platform.namespaces ? await childPid(this.child.pid!) : this.child.pid;
     if (this.nodePid === undefined) {
@@ -249,18 +266,34 @@ export class SandboxProcess {
   }
 
   /** One host function call from the code, checked field by field: the sender is untrusted. */
-  private async answerCall(message: unknown, count: number, options: RunOptions, deadline: PausableDeadline, over: AbortSignal): Promise<void> {
+  private async answerCall(
+    message: unknown,
+    count: number,
+    options: RunOptions,
+    deadline: PausableDeadline,
+    over: AbortSignal,
+  ): Promise<void> {
     const call = message as { type?: unknown; id?: unknown; name?: unknown; input?: unknown };
-    if (call.type !== 'call' || !Number.isSafeInteger(call.id) || typeof call.name !== 'string' || !isPlainObject(call.input)) {
+    if (
+      call.type !== 'call' ||
+      !Number.isSafeInteger(call.id) ||
+      typeof call.name !== 'string' ||
+      !isPlainObject(call.input)
+    ) {
       this.kill('protocol_breach');
       return;
     }
     const reply = (answer: { content: unknown } | { message: string }) =>
-      this.send('content' in answer ? { type: 'result', id: call.id, content: answer.content } : { type: 'error', id: call.id, message: answer.message });
+      this.send(
+        'content' in answer
+          ? { type: 'result', id: call.id, content: answer.content }
+          : { type: 'error', id: call.id, message: answer.message },
+      );
     const target = options.hostFunctions.find((candidate) => candidate.name === call.name);
     if (!target) return reply({ message: `no function named ${call.name} is available to code in this request` });
     if (target.refusal !== undefined) return reply({ message: target.refusal });
-    if (count > this.limits.maxHostCalls) return reply({ message: `more than ${this.limits.maxHostCalls} tool calls in one execution` });
+    if (count > this.limits.maxHostCalls)
+      return reply({ message: `more than ${this.limits.maxHostCalls} tool calls in one execution` });
     const release = deadline.hold();
     try {
       reply({ content: await options.callHost(call.name, call.input, over) });
@@ -278,13 +311,20 @@ export class SandboxProcess {
   private outcome(exit: Exit, timings: SandboxTimings): SandboxOutcome {
     const stdout = this.stdout.text();
     const notes: string[] = [];
-    if (this.stdout.droppedBytes > 0) notes.push(`[stdout cut at ${this.limits.maxOutputBytes} bytes; ${this.stdout.droppedBytes} more bytes dropped]`);
-    if (this.stderr.droppedBytes > 0) notes.push(`[stderr cut at ${this.limits.maxOutputBytes} bytes; ${this.stderr.droppedBytes} more bytes dropped]`);
+    if (this.stdout.droppedBytes > 0)
+      notes.push(`[stdout cut at ${this.limits.maxOutputBytes} bytes; ${this.stdout.droppedBytes} more bytes dropped]`);
+    if (this.stderr.droppedBytes > 0)
+      notes.push(`[stderr cut at ${this.limits.maxOutputBytes} bytes; ${this.stderr.droppedBytes} more bytes dropped]`);
     const reason = this.killReason ?? (exit.signal === 'SIGXCPU' ? 'time_limit' : undefined);
-    if (reason === 'memory_limit') notes.push(`MemoryError: the sandbox went over its memory limit of ${this.limits.memoryMb} MB and was killed`);
+    if (reason === 'memory_limit')
+      notes.push(`MemoryError: the sandbox went over its memory limit of ${this.limits.memoryMb} MB and was killed`);
     if (reason === 'protocol_breach') notes.push('the sandbox broke its message protocol and was killed');
-    if (reason === 'disk_limit') notes.push(`OSError: the working folder went over its limit of ${this.limits.maxFolderBytes} bytes or ${MAX_FOLDER_ENTRIES} entries and the sandbox was killed`);
-    if (exit.signal === 'SIGXFSZ') notes.push(`OSError: a file went over the limit of ${this.limits.maxFileBytes} bytes and the sandbox was killed`);
+    if (reason === 'disk_limit')
+      notes.push(
+        `OSError: the working folder went over its limit of ${this.limits.maxFolderBytes} bytes or ${MAX_FOLDER_ENTRIES} entries and the sandbox was killed`,
+      );
+    if (exit.signal === 'SIGXFSZ')
+      notes.push(`OSError: a file went over the limit of ${this.limits.maxFileBytes} bytes and the sandbox was killed`);
     let stderr = this.stderr.text();
     for (const note of notes) stderr += `${stderr === '' || stderr.endsWith('\n') ? '' : '\n'}${note}\n`;
     if (reason !== undefined) return { kind: 'killed', reason, stdout, stderr, timings };

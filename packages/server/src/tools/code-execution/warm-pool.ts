@@ -24,14 +24,21 @@ export class WarmPool {
    */
   take(): { sandbox: SandboxProcess; warm: boolean } {
     if (this.closed) throw new Error('the sandbox pool is closed');
-    const index = Math.max(0, this.waiting.findIndex((sandbox) => sandbox.isReady));
+    const index = Math.max(
+      0,
+      this.waiting.findIndex((sandbox) => sandbox.isReady),
+    );
     const [pooled] = this.waiting.splice(index, 1);
     const sandbox = pooled ?? this.startSandbox();
     const warm = pooled?.isReady ?? false;
     // A replacement loading beside a sandbox still loading would halve the CPU of the one an
     // execution is waiting for, so the refill waits for it.
     if (warm) this.fill();
-    else sandbox.ready.then(() => this.fill(), () => {});
+    else
+      sandbox.ready.then(
+        () => this.fill(),
+        () => {},
+      );
     return { sandbox, warm };
   }
 

@@ -13,9 +13,21 @@ import { BlockList, isIP } from 'node:net';
 import { bareHost } from './bare-host.js';
 
 const FORBIDDEN_IPV4: Array<[string, number]> = [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16],
-  ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16],
-  ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.88.99.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
 ];
 const FORBIDDEN_IPV6: Array<[string, number]> = [
   // Unspecified, loopback, and the deprecated IPv4-compatible form (::7f00:1 is 127.0.0.1).
@@ -25,15 +37,20 @@ const FORBIDDEN_IPV6: Array<[string, number]> = [
   // Local-use NAT64 (RFC 8215): the IPv4 inside is the operator's to route.
   ['64:ff9b:1::', 48],
   // Discard-only (RFC 6666) and the dummy prefix (RFC 9780).
-  ['100::', 64], ['100:0:0:1::', 64],
+  ['100::', 64],
+  ['100:0:0:1::', 64],
   // IETF protocol assignments: Teredo 2001::/32 (its client address is obfuscated), benchmarking, ORCHID.
   ['2001::', 23],
   // Documentation (RFC 3849, RFC 9637).
-  ['2001:db8::', 32], ['3fff::', 20],
+  ['2001:db8::', 32],
+  ['3fff::', 20],
   // SRv6 segment identifiers (RFC 9602).
   ['5f00::', 16],
   // Unique local, link-local, the deprecated site-local, multicast.
-  ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
 ];
 
 const forbidden = new BlockList();
@@ -74,7 +91,8 @@ export function embeddedIpv4(address: string): string | undefined {
   if (!words) return undefined;
   const zerosUpTo = (end: number) => words.slice(0, end).every((word) => word === 0);
   if (zerosUpTo(5) && words[5] === 0xffff) return dottedQuad(words[6]!, words[7]!);
-  if (words[0] === 0x64 && words[1] === 0xff9b && words.slice(2, 6).every((word) => word === 0)) return dottedQuad(words[6]!, words[7]!);
+  if (words[0] === 0x64 && words[1] === 0xff9b && words.slice(2, 6).every((word) => word === 0))
+    return dottedQuad(words[6]!, words[7]!);
   if (words[0] === 0x2002) return dottedQuad(words[1]!, words[2]!);
   return undefined;
 }

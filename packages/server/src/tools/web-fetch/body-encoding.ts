@@ -17,7 +17,8 @@ import { fixWindows1252 } from './windows-1252.js';
 const PRESCAN_BYTES = 1024;
 
 export function decodeBody(bytes: Uint8Array, contentType: string, isHtml: boolean): string {
-  const label = byteOrderMark(bytes) ?? headerCharset(contentType) ?? (isHtml ? declaredCharset(bytes) : undefined) ?? 'utf-8';
+  const label =
+    byteOrderMark(bytes) ?? headerCharset(contentType) ?? (isHtml ? declaredCharset(bytes) : undefined) ?? 'utf-8';
   const decoder = decoderFor(label);
   const text = decoder.decode(bytes);
   return decoder.encoding === 'windows-1252' ? fixWindows1252(text) : text;
@@ -37,7 +38,9 @@ function headerCharset(contentType: string): string | undefined {
 function declaredCharset(bytes: Uint8Array): string | undefined {
   // Latin-1 maps every byte to one character, so an ASCII declaration reads whatever the encoding.
   const start = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.length, PRESCAN_BYTES)).toString('latin1');
-  const declared = /<meta\b[^>]*?\bcharset\s*=\s*["']?\s*([\w.:-]+)/i.exec(start)?.[1] ?? /^\s*<\?xml\b[^>]*\bencoding\s*=\s*["']([\w.:-]+)/i.exec(start)?.[1];
+  const declared =
+    /<meta\b[^>]*?\bcharset\s*=\s*["']?\s*([\w.:-]+)/i.exec(start)?.[1] ??
+    /^\s*<\?xml\b[^>]*\bencoding\s*=\s*["']([\w.:-]+)/i.exec(start)?.[1];
   // A page that could be read as ASCII to find this is not UTF-16, whatever it says (HTML spec).
   return declared !== undefined && /^utf-16/i.test(declared) ? 'utf-8' : declared;
 }

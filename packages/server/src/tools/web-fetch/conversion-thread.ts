@@ -6,7 +6,8 @@
 import { parentPort } from 'node:worker_threads';
 import { htmlToMarkdown } from './html-to-markdown.js';
 
-export type ConversionReply = { type: 'ready' } | { type: 'converted'; title: string | null; text: string } | { type: 'failed'; message: string };
+export type ConversionReply =
+  { type: 'ready' } | { type: 'converted'; title: string | null; text: string } | { type: 'failed'; message: string };
 
 const port = parentPort!;
 port.on('message', (html: string) => {

@@ -34,22 +34,46 @@ export class FetchFailure extends Error {
 }
 
 /** `permitsUrl`: the tool's domain lists, asked again on every hop so a redirect cannot leave them. */
-export async function fetchPage(start: URL, agent: Agent, policy: AddressPolicy, limits: FetchLimits, signal: AbortSignal, permitsUrl: (url: URL) => boolean = () => true): Promise<FetchedPage> {
+export async function fetchPage(
+  start: URL,
+  agent: Agent,
+  policy: AddressPolicy,
+  limits: FetchLimits,
+  signal: AbortSignal,
+  permitsUrl: (url: URL) => boolean = () => true,
+): Promise<FetchedPage> {
   let url = start;
   for (let redirects = 0; ; redirects += 1) {
     assertUrlAllowed(url, policy);
-    if (!permitsUrl(url)) throw new FetchFailure('url_not_allowed', `${url.hostname} is outside the tool's allowed_domains or in its blocked_domains`);
-    const response = await request(url, { dispatcher: agent, method: 'GET', maxRedirections: 0, signal: AbortSignal.any([signal, AbortSignal.timeout(limits.timeoutMs)]), headers: { 'user-agent': 'mms-web-fetch/1', accept: 'text/html, text/plain, application/json, text/markdown;q=0.9, */*;q=0.1' } } as never);
+    if (!permitsUrl(url))
+      throw new FetchFailure(
+        'url_not_allowed',
+        `${url.hostname} is outside the tool's allowed_domains or in its blocked_domains`,
+      );
+    const response = await request(url, {
+      dispatcher: agent,
+      method: 'GET',
+      maxRedirections: 0,
+      signal: AbortSignal.any([signal, AbortSignal.timeout(limits.timeoutMs)]),
+      headers: {
+        'user-agent': 'mms-web-fetch/1',
+        accept: 'text/html, text/plain, application/json, text/markdown;q=0.9, */*;q=0.1',
+      },
+    } as never);
     const location = response.headers.location;
     if (response.statusCode >= 300 && response.statusCode < 400 && typeof location === 'string') {
       await response.body.dump();
-      if (redirects >= limits.maxRedirects) throw new FetchFailure('url_not_accessible', `more than ${limits.maxRedirects} redirects`);
+      if (redirects >= limits.maxRedirects)
+        throw new FetchFailure('url_not_accessible', `more than ${limits.maxRedirects} redirects`);
       url = new URL(location, url);
       continue;
     }
     if (response.statusCode >= 400) {
       discard(response.body);
-      throw new FetchFailure(response.statusCode === 429 ? 'too_many_requests' : 'url_not_accessible', `${url.href} answered ${response.statusCode}`);
+      throw new FetchFailure(
+        response.statusCode === 429 ? 'too_many_requests' : 'url_not_accessible',
+        `${url.href} answered ${response.statusCode}`,
+      );
     }
     const contentType = String(response.headers['content-type'] ?? 'application/octet-stream').toLowerCase();
     if (!isReadableMediaType(contentType)) {
@@ -58,7 +82,12 @@ export async function fetchPage(start: URL, agent: Agent, policy: AddressPolicy,
     }
     const { bytes, truncated } = await readCapped(response.body, limits.maxBytes);
     const mediaType = mediaTypeOf(contentType);
-    return { url: url.href, contentType, body: decodeBody(bytes, contentType, mediaType === 'text/html' || mediaType === 'application/xhtml+xml'), truncated };
+    return {
+      url: url.href,
+      contentType,
+      body: decodeBody(bytes, contentType, mediaType === 'text/html' || mediaType === 'application/xhtml+xml'),
+      truncated,
+    };
   }
 }
 
@@ -75,10 +104,18 @@ export function mediaTypeOf(contentType: string): string {
 /** HTML (turned into markdown), text of any kind, and JSON: what page-to-text.ts can give a model. */
 export function isReadableMediaType(contentType: string): boolean {
   const mediaType = mediaTypeOf(contentType);
-  return mediaType === 'application/xhtml+xml' || mediaType.startsWith('text/') || mediaType === 'application/json' || mediaType.endsWith('+json');
+  return (
+    mediaType === 'application/xhtml+xml' ||
+    mediaType.startsWith('text/') ||
+    mediaType === 'application/json' ||
+    mediaType.endsWith('+json')
+  );
 }
 
-async function readCapped(body: AsyncIterable<Buffer> & { destroy(): void }, maxBytes: number): Promise<{ bytes: Buffer; truncated: boolean }> {
+async function readCapped(
+  body: AsyncIterable<Buffer> & { destroy(): void },
+  maxBytes: number,
+): Promise<{ bytes: Buffer; truncated: boolean }> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {

@@ -26,7 +26,12 @@ export function guardedAgent(policy: AddressPolicy, timeoutMs: number, resolve: 
     resolve(hostname, { ...options, all: true }).then(
       (list) => {
         const refused = list.find((entry) => !policy.permits(entry.address));
-        if (refused || list.length === 0) return callback(new UrlNotAllowedError(`${hostname} resolves to ${refused?.address ?? 'nothing'}, which is not allowed`), '', 0);
+        if (refused || list.length === 0)
+          return callback(
+            new UrlNotAllowedError(`${hostname} resolves to ${refused?.address ?? 'nothing'}, which is not allowed`),
+            '',
+            0,
+          );
         if (options.all) return callback(null, list);
         const first = list[0]!;
         callback(null, first.address, first.family);
@@ -39,7 +44,8 @@ export function guardedAgent(policy: AddressPolicy, timeoutMs: number, resolve: 
 
 /** Scheme and IP-literal checks, for the first URL and every redirect. */
 export function assertUrlAllowed(url: URL, policy: AddressPolicy): void {
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UrlNotAllowedError(`scheme ${url.protocol} is not allowed`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new UrlNotAllowedError(`scheme ${url.protocol} is not allowed`);
   if (url.username || url.password) throw new UrlNotAllowedError('URLs with credentials are not allowed');
   const host = bareHost(url.hostname);
   if (isIP(host) !== 0 && !policy.permits(host)) throw new UrlNotAllowedError(`${host} is not an allowed address`);

@@ -139,7 +139,11 @@ class WorkerSlot {
         if (this.job) this.startClock();
         return;
       }
-      this.finish(reply.type === 'converted' ? { page: { title: reply.title, text: reply.text } } : { error: unreadable(`converting the page failed: ${reply.message}`) });
+      this.finish(
+        reply.type === 'converted'
+          ? { page: { title: reply.title, text: reply.text } }
+          : { error: unreadable(`converting the page failed: ${reply.message}`) },
+      );
     });
     // A worker that fails to start or dies (out of memory, say) takes its page with it.
     worker.on('error', (error) => this.lose(worker, error.message));

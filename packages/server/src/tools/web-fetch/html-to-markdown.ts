@@ -25,7 +25,8 @@ export function htmlToMarkdown(html: string): PageText {
   } catch {
     // Readability gave up on the page; its body text still reads.
   }
-  if (article?.content) return { title: article.title || document.title || null, text: turndown.turndown(article.content).trim() };
+  if (article?.content)
+    return { title: article.title || document.title || null, text: turndown.turndown(article.content).trim() };
   // No article found: the whole body, from a fresh parse, since Readability has already taken
   // the document apart. An empty page is an empty text, not an error.
   const whole = parseDocument(html);
@@ -59,13 +60,18 @@ function parseDocument(html: string): HtmlDocument {
     if (tag === 'HEAD') head.append(...node.childNodes);
     else if (!inBody && tag !== undefined && HEAD_ELEMENTS.has(tag)) head.append(node);
     // The doctype stays out; whitespace and comments before the content are not content.
-    else if (node.nodeType === DOCUMENT_TYPE_NODE || (!inBody && (node.nodeType === COMMENT_NODE || (node.nodeType === TEXT_NODE && !node.textContent?.trim())))) continue;
+    else if (
+      node.nodeType === DOCUMENT_TYPE_NODE ||
+      (!inBody && (node.nodeType === COMMENT_NODE || (node.nodeType === TEXT_NODE && !node.textContent?.trim())))
+    )
+      continue;
     else {
       inBody = true;
       body.append(node);
     }
   }
-  if (root?.tagName === 'HTML') for (const attribute of root.attributes) full.documentElement.setAttribute(attribute.name, attribute.value);
+  if (root?.tagName === 'HTML')
+    for (const attribute of root.attributes) full.documentElement.setAttribute(attribute.name, attribute.value);
   return full;
 }
 

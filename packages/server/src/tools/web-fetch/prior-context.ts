@@ -47,7 +47,8 @@ function urlsOfRequest(request: MessageRequest): ReadonlySet<string> {
       if (message.role === 'user') add(urlsInText(message.content));
       continue;
     }
-    for (const block of message.content) add(message.role === 'user' ? callerBlockUrls(block) : serviceResultUrls(block));
+    for (const block of message.content)
+      add(message.role === 'user' ? callerBlockUrls(block) : serviceResultUrls(block));
   }
   requestUrls.set(request, urls);
   return urls;
@@ -72,7 +73,9 @@ function callerBlockUrls(block: ContentBlockParam): string[] {
       return sourceUrls(block.source);
     case 'tool_result':
       if (typeof block.content === 'string') return urlsInText(block.content);
-      return (block.content ?? []).flatMap((inner) => (inner.type === 'text' ? urlsInText(inner.text) : sourceUrls(inner.source)));
+      return (block.content ?? []).flatMap((inner) =>
+        inner.type === 'text' ? urlsInText(inner.text) : sourceUrls(inner.source),
+      );
     default:
       // Model-written or service-written block types do not belong in a user turn; a caller
       // that puts one there is trusted no more for it than the model would be.
@@ -81,12 +84,16 @@ function callerBlockUrls(block: ContentBlockParam): string[] {
 }
 
 function sourceUrls(source: { type: string; url?: string; data?: string; content?: unknown }): string[] {
-  if (source.type === 'url' && source.url !== undefined) return [normalizedUrl(source.url)].filter((url) => url !== undefined);
+  if (source.type === 'url' && source.url !== undefined)
+    return [normalizedUrl(source.url)].filter((url) => url !== undefined);
   if (source.type === 'text' && source.data !== undefined) return urlsInText(source.data);
   if (source.type === 'content') {
     const content = source.content;
     if (typeof content === 'string') return urlsInText(content);
-    if (Array.isArray(content)) return content.flatMap((inner: { text?: unknown }) => (typeof inner.text === 'string' ? urlsInText(inner.text) : []));
+    if (Array.isArray(content))
+      return content.flatMap((inner: { text?: unknown }) =>
+        typeof inner.text === 'string' ? urlsInText(inner.text) : [],
+      );
   }
   return [];
 }
@@ -98,14 +105,22 @@ function sourceUrls(source: { type: string; url?: string; data?: string; content
 function serviceResultUrls(block: unknown): string[] {
   const { type, content } = block as { type?: unknown; content?: unknown };
   if (type === 'web_search_tool_result' && Array.isArray(content)) {
-    return content.flatMap((result: { type?: unknown; url?: unknown }) => (result?.type === 'web_search_result' && typeof result.url === 'string' ? [normalizedUrl(result.url)].filter((url) => url !== undefined) : []));
+    return content.flatMap((result: { type?: unknown; url?: unknown }) =>
+      result?.type === 'web_search_result' && typeof result.url === 'string'
+        ? [normalizedUrl(result.url)].filter((url) => url !== undefined)
+        : [],
+    );
   }
   if (type === 'web_fetch_tool_result') return fetchedPageUrls(content);
   return [];
 }
 
 function fetchedPageUrls(content: unknown): string[] {
-  const page = content as { type?: unknown; url?: unknown; content?: { source?: { type?: unknown; data?: unknown } } } | null;
+  const page = content as {
+    type?: unknown;
+    url?: unknown;
+    content?: { source?: { type?: unknown; data?: unknown } };
+  } | null;
   if (page?.type !== 'web_fetch_result' || typeof page.url !== 'string') return [];
   const url = normalizedUrl(page.url);
   if (url === undefined) return [];

@@ -5,7 +5,13 @@
  * call's share of the turn's input headroom (agent/context-budget.ts; spec: Limits).
  */
 import type { Agent } from 'undici';
-import { SERVER_TOOL_TYPES, type MessageRequest, type ServerToolResultBlock, type ServerToolUseBlock, type WebFetchToolParam } from '@mms/protocol';
+import {
+  SERVER_TOOL_TYPES,
+  type MessageRequest,
+  type ServerToolResultBlock,
+  type ServerToolUseBlock,
+  type WebFetchToolParam,
+} from '@mms/protocol';
 import { CHARACTERS_PER_TOKEN } from '../../agent/context-budget.js';
 import { serverToolError, serverToolRefusal } from '../../agent/server-tool-runner.js';
 import { DomainFilter } from '../domain-filter.js';
@@ -67,23 +73,33 @@ export class WebFetchTool {
     // allowed_domains / blocked_domains: checked on the URL asked for and on every redirect.
     const domains = DomainFilter.fromLists(fetchTool(context.request));
     if (!domains.permits(parsed)) return serverToolRefusal(call, 'url_not_allowed');
-    if (!isInPriorContext(url, context.request, context.turnSoFar)) return serverToolRefusal(call, 'url_not_in_prior_context');
+    if (!isInPriorContext(url, context.request, context.turnSoFar))
+      return serverToolRefusal(call, 'url_not_in_prior_context');
     // The turn's context budget leaves this call too little room for a page and the note that
     // says it was cut: a fetch would spend a request on text the model cannot see, and an empty
     // document reads as an empty page. So no request is made (usage counts none), and the
     // answer is max_uses_exceeded, the public code nearest to "this tool's room in the turn is
     // used up": too_many_requests or unavailable would invite a retry, and a note-only document
     // would claim a retrieval and need room the budget does not have.
-    if (!hasRoomForNote(context.resultCharacters - url.length, this.options.maxBytes)) return serverToolRefusal(call, 'max_uses_exceeded');
+    if (!hasRoomForNote(context.resultCharacters - url.length, this.options.maxBytes))
+      return serverToolRefusal(call, 'max_uses_exceeded');
     try {
-      const page = await fetchPage(parsed, this.agent, this.policy, this.options, context.signal, (hop) => domains.permits(hop));
+      const page = await fetchPage(parsed, this.agent, this.policy, this.options, context.signal, (hop) =>
+        domains.permits(hop),
+      );
       const converted = await pageToText(page, this.converter, context.signal);
       const cutAtBytes = page.truncated ? this.options.maxBytes : undefined;
       const title = titleWithin(converted.title, context.resultCharacters - page.url.length, cutAtBytes);
-      return fetchResult(call, page.url, title, fitText(converted.text, contentCharacters(context, page.url, title), cutAtBytes));
+      return fetchResult(
+        call,
+        page.url,
+        title,
+        fitText(converted.text, contentCharacters(context, page.url, title), cutAtBytes),
+      );
     } catch (error) {
       if (error instanceof FetchFailure) return serverToolError(call, error.errorCode);
-      if (error instanceof UrlNotAllowedError || (error as { cause?: unknown }).cause instanceof UrlNotAllowedError) return serverToolError(call, 'url_not_allowed');
+      if (error instanceof UrlNotAllowedError || (error as { cause?: unknown }).cause instanceof UrlNotAllowedError)
+        return serverToolError(call, 'url_not_allowed');
       return serverToolError(call, 'url_not_accessible');
     }
   }
@@ -149,7 +165,9 @@ function roomReason(room: number): string {
 }
 
 function fetchTool(request: MessageRequest): WebFetchToolParam | undefined {
-  return (request.tools ?? []).find((candidate): candidate is WebFetchToolParam => candidate.type === SERVER_TOOL_TYPES.webFetch);
+  return (request.tools ?? []).find(
+    (candidate): candidate is WebFetchToolParam => candidate.type === SERVER_TOOL_TYPES.webFetch,
+  );
 }
 
 function fetchResult(call: ServerToolUseBlock, url: string, title: string | null, text: string): ServerToolResultBlock {

@@ -35,7 +35,9 @@ export class BraveSearchProvider implements SearchProvider {
     url.searchParams.set('q', query);
     // Ask for the most Brave gives: the domain filter may drop some, and then the rest fill in.
     url.searchParams.set('count', String(BRAVE_MAX_COUNT));
-    const body = (await getJson(url, { 'x-subscription-token': this.apiKey }, options.signal, this.name)) as { web?: { results?: unknown } };
+    const body = (await getJson(url, { 'x-subscription-token': this.apiKey }, options.signal, this.name)) as {
+      web?: { results?: unknown };
+    };
     const results = body?.web?.results;
     // A query with no web results has no `web` section at all.
     if (results === undefined) return [];
@@ -46,7 +48,8 @@ export class BraveSearchProvider implements SearchProvider {
       .slice(0, options.maxResults)
       .map((result) => ({
         url: result.url as string,
-        title: typeof result.title === 'string' && result.title !== '' ? plainSnippet(result.title) : (result.url as string),
+        title:
+          typeof result.title === 'string' && result.title !== '' ? plainSnippet(result.title) : (result.url as string),
         pageAge: dateOf(result),
         content: snippets(result).join('\n').slice(0, options.maxCharacters),
       }));
@@ -62,6 +65,10 @@ function dateOf(result: BraveResult): string | null {
 }
 
 function snippets(result: BraveResult): string[] {
-  const extra = Array.isArray(result.extra_snippets) ? result.extra_snippets.filter((snippet): snippet is string => typeof snippet === 'string') : [];
-  return [typeof result.description === 'string' ? result.description : '', ...extra].map(plainSnippet).filter((text) => text !== '');
+  const extra = Array.isArray(result.extra_snippets)
+    ? result.extra_snippets.filter((snippet): snippet is string => typeof snippet === 'string')
+    : [];
+  return [typeof result.description === 'string' ? result.description : '', ...extra]
+    .map(plainSnippet)
+    .filter((text) => text !== '');
 }

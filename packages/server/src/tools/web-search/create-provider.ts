@@ -10,7 +10,13 @@ import { SearxngSearchProvider } from './searxng-provider.js';
  * against the config file's folder; a config given inline (tests) resolves against the cwd.
  */
 export type SearchProviderConfig =
-  | { type: 'folder'; folder: string; urlBase?: string | undefined; indexFile?: string | undefined; watch?: boolean | undefined }
+  | {
+      type: 'folder';
+      folder: string;
+      urlBase?: string | undefined;
+      indexFile?: string | undefined;
+      watch?: boolean | undefined;
+    }
   | { type: 'searxng'; baseURL: string }
   | { type: 'brave'; apiKey: string; baseURL?: string | undefined };
 
@@ -19,7 +25,12 @@ export function createSearchProvider(config: SearchProviderConfig | undefined): 
     case undefined:
       return undefined;
     case 'folder':
-      return new FolderSearchProvider({ folder: resolve(config.folder), urlBase: config.urlBase, indexFile: config.indexFile === undefined ? undefined : resolve(config.indexFile), watch: config.watch });
+      return new FolderSearchProvider({
+        folder: resolve(config.folder),
+        urlBase: config.urlBase,
+        indexFile: config.indexFile === undefined ? undefined : resolve(config.indexFile),
+        watch: config.watch,
+      });
     case 'searxng':
       return new SearxngSearchProvider(config.baseURL);
     case 'brave':

@@ -37,7 +37,10 @@ export function fitResults(hits: readonly SearchHit[], share: number, maxText: n
     floor += need;
   }
   const textRoom = share - kept.reduce((sum, hit) => sum + labelCharacters(hit), 0);
-  const allotted = shareText(kept.map((hit) => Math.min(hit.content.length, maxText)), textRoom);
+  const allotted = shareText(
+    kept.map((hit) => Math.min(hit.content.length, maxText)),
+    textRoom,
+  );
   return kept.map((hit, index) => ({ ...hit, content: hit.content.slice(0, allotted[index]) }));
 }
 

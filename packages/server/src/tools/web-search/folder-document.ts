@@ -51,12 +51,22 @@ export interface DocumentSource {
  * Reads and converts one document; `modifiedMs` is its mtime, the page age of last resort.
  * `signal` stops an HTML conversion (the search that wanted it gave up, or the service closes).
  */
-export async function readFolderDocument(source: DocumentSource, id: string, modifiedMs: number, signal: AbortSignal): Promise<FolderDocument> {
+export async function readFolderDocument(
+  source: DocumentSource,
+  id: string,
+  modifiedMs: number,
+  signal: AbortSignal,
+): Promise<FolderDocument> {
   const path = join(source.folder, ...id.split('/'));
   const raw = await readFile(path, 'utf8');
   const kind = DOCUMENT_KINDS[extname(id).toLowerCase()] ?? 'text';
   const fallbackTitle = basename(id, extname(id));
-  const parsed = kind === 'html' ? fromHtml(raw, await source.convertHtml(raw, signal)) : kind === 'markdown' ? fromMarkdown(raw) : fromText(raw);
+  const parsed =
+    kind === 'html'
+      ? fromHtml(raw, await source.convertHtml(raw, signal))
+      : kind === 'markdown'
+        ? fromMarkdown(raw)
+        : fromText(raw);
   return {
     id,
     title: parsed.title ?? fallbackTitle,
@@ -76,7 +86,12 @@ interface ParsedDocument {
 function fromMarkdown(raw: string): ParsedDocument {
   const { fields, body } = readFrontMatter(raw);
   const heading = /^#[ \t]+(.+?)[ \t#]*$/m.exec(body)?.[1];
-  return { title: fields.title ?? heading, url: fields.url ?? fields.canonical_url, date: fields.date ?? fields.updated, text: body.trim() };
+  return {
+    title: fields.title ?? heading,
+    url: fields.url ?? fields.canonical_url,
+    date: fields.date ?? fields.updated,
+    text: body.trim(),
+  };
 }
 
 function fromText(raw: string): ParsedDocument {
@@ -103,10 +118,19 @@ function tagAttributes(html: string, tag: string): Array<Record<string, string>>
 }
 
 function canonicalLink(html: string): string | undefined {
-  return tagAttributes(html, 'link').find((link) => (link.rel ?? '').toLowerCase().split(/\s+/).includes('canonical'))?.href;
+  return tagAttributes(html, 'link').find((link) => (link.rel ?? '').toLowerCase().split(/\s+/).includes('canonical'))
+    ?.href;
 }
 
-const DATE_META = ['article:modified_time', 'article:published_time', 'og:updated_time', 'last-modified', 'dcterms.modified', 'dc.date', 'date'];
+const DATE_META = [
+  'article:modified_time',
+  'article:published_time',
+  'og:updated_time',
+  'last-modified',
+  'dcterms.modified',
+  'dc.date',
+  'date',
+];
 
 function metaDate(html: string): string | undefined {
   const metas = tagAttributes(html, 'meta');
@@ -142,4 +166,3 @@ function isoDay(value: string | undefined): string | null {
   if (/^\d{4}-\d{2}-\d{2}$/.test(value)) return value;
   return new Date(time).toISOString().slice(0, 10);
 }
-

@@ -85,7 +85,10 @@ export class FolderSearchProvider implements SearchProvider {
   saveError: Error | undefined;
 
   private readonly source: DocumentSource;
-  private readonly converter = new HtmlConverter({ timeLimitMs: CONVERSION_TIME_LIMIT_MS, workers: CONVERSION_WORKERS });
+  private readonly converter = new HtmlConverter({
+    timeLimitMs: CONVERSION_TIME_LIMIT_MS,
+    workers: CONVERSION_WORKERS,
+  });
   /** Aborted by close: indexing stops converting, and what it had not recorded is read again next start. */
   private readonly stopping = new AbortController();
   private readonly indexFile: string;
@@ -104,7 +107,11 @@ export class FolderSearchProvider implements SearchProvider {
   private saveTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: FolderProviderOptions) {
-    this.source = { folder: options.folder, urlBase: options.urlBase, convertHtml: (html, signal) => this.converter.convert(html, signal) };
+    this.source = {
+      folder: options.folder,
+      urlBase: options.urlBase,
+      convertHtml: (html, signal) => this.converter.convert(html, signal),
+    };
     this.indexFile = options.indexFile ?? join(options.folder, DEFAULT_INDEX_FILE_NAME);
     this.identity = { folder: options.folder, urlBase: options.urlBase ?? null };
     // Index now, so that the first query does not wait for it; a failure is retried by that query.
@@ -122,10 +129,15 @@ export class FolderSearchProvider implements SearchProvider {
       await abortable(this.fresh(), options.signal);
     } catch (error) {
       if (options.signal.aborted) throw options.signal.reason ?? error;
-      throw new SearchFailure('unavailable', `folder index of ${this.options.folder}: ${(error as Error).message}`, { cause: error });
+      throw new SearchFailure('unavailable', `folder index of ${this.options.folder}: ${(error as Error).message}`, {
+        cause: error,
+      });
     }
     options.signal.throwIfAborted();
-    const results = this.index.search(query, { ...QUERY_OPTIONS, filter: (result) => options.accepts(String(result.url)) });
+    const results = this.index.search(query, {
+      ...QUERY_OPTIONS,
+      filter: (result) => options.accepts(String(result.url)),
+    });
     const hits: SearchHit[] = [];
     for (const result of results) {
       if (hits.length >= options.maxResults) break;
@@ -220,7 +232,11 @@ export class FolderSearchProvider implements SearchProvider {
     });
     for (let start = 0; start < stale.length; start += PARALLEL_FILES) {
       const batch = stale.slice(start, start + PARALLEL_FILES);
-      const documents = await Promise.all(batch.map(([id, stamp]) => readFolderDocument(this.source, id, stamp.mtimeMs, this.stopping.signal).catch(() => undefined)));
+      const documents = await Promise.all(
+        batch.map(([id, stamp]) =>
+          readFolderDocument(this.source, id, stamp.mtimeMs, this.stopping.signal).catch(() => undefined),
+        ),
+      );
       // Closing stopped the conversions: those files failed for no fault of their own, so they
       // are not recorded as unreadable, and the next start reads them again.
       this.stopping.signal.throwIfAborted();
@@ -247,7 +263,9 @@ export class FolderSearchProvider implements SearchProvider {
   private startWatching(): void {
     if (this.options.watch === false || this.watcher || this.closed) return;
     try {
-      this.watcher = watch(this.options.folder, { recursive: true, persistent: false }, (_event, name) => this.noticeChange(name));
+      this.watcher = watch(this.options.folder, { recursive: true, persistent: false }, (_event, name) =>
+        this.noticeChange(name),
+      );
       this.watcher.on('error', () => {
         // Watching stopped (the folder went away, too many watches): every query checks instead.
         this.watcher?.close();

@@ -39,14 +39,24 @@ export interface LoadedIndex {
 }
 
 /** The saved index, or undefined when there is none, or it is unreadable or built from something else. */
-export async function loadIndexFile(path: string, identity: IndexIdentity, options: Options<FolderDocument>): Promise<LoadedIndex | undefined> {
+export async function loadIndexFile(
+  path: string,
+  identity: IndexIdentity,
+  options: Options<FolderDocument>,
+): Promise<LoadedIndex | undefined> {
   let saved: SavedIndex;
   try {
     saved = JSON.parse(await readFile(path, 'utf8')) as SavedIndex;
   } catch {
     return undefined;
   }
-  if (saved?.format !== FORMAT || saved.version !== FORMAT_VERSION || saved.folder !== identity.folder || saved.urlBase !== identity.urlBase) return undefined;
+  if (
+    saved?.format !== FORMAT ||
+    saved.version !== FORMAT_VERSION ||
+    saved.folder !== identity.folder ||
+    saved.urlBase !== identity.urlBase
+  )
+    return undefined;
   try {
     return { manifest: new Map(Object.entries(saved.manifest)), index: MiniSearch.loadJS(saved.index, options) };
   } catch {
@@ -54,8 +64,19 @@ export async function loadIndexFile(path: string, identity: IndexIdentity, optio
   }
 }
 
-export async function saveIndexFile(path: string, identity: IndexIdentity, manifest: ReadonlyMap<string, FileStamp>, index: MiniSearch<FolderDocument>): Promise<void> {
-  const saved: SavedIndex = { format: FORMAT, version: FORMAT_VERSION, ...identity, manifest: Object.fromEntries(manifest), index: index.toJSON() };
+export async function saveIndexFile(
+  path: string,
+  identity: IndexIdentity,
+  manifest: ReadonlyMap<string, FileStamp>,
+  index: MiniSearch<FolderDocument>,
+): Promise<void> {
+  const saved: SavedIndex = {
+    format: FORMAT,
+    version: FORMAT_VERSION,
+    ...identity,
+    manifest: Object.fromEntries(manifest),
+    index: index.toJSON(),
+  };
   // A dot name, so that the folder scan (and its watcher) skips it when the file lives in the folder.
   const temporary = join(dirname(path), `.${basename(path)}.${randomBytes(4).toString('hex')}.tmp`);
   try {

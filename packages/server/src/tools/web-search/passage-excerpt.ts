@@ -11,9 +11,16 @@ const GAP = '\n\n[...]\n\n';
 export function passageExcerpt(text: string, terms: readonly string[], maxCharacters: number): string {
   if (text.length <= maxCharacters) return text;
   if (maxCharacters <= 0) return '';
-  const paragraphs = text.split(/\n\s*\n/).map((paragraph) => paragraph.trim()).filter((paragraph) => paragraph !== '');
+  const paragraphs = text
+    .split(/\n\s*\n/)
+    .map((paragraph) => paragraph.trim())
+    .filter((paragraph) => paragraph !== '');
   const wanted = [...new Set(terms.map((term) => term.toLowerCase()).filter((term) => term !== ''))];
-  const scored = paragraphs.map((paragraph, index) => ({ index, paragraph, score: score(paragraph.toLowerCase(), wanted) }));
+  const scored = paragraphs.map((paragraph, index) => ({
+    index,
+    paragraph,
+    score: score(paragraph.toLowerCase(), wanted),
+  }));
   const ranked = scored.filter((entry) => entry.score > 0).sort((a, b) => b.score - a.score || a.index - b.index);
   // Nothing matched literally (a fuzzy or prefix match): the opening is the best guess.
   if (ranked.length === 0) return cut(text, 0, maxCharacters);

@@ -10,10 +10,19 @@ import { SearchFailure } from './search-provider.js';
 /** A results page is tens of kilobytes; far more than that is not a search API answering. */
 const MAX_RESPONSE_BYTES = 5 * 1024 * 1024;
 
-export async function getJson(url: URL, headers: Record<string, string>, signal: AbortSignal, provider: string): Promise<unknown> {
+export async function getJson(
+  url: URL,
+  headers: Record<string, string>,
+  signal: AbortSignal,
+  provider: string,
+): Promise<unknown> {
   let response;
   try {
-    response = await request(url, { method: 'GET', headers: { accept: 'application/json', 'user-agent': 'mms-web-search/1', ...headers }, signal });
+    response = await request(url, {
+      method: 'GET',
+      headers: { accept: 'application/json', 'user-agent': 'mms-web-search/1', ...headers },
+      signal,
+    });
   } catch (error) {
     if (signal.aborted) throw signal.reason ?? error;
     throw new SearchFailure('unavailable', `${provider}: ${(error as Error).message}`, { cause: error });

@@ -26,7 +26,8 @@ export function webSearchResultText(content: unknown): string {
   const entries = results.map((result, index) => {
     const lines = [`[${index + 1}] ${text(result.title) || text(result.url)}`, `URL: ${text(result.url)}`];
     if (text(result.page_age)) lines.push(`Page age: ${text(result.page_age)}`);
-    const body = typeof result.encrypted_content === 'string' ? decodeSearchContent(result.encrypted_content) : undefined;
+    const body =
+      typeof result.encrypted_content === 'string' ? decodeSearchContent(result.encrypted_content) : undefined;
     // Content encoded by another service cannot be read here; the title and URL still can.
     lines.push(body === undefined ? '(content not readable by this service)' : body);
     return lines.join('\n');

@@ -27,14 +27,16 @@ export class SearxngSearchProvider implements SearchProvider {
     url.searchParams.set('q', query);
     url.searchParams.set('format', 'json');
     const body = (await getJson(url, {}, options.signal, this.name)) as { results?: unknown };
-    if (!Array.isArray(body?.results)) throw new SearchFailure('unavailable', 'searxng: the answer has no results list');
+    if (!Array.isArray(body?.results))
+      throw new SearchFailure('unavailable', 'searxng: the answer has no results list');
     return (body.results as SearxngResult[])
       .filter((result) => typeof result.url === 'string' && /^https?:\/\//i.test(result.url))
       .filter((result) => options.accepts(result.url as string))
       .slice(0, options.maxResults)
       .map((result) => ({
         url: result.url as string,
-        title: typeof result.title === 'string' && result.title !== '' ? plainSnippet(result.title) : (result.url as string),
+        title:
+          typeof result.title === 'string' && result.title !== '' ? plainSnippet(result.title) : (result.url as string),
         pageAge: typeof result.publishedDate === 'string' && result.publishedDate !== '' ? result.publishedDate : null,
         content: typeof result.content === 'string' ? plainSnippet(result.content).slice(0, options.maxCharacters) : '',
       }));

@@ -11,7 +11,13 @@
  * headroom (agent/context-budget.ts, fit-results.ts); a share too small for one result is
  * answered `max_uses_exceeded` without a search.
  */
-import { SERVER_TOOL_TYPES, type MessageRequest, type ServerToolResultBlock, type ServerToolUseBlock, type WebSearchToolParam } from '@mms/protocol';
+import {
+  SERVER_TOOL_TYPES,
+  type MessageRequest,
+  type ServerToolResultBlock,
+  type ServerToolUseBlock,
+  type WebSearchToolParam,
+} from '@mms/protocol';
 import { serverToolError, serverToolRefusal } from '../../agent/server-tool-runner.js';
 import { DomainFilter } from '../domain-filter.js';
 import { createSearchProvider, type SearchProviderConfig } from './create-provider.js';
@@ -63,10 +69,15 @@ export class WebSearchTool {
     // small for a page, no request is made (usage counts none) and the answer is
     // max_uses_exceeded, the public code nearest to "this tool's room in the turn is used up".
     if (context.resultCharacters < MIN_SEARCH_CHARACTERS) return serverToolRefusal(call, 'max_uses_exceeded');
-    const tool = (context.request.tools ?? []).find((candidate): candidate is WebSearchToolParam => candidate.type === SERVER_TOOL_TYPES.webSearch);
+    const tool = (context.request.tools ?? []).find(
+      (candidate): candidate is WebSearchToolParam => candidate.type === SERVER_TOOL_TYPES.webSearch,
+    );
     const filter = DomainFilter.fromLists(tool);
     // What each result may hold before the hits are known; fitResults cuts again once they are.
-    const maxCharacters = Math.min(this.options.maxResultCharacters, Math.floor(context.resultCharacters / this.options.maxResults));
+    const maxCharacters = Math.min(
+      this.options.maxResultCharacters,
+      Math.floor(context.resultCharacters / this.options.maxResults),
+    );
     let hits;
     try {
       hits = await this.provider.search(query.trim(), {
@@ -85,7 +96,13 @@ export class WebSearchTool {
     // Hits were found but not one fits the share (their URLs and titles are long): saying "no
     // results" would be false, so the answer is the same as for a share too small to search.
     if (kept.length === 0 && permitted.length > 0) return serverToolError(call, 'max_uses_exceeded');
-    const results = kept.map((hit) => ({ type: 'web_search_result', url: hit.url, title: hit.title, page_age: hit.pageAge, encrypted_content: encodeSearchContent(hit.content) }));
+    const results = kept.map((hit) => ({
+      type: 'web_search_result',
+      url: hit.url,
+      title: hit.title,
+      page_age: hit.pageAge,
+      encrypted_content: encodeSearchContent(hit.content),
+    }));
     return { type: 'web_search_tool_result', tool_use_id: call.id, content: results };
   }
 
@@ -93,4 +110,3 @@ export class WebSearchTool {
     return this.provider?.close() ?? Promise.resolve();
   }
 }
-

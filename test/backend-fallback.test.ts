@@ -54,6 +54,7 @@ async function startWithClock(models: ServiceConfigInput['models'], clock: { now
     baseURL: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`,
     apiKey: TEST_API_KEY,
     registry,
+    signer: app.signer,
     headers: { 'x-api-key': TEST_API_KEY, [VERSION_HEADER]: API_VERSION, 'content-type': 'application/json' },
     close: () => app.close(),
   };

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { once } from 'node:events';
@@ -11,6 +11,9 @@ import { readSse } from '@mms/testing';
 
 const MMS = join(process.cwd(), 'packages/server/bin/mms.js');
 const KEY = 'cli-test-key-123';
+// Every `mms serve` run here inherits it: a served service keeps its signing key in its data
+// folder, which must not be the home folder's.
+process.env.MMS_DATA_FOLDER = mkdtempSync(join(tmpdir(), 'mms-cli-data-'));
 
 interface Finished {
   status: number | null;
@@ -69,7 +72,7 @@ test('mms --help and mms serve --help explain the commands and flags', () => {
   assert.match(help.stdout, /pull/);
   assert.match(help.stdout, /compare FILE/);
   const serveHelp = spawnSync(process.execPath, [MMS, 'serve', '--help'], { encoding: 'utf8' });
-  for (const flag of ['--config', '--host', '--port', 'MMS_API_KEYS', 'MMS_CONFIG'])
+  for (const flag of ['--config', '--host', '--port', 'MMS_API_KEYS', 'MMS_DATA_FOLDER', 'MMS_CONFIG'])
     assert.match(serveHelp.stdout, new RegExp(flag));
 });
 
@@ -289,6 +292,50 @@ async function listeningPort(child: ChildProcess): Promise<number> {
   }
   throw new Error(`mms exited before listening: ${output}`);
 }
+
+test('a signingKey under 32 characters, or a key file that holds no key, stops serve naming it, exit 2', async () => {
+  const folder = mkdtempSync(join(tmpdir(), 'mms-cli-data-'));
+  writeFileSync(join(folder, 'signing-key'), 'not a key\n');
+  const short = slowConfig({ signingKey: 'thirty-one characters long, no.' });
+  const [tooShort, badFile] = await Promise.all([
+    runMms(['serve', '--config', short]),
+    runMms(['serve', '--config', slowConfig()], { MMS_DATA_FOLDER: folder }),
+  ]);
+  assert.equal(tooShort.status, 2, tooShort.stderr);
+  assert.equal(tooShort.stderr, `mms: config ${short}: signingKey: must have at least 32 characters\n`);
+  assert.equal(badFile.status, 2, badFile.stderr);
+  assert.match(
+    badFile.stderr,
+    new RegExp(
+      `^mms: signing key file ${join(folder, 'signing-key')}: it does not hold a key .*delete it to make a new key`,
+    ),
+  );
+  assert.equal(readFileSync(join(folder, 'signing-key'), 'utf8'), 'not a key\n', 'left as it was');
+});
+
+test('serve makes its key file in the data folder at first start, readable by its owner only, and keeps it', async () => {
+  const folder = join(mkdtempSync(join(tmpdir(), 'mms-cli-data-')), 'not-yet');
+  const keyFile = join(folder, 'signing-key');
+  const contents: string[] = [];
+  for (let start = 0; start < 2; start += 1) {
+    const child = spawn(process.execPath, [MMS, 'serve', '--config', slowConfig({ listen: { port: 0 } })], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, MMS_DATA_FOLDER: folder },
+    });
+    // Read on to the end, not as listeningPort reads (it stops reading once listening): so read,
+    // the second child of this loop never exited on SIGTERM.
+    let output = '';
+    await new Promise<void>((resolve) =>
+      child.stdout.on('data', (chunk) => (output += String(chunk)).includes('listening at') && resolve()),
+    );
+    child.kill('SIGTERM');
+    assert.deepEqual(await once(child, 'exit'), [0, null]);
+    contents.push(readFileSync(keyFile, 'utf8'));
+  }
+  assert.match(contents[0]!, /^[A-Za-z0-9+/]{43}=\n$/);
+  assert.equal(contents[1], contents[0], 'the second start read the key the first made');
+  assert.equal(statSync(keyFile).mode & 0o777, 0o600);
+});
 
 test('SIGTERM lets an in-flight stream finish, then the process exits 0', async () => {
   const folder = mkdtempSync(join(tmpdir(), 'mms-cli-'));

@@ -23,6 +23,8 @@ import type { ModelRegistry } from './models/model-registry.js';
 import { registerCountTokensRoute } from './routes/count-tokens/route.js';
 import { registerMessagesRoute } from './routes/messages/route.js';
 import { registerModelsRoutes } from './routes/models/route.js';
+import { Signer } from './signing/signer.js';
+import { resolveSigningKey } from './signing/signing-key.js';
 import { ServiceTools, type ToolProviders } from './tools/service-tools.js';
 
 export interface AppOptions {
@@ -31,6 +33,12 @@ export interface AppOptions {
   serverTools?: ServerToolRunner;
   /** A code runner or host lookup in place of the built-in ones (ignored when serverTools is given). */
   toolProviders?: ToolProviders;
+  /**
+   * The signing key (docs/decisions/0014-signed-server-blocks.md), in place of the config's
+   * `signingKey` or the key file in its `dataFolder`; with none of the three, a random key for
+   * this app alone. A string needs 32 characters, bytes 32 bytes.
+   */
+  signingKey?: string | Uint8Array;
   /** JSON log lines on stdout from this level up; silent when not given (tests, benchmarks). */
   logLevel?: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
 }
@@ -48,6 +56,8 @@ export function buildApp(options: AppOptions): App {
 export class App {
   readonly server: Server;
   readonly log: Logger;
+  /** Signs and verifies with the service's key (docs/decisions/0014-signed-server-blocks.md). */
+  readonly signer: Signer;
   private readonly keys: ApiKeyCheck;
   private readonly router = new Router();
   private readonly closing = new ConnectionClosing();
@@ -62,6 +72,14 @@ export class App {
     this.log = pino({ level: options.logLevel ?? 'silent' });
     this.keys = new ApiKeyCheck(options.config.apiKeys);
     this.batching = new ReplyBatching((error) => this.log.error({ err: error }, 'writing a reply failed'));
+    this.signer = new Signer(
+      options.signingKey instanceof Uint8Array
+        ? options.signingKey
+        : resolveSigningKey({
+            signingKey: options.signingKey ?? options.config.signingKey,
+            dataFolder: options.config.dataFolder,
+          }),
+    );
     this.serverTools = options.serverTools ?? new ServiceTools(options.config.serverTools, options.toolProviders);
     this.router.get('/health', async () => ({ body: { status: 'ok' } }));
     registerMessagesRoute(

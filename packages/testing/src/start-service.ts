@@ -3,7 +3,14 @@
  * test talks HTTP to it, exactly as a client would.
  */
 import type { AddressInfo } from 'node:net';
-import { buildApp, ModelRegistry, validateConfig, type ServiceConfigInput, type ToolProviders } from '@mms/server';
+import {
+  buildApp,
+  ModelRegistry,
+  type Signer,
+  validateConfig,
+  type ServiceConfigInput,
+  type ToolProviders,
+} from '@mms/server';
 import { API_VERSION, VERSION_HEADER } from '@mms/protocol';
 
 export const TEST_API_KEY = 'test-key-0123456789';
@@ -12,6 +19,8 @@ export interface RunningService {
   baseURL: string;
   apiKey: string;
   registry: ModelRegistry;
+  /** Signs as the service does, with its key: for blocks a test makes itself (signed-blocks.ts). */
+  signer: Signer;
   /** Headers a well-behaved client sends. */
   headers: Record<string, string>;
   close(): Promise<void>;
@@ -38,6 +47,12 @@ export function scriptedModels(backend: Record<string, unknown> = {}): ServiceCo
 export interface StartOptions {
   registry?: Parameters<typeof ModelRegistry.fromConfig>[2];
   toolProviders?: ToolProviders;
+  /**
+   * The service's signing key, in place of the config's; default: the config's `signingKey` or
+   * the key file in its `dataFolder`, else a random key for this service. Two services given the
+   * same key verify each other's blocks, as replicas do.
+   */
+  signingKey?: Uint8Array;
 }
 
 export async function startService(
@@ -47,13 +62,21 @@ export async function startService(
 ): Promise<RunningService> {
   const full = validateConfig({ apiKeys: [TEST_API_KEY], models: scriptedModels(), ...config }, 'test config');
   const registry = ModelRegistry.fromConfig(full.models, configFolder, options.registry);
-  const app = buildApp({ config: full, registry, toolProviders: options.toolProviders });
+  const app = buildApp({
+    config: full,
+    registry,
+    toolProviders: options.toolProviders,
+    // Without a key or a data folder in the config, a random key: never the key file of the
+    // default data folder, as tests must not write into the home folder.
+    signingKey: options.signingKey,
+  });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const { port } = app.server.address() as AddressInfo;
   return {
     baseURL: `http://127.0.0.1:${port}`,
     apiKey: TEST_API_KEY,
     registry,
+    signer: app.signer,
     headers: { 'x-api-key': TEST_API_KEY, [VERSION_HEADER]: API_VERSION, 'content-type': 'application/json' },
     close: () => app.close(),
   };

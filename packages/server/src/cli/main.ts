@@ -28,7 +28,7 @@ program
   .option('--log-level <level>', 'fatal, error, warn, info, debug or trace; env MMS_LOG_LEVEL; default info')
   .addHelpText(
     'after',
-    "\nEnvironment:\n  MMS_API_KEYS  comma-separated API keys, added to the config file's apiKeys\n  A variable set to an empty value counts as unset.",
+    "\nEnvironment:\n  MMS_API_KEYS     comma-separated API keys, added to the config file's apiKeys\n  MMS_DATA_FOLDER  where the signing key is kept when the config has no signingKey; overrides dataFolder (default ~/.local/share/mms)\n  A variable set to an empty value counts as unset.",
   )
   .action(async (flags: ServeFlags) => {
     await serve(flags);

@@ -27,6 +27,8 @@ export interface ServeSettings {
   logLevel: LogLevel;
   /** From MMS_API_KEYS, added to the config's apiKeys. */
   apiKeys: string[];
+  /** From MMS_DATA_FOLDER, in place of the config's dataFolder. */
+  dataFolder?: string;
 }
 
 /**
@@ -86,5 +88,6 @@ export function serveSettings(flags: ServeFlags, environment: NodeJS.ProcessEnv 
     port: port === undefined ? undefined : parsePort(port, portSource),
     logLevel,
     apiKeys: environmentApiKeys(environment),
+    dataFolder: environmentValue('MMS_DATA_FOLDER', environment),
   };
 }

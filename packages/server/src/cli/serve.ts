@@ -2,6 +2,7 @@
 import { buildApp } from '../app.js';
 import { ConfigError, loadConfig } from '../config/load-config.js';
 import { ModelRegistry } from '../models/model-registry.js';
+import { defaultDataFolder, resolveSigningKey } from '../signing/signing-key.js';
 import { serveSettings, type ServeFlags, type ServeSettings } from './serve-settings.js';
 
 /** In-flight requests get this long to finish after SIGINT/SIGTERM before the process exits. */
@@ -10,12 +11,24 @@ const SHUTDOWN_GRACE_MS = 10_000;
 export async function serve(flags: ServeFlags): Promise<void> {
   let settings: ServeSettings;
   let loaded;
+  let signingKey: Buffer;
   try {
     settings = serveSettings(flags);
-    loaded = loadConfig(settings.config, { host: settings.host, port: settings.port, apiKeys: settings.apiKeys });
+    loaded = loadConfig(settings.config, {
+      host: settings.host,
+      port: settings.port,
+      apiKeys: settings.apiKeys,
+      dataFolder: settings.dataFolder,
+    });
     if (loaded.config.apiKeys.length === 0) {
       throw new ConfigError('no API keys are configured: set MMS_API_KEYS=<key> or add apiKeys to the config file');
     }
+    // Read here, not in buildApp, so that a key file that cannot be read stops the start like a
+    // config error. A served service always has a data folder: its key must outlive the process.
+    signingKey = resolveSigningKey({
+      signingKey: loaded.config.signingKey,
+      dataFolder: loaded.config.dataFolder ?? defaultDataFolder(),
+    });
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     process.stderr.write(`mms: ${error.message}\n`);
@@ -32,7 +45,7 @@ export async function serve(flags: ServeFlags): Promise<void> {
     process.stderr.write(`mms: ${(error as Error).message}\n`);
     process.exit(2);
   }
-  const app = buildApp({ config, registry, logLevel: settings.logLevel });
+  const app = buildApp({ config, registry, signingKey, logLevel: settings.logLevel });
   try {
     await app.listen({ host: config.listen.host, port: config.listen.port });
   } catch (error) {

@@ -232,6 +232,20 @@ export const serviceConfig = z.strictObject({
     .prefault({}),
   /** Most backend steps in one turn before the answer is `pause_turn`. */
   maxSteps: z.int().min(1).max(100).default(10),
+  signingKey: z
+    .string()
+    .min(32, 'must have at least 32 characters')
+    .optional()
+    .describe(
+      'The key that signs thinking blocks, server tool call ids and web search content, so that they verify when they come back (docs/decisions/0014). Replicas must share it. Without it: a key made at first start and kept in dataFolder.',
+    ),
+  dataFolder: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'Where the service keeps its own files (the signing key when signingKey is not set), relative to the config file; default ~/.local/share/mms (env MMS_DATA_FOLDER, which wins over this).',
+    ),
 });
 
 export type ServiceConfig = z.infer<typeof serviceConfig>;

@@ -20,6 +20,8 @@ export interface ConfigOverrides {
   port?: number;
   /** Added to the file's keys (MMS_API_KEYS). */
   apiKeys?: string[];
+  /** In place of the file's dataFolder (MMS_DATA_FOLDER). */
+  dataFolder?: string;
 }
 
 export function loadConfig(path: string | undefined, overrides: ConfigOverrides = {}): LoadedConfig {
@@ -30,9 +32,11 @@ export function loadConfig(path: string | undefined, overrides: ConfigOverrides 
 
 /**
  * Paths in the config are relative to its file's folder, like a backend's `script` and `model`
- * (which their backends resolve against `folder`); the server tools get theirs resolved here.
+ * (which their backends resolve against `folder`); the data folder and the server tools get
+ * theirs resolved here.
  */
 function resolveConfigPaths(config: ServiceConfig, folder: string): ServiceConfig {
+  if (config.dataFolder !== undefined) config.dataFolder = resolve(folder, config.dataFolder);
   const provider = config.serverTools.webSearch.provider;
   if (provider?.type === 'folder') {
     provider.folder = resolve(folder, provider.folder);
@@ -63,6 +67,7 @@ export function validateConfig(input: unknown, source: string, overrides: Config
   const config = result.data;
   if (overrides.host !== undefined) config.listen.host = overrides.host;
   if (overrides.port !== undefined) config.listen.port = overrides.port;
+  if (overrides.dataFolder !== undefined) config.dataFolder = resolve(overrides.dataFolder);
   config.apiKeys = [...new Set([...config.apiKeys, ...(overrides.apiKeys ?? [])])];
   checkModelNames(config, source);
   return config;

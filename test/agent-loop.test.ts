@@ -16,7 +16,8 @@ import { parseMessageRequest, type ServerToolResultBlock } from '@mms/protocol';
 import { ContextBudget, resultCharacters } from '../packages/server/src/agent/context-budget.js';
 import { tokenize } from '../packages/server/src/backends/scripted/tokenizer.js';
 import { fitOutput } from '../packages/server/src/tools/code-execution/code-execution-tool.js';
-import { encodeSearchContent } from '../packages/server/src/tools/web-search/encrypted-content.js';
+import { Signer } from '../packages/server/src/signing/signer.js';
+import { admitSearchResults, encodeSearchContent } from '../packages/server/src/tools/web-search/encrypted-content.js';
 
 interface Block {
   type: string;
@@ -441,16 +442,24 @@ describe('context budget', () => {
   });
 
   test('what a result puts in the context: search URL, title, page age and text; code stdout and stderr; an error its JSON', () => {
+    const signer = new Signer(Buffer.alloc(32, 1));
     const hit = {
       type: 'web_search_result',
       url: 'https://b.example/x',
       title: 'Otters',
       page_age: '2 days',
-      encrypted_content: encodeSearchContent('twelve chars'),
+      encrypted_content: encodeSearchContent(signer, 'https://b.example/x', 'twelve chars'),
     };
+    const forged = { ...hit, encrypted_content: encodeSearchContent(new Signer(Buffer.alloc(32, 2)), hit.url, 'x') };
+    admitSearchResults([hit, forged], signer);
     assert.equal(
       resultCharacters({ type: 'web_search_tool_result', tool_use_id: 's', content: [hit, hit] }),
       2 * (19 + 6 + 6 + 12),
+    );
+    assert.equal(
+      resultCharacters({ type: 'web_search_tool_result', tool_use_id: 's', content: [forged] }),
+      19 + 6 + 6,
+      'text that did not verify is not in the context',
     );
     assert.equal(resultCharacters(code('out', 'error')), 8);
     const error = { type: 'web_fetch_tool_result_error', error_code: 'url_not_accessible' };

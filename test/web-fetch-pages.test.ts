@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { parseMessageRequest } from '@mms/protocol';
 import { postJson, type RunningService } from '@mms/testing';
 import { WebFetchTool } from '../packages/server/src/tools/web-fetch/web-fetch-tool.js';
+import { decodeSearchContent } from '../packages/server/src/tools/web-search/encrypted-content.js';
 import {
   FETCH_TOOL,
   fetchVia,
@@ -175,7 +176,7 @@ describe('context budget of a turn', () => {
         hit.url.length +
         hit.title.length +
         (hit.page_age ?? '').length +
-        Buffer.from(hit.encrypted_content.slice('mms1:'.length), 'base64url').toString('utf8').length,
+        (decodeSearchContent(allowed.signer, hit.url, hit.encrypted_content) ?? '').length,
       0,
     );
     assert.ok(searchCharacters > 0);

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { BraveSearchProvider } from '../packages/server/src/tools/web-search/brave-provider.js';
 import { decodeSearchContent } from '../packages/server/src/tools/web-search/encrypted-content.js';
 import { SearxngSearchProvider } from '../packages/server/src/tools/web-search/searxng-provider.js';
-import { errorCode, never, runTool, stop, type SearchResult } from './web-search-support.js';
+import { errorCode, never, runTool, stop, TOOL_SIGNER, type SearchResult } from './web-search-support.js';
 
 interface Recorded {
   url: URL;
@@ -140,7 +140,10 @@ describe('Brave provider', () => {
       );
       assert.deepEqual(Object.keys(results[0]!).sort(), ['encrypted_content', 'page_age', 'title', 'type', 'url']);
       assert.equal(results[0]?.type, 'web_search_result');
-      assert.equal(decodeSearchContent(results[0]!.encrypted_content), 'Sea otters hold hands.\nThey use stones.');
+      assert.equal(
+        decodeSearchContent(TOOL_SIGNER, results[0]!.url, results[0]!.encrypted_content),
+        'Sea otters hold hands.\nThey use stones.',
+      );
 
       const allowed = await runTool(provider, { query: 'otters' }, { allowed_domains: ['otters.example.com'] });
       assert.deepEqual(

@@ -150,7 +150,10 @@ describe('web search through the service', () => {
     assert.equal(results[0]?.url, `${origin}/docs/otters.md`);
     assert.equal(results[0]?.title, 'Sea otters');
     assert.equal(results[0]?.page_age, '2024-05-01');
-    assert.match(decodeSearchContent(results[0]!.encrypted_content) ?? '', /hold hands while they sleep/);
+    assert.match(
+      decodeSearchContent(service.signer, results[0]!.url, results[0]!.encrypted_content) ?? '',
+      /hold hands while they sleep/,
+    );
     // The user never wrote the URL: the search result made it fetchable.
     assert.equal(reply.content[4]?.tool_use_id, fetchUse?.id);
     const fetched = resultsOf(reply, 'web_fetch_tool_result')[0] as {

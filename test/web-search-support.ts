@@ -9,7 +9,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseMessageRequest, type MessageRequest, type ServerToolResultBlock } from '@mms/protocol';
 import type { SearchOptions, SearchProvider } from '../packages/server/src/tools/web-search/search-provider.js';
+import { Signer } from '../packages/server/src/signing/signer.js';
 import { WebSearchTool } from '../packages/server/src/tools/web-search/web-search-tool.js';
+
+/** The key `runTool`'s search tool signs its results' content with. */
+export const TOOL_SIGNER = new Signer(Buffer.alloc(32, 9));
 
 export interface SearchResult {
   type: string;
@@ -82,7 +86,7 @@ export async function runTool(
   timeoutMs = 5_000,
   share = 400_000,
 ): Promise<ServerToolResultBlock> {
-  const searchTool = new WebSearchTool({ maxResults: 3, maxResultCharacters: 500, timeoutMs }, provider);
+  const searchTool = new WebSearchTool({ maxResults: 3, maxResultCharacters: 500, timeoutMs }, TOOL_SIGNER, provider);
   return searchTool.run(
     { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input },
     { request: toolRequest(tool), resultCharacters: share, signal: new AbortController().signal },

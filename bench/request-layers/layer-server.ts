@@ -15,6 +15,7 @@
  * Runs as a child process: answers `{cpu: true}` messages with its process.cpuUsage(), tells
  * its parent the port, and exits when the IPC channel closes.
  */
+import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { checkMessageRules, parseMessageRequest } from '@mms/protocol';
@@ -25,6 +26,7 @@ import { ReplyBatching } from '../../packages/server/src/http/reply-batching.js'
 import { newRequestId } from '../../packages/server/src/http/request-id.js';
 import { assertVersionHeader } from '../../packages/server/src/http/version-header.js';
 import { startMessage } from '../../packages/server/src/routes/messages/handler.js';
+import { Signer } from '../../packages/server/src/signing/signer.js';
 import { MessageFold } from '../../packages/server/src/streaming/message-fold.js';
 import { ServiceTools } from '../../packages/server/src/tools/service-tools.js';
 import { LAYERS, type Layer } from './layers.js';
@@ -39,7 +41,13 @@ const layer = layerArgument as Layer;
 
 const config = scriptedBenchConfig(apiKey, modelId);
 const registry = ModelRegistry.fromConfig(config.models, process.cwd());
-const services = { registry, serverTools: new ServiceTools(config.serverTools), maxSteps: config.maxSteps };
+const signer = new Signer(randomBytes(32));
+const services = {
+  registry,
+  serverTools: new ServiceTools(config.serverTools, signer),
+  maxSteps: config.maxSteps,
+  signer,
+};
 const keys = new ApiKeyCheck(config.apiKeys);
 const batching = new ReplyBatching((error) => console.error('layer-server: writing a reply failed', error));
 const CANNED = JSON.stringify({

@@ -80,15 +80,21 @@ export class App {
             dataFolder: options.config.dataFolder,
           }),
     );
-    this.serverTools = options.serverTools ?? new ServiceTools(options.config.serverTools, options.toolProviders);
+    this.serverTools =
+      options.serverTools ?? new ServiceTools(options.config.serverTools, this.signer, options.toolProviders);
     this.router.get('/health', async () => ({ body: { status: 'ok' } }));
     registerMessagesRoute(
       this.router,
-      { registry: options.registry, serverTools: this.serverTools, maxSteps: options.config.maxSteps },
+      {
+        registry: options.registry,
+        serverTools: this.serverTools,
+        maxSteps: options.config.maxSteps,
+        signer: this.signer,
+      },
       options.config.pingIntervalMs,
       this.closing,
     );
-    registerCountTokensRoute(this.router, options.registry);
+    registerCountTokensRoute(this.router, options.registry, this.signer);
     registerModelsRoutes(this.router, options.registry);
     this.server = createServer(
       { keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS },

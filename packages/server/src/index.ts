@@ -9,3 +9,4 @@ export type { ToolProviders } from './tools/service-tools.js';
 export type { CodeRunner, RunOptions, RunOutcome, HostFunction } from './tools/code-execution/code-runner.js';
 export type { HostLookup } from './tools/web-fetch/guarded-agent.js';
 export { Signer } from './signing/signer.js';
+export { encodeSearchContent } from './tools/web-search/encrypted-content.js';

@@ -14,7 +14,7 @@
  * the sandbox reach only the code and are not subtracted.
  */
 import { SERVER_TOOL_NAMES, SERVER_TOOL_TYPES, type MessageRequest, type ServerToolResultBlock } from '@mms/protocol';
-import { decodeSearchContent } from '../tools/web-search/encrypted-content.js';
+import { readableText } from '../tools/web-search/encrypted-content.js';
 
 export const CHARACTERS_PER_TOKEN = 4;
 
@@ -92,8 +92,7 @@ export function resultCharacters(block: ServerToolResultBlock): number {
 }
 
 function searchResultCharacters(result: Record<string, unknown>): number {
-  const encrypted = result.encrypted_content;
-  const text = typeof encrypted === 'string' ? (decodeSearchContent(encrypted) ?? '') : '';
+  const text = readableText(result) ?? '';
   return length(result.url) + length(result.title) + length(result.page_age) + text.length;
 }
 

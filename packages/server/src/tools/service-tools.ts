@@ -2,6 +2,7 @@
 import { SERVER_TOOL_NAMES, type ServerToolResultBlock, type ServerToolUseBlock } from '@mms/protocol';
 import { unavailableServerTools, type ServerToolRunner, type ToolCallContext } from '../agent/server-tool-runner.js';
 import { codeExecutionConfig } from '../config/config-schema.js';
+import type { Signer } from '../signing/signer.js';
 import { CodeExecutionTool, type CodeExecutionOptions } from './code-execution/code-execution-tool.js';
 import type { CodeRunner } from './code-execution/code-runner.js';
 import type { HostLookup } from './web-fetch/guarded-agent.js';
@@ -31,12 +32,14 @@ export class ServiceTools implements ServerToolRunner {
   private readonly webSearch: WebSearchTool;
   private readonly codeExecution: CodeExecutionTool;
 
+  /** `signer` signs the search results' content (web-search/encrypted-content.ts). */
   constructor(
     options: { webFetch: WebFetchOptions; webSearch?: WebSearchOptions; codeExecution?: CodeExecutionOptions },
+    signer: Signer,
     providers: ToolProviders = {},
   ) {
     this.webFetch = new WebFetchTool(options.webFetch, providers.hostLookup);
-    this.webSearch = new WebSearchTool(options.webSearch ?? NO_WEB_SEARCH);
+    this.webSearch = new WebSearchTool(options.webSearch ?? NO_WEB_SEARCH, signer);
     // The sandbox loads nothing until the first execution (unless warmAtStart), so this is cheap.
     this.codeExecution = new CodeExecutionTool(
       options.codeExecution ?? codeExecutionConfig.parse({}),

@@ -1,14 +1,17 @@
-/** `POST /v1/messages/count_tokens`: the same validation and rules, then the backend's tokenizer. */
+/** `POST /v1/messages/count_tokens`: the same validation, rules and signature checks, then the backend's tokenizer. */
 import { checkConversationRules, parseCountTokensRequest, type CountTokensResponse } from '@mms/protocol';
 import { readJsonBody } from '../../http/request-body.js';
 import type { Router } from '../../http/router.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
+import { checkSignedBlocks } from '../../signing/signed-blocks-check.js';
+import type { Signer } from '../../signing/signer.js';
 
-export function registerCountTokensRoute(router: Router, registry: ModelRegistry): void {
+export function registerCountTokensRoute(router: Router, registry: ModelRegistry, signer: Signer): void {
   router.post('/v1/messages/count_tokens', async (context) => {
     const body = parseCountTokensRequest(await readJsonBody(context.request));
     const entry = registry.resolve(body.model);
     checkConversationRules(body, entry.profile);
+    checkSignedBlocks(body, signer);
     const counted: CountTokensResponse = { input_tokens: await entry.backend.countTokens(body, entry.profile) };
     return { body: counted };
   });

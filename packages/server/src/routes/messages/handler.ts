@@ -1,7 +1,8 @@
 /**
- * Orchestration of one `POST /v1/messages`, with no HTTP in it: validate, apply the endpoint
- * rules, resolve the model, count the prompt, take an admission slot, run the turn, and encode
- * its parts as wire events. Streaming writes these events; the JSON reply folds them.
+ * Orchestration of one `POST /v1/messages`, with no HTTP in it: validate, resolve the model,
+ * apply the endpoint rules, check the signed blocks that came back (signing/signed-blocks-check.ts),
+ * count the prompt, take an admission slot, run the turn, and encode its parts as wire events.
+ * Streaming writes these events; the JSON reply folds them.
  */
 import { checkMessageRules, parseMessageRequest, requestThinks, ServiceError } from '@mms/protocol';
 import { runTurn } from '../../agent/run-turn.js';
@@ -9,6 +10,8 @@ import type { ServerToolRunner } from '../../agent/server-tool-runner.js';
 import type { Backend } from '../../backends/backend.js';
 import type { Cancellation } from '../../backends/cancellation.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
+import { checkSignedBlocks } from '../../signing/signed-blocks-check.js';
+import type { Signer } from '../../signing/signer.js';
 import { MessageEncoder } from '../../streaming/message-encoder.js';
 import { uniqueId } from '../../http/unique-id.js';
 import { MessageEvents } from './message-events.js';
@@ -17,6 +20,8 @@ export interface MessageServices {
   registry: ModelRegistry;
   serverTools: ServerToolRunner;
   maxSteps: number;
+  /** Checks what comes back signed (docs/decisions/0014). */
+  signer: Signer;
 }
 
 export interface MessageCall {
@@ -39,6 +44,7 @@ export async function startMessage(
   const request = parseMessageRequest(body);
   const entry = services.registry.resolve(request.model);
   checkMessageRules(request, entry.profile);
+  checkSignedBlocks(request, services.signer);
   // A fallback list's per-request view: the count, every step and the header agree on one backend.
   const backend = entry.backend.forRequest?.() ?? entry.backend;
   const inputTokens = await backend.countTokens(request, entry.profile);

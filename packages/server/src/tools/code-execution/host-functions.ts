@@ -7,7 +7,7 @@
  */
 import { SERVER_TOOL_NAMES, SERVER_TOOL_TYPES, type MessageRequest } from '@mms/protocol';
 import type { HostFunction } from './code-runner.js';
-import { decodeSearchContent } from '../web-search/encrypted-content.js';
+import { readableText } from '../web-search/encrypted-content.js';
 
 /** The tool input's main field, which code may also pass positionally. */
 const FIRST_PARAMETERS: Record<string, string> = {
@@ -45,7 +45,7 @@ export function resultForCode(content: unknown): unknown {
   return content.map((item: unknown) => {
     if (typeof item !== 'object' || item === null || (item as { type?: unknown }).type !== 'web_search_result')
       return item;
-    const { encrypted_content: encrypted, ...rest } = item as { encrypted_content?: unknown };
-    return { ...rest, content: typeof encrypted === 'string' ? (decodeSearchContent(encrypted) ?? '') : '' };
+    const { encrypted_content: _encrypted, ...rest } = item as { encrypted_content?: unknown };
+    return { ...rest, content: readableText(item) ?? '' };
   });
 }

@@ -1,24 +1,61 @@
 /**
  * `encrypted_content` of a `web_search_result`. In the public API it is opaque to clients: they
  * keep it and send it back, and only the service can read it. Here it is this service's own
- * reversible encoding of the result's text (a version prefix, then base64url of the UTF-8
- * text), so that when a later request carries the block back, the model reads the text again
- * (llama-cpp/chat-history.ts). It is not a secret and not signed: a client that forges one only
- * puts words in a block the model reads as untrusted search content, which it could put in its
- * own turn anyway.
+ * readable encoding of the result's text, with a tag over the result's URL and text
+ * (signing/signer.ts): `mms2:<tag>.<base64url of the UTF-8 text>`. It is not a secret: a client
+ * can read the text, but cannot change it, or move it to another URL, and still have the model
+ * read it as search content (docs/decisions/0014-signed-server-blocks.md).
+ *
+ * What a model reads of a result is its readable text (`readableText`): the text of a result this
+ * service made, or of one that came back in a request with a tag that verifies, admitted once by
+ * the check on the way in (signing/signed-blocks-check.ts). The backends that render results
+ * read it there, with no key. Any other content (another service's, an older format, a forgery)
+ * has none, and reads as "not readable by this service" (result-text.ts).
  */
+import type { Signer } from '../../signing/signer.js';
 
 /** Not in the base64url alphabet, so never mistaken for a bare payload; the version allows a change. */
-const PREFIX = 'mms1:';
+const PREFIX = 'mms2:';
+const PURPOSE = 'search-content/1';
 
-export function encodeSearchContent(text: string): string {
-  return PREFIX + Buffer.from(text, 'utf8').toString('base64url');
+/** Readable texts by result object: weakly held, so they go with the request or turn they belong to. */
+const readable = new WeakMap<object, string>();
+
+export function encodeSearchContent(signer: Signer, url: string, text: string): string {
+  return `${PREFIX}${signer.tag(PURPOSE, [url, text])}.${Buffer.from(text, 'utf8').toString('base64url')}`;
 }
 
-/** The text, or undefined for content this service did not encode (another service's, or damaged). */
-export function decodeSearchContent(encrypted: string): string | undefined {
+/** The text, or undefined unless this service encoded it for this URL. */
+export function decodeSearchContent(signer: Signer, url: string, encrypted: string): string | undefined {
   if (!encrypted.startsWith(PREFIX)) return undefined;
-  const payload = encrypted.slice(PREFIX.length);
-  if (!/^[A-Za-z0-9_-]*$/.test(payload)) return undefined;
-  return Buffer.from(payload, 'base64url').toString('utf8');
+  const dot = encrypted.indexOf('.', PREFIX.length);
+  const payload = encrypted.slice(dot + 1);
+  if (dot < 0 || !/^[A-Za-z0-9_-]*$/.test(payload)) return undefined;
+  const text = Buffer.from(payload, 'base64url').toString('utf8');
+  return signer.verifies(encrypted.slice(PREFIX.length, dot), PURPOSE, [url, text]) ? text : undefined;
+}
+
+/** Makes `result`'s text readable: one the search tool just made, or one whose tag verified. */
+export function markReadable(result: object, text: string): void {
+  readable.set(result, text);
+}
+
+/** A `web_search_result`'s text as a model reads it; undefined when this service cannot vouch for it. */
+export function readableText(result: object): string | undefined {
+  return readable.get(result);
+}
+
+/**
+ * Admits the readable results of a request's `web_search_tool_result` blocks: each whose
+ * content decodes for its URL under this service's key.
+ */
+export function admitSearchResults(content: unknown, signer: Signer): void {
+  if (!Array.isArray(content)) return;
+  for (const item of content as unknown[]) {
+    if (typeof item !== 'object' || item === null) continue;
+    const { type, url, encrypted_content: encrypted } = item as Record<string, unknown>;
+    if (type !== 'web_search_result' || typeof url !== 'string' || typeof encrypted !== 'string') continue;
+    const text = decodeSearchContent(signer, url, encrypted);
+    if (text !== undefined) markReadable(item, text);
+  }
 }

@@ -4,14 +4,13 @@
  * the embedded engine's chat history and the scripted backend's prompt rendering use it, so a
  * prompt's token count is the count of what the model really sees.
  */
-import { decodeSearchContent } from './encrypted-content.js';
+import { readableText } from './encrypted-content.js';
 
 interface ResultLike {
   type?: unknown;
   url?: unknown;
   title?: unknown;
   page_age?: unknown;
-  encrypted_content?: unknown;
   error_code?: unknown;
 }
 
@@ -26,9 +25,8 @@ export function webSearchResultText(content: unknown): string {
   const entries = results.map((result, index) => {
     const lines = [`[${index + 1}] ${text(result.title) || text(result.url)}`, `URL: ${text(result.url)}`];
     if (text(result.page_age)) lines.push(`Page age: ${text(result.page_age)}`);
-    const body =
-      typeof result.encrypted_content === 'string' ? decodeSearchContent(result.encrypted_content) : undefined;
-    // Content encoded by another service cannot be read here; the title and URL still can.
+    const body = readableText(result);
+    // Content that another service encoded, or that does not verify, is not read; the title and URL still are.
     lines.push(body === undefined ? '(content not readable by this service)' : body);
     return lines.join('\n');
   });

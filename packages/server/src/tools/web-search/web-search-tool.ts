@@ -21,7 +21,8 @@ import {
 import { serverToolError, serverToolRefusal } from '../../agent/server-tool-runner.js';
 import { DomainFilter } from '../domain-filter.js';
 import { createSearchProvider, type SearchProviderConfig } from './create-provider.js';
-import { encodeSearchContent } from './encrypted-content.js';
+import type { Signer } from '../../signing/signer.js';
+import { encodeSearchContent, markReadable } from './encrypted-content.js';
 import { fitResults, MIN_SEARCH_CHARACTERS } from './fit-results.js';
 import { SearchFailure, type SearchProvider } from './search-provider.js';
 
@@ -54,6 +55,7 @@ export class WebSearchTool {
 
   constructor(
     private readonly options: WebSearchOptions,
+    private readonly signer: Signer,
     provider?: SearchProvider,
   ) {
     this.provider = provider ?? createSearchProvider(options.provider);
@@ -96,13 +98,17 @@ export class WebSearchTool {
     // Hits were found but not one fits the share (their URLs and titles are long): saying "no
     // results" would be false, so the answer is the same as for a share too small to search.
     if (kept.length === 0 && permitted.length > 0) return serverToolError(call, 'max_uses_exceeded');
-    const results = kept.map((hit) => ({
-      type: 'web_search_result',
-      url: hit.url,
-      title: hit.title,
-      page_age: hit.pageAge,
-      encrypted_content: encodeSearchContent(hit.content),
-    }));
+    const results = kept.map((hit) => {
+      const result = {
+        type: 'web_search_result',
+        url: hit.url,
+        title: hit.title,
+        page_age: hit.pageAge,
+        encrypted_content: encodeSearchContent(this.signer, hit.url, hit.content),
+      };
+      markReadable(result, hit.content);
+      return result;
+    });
     return { type: 'web_search_tool_result', tool_use_id: call.id, content: results };
   }
 

@@ -12,6 +12,7 @@
  *
  * In-process, no HTTP. Arms alternate within each round; figures are medians over the rounds.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,6 +26,7 @@ import { backendConfig } from '../packages/server/src/backends/backend-config.js
 import { withPlacedDefaults } from '../packages/server/src/backends/backend-defaults.js';
 import { Cancellation } from '../packages/server/src/backends/cancellation.js';
 import { createBackend } from '../packages/server/src/backends/create-backend.js';
+import { Signer } from '../packages/server/src/signing/signer.js';
 import { median } from './statistics.js';
 
 const STEPS_PER_TURN = 4;
@@ -62,6 +64,9 @@ const request = parseMessageRequest({
   tools: [{ type: 'web_fetch_20260209', name: 'web_fetch', allowed_callers: ['direct'] }],
 });
 
+/** Signs the turn's server call ids, as the service does. */
+const signer = new Signer(randomBytes(32));
+
 /** A server tool that answers at once, so that the loop's own cost is what is left. */
 const instantTool: ServerToolRunner = {
   run: async (call): Promise<ServerToolResultBlock> => ({
@@ -97,6 +102,7 @@ async function loopTurn(backend: Backend): Promise<void> {
     serverTools: instantTool,
     inputTokens: 20,
     cancellation: new Cancellation(),
+    signer,
   });
   let finished = false;
   for await (const batch of turn)

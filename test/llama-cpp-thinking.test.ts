@@ -49,7 +49,7 @@ for (const model of ['thinker-1', 'thinker-2']) {
     const reply = await ask(model, { type: 'adaptive' });
     const thinking = reply.content.filter((block) => block.type === 'thinking');
     assert.ok(thinking.length > 0, JSON.stringify(reply.content));
-    for (const block of thinking) assert.ok((block.signature ?? '').length > 20);
+    for (const block of thinking) assert.match(block.signature ?? '', /^mms1\.[A-Za-z0-9_-]{22}$/);
     assert.equal(reply.usage.output_tokens, 40);
   });
 

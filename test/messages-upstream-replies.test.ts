@@ -5,7 +5,8 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { postJson, startService, type RunningService } from '@mms/testing';
+import { postJson, signedTurn, startService, type RunningService } from '@mms/testing';
+import { innerSignature } from '../packages/server/src/signing/thinking-signature.js';
 import {
   hello,
   json,
@@ -61,7 +62,7 @@ describe('replies through an upstream', () => {
     assert.equal(delta.usage.output_tokens, reply.usage.output_tokens);
   });
 
-  test('thinking comes back as thinking blocks with their signatures', async () => {
+  test("thinking comes back signed by the front, with the upstream's signature inside, and goes back to both", async () => {
     const body = { ...hello, thinking: { type: 'adaptive' } };
     const direct = await json(upstream, body);
     const { reply } = await json(front, body);
@@ -69,8 +70,20 @@ describe('replies through an upstream', () => {
       reply.content.map((block) => block.type),
       ['thinking', 'text'],
     );
-    assert.deepEqual(reply.content, direct.reply.content);
-    assert.ok((reply.content[0]?.signature ?? '').length > 0);
+    assert.equal(reply.content[0]?.thinking, direct.reply.content[0]?.thinking);
+    assert.deepEqual(reply.content[1], direct.reply.content[1]);
+    const signature = reply.content[0]?.signature ?? '';
+    assert.notEqual(signature, direct.reply.content[0]?.signature);
+    assert.equal(innerSignature(signature), direct.reply.content[0]?.signature);
+    // Sent back, the front checks its own signature and the upstream gets, and checks, its own.
+    const messages = [
+      ...hello.messages,
+      { role: 'assistant', content: reply.content },
+      { role: 'user', content: 'More.' },
+    ];
+    assert.equal((await json(front, { ...body, messages })).reply.stop_reason, 'end_turn');
+    const error = await postJson(upstream, '/v1/messages', { ...body, messages });
+    assert.equal(error.status, 400, "the front's signature is not the upstream's");
   });
 
   test('a forced custom tool comes back as tool_use, and the round trip with its result goes on', async () => {
@@ -158,14 +171,16 @@ describe('server tools run in the front service', () => {
       models: modelsWithBackend({ type: 'messages-upstream', baseURL: seen.baseURL }),
     });
     try {
-      const turn = [
+      // A paused turn as the relay would have returned it.
+      const turn = signedTurn(relay.signer, [
         { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_fetch', input: { url: `${pagesOrigin}/doc` } },
         {
           type: 'web_fetch_tool_result',
           tool_use_id: 'srvtoolu_1',
           content: { type: 'web_fetch_result', url: `${pagesOrigin}/doc` },
         },
-      ];
+      ]);
+      const id = turn[0]!.type === 'server_tool_use' ? turn[0]!.id : '';
       const messages = [
         { role: 'user', content: `read the page ${pagesOrigin}/doc` },
         { role: 'assistant', content: turn },
@@ -191,10 +206,10 @@ describe('server tools run in the front service', () => {
           path,
         );
         assert.deepEqual(sent.messages[1]?.content, [
-          { type: 'tool_use', id: 'srvtoolu_1', name: 'web_fetch', input: { url: `${pagesOrigin}/doc` } },
+          { type: 'tool_use', id, name: 'web_fetch', input: { url: `${pagesOrigin}/doc` } },
         ]);
         assert.equal(sent.messages[2]?.content[0]?.type, 'tool_result');
-        assert.equal(sent.messages[2]?.content[0]?.tool_use_id, 'srvtoolu_1');
+        assert.equal(sent.messages[2]?.content[0]?.tool_use_id, id);
         assert.ok(!JSON.stringify(sent).includes('server_tool_use'), path);
       }
       const sent = seen.requests.find((entry) => entry.path === '/v1/messages');

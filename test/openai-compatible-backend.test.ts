@@ -7,7 +7,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import Anthropic from '@anthropic-ai/sdk';
-import { postJson, readSse } from '@mms/testing';
+import { postJson, readSse, signedThinking } from '@mms/testing';
 import { BOOKING, CITY_FORMAT, send, useEngines, user, WEATHER } from './openai-compatible-support.js';
 
 const bench = useEngines({ backend: { vllm: { apiKey: 'engine-secret' } } });
@@ -22,7 +22,7 @@ describe('request mapping', () => {
       {
         role: 'assistant',
         content: [
-          { type: 'thinking', thinking: 'Look it up.', signature: 'sig' },
+          signedThinking(bench.service.signer, 'Look it up.'),
           { type: 'text', text: 'Checking.' },
           { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Paris' } },
         ],
@@ -335,7 +335,7 @@ describe('responses', () => {
         ['thinking', 'text'],
       );
       assert.ok((thinking.reply.content[0]!.thinking ?? '').length > 5);
-      assert.ok((thinking.reply.content[0]!.signature ?? '').length > 20);
+      assert.match(thinking.reply.content[0]!.signature ?? '', /^mms1\.[A-Za-z0-9_-]{22}$/);
       const plain = await send(bench, kind, {});
       assert.deepEqual(
         plain.reply.content.map((block) => block.type),

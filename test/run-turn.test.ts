@@ -1,7 +1,8 @@
 /**
  * The turn loop over a fake backend whose batches are written out part by part: which server
- * calls run after a step cut by max_tokens, and what disable_parallel_tool_use keeps of a batch
- * (the token counts after the one call allowed, and the stop reason).
+ * calls run after a step cut by max_tokens, what disable_parallel_tool_use keeps of a batch
+ * (the token counts after the one call allowed, and the stop reason), and what the step reader
+ * signs for every backend (thinking signatures, server call ids).
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,7 +17,13 @@ import type { Backend } from '../packages/server/src/backends/backend.js';
 import { Cancellation } from '../packages/server/src/backends/cancellation.js';
 import { runTurn } from '../packages/server/src/agent/run-turn.js';
 import type { ServerToolRunner } from '../packages/server/src/agent/server-tool-runner.js';
+import { serverCallIdVerifies } from '../packages/server/src/signing/server-call-id.js';
+import { Signer } from '../packages/server/src/signing/signer.js';
+import { innerSignature, thinkingSignatureVerifies } from '../packages/server/src/signing/thinking-signature.js';
+import { turnDigest } from '../packages/server/src/signing/turn-digest.js';
 import type { StreamPart } from '../packages/server/src/streaming/stream-part.js';
+
+const signer = new Signer(Buffer.alloc(32, 3));
 
 const MODEL: ModelProfile = {
   id: 'fake',
@@ -112,15 +119,21 @@ async function runWith(
     serverTools,
     inputTokens: 10,
     cancellation: new Cancellation(),
+    signer,
   });
   for await (const batch of turn) parts.push(...batch);
   return parts;
 }
 
+/** The blocks the turn started, with their ids (a server call's, signed, shown as `srvtoolu`). */
 function startedBlocks(parts: StreamPart[]): string[] {
   return parts.flatMap((part) =>
-    part.type === 'block-start' ? [`${part.block.type}${'id' in part.block ? ` ${part.block.id}` : ''}`] : [],
+    part.type === 'block-start' ? [`${part.block.type}${'id' in part.block ? ` ${idOf(part.block)}` : ''}`] : [],
   );
+}
+
+function idOf(block: { type: string; id: string }): string {
+  return block.type === 'server_tool_use' ? block.id.slice(0, 'srvtoolu'.length) : block.id;
 }
 
 describe('a step that ends on max_tokens after a server call', () => {
@@ -140,8 +153,8 @@ describe('a step that ends on max_tokens after a server call', () => {
       tools,
     );
     assert.deepEqual(
-      tools.ran.map((call) => call.id),
-      ['srvtoolu_whole'],
+      tools.ran.map((call) => call.input),
+      [{ url: 'https://a.example/page' }],
     );
     assert.deepEqual(parts.at(-1), finish('max_tokens'));
   });
@@ -236,6 +249,9 @@ describe('allowed_callers without "direct"', () => {
       [[finish('end_turn')]],
     ];
     const parts = await runOver(steps, { tools: [SEARCH_FOR_CODE, CODE] }, tools);
+    const [direct, code] = parts.flatMap((part) =>
+      part.type === 'block-start' && part.block.type === 'server_tool_use' ? [part.block.id] : [],
+    );
     const results = parts.flatMap((part) =>
       part.type === 'block-start' && part.block.type.endsWith('_tool_result')
         ? [part.block as ServerToolResultBlock]
@@ -243,10 +259,10 @@ describe('allowed_callers without "direct"', () => {
     );
     assert.deepEqual(results[0], {
       type: 'web_search_tool_result',
-      tool_use_id: 'srvtoolu_direct',
+      tool_use_id: direct,
       content: { type: 'web_search_tool_result_error', error_code: 'invalid_tool_input' },
     });
-    assert.deepEqual(tools.ran, ['code_execution srvtoolu_code', 'web_search srvtoolu_code_1']);
+    assert.deepEqual(tools.ran, [`code_execution ${code}`, `web_search ${code}_1`]);
     assert.equal(results[1]?.type, 'code_execution_tool_result');
   });
 
@@ -264,7 +280,10 @@ describe('allowed_callers without "direct"', () => {
         { tools: [tool] },
         tools,
       );
-      assert.deepEqual(tools.ran, ['web_search srvtoolu_direct']);
+      assert.deepEqual(
+        tools.ran.map((call) => call.split(' ')[0]),
+        ['web_search'],
+      );
     }
   });
 });
@@ -305,14 +324,12 @@ describe('a turn whose earlier steps spent the whole output budget', () => {
       serverTools: tools,
       inputTokens: 10,
       cancellation: new Cancellation(),
+      signer,
     }))
       parts.push(...batch);
     assert.deepEqual(budgets, [100]);
-    assert.deepEqual(
-      tools.ran.map((call) => call.id),
-      ['srvtoolu_1'],
-    );
-    assert.deepEqual(startedBlocks(parts), ['server_tool_use srvtoolu_1', 'web_fetch_tool_result']);
+    assert.equal(tools.ran.length, 1);
+    assert.deepEqual(startedBlocks(parts), ['server_tool_use srvtoolu', 'web_fetch_tool_result']);
     assert.deepEqual(parts.at(-1), finish('max_tokens'));
   });
 });
@@ -464,5 +481,99 @@ describe('disable_parallel_tool_use', () => {
     const parts = await runWith(backend, body);
     assert.equal(laterBatchRead, false);
     assert.deepEqual(parts.at(-1), finish('tool_use'));
+  });
+});
+
+describe('what the step reader signs, for every backend', () => {
+  const thinking = (text: string, engineSignature?: string): StreamPart[] => [
+    { type: 'block-start', block: { type: 'thinking', thinking: '', signature: '' } },
+    { type: 'block-delta', delta: { type: 'thinking_delta', thinking: text } },
+    ...(engineSignature === undefined
+      ? []
+      : [{ type: 'block-delta', delta: { type: 'signature_delta', signature: engineSignature } } as const]),
+    { type: 'block-stop' },
+  ];
+  const signatures = (parts: StreamPart[]) =>
+    parts.flatMap((part) =>
+      part.type === 'block-delta' && part.delta.type === 'signature_delta' ? [part.delta.signature] : [],
+    );
+
+  test('a thinking block gets one signature, just before it stops, that verifies for its text', async () => {
+    const parts = await runOver([[[...thinking('Hmm.'), finish('end_turn')]]], {});
+    const [signature] = signatures(parts);
+    assert.equal(signatures(parts).length, 1);
+    assert.equal(parts.at(-2)?.type, 'block-stop');
+    assert.equal(parts.at(-3)?.type, 'block-delta');
+    assert.ok(thinkingSignatureVerifies(signer, 'Hmm.', signature!));
+    assert.equal(thinkingSignatureVerifies(signer, 'Hmm!', signature!), false);
+    assert.equal(innerSignature(signature!), '');
+  });
+
+  test("an engine's own signature is not passed on: it is kept inside ours, given back by innerSignature", async () => {
+    const parts = await runOver([[[...thinking('Hmm.', 'EqUpstreamSignature=='), finish('end_turn')]]], {});
+    const [signature] = signatures(parts);
+    assert.equal(signatures(parts).length, 1);
+    assert.ok(thinkingSignatureVerifies(signer, 'Hmm.', signature!));
+    assert.equal(innerSignature(signature!), 'EqUpstreamSignature==');
+    const changedInner = signature!.replace('EqUpstream', 'EqOther');
+    assert.equal(thinkingSignatureVerifies(signer, 'Hmm.', changedInner), false);
+  });
+
+  test('a server call is held until it stops, then passed on whole with an id signed over it and the blocks before it', async () => {
+    const backend = fakeBackend([]);
+    const seen: StreamPart[][] = [];
+    backend.stream = async function* () {
+      const [start, delta, stop] = fetchCall('srvtoolu_engine', '{"url":"https://a.example/page"}');
+      yield [{ type: 'block-start', block: { type: 'text', text: '', citations: null } }];
+      yield [{ type: 'block-delta', delta: { type: 'text_delta', text: 'Reading.' } }, { type: 'block-stop' }];
+      yield [start!, delta!];
+      yield [stop!, { type: 'output-tokens', count: 9 }, finish('end_turn')];
+    };
+    const request = parseMessageRequest({
+      model: 'fake',
+      max_tokens: 100,
+      messages: [{ role: 'user', content: 'go https://a.example/page' }],
+      tools: [FETCH],
+    });
+    const turn = runTurn({
+      backend,
+      request,
+      model: MODEL,
+      thinks: false,
+      fault: undefined,
+      maxSteps: 1,
+      serverTools: recordingTools(),
+      inputTokens: 10,
+      cancellation: new Cancellation(),
+      signer,
+    });
+    for await (const batch of turn) seen.push(batch);
+    // Text passes at once; the call's start and input wait for its stop, then go on together.
+    assert.deepEqual(
+      seen.slice(0, 3).map((batch) => batch.map((part) => part.type)),
+      [['block-start'], ['block-delta', 'block-stop'], []],
+    );
+    const callBatch = seen[3]!;
+    assert.deepEqual(
+      callBatch.slice(0, 3).map((part) => part.type),
+      ['block-start', 'block-delta', 'block-stop'],
+    );
+    const start = callBatch[0]!;
+    assert.ok(start.type === 'block-start' && start.block.type === 'server_tool_use');
+    const id = start.block.id;
+    assert.match(id, /^srvtoolu_1[A-Za-z0-9_-]{34}$/);
+    const before = turnDigest([{ type: 'text', text: 'Reading.', citations: null }]);
+    const call = { name: 'web_fetch', input: { url: 'https://a.example/page' } };
+    assert.ok(serverCallIdVerifies(signer, id, call, before));
+    assert.equal(serverCallIdVerifies(signer, id, call, turnDigest([])), false, 'moved behind other blocks');
+    assert.equal(
+      serverCallIdVerifies(signer, id, { ...call, input: { url: 'https://b.example/' } }, before),
+      false,
+      'another input',
+    );
+    const result = seen
+      .flat()
+      .find((part) => part.type === 'block-start' && part.block.type === 'web_fetch_tool_result');
+    assert.equal(result?.type === 'block-start' && 'tool_use_id' in result.block && result.block.tool_use_id, id);
   });
 });

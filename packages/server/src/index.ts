@@ -9,4 +9,7 @@ export type { ToolProviders } from './tools/service-tools.js';
 export type { CodeRunner, RunOptions, RunOutcome, HostFunction } from './tools/code-execution/code-runner.js';
 export type { HostLookup } from './tools/web-fetch/guarded-agent.js';
 export { Signer } from './signing/signer.js';
+export { signThinking } from './signing/thinking-signature.js';
+export { signedServerCallId } from './signing/server-call-id.js';
+export { TurnDigest, type TurnBlock } from './signing/turn-digest.js';
 export { encodeSearchContent } from './tools/web-search/encrypted-content.js';

@@ -16,7 +16,11 @@ import { isRetryableFailure } from '../src/backends/fallback/fallback-backend.js
 import { transportError, upstreamError } from '../src/backends/messages-upstream/upstream-errors.js';
 import { UpstreamEventReader } from '../src/backends/messages-upstream/upstream-events.js';
 import { upstreamMessageBody, upstreamMessages } from '../src/backends/messages-upstream/upstream-request.js';
+import { Signer } from '../src/signing/signer.js';
+import { signThinking } from '../src/signing/thinking-signature.js';
 import type { StreamPart } from '../src/streaming/stream-part.js';
+
+const signer = new Signer(Buffer.alloc(32, 6));
 
 const use = (id: string) => ({
   type: 'server_tool_use' as const,
@@ -36,7 +40,7 @@ describe('the conversation sent upstream', () => {
       {
         role: 'assistant',
         content: [
-          { type: 'thinking', thinking: 'hm', signature: 's' },
+          { type: 'thinking', thinking: 'hm', signature: signThinking(signer, 'hm', 's') },
           { type: 'text', text: 'Fetching.' },
           use('a'),
           result('a'),
@@ -68,6 +72,28 @@ describe('the conversation sent upstream', () => {
       { role: 'assistant', content: [{ type: 'text', text: 'Done.' }] },
       { role: 'user', content: 'thanks' },
     ]);
+  });
+
+  test("thinking goes back with the upstream's own signature; thinking another engine made, with none, is left out", () => {
+    const messages: MessageParam[] = [
+      { role: 'user', content: 'think' },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'thinking', thinking: 'upstream', signature: signThinking(signer, 'upstream', 'EqUpstream==') },
+          { type: 'thinking', thinking: 'local', signature: signThinking(signer, 'local', '') },
+          { type: 'text', text: 'Answer.' },
+        ],
+      },
+      { role: 'user', content: 'more' },
+    ];
+    assert.deepEqual(upstreamMessages(messages, [])[1], {
+      role: 'assistant',
+      content: [
+        { type: 'thinking', thinking: 'upstream', signature: 'EqUpstream==' },
+        { type: 'text', text: 'Answer.' },
+      ],
+    });
   });
 
   test("a client call in the same step moves after the server results, so the client's tool_result answers it", () => {

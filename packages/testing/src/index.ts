@@ -2,3 +2,4 @@ export * from './start-service.js';
 export * from './sse.js';
 export * from './gguf/tiny-llama.js';
 export * from './fake-openai-engine.js';
+export * from './signed-blocks.js';

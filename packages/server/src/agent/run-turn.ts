@@ -16,6 +16,7 @@ import {
 } from '@mms/protocol';
 import type { Backend } from '../backends/backend.js';
 import type { Cancellation } from '../backends/cancellation.js';
+import type { Signer } from '../signing/signer.js';
 import type { StreamPart } from '../streaming/stream-part.js';
 import { ContextBudget } from './context-budget.js';
 import { isRefusal, serverToolError, serverToolRefusal, type ServerToolRunner } from './server-tool-runner.js';
@@ -32,6 +33,8 @@ export interface TurnOptions {
   /** The prompt's tokens: the window's headroom for tool results starts after them. */
   inputTokens: number;
   cancellation: Cancellation;
+  /** Signs the turn's thinking blocks and server call ids (step-reader.ts). */
+  signer: Signer;
 }
 
 interface TurnState {
@@ -65,7 +68,7 @@ export async function* runTurn(options: TurnOptions): AsyncGenerator<StreamPart[
     budget,
   };
   for (let step = 0; step < options.maxSteps; step += 1) {
-    const reader = new StepReader(options.request, state, step);
+    const reader = new StepReader(options.request, state, step, options.signer);
     const outputBudget = options.request.max_tokens - state.outputTokens;
     if (outputBudget < 1) {
       reader.endWithoutOutput();

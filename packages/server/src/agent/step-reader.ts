@@ -3,11 +3,18 @@
  * the client sees, collects the step's blocks, and says when the step is over and why. The
  * step's `finish` part is held back: the turn loop decides what finishes the turn. It also
  * enforces `disable_parallel_tool_use` for every backend: after one tool_use block the step ends.
+ * And it signs, for every backend (docs/decisions/0014-signed-server-blocks.md):
+ * a thinking block gets its signature as it stops, and a server_tool_use block its id, once its
+ * input is whole.
  *
  * A reader the loop feeds, rather than a generator the loop delegates to: every reply passes
  * through the turn loop, and each layer of async generators costs it about 300 ns and 1 KB.
  */
 import type { ContentBlock, MessageRequest, StopReason } from '@mms/protocol';
+import { signedServerCallId } from '../signing/server-call-id.js';
+import type { Signer } from '../signing/signer.js';
+import { signThinking } from '../signing/thinking-signature.js';
+import { contentBlocks, turnDigest } from '../signing/turn-digest.js';
 import { BlockAssembler, type StoppedBlock } from '../streaming/block-assembler.js';
 import type { StreamPart } from '../streaming/stream-part.js';
 
@@ -53,11 +60,17 @@ export class StepReader {
    * after it says the latter.
    */
   private callWithoutInput: ContentBlock | undefined;
+  /**
+   * The parts of a server_tool_use block that has not stopped yet: its id is signed over its
+   * input, known only once the block is whole, and the id travels in the block's first part.
+   */
+  private heldCall: StreamPart[] | undefined;
 
   constructor(
     private readonly request: MessageRequest,
     private readonly turn: TurnProgress,
     private readonly step: number,
+    private readonly signer: Signer,
   ) {
     this.stepStartTokens = turn.outputTokens;
   }
@@ -103,8 +116,7 @@ export class StepReader {
         if (part.type === 'block-start') this.movedOn = true;
         continue;
       }
-      passed.push(part);
-      const stopped = this.track(part);
+      const stopped = this.take(part, passed);
       if (stopped?.inputCut) this.cutCalls.add(stopped.block);
       if (stopped?.inputMissing) this.callWithoutInput = stopped.block;
       if (stopped?.block.type === 'tool_use' && disablesParallel(this.request)) this.allowedCall = stopped.block;
@@ -129,15 +141,57 @@ export class StepReader {
     return { stepBlocks: this.assembler.blocks, cutCalls: this.cutCalls, stopReason, stopSequence, tail };
   }
 
-  private track(part: StreamPart): StoppedBlock | undefined {
-    if (part.type === 'block-start') this.assembler.start(part.block);
-    else if (part.type === 'block-delta') this.assembler.delta(part.delta);
-    else if (part.type === 'block-stop') {
-      const stopped = this.assembler.stop();
-      this.turn.blocks.push(stopped.block);
-      return stopped;
+  /** Passes `part` on (into `passed`, or held with its call), and returns the block it stopped. */
+  private take(part: StreamPart, passed: StreamPart[]): StoppedBlock | undefined {
+    if (part.type === 'block-start') {
+      this.assembler.start(part.block);
+      const block = part.block;
+      if (block.type === 'server_tool_use') this.heldCall = [part];
+      // An engine's own signature travels inside ours, which the block gets as it stops.
+      else if (block.type === 'thinking' && block.signature !== '')
+        passed.push({ type: 'block-start', block: { ...block, signature: '' } });
+      else passed.push(part);
+      return undefined;
     }
-    return undefined;
+    if (part.type === 'block-delta') {
+      this.assembler.delta(part.delta);
+      // An engine's own signature (a Messages upstream's) is kept for ours to wrap, not passed on.
+      if (part.delta.type === 'signature_delta') return undefined;
+      (this.heldCall ?? passed).push(part);
+      return undefined;
+    }
+    if (part.type !== 'block-stop') {
+      passed.push(part);
+      return undefined;
+    }
+    const stopped = this.assembler.stop();
+    const block = stopped.block;
+    if (block.type === 'thinking') {
+      block.signature = signThinking(this.signer, block.thinking, block.signature);
+      passed.push({ type: 'block-delta', delta: { type: 'signature_delta', signature: block.signature } }, part);
+    } else if (block.type === 'server_tool_use' && this.heldCall) {
+      block.id = signedServerCallId(this.signer, block, this.digestBeforeCall());
+      const [start, ...rest] = this.heldCall;
+      this.heldCall = undefined;
+      if (start?.type === 'block-start' && start.block.type === 'server_tool_use')
+        passed.push({ type: 'block-start', block: { ...start.block, id: block.id } });
+      passed.push(...rest, part);
+    } else {
+      passed.push(part);
+    }
+    this.turn.blocks.push(block);
+    return stopped;
+  }
+
+  /**
+   * The digest a server call's id is bound to: the turn's blocks before it, those of the paused
+   * turn this request resumes first (the final assistant message; a client appends the reply's
+   * blocks to it). Made only when the step makes a server call: most replies make none.
+   */
+  private digestBeforeCall(): string {
+    const last = this.request.messages.at(-1);
+    const resumed = last?.role === 'assistant' ? contentBlocks(last.content) : [];
+    return turnDigest([...resumed, ...this.turn.blocks]);
   }
 }
 

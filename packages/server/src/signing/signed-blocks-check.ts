@@ -3,18 +3,76 @@
  * in the protocol package (the calling client cannot verify; it checks shapes only). Run by the
  * messages and count_tokens routes after parsing and the endpoint rules:
  *
+ * - Every thinking block carries a signature this service made for its text (thinking-signature.ts).
+ *   `redacted_thinking` is not checked: this service never returns one, and no engine of it reads
+ *   one; a Messages upstream gets it as it came and checks its own.
+ * - Rule 4's paused-turn exception (docs/decisions/0006) holds only for a turn this service paused:
+ *   the protocol's rule sees a final assistant turn that ends on a server tool's result; here every
+ *   server_tool_use in it must carry an id made for that call after the blocks before it
+ *   (server-call-id.ts), every result must answer one of those calls, once, and nothing but results
+ *   may follow the last call. Otherwise it is a prefill, refused with tools.
  * - Web search results whose content verifies become readable to the model
  *   (tools/web-search/encrypted-content.ts); others stay unreadable, and are not refused.
  */
-import type { ConversationRequest } from '@mms/protocol';
+import { ServiceError, type ContentBlockParam, type ConversationRequest } from '@mms/protocol';
 import { admitSearchResults } from '../tools/web-search/encrypted-content.js';
+import { serverCallIdVerifies } from './server-call-id.js';
 import type { Signer } from './signer.js';
+import { thinkingSignatureVerifies } from './thinking-signature.js';
+import { TurnDigest } from './turn-digest.js';
+
+const SERVER_RESULT_TYPES: ReadonlySet<string> = new Set([
+  'web_search_tool_result',
+  'web_fetch_tool_result',
+  'code_execution_tool_result',
+]);
 
 export function checkSignedBlocks(request: ConversationRequest, signer: Signer): void {
-  request.messages.forEach((message) => {
+  request.messages.forEach((message, index) => {
     if (typeof message.content === 'string') return;
-    message.content.forEach((block) => {
+    message.content.forEach((block, position) => {
+      if (block.type === 'thinking' && !thinkingSignatureVerifies(signer, block.thinking, block.signature))
+        throw new ServiceError(
+          'invalid_request',
+          `messages.${index}.content.${position}: the thinking block's signature does not verify; send thinking blocks back exactly as this service returned them`,
+        );
       if (block.type === 'web_search_tool_result') admitSearchResults(block.content, signer);
     });
   });
+  const index = request.messages.length - 1;
+  const last = request.messages[index];
+  // With no tools a final assistant turn is a prefill, which rule 4 allows: nothing to verify.
+  if ((request.tools?.length ?? 0) === 0 || last?.role !== 'assistant' || typeof last.content === 'string') return;
+  const problem = pausedTurnProblem(last.content, signer);
+  if (problem)
+    throw new ServiceError(
+      'rule_refused',
+      `Rule 4: a prefill (a final assistant turn) cannot be combined with tool use, and messages.${index} is not a turn this service paused: messages.${index}.content.${problem}; send a paused turn back exactly as it was returned, or end the messages on a user turn`,
+    );
+}
+
+/** Where and why `blocks` are not a turn this service paused, or undefined when they are. */
+function pausedTurnProblem(blocks: readonly ContentBlockParam[], signer: Signer): string | undefined {
+  const before = new TurnDigest();
+  const unanswered = new Set<string>();
+  let lastCall = -1;
+  for (const [position, block] of blocks.entries()) {
+    if (block.type === 'server_tool_use') {
+      if (!serverCallIdVerifies(signer, block.id, block, before.value()))
+        return `${position}: the server_tool_use block's id does not verify: this service made no such call after the blocks before it`;
+      unanswered.add(block.id);
+      lastCall = position;
+    } else if (SERVER_RESULT_TYPES.has(block.type)) {
+      const answered = (block as { tool_use_id: string }).tool_use_id;
+      if (!unanswered.delete(answered))
+        return `${position}: the ${block.type} block answers no unanswered server_tool_use before it in this turn`;
+    }
+    before.add(block);
+  }
+  // Only the calls' ids carry a MAC, and each covers the blocks before it: words after the last
+  // call are covered by none, so a paused turn has only that call's results after it.
+  const after = blocks.findIndex((block, position) => position > lastCall && !SERVER_RESULT_TYPES.has(block.type));
+  if (after >= 0)
+    return `${after}: a ${blocks[after]!.type} block after the turn's last server_tool_use; a paused turn ends on its calls' results`;
+  return undefined;
 }

@@ -1,9 +1,9 @@
 /**
  * Turns node-llama-cpp's response chunks into stream parts: thought chunks into a thinking block
- * (closed with a signature), main text into a text block or, for a forced tool, into a tool_use
+ * (the turn's step reader signs it), main text into a text block or, for a forced tool, into a tool_use
  * block's input_json_delta. Counts output tokens as they come.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { LlamaChatResponseChunk } from 'node-llama-cpp';
 import type { StreamPart } from '../../streaming/stream-part.js';
 
@@ -11,7 +11,6 @@ export type MainOutput = { kind: 'text' } | { kind: 'tool'; name: string };
 
 export class ResponseEmitter {
   private open: 'thinking' | 'main' | undefined;
-  private thinkingText = '';
   outputTokens = 0;
 
   constructor(
@@ -25,7 +24,6 @@ export class ResponseEmitter {
     if (chunk.type === 'segment') {
       // Comments and other segment kinds are thinking too, as far as the wire is concerned.
       this.switchTo('thinking');
-      this.thinkingText += chunk.text;
       this.push({ type: 'block-delta', delta: { type: 'thinking_delta', thinking: chunk.text } });
       return;
     }
@@ -54,10 +52,6 @@ export class ResponseEmitter {
   }
 
   close(): void {
-    if (this.open === 'thinking') {
-      const signature = createHash('sha256').update(`mms-llama-cpp:${this.thinkingText}`).digest('base64');
-      this.push({ type: 'block-delta', delta: { type: 'signature_delta', signature } });
-    }
     if (this.open) this.push({ type: 'block-stop' });
     this.open = undefined;
   }
@@ -67,7 +61,6 @@ export class ResponseEmitter {
     this.close();
     this.open = kind;
     if (kind === 'thinking') {
-      this.thinkingText = '';
       this.push({ type: 'block-start', block: { type: 'thinking', thinking: '', signature: '' } });
     } else if (this.main.kind === 'tool') {
       this.push({

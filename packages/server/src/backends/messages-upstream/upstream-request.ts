@@ -15,6 +15,7 @@ import {
   type MessageParam,
   type ToolParam,
 } from '@mms/protocol';
+import { innerSignature } from '../../signing/thinking-signature.js';
 import type { BackendStepRequest } from '../backend.js';
 
 /** What the upstream model is told of each server tool: a name, a description and an input schema. */
@@ -134,7 +135,7 @@ export function upstreamMessages(
       ? [...messages]
       : [...messages, { role: 'assistant', content: turnSoFar as ContentBlockParam[] }];
   const out: Converted[] = [];
-  for (const message of all) {
+  for (const message of all.map(withUpstreamSignatures)) {
     const pieces =
       message.role === 'assistant' && hasServerBlocks(message)
         ? splitAssistantTurn(message.content as ContentBlockParam[]).map((piece) => ({ message: piece, split: true }))
@@ -142,6 +143,22 @@ export function upstreamMessages(
     for (const piece of pieces) append(out, piece);
   }
   return out.map((entry) => entry.message);
+}
+
+/**
+ * Thinking goes back with the upstream's own signature, which this service's wraps
+ * (signing/thinking-signature.ts; it verified on the way in). Thinking with none came from
+ * another engine of this service, which the upstream could not verify: it is left out.
+ */
+function withUpstreamSignatures(message: MessageParam): MessageParam {
+  if (typeof message.content === 'string' || !message.content.some((block) => block.type === 'thinking'))
+    return message;
+  const content = message.content.flatMap((block): ContentBlockParam[] => {
+    if (block.type !== 'thinking') return [block];
+    const signature = innerSignature(block.signature);
+    return signature === '' ? [] : [{ ...block, signature }];
+  });
+  return { role: message.role, content };
 }
 
 function hasServerBlocks(message: MessageParam): boolean {

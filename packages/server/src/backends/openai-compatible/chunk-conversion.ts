@@ -1,6 +1,6 @@
 /**
  * Engine chunks in, stream parts out, as they come: reasoning deltas into a thinking block
- * (signed at its end, like the llama-cpp backend's), text deltas into a text block, tool-call
+ * (the turn's step reader signs it), text deltas into a text block, tool-call
  * argument deltas into tool_use (or, for a server tool, server_tool_use) blocks as
  * input_json_delta. A whole `chat.completion` is read the same way, as one big delta. Pure:
  * no I/O; the backend feeds it.
@@ -9,7 +9,6 @@
  * engine did not guide, an `output_config.format` answer it could not guide): from the first
  * such block on, parts are held, in order, and the backend releases them after the check.
  */
-import { createHash } from 'node:crypto';
 import type { ContentBlock } from '@mms/protocol';
 import { uniqueId } from '../../http/unique-id.js';
 import type { StreamPart } from '../../streaming/stream-part.js';
@@ -64,7 +63,6 @@ export class ChunkConverter {
   private out: StreamPart[] = [];
   private held: HeldItem[] | undefined;
   private open: OpenBlock | undefined;
-  private thinkingText = '';
   private text = '';
   private envelope = '';
   private calls: Array<{ name: string; arguments: string }> = [];
@@ -143,10 +141,8 @@ export class ChunkConverter {
     if (this.open?.kind !== 'thinking') {
       this.close();
       this.open = { kind: 'thinking' };
-      this.thinkingText = '';
       this.emit({ type: 'block-start', block: { type: 'thinking', thinking: '', signature: '' } });
     }
-    this.thinkingText += text;
     this.emit({ type: 'block-delta', delta: { type: 'thinking_delta', thinking: text } });
   }
 
@@ -256,10 +252,6 @@ export class ChunkConverter {
     if (!open) return;
     this.open = undefined;
     if (open.kind === 'call' && open.pending) return;
-    if (open.kind === 'thinking') {
-      const signature = createHash('sha256').update(`mms-openai-compatible:${this.thinkingText}`).digest('base64');
-      this.emit({ type: 'block-delta', delta: { type: 'signature_delta', signature } });
-    }
     this.emit({ type: 'block-stop' });
   }
 

@@ -2,7 +2,7 @@
  * Turns planned blocks into stream parts one token at a time, honouring the output budget,
  * stop sequences, the thinking share of the budget, a per-token delay and the request's cancellation.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ServiceError, type ContentBlock, type ContentBlockDelta, type StopReason } from '@mms/protocol';
 import type { StreamPart } from '../../streaming/stream-part.js';
@@ -135,8 +135,9 @@ function pushParts(blocks: readonly PlannedBlock[], options: EmitOptions, parts:
       pushFinish(parts, used, 'max_tokens', null);
       return;
     }
-    if (start.type === 'thinking')
-      parts.push({ type: 'block-delta', delta: { type: 'signature_delta', signature: signatureOf(block) } });
+    // A script's signature is the engine's own, which the turn's step reader wraps in this service's.
+    if (block.type === 'thinking' && block.signature)
+      parts.push({ type: 'block-delta', delta: { type: 'signature_delta', signature: block.signature } });
     parts.push({ type: 'block-stop' });
     // The count so far with every block's end: a turn that stops reading after one block (the
     // call disable_parallel_tool_use allows) still has the tokens that block took.
@@ -233,12 +234,6 @@ function cutAtStopSequence(
     if (at >= 0 && (cut === undefined || at < cut.at)) cut = { at, sequence };
   }
   return cut ? { text: text.slice(0, cut.at), stopSequence: cut.sequence } : { text, stopSequence: null };
-}
-
-function signatureOf(block: PlannedBlock): string {
-  if (block.type === 'thinking' && block.signature) return block.signature;
-  const text = block.type === 'thinking' ? block.thinking : '';
-  return createHash('sha256').update(`mms-scripted:${text}`).digest('base64');
 }
 
 function newToolId(type: 'tool_use' | 'server_tool_use'): string {

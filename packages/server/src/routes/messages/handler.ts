@@ -20,7 +20,7 @@ export interface MessageServices {
   registry: ModelRegistry;
   serverTools: ServerToolRunner;
   maxSteps: number;
-  /** Checks what comes back signed (docs/decisions/0014). */
+  /** Checks what comes back signed and signs what the turn makes (docs/decisions/0014). */
   signer: Signer;
 }
 
@@ -65,6 +65,7 @@ export async function startMessage(
     serverTools: services.serverTools,
     inputTokens,
     cancellation,
+    signer: services.signer,
   });
   const encoder = new MessageEncoder({ id: newMessageId(), model: entry.profile.id, inputTokens });
   return new StartedMessage(request.stream === true, new MessageEvents(parts, encoder, release), backend);

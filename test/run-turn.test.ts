@@ -484,6 +484,38 @@ describe('disable_parallel_tool_use', () => {
   });
 });
 
+describe('disable_parallel_tool_use with server calls', () => {
+  const body = {
+    tools: [FETCH, LOOKUP],
+    tool_choice: { type: 'auto', disable_parallel_tool_use: true },
+  };
+
+  test('one server call ends the step: the next is dropped and not run, and the turn steps on', async () => {
+    const tools = recordingTools();
+    const parts = await runOver(
+      [
+        [
+          [
+            ...fetchCall('srvtoolu_a', '{"url":"https://a.example/page"}'),
+            ...fetchCall('srvtoolu_b', '{"url":"https://a.example/other"}'),
+            { type: 'output-tokens', count: 20 },
+            finish('tool_use'),
+          ],
+        ],
+        [[...toolCall('toolu_1', '{"q":"a"}'), ...toolCall('toolu_2', '{"q":"b"}'), finish('tool_use')]],
+      ],
+      body,
+      tools,
+    );
+    assert.deepEqual(
+      tools.ran.map((call) => call.input.url),
+      ['https://a.example/page'],
+    );
+    assert.deepEqual(startedBlocks(parts), ['server_tool_use srvtoolu', 'web_fetch_tool_result', 'tool_use toolu_1']);
+    assert.deepEqual(parts.at(-1), finish('tool_use'));
+  });
+});
+
 describe('what the step reader signs, for every backend', () => {
   const thinking = (text: string, engineSignature?: string): StreamPart[] => [
     { type: 'block-start', block: { type: 'thinking', thinking: '', signature: '' } },

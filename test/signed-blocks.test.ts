@@ -2,7 +2,7 @@
  * Signed server blocks through the real service (docs/decisions/0014-signed-server-blocks.md):
  * thinking blocks and paused turns go back and are accepted exactly as they were returned, and
  * refused when they were changed or made up; web search content that does not verify is not
- * read by the model.
+ * read by the model; `disable_parallel_tool_use` holds server calls to one a step too.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -270,5 +270,31 @@ describe('web search content', () => {
       await tokens({ ...elsewhere, encrypted_content: 'EqkKCAEYAiIkNTY0ZTE' }),
       'moved to another URL',
     );
+  });
+});
+
+describe('disable_parallel_tool_use', () => {
+  test('a step ends after one server_tool_use too: the second call is neither shown nor run', async () => {
+    const body = {
+      messages: [{ role: 'user', content: 'two searches' }],
+      tools: [SEARCH_TOOL],
+      tool_choice: { type: 'auto', disable_parallel_tool_use: true },
+    };
+    for (const stream of [false, true]) {
+      const response = await post(service, { ...body, stream });
+      assert.equal(response.status, 200);
+      const text = await response.text();
+      const blocks = stream
+        ? text
+            .split('\n')
+            .filter((line) => line.startsWith('data: ') && line.includes('"content_block_start"'))
+            .map((line) => (JSON.parse(line.slice(6)) as { content_block: Block }).content_block)
+        : (JSON.parse(text) as Reply).content;
+      assert.deepEqual(
+        blocks.map((block) => block.type),
+        ['server_tool_use', 'web_search_tool_result', 'text'],
+        `stream: ${stream}`,
+      );
+    }
   });
 });

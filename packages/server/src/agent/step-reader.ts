@@ -2,8 +2,8 @@
  * One backend step, read batch by batch for the turn loop (run-turn.ts): passes on the parts
  * the client sees, collects the step's blocks, and says when the step is over and why. The
  * step's `finish` part is held back: the turn loop decides what finishes the turn. It also
- * enforces `disable_parallel_tool_use` for every backend: after one tool_use block the step ends.
- * And it signs, for every backend (docs/decisions/0014-signed-server-blocks.md):
+ * enforces `disable_parallel_tool_use` for every backend: after one tool block, client or server,
+ * the step ends. And it signs, for every backend (docs/decisions/0014-signed-server-blocks.md):
  * a thinking block gets its signature as it stops, and a server_tool_use block its id, once its
  * input is whole.
  *
@@ -119,7 +119,7 @@ export class StepReader {
       const stopped = this.take(part, passed);
       if (stopped?.inputCut) this.cutCalls.add(stopped.block);
       if (stopped?.inputMissing) this.callWithoutInput = stopped.block;
-      if (stopped?.block.type === 'tool_use' && disablesParallel(this.request)) this.allowedCall = stopped.block;
+      if (stopped && isCall(stopped.block) && disablesParallel(this.request)) this.allowedCall = stopped.block;
     }
     // A settled allowed call ends the step with this batch: the turn loop stops reading, which
     // ends the backend's generator and so its generation. Settled means whole, and its tokens
@@ -193,6 +193,10 @@ export class StepReader {
     const resumed = last?.role === 'assistant' ? contentBlocks(last.content) : [];
     return turnDigest([...resumed, ...this.turn.blocks]);
   }
+}
+
+function isCall(block: ContentBlock): boolean {
+  return block.type === 'tool_use' || block.type === 'server_tool_use';
 }
 
 function disablesParallel(request: MessageRequest): boolean {

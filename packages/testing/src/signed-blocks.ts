@@ -5,7 +5,7 @@
  * checks stay as strict as they are for any client.
  */
 import type { ContentBlockParam } from '@mms/protocol';
-import { Signer, signedServerCallId, signThinking, TurnDigest, type TurnBlock } from '@mms/server';
+import { signedServerCallId, signThinking, TurnDigest, type Signer, type TurnBlock } from '@mms/server';
 
 /**
  * `blocks` as this service would have returned them for a turn resumed after `resumed`: each

@@ -28,17 +28,18 @@ const SERVER_RESULT_TYPES: ReadonlySet<string> = new Set([
 ]);
 
 export function checkSignedBlocks(request: ConversationRequest, signer: Signer): void {
-  request.messages.forEach((message, index) => {
-    if (typeof message.content === 'string') return;
-    message.content.forEach((block, position) => {
+  // Loops rather than callbacks: every request passes here, most with nothing to check.
+  for (const [index, message] of request.messages.entries()) {
+    if (typeof message.content === 'string') continue;
+    for (const [position, block] of message.content.entries()) {
       if (block.type === 'thinking' && !thinkingSignatureVerifies(signer, block.thinking, block.signature))
         throw new ServiceError(
           'invalid_request',
           `messages.${index}.content.${position}: the thinking block's signature does not verify; send thinking blocks back exactly as this service returned them`,
         );
       if (block.type === 'web_search_tool_result') admitSearchResults(block.content, signer);
-    });
-  });
+    }
+  }
   const index = request.messages.length - 1;
   const last = request.messages[index];
   // With no tools a final assistant turn is a prefill, which rule 4 allows: nothing to verify.

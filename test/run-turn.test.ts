@@ -15,6 +15,7 @@ import {
 import type { Backend } from '../packages/server/src/backends/backend.js';
 import { Cancellation } from '../packages/server/src/backends/cancellation.js';
 import { runTurn } from '../packages/server/src/agent/run-turn.js';
+import { buildModelPrompt } from '../packages/server/src/backends/call/build-model-call.js';
 import type { ServerToolRunner } from '../packages/server/src/agent/server-tool-runner.js';
 import type { StreamPart } from '../packages/server/src/streaming/stream-part.js';
 
@@ -105,8 +106,8 @@ async function runWith(
   const turn = runTurn({
     backend,
     request,
+    prompt: buildModelPrompt(request, MODEL),
     model: MODEL,
-    thinks: false,
     fault: undefined,
     maxSteps: 4,
     serverTools,
@@ -298,8 +299,8 @@ describe('a turn whose earlier steps spent the whole output budget', () => {
     for await (const batch of runTurn({
       backend,
       request,
+      prompt: buildModelPrompt(request, MODEL),
       model: MODEL,
-      thinks: false,
       fault: undefined,
       maxSteps: 4,
       serverTools: tools,

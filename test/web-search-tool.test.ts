@@ -9,9 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseMessageRequest } from '@mms/protocol';
 import { ConfigError, loadConfig, validateConfig } from '@mms/server';
+import { buildModelPrompt } from '../packages/server/src/backends/call/build-model-call.js';
 import { toChatHistory } from '../packages/server/src/backends/llama-cpp/chat-history.js';
 import { renderPrompt } from '../packages/server/src/backends/scripted/tokenizer.js';
 import { resultCharacters } from '../packages/server/src/agent/context-budget.js';
+
+const PROFILE = { id: 'm', tier: 'mid', generation: 'older', contextWindow: 8000, maxOutputTokens: 4000 } as const;
 import { DomainFilter } from '../packages/server/src/tools/domain-filter.js';
 import { decodeSearchContent, encodeSearchContent } from '../packages/server/src/tools/web-search/encrypted-content.js';
 import { MIN_RESULT_TEXT, MIN_SEARCH_CHARACTERS } from '../packages/server/src/tools/web-search/fit-results.js';
@@ -204,7 +207,7 @@ describe('encrypted_content and what a model reads', () => {
         { role: 'user', content: 'And?' },
       ],
     });
-    const { history } = toChatHistory(request);
+    const { history } = toChatHistory(buildModelPrompt(request, PROFILE));
     const call = (history[1] as { response: Array<{ type: string; result?: unknown }> }).response[0];
     assert.equal(call?.type, 'functionCall');
     assert.equal(
@@ -233,7 +236,7 @@ describe('encrypted_content and what a model reads', () => {
         },
       ],
     });
-    const prompt = renderPrompt(request);
+    const prompt = renderPrompt(buildModelPrompt(request, PROFILE));
     assert.match(prompt, /Sea otters hold hands while they sleep\./);
     assert.doesNotMatch(prompt, /mms1:/);
   });

@@ -3,13 +3,16 @@ import { checkConversationRules, parseCountTokensRequest, type CountTokensRespon
 import { readJsonBody } from '../../http/request-body.js';
 import type { Router } from '../../http/router.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
+import { buildModelPrompt } from '../../backends/call/build-model-call.js';
 
 export function registerCountTokensRoute(router: Router, registry: ModelRegistry): void {
   router.post('/v1/messages/count_tokens', async (context) => {
     const body = parseCountTokensRequest(await readJsonBody(context.request));
     const entry = registry.resolve(body.model);
     checkConversationRules(body, entry.profile);
-    const counted: CountTokensResponse = { input_tokens: await entry.backend.countTokens(body, entry.profile) };
+    const counted: CountTokensResponse = {
+      input_tokens: await entry.backend.countTokens(buildModelPrompt(body, entry.profile)),
+    };
     return { body: counted };
   });
 }

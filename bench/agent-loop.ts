@@ -17,11 +17,19 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { parseMessageRequest, type MessageRequest, type ModelProfile, type ServerToolResultBlock } from '@mms/protocol';
+import {
+  parseMessageRequest,
+  type ContentBlock,
+  type MessageRequest,
+  type ModelProfile,
+  type ServerToolResultBlock,
+} from '@mms/protocol';
 import { tinyLlamaModel } from '@mms/testing';
 import { runTurn } from '../packages/server/src/agent/run-turn.js';
 import type { ServerToolRunner } from '../packages/server/src/agent/server-tool-runner.js';
-import type { Backend, BackendStepRequest } from '../packages/server/src/backends/backend.js';
+import type { Backend } from '../packages/server/src/backends/backend.js';
+import { buildModelPrompt, buildStepCall } from '../packages/server/src/backends/call/build-model-call.js';
+import type { ModelCall } from '../packages/server/src/backends/call/model-call.js';
 import { backendConfig } from '../packages/server/src/backends/backend-config.js';
 import { withPlacedDefaults } from '../packages/server/src/backends/backend-defaults.js';
 import { Cancellation } from '../packages/server/src/backends/cancellation.js';
@@ -80,14 +88,27 @@ const instantTool: ServerToolRunner = {
   }),
 };
 
-function stepRequest(step: number): BackendStepRequest {
-  return { request, model: profile, thinks: false, turnSoFar: [], step, outputBudget: 1024, fault: undefined };
+const prompt = buildModelPrompt(request, profile);
+
+/**
+ * Step `step` of the turn, as the turn loop would build it: the script moves on by the server
+ * results the turn holds, so each earlier step is one call and its result.
+ */
+function stepCall(step: number): ModelCall {
+  const turnSoFar = Array.from({ length: step }, (_, index): ContentBlock[] => {
+    const call: ContentBlock = { type: 'server_tool_use', id: `srvtoolu_${index}`, name: 'web_fetch', input: {} };
+    return [
+      call,
+      { type: 'web_fetch_tool_result', tool_use_id: `srvtoolu_${index}`, content: { type: 'web_fetch_result' } },
+    ];
+  }).flat();
+  return buildStepCall(prompt, request, { turnSoFar, step, outputBudget: 1024, fault: undefined });
 }
 
 async function directSteps(backend: Backend): Promise<void> {
   const cancellation = new Cancellation();
   for (let step = 0; step < STEPS_PER_TURN; step += 1) {
-    for await (const batch of backend.stream(stepRequest(step), cancellation)) void batch;
+    for await (const batch of backend.stream(stepCall(step), cancellation)) void batch;
   }
 }
 
@@ -95,8 +116,8 @@ async function loopTurn(backend: Backend): Promise<void> {
   const turn = runTurn({
     backend,
     request,
+    prompt,
     model: profile,
-    thinks: false,
     fault: undefined,
     maxSteps: 10,
     serverTools: instantTool,
@@ -130,8 +151,13 @@ async function llamaStepMicroseconds(): Promise<number> {
   const samples: number[] = [];
   for (let round = 0; round < rounds; round += 1) {
     const start = process.hrtime.bigint();
-    const step = { ...stepRequest(0), request: llamaRequest, outputBudget: LLAMA_TOKENS };
-    for await (const batch of backend.stream(step, new Cancellation())) void batch;
+    const call = buildStepCall(buildModelPrompt(llamaRequest, profile), llamaRequest, {
+      turnSoFar: [],
+      step: 0,
+      outputBudget: LLAMA_TOKENS,
+      fault: undefined,
+    });
+    for await (const batch of backend.stream(call, new Cancellation())) void batch;
     samples.push(Number(process.hrtime.bigint() - start) / 1000);
   }
   await backend.close();

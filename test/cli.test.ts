@@ -87,18 +87,26 @@ test('no MMS_ variable, however wrong, breaks --help', async () => {
 
 test('a port that is not digits from 0 to 65535, from MMS_PORT or --port, stops serve with a message naming it and exit 2', async () => {
   const config = slowConfig();
-  const runs = await Promise.all([
-    ...['abc', '0x50', '1e3', '65536', '-1', ' 80'].map(async (value) => ({
+  const cases = [
+    ...['abc', '0x50', '1e3', '65536', '-1', ' 80'].map((value) => ({
       source: 'MMS_PORT',
       value,
-      run: await runMms(['serve', '--config', config], { MMS_PORT: value }),
+      start: () => runMms(['serve', '--config', config], { MMS_PORT: value }),
     })),
-    ...['1e3', '0x50'].map(async (value) => ({
+    ...['1e3', '0x50'].map((value) => ({
       source: '--port',
       value,
-      run: await runMms(['serve', '--config', config, '--port', value], { MMS_PORT: '' }),
+      start: () => runMms(['serve', '--config', config, '--port', value], { MMS_PORT: '' }),
     })),
-  ]);
+  ];
+  // Two at a time: eight starts at once on a 2-core machine ran past each one's time limit.
+  const runs = [];
+  for (let index = 0; index < cases.length; index += 2) {
+    const pair = cases.slice(index, index + 2);
+    runs.push(
+      ...(await Promise.all(pair.map(async ({ source, value, start }) => ({ source, value, run: await start() })))),
+    );
+  }
   for (const { source, value, run } of runs) {
     assert.equal(run.status, 2, `${source}=${value}: ${run.stderr}`);
     assert.equal(run.stderr, `mms: ${source}: must be an integer from 0 to 65535 (it is "${value}")\n`);

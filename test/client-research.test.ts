@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { buildApp, ModelRegistry, validateConfig, type AppOptions } from '@mms/server';
 import { TEST_API_KEY } from '@mms/testing';
-import { PreSendError } from '@mms/client';
+import { ClientConfigError, PreSendError } from '@mms/client';
 import { CONTEXT_WINDOW, clientTestModels, clientFor, MAX_OUTPUT, recorder, scriptFolder } from './client-support.js';
 
 const search = (query: string) => ({ type: 'server_tool_use', name: 'web_search', input: { query } });
@@ -514,6 +514,44 @@ describe('research', () => {
     assert.equal(result.requestIds.length, 1);
     assert.ok(result.usage.inputTokens > 0);
     assert.equal(record.bodies.length, 1);
+  });
+
+  test("pass 2's default output is not shrunk to fit its prompt unless asked: not_sent without shrinkShapeOutputToFit, the cut budget with it", async () => {
+    // No maxOutputTokens: the mid tier's 64k default, more than an 8k window holds with any prompt.
+    const shapeModel = { id: 'mid-newer', tier: 'mid' as const, contextWindow: 8_000 };
+    const record = recorder();
+    const client = clientFor(baseURL, TEST_API_KEY, { fetch: record.fetch });
+    const refused = await client.research<Founding>({ question: 'Who runs Beta?', schema, shapeModel });
+    assert.ok(!refused.ok && refused.kind === 'not_sent', JSON.stringify(refused));
+    assert.match(refused.message, /mid-newer allows 0 = \(8000 window - 64000 max_tokens - 5000 buffer\) x 4/);
+    assert.equal(record.bodies.length, 1, 'pass 1 only');
+
+    const shrunk = await client.research<Founding>({
+      question: 'Who runs Beta?',
+      schema,
+      shapeModel,
+      shrinkShapeOutputToFit: true,
+    });
+    assert.ok(shrunk.ok, JSON.stringify(shrunk));
+    const passTwo = record.bodies[2]!;
+    assert.equal(passTwo.model, 'mid-newer');
+    const promptChars =
+      String(passTwo.system).length +
+      String(passTwo.messages[0]?.content).length +
+      JSON.stringify(passTwo.tools).length;
+    assert.equal(passTwo.max_tokens, 8_000 - Math.ceil(promptChars / 4) - 5_000);
+  });
+
+  test('shrinkShapeOutputToFit with a shapeMaxTokens of your own is a ClientConfigError before pass 1 is sent', async () => {
+    const record = recorder();
+    const client = clientFor(baseURL, TEST_API_KEY, { fetch: record.fetch });
+    await assert.rejects(
+      client.research({ question: 'Who runs Beta?', schema, shapeMaxTokens: 512, shrinkShapeOutputToFit: true }),
+      (error: unknown) =>
+        error instanceof ClientConfigError &&
+        /^shrinkShapeOutputToFit: .*shapeMaxTokens \(512\) was given/.test(error.message),
+    );
+    assert.equal(record.bodies.length, 0);
   });
 
   test("the deadline expiring in pass 2 is a timeout that keeps pass 1's research, usage and request ids", async () => {

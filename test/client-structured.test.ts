@@ -2,7 +2,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RunningService } from '@mms/testing';
-import { PreSendError, type AttemptInfo, type DeclineInfo, type RetryInfo } from '@mms/client';
+import { ClientConfigError, PreSendError, type AttemptInfo, type DeclineInfo, type RetryInfo } from '@mms/client';
 import { clientFor, CONTEXT_WINDOW, MAX_OUTPUT, recorder, startClientService } from './client-support.js';
 
 const person = {
@@ -243,19 +243,53 @@ describe('answer layer', () => {
     assert.match(result.message, /not retried: max_tokens 4096 is already the model's limit \(4096\)$/);
   });
 
-  test('the default max_tokens is cut to what a small window leaves after the prompt and the buffer', async () => {
-    // No maxOutputTokens: the mid tier's 64k, far more than an 8k window holds.
+  test("with no maxTokens, a prompt over the budget at the tier's default output is refused before sending, with the arithmetic", async () => {
+    // The mid tier keeps 200k of its 1M window: (200,000 - 64,000 - 5,000) x 4 = 524,000 characters.
     const { client, record } = setup();
-    const result = await client.structured({
+    const call = client.structured({
       ...ask,
       maxTokens: undefined,
-      model: { id: 'mid-newer', tier: 'mid', contextWindow: 8_000 },
+      input: 'x'.repeat(770_000),
+      model: { id: 'mid-newer', tier: 'mid', contextWindow: 1_000_000 },
     });
+    await assert.rejects(call, (error: unknown) => {
+      assert.ok(error instanceof PreSendError, String(error));
+      assert.equal(error.code, 'prompt_too_long');
+      assert.match(
+        error.message,
+        /^the prompt has 770\d{3} characters; mid-newer allows 524000 = \(200000 window - 64000 max_tokens - 5000 buffer\) x 4/,
+      );
+      return true;
+    });
+    assert.equal(record.bodies.length, 0, 'nothing sent');
+  });
+
+  test('shrinkOutputToFit cuts the default max_tokens to what a small window leaves after the prompt and the buffer', async () => {
+    // No maxOutputTokens: the mid tier's 64k, far more than an 8k window holds.
+    const { client, record } = setup();
+    const model = { id: 'mid-newer', tier: 'mid' as const, contextWindow: 8_000 };
+    await assert.rejects(
+      client.structured({ ...ask, maxTokens: undefined, model }),
+      (error: unknown) =>
+        error instanceof PreSendError && /allows 0 = \(8000 window - 64000 max_tokens/.test(error.message),
+      'without the option the default does not fit the window',
+    );
+    const result = await client.structured({ ...ask, maxTokens: undefined, model, shrinkOutputToFit: true });
     assert.ok(result.ok, JSON.stringify(result));
     const body = record.bodies[0]!;
     const promptChars =
       String(body.system).length + String(body.messages[0]?.content).length + JSON.stringify(body.tools).length;
     assert.equal(body.max_tokens, 8_000 - Math.ceil(promptChars / 4) - 5_000);
+  });
+
+  test('shrinkOutputToFit with a maxTokens of your own is a ClientConfigError naming both fields; nothing is sent', async () => {
+    const { client, record } = setup();
+    await assert.rejects(
+      client.structured({ ...ask, maxTokens: 512, shrinkOutputToFit: true }),
+      (error: unknown) =>
+        error instanceof ClientConfigError && /^shrinkOutputToFit: .*maxTokens \(512\) was given/.test(error.message),
+    );
+    assert.equal(record.bodies.length, 0);
   });
 
   test('no tool call: the text replayed, a user turn asks for the tool, the tool still forced; one decline', async () => {

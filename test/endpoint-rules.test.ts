@@ -300,6 +300,27 @@ describe('rule 3: programmatic tool calling conflicts', () => {
     );
   });
 
+  test('web_search whose allowed_callers names code execution and a strict tool is refused, saying so', async () => {
+    await expectRefusal(
+      { ...base, tools: [webSearch({ allowed_callers: ['code_execution_20260521'] }), strictTool()] },
+      /^Rule 3: "web_search" has allowed_callers \["code_execution_20260521"\], which names the code execution tool \(code_execution_20260521\) and so asks for programmatic tool calling, and that cannot be combined with the strict tool "record"; set allowed_callers: \["direct"\]$/,
+    );
+  });
+
+  test('web_fetch allowed to both callers and disable_parallel_tool_use is refused', async () => {
+    const webFetch = {
+      type: 'web_fetch_20260209',
+      name: 'web_fetch',
+      max_uses: 5,
+      max_content_tokens: 20000,
+      allowed_callers: ['direct', 'code_execution_20260521'],
+    };
+    await expectRefusal(
+      { ...base, tools: [webFetch], tool_choice: { type: 'auto', disable_parallel_tool_use: true } },
+      /^Rule 3: "web_fetch" has allowed_callers \["direct","code_execution_20260521"\].*tool_choice\.disable_parallel_tool_use/,
+    );
+  });
+
   test('allowed_callers ["direct"] makes the same request acceptable', async () => {
     const { status } = await send({
       ...base,

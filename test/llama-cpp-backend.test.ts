@@ -132,7 +132,10 @@ describe('llama-cpp backend', () => {
       ],
     });
     assert.equal(status, 400);
-    assert.match(reply.error?.message ?? '', /image blocks are not supported by the llama-cpp backend/);
+    assert.match(
+      reply.error?.message ?? '',
+      /^messages\.0\.content\.0: images are not supported by the llama-cpp backend$/,
+    );
   });
 
   test('two requests generate at once on two sequences', async () => {

@@ -15,6 +15,15 @@ const bench = useEngines({ backend: { vllm: { apiKey: 'engine-secret' } } });
 type Body = Record<string, any>;
 const last = (kind: keyof typeof bench.engines): Body => bench.engines[kind].lastChatBody();
 
+/** A fetch result as a model reads it: its URL, its title where it has one, and its text; or its error. */
+function fetchedText(content: unknown): string {
+  const error = content as { type: string; error_code?: string };
+  if (error.type === 'web_fetch_tool_result_error') return `Web fetch failed: ${error.error_code}.`;
+  const page = content as { url: string; content: { title?: string; source: { data: string } } };
+  const title = page.content.title ? `\nTitle: ${page.content.title}` : '';
+  return `URL: ${page.url}${title}\n\n${page.content.source.data}`;
+}
+
 describe('request mapping', () => {
   test('system, turns, tool history, thinking history and sampling settings become the chat request', async () => {
     const messages = [
@@ -262,7 +271,8 @@ describe('request mapping', () => {
           },
         ],
       },
-      { role: 'tool', tool_call_id: serverCall.id, content: JSON.stringify(reply.content[1]!.content) },
+      // The result as the model reads it (backends/call/server-results.ts), not the wire block.
+      { role: 'tool', tool_call_id: serverCall.id, content: fetchedText(reply.content[1]!.content) },
     ]);
     assert.equal(reply.usage.output_tokens, 9 + 6);
     // The request's own prompt is the first step's (50), not the second step's, which holds the call and its result.

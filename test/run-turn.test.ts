@@ -16,6 +16,7 @@ import {
 import type { Backend } from '../packages/server/src/backends/backend.js';
 import { Cancellation } from '../packages/server/src/backends/cancellation.js';
 import { runTurn } from '../packages/server/src/agent/run-turn.js';
+import { buildModelPrompt } from '../packages/server/src/backends/call/build-model-call.js';
 import type { ServerToolRunner } from '../packages/server/src/agent/server-tool-runner.js';
 import { serverCallIdVerifies } from '../packages/server/src/signing/server-call-id.js';
 import { Signer } from '../packages/server/src/signing/signer.js';
@@ -112,8 +113,8 @@ async function runWith(
   const turn = runTurn({
     backend,
     request,
+    prompt: buildModelPrompt(request, MODEL),
     model: MODEL,
-    thinks: false,
     fault: undefined,
     maxSteps: 4,
     serverTools,
@@ -317,8 +318,8 @@ describe('a turn whose earlier steps spent the whole output budget', () => {
     for await (const batch of runTurn({
       backend,
       request,
+      prompt: buildModelPrompt(request, MODEL),
       model: MODEL,
-      thinks: false,
       fault: undefined,
       maxSteps: 4,
       serverTools: tools,
@@ -570,8 +571,8 @@ describe('what the step reader signs, for every backend', () => {
     const turn = runTurn({
       backend,
       request,
+      prompt: buildModelPrompt(request, MODEL),
       model: MODEL,
-      thinks: false,
       fault: undefined,
       maxSteps: 1,
       serverTools: recordingTools(),

@@ -198,12 +198,12 @@ describe('context budget of a turn', () => {
   });
 
   test('a share too small for even the truncation note is not fetched: max_uses_exceeded, no request made or counted', async () => {
-    // A system prompt of 3,700 words leaves (4096 - 3766 - 200) * 4 = 520 characters of headroom:
+    // A system prompt of 3,636 words leaves (4096 - 3766 - 200) * 4 = 520 characters of headroom:
     // a fifth, less the URL, cannot hold the note that says a page was cut.
     const body = {
       model: 'mid',
       max_tokens: 200,
-      system: 'word '.repeat(3700),
+      system: 'word '.repeat(3636),
       messages: [{ role: 'user', content: `fetch ${origin}/notes.txt` }],
       tools: [{ ...FETCH_TOOL, max_content_tokens: 20_000 }],
     };

@@ -9,9 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseMessageRequest } from '@mms/protocol';
 import { ConfigError, loadConfig, validateConfig } from '@mms/server';
+import { buildModelPrompt } from '../packages/server/src/backends/call/build-model-call.js';
 import { toChatHistory } from '../packages/server/src/backends/llama-cpp/chat-history.js';
 import { renderPrompt } from '../packages/server/src/backends/scripted/tokenizer.js';
 import { resultCharacters } from '../packages/server/src/agent/context-budget.js';
+
+const PROFILE = { id: 'm', tier: 'mid', generation: 'older', contextWindow: 8000, maxOutputTokens: 4000 } as const;
 import { DomainFilter } from '../packages/server/src/tools/domain-filter.js';
 import { checkSignedBlocks } from '../packages/server/src/signing/signed-blocks-check.js';
 import { Signer } from '../packages/server/src/signing/signer.js';
@@ -230,7 +233,7 @@ describe('encrypted_content and what a model reads', () => {
     });
     // Read only once the check on the way in has admitted what verifies.
     checkSignedBlocks(request, signer);
-    const { history } = toChatHistory(request);
+    const { history } = toChatHistory(buildModelPrompt(request, PROFILE));
     const call = (history[1] as { response: Array<{ type: string; result?: unknown }> }).response[0];
     assert.equal(call?.type, 'functionCall');
     assert.equal(
@@ -259,9 +262,13 @@ describe('encrypted_content and what a model reads', () => {
         },
       ],
     });
-    assert.doesNotMatch(renderPrompt(request), /Sea otters hold hands/, 'not read before it verified');
+    assert.doesNotMatch(
+      renderPrompt(buildModelPrompt(request, PROFILE)),
+      /Sea otters hold hands/,
+      'not read before it verified',
+    );
     checkSignedBlocks(request, signer);
-    const prompt = renderPrompt(request);
+    const prompt = renderPrompt(buildModelPrompt(request, PROFILE));
     assert.match(prompt, /Sea otters hold hands while they sleep\./);
     assert.doesNotMatch(prompt, /mms2:/);
   });

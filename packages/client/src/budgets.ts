@@ -59,7 +59,7 @@ export function fetchContentTokens(budget: FetchBudget): number {
   return Math.floor(headroom / budget.maxUses);
 }
 
-export interface DefaultBudget {
+export interface FitBudget {
   /** The tier's output budget within the model's limit (a ResolvedModel's `defaultMaxTokens`). */
   tierBudget: number;
   /** The window the client budgets with (see keptContextWindow). */
@@ -71,14 +71,14 @@ export interface DefaultBudget {
 }
 
 /**
- * The `max_tokens` of a structured call or research pass 2 that names none. Spec, Limits: "output
- * budget default (client)" is the tier's (64k small and mid, 128k large; the 512 there is only
- * the structured example), within the model's limit, and within what the context leaves after
- * the prompt and the buffer, so that the default alone never makes a prompt too long (a model
- * with an 8k window, say). When the prompt leaves nothing, the tier's budget: the prompt check
- * then refuses it and says why.
+ * The `max_tokens` of a call that names none and asks to shrink its output to fit
+ * (`shrinkOutputToFit`): the tier's budget, cut to what the context leaves after the prompt and
+ * the buffer (a model with an 8k window, say). Only on request: the spec's limit is the prompt's,
+ * (window - the default output - buffer) x 4, and a silent cut turned a prompt over it into a
+ * reply of a few thousand tokens. When the prompt leaves nothing, the tier's budget: the prompt
+ * check then refuses it and says why.
  */
-export function defaultOutputTokens(budget: DefaultBudget): number {
+export function outputTokensToFit(budget: FitBudget): number {
   const room =
     budget.contextWindow -
     Math.ceil(budget.promptChars / CHARACTERS_PER_TOKEN) -

@@ -5,7 +5,7 @@
  */
 import type { Message, MessageRequest, ModelTier } from '@mms/protocol';
 import { DeclineCounter, type DeclineCounts } from './answer/decline-counter.js';
-import { defaultOutputTokens } from './budgets.js';
+import { outputTokensToFit } from './budgets.js';
 import { CallAccount, type FailureDetail } from './call-account.js';
 import type { CallContext } from './call-context.js';
 import {
@@ -55,11 +55,19 @@ export interface StructuredOptions<Value> extends CallOptions {
   toolDescription?: string;
   /**
    * Default: the tier's output budget (spec, Limits: 64k small and mid, 128k large), within the
-   * model's limit and what the context leaves after the prompt (budgets.ts defaultOutputTokens).
+   * model's limit. A prompt over (window - that budget - buffer) x 4 characters is a
+   * `PreSendError` (`prompt_too_long`) unless `shrinkOutputToFit` is set.
    * A truncated answer is retried once with it doubled, where the model's limit and the context
    * let it grow; at the default they often do not, and the `truncated` failure says which cap.
    */
   maxTokens?: number;
+  /**
+   * Default false. True, with no `maxTokens`: the default output budget is cut to what the
+   * context leaves after the prompt and the buffer (budgets.ts outputTokensToFit), so a long
+   * prompt or a small window still goes out, with less room for the answer. With `maxTokens` it
+   * is a ClientConfigError: a budget you give is sent as given.
+   */
+  shrinkOutputToFit?: boolean;
   /**
    * Default false: your schema is the tool's input schema, as the spec's structured call shape
    * has it, and a reply that skips the tool is a decline whatever its text (`Insufficient data`
@@ -89,8 +97,14 @@ export interface ResearchOptions<Value> extends CallOptions {
   shapeModel?: ModelRef;
   /** Pass 1's output budget; default the tier's (128k large), within the model's limit. */
   maxTokens?: number;
-  /** Pass 2's; default the tier's within the model's limit and the context, like any structured call. Pass 2 always allows `Insufficient data`. */
+  /** Pass 2's; default the tier's within the model's limit, like any structured call. Pass 2 always allows `Insufficient data`. */
   shapeMaxTokens?: number;
+  /**
+   * Pass 2's `shrinkOutputToFit`: default false, and a pass 2 whose prompt (pass 1's prose
+   * included) is over the budget at the default output is a `not_sent` failure that keeps the
+   * research; true cuts its default output budget to what the context leaves.
+   */
+  shrinkShapeOutputToFit?: boolean;
   /** Default 5. */
   webSearchMaxUses?: number;
   /** Off by default; `true` is 5 uses. */
@@ -144,6 +158,7 @@ export class Client {
     const model = this.model(options.model ?? 'mid');
     const envelope = options.insufficientData ?? false;
     checkAnswerSchema(options.schema, envelope);
+    const budget = outputBudgetChoice('maxTokens', options.maxTokens, 'shrinkOutputToFit', options.shrinkOutputToFit);
     const toolName = options.toolName ?? DEFAULT_TOOL_NAME;
     const built = buildStructuredRequest(
       {
@@ -156,7 +171,7 @@ export class Client {
       },
       this.options.thinkingDisabled,
     );
-    const request = this.withOutputBudget(built, options.maxTokens, model);
+    const request = this.withOutputBudget(built, budget, model);
     checkBeforeSend(request, model, { bufferTokens: this.options.bufferTokens, checkPromptSize: true });
     const outcome = await runStructured(
       { request, model, toolName, schema: options.schema, envelope, guardrails: options.guardrails ?? [] },
@@ -173,6 +188,12 @@ export class Client {
     const shapeModel = this.model(options.shapeModel ?? 'mid');
     // Pass 2 always sends the schema inside the envelope: checked as such before pass 1 is paid for.
     checkAnswerSchema(options.schema, true);
+    const shapeBudget = outputBudgetChoice(
+      'shapeMaxTokens',
+      options.shapeMaxTokens,
+      'shrinkShapeOutputToFit',
+      options.shrinkShapeOutputToFit,
+    );
     const fetchUses =
       options.webFetch === true ? RESEARCH_FETCH_USES : options.webFetch ? options.webFetch.maxUses : undefined;
     const passOneRequest = buildResearchRequest({
@@ -209,7 +230,7 @@ export class Client {
     };
     const shapeRequest = this.withOutputBudget(
       buildStructuredRequest(shaping, this.options.thinkingDisabled),
-      options.shapeMaxTokens,
+      shapeBudget,
       shapeModel,
     );
     // Pass 1 is paid for: a pass 2 that breaks a rule (its prompt holds all the prose) is a failure that keeps the research.
@@ -243,16 +264,13 @@ export class Client {
     return this.declines.snapshot();
   }
 
-  /** The caller's `max_tokens` as given, or the default output budget for this request's prompt. */
-  private withOutputBudget(
-    request: MessageRequest,
-    maxTokens: number | undefined,
-    model: ResolvedModel,
-  ): MessageRequest {
-    if (maxTokens !== undefined) return { ...request, max_tokens: maxTokens };
+  /** The caller's `max_tokens` as given, the tier's default, or that default shrunk to fit the prompt when asked. */
+  private withOutputBudget(request: MessageRequest, budget: OutputBudgetChoice, model: ResolvedModel): MessageRequest {
+    if (budget.maxTokens !== undefined) return { ...request, max_tokens: budget.maxTokens };
+    if (!budget.shrinkToFit) return { ...request, max_tokens: model.defaultMaxTokens };
     return {
       ...request,
-      max_tokens: defaultOutputTokens({
+      max_tokens: outputTokensToFit({
         tierBudget: model.defaultMaxTokens,
         contextWindow: model.keptWindow,
         promptChars: promptChars(request),
@@ -270,6 +288,25 @@ export class Client {
       declines: this.declines,
     };
   }
+}
+
+interface OutputBudgetChoice {
+  maxTokens: number | undefined;
+  shrinkToFit: boolean;
+}
+
+/** Checked when the call starts, so that research refuses the pair before pass 1 is paid for. */
+function outputBudgetChoice(
+  maxTokensField: string,
+  maxTokens: number | undefined,
+  shrinkField: string,
+  shrinkToFit: boolean | undefined,
+): OutputBudgetChoice {
+  if (maxTokens !== undefined && shrinkToFit)
+    throw new ClientConfigError(
+      `${shrinkField}: shrinks only the default output budget, and ${maxTokensField} (${maxTokens}) was given; a budget you give is sent as given`,
+    );
+  return { maxTokens, shrinkToFit: shrinkToFit ?? false };
 }
 
 async function finishResearch<Value>(

@@ -35,11 +35,11 @@ export {
   CHARACTERS_PER_TOKEN,
   DEFAULT_OUTPUT_TOKENS,
   MID_TIER_KEPT_WINDOW,
-  defaultOutputTokens,
   fetchContentTokens,
   keptContextWindow,
   maxPromptChars,
   outputBudgetGrowth,
+  outputTokensToFit,
   type BudgetGrowth,
 } from './budgets.js';
 // For scripts and fakes that answer the client's structured calls: the tool input's envelope (decision 0010).

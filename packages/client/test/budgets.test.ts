@@ -3,11 +3,11 @@ import assert from 'node:assert/strict';
 import {
   BUFFER_TOKENS,
   DEFAULT_OUTPUT_TOKENS,
-  defaultOutputTokens,
   fetchContentTokens,
   keptContextWindow,
   maxPromptChars,
   outputBudgetGrowth,
+  outputTokensToFit,
 } from '@mms/client';
 
 test('the spec defaults: 64k small and mid, 128k large, a 5k buffer', () => {
@@ -37,16 +37,16 @@ test('max prompt chars = (window - max output - buffer) x 4, with the spec numbe
   );
 });
 
-test('a call that names no max_tokens gets the tier budget, cut to what the context leaves after the prompt and the buffer', () => {
-  assert.equal(defaultOutputTokens({ tierBudget: 64_000, contextWindow: 200_000, promptChars: 4_000 }), 64_000);
+test('shrinking to fit: the tier budget, cut to what the context leaves after the prompt and the buffer', () => {
+  assert.equal(outputTokensToFit({ tierBudget: 64_000, contextWindow: 200_000, promptChars: 4_000 }), 64_000);
   // 8k window - 1k prompt tokens - 5k buffer = 2,000.
-  assert.equal(defaultOutputTokens({ tierBudget: 64_000, contextWindow: 8_000, promptChars: 4_000 }), 2_000);
+  assert.equal(outputTokensToFit({ tierBudget: 64_000, contextWindow: 8_000, promptChars: 4_000 }), 2_000);
   assert.equal(
-    defaultOutputTokens({ tierBudget: 64_000, contextWindow: 8_000, promptChars: 4_001, bufferTokens: 0 }),
+    outputTokensToFit({ tierBudget: 64_000, contextWindow: 8_000, promptChars: 4_001, bufferTokens: 0 }),
     6_999,
   );
   assert.equal(
-    defaultOutputTokens({ tierBudget: 64_000, contextWindow: 8_000, promptChars: 12_000 }),
+    outputTokensToFit({ tierBudget: 64_000, contextWindow: 8_000, promptChars: 12_000 }),
     64_000,
     'no room at all: the tier budget, which the prompt check refuses, saying why',
   );

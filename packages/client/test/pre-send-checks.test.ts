@@ -83,6 +83,19 @@ describe('pre-send checks', () => {
     refused({ ...base, max_tokens: 64_001 }, 'invalid_request', /max_tokens/);
   });
 
+  test('programmatic calling asked for by allowed_callers naming code execution, with a strict tool (rule 3)', () => {
+    const searchFromCode = {
+      type: 'web_search_20260209' as const,
+      name: 'web_search' as const,
+      allowed_callers: ['code_execution_20260521' as const],
+    };
+    refused(
+      { ...base, tools: [strictTool, searchFromCode] },
+      'rule_refused',
+      /^Rule 3: "web_search" has allowed_callers \["code_execution_20260521"\].*strict tool "emit".*\(refused by the client before sending\)$/,
+    );
+  });
+
   test('a prompt longer than (window - max_tokens - buffer) x 4 characters', () => {
     // Mid keeps 200k of its 1M: (200,000 - 64,000 - 5,000) x 4 = 524,000 characters.
     checkBeforeSend(

@@ -3,6 +3,7 @@
  * pure functions over a parsed request and the model it names. Each refusal is a ServiceError
  * whose message names the rule, so a caller can tell which one it broke.
  */
+import { callableFromCode, whyCallableFromCode } from './callable-from-code.js';
 import { SERVER_TOOL_TYPES } from './constants.js';
 import { parseDomainEntry } from './domain-entry.js';
 import { ServiceError } from './errors.js';
@@ -133,14 +134,10 @@ function checkStrictThinking(request: ConversationRequest): void {
   }
 }
 
-/** Rule 3. A web search or fetch tool with unset allowed_callers is eligible for programmatic calling. */
+/** Rule 3: a tool code may call (callable-from-code.ts) beside a strict tool or disable_parallel_tool_use. */
 function checkProgrammaticCalling(request: ConversationRequest): void {
   const tools = request.tools ?? [];
-  const eligible = tools.find(
-    (tool) =>
-      (tool.type === SERVER_TOOL_TYPES.webSearch || tool.type === SERVER_TOOL_TYPES.webFetch) &&
-      tool.allowed_callers === undefined,
-  );
+  const eligible = tools.find(callableFromCode);
   if (!eligible) return;
   const strictTool = tools.filter(isCustomTool).find((tool) => tool.strict === true);
   const choice = request.tool_choice;
@@ -149,7 +146,7 @@ function checkProgrammaticCalling(request: ConversationRequest): void {
   const conflict = strictTool ? `the strict tool "${strictTool.name}"` : 'tool_choice.disable_parallel_tool_use';
   throw new ServiceError(
     'rule_refused',
-    `Rule 3: "${eligible.name}" has no allowed_callers, which makes the request eligible for programmatic tool calling, and that cannot be combined with ${conflict}; set allowed_callers: ["direct"]`,
+    `Rule 3: "${eligible.name}" ${whyCallableFromCode(eligible)}, and that cannot be combined with ${conflict}; set allowed_callers: ["direct"]`,
   );
 }
 

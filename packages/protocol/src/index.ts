@@ -4,6 +4,7 @@ export * from './request-schema.js';
 export * from './parse-request.js';
 export * from './strict-schema.js';
 export * from './endpoint-rules.js';
+export * from './callable-from-code.js';
 export * from './tool-pairing.js';
 export * from './model-profile.js';
 export * from './response.js';

@@ -24,13 +24,28 @@ export function compileSchema(schema: unknown, where: string, options: CompileOp
   const ajv = ajvFor(schema, where, options.formats === true);
   let validate: ValidateFunction;
   try {
-    validate = ajv.compile(schema as object);
+    validate = ajv.compile(withRootBase(schema) as object);
   } catch (error) {
-    throw new ServiceError('invalid_request', `${where}: not a valid JSON Schema: ${(error as Error).message}`);
+    // The caller never wrote the base this service lent its schema; a message names the root as `#`.
+    const message = (error as Error).message.replaceAll(ROOT_BASE_URI, '#');
+    throw new ServiceError('invalid_request', `${where}: not a valid JSON Schema: ${message}`);
   }
   if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
   cache.set(key, validate);
   return validate;
+}
+
+/**
+ * Ajv resolves `"$ref": "#"` (recursion through the root) against the root's base URI, which it
+ * knows only for a schema it registered or one whose root has an `$id`. Callers' schemas are
+ * never registered (schema-dialects.ts), so a root without `$id` is compiled under this one:
+ * otherwise every such reference is refused as "can't resolve reference # from id #".
+ */
+const ROOT_BASE_URI = 'urn:mms:request-schema';
+
+function withRootBase(schema: unknown): unknown {
+  if (schema === null || typeof schema !== 'object' || Array.isArray(schema) || '$id' in schema) return schema;
+  return { $id: ROOT_BASE_URI, ...schema };
 }
 
 /** The first validation error as one line (`/path must be ...`), or undefined when valid. */

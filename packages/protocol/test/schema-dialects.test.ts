@@ -24,3 +24,36 @@ describe("the Ajv instances that compile callers' schemas", () => {
     assert.equal(validate({ kept: 'one' }), false);
   });
 });
+
+describe('references through the root', () => {
+  const tree = (extra: Record<string, unknown> = {}) => ({
+    ...extra,
+    type: 'object',
+    properties: { child: { anyOf: [{ $ref: '#' }, { type: 'null' }] } },
+    required: ['child'],
+  });
+
+  test('"$ref": "#" compiles and recurses in every draft, with or without a root $id', () => {
+    for (const extra of [
+      {},
+      { $schema: 'https://json-schema.org/draft/2019-09/schema' },
+      { $schema: 'http://json-schema.org/draft-07/schema#' },
+      { $schema: 'http://json-schema.org/draft-06/schema#' },
+      { $id: 'https://example.com/tree' },
+    ]) {
+      const validate = compileSchema(tree(extra), 'schema');
+      assert.equal(validate({ child: { child: null } }), true, JSON.stringify(extra));
+      assert.equal(validate({ child: { child: 1 } }), false, JSON.stringify(extra));
+    }
+  });
+
+  test('a reference that names nothing is still refused, naming the reference', () => {
+    assert.throws(
+      () => compileSchema({ $ref: '#/$defs/missing' }, 'tools.0.input_schema'),
+      (error: unknown) =>
+        error instanceof Error &&
+        error.message ===
+          "tools.0.input_schema: not a valid JSON Schema: can't resolve reference #/$defs/missing from id #",
+    );
+  });
+});

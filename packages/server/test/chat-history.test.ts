@@ -1,10 +1,8 @@
-/** Messages request -> node-llama-cpp chat history, the input of the model's own chat template. */
+/** Model call -> node-llama-cpp chat history, the input of the model's own chat template. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseMessageRequest } from '@mms/protocol';
 import { toChatHistory } from '../src/backends/llama-cpp/chat-history.js';
-
-const request = (body: Record<string, unknown>) => parseMessageRequest({ model: 'm', max_tokens: 10, ...body });
+import { promptOf as request } from './model-call-support.js';
 
 test('system, user and an empty model turn to generate', () => {
   const { history, continuation } = toChatHistory(

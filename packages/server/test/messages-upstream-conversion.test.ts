@@ -4,14 +4,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  checkToolPairing,
-  ServiceError,
-  type ContentBlock,
-  type MessageParam,
-  type MessageRequest,
-} from '@mms/protocol';
-import type { BackendStepRequest } from '../src/backends/backend.js';
+import { checkToolPairing, ServiceError, type ContentBlock, type MessageParam } from '@mms/protocol';
 import { isRetryableFailure } from '../src/backends/fallback/fallback-backend.js';
 import { transportError, upstreamError } from '../src/backends/messages-upstream/upstream-errors.js';
 import { UpstreamEventReader } from '../src/backends/messages-upstream/upstream-events.js';
@@ -19,6 +12,15 @@ import { upstreamMessageBody, upstreamMessages } from '../src/backends/messages-
 import { Signer } from '../src/signing/signer.js';
 import { signThinking } from '../src/signing/thinking-signature.js';
 import type { StreamPart } from '../src/streaming/stream-part.js';
+import { callOf } from './model-call-support.js';
+
+/** The messages sent upstream for a conversation, and this turn's earlier steps. */
+function sentUpstream(messages: MessageParam[], turnSoFar: ContentBlock[] = []): MessageParam[] {
+  return upstreamMessages(callOf({ messages }, { turnSoFar }).turns) as MessageParam[];
+}
+
+/** A fetch result as the model reads it (call/server-results.ts). */
+const fetchedText = (id: string) => [{ type: 'text', text: `URL: https://example.com/${id}\n\n` }];
 
 const signer = new Signer(Buffer.alloc(32, 6));
 
@@ -49,8 +51,8 @@ describe('the conversation sent upstream', () => {
       },
       { role: 'user', content: 'thanks' },
     ];
-    assert.deepEqual(upstreamMessages(messages, []), [
-      { role: 'user', content: 'read it' },
+    assert.deepEqual(sentUpstream(messages), [
+      { role: 'user', content: [{ type: 'text', text: 'read it' }] },
       {
         role: 'assistant',
         content: [
@@ -65,12 +67,12 @@ describe('the conversation sent upstream', () => {
           {
             type: 'tool_result',
             tool_use_id: 'a',
-            content: JSON.stringify({ type: 'web_fetch_result', url: 'https://example.com/a' }),
+            content: fetchedText('a'),
           },
         ],
       },
       { role: 'assistant', content: [{ type: 'text', text: 'Done.' }] },
-      { role: 'user', content: 'thanks' },
+      { role: 'user', content: [{ type: 'text', text: 'thanks' }] },
     ]);
   });
 
@@ -87,7 +89,7 @@ describe('the conversation sent upstream', () => {
       },
       { role: 'user', content: 'more' },
     ];
-    assert.deepEqual(upstreamMessages(messages, [])[1], {
+    assert.deepEqual(sentUpstream(messages)[1], {
       role: 'assistant',
       content: [
         { type: 'thinking', thinking: 'upstream', signature: 'EqUpstream==' },
@@ -98,12 +100,12 @@ describe('the conversation sent upstream', () => {
 
   test("a client call in the same step moves after the server results, so the client's tool_result answers it", () => {
     const messages: MessageParam[] = [
-      { role: 'user', content: 'go' },
+      { role: 'user', content: [{ type: 'text', text: 'go' }] },
       { role: 'assistant', content: [{ type: 'tool_use', id: 'c', name: 'lookup', input: {} }, use('a'), result('a')] },
       { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'c', content: 'ok' }] },
     ];
-    assert.deepEqual(upstreamMessages(messages, []), [
-      { role: 'user', content: 'go' },
+    assert.deepEqual(sentUpstream(messages), [
+      { role: 'user', content: [{ type: 'text', text: 'go' }] },
       {
         role: 'assistant',
         content: [{ type: 'tool_use', id: 'a', name: 'web_fetch', input: { url: 'https://example.com/a' } }],
@@ -114,24 +116,24 @@ describe('the conversation sent upstream', () => {
           {
             type: 'tool_result',
             tool_use_id: 'a',
-            content: JSON.stringify({ type: 'web_fetch_result', url: 'https://example.com/a' }),
+            content: fetchedText('a'),
           },
         ],
       },
       { role: 'assistant', content: [{ type: 'tool_use', id: 'c', name: 'lookup', input: {} }] },
-      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'c', content: 'ok' }] },
+      {
+        role: 'user',
+        content: [{ type: 'tool_result', tool_use_id: 'c', content: [{ type: 'text', text: 'ok' }] }],
+      },
     ]);
   });
 
   test('results answered out of order still pair every tool_use with the turn right after it', () => {
     const turn = [use('a'), use('b'), result('a'), { type: 'text' as const, text: 'between' }, result('b')];
-    const converted = upstreamMessages(
-      [
-        { role: 'user', content: 'go' },
-        { role: 'assistant', content: turn },
-      ],
-      [],
-    );
+    const converted = sentUpstream([
+      { role: 'user', content: 'go' },
+      { role: 'assistant', content: turn },
+    ]);
     const ids = (message: MessageParam | undefined, type: string) =>
       (message?.content as Array<{ type: string; id?: string; tool_use_id?: string }>)
         .filter((block) => block.type === type)
@@ -150,7 +152,7 @@ describe('the conversation sent upstream', () => {
       { role: 'assistant', content: [use('a'), result('a')] },
     ];
     const turnSoFar = [use('b'), result('b')] as unknown as ContentBlock[];
-    const converted = upstreamMessages(messages, turnSoFar);
+    const converted = sentUpstream(messages, turnSoFar);
     assert.deepEqual(
       converted.map((message) => message.role),
       ['user', 'assistant', 'user', 'assistant', 'user'],
@@ -159,52 +161,51 @@ describe('the conversation sent upstream', () => {
   });
 
   test('an error result is a tool_result with is_error', () => {
-    const converted = upstreamMessages(
-      [
-        { role: 'user', content: 'go' },
-        {
-          role: 'assistant',
-          content: [use('a'), result('a', { type: 'web_fetch_tool_result_error', error_code: 'url_not_accessible' })],
-        },
-      ],
-      [],
-    );
+    const converted = sentUpstream([
+      { role: 'user', content: 'go' },
+      {
+        role: 'assistant',
+        content: [use('a'), result('a', { type: 'web_fetch_tool_result_error', error_code: 'url_not_accessible' })],
+      },
+    ]);
     assert.deepEqual(converted[2]?.content, [
       {
         type: 'tool_result',
         tool_use_id: 'a',
-        content: '{"type":"web_fetch_tool_result_error","error_code":"url_not_accessible"}',
+        content: [{ type: 'text', text: 'Web fetch failed: url_not_accessible.' }],
         is_error: true,
       },
     ]);
   });
 
-  test('a conversation without server blocks goes as it is, consecutive user turns included', () => {
+  test('consecutive user turns go as one turn, their blocks in order, as the public API joins them', () => {
     const messages: MessageParam[] = [
       { role: 'user', content: 'one' },
       { role: 'user', content: 'two' },
     ];
-    assert.deepEqual(upstreamMessages(messages, []), messages);
+    assert.deepEqual(sentUpstream(messages), [
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'one' },
+          { type: 'text', text: 'two' },
+        ],
+      },
+    ]);
   });
 
   test('the body: streamed, the budget left, server tools as custom tools, a thinking budget kept below it', () => {
-    const request = {
-      model: 'mid',
-      max_tokens: 4000,
-      messages: [{ role: 'user', content: 'go' }],
-      tools: [{ type: 'web_search_20260209', name: 'web_search', allowed_callers: ['direct'], max_uses: 2 }],
-      thinking: { type: 'enabled', budget_tokens: 2000 },
-    } as MessageRequest;
-    const step: BackendStepRequest = {
-      request,
-      model: { id: 'mid', tier: 'mid', generation: 'newer', contextWindow: 8000, maxOutputTokens: 4000 },
-      thinks: true,
-      turnSoFar: [],
-      step: 1,
-      outputBudget: 1500,
-      fault: undefined,
-    };
-    const body = upstreamMessageBody(step, 'upstream-mid') as {
+    const call = callOf(
+      {
+        model: 'mid',
+        max_tokens: 4000,
+        messages: [{ role: 'user', content: 'go' }],
+        tools: [{ type: 'web_search_20260209', name: 'web_search', allowed_callers: ['direct'], max_uses: 2 }],
+        thinking: { type: 'enabled', budget_tokens: 2000 },
+      },
+      { step: 1, outputBudget: 1500 },
+    );
+    const body = upstreamMessageBody(call, 'upstream-mid') as {
       model: string;
       stream: boolean;
       max_tokens: number;

@@ -5,7 +5,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseMessageRequest, type ContentBlock } from '@mms/protocol';
+import type { ContentBlock } from '@mms/protocol';
 import { toChatMessages } from '../src/backends/openai-compatible/chat-messages.js';
 import { ChunkConverter } from '../src/backends/openai-compatible/chunk-conversion.js';
 import { ENGINE_PROFILES } from '../src/backends/openai-compatible/engine-profiles.js';
@@ -13,6 +13,7 @@ import { engineMessage, statusError, transportError } from '../src/backends/open
 import { planChat } from '../src/backends/openai-compatible/output-plan.js';
 import { StopSequenceMatcher } from '../src/backends/openai-compatible/stop-sequence-matcher.js';
 import { tokenizerVerdict } from '../src/backends/openai-compatible/token-counting.js';
+import { callOf, promptOf } from './model-call-support.js';
 
 describe('stop sequences matched in mms', () => {
   test('text that may start a stop sequence is held until the next chunk decides', () => {
@@ -39,8 +40,7 @@ describe('stop sequences matched in mms', () => {
 });
 
 describe('chunk converter', () => {
-  const request = parseMessageRequest({
-    model: 'm',
+  const body = {
     max_tokens: 100,
     messages: [{ role: 'user', content: 'Go' }],
     tools: [
@@ -61,7 +61,8 @@ describe('chunk converter', () => {
         },
       },
     ],
-  });
+  };
+  const request = promptOf(body);
   const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
     choices: [{ index: 0, delta, finish_reason: finish }],
   });
@@ -113,7 +114,7 @@ describe('chunk converter', () => {
   });
 
   test('a guided forced call streams; the same call unguided is held', () => {
-    const forced = parseMessageRequest({ ...request, tool_choice: { type: 'tool', name: 'strict_one' } });
+    const forced = promptOf({ ...body, tool_choice: { type: 'tool', name: 'strict_one' } });
     const guided = new ChunkConverter({
       engine: 'vllm',
       plan: planChat(forced, ENGINE_PROFILES.vllm),
@@ -209,7 +210,7 @@ describe('chunk converter', () => {
       );
       assert.deepEqual(
         [summary.held, summary.calls],
-        [[], [{ name: 'note', arguments: '{"text":"a"}' }]],
+        [[], [{ name: 'note', arguments: '{"text":"a"}', held: false }]],
         `${first} then ${later}`,
       );
     }
@@ -230,7 +231,7 @@ describe('chunk converter', () => {
 });
 
 describe('chat messages', () => {
-  test('server tool results split the assistant turn so that each follows its call', () => {
+  test('server tool results split the assistant turn so that each follows its call, as readable text', () => {
     const turn: ContentBlock[] = [
       { type: 'text', text: 'Searching.', citations: null },
       { type: 'server_tool_use', id: 's1', name: 'web_search', input: { query: 'a' } },
@@ -241,12 +242,8 @@ describe('chat messages', () => {
       },
       { type: 'text', text: 'Found it.', citations: null },
     ];
-    const request = parseMessageRequest({
-      model: 'm',
-      max_tokens: 10,
-      messages: [{ role: 'user', content: 'Find a.' }],
-    });
-    const messages = toChatMessages(request, turn, { instruction: undefined, reasoningField: undefined });
+    const call = callOf({ messages: [{ role: 'user', content: 'Find a.' }] }, { turnSoFar: turn });
+    const messages = toChatMessages(call, { instruction: undefined, reasoningField: undefined });
     assert.deepEqual(messages, [
       { role: 'user', content: 'Find a.' },
       {
@@ -254,15 +251,18 @@ describe('chat messages', () => {
         content: 'Searching.',
         tool_calls: [{ id: 's1', type: 'function', function: { name: 'web_search', arguments: '{"query":"a"}' } }],
       },
-      { role: 'tool', tool_call_id: 's1', content: '[{"type":"web_search_result","url":"https://a.example"}]' },
+      {
+        role: 'tool',
+        tool_call_id: 's1',
+        content:
+          'Web search results:\n\n[1] https://a.example\nURL: https://a.example\n(content not readable by this service)',
+      },
       { role: 'assistant', content: 'Found it.' },
     ]);
   });
 
   test('a PDF document is refused with its path, not dropped', () => {
-    const request = parseMessageRequest({
-      model: 'm',
-      max_tokens: 10,
+    const prompt = promptOf({
       messages: [
         {
           role: 'user',
@@ -271,7 +271,7 @@ describe('chat messages', () => {
       ],
     });
     assert.throws(
-      () => toChatMessages(request, [], { instruction: undefined, reasoningField: undefined }),
+      () => toChatMessages(prompt, { instruction: undefined, reasoningField: undefined }),
       /messages\.0\.content\.0: PDF documents are not supported/,
     );
   });

@@ -3,7 +3,17 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LlamaChatResponseChunk } from 'node-llama-cpp';
 import { ResponseEmitter } from '../src/backends/llama-cpp/response-emitter.js';
+import type { OfferedTool } from '../src/backends/call/model-call.js';
 import type { StreamPart } from '../src/streaming/stream-part.js';
+
+const RECORD_TOOL: OfferedTool = {
+  name: 'record',
+  description: 'Record it.',
+  inputSchema: { type: 'object' },
+  strict: false,
+  server: false,
+  where: 'tools.0.input_schema',
+};
 
 function textChunk(text: string, tokens = 1): LlamaChatResponseChunk {
   return {
@@ -38,7 +48,7 @@ test('thought segments become a thinking block before the text block, left for t
 
 test('a forced tool streams its input as input_json_delta of one tool_use block', () => {
   const parts: StreamPart[] = [];
-  const emitter = new ResponseEmitter((part) => parts.push(part), { kind: 'tool', name: 'record' });
+  const emitter = new ResponseEmitter((part) => parts.push(part), { kind: 'tool', tool: RECORD_TOOL });
   [textChunk('{"a"'), textChunk(':1}')].forEach((chunk) => emitter.chunk(chunk));
   emitter.close();
   const start = parts[0];
@@ -53,7 +63,7 @@ test('a forced tool streams its input as input_json_delta of one tool_use block'
 
 test('a forced tool with no output still has its block', () => {
   const parts: StreamPart[] = [];
-  const emitter = new ResponseEmitter((part) => parts.push(part), { kind: 'tool', name: 'record' });
+  const emitter = new ResponseEmitter((part) => parts.push(part), { kind: 'tool', tool: RECORD_TOOL });
   emitter.ensureMainBlock();
   emitter.close();
   assert.deepEqual(

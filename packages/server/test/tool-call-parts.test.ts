@@ -6,11 +6,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LlamaChatResponse } from 'node-llama-cpp';
-import { parseMessageRequest } from '@mms/protocol';
 import { finishParts, type GenerationInput } from '../src/backends/llama-cpp/generate-response.js';
 import { planGeneration } from '../src/backends/llama-cpp/generation-plan.js';
 import { ResponseEmitter } from '../src/backends/llama-cpp/response-emitter.js';
+import type { OfferedTool } from '../src/backends/call/model-call.js';
 import type { StreamPart } from '../src/streaming/stream-part.js';
+import { callOf } from './model-call-support.js';
 
 const strictSchema = {
   type: 'object',
@@ -18,8 +19,7 @@ const strictSchema = {
   required: ['city'],
   additionalProperties: false,
 };
-const request = parseMessageRequest({
-  model: 'm',
+const body = {
   max_tokens: 100,
   messages: [{ role: 'user', content: 'Weather?' }],
   tools: [
@@ -30,7 +30,8 @@ const request = parseMessageRequest({
       input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
     },
   ],
-});
+};
+const request = callOf(body);
 
 function responseWithCalls(calls: Array<{ functionName: string; params: unknown }>): LlamaChatResponse {
   return {
@@ -60,15 +61,15 @@ async function finish(
   const emitter = new ResponseEmitter((part) => parts.push(part), { kind: 'text' });
   emitter.outputTokens = meter.spent;
   const input = {
-    request,
+    call: request,
     plan: planGeneration(request),
     outputBudget: 100,
     spentTokens: () => meter.spent,
-    repairInput: async (name: string, maxTokens: number) => {
-      repaired.push(name);
+    regenerateInput: async (tool: OfferedTool, maxTokens: number) => {
+      repaired.push(tool.name);
       meter.repairBudgets.push(maxTokens);
       meter.spent += meter.repairCost;
-      return { city: 'Oslo' };
+      return { text: '{"city":"Oslo"}', truncated: false };
     },
   } as unknown as GenerationInput;
   parts.push(...(await finishParts(responseWithCalls(calls), input, emitter)));
@@ -93,7 +94,7 @@ function toolUses(parts: StreamPart[]): Array<{ name: string; input: unknown }> 
 
 test('auto tools are offered to the model by its chat format', () => {
   assert.deepEqual(Object.keys(planGeneration(request).functions ?? {}), ['weather', 'note']);
-  assert.equal(planGeneration({ ...request, tool_choice: { type: 'none' } }).functions, undefined);
+  assert.equal(planGeneration(callOf({ ...body, tool_choice: { type: 'none' } })).functions, undefined);
 });
 
 test('valid calls become tool_use blocks with stop_reason tool_use', async () => {

@@ -15,6 +15,8 @@ import {
   type ServerToolUseBlock,
 } from '@mms/protocol';
 import type { Backend } from '../backends/backend.js';
+import { buildStepCall } from '../backends/call/build-model-call.js';
+import type { ModelPrompt } from '../backends/call/model-call.js';
 import type { Cancellation } from '../backends/cancellation.js';
 import type { Signer } from '../signing/signer.js';
 import type { StreamPart } from '../streaming/stream-part.js';
@@ -25,8 +27,9 @@ import { StepReader } from './step-reader.js';
 export interface TurnOptions {
   backend: Backend;
   request: MessageRequest;
+  /** The request's prompt as the model sees it, built once; each step continues it with the turn so far. */
+  prompt: ModelPrompt;
   model: ModelProfile;
-  thinks: boolean;
   fault: string | undefined;
   maxSteps: number;
   serverTools: ServerToolRunner;
@@ -73,18 +76,13 @@ export async function* runTurn(options: TurnOptions): AsyncGenerator<StreamPart[
     if (outputBudget < 1) {
       reader.endWithoutOutput();
     } else {
-      const batches = options.backend.stream(
-        {
-          request: options.request,
-          model: options.model,
-          thinks: options.thinks,
-          turnSoFar: state.blocks,
-          step,
-          outputBudget,
-          fault: options.fault,
-        },
-        options.cancellation,
-      );
+      const call = buildStepCall(options.prompt, options.request, {
+        turnSoFar: state.blocks,
+        step,
+        outputBudget,
+        fault: options.fault,
+      });
+      const batches = options.backend.stream(call, options.cancellation);
       for await (const batch of batches) {
         const passed = reader.read(batch);
         // Leaving the loop ends the backend's generator, which stops its generation.

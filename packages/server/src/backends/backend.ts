@@ -1,28 +1,11 @@
 /**
- * The one interface every engine implements. The request is already validated and typed; a
- * backend converts it to its own wire format in its own folder and never passes raw JSON on.
+ * The one interface every engine implements. A backend receives the model call (call/model-call.ts),
+ * built once per step from the validated request, and maps it to its engine's format in its own
+ * folder; it never reads the wire request, so every engine is told the same things.
  */
-import type { ContentBlock, ConversationRequest, MessageRequest, ModelProfile } from '@mms/protocol';
 import type { StreamPart } from '../streaming/stream-part.js';
 import type { Cancellation } from './cancellation.js';
-
-export interface BackendStepRequest {
-  request: MessageRequest;
-  model: ModelProfile;
-  /** Whether this request thinks (protocol's requestThinks, decided once by the handler). */
-  thinks: boolean;
-  /** Blocks this turn already produced in earlier steps (server tool calls and their results). */
-  turnSoFar: ContentBlock[];
-  /** Index of this step within the request's agent loop, from 0. */
-  step: number;
-  /**
-   * Output tokens this step may still spend: max_tokens less what earlier steps spent. At least
-   * 1: with nothing left the turn loop ends the turn on max_tokens without asking for a step.
-   */
-  outputBudget: number;
-  /** The `mms-fault` header; only a backend configured for fault injection reads it. */
-  fault: string | undefined;
-}
+import type { ModelCall, ModelPrompt } from './call/model-call.js';
 
 export interface Backend {
   /**
@@ -42,9 +25,9 @@ export interface Backend {
    * Must stop promptly when `cancellation` aborts; `cancellation.signal` is the AbortSignal to
    * hand to fetch, timers or an engine.
    */
-  stream(step: BackendStepRequest, cancellation: Cancellation): AsyncIterable<StreamPart[]>;
+  stream(call: ModelCall, cancellation: Cancellation): AsyncIterable<StreamPart[]>;
   /** Exact input tokens of the prompt, in the model's own tokenizer. */
-  countTokens(request: ConversationRequest, model: ModelProfile): Promise<number>;
+  countTokens(prompt: ModelPrompt): Promise<number>;
   /**
    * Gets the backend ready before the service listens (finds or downloads model files).
    * `progress` shows a progress bar for downloads. Returns what it prepared, for the log.

@@ -4,7 +4,9 @@
  */
 import type { RuleTarget } from './gbnf-rules.js';
 import type { NestedCompiler } from './object-grammar.js';
-import { GrammarCompileError, childPath, readCount, type SchemaObject } from './schema-reading.js';
+import { childPointer } from '../json-schema/json-pointer.js';
+import type { SchemaObject } from '../json-schema/schema-object.js';
+import { GrammarCompileError, readCount } from './schema-reading.js';
 
 /**
  * Largest minItems/maxItems compiled. llama.cpp expands `x{m,n}` into about n rules, so a large
@@ -26,7 +28,7 @@ function readBounds(schema: SchemaObject, path: string): ItemBounds {
     ['maxItems', maximum],
   ] as const) {
     if (Number.isFinite(bound) && bound > ITEM_COUNT_LIMIT) {
-      throw new GrammarCompileError(childPath(path, keyword), `unsupported "${keyword}" above ${ITEM_COUNT_LIMIT}`);
+      throw new GrammarCompileError(childPointer(path, keyword), `unsupported "${keyword}" above ${ITEM_COUNT_LIMIT}`);
     }
   }
   if (minimum > maximum) throw new GrammarCompileError(path, '"minItems" exceeds "maxItems"; no array is valid');
@@ -52,7 +54,7 @@ export function compileArray(schema: SchemaObject, path: string, target: RuleTar
   const { registry } = compiler;
   const items = schema.items;
   if (Array.isArray(items))
-    throw new GrammarCompileError(childPath(path, 'items'), 'unsupported tuple form of "items"');
+    throw new GrammarCompileError(childPointer(path, 'items'), 'unsupported tuple form of "items"');
   const bounds = readBounds(schema, path);
   if (items === false) {
     // Only the empty array has no element to violate `false`.
@@ -65,6 +67,6 @@ export function compileArray(schema: SchemaObject, path: string, target: RuleTar
   const item =
     items === undefined || items === true
       ? registry.primitive('value')
-      : compiler.compileNested(items, childPath(path, 'items'));
+      : compiler.compileNested(items, childPointer(path, 'items'));
   return registry.defineTarget(target, arrayBody(item, bounds, registry.primitive('ws')));
 }

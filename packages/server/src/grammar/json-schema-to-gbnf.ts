@@ -24,18 +24,15 @@ import { allowedLiterals } from './literal-values.js';
 import { compileObject, type NestedCompiler } from './object-grammar.js';
 import { assertNoLeftRecursion } from './reference-cycles.js';
 import { SchemaIntersection } from './schema-intersection.js';
+import { childPointer } from '../json-schema/json-pointer.js';
+import { JSON_TYPES, type JsonType } from '../json-schema/json-types.js';
+import { isSchemaObject, type SchemaObject } from '../json-schema/schema-object.js';
 import {
   GrammarCompileError,
-  JSON_TYPES,
   checkKeywords,
-  childPath,
   constrainingKeywords,
-  isSchemaObject,
-  pointerSegments,
   readTypes,
-  resolvePointer,
-  type JsonType,
-  type SchemaObject,
+  referenceTarget,
 } from './schema-reading.js';
 
 export { GrammarCompileError } from './schema-reading.js';
@@ -116,12 +113,10 @@ class SchemaCompiler implements NestedCompiler {
   }
 
   private compileReference(schema: SchemaObject, site: Site): string {
-    const segments = pointerSegments(schema.$ref, site.path);
-    const pointer = childPath(ROOT_POINTER, ...segments);
+    const { target, pointer } = referenceTarget(this.document, schema, site.path);
     if (site.owner !== undefined) this.recordHeadReference(site.owner, pointer);
     const known = this.referenceRules.get(pointer);
     if (known !== undefined) return known;
-    const target = resolvePointer(this.document, segments, site.path);
     // Named before its body is compiled, so the body may refer to it: that is how recursion works.
     const name = this.registry.reserve(nameHint(pointer));
     this.referenceRules.set(pointer, name);
@@ -138,13 +133,15 @@ class SchemaCompiler implements NestedCompiler {
   private compileAnyOf(schema: SchemaObject, site: Site): string {
     const branches = schema.anyOf;
     if (!Array.isArray(branches) || branches.length === 0) {
-      throw new GrammarCompileError(childPath(site.path, 'anyOf'), '"anyOf" must be a non-empty array of schemas');
+      throw new GrammarCompileError(childPointer(site.path, 'anyOf'), '"anyOf" must be a non-empty array of schemas');
     }
     const alternatives = new Set<string>();
     branches.forEach((branch: unknown, index) => {
       // A false branch accepts nothing, so it adds nothing to the union.
       if (branch === false) return;
-      alternatives.add(this.compile(branch, { path: childPath(site.path, 'anyOf', String(index)), owner: site.owner }));
+      alternatives.add(
+        this.compile(branch, { path: childPointer(site.path, 'anyOf', String(index)), owner: site.owner }),
+      );
     });
     return this.alternation(targetOf(site), [...alternatives], site.path);
   }
@@ -197,7 +194,7 @@ function refuseSiblings(keywords: readonly string[], allowed: readonly string[],
   const sibling = keywords.find((keyword) => !allowed.includes(keyword));
   if (sibling === undefined) return;
   const anchor = allowed.find((keyword) => keywords.includes(keyword)) ?? allowed[0];
-  throw new GrammarCompileError(childPath(path, sibling), `unsupported "${sibling}" beside "${anchor}"`);
+  throw new GrammarCompileError(childPointer(path, sibling), `unsupported "${sibling}" beside "${anchor}"`);
 }
 
 /**

@@ -2,7 +2,11 @@
  * `enum` and `const` values: which of them survive the schema's `type`, compared as JSON values.
  * They become exact literals in the grammar, so each one must really be JSON.
  */
-import { GrammarCompileError, childPath, isSchemaObject, type JsonType } from './schema-reading.js';
+import { canonicalJson, intersectValues } from '../json-schema/canonical-json.js';
+import { childPointer } from '../json-schema/json-pointer.js';
+import { valueHasType, type JsonType } from '../json-schema/json-types.js';
+import { isSchemaObject, type SchemaObject } from '../json-schema/schema-object.js';
+import { GrammarCompileError } from './schema-reading.js';
 
 /** True for values JSON.stringify writes faithfully (no NaN, Infinity, undefined, functions...). */
 export function isJsonValue(value: unknown): boolean {
@@ -12,42 +16,21 @@ export function isJsonValue(value: unknown): boolean {
   return isSchemaObject(value) && Object.values(value).every(isJsonValue);
 }
 
-/** JSON with object keys sorted, so that equal JSON values give equal text. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (isSchemaObject(value)) {
-    const members = Object.keys(value)
-      .sort()
-      .map((key) => `${JSON.stringify(key)}:${canonicalJson(value[key])}`);
-    return `{${members.join(',')}}`;
+/** The values `enum` and `const` allow together (`enum`'s members equal to `const`), or undefined when the schema has neither. */
+export function listedLiterals(schema: SchemaObject, path: string): unknown[] | undefined {
+  let values: unknown[] | undefined;
+  if (Object.hasOwn(schema, 'enum')) {
+    const listed = schema.enum;
+    if (!Array.isArray(listed) || listed.length === 0 || !listed.every(isJsonValue)) {
+      throw new GrammarCompileError(childPointer(path, 'enum'), '"enum" must be a non-empty array of JSON values');
+    }
+    values = listed;
   }
-  return JSON.stringify(value);
-}
-
-export function valueHasType(value: unknown, type: JsonType): boolean {
-  switch (type) {
-    case 'null':
-      return value === null;
-    case 'boolean':
-      return typeof value === 'boolean';
-    case 'string':
-      return typeof value === 'string';
-    case 'number':
-      return typeof value === 'number';
-    case 'integer':
-      return typeof value === 'number' && Number.isInteger(value);
-    case 'array':
-      return Array.isArray(value);
-    case 'object':
-      return isSchemaObject(value);
-  }
-}
-
-function readEnum(schema: { [keyword: string]: unknown }, path: string): unknown[] | undefined {
-  const values = schema.enum;
-  if (values === undefined) return undefined;
-  if (!Array.isArray(values) || values.length === 0 || !values.every(isJsonValue)) {
-    throw new GrammarCompileError(childPath(path, 'enum'), '"enum" must be a non-empty array of JSON values');
+  if (Object.hasOwn(schema, 'const')) {
+    const constant = schema.const;
+    if (!isJsonValue(constant))
+      throw new GrammarCompileError(childPointer(path, 'const'), '"const" must be a JSON value');
+    values = intersectValues(values ?? [constant], [constant]);
   }
   return values;
 }
@@ -56,18 +39,8 @@ function readEnum(schema: { [keyword: string]: unknown }, path: string): unknown
  * The distinct values allowed by `enum` and/or `const`, narrowed by `types` when given.
  * Throws when none is left, as a grammar cannot express "no value at all".
  */
-export function allowedLiterals(
-  schema: { [keyword: string]: unknown },
-  types: readonly JsonType[] | undefined,
-  path: string,
-): unknown[] {
-  let values = readEnum(schema, path);
-  if (Object.hasOwn(schema, 'const')) {
-    const constant = schema.const;
-    if (!isJsonValue(constant)) throw new GrammarCompileError(childPath(path, 'const'), '"const" must be a JSON value');
-    values = (values ?? [constant]).filter((value) => canonicalJson(value) === canonicalJson(constant));
-  }
-  const typed = (values ?? []).filter(
+export function allowedLiterals(schema: SchemaObject, types: readonly JsonType[] | undefined, path: string): unknown[] {
+  const typed = (listedLiterals(schema, path) ?? []).filter(
     (value) => types === undefined || types.some((type) => valueHasType(value, type)),
   );
   const distinct = new Map(typed.map((value) => [canonicalJson(value), value]));

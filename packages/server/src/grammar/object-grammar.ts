@@ -22,7 +22,9 @@
 import { keyExcluding } from './key-exclusion.js';
 import { jsonLiteral } from './gbnf-primitives.js';
 import type { RuleRegistry, RuleTarget } from './gbnf-rules.js';
-import { GrammarCompileError, childPath, readSchemaMap, readStringList, type SchemaObject } from './schema-reading.js';
+import { childPointer } from '../json-schema/json-pointer.js';
+import type { SchemaObject } from '../json-schema/schema-object.js';
+import { GrammarCompileError, readSchemaMap, readStringList } from './schema-reading.js';
 
 /** What the object compiler needs from the schema compiler: compiling nested value schemas. */
 export interface NestedCompiler {
@@ -98,7 +100,7 @@ function extraValue(schema: SchemaObject, path: string, compiler: NestedCompiler
   }
   if (additional === false) return undefined;
   if (additional === true) return compiler.registry.primitive('value');
-  return compiler.compileNested(additional, childPath(path, 'additionalProperties'));
+  return compiler.compileNested(additional, childPointer(path, 'additionalProperties'));
 }
 
 function memberExpression(name: string, value: string, ws: string): string {
@@ -115,7 +117,7 @@ function declaredMembers(
   const required = new Set(readStringList(schema, 'required', path));
   const members: Member[] = [];
   for (const [name, propertySchema] of readSchemaMap(schema, 'properties', path)) {
-    const propertyPath = childPath(path, 'properties', name);
+    const propertyPath = childPointer(path, 'properties', name);
     if (propertySchema === false) {
       // A false property may only be absent: fine when optional, impossible when required.
       if (required.has(name))
@@ -130,7 +132,7 @@ function declaredMembers(
     if (declared.has(name)) continue;
     if (schema.additionalProperties === false) {
       throw new GrammarCompileError(
-        childPath(path, 'required'),
+        childPointer(path, 'required'),
         `required property "${name}" is forbidden by additionalProperties: false`,
       );
     }

@@ -18,20 +18,19 @@
  * GrammarCompileError naming the place: enum/const beside object or array keywords (it would
  * need each value checked against them), and a `$ref` that would be inlined into itself.
  */
-import { canonicalJson, isJsonValue, valueHasType } from './literal-values.js';
+import { canonicalJson, intersectValues } from '../json-schema/canonical-json.js';
+import { childPointer } from '../json-schema/json-pointer.js';
+import { commonTypes, valueHasType, type JsonType } from '../json-schema/json-types.js';
+import { isSchemaObject, withoutKeywords, type SchemaObject } from '../json-schema/schema-object.js';
+import { listedLiterals } from './literal-values.js';
 import {
   GrammarCompileError,
   checkKeywords,
-  childPath,
   constrainingKeywords,
-  isSchemaObject,
-  pointerSegments,
   readSchemaMap,
   readStringList,
   readTypes,
-  resolvePointer,
-  type JsonType,
-  type SchemaObject,
+  referenceTarget,
 } from './schema-reading.js';
 
 /** The result of an intersection: `false` when no value satisfies both. */
@@ -52,7 +51,7 @@ export class SchemaIntersection {
    */
   withoutSiblings(schema: SchemaObject, path: string): Schema {
     const combinator = Object.hasOwn(schema, '$ref') ? '$ref' : 'anyOf';
-    return this.of(without(schema, combinator), { [combinator]: schema[combinator] }, path);
+    return this.of(withoutKeywords(schema, [combinator]), { [combinator]: schema[combinator] }, path);
   }
 
   /** A schema accepting the values that both `left` and `right` accept. */
@@ -78,18 +77,16 @@ export class SchemaIntersection {
   }
 
   private inlined(withReference: SchemaObject, other: SchemaObject, path: string): Schema {
-    const segments = pointerSegments(withReference.$ref, path);
-    const pointer = childPath('#', ...segments);
+    const { target, pointer } = referenceTarget(this.document, withReference, path);
     if (this.inlining.has(pointer)) {
       throw new GrammarCompileError(
-        childPath(path, '$ref'),
+        childPointer(path, '$ref'),
         `unsupported recursive "$ref" ${JSON.stringify(withReference.$ref)} beside other keywords`,
       );
     }
     this.inlining.add(pointer);
     try {
-      const target = resolvePointer(this.document, segments, path);
-      return this.of(this.of(without(withReference, '$ref'), target, path), other, path);
+      return this.of(this.of(withoutKeywords(withReference, ['$ref']), target, path), other, path);
     } finally {
       this.inlining.delete(pointer);
     }
@@ -98,12 +95,12 @@ export class SchemaIntersection {
   private distributed(withAnyOf: SchemaObject, other: SchemaObject, path: string): Schema {
     const branches = withAnyOf.anyOf;
     if (!Array.isArray(branches) || branches.length === 0) {
-      throw new GrammarCompileError(childPath(path, 'anyOf'), '"anyOf" must be a non-empty array of schemas');
+      throw new GrammarCompileError(childPointer(path, 'anyOf'), '"anyOf" must be a non-empty array of schemas');
     }
-    const siblings = without(withAnyOf, 'anyOf');
+    const siblings = withoutKeywords(withAnyOf, ['anyOf']);
     const merged = branches
       .map((branch: unknown, index) => {
-        const branchPath = childPath(path, 'anyOf', String(index));
+        const branchPath = childPointer(path, 'anyOf', String(index));
         return this.of(this.of(siblings, branch, branchPath), other, branchPath);
       })
       .filter((branch) => branch !== false);
@@ -118,7 +115,7 @@ export class SchemaIntersection {
     const types = intersectTypes(readTypes(left, path), readTypes(right, path));
     if (types?.length === 0) return false;
     if (types !== undefined) result.type = types;
-    const literals = intersectLiterals(literalsOf(left, path), literalsOf(right, path));
+    const literals = intersectLiterals(listedLiterals(left, path), listedLiterals(right, path));
     if (literals !== undefined) {
       const typed = literals.filter((value) => types === undefined || types.some((type) => valueHasType(value, type)));
       if (typed.length === 0) return false;
@@ -126,7 +123,10 @@ export class SchemaIntersection {
         (keyword) => Object.hasOwn(left, keyword) || Object.hasOwn(right, keyword),
       );
       if (structural !== undefined)
-        throw new GrammarCompileError(childPath(path, structural), `unsupported "${structural}" beside "enum"/"const"`);
+        throw new GrammarCompileError(
+          childPointer(path, structural),
+          `unsupported "${structural}" beside "enum"/"const"`,
+        );
       result.enum = typed;
       return result;
     }
@@ -152,7 +152,7 @@ export class SchemaIntersection {
       for (const name of names) {
         const leftSchema = leftProperties.has(name) ? leftProperties.get(name) : (leftExtra ?? true);
         const rightSchema = rightProperties.has(name) ? rightProperties.get(name) : (rightExtra ?? true);
-        properties[name] = this.of(leftSchema, rightSchema, childPath(path, 'properties', name));
+        properties[name] = this.of(leftSchema, rightSchema, childPointer(path, 'properties', name));
       }
       result.properties = properties;
     }
@@ -164,7 +164,7 @@ export class SchemaIntersection {
       result.additionalProperties = this.of(
         leftExtra ?? true,
         rightExtra ?? true,
-        childPath(path, 'additionalProperties'),
+        childPointer(path, 'additionalProperties'),
       );
     }
     return result;
@@ -174,10 +174,10 @@ export class SchemaIntersection {
     const result: SchemaObject = {};
     for (const side of [left, right]) {
       if (Array.isArray(side.items))
-        throw new GrammarCompileError(childPath(path, 'items'), 'unsupported tuple form of "items"');
+        throw new GrammarCompileError(childPointer(path, 'items'), 'unsupported tuple form of "items"');
     }
     if (left.items !== undefined || right.items !== undefined)
-      result.items = this.of(left.items ?? true, right.items ?? true, childPath(path, 'items'));
+      result.items = this.of(left.items ?? true, right.items ?? true, childPointer(path, 'items'));
     const minimums = [left.minItems, right.minItems].filter((bound) => bound !== undefined);
     const maximums = [left.maxItems, right.maxItems].filter((bound) => bound !== undefined);
     // Malformed bounds are refused when the merged schema compiles (readCount names them).
@@ -193,11 +193,6 @@ export class SchemaIntersection {
   }
 }
 
-function without(schema: SchemaObject, keyword: string): SchemaObject {
-  const { [keyword]: _removed, ...rest } = schema;
-  return rest;
-}
-
 function isUnconstrained(schema: unknown): boolean {
   return schema === true || (isSchemaObject(schema) && constrainingKeywords(schema).length === 0);
 }
@@ -206,36 +201,11 @@ function isUnconstrained(schema: unknown): boolean {
 function intersectTypes(left: JsonType[] | undefined, right: JsonType[] | undefined): JsonType[] | undefined {
   if (left === undefined) return right;
   if (right === undefined) return left;
-  const types = new Set<JsonType>();
-  for (const type of left) {
-    if (right.includes(type)) types.add(type);
-    else if (type === 'integer' && right.includes('number')) types.add('integer');
-    else if (type === 'number' && right.includes('integer')) types.add('integer');
-  }
-  return [...types];
-}
-
-/** The values `enum` and `const` allow together, or undefined when the schema has neither. */
-function literalsOf(schema: SchemaObject, path: string): unknown[] | undefined {
-  let values: unknown[] | undefined;
-  if (Object.hasOwn(schema, 'enum')) {
-    const listed = schema.enum;
-    if (!Array.isArray(listed) || listed.length === 0 || !listed.every(isJsonValue)) {
-      throw new GrammarCompileError(childPath(path, 'enum'), '"enum" must be a non-empty array of JSON values');
-    }
-    values = listed;
-  }
-  if (Object.hasOwn(schema, 'const')) {
-    if (!isJsonValue(schema.const))
-      throw new GrammarCompileError(childPath(path, 'const'), '"const" must be a JSON value');
-    values = intersectLiterals(values, [schema.const]);
-  }
-  return values;
+  return commonTypes(left, right);
 }
 
 function intersectLiterals(left: unknown[] | undefined, right: unknown[] | undefined): unknown[] | undefined {
   if (left === undefined) return right;
   if (right === undefined) return left;
-  const rightTexts = new Set(right.map(canonicalJson));
-  return left.filter((value) => rightTexts.has(canonicalJson(value)));
+  return intersectValues(left, right);
 }

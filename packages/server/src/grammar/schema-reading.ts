@@ -1,8 +1,14 @@
 /**
- * Reading JSON Schemas for the GBNF compiler: the keyword whitelist, typed keyword readers that
- * reject malformed values, and `$ref` JSON-pointer resolution. Every failure is a
- * GrammarCompileError naming the JSON pointer (as a URI fragment, `#/properties/a`) at fault.
+ * Reading JSON Schemas for the GBNF compiler: which keywords it compiles, and typed keyword
+ * readers that refuse malformed values. Pointers, `$ref` resolution and the keyword sets come
+ * from the shared toolkit (../json-schema/); what is the compiler's own is that every failure is
+ * a GrammarCompileError naming the JSON pointer (as a URI fragment, `#/properties/a`) at fault.
  */
+import { ANNOTATION_KEYWORDS } from '../json-schema/keyword-sets.js';
+import { childPointer } from '../json-schema/json-pointer.js';
+import { isJsonType, type JsonType } from '../json-schema/json-types.js';
+import { resolveReference } from '../json-schema/reference-resolution.js';
+import { isNonNegativeInteger, isSchemaObject, type SchemaObject } from '../json-schema/schema-object.js';
 
 /** The schema (or a part of it) cannot be compiled; `path` is the JSON pointer of the culprit. */
 export class GrammarCompileError extends Error {
@@ -17,27 +23,6 @@ export class GrammarCompileError extends Error {
     this.reason = reason;
   }
 }
-
-export type SchemaObject = { [keyword: string]: unknown };
-export type JsonType = 'object' | 'array' | 'string' | 'number' | 'integer' | 'boolean' | 'null';
-
-export const JSON_TYPES: readonly JsonType[] = ['object', 'array', 'string', 'number', 'integer', 'boolean', 'null'];
-
-/** Keywords that never change which instances are valid, so the compiler may skip them. */
-export const ANNOTATION_KEYWORDS: ReadonlySet<string> = new Set([
-  'title',
-  'description',
-  'default',
-  'examples',
-  '$comment',
-  '$schema',
-  'deprecated',
-  'readOnly',
-  'writeOnly',
-  // Definition containers only matter through the `$ref`s that point into them.
-  '$defs',
-  'definitions',
-]);
 
 /** The constraining keywords the compiler turns into grammar; anything else is refused. */
 export const COMPILED_KEYWORDS: ReadonlySet<string> = new Set([
@@ -54,18 +39,6 @@ export const COMPILED_KEYWORDS: ReadonlySet<string> = new Set([
   '$ref',
 ]);
 
-export function isSchemaObject(value: unknown): value is SchemaObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-export function escapePointerSegment(segment: string): string {
-  return segment.replaceAll('~', '~0').replaceAll('/', '~1');
-}
-
-export function childPath(path: string, ...segments: readonly string[]): string {
-  return [path, ...segments.map(escapePointerSegment)].join('/');
-}
-
 /** The keywords of `schema` that constrain instances (annotations left out). */
 export function constrainingKeywords(schema: SchemaObject): string[] {
   return Object.keys(schema).filter((keyword) => !ANNOTATION_KEYWORDS.has(keyword));
@@ -75,7 +48,7 @@ export function constrainingKeywords(schema: SchemaObject): string[] {
 export function checkKeywords(schema: SchemaObject, path: string): void {
   for (const keyword of constrainingKeywords(schema)) {
     if (!COMPILED_KEYWORDS.has(keyword)) {
-      throw new GrammarCompileError(childPath(path, keyword), `unsupported keyword "${keyword}"`);
+      throw new GrammarCompileError(childPointer(path, keyword), `unsupported keyword "${keyword}"`);
     }
   }
 }
@@ -85,9 +58,9 @@ export function readTypes(schema: SchemaObject, path: string): JsonType[] | unde
   const declared = schema.type;
   if (declared === undefined) return undefined;
   const list: unknown[] = Array.isArray(declared) ? declared : [declared];
-  const types = list.filter((item): item is JsonType => JSON_TYPES.includes(item as JsonType));
+  const types = list.filter(isJsonType);
   if (types.length !== list.length || types.length === 0) {
-    throw new GrammarCompileError(childPath(path, 'type'), `malformed "type" ${JSON.stringify(declared)}`);
+    throw new GrammarCompileError(childPointer(path, 'type'), `malformed "type" ${JSON.stringify(declared)}`);
   }
   return types;
 }
@@ -96,7 +69,7 @@ export function readStringList(schema: SchemaObject, keyword: string, path: stri
   const value = schema[keyword];
   if (value === undefined) return [];
   if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) {
-    throw new GrammarCompileError(childPath(path, keyword), `"${keyword}" must be an array of strings`);
+    throw new GrammarCompileError(childPointer(path, keyword), `"${keyword}" must be an array of strings`);
   }
   return [...new Set(value as string[])];
 }
@@ -104,8 +77,8 @@ export function readStringList(schema: SchemaObject, keyword: string, path: stri
 export function readCount(schema: SchemaObject, keyword: string, path: string): number | undefined {
   const value = schema[keyword];
   if (value === undefined) return undefined;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
-    throw new GrammarCompileError(childPath(path, keyword), `"${keyword}" must be a non-negative integer`);
+  if (!isNonNegativeInteger(value)) {
+    throw new GrammarCompileError(childPointer(path, keyword), `"${keyword}" must be a non-negative integer`);
   }
   return value;
 }
@@ -114,50 +87,18 @@ export function readSchemaMap(schema: SchemaObject, keyword: string, path: strin
   const value = schema[keyword];
   if (value === undefined) return [];
   if (!isSchemaObject(value)) {
-    throw new GrammarCompileError(childPath(path, keyword), `"${keyword}" must be an object of schemas`);
+    throw new GrammarCompileError(childPointer(path, keyword), `"${keyword}" must be an object of schemas`);
   }
   return Object.entries(value);
 }
 
-/** `#/a~1b/c` to its decoded segments (`['a/b', 'c']`); only same-document pointers are supported. */
-export function pointerSegments(reference: unknown, path: string): string[] {
-  const referencePath = childPath(path, '$ref');
-  if (typeof reference !== 'string' || !reference.startsWith('#')) {
-    throw new GrammarCompileError(
-      referencePath,
-      `unsupported "$ref" ${JSON.stringify(reference)} (only "#..." pointers)`,
-    );
-  }
-  const fragment = reference.slice(1);
-  if (fragment !== '' && !fragment.startsWith('/')) {
-    throw new GrammarCompileError(referencePath, `unsupported "$ref" anchor ${JSON.stringify(reference)}`);
-  }
-  try {
-    // A fragment is URI-encoded (`%24defs`) before it is a JSON pointer (`~0`, `~1`).
-    return fragment === ''
-      ? []
-      : decodeURIComponent(fragment)
-          .slice(1)
-          .split('/')
-          .map((segment) => segment.replaceAll('~1', '/').replaceAll('~0', '~'));
-  } catch {
-    throw new GrammarCompileError(referencePath, `malformed "$ref" ${JSON.stringify(reference)}`);
-  }
-}
-
-/** The schema a pointer names inside `root`. */
-export function resolvePointer(root: unknown, segments: readonly string[], path: string): unknown {
-  let current: unknown = root;
-  for (const segment of segments) {
-    const container: unknown = current;
-    if (Array.isArray(container)) current = /^(0|[1-9][0-9]*)$/.test(segment) ? container[Number(segment)] : undefined;
-    else current = isSchemaObject(container) && Object.hasOwn(container, segment) ? container[segment] : undefined;
-    if (current === undefined) {
-      throw new GrammarCompileError(
-        childPath(path, '$ref'),
-        `"$ref" target ${childPath('#', ...segments)} does not exist`,
-      );
-    }
-  }
-  return current;
+/** The schema `schema.$ref` names inside `document`, and its pointer; a GrammarCompileError at the `$ref` otherwise. */
+export function referenceTarget(
+  document: unknown,
+  schema: SchemaObject,
+  path: string,
+): { target: unknown; pointer: string } {
+  const resolved = resolveReference(document, schema.$ref);
+  if (resolved.problem !== undefined) throw new GrammarCompileError(childPointer(path, '$ref'), resolved.problem);
+  return resolved;
 }

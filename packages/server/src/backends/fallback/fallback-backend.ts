@@ -10,8 +10,9 @@
  * circuit breaker (circuit-breaker.ts), so that a failing primary costs a request nothing while
  * its circuit is open.
  */
-import { ServiceError, type ConversationRequest, type ModelProfile } from '@mms/protocol';
-import type { Backend, BackendStepRequest } from '../backend.js';
+import { ServiceError } from '@mms/protocol';
+import type { Backend } from '../backend.js';
+import type { ModelCall, ModelPrompt } from '../call/model-call.js';
 import type { Cancellation } from '../cancellation.js';
 import type { StreamPart } from '../../streaming/stream-part.js';
 import { CapacityError } from '../capacity-error.js';
@@ -67,12 +68,12 @@ export class FallbackBackend implements Backend {
     return new FallbackRequest(this.members, this.name);
   }
 
-  stream(step: BackendStepRequest, cancellation: Cancellation): AsyncIterable<StreamPart[]> {
-    return this.forRequest().stream(step, cancellation);
+  stream(call: ModelCall, cancellation: Cancellation): AsyncIterable<StreamPart[]> {
+    return this.forRequest().stream(call, cancellation);
   }
 
-  countTokens(request: ConversationRequest, model: ModelProfile): Promise<number> {
-    return this.forRequest().countTokens(request, model);
+  countTokens(prompt: ModelPrompt): Promise<number> {
+    return this.forRequest().countTokens(prompt);
   }
 
   /** Each backend's circuit, by label: for tests and operators' logs. */
@@ -118,12 +119,12 @@ class FallbackRequest implements Backend {
    * generation (most backends count locally, and an engine's tokenizer endpoint is not its
    * generation), so only generation opens or closes a circuit.
    */
-  async countTokens(request: ConversationRequest, model: ModelProfile): Promise<number> {
+  async countTokens(prompt: ModelPrompt): Promise<number> {
     let lastError: unknown;
     for (const member of this.candidates()) {
       if (!member.breaker.available) continue;
       try {
-        return await member.backend.countTokens(request, model);
+        return await member.backend.countTokens(prompt);
       } catch (error) {
         if (!isRetryableFailure(error)) throw error;
         this.failed.add(member);
@@ -133,13 +134,13 @@ class FallbackRequest implements Backend {
     throw lastError ?? this.allOpen();
   }
 
-  async *stream(step: BackendStepRequest, cancellation: Cancellation): AsyncGenerator<StreamPart[]> {
+  async *stream(call: ModelCall, cancellation: Cancellation): AsyncGenerator<StreamPart[]> {
     if (this.answeredBy) {
       // A later step of the turn: its backend is chosen; a failure now is the reply's failure.
       yield* relay(
         this.answeredBy,
         { probe: false },
-        this.answeredBy.backend.stream(step, cancellation)[Symbol.asyncIterator](),
+        this.answeredBy.backend.stream(call, cancellation)[Symbol.asyncIterator](),
         undefined,
         cancellation,
       );
@@ -152,7 +153,7 @@ class FallbackRequest implements Backend {
       let iterator: AsyncIterator<StreamPart[]> | undefined;
       let first: IteratorResult<StreamPart[]>;
       try {
-        iterator = member.backend.stream(step, cancellation)[Symbol.asyncIterator]();
+        iterator = member.backend.stream(call, cancellation)[Symbol.asyncIterator]();
         // Nothing has reached the client until a batch with parts in it.
         do first = await iterator.next();
         while (!first.done && first.value.length === 0);

@@ -1,12 +1,14 @@
 /**
- * Converts a validated Messages request into node-llama-cpp's chat history, so that the model's
- * own chat template formats it: system prompt, turns, thinking, tool calls and their results.
- * Pure: no model, no I/O. Content the engine cannot take (images, documents) is refused, never
- * dropped.
+ * The model call's conversation as node-llama-cpp's chat history, so that the model's own chat
+ * template formats it: system prompt, turns, thinking, tool calls and their results. Pure: no
+ * model, no I/O. Content this engine cannot take (images, PDF and URL documents) is refused with
+ * the block named (call/text-content.ts), never dropped.
  */
 import type { ChatHistoryItem, ChatModelFunctionCall, ChatModelResponse } from 'node-llama-cpp';
-import { ServiceError, type ContentBlockParam, type ConversationRequest, type MessageParam } from '@mms/protocol';
-import { webSearchResultText } from '../../tools/web-search/result-text.js';
+import type { AssistantPart, ModelPrompt, UserPart } from '../call/model-call.js';
+import { documentText, toolResultText, unsupportedContent } from '../call/text-content.js';
+
+const BACKEND = 'llama-cpp';
 
 export interface ConvertedConversation {
   history: ChatHistoryItem[];
@@ -14,15 +16,18 @@ export interface ConvertedConversation {
   continuation: ChatModelResponse;
 }
 
-export function toChatHistory(request: ConversationRequest, extraSystemText?: string): ConvertedConversation {
+export function toChatHistory(
+  prompt: Pick<ModelPrompt, 'system' | 'turns'>,
+  instruction?: string,
+): ConvertedConversation {
   const history: ChatHistoryItem[] = [];
-  const systemText = [systemPrompt(request), extraSystemText].filter(Boolean).join('\n\n');
+  const systemText = [...prompt.system.map((part) => part.text), instruction].filter(Boolean).join('\n\n');
   if (systemText) history.push({ type: 'system', text: systemText });
   const calls = new Map<string, ChatModelFunctionCall>();
-  request.messages.forEach((message, index) => {
-    if (message.role === 'user') appendUserTurn(history, message, calls, index);
-    else appendModelTurn(history, message, calls);
-  });
+  for (const turn of prompt.turns) {
+    if (turn.role === 'user') appendUserTurn(history, turn.parts, calls);
+    else appendModelTurn(history, turn.parts, calls);
+  }
   const last = history.at(-1);
   if (last?.type === 'model') return { history, continuation: last };
   const continuation: ChatModelResponse = { type: 'model', response: [] };
@@ -30,81 +35,65 @@ export function toChatHistory(request: ConversationRequest, extraSystemText?: st
   return { history, continuation };
 }
 
-function systemPrompt(request: ConversationRequest): string {
-  const system = request.system;
-  if (system === undefined) return '';
-  return typeof system === 'string' ? system : system.map((block) => block.text).join('\n');
-}
-
-function blocksOf(message: MessageParam): ContentBlockParam[] {
-  return typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
-}
-
 function appendUserTurn(
   history: ChatHistoryItem[],
-  message: MessageParam,
+  parts: readonly UserPart[],
   calls: Map<string, ChatModelFunctionCall>,
-  index: number,
 ): void {
   const texts: string[] = [];
-  for (const block of blocksOf(message)) {
-    if (block.type === 'text') texts.push(block.text);
-    else if (block.type === 'tool_result') {
-      const call = calls.get(block.tool_use_id);
-      if (call) call.result = toolResultValue(block);
-    } else {
-      throw new ServiceError(
-        'invalid_request',
-        `messages.${index}: ${block.type} blocks are not supported by the llama-cpp backend`,
-      );
+  for (const part of parts) {
+    if (part.type === 'text') texts.push(part.text);
+    else if (part.type === 'document') texts.push(documentText(part, BACKEND));
+    else if (part.type === 'image') throw unsupportedContent(part.where, 'images are', BACKEND);
+    else {
+      const call = calls.get(part.callId);
+      if (call) call.result = toolResultText(part, BACKEND);
     }
   }
   if (texts.length === 0) return;
   const last = history.at(-1);
-  if (last?.type === 'user') last.text += `\n\n${texts.join('\n')}`;
-  else history.push({ type: 'user', text: texts.join('\n') });
-}
-
-function toolResultValue(block: Extract<ContentBlockParam, { type: 'tool_result' }>): string {
-  const content = block.content;
-  const text =
-    typeof content === 'string'
-      ? content
-      : (content ?? []).map((inner) => (inner.type === 'text' ? inner.text : `[${inner.type}]`)).join('\n');
-  return block.is_error ? `Error: ${text}` : text;
+  // A blank line between text parts (model-call.ts, Turn).
+  if (last?.type === 'user') last.text += `\n\n${texts.join('\n\n')}`;
+  else history.push({ type: 'user', text: texts.join('\n\n') });
 }
 
 function appendModelTurn(
   history: ChatHistoryItem[],
-  message: MessageParam,
+  parts: readonly AssistantPart[],
   calls: Map<string, ChatModelFunctionCall>,
 ): void {
   const last = history.at(-1);
   const turn: ChatModelResponse = last?.type === 'model' ? last : { type: 'model', response: [] };
   if (turn !== last) history.push(turn);
-  for (const block of blocksOf(message)) {
-    if (block.type === 'text') turn.response.push(block.text);
-    else if (block.type === 'thinking')
-      turn.response.push({ type: 'segment', segmentType: 'thought', text: block.thinking, ended: true });
-    else if (block.type === 'tool_use' || block.type === 'server_tool_use') {
-      const call: ChatModelFunctionCall = {
-        type: 'functionCall',
-        name: block.name,
-        params: block.input,
-        result: undefined,
-      };
-      calls.set(block.id, call);
-      turn.response.push(call);
-    } else if (
-      block.type === 'web_search_tool_result' ||
-      block.type === 'web_fetch_tool_result' ||
-      block.type === 'code_execution_tool_result'
-    ) {
-      const call = calls.get(block.tool_use_id);
-      // Search results carry their text base64-encoded in encrypted_content: the model reads it decoded.
-      if (call)
-        call.result = block.type === 'web_search_tool_result' ? webSearchResultText(block.content) : block.content;
+  for (const part of parts) {
+    switch (part.type) {
+      case 'text':
+        turn.response.push(part.text);
+        break;
+      case 'thinking':
+        turn.response.push({ type: 'segment', segmentType: 'thought', text: part.text, ended: true });
+        break;
+      case 'tool-call': {
+        const call: ChatModelFunctionCall = {
+          type: 'functionCall',
+          name: part.name,
+          params: part.input,
+          result: undefined,
+        };
+        calls.set(part.id, call);
+        turn.response.push(call);
+        break;
+      }
+      case 'tool-result': {
+        const call = calls.get(part.callId);
+        if (call) call.result = toolResultText(part, BACKEND);
+        break;
+      }
+      case 'redacted-thinking':
+        // Another engine's encrypted reasoning: there is nothing a local model can read in it.
+        break;
+      default:
+        part satisfies never;
     }
-    // redacted_thinking is opaque data from another engine: there is nothing a local model can read in it.
   }
 }

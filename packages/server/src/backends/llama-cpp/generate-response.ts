@@ -1,6 +1,7 @@
 /**
  * One generation on one context sequence, streamed as part batches: node-llama-cpp's callbacks
- * push into a queue that this generator drains while the generation runs.
+ * push into a queue that this generator drains while the generation runs. At its end, every
+ * schema-bound output goes through the one output check (call/output-check.ts).
  */
 import {
   LlamaChat,
@@ -12,14 +13,23 @@ import {
   type LlamaContextSequence,
   type LlamaGrammar,
 } from 'node-llama-cpp';
-import { isCustomTool, schemaViolation, ServiceError, type MessageRequest, type StopReason } from '@mms/protocol';
+import { ServiceError, type StopReason } from '@mms/protocol';
 import type { StreamPart } from '../../streaming/stream-part.js';
+import type { ModelCall, OfferedTool } from '../call/model-call.js';
+import {
+  ANSWER_SUBJECT,
+  checkFormatAnswer,
+  checkToolInput,
+  checkToolValue,
+  settleOutput,
+  toolInputSubject,
+  type Checked,
+  type Regenerated,
+} from '../call/output-check.js';
+import { notOfferedError } from '../call/tool-calls.js';
 import { AsyncQueue } from './async-queue.js';
-import type { CollectedText } from './collect-text.js';
-import { checkFormatAnswer } from './format-answer.js';
 import type { GenerationPlan } from './generation-plan.js';
 import { ResponseEmitter } from './response-emitter.js';
-import { assertStrictOutput } from './structured-output.js';
 
 export interface GenerationInput {
   sequence: LlamaContextSequence;
@@ -29,7 +39,7 @@ export interface GenerationInput {
   grammar: LlamaGrammar | undefined;
   /** The format answer is held back until checked: no grammar of its own schema guides it. */
   holdFormat: boolean;
-  request: MessageRequest;
+  call: Pick<ModelCall, 'tools' | 'sampling' | 'singleCall'>;
   /** What the whole step may spend, second passes included. */
   outputBudget: number;
   thoughtBudget: number;
@@ -40,10 +50,10 @@ export interface GenerationInput {
    * counts every sampled token, control tokens with no text too, which the chunks do not show.
    */
   spentTokens: () => number;
-  /** Regenerates a strict tool's input under its grammar, when a free-form call got it wrong. */
-  repairInput: (toolName: string, maxTokens: number) => Promise<Record<string, unknown>>;
-  /** Asks for a held format answer once more, after `answer` failed with `violation`. */
-  retryFormat: (answer: string, violation: string, maxTokens: number) => Promise<CollectedText>;
+  /** A tool's input once more, as a forced call under its grammar, after a call's input failed. */
+  regenerateInput: (tool: OfferedTool, maxTokens: number) => Promise<Regenerated>;
+  /** A held format answer once more, after `answer` failed with `violation`. */
+  retryFormat: (answer: string, violation: string, maxTokens: number) => Promise<Regenerated>;
 }
 
 export async function* generateResponse(input: GenerationInput): AsyncGenerator<StreamPart[]> {
@@ -88,18 +98,20 @@ async function runGeneration(
   emitter: ResponseEmitter,
   held: StreamPart[],
 ): Promise<StreamPart[]> {
-  const { request, plan } = input;
+  const { sampling } = input.call;
+  const plan = input.plan;
   let response: LlamaChatResponse;
   try {
     response = await chat.generateResponse(input.history, {
       maxTokens: input.outputBudget,
-      temperature: request.temperature ?? 1,
-      topP: request.top_p,
-      topK: request.top_k,
+      temperature: sampling.temperature ?? 1,
+      topP: sampling.topP,
+      topK: sampling.topK,
       seed: input.seed,
       signal: input.signal,
-      // Stop sequences end text; a forced tool's input is JSON that a stop string (":", say) would cut.
-      customStopTriggers: plan.main.kind === 'text' ? request.stop_sequences : undefined,
+      // Stop sequences end text; a tool's input is JSON that a stop string (":", say) would cut.
+      customStopTriggers:
+        plan.main.kind === 'text' && sampling.stopSequences.length > 0 ? sampling.stopSequences : undefined,
       budgets: { thoughtTokens: input.thoughtBudget },
       onResponseChunk: (chunk: LlamaChatResponseChunk) => emitter.chunk(chunk),
       ...(input.grammar ? { grammar: input.grammar } : {}),
@@ -107,7 +119,7 @@ async function runGeneration(
         ? {
             functions: plan.functions,
             documentFunctionParams: true,
-            maxParallelFunctionCalls: plan.singleCall ? 1 : undefined,
+            maxParallelFunctionCalls: input.call.singleCall ? 1 : undefined,
           }
         : {}),
     } as never);
@@ -132,22 +144,37 @@ export async function finishParts(
   const truncated = response.metadata.stopReason === 'maxTokens';
   if (plan.main.kind === 'tool') emitter.ensureMainBlock();
   emitter.close();
-  if (plan.main.kind === 'tool' && plan.structured?.strict && !truncated)
-    assertStrictOutput(response.response, plan.structured);
+  // A forced tool's input streamed as it came, under its grammar: it can only be checked now.
+  if (plan.main.kind === 'tool' && !truncated) await checkedInput(plan.main.tool, response.response, false, input);
+  let called = plan.main.kind === 'tool';
+  if (plan.main.kind === 'envelope' && !truncated) {
+    const { tool, inputJson } = envelopeCall(response.response, input.call.tools);
+    emitter.toolCall(tool, await checkedInput(tool, inputJson, true, input));
+    called = true;
+  }
   const calls = (response as unknown as LlamaChatResponse<ChatModelFunctions>).functionCalls ?? [];
-  for (const call of calls)
-    emitter.toolCall(call.functionName, await checkedCallInput(call.functionName, call.params, input));
-  let stop = stopOf(response, plan.main.kind === 'tool' || calls.length > 0, input.request.stop_sequences ?? []);
+  for (const call of calls) {
+    const tool = input.call.tools.find((candidate) => candidate.name === call.functionName);
+    if (!tool) throw notOfferedError(call.functionName);
+    // node-llama-cpp hands the input over parsed: checked as it is, since its JSON text would
+    // already have turned a number out of the double range into null.
+    const params: unknown = call.params ?? {};
+    emitter.toolCall(tool, await checkedInput(tool, JSON.stringify(params), true, input, checkToolValue(params, tool)));
+    called = true;
+  }
+  let stop = stopOf(response, called, input.call.sampling.stopSequences);
   let parts = held;
   if (plan.format && stop.reason === 'end_turn') {
-    const outcome = await checkFormatAnswer(response.response, {
-      target: plan.format,
+    const settled = await settleOutput(response.response, {
+      check: (text) => checkFormatAnswer(text, plan.format!),
+      subject: ANSWER_SUBJECT,
+      where: plan.format.where,
       held: input.holdFormat,
-      remaining: () => input.outputBudget - input.spentTokens(),
-      retry: input.retryFormat,
+      remaining: () => remaining(input),
+      regenerate: input.retryFormat,
     });
-    if (outcome.replacement) parts = outcome.replacement;
-    stop = { reason: outcome.stopReason, sequence: null };
+    if (settled.regenerated) parts = textBlock(settled.text);
+    stop = { reason: settled.truncated ? 'max_tokens' : 'end_turn', sequence: null };
   }
   return [
     ...parts,
@@ -157,29 +184,59 @@ export async function finishParts(
 }
 
 /**
- * node-llama-cpp parses a free-form call's input with its own grammar, which does not cover
- * every strict keyword; a strict tool's input that fails its schema is generated again under our
- * grammar. A non-strict tool's input is passed on as the model wrote it.
+ * A call's input through the one output check: held (a call parsed after generation), a failure
+ * is generated again as a forced call under the tool's grammar, spending from the same step budget.
  */
-async function checkedCallInput(
-  name: string,
-  params: unknown,
+async function checkedInput(
+  tool: OfferedTool,
+  json: string,
+  held: boolean,
   input: GenerationInput,
+  verdict?: Checked<Record<string, unknown>>,
 ): Promise<Record<string, unknown>> {
-  const value =
-    params !== null && typeof params === 'object' && !Array.isArray(params) ? (params as Record<string, unknown>) : {};
-  const tool = (input.request.tools ?? []).filter(isCustomTool).find((candidate) => candidate.name === name);
-  if (!tool || tool.strict !== true) return value;
-  const violation = schemaViolation(tool.input_schema, value);
-  if (violation === undefined) return value;
-  // The repair spends from the same step budget: usage counts it, and the step stays within max_tokens.
-  const remaining = input.outputBudget - input.spentTokens();
-  if (remaining <= 0)
+  const settled = await settleOutput(
+    json,
+    {
+      check: (text) => checkToolInput(text, tool),
+      subject: toolInputSubject(tool.name),
+      where: tool.where,
+      held,
+      remaining: () => remaining(input),
+      regenerate: (_output, _violation, maxTokens) => input.regenerateInput(tool, maxTokens),
+    },
+    verdict,
+  );
+  if (settled.truncated) {
     throw new ServiceError(
       'model_output_invalid',
-      `the model's input for the tool "${name}" failed its input_schema, and no output tokens are left to generate it again: ${violation}`,
+      `${toolInputSubject(tool.name)} was cut by max_tokens when it was generated again`,
     );
-  return input.repairInput(name, remaining);
+  }
+  return settled.value;
+}
+
+/** `{"name": ..., "input": ...}` for one of several tools (output-target.ts toolEnvelopeSchema). */
+function envelopeCall(text: string, tools: readonly OfferedTool[]): { tool: OfferedTool; inputJson: string } {
+  let parsed: { name?: unknown; input?: unknown };
+  try {
+    parsed = JSON.parse(text) as { name?: unknown; input?: unknown };
+  } catch (error) {
+    throw new ServiceError('model_output_invalid', `the model's tool call is not JSON (${(error as Error).message})`);
+  }
+  const tool = tools.find((candidate) => candidate.name === parsed.name);
+  if (!tool) throw notOfferedError(String(parsed.name));
+  return { tool, inputJson: JSON.stringify(parsed.input ?? {}) };
+}
+
+function remaining(input: GenerationInput): number {
+  return input.outputBudget - input.spentTokens();
+}
+
+function textBlock(text: string): StreamPart[] {
+  const parts: StreamPart[] = [{ type: 'block-start', block: { type: 'text', text: '', citations: null } }];
+  if (text !== '') parts.push({ type: 'block-delta', delta: { type: 'text_delta', text } });
+  parts.push({ type: 'block-stop' });
+  return parts;
 }
 
 function stopOf(

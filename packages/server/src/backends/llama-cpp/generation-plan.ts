@@ -1,94 +1,77 @@
 /**
- * What one llama.cpp generation must produce for a request: prose, a forced tool's input, or
- * JSON for `output_config.format`; and which tools the model may call on its own.
+ * What one llama.cpp generation must produce for a model call (its output target): prose, a
+ * forced tool's input, one call among several tools, or JSON for `output_config.format`; which
+ * schema's grammar guides it; and which tools the model may call itself.
  */
 import type { ChatModelFunctions } from 'node-llama-cpp';
-import { isCustomTool, ServiceError, type ConversationRequest, type CustomToolParam } from '@mms/protocol';
+import type { FormatTarget, ModelPrompt, OfferedTool } from '../call/model-call.js';
+import { forcedToolInstruction, targetInstruction, toolEnvelopeSchema } from '../call/output-instructions.js';
 import type { MainOutput } from './response-emitter.js';
 import type { StructuredTarget } from './structured-output.js';
 
 export interface GenerationPlan {
   main: MainOutput;
-  /** The schema whose grammar guides the main output: a forced tool's input, or the format when no tool is offered. */
+  /** The schema whose grammar guides the main output: a forced tool's input, the envelope of several, or the format when no tool may be called. */
   structured: StructuredTarget | undefined;
   /** `output_config.format`: a text answer is checked against it before the step ends. */
-  format: StructuredTarget | undefined;
+  format: FormatTarget | undefined;
   /** Tools the model may call by its own chat format (tool_choice auto). */
   functions: ChatModelFunctions | undefined;
-  /** The schemas of the strict tools among `functions`: an input that fails one is generated again under its grammar. */
+  /** The strict tools among `functions`: an input that fails one is generated again under its grammar, which must compile. */
   strictCalls: StructuredTarget[];
-  /** Instruction added to the system prompt (a forced tool's or a format's contract). */
-  systemText: string | undefined;
-  /** At most one tool call (disable_parallel_tool_use). */
-  singleCall: boolean;
+  /** Instruction added to the system prompt (the output target's, output-target.ts). */
+  instruction: string | undefined;
 }
 
-export function planGeneration(request: ConversationRequest): GenerationPlan {
-  const customTools = (request.tools ?? []).filter(isCustomTool);
-  const choice = request.tool_choice;
-  const singleCall = choice !== undefined && choice.type !== 'none' && choice.disable_parallel_tool_use === true;
-  if (choice?.type === 'tool' || choice?.type === 'any') {
-    const tool =
-      choice.type === 'tool' ? customTools.find((candidate) => candidate.name === choice.name) : customTools[0];
-    if (!tool)
-      throw new ServiceError(
-        'invalid_request',
-        "tool_choice: the llama-cpp backend can force custom tools only; server tools run on the model's own decision",
-      );
-    return forcedToolPlan(tool, request, singleCall);
+export function planGeneration(prompt: ModelPrompt): GenerationPlan {
+  const output = prompt.output;
+  const instruction = targetInstruction(output, prompt.tools);
+  if (output.kind === 'tool') return forcedToolPlan(output.tool);
+  if (output.kind === 'any-tool') {
+    return {
+      main: { kind: 'envelope' },
+      // Each call's input is checked against its own tool afterwards, generated again under its
+      // own grammar on a failure: the envelope's grammar may be only the shape of an object.
+      structured: { schema: toolEnvelopeSchema(prompt.tools), strict: false, kind: 'tool-input', where: 'tools' },
+      format: undefined,
+      functions: undefined,
+      strictCalls: prompt.tools.filter((tool) => tool.strict).map(inputTarget),
+      instruction,
+    };
   }
-  const schema = request.output_config?.format?.schema;
-  const format: StructuredTarget | undefined = schema
-    ? { schema, strict: false, kind: 'format', where: 'output_config.format.schema' }
-    : undefined;
-  const offered = choice?.type === 'none' ? [] : customTools;
+  const format = output.format;
+  const callable = output.toolsAllowed ? prompt.tools : [];
   return {
     main: { kind: 'text' },
     // node-llama-cpp cannot combine a grammar with functions, and the schema would forbid the
     // calls anyway: with tools offered the format answer is generated free and checked after.
-    structured: offered.length > 0 ? undefined : format,
+    structured: format && callable.length === 0 ? { ...format, strict: false, kind: 'format' } : undefined,
     format,
-    functions: offered.length > 0 ? toFunctions(offered) : undefined,
-    strictCalls: offered.filter((tool) => tool.strict === true).map((tool) => inputTarget(tool, request)),
-    // The grammar holds the answer to the schema's syntax; the model still needs its meaning, and
-    // where no grammar applies, the instruction is all it has.
-    systemText: schema
-      ? `${offered.length > 0 ? 'Unless you call a tool, answer' : 'Answer'} with one JSON value only, matching this JSON Schema: ${JSON.stringify(schema)}`
-      : undefined,
-    singleCall,
+    functions: callable.length > 0 ? toFunctions(callable) : undefined,
+    strictCalls: callable.filter((tool) => tool.strict).map(inputTarget),
+    instruction,
   };
 }
 
-export function forcedToolPlan(
-  tool: CustomToolParam,
-  request: ConversationRequest,
-  singleCall: boolean,
-): GenerationPlan {
+export function forcedToolPlan(tool: OfferedTool): GenerationPlan {
   return {
-    main: { kind: 'tool', name: tool.name },
-    structured: inputTarget(tool, request),
+    main: { kind: 'tool', tool },
+    structured: inputTarget(tool),
     format: undefined,
     functions: undefined,
     strictCalls: [],
-    systemText: `Call the tool "${tool.name}" now: ${tool.description}\nAnswer with the tool's JSON input only. Its JSON Schema: ${JSON.stringify(tool.input_schema)}`,
-    singleCall,
+    instruction: forcedToolInstruction(tool),
   };
 }
 
-function inputTarget(tool: CustomToolParam, request: ConversationRequest): StructuredTarget {
-  const index = (request.tools ?? []).indexOf(tool);
-  return {
-    schema: tool.input_schema,
-    strict: tool.strict === true,
-    kind: 'tool-input',
-    where: `tools.${index}.input_schema`,
-  };
+export function inputTarget(tool: OfferedTool): StructuredTarget {
+  return { schema: tool.inputSchema, strict: tool.strict, kind: 'tool-input', where: tool.where };
 }
 
-function toFunctions(tools: readonly CustomToolParam[]): ChatModelFunctions {
+function toFunctions(tools: readonly OfferedTool[]): ChatModelFunctions {
   // node-llama-cpp documents the schema to the model in its chat format; the inputs it parses
-  // are re-validated against the full schema afterwards (generate-response.ts).
+  // are checked against the full schema afterwards (call/output-check.ts).
   return Object.fromEntries(
-    tools.map((tool) => [tool.name, { description: tool.description, params: tool.input_schema as never }]),
+    tools.map((tool) => [tool.name, { description: tool.description, params: tool.inputSchema as never }]),
   );
 }

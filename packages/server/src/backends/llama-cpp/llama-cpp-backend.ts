@@ -5,28 +5,22 @@
  */
 import { randomInt } from 'node:crypto';
 import { resolveChatWrapper, type ChatWrapper, type Llama, type LlamaContext, type LlamaModel } from 'node-llama-cpp';
-import {
-  isCustomTool,
-  requestThinks,
-  ServiceError,
-  type ContentBlockParam,
-  type ConversationRequest,
-  type MessageRequest,
-  type ModelProfile,
-} from '@mms/protocol';
-import type { Backend, BackendStepRequest } from '../backend.js';
+import { ServiceError, type ModelProfile } from '@mms/protocol';
+import type { Backend } from '../backend.js';
 import type { Cancellation } from '../cancellation.js';
+import type { ModelCall, ModelPrompt, OfferedTool } from '../call/model-call.js';
+import type { Regenerated } from '../call/output-check.js';
 import type { StreamPart } from '../../streaming/stream-part.js';
 import { toChatHistory } from './chat-history.js';
+import { collectText } from './collect-text.js';
+import { formatRetryHistory } from './format-retry.js';
 import { generateResponse } from './generate-response.js';
 import { forcedToolPlan, planGeneration, type GenerationPlan } from './generation-plan.js';
 import type { LlamaCppBackendConfig } from './llama-cpp-config.js';
 import { llamaRuntime } from './llama-runtime.js';
 import { modelFile } from './model-file.js';
 import { SequencePool } from './sequence-pool.js';
-import { assertStrictOutput, assertStrictSchemaCompiles, grammarFor } from './structured-output.js';
-import { collectText } from './collect-text.js';
-import { formatRetryHistory } from './format-answer.js';
+import { assertStrictSchemaCompiles, grammarFor } from './structured-output.js';
 
 interface LoadedModel {
   llama: Llama;
@@ -58,20 +52,27 @@ export class LlamaCppBackend implements Backend {
     return this.modelPath;
   }
 
-  async *stream(step: BackendStepRequest, cancellation: Cancellation): AsyncIterable<StreamPart[]> {
+  async *stream(call: ModelCall, cancellation: Cancellation): AsyncIterable<StreamPart[]> {
     const signal = cancellation.signal;
     const loaded = await this.load();
-    const request = withTurnSoFar(step.request, step.turnSoFar);
-    const plan = planGeneration(request);
-    const { history } = toChatHistory(request, plan.systemText);
-    const chatWrapper = step.thinks ? loaded.wrappers.thinking : loaded.wrappers.plain;
+    const plan = planGeneration(call);
+    const { history } = toChatHistory(call, plan.instruction);
+    const chatWrapper = call.thinking.on ? loaded.wrappers.thinking : loaded.wrappers.plain;
     assertFits(promptTokens(loaded, chatWrapper, history, plan), loaded.context);
     const guide = plan.structured ? await grammarFor(loaded.llama, plan.structured) : undefined;
     // A strict tool's input that fails is generated again under its grammar: a schema that cannot
     // compile is refused now, as a 400, rather than after the model called the tool.
     plan.strictCalls.forEach(assertStrictSchemaCompiles);
-    const sequence = await loaded.pool.borrow({ wait: step.step > 0, signal });
+    const sequence = await loaded.pool.borrow({ wait: call.step > 0, signal });
     const outputTokensBefore = sequence.tokenMeter.usedOutputTokens;
+    const generateAgain = (
+      history: Parameters<typeof collectText>[0]['history'],
+      target: GenerationPlan['structured'],
+      maxTokens: number,
+    ): Promise<Regenerated> =>
+      grammarFor(loaded.llama, target!).then(({ grammar }) =>
+        collectText({ sequence, chatWrapper: loaded.wrappers.plain, history, grammar, maxTokens, signal }),
+      );
     try {
       yield* generateResponse({
         sequence,
@@ -81,25 +82,23 @@ export class LlamaCppBackend implements Backend {
         grammar: guide?.grammar,
         // Only the format schema's own grammar makes the answer valid as it streams.
         holdFormat: plan.format !== undefined && guide?.exact !== true,
-        request,
-        outputBudget: step.outputBudget,
-        thoughtBudget: step.thinks ? Math.floor(step.outputBudget * this.config.thinkingShare) : 0,
+        call,
+        outputBudget: call.outputBudget,
+        thoughtBudget: call.thinking.on ? Math.floor(call.outputBudget * this.config.thinkingShare) : 0,
         // node-llama-cpp's default seed is fixed: every request would sample the same answer.
         seed: this.config.seed ?? randomInt(2 ** 31),
         signal,
         spentTokens: () => sequence.tokenMeter.usedOutputTokens - outputTokensBefore,
-        repairInput: (toolName, maxTokens) => this.repairInput(loaded, sequence, request, toolName, maxTokens, signal),
-        retryFormat: async (answer, violation, maxTokens) => {
-          const { grammar } = await grammarFor(loaded.llama, plan.format!);
-          return collectText({
-            sequence,
-            chatWrapper: loaded.wrappers.plain,
-            history: formatRetryHistory(history, answer, violation),
-            grammar,
-            maxTokens,
-            signal,
-          });
+        regenerateInput: (tool: OfferedTool, maxTokens: number) => {
+          const forced = forcedToolPlan(tool);
+          return generateAgain(toChatHistory(call, forced.instruction).history, forced.structured, maxTokens);
         },
+        retryFormat: (answer, violation, maxTokens) =>
+          generateAgain(
+            formatRetryHistory(history, answer, violation),
+            { ...plan.format!, strict: false, kind: 'format' },
+            maxTokens,
+          ),
       });
     } finally {
       loaded.pool.giveBack(sequence);
@@ -107,16 +106,11 @@ export class LlamaCppBackend implements Backend {
   }
 
   /** The same rendering as `stream` uses, so usage and count_tokens agree with what is evaluated. */
-  async countTokens(request: ConversationRequest, model: ModelProfile): Promise<number> {
+  async countTokens(prompt: ModelPrompt): Promise<number> {
     const loaded = await this.load();
-    const plan = planGeneration(request);
-    const thinks = requestThinks(request, model);
-    return promptTokens(
-      loaded,
-      thinks ? loaded.wrappers.thinking : loaded.wrappers.plain,
-      toChatHistory(request, plan.systemText).history,
-      plan,
-    );
+    const plan = planGeneration(prompt);
+    const chatWrapper = prompt.thinking.on ? loaded.wrappers.thinking : loaded.wrappers.plain;
+    return promptTokens(loaded, chatWrapper, toChatHistory(prompt, plan.instruction).history, plan);
   }
 
   async close(): Promise<void> {
@@ -150,30 +144,6 @@ export class LlamaCppBackend implements Backend {
     };
     return { llama, model, context, pool: new SequencePool(context), wrappers };
   }
-
-  private async repairInput(
-    loaded: LoadedModel,
-    sequence: Awaited<ReturnType<SequencePool['borrow']>>,
-    request: MessageRequest,
-    toolName: string,
-    budget: number,
-    signal: AbortSignal,
-  ): Promise<Record<string, unknown>> {
-    const tool = (request.tools ?? []).filter(isCustomTool).find((candidate) => candidate.name === toolName);
-    if (!tool) throw new ServiceError('model_output_invalid', `the model called an unknown tool "${toolName}"`);
-    const plan = forcedToolPlan(tool, request, true);
-    const target = plan.structured!;
-    const { grammar } = await grammarFor(loaded.llama, target);
-    const { text } = await collectText({
-      sequence,
-      chatWrapper: loaded.wrappers.plain,
-      history: toChatHistory(request, plan.systemText).history,
-      grammar,
-      maxTokens: budget,
-      signal,
-    });
-    return assertStrictOutput(text, target);
-  }
 }
 
 /** The context is per sequence: a prompt that fills it leaves no room to answer. */
@@ -198,13 +168,4 @@ function promptTokens(
     documentFunctionParams: true,
   });
   return state.contextText.tokenize(loaded.model.tokenizer).length;
-}
-
-/** Server tool calls and results of earlier steps continue the assistant turn. */
-function withTurnSoFar(request: MessageRequest, turnSoFar: BackendStepRequest['turnSoFar']): MessageRequest {
-  if (turnSoFar.length === 0) return request;
-  return {
-    ...request,
-    messages: [...request.messages, { role: 'assistant', content: turnSoFar as ContentBlockParam[] }],
-  };
 }

@@ -3,11 +3,16 @@
  * (the turn's step reader signs it), main text into a text block or, for a forced tool, into a tool_use
  * block's input_json_delta. Counts output tokens as they come.
  */
-import { randomBytes } from 'node:crypto';
 import type { LlamaChatResponseChunk } from 'node-llama-cpp';
 import type { StreamPart } from '../../streaming/stream-part.js';
+import type { OfferedTool } from '../call/model-call.js';
+import { toolCallBlock } from '../call/tool-calls.js';
 
-export type MainOutput = { kind: 'text' } | { kind: 'tool'; name: string };
+/**
+ * The main output: prose, a forced tool's input streamed as it is generated, or the JSON envelope
+ * of a call among several tools, which is held until it names its tool (generate-response.ts).
+ */
+export type MainOutput = { kind: 'text' } | { kind: 'tool'; tool: OfferedTool } | { kind: 'envelope' };
 
 export class ResponseEmitter {
   private open: 'thinking' | 'main' | undefined;
@@ -27,6 +32,8 @@ export class ResponseEmitter {
       this.push({ type: 'block-delta', delta: { type: 'thinking_delta', thinking: chunk.text } });
       return;
     }
+    // The envelope becomes a call once it is whole (generate-response.ts); nothing of it is streamed.
+    if (this.main.kind === 'envelope') return;
     this.switchTo('main');
     const delta =
       this.main.kind === 'tool'
@@ -36,12 +43,9 @@ export class ResponseEmitter {
   }
 
   /** Adds a whole block (a tool call parsed after generation). */
-  toolCall(name: string, input: Record<string, unknown>): void {
+  toolCall(tool: OfferedTool, input: Record<string, unknown>): void {
     this.close();
-    this.push({
-      type: 'block-start',
-      block: { type: 'tool_use', id: newToolUseId(), name, input: {}, caller: { type: 'direct' } },
-    });
+    this.push({ type: 'block-start', block: toolCallBlock(tool) });
     this.push({ type: 'block-delta', delta: { type: 'input_json_delta', partial_json: JSON.stringify(input) } });
     this.push({ type: 'block-stop' });
   }
@@ -63,16 +67,9 @@ export class ResponseEmitter {
     if (kind === 'thinking') {
       this.push({ type: 'block-start', block: { type: 'thinking', thinking: '', signature: '' } });
     } else if (this.main.kind === 'tool') {
-      this.push({
-        type: 'block-start',
-        block: { type: 'tool_use', id: newToolUseId(), name: this.main.name, input: {}, caller: { type: 'direct' } },
-      });
+      this.push({ type: 'block-start', block: toolCallBlock(this.main.tool) });
     } else {
       this.push({ type: 'block-start', block: { type: 'text', text: '', citations: null } });
     }
   }
-}
-
-function newToolUseId(): string {
-  return `toolu_${randomBytes(12).toString('base64url')}`;
 }

@@ -8,7 +8,7 @@
  * receiving it silently.
  */
 import type { Llama, LlamaGrammar } from 'node-llama-cpp';
-import { schemaViolation, ServiceError } from '@mms/protocol';
+import { ServiceError } from '@mms/protocol';
 import { GrammarCompileError, jsonSchemaToGbnf } from '../../grammar/json-schema-to-gbnf.js';
 
 export interface StructuredTarget {
@@ -83,34 +83,4 @@ function uncompiledStrictSchema(target: StructuredTarget, error: GrammarCompileE
     'invalid_request',
     `${where}: ${error.reason}; the llama-cpp backend cannot hold output to this strict schema (drop strict, or write the constraint into a description)`,
   );
-}
-
-/** Why `text` is not a valid answer for `target`, or undefined when it is. */
-export function outputViolation(text: string, target: StructuredTarget): string | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    return `the model's output is not JSON (${(error as Error).message})`;
-  }
-  // Ajv counts Infinity as a number, but it would reach the client as null.
-  if (hasNonFiniteNumber(value)) return 'a number in the output is outside the double range';
-  return schemaViolation(target.schema, value, target.where);
-}
-
-/**
- * The parsed output of a target its own grammar guided, checked once more against its schema: a
- * failure is our bug (grammar or compiler), never a valid answer.
- */
-export function assertStrictOutput(text: string, target: StructuredTarget): Record<string, unknown> {
-  const violation = outputViolation(text, target);
-  if (violation !== undefined)
-    throw new ServiceError('model_output_invalid', `grammar-constrained output failed ${target.where}: ${violation}`);
-  return JSON.parse(text) as Record<string, unknown>;
-}
-
-function hasNonFiniteNumber(value: unknown): boolean {
-  if (typeof value === 'number') return !Number.isFinite(value);
-  if (value === null || typeof value !== 'object') return false;
-  return Object.values(value).some(hasNonFiniteNumber);
 }

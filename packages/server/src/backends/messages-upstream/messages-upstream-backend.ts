@@ -12,12 +12,12 @@ import {
   ServiceError,
   SseParser,
   VERSION_HEADER,
-  type ConversationRequest,
   type ModelProfile,
 } from '@mms/protocol';
 import { Agent, type Dispatcher } from 'undici';
 import { drainInBackground, headerValue } from '../response-body.js';
-import type { Backend, BackendStepRequest } from '../backend.js';
+import type { Backend } from '../backend.js';
+import type { ModelCall, ModelPrompt } from '../call/model-call.js';
 import type { Cancellation } from '../cancellation.js';
 import type { StreamPart } from '../../streaming/stream-part.js';
 import type { MessagesUpstreamBackendConfig } from './messages-upstream-config.js';
@@ -65,13 +65,13 @@ export class MessagesUpstreamBackend implements Backend {
     });
   }
 
-  async *stream(step: BackendStepRequest, cancellation: Cancellation): AsyncGenerator<StreamPart[]> {
+  async *stream(call: ModelCall, cancellation: Cancellation): AsyncGenerator<StreamPart[]> {
     cancellation.throwIfAborted();
     const signal = cancellation.signal;
     const headers =
-      this.config.forwardFaults && step.fault ? { ...this.headers, 'mms-fault': step.fault } : this.headers;
-    const body = JSON.stringify(upstreamMessageBody(step, this.model));
-    const reader = new UpstreamEventReader(this.where, serverToolNames(step.request));
+      this.config.forwardFaults && call.fault ? { ...this.headers, 'mms-fault': call.fault } : this.headers;
+    const body = JSON.stringify(upstreamMessageBody(call, this.model));
+    const reader = new UpstreamEventReader(this.where, serverToolNames(call));
     // One controller per call: the caller's abort, and the first-output timer, both end it.
     const controller = new AbortController();
     const onAbort = () => controller.abort(signal.reason);
@@ -161,8 +161,8 @@ export class MessagesUpstreamBackend implements Backend {
     }
   }
 
-  async countTokens(request: ConversationRequest): Promise<number> {
-    const body = JSON.stringify(upstreamCountBody(request, this.model));
+  async countTokens(prompt: ModelPrompt): Promise<number> {
+    const body = JSON.stringify(upstreamCountBody(prompt, this.model));
     const response = await this.agent
       .request({
         origin: this.origin,

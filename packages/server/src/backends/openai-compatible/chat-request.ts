@@ -4,7 +4,8 @@
  * `stream_options`); the output budget is the step's, in `max_tokens` or, where configured,
  * `max_completion_tokens`.
  */
-import { ServiceError, type ContentBlock, type ConversationRequest, type MessageRequest } from '@mms/protocol';
+import { ServiceError } from '@mms/protocol';
+import type { ModelPrompt, Sampling } from '../call/model-call.js';
 import { toChatMessages } from './chat-messages.js';
 import type { ChatCompletionRequest, ChatFunctionTool, ChatMessage } from './chat-types.js';
 import type { EngineProfile } from './engine-profiles.js';
@@ -13,14 +14,14 @@ import type { EngineKind } from './openai-compatible-config.js';
 import type { ChatPlan } from './output-plan.js';
 
 export interface ChatRequestInput {
-  request: ConversationRequest & Partial<Pick<MessageRequest, 'temperature' | 'top_p' | 'top_k' | 'stop_sequences'>>;
-  turnSoFar: readonly ContentBlock[];
+  prompt: Pick<ModelPrompt, 'system' | 'turns' | 'thinking'>;
+  /** None when only the prompt is wanted (a token count). */
+  sampling: Sampling | undefined;
   plan: ChatPlan;
   engine: EngineKind;
   profile: EngineProfile;
   model: string;
   thinking: { on: Record<string, unknown>; off: Record<string, unknown> } | undefined;
-  thinks: boolean;
   outputBudget: number;
   /** Appended after the conversation (a retry's feedback). */
   extraMessages?: ChatMessage[];
@@ -31,9 +32,10 @@ export interface ChatRequestInput {
 }
 
 export function toChatRequest(input: ChatRequestInput): ChatCompletionRequest {
-  const { request, plan, profile } = input;
+  const { prompt, plan, profile } = input;
+  const sampling = input.sampling;
   const messages = [
-    ...toChatMessages(request, input.turnSoFar, {
+    ...toChatMessages(prompt, {
       instruction: plan.instruction,
       reasoningField: profile.reasoningHistoryField,
     }),
@@ -45,29 +47,29 @@ export function toChatRequest(input: ChatRequestInput): ChatCompletionRequest {
     stream: true,
     ...(input.streamOptions === false ? {} : { stream_options: { include_usage: true } }),
     [input.maxTokensField ?? 'max_tokens']: input.outputBudget,
-    ...thinkingFields(profile, input.thinking, input.thinks),
+    ...thinkingFields(profile, input.thinking, prompt.thinking.on),
     ...guidedFields(profile, plan.guidedSchema),
   };
-  if (request.temperature !== undefined) body.temperature = request.temperature;
-  if (request.top_p !== undefined) body.top_p = request.top_p;
-  if (request.top_k !== undefined) {
+  if (sampling?.temperature !== undefined) body.temperature = sampling.temperature;
+  if (sampling?.topP !== undefined) body.top_p = sampling.topP;
+  if (sampling?.topK !== undefined) {
     if (!profile.topK)
       throw new ServiceError(
         'invalid_request',
         `top_k: the ${input.engine} engine's chat completions API has no top_k; leave it out`,
       );
-    body.top_k = request.top_k;
+    body.top_k = sampling.topK;
   }
   // Engines that report which stop string matched get them; for the others mms matches them in the text.
-  if (request.stop_sequences?.length && profile.stopReport && plan.content.kind === 'text')
-    body.stop = request.stop_sequences;
+  if (sampling?.stopSequences.length && profile.stopReport && plan.content.kind === 'text')
+    body.stop = sampling.stopSequences;
   if (plan.tools.length > 0) {
     body.tools = plan.tools.map((tool): ChatFunctionTool => ({
       type: 'function',
       function: {
         name: tool.name,
         description: tool.description,
-        parameters: tool.schema,
+        parameters: tool.inputSchema,
         ...(tool.strict && profile.sendsStrict ? { strict: true } : {}),
       },
     }));

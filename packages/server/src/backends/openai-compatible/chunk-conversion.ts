@@ -7,14 +7,14 @@
  *
  * Some output must be checked by mms before the caller sees it (a strict tool's input the
  * engine did not guide, an `output_config.format` answer it could not guide): from the first
- * such block on, parts are held, in order, and the backend releases them after the check.
+ * such block on, parts are held, in order, and the backend releases them after the check. A call
+ * the engine guided streams as it comes, and is checked once it is whole (`calls`).
  */
-import type { ContentBlock } from '@mms/protocol';
-import { uniqueId } from '../../http/unique-id.js';
 import type { StreamPart } from '../../streaming/stream-part.js';
 import type { ChatChoice, ChatCompletionChunk, ChatDelta, ChatToolCallDelta } from './chat-types.js';
 import { streamError } from './error-mapping.js';
-import { notOfferedError, type OfferedTool } from './offered-tools.js';
+import type { OfferedTool } from '../call/model-call.js';
+import { notOfferedError, toolCallBlock } from '../call/tool-calls.js';
 import type { ChatPlan } from './output-plan.js';
 import { StopSequenceMatcher } from './stop-sequence-matcher.js';
 
@@ -27,6 +27,14 @@ export interface PendingCall {
 }
 
 export type HeldItem = StreamPart | PendingCall;
+
+export interface CallRecord {
+  name: string;
+  /** Its input JSON as generated. */
+  arguments: string;
+  /** Held for the check before release; otherwise streamed as it came (the engine guided it). */
+  held: boolean;
+}
 
 export interface ConverterOptions {
   engine: string;
@@ -44,7 +52,7 @@ export interface ChunkSummary {
   /** The stop string that ended the output, mms-matched or engine-reported. */
   stopString: string | undefined;
   /** Every tool call, with its arguments as generated. */
-  calls: Array<{ name: string; arguments: string }>;
+  calls: CallRecord[];
   /** The whole text answer (for the format check). */
   text: string;
   completionTokens: number | undefined;
@@ -65,7 +73,7 @@ export class ChunkConverter {
   private open: OpenBlock | undefined;
   private text = '';
   private envelope = '';
-  private calls: Array<{ name: string; arguments: string }> = [];
+  private calls: CallRecord[] = [];
   private finishReason: string | undefined;
   private reportedStop: string | number | undefined;
   private completionTokens: number | undefined;
@@ -196,10 +204,10 @@ export class ChunkConverter {
 
   private startCall(index: number, id: string | undefined, name: string | undefined): void {
     this.close();
-    this.calls.push({ name: name ?? '', arguments: '' });
     const tool = name === undefined ? undefined : this.offeredTool(name);
     // A strict tool the engine did not hold to its schema, or a call whose name is still unknown, waits for the check.
     const check = name === undefined || (tool?.strict === true && !this.options.plan.guidedCalls);
+    this.calls.push({ name: name ?? '', arguments: '', held: check });
     if (check) {
       const pending: PendingCall = { type: 'pending-call', name: name ?? '', tool, arguments: '' };
       this.held ??= [];
@@ -208,7 +216,7 @@ export class ChunkConverter {
       return;
     }
     this.open = { kind: 'call', index, id, pending: undefined };
-    this.emit({ type: 'block-start', block: toolBlock(name!, tool?.server === true) });
+    this.emit({ type: 'block-start', block: toolCallBlock({ name: name!, server: tool?.server === true }) });
   }
 
   /**
@@ -242,7 +250,7 @@ export class ChunkConverter {
       tool: tools.find((tool) => tool.name === name),
       arguments: input,
     };
-    this.calls.push({ name, arguments: input });
+    this.calls.push({ name, arguments: input, held: true });
     this.held ??= [];
     this.held.push(pending);
   }
@@ -259,10 +267,4 @@ export class ChunkConverter {
     if (this.held) this.held.push(part);
     else this.out.push(part);
   }
-}
-
-export function toolBlock(name: string, server: boolean): ContentBlock {
-  return server
-    ? { type: 'server_tool_use', id: uniqueId('srvtoolu_'), name, input: {} }
-    : { type: 'tool_use', id: uniqueId('toolu_'), name, input: {}, caller: { type: 'direct' } };
 }

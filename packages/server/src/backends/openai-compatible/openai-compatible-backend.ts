@@ -8,18 +8,27 @@
  * (`model_output_invalid`): the engine worked, so a fallback list neither moves on nor charges
  * its circuit for what one sample of the model wrote.
  */
-import { requestThinks, ServiceError, type ConversationRequest, type ModelProfile } from '@mms/protocol';
-import type { Backend, BackendStepRequest } from '../backend.js';
+import { ServiceError } from '@mms/protocol';
+import type { Backend } from '../backend.js';
 import type { Cancellation } from '../cancellation.js';
+import type { ModelCall, ModelPrompt, OfferedTool } from '../call/model-call.js';
+import {
+  ANSWER_SUBJECT,
+  checkFormatAnswer,
+  checkToolInput,
+  inputRetryNote,
+  settleOutput,
+  toolInputSubject,
+} from '../call/output-check.js';
+import { notOfferedError, toolCallBlock } from '../call/tool-calls.js';
 import type { StreamPart } from '../../streaming/stream-part.js';
 import { toChatRequest } from './chat-request.js';
 import type { ChatCompletionRequest, ChatMessage } from './chat-types.js';
-import { ChunkConverter, toolBlock, type ChunkSummary, type PendingCall } from './chunk-conversion.js';
+import { ChunkConverter, type ChunkSummary, type PendingCall } from './chunk-conversion.js';
 import { EngineClient } from './engine-client.js';
 import { ENGINE_PROFILES, type EngineProfile } from './engine-profiles.js';
+import { formatRetryMessages, stopOf } from './finish-reason.js';
 import type { OpenAiCompatibleBackendConfig } from './openai-compatible-config.js';
-import { checkCallInput, formatRetryMessages, formatViolation, stopOf } from './output-checks.js';
-import { notOfferedError } from './offered-tools.js';
 import { forcedPlan, planChat, type ChatPlan } from './output-plan.js';
 import { prepareEngine } from './prepare-engine.js';
 import { PromptTokenCounter } from './prompt-token-counter.js';
@@ -31,7 +40,7 @@ interface Attempt {
 
 /** What one step has spent so far, across its retries and repairs. */
 interface StepState {
-  step: BackendStepRequest;
+  call: ModelCall;
   plan: ChatPlan;
   outputTokens: number;
   signal: AbortSignal;
@@ -68,60 +77,63 @@ export class OpenAiCompatibleBackend implements Backend {
     });
   }
 
-  async *stream(step: BackendStepRequest, cancellation: Cancellation): AsyncIterable<StreamPart[]> {
-    const state: StepState = {
-      step,
-      plan: planChat(step.request, this.profile),
-      outputTokens: 0,
-      signal: cancellation.signal,
-    };
-    let feedback: ChatMessage[] = [];
+  async *stream(call: ModelCall, cancellation: Cancellation): AsyncIterable<StreamPart[]> {
+    const plan = planChat(call, this.profile);
+    const state: StepState = { call, plan, outputTokens: 0, signal: cancellation.signal };
+    let { summary, sawDone } = yield* this.attempt(
+      this.chatRequest(state, plan, call.thinking.on, []),
+      plan,
+      call.thinking.on,
+      state,
+    );
     /** The engine's count of the prompt as the request sent it: the first attempt's, not a retry's. */
-    let promptTokens: number | undefined;
-    for (let retry = 0; ; retry += 1) {
-      const body = this.chatRequest(state, state.plan, step.thinks, feedback);
-      const { summary, sawDone } = yield* this.attempt(body, state.plan, step.thinks, state);
-      if (retry === 0) promptTokens = this.wholePrompt(summary.promptTokens);
-      const stop = stopOf(summary, step.request.stop_sequences ?? [], sawDone, this.config.engine);
-      const check = state.plan.formatCheck;
-      const violation = check && stop.reason === 'end_turn' ? formatViolation(summary.text, check) : undefined;
-      if (violation !== undefined) {
-        // Held answers can be asked for again unseen; a streamed one was the engine's guided output.
-        if (state.plan.holdAll && retry === 0 && this.remaining(state) > 0) {
-          feedback = formatRetryMessages(summary.text, violation);
-          continue;
-        }
-        throw new ServiceError(
-          'model_output_invalid',
-          `the model's answer failed ${check!.where}${retry > 0 ? ' twice' : ''}: ${violation}`,
-        );
-      }
-      const parts = [...summary.tail];
-      const truncated = stop.reason === 'max_tokens';
-      for (const item of summary.held)
-        parts.push(...(item.type === 'pending-call' ? await this.release(item, state, truncated) : [item]));
-      // The engine's figure replaces mms's up-front count (an estimate for SGLang and generic) in the final usage.
-      if (promptTokens !== undefined) parts.push({ type: 'input-tokens', count: promptTokens });
-      parts.push(
-        { type: 'output-tokens', count: state.outputTokens },
-        { type: 'finish', stopReason: stop.reason, stopSequence: stop.sequence },
-      );
-      yield parts;
-      return;
+    const promptTokens = this.wholePrompt(summary.promptTokens);
+    let stop = stopOf(summary, call.sampling.stopSequences, sawDone, this.config.engine);
+    const format = plan.formatCheck;
+    if (format && stop.reason === 'end_turn') {
+      // A held answer (nothing of it streamed) can be asked for again; the retry is held too.
+      await settleOutput(summary.text, {
+        check: (text) => checkFormatAnswer(text, format),
+        subject: ANSWER_SUBJECT,
+        where: format.where,
+        held: plan.holdAll,
+        remaining: () => this.remaining(state),
+        regenerate: async (answer, violation) => {
+          const feedback = formatRetryMessages(answer, violation);
+          ({ summary, sawDone } = await this.collect(
+            this.chatRequest(state, plan, call.thinking.on, feedback),
+            plan,
+            call.thinking.on,
+            state,
+          ));
+          stop = stopOf(summary, call.sampling.stopSequences, sawDone, this.config.engine);
+          return { text: summary.text, truncated: stop.reason !== 'end_turn' };
+        },
+      });
     }
+    const truncated = stop.reason === 'max_tokens';
+    if (!truncated) await this.checkStreamedCalls(summary, plan);
+    const parts = [...summary.tail];
+    for (const item of summary.held)
+      parts.push(...(item.type === 'pending-call' ? await this.release(item, state, truncated) : [item]));
+    // The engine's figure replaces mms's up-front count (an estimate for SGLang and generic) in the final usage.
+    if (promptTokens !== undefined) parts.push({ type: 'input-tokens', count: promptTokens });
+    parts.push(
+      { type: 'output-tokens', count: state.outputTokens },
+      { type: 'finish', stopReason: stop.reason, stopSequence: stop.sequence },
+    );
+    yield parts;
   }
 
-  async countTokens(request: ConversationRequest, model: ModelProfile): Promise<number> {
-    const plan = planChat(request, this.profile);
+  async countTokens(prompt: ModelPrompt): Promise<number> {
     const body = toChatRequest({
-      request,
-      turnSoFar: [],
-      plan,
+      prompt,
+      sampling: undefined,
+      plan: planChat(prompt, this.profile),
       engine: this.config.engine,
       profile: this.profile,
       model: this.config.model,
       thinking: this.config.thinking,
-      thinks: requestThinks(request, model),
       outputBudget: 1,
     });
     return this.counter.count(body);
@@ -141,16 +153,15 @@ export class OpenAiCompatibleBackend implements Backend {
     thinks: boolean,
     extraMessages: ChatMessage[],
   ): ChatCompletionRequest {
-    const { step } = state;
+    const { call } = state;
     return toChatRequest({
-      request: step.request,
-      turnSoFar: step.turnSoFar,
+      prompt: thinks === call.thinking.on ? call : { ...call, thinking: { ...call.thinking, on: thinks } },
+      sampling: call.sampling,
       plan,
       engine: this.config.engine,
       profile: this.profile,
       model: this.config.model,
       thinking: this.config.thinking,
-      thinks,
       outputBudget: this.remaining(state),
       extraMessages,
       maxTokensField: this.config.maxTokensField,
@@ -165,7 +176,7 @@ export class OpenAiCompatibleBackend implements Backend {
     thinks: boolean,
     state: StepState,
   ): AsyncGenerator<StreamPart[], Attempt> {
-    const stopSequences = this.profile.stopReport ? [] : (state.step.request.stop_sequences ?? []);
+    const stopSequences = this.profile.stopReport ? [] : state.call.sampling.stopSequences;
     const converter = new ChunkConverter({ engine: this.config.engine, plan, thinks, stopSequences });
     const chunks = this.client.streamChat(body, state.signal);
     let sawDone = false;
@@ -188,52 +199,80 @@ export class OpenAiCompatibleBackend implements Backend {
     return { summary, sawDone };
   }
 
+  /** An attempt whose parts are all held (nothing of it is passed on as it comes), run to its end. */
+  private async collect(
+    body: ChatCompletionRequest,
+    plan: ChatPlan,
+    thinks: boolean,
+    state: StepState,
+  ): Promise<Attempt> {
+    const run = this.attempt(body, plan, thinks, state);
+    let next = await run.next();
+    while (!next.done) next = await run.next();
+    return next.value;
+  }
+
   /**
-   * A held tool call as its block, once its input passed the check (repaired once if it did not).
-   * Input cut off by the output budget is passed on as it is, like every backend's: the answer
-   * says max_tokens, and the assembler keeps what arrived.
+   * Calls the engine guided streamed as they came: checked once whole (a number out of the double
+   * range passes any grammar), a failure is a 502 since the caller has seen them.
+   */
+  private async checkStreamedCalls(summary: ChunkSummary, plan: ChatPlan): Promise<void> {
+    for (const call of summary.calls) {
+      if (call.held) continue;
+      const tool = this.toolNamed(call.name, plan);
+      await settleOutput(call.arguments, {
+        check: (text) => checkToolInput(text, tool),
+        subject: toolInputSubject(tool.name),
+        where: tool.where,
+        held: false,
+        remaining: () => 0,
+        regenerate: () => Promise.reject(new Error('a streamed call is never generated again')),
+      });
+    }
+  }
+
+  /**
+   * A held tool call as its block, once its input passed the check (generated once more as a
+   * forced call if it did not). Input cut off by the output budget is passed on as it is, like
+   * every backend's: the answer says max_tokens, and the assembler keeps what arrived.
    */
   private async release(call: PendingCall, state: StepState, truncated: boolean): Promise<StreamPart[]> {
-    if (!call.tool) throw notOfferedError(call.name);
-    if (truncated) return blockParts(call.name, call.tool.server, call.arguments);
-    let checked = checkCallInput(call);
-    if (checked.violation !== undefined) {
-      if (this.remaining(state) <= 0)
-        throw new ServiceError(
-          'model_output_invalid',
-          `the model's input for the tool "${call.name}" failed ${call.tool.where}: ${checked.violation}`,
-        );
-      checked = checkCallInput({ tool: call.tool, arguments: await this.repair(call, checked.violation, state) });
-      if (checked.violation !== undefined)
-        throw new ServiceError(
-          'model_output_invalid',
-          `the model's input for the tool "${call.name}" failed ${call.tool.where} twice: ${checked.violation}`,
-        );
-    }
-    return blockParts(call.name, call.tool.server, JSON.stringify(checked.input));
+    const tool = call.tool;
+    if (!tool) throw notOfferedError(call.name);
+    if (truncated) return blockParts(tool, call.arguments);
+    const settled = await settleOutput(call.arguments, {
+      check: (text) => checkToolInput(text, tool),
+      subject: toolInputSubject(tool.name),
+      where: tool.where,
+      held: true,
+      remaining: () => this.remaining(state),
+      regenerate: async (_output, violation) => ({ text: await this.repair(tool, violation, state), truncated: false }),
+    });
+    return blockParts(tool, settled.truncated ? settled.text : JSON.stringify(settled.value));
   }
 
   /** The tool's input once more, as a forced call held to the schema by the engine where it can. */
-  private async repair(call: PendingCall, violation: string, state: StepState): Promise<string> {
-    const tool = call.tool!;
+  private async repair(tool: OfferedTool, violation: string, state: StepState): Promise<string> {
     const forced = forcedPlan(tool, state.plan.tools.length > 0 ? state.plan.tools : [tool], this.profile, false);
-    const note = `An earlier call of the tool "${tool.name}" had input that failed its JSON Schema (${violation}); call it again with input that matches the schema.`;
-    const plan: ChatPlan = {
-      ...forced,
-      instruction: [forced.instruction, note].filter(Boolean).join('\n'),
-      holdAll: true,
-    };
-    const body = this.chatRequest(state, plan, false, []);
-    const run = this.attempt(body, plan, false, state);
-    let next = await run.next();
-    while (!next.done) next = await run.next();
-    const repaired = next.value.summary.calls.find((candidate) => candidate.name === tool.name);
-    if (!repaired)
+    const instruction = [forced.instruction, inputRetryNote(tool.name, violation)].filter(Boolean).join('\n');
+    const plan: ChatPlan = { ...forced, instruction, holdAll: true };
+    const { summary } = await this.collect(this.chatRequest(state, plan, false, []), plan, false, state);
+    const repaired = summary.calls.find((candidate) => candidate.name === tool.name);
+    if (!repaired) {
       throw new ServiceError(
         'model_output_invalid',
         `the model did not call the tool "${tool.name}" again after its input failed ${tool.where}: ${violation}`,
       );
+    }
     return repaired.arguments;
+  }
+
+  private toolNamed(name: string, plan: ChatPlan): OfferedTool {
+    const tool =
+      plan.tools.find((candidate) => candidate.name === name) ??
+      (plan.content.kind === 'tool-input' ? plan.content.tool : undefined);
+    if (!tool) throw notOfferedError(name);
+    return tool;
   }
 
   /**
@@ -245,12 +284,12 @@ export class OpenAiCompatibleBackend implements Backend {
   }
 
   private remaining(state: StepState): number {
-    return state.step.outputBudget - state.outputTokens;
+    return state.call.outputBudget - state.outputTokens;
   }
 }
 
-function blockParts(name: string, server: boolean, inputJson: string): StreamPart[] {
-  const parts: StreamPart[] = [{ type: 'block-start', block: toolBlock(name, server) }];
+function blockParts(tool: OfferedTool, inputJson: string): StreamPart[] {
+  const parts: StreamPart[] = [{ type: 'block-start', block: toolCallBlock(tool) }];
   if (inputJson !== '')
     parts.push({ type: 'block-delta', delta: { type: 'input_json_delta', partial_json: inputJson } });
   parts.push({ type: 'block-stop' });

@@ -3,10 +3,10 @@
  * how a forced tool or `output_config.format` is enforced (the engine's own tool_choice, its
  * guided decoding, or a check in mms), and what mms checks afterwards. Pure.
  */
-import type { ConversationRequest } from '@mms/protocol';
+import type { FormatTarget, ModelPrompt, OfferedTool } from '../call/model-call.js';
+import { forcedToolInstruction, targetInstruction, toolEnvelopeSchema } from '../call/output-instructions.js';
 import type { ChatToolChoice } from './chat-types.js';
 import type { EngineProfile } from './engine-profiles.js';
-import { offeredTools, type OfferedTool } from './offered-tools.js';
 
 /** What the engine's text content is. */
 export type ContentRole =
@@ -27,50 +27,37 @@ export interface ChatPlan {
   /** Added to the system prompt. */
   instruction: string | undefined;
   /** The text answer must be JSON matching this schema (output_config.format). */
-  formatCheck: { schema: Record<string, unknown>; where: string } | undefined;
+  formatCheck: FormatTarget | undefined;
   /** Nothing of the step reaches the client until mms checked it, so a failed answer can be retried unseen. */
   holdAll: boolean;
   /** The engine itself holds tool calls to their schemas (a named or required call it guides). */
   guidedCalls: boolean;
 }
 
-const FORMAT_WHERE = 'output_config.format.schema';
-
-export function planChat(request: ConversationRequest, profile: EngineProfile): ChatPlan {
-  const offered = offeredTools(request);
-  const choice = request.tool_choice;
-  const parallelToolCalls =
-    choice !== undefined && choice.type !== 'none' && choice.disable_parallel_tool_use === true ? false : undefined;
-  if (offered.length > 0 && (choice?.type === 'tool' || choice?.type === 'any')) {
-    const target =
-      choice.type === 'tool'
-        ? offered.find((tool) => tool.name === choice.name)
-        : offered.length === 1
-          ? offered[0]
-          : undefined;
-    return target
-      ? forcedPlan(target, offered, profile, parallelToolCalls)
-      : anyToolPlan(offered, profile, parallelToolCalls);
-  }
-  const base = textPlan(request, profile);
+export function planChat(prompt: ModelPrompt, profile: EngineProfile): ChatPlan {
+  const offered = prompt.tools;
+  const output = prompt.output;
+  const parallelToolCalls = prompt.singleCall ? false : undefined;
+  if (output.kind === 'tool') return forcedPlan(output.tool, offered, profile, parallelToolCalls);
+  if (output.kind === 'any-tool') return anyToolPlan(prompt, profile, parallelToolCalls);
+  const base = textPlan(prompt, output.format, profile);
   if (offered.length === 0) return base;
-  if (choice?.type === 'none') return profile.toolChoiceModes ? { ...base, tools: offered, toolChoice: 'none' } : base;
+  if (!output.toolsAllowed) return profile.toolChoiceModes ? { ...base, tools: offered, toolChoice: 'none' } : base;
   // Tools the model may call: a format cannot be guided too (the schema would forbid the calls).
-  const toolChoice = profile.toolChoiceModes && choice?.type === 'auto' ? 'auto' : undefined;
+  const toolChoice = profile.toolChoiceModes ? 'auto' : undefined;
   const held = base.formatCheck !== undefined;
   return { ...base, tools: offered, toolChoice, parallelToolCalls, guidedSchema: undefined, holdAll: held };
 }
 
-function textPlan(request: ConversationRequest, profile: EngineProfile): ChatPlan {
-  const schema = request.output_config?.format?.schema;
+function textPlan(prompt: ModelPrompt, format: FormatTarget | undefined, profile: EngineProfile): ChatPlan {
   const plan = emptyPlan();
-  if (!schema) return plan;
+  if (!format) return plan;
   const guided = profile.guidedField !== undefined;
   return {
     ...plan,
-    guidedSchema: guided ? schema : undefined,
-    instruction: `Answer with one JSON value only, matching this JSON Schema: ${JSON.stringify(schema)}`,
-    formatCheck: { schema, where: FORMAT_WHERE },
+    guidedSchema: guided ? format.schema : undefined,
+    instruction: targetInstruction(prompt.output, prompt.tools),
+    formatCheck: format,
     holdAll: !guided,
   };
 }
@@ -78,14 +65,14 @@ function textPlan(request: ConversationRequest, profile: EngineProfile): ChatPla
 /** A forced call of one tool: the engine's named tool_choice where it has one, else guided decoding of its input. */
 export function forcedPlan(
   target: OfferedTool,
-  offered: OfferedTool[],
+  offered: readonly OfferedTool[],
   profile: EngineProfile,
   parallelToolCalls: boolean | undefined,
 ): ChatPlan {
   if (profile.namedToolChoice) {
     return {
       ...emptyPlan(),
-      tools: offered,
+      tools: [...offered],
       toolChoice: { type: 'function', function: { name: target.name } },
       parallelToolCalls,
       guidedCalls: profile.forcedCallsGuided,
@@ -93,15 +80,16 @@ export function forcedPlan(
   }
   return {
     ...emptyPlan(),
-    guidedSchema: profile.guidedField ? target.schema : undefined,
+    guidedSchema: profile.guidedField ? target.inputSchema : undefined,
     content: { kind: 'tool-input', tool: target },
-    instruction: `Call the tool "${target.name}" now: ${target.description}\nAnswer with the tool's JSON input only. Its JSON Schema: ${JSON.stringify(target.schema)}`,
+    instruction: forcedToolInstruction(target),
     guidedCalls: profile.guidedField !== undefined,
   };
 }
 
-function anyToolPlan(offered: OfferedTool[], profile: EngineProfile, parallelToolCalls: boolean | undefined): ChatPlan {
-  if (profile.toolChoiceModes)
+function anyToolPlan(prompt: ModelPrompt, profile: EngineProfile, parallelToolCalls: boolean | undefined): ChatPlan {
+  const offered = prompt.tools;
+  if (profile.toolChoiceModes) {
     return {
       ...emptyPlan(),
       tools: offered,
@@ -109,22 +97,12 @@ function anyToolPlan(offered: OfferedTool[], profile: EngineProfile, parallelToo
       parallelToolCalls,
       guidedCalls: profile.forcedCallsGuided,
     };
-  const schema = {
-    anyOf: offered.map((tool) => ({
-      type: 'object',
-      properties: { name: { const: tool.name }, input: tool.schema },
-      required: ['name', 'input'],
-      additionalProperties: false,
-    })),
-  };
-  const list = offered
-    .map((tool) => `- "${tool.name}": ${tool.description} Input schema: ${JSON.stringify(tool.schema)}`)
-    .join('\n');
+  }
   return {
     ...emptyPlan(),
-    guidedSchema: profile.guidedField ? schema : undefined,
+    guidedSchema: profile.guidedField ? toolEnvelopeSchema(offered) : undefined,
     content: { kind: 'tool-envelope', tools: offered },
-    instruction: `Call one of these tools now, answering with JSON only: {"name": <tool name>, "input": <its input>}.\n${list}`,
+    instruction: targetInstruction(prompt.output, offered),
     guidedCalls: profile.guidedField !== undefined,
   };
 }

@@ -3,44 +3,42 @@
  * first when the request thinks, call a forced tool with a valid instance of its schema, and
  * answer `output_config.format` with JSON valid against its schema.
  */
-import { isCustomTool, SERVER_TOOL_NAMES, type ToolParam } from '@mms/protocol';
-import type { BackendStepRequest } from '../backend.js';
+import { SERVER_TOOL_NAMES } from '@mms/protocol';
+import type { ModelCall, OfferedTool } from '../call/model-call.js';
 import { lastToolResultText, lastUserText } from './conversation-text.js';
 import { exampleInstance } from './schema-instance.js';
 import type { PlannedBlock } from './script-file.js';
 import { buildOrRefuse } from './unbuildable-schema.js';
 
-export function planDefaultAnswer(step: BackendStepRequest): PlannedBlock[] {
-  const { request } = step;
-  const echo = lastToolResultText(request) || lastUserText(request) || '(no text)';
-  const forced = forcedTool(request.tools ?? [], request.tool_choice);
+export function planDefaultAnswer(call: ModelCall): PlannedBlock[] {
+  const echo = lastToolResultText(call.turns) || lastUserText(call.turns) || '(no text)';
+  const forced = forcedTool(call);
   const blocks: PlannedBlock[] = [];
-  if (step.thinks) {
+  if (call.thinking.on) {
     const plan = forced ? `call the tool ${forced.name}` : 'repeat it back';
     blocks.push({ type: 'thinking', thinking: `The user wrote ${echo.length} characters. I will ${plan}.` });
   }
-  const format = request.output_config?.format;
-  if (forced) blocks.push(toolCall(forced, echo, request.tools ?? []));
+  const format = call.output.kind === 'answer' ? call.output.format : undefined;
+  if (forced) blocks.push(toolCall(forced, echo));
   else if (format)
     blocks.push({
       type: 'text',
-      text: JSON.stringify(buildOrRefuse(() => exampleInstance(format.schema), 'output_config.format.schema')),
+      text: JSON.stringify(buildOrRefuse(() => exampleInstance(format.schema), format.where)),
     });
   else blocks.push({ type: 'text', text: echo });
   return blocks;
 }
 
-type ToolChoice = BackendStepRequest['request']['tool_choice'];
-
-function forcedTool(tools: readonly ToolParam[], choice: ToolChoice): ToolParam | undefined {
-  if (choice?.type === 'tool') return tools.find((tool) => tool.name === choice.name);
-  if (choice?.type === 'any') return tools.find(isCustomTool) ?? tools[0];
+/** tool_choice `any` with several tools: the first custom tool, as a model asked for output would pick. */
+function forcedTool(call: ModelCall): OfferedTool | undefined {
+  if (call.output.kind === 'tool') return call.output.tool;
+  if (call.output.kind === 'any-tool') return call.tools.find((tool) => !tool.server) ?? call.tools[0];
   return undefined;
 }
 
-function toolCall(tool: ToolParam, text: string, tools: readonly ToolParam[]): PlannedBlock {
-  if (isCustomTool(tool)) {
-    const input = buildOrRefuse(() => exampleInstance(tool.input_schema), `tools.${tools.indexOf(tool)}.input_schema`);
+function toolCall(tool: OfferedTool, text: string): PlannedBlock {
+  if (!tool.server) {
+    const input = buildOrRefuse(() => exampleInstance(tool.inputSchema), tool.where);
     return { type: 'tool_use', name: tool.name, input: input as Record<string, unknown> };
   }
   const input =

@@ -2,7 +2,8 @@
  * Fault injection for clients' tests: with `faults: true` in the backend config, the request
  * header `mms-fault` makes the scripted backend fail in one chosen way. Off by default.
  */
-import { isCustomTool, ServiceError, type MessageRequest } from '@mms/protocol';
+import { ServiceError } from '@mms/protocol';
+import type { OfferedTool } from '../call/model-call.js';
 import type { PlannedBlock } from './script-file.js';
 import { violatingObject } from './schema-instance.js';
 import { buildOrRefuse } from './unbuildable-schema.js';
@@ -41,7 +42,7 @@ export function throwHttpFault(fault: Fault | undefined): void {
 export function reshapeBlocks(
   blocks: PlannedBlock[],
   fault: Fault | undefined,
-  request: MessageRequest,
+  tools: readonly OfferedTool[],
 ): PlannedBlock[] {
   if (fault === 'no-tool-call') {
     return blocks.map((block) =>
@@ -49,18 +50,16 @@ export function reshapeBlocks(
     );
   }
   if (fault === 'invalid-tool-input')
-    return blocks.map((block) => (block.type === 'tool_use' ? withInvalidInput(block, request) : block));
+    return blocks.map((block) => (block.type === 'tool_use' ? withInvalidInput(block, tools) : block));
   return blocks;
 }
 
-function withInvalidInput(block: Extract<PlannedBlock, { type: 'tool_use' }>, request: MessageRequest): PlannedBlock {
-  const tool = (request.tools ?? []).filter(isCustomTool).find((candidate) => candidate.name === block.name);
-  const input =
-    tool &&
-    buildOrRefuse(
-      () => violatingObject(tool.input_schema),
-      `tools.${(request.tools ?? []).indexOf(tool)}.input_schema`,
-    );
+function withInvalidInput(
+  block: Extract<PlannedBlock, { type: 'tool_use' }>,
+  tools: readonly OfferedTool[],
+): PlannedBlock {
+  const tool = tools.find((candidate) => !candidate.server && candidate.name === block.name);
+  const input = tool && buildOrRefuse(() => violatingObject(tool.inputSchema), tool.where);
   if (!input)
     throw new ServiceError(
       'invalid_request',

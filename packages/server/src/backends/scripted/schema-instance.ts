@@ -6,24 +6,23 @@
  * `buildReference`): the branch that tries fails, so `anyOf` moves to its next branch and arrays
  * fall back to their minimum length. Only when nothing else works is one more level allowed.
  */
+import { canonicalJson, intersectValues } from '../../json-schema/canonical-json.js';
+import { REFERENCE_KEYWORDS } from '../../json-schema/keyword-sets.js';
+import { isSchemaObject, withoutKeywords } from '../../json-schema/schema-object.js';
 import {
   BuildFailure,
   asSchema,
-  canonicalJson,
   declaredTypes,
   hasConstraints,
   inferredType,
-  isSchemaObject,
   itemLayout,
   nonNegativeInteger,
   propertySchema,
   referenceOf,
-  resolveReference,
+  referenceTarget,
   schemaList,
   stringList,
   typesAllow,
-  withoutKeywords,
-  REFERENCE_KEYWORDS,
   type ItemLayout,
   type JsonSchema,
   type SchemaObject,
@@ -46,8 +45,8 @@ interface BuildState {
   readonly reentryLimit: number;
   /** Shared by every attempt of one exampleInstance call. */
   readonly budget: { remaining: number };
-  /** `$ref` targets by reference text; backtracking resolves the same few references over and over. */
-  readonly resolved: Map<string, JsonSchema>;
+  /** `$ref` targets and their pointers by reference text; backtracking resolves the same few references over and over. */
+  readonly resolved: Map<string, { target: JsonSchema; pointer: string }>;
   /** Set when a `$ref` was refused, so a failed build knows a higher limit might succeed. */
   recursionRefused: boolean;
 }
@@ -68,7 +67,7 @@ interface BuildContext {
 export function exampleInstance(schema: JsonSchema): unknown {
   let lastFailure: BuildFailure | undefined;
   const budget = { remaining: WORK_BUDGET };
-  const resolved = new Map<string, JsonSchema>();
+  const resolved = new Map<string, { target: JsonSchema; pointer: string }>();
   for (const reentryLimit of REENTRY_LIMITS) {
     const state: BuildState = { root: schema, reentryLimit, budget, resolved, recursionRefused: false };
     try {
@@ -141,17 +140,19 @@ function build(schema: JsonSchema, context: BuildContext): unknown {
 }
 
 function buildReference(schema: SchemaObject, reference: string, context: BuildContext): unknown {
-  const target = context.state.resolved.get(reference) ?? resolveReference(context.state.root, reference, context.path);
-  context.state.resolved.set(reference, target);
+  const resolved =
+    context.state.resolved.get(reference) ?? referenceTarget(context.state.root, reference, context.path);
+  context.state.resolved.set(reference, resolved);
+  const { target, pointer } = resolved;
   const siblings = withoutKeywords(schema, REFERENCE_KEYWORDS);
-  if (typeof target === 'boolean') return build(mergeSchemas([target, siblings]), withinSchema(context, reference));
+  if (typeof target === 'boolean') return build(mergeSchemas([target, siblings]), withinSchema(context, pointer));
   const entries = context.activeTargets.filter((active) => active === target).length;
   if (entries > context.state.reentryLimit) {
     context.state.recursionRefused = true;
     throw new BuildFailure(context.path, `recursion through $ref "${reference}" stopped`);
   }
   const next = { ...context, activeTargets: [...context.activeTargets, target] };
-  if (!hasConstraints(siblings)) return build(target, withinSchema(next, reference));
+  if (!hasConstraints(siblings)) return build(target, withinSchema(next, pointer));
   return build(mergeSchemas([target, siblings]), withinSchema(next, `${context.path}/$ref`));
 }
 
@@ -183,8 +184,7 @@ function buildValue(schema: SchemaObject, context: BuildContext): unknown {
 function listedValues(schema: SchemaObject): unknown[] | undefined {
   const enumerated = Array.isArray(schema.enum) ? schema.enum : undefined;
   if (!('const' in schema)) return enumerated;
-  const allowed =
-    enumerated === undefined || enumerated.some((value) => canonicalJson(value) === canonicalJson(schema.const));
+  const allowed = enumerated === undefined || intersectValues(enumerated, [schema.const]).length > 0;
   return allowed ? [schema.const] : [];
 }
 

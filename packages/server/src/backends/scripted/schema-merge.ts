@@ -2,16 +2,16 @@
  * The `allOf` merge for the scripted backend's instance builder: many schemas become one that
  * demands what each demands, so the builder can make one value for all of them.
  */
+import { canonicalJson, intersectValues } from '../../json-schema/canonical-json.js';
+import { commonTypes } from '../../json-schema/json-types.js';
+import { REFERENCE_KEYWORDS } from '../../json-schema/keyword-sets.js';
+import { isSchemaObject, withoutKeywords } from '../../json-schema/schema-object.js';
 import {
-  ANNOTATION_KEYWORDS,
+  DROPPED_KEYWORDS,
   EXTRA_PATTERNS_KEYWORD,
-  REFERENCE_KEYWORDS,
-  canonicalJson,
   declaredTypes,
-  isSchemaObject,
   schemaList,
   stringList,
-  withoutKeywords,
   type JsonSchema,
   type SchemaObject,
 } from './schema-references.js';
@@ -30,11 +30,15 @@ const bothApply: Combiner = (existing, incoming) => ({ allOf: [existing, incomin
 
 /** How two members' values for one keyword become one value that demands both. */
 const COMBINERS = new Map<string, Combiner>([
-  ['type', (existing, incoming) => intersectTypes(typeListOf(existing), typeListOf(incoming))],
+  ['type', (existing, incoming) => commonTypes(typeListOf(existing), typeListOf(incoming))],
   ['required', (existing, incoming) => [...new Set([...stringList(existing), ...stringList(incoming)])]],
   ['properties', combineSchemaMaps],
   ['patternProperties', combineSchemaMaps],
-  ['enum', (existing, incoming) => intersectValues(existing, incoming)],
+  [
+    'enum',
+    (existing, incoming) =>
+      Array.isArray(existing) && Array.isArray(incoming) ? intersectValues(existing, incoming) : [],
+  ],
   ['allOf', (existing, incoming) => [...schemaList(existing), ...schemaList(incoming)]],
   ['anyOf', distributeBranches],
   ['oneOf', distributeBranches],
@@ -65,7 +69,7 @@ export function mergeSchemas(members: readonly JsonSchema[]): JsonSchema {
     if (member === false) return false;
     if (member === true) continue;
     for (const [keyword, value] of Object.entries(foldNullable(member))) {
-      if (!ANNOTATION_KEYWORDS.has(keyword)) Object.assign(merged, mergeKeyword(merged, keyword, value));
+      if (!DROPPED_KEYWORDS.has(keyword)) Object.assign(merged, mergeKeyword(merged, keyword, value));
     }
   }
   return merged;
@@ -92,18 +96,6 @@ function foldNullable(schema: SchemaObject): SchemaObject {
 
 function typeListOf(value: unknown): string[] {
   return typeof value === 'string' ? [value] : stringList(value);
-}
-
-function intersectTypes(first: readonly string[], second: readonly string[]): string[] {
-  const numeric = (types: readonly string[]) => types.includes('number') || types.includes('integer');
-  const shared = first.filter((type) => type !== 'integer' && second.includes(type));
-  const integerOnly = !shared.includes('number') && numeric(first) && numeric(second);
-  return integerOnly ? [...shared, 'integer'] : shared;
-}
-
-function intersectValues(existing: unknown, incoming: unknown): unknown[] {
-  const allowed = new Set(Array.isArray(incoming) ? incoming.map(canonicalJson) : []);
-  return Array.isArray(existing) ? existing.filter((value) => allowed.has(canonicalJson(value))) : [];
 }
 
 function combineSchemaMaps(existing: unknown, incoming: unknown): SchemaObject {

@@ -1,11 +1,22 @@
 /**
- * Schema plumbing for the scripted backend's instance builder: the errors it throws, keyword
- * readers and `$ref` resolution. Nothing here validates; it only reads schemas.
+ * Schema plumbing for the scripted backend's instance builder: the errors it throws, lenient
+ * keyword readers (a malformed value reads as absent) and `$ref` targets as schemas. Pointers,
+ * `$ref` resolution and the keyword sets come from the shared toolkit (../../json-schema/).
+ * Nothing here validates; it only reads schemas.
  */
+import { childPointer } from '../../json-schema/json-pointer.js';
+import { valueHasType } from '../../json-schema/json-types.js';
+import { ANNOTATION_KEYWORDS, IDENTIFIER_KEYWORDS, REFERENCE_KEYWORDS } from '../../json-schema/keyword-sets.js';
+import { resolveReference } from '../../json-schema/reference-resolution.js';
+import {
+  isNonNegativeInteger,
+  isSchemaObject,
+  type JsonSchema,
+  type SchemaObject,
+} from '../../json-schema/schema-object.js';
 import { compilePattern } from './schema-patterns.js';
 
-export type JsonSchema = boolean | { [keyword: string]: unknown };
-export type SchemaObject = { [keyword: string]: unknown };
+export type { JsonSchema, SchemaObject } from '../../json-schema/schema-object.js';
 
 /** No instance could be built; `path` is the JSON pointer (as a URI fragment) of the culprit. */
 export class SchemaInstanceError extends Error {
@@ -45,32 +56,16 @@ export class BuildFailure {
   }
 }
 
-export const REFERENCE_KEYWORDS: readonly string[] = ['$ref', '$dynamicRef', '$recursiveRef'];
-
-/** Keywords that never constrain a value, so merging or building can drop them. */
-export const ANNOTATION_KEYWORDS: ReadonlySet<string> = new Set([
-  '$schema',
-  '$id',
-  '$anchor',
-  '$dynamicAnchor',
-  '$recursiveAnchor',
-  '$comment',
-  '$defs',
-  'definitions',
-  'title',
-  'description',
-  'examples',
-  'deprecated',
-  'readOnly',
-  'writeOnly',
-]);
+/**
+ * Keywords that never constrain a value, so merging or building can drop them: annotations and
+ * identifiers, except `default`, which the builder answers with.
+ */
+export const DROPPED_KEYWORDS: ReadonlySet<string> = new Set(
+  [...ANNOTATION_KEYWORDS, ...IDENTIFIER_KEYWORDS].filter((keyword) => keyword !== 'default'),
+);
 
 /** Where merged schemas keep the second and later `pattern`s, since one keyword holds only one. */
 export const EXTRA_PATTERNS_KEYWORD = '$extraPatterns';
-
-export function isSchemaObject(value: unknown): value is SchemaObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 export function asSchema(value: unknown): JsonSchema | undefined {
   return typeof value === 'boolean' || isSchemaObject(value) ? value : undefined;
@@ -85,11 +80,7 @@ export function stringList(value: unknown): string[] {
 }
 
 export function nonNegativeInteger(value: unknown): number | undefined {
-  return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined;
-}
-
-export function escapePointer(segment: string): string {
-  return segment.replaceAll('~', '~0').replaceAll('/', '~1');
+  return isNonNegativeInteger(value) ? value : undefined;
 }
 
 export function referenceOf(schema: SchemaObject): string | undefined {
@@ -97,13 +88,8 @@ export function referenceOf(schema: SchemaObject): string | undefined {
   return typeof reference === 'string' ? reference : undefined;
 }
 
-export function withoutKeywords(schema: SchemaObject, keywords: Iterable<string>): SchemaObject {
-  const dropped = new Set(keywords);
-  return Object.fromEntries(Object.entries(schema).filter(([keyword]) => !dropped.has(keyword)));
-}
-
 export function hasConstraints(schema: SchemaObject): boolean {
-  return Object.keys(schema).some((keyword) => !ANNOTATION_KEYWORDS.has(keyword));
+  return Object.keys(schema).some((keyword) => !DROPPED_KEYWORDS.has(keyword));
 }
 
 /** Types the schema names, with OpenAPI's `nullable: true` folded in as "null". */
@@ -126,80 +112,21 @@ export function inferredType(schema: SchemaObject): string | undefined {
   return KEYWORDS_IMPLYING_TYPE.find(([, keywords]) => keywords.some((keyword) => keyword in schema))?.[0];
 }
 
-export function jsonTypeOf(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'array';
-  if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number';
-  return typeof value;
-}
-
 export function typesAllow(types: readonly string[], value: unknown): boolean {
-  const type = jsonTypeOf(value);
-  return types.includes(type) || (type === 'integer' && types.includes('number'));
+  return types.some((type) => valueHasType(value, type));
 }
 
-/** Key-order-independent JSON, so equal objects compare equal for enum and uniqueItems checks. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (!isSchemaObject(value)) return JSON.stringify(value) ?? 'null';
-  const keys = Object.keys(value).sort();
-  return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(value[key])}`).join(',')}}`;
-}
-
-/** Resolves a same-document reference: "#", "#/json/pointer", "#anchor", or the root `$id` plus one of those. */
-export function resolveReference(root: JsonSchema, reference: string, path: string): JsonSchema {
-  const hashIndex = reference.indexOf('#');
-  const base = hashIndex < 0 ? reference : reference.slice(0, hashIndex);
-  const fragment = hashIndex < 0 ? '' : reference.slice(hashIndex + 1);
-  const rootId = isSchemaObject(root) && typeof root.$id === 'string' ? root.$id.replace(/#$/, '') : undefined;
-  if (base !== '' && base !== rootId) {
-    throw new BuildFailure(path, `cannot resolve $ref "${reference}" outside this schema`);
-  }
-  const target = fragment === '' || fragment.startsWith('/') ? walkPointer(root, fragment) : findAnchor(root, fragment);
-  if (target === undefined) throw new BuildFailure(path, `cannot resolve $ref "${reference}"`);
-  return target;
-}
-
-function walkPointer(root: JsonSchema, fragment: string): JsonSchema | undefined {
-  let current: unknown = root;
-  for (const rawSegment of fragment.split('/').slice(1)) {
-    const segment = decodeSegment(rawSegment);
-    if (Array.isArray(current) && /^\d+$/.test(segment)) current = current[Number(segment)];
-    else if (isSchemaObject(current) && Object.hasOwn(current, segment)) current = current[segment];
-    else return undefined;
-  }
-  return asSchema(current);
-}
-
-function decodeSegment(segment: string): string {
-  let decoded = segment;
-  try {
-    decoded = decodeURIComponent(segment);
-  } catch {
-    // A stray "%" is not an escape; the raw text is the best guess at the key.
-  }
-  return decoded.replaceAll('~1', '/').replaceAll('~0', '~');
-}
-
-/** Values under these keywords are data, not schemas, so an "$anchor" inside them means nothing. */
-const DATA_KEYWORDS = new Set(['const', 'enum', 'default', 'examples']);
-
-function findAnchor(root: JsonSchema, name: string): JsonSchema | undefined {
-  const pending: unknown[] = [root];
-  const seen = new Set<unknown>();
-  while (pending.length > 0) {
-    const current = pending.pop();
-    if (typeof current !== 'object' || current === null || seen.has(current)) continue;
-    seen.add(current);
-    if (Array.isArray(current)) {
-      pending.push(...current);
-      continue;
-    }
-    const record = current as SchemaObject;
-    if (record.$anchor === name || record.$dynamicAnchor === name || record.$id === `#${name}`) return record;
-    for (const [keyword, value] of Object.entries(record)) if (!DATA_KEYWORDS.has(keyword)) pending.push(value);
-  }
-  return undefined;
+/** The schema a reference names, and its pointer; a BuildFailure at `path` when there is none. */
+export function referenceTarget(
+  root: JsonSchema,
+  reference: string,
+  path: string,
+): { target: JsonSchema; pointer: string } {
+  const resolved = resolveReference(root, reference);
+  if (resolved.problem !== undefined) throw new BuildFailure(path, resolved.problem);
+  const target = asSchema(resolved.target);
+  if (target === undefined) throw new BuildFailure(path, `"$ref" target ${resolved.pointer} is not a schema`);
+  return { target, pointer: resolved.pointer };
 }
 
 /** Every schema that applies to property `name`: its `properties` entry and matching patternProperties, else additionalProperties. */
@@ -212,18 +139,21 @@ export function propertySchema(
   const patterns = isSchemaObject(schema.patternProperties) ? schema.patternProperties : {};
   const matching: Array<{ subschema: JsonSchema; path: string }> = [];
   if (Object.hasOwn(properties, name)) {
-    matching.push({ subschema: asSchema(properties[name]) ?? true, path: `${path}/properties/${escapePointer(name)}` });
+    matching.push({ subschema: asSchema(properties[name]) ?? true, path: childPointer(path, 'properties', name) });
   }
   for (const [pattern, subschema] of Object.entries(patterns)) {
     if (compilePattern(pattern)?.test(name) !== true) continue;
     matching.push({
       subschema: asSchema(subschema) ?? true,
-      path: `${path}/patternProperties/${escapePointer(pattern)}`,
+      path: childPointer(path, 'patternProperties', pattern),
     });
   }
   const [first] = matching;
   if (first === undefined)
-    return { subschema: asSchema(schema.additionalProperties) ?? true, path: `${path}/additionalProperties` };
+    return {
+      subschema: asSchema(schema.additionalProperties) ?? true,
+      path: childPointer(path, 'additionalProperties'),
+    };
   return matching.length === 1
     ? first
     : { subschema: { allOf: matching.map((match) => match.subschema) }, path: first.path };

@@ -2,21 +2,20 @@
  * Invalid tool inputs for the scripted backend's fault injection: an object that looks like a
  * tool input but breaks one rule of the tool's schema. Deterministic, like the valid instances.
  */
+import { canonicalJson } from '../../json-schema/canonical-json.js';
+import { REFERENCE_KEYWORDS } from '../../json-schema/keyword-sets.js';
+import { isSchemaObject, withoutKeywords } from '../../json-schema/schema-object.js';
 import {
   BuildFailure,
   SchemaInstanceError,
   asSchema,
-  canonicalJson,
   declaredTypes,
-  isSchemaObject,
   nonNegativeInteger,
   referenceOf,
-  resolveReference,
+  referenceTarget,
   schemaList,
   stringList,
   typesAllow,
-  withoutKeywords,
-  REFERENCE_KEYWORDS,
   type JsonSchema,
   type SchemaObject,
 } from './schema-references.js';
@@ -77,7 +76,7 @@ function flatten(schema: JsonSchema, root: JsonSchema): JsonSchema {
 /** An unresolvable reference constrains nothing we can see, so it is read as `true`. */
 function resolveOrAccept(root: JsonSchema, reference: string): JsonSchema {
   try {
-    return resolveReference(root, reference, '#');
+    return referenceTarget(root, reference, '#').target;
   } catch (error) {
     if (!(error instanceof BuildFailure)) throw error;
     return true;

@@ -2,11 +2,11 @@
  * A deterministic backend with no model, for this project's tests and for users who test their
  * own clients: it echoes, follows a script, and injects faults on request when configured to.
  */
-import type { ConversationRequest } from '@mms/protocol';
-import type { Backend, BackendStepRequest } from '../backend.js';
+import type { Backend } from '../backend.js';
+import type { ModelCall, ModelPrompt } from '../call/model-call.js';
 import type { Cancellation } from '../cancellation.js';
 import type { StreamPart } from '../../streaming/stream-part.js';
-import { lastUserText, priorSteps } from './conversation-text.js';
+import { lastUserText, stepsSinceUserText } from './conversation-text.js';
 import { planDefaultAnswer } from './default-answer.js';
 import { parseFault, reshapeBlocks, throwHttpFault } from './faults.js';
 import { loadScript, scriptedStep, type PlannedBlock, type ScriptEntry } from './script-file.js';
@@ -27,23 +27,23 @@ export class ScriptedBackend implements Backend {
   }
 
   /** A plain function, not a generator: one async layer fewer on every reply. */
-  stream(step: BackendStepRequest, cancellation: Cancellation): AsyncIterable<StreamPart[]> {
-    const fault = this.config.faults ? parseFault(step.fault) : undefined;
+  stream(call: ModelCall, cancellation: Cancellation): AsyncIterable<StreamPart[]> {
+    const fault = this.config.faults ? parseFault(call.fault) : undefined;
     throwHttpFault(fault);
-    const blocks = reshapeBlocks(this.plan(step), fault, step.request);
+    const blocks = reshapeBlocks(this.plan(call), fault, call.tools);
     return emitBlocks(blocks, {
-      outputBudget: fault === 'truncate' ? truncatedBudget(blocks, step.outputBudget) : step.outputBudget,
-      stopSequences: step.request.stop_sequences ?? [],
+      outputBudget: fault === 'truncate' ? truncatedBudget(blocks, call.outputBudget) : call.outputBudget,
+      stopSequences: call.sampling.stopSequences,
       thinkingShare: this.config.thinkingShare,
       tokenDelayMs: this.config.tokenDelayMs,
       failAfterFirstDelta: fault === 'stream-error',
-      joinDeltas: step.request.stream !== true,
+      joinDeltas: !call.streamed,
       cancellation,
     });
   }
 
-  async countTokens(request: ConversationRequest): Promise<number> {
-    return countTokens(renderPrompt(request));
+  async countTokens(prompt: ModelPrompt): Promise<number> {
+    return countTokens(renderPrompt(prompt));
   }
 
   async prepare(): Promise<string> {
@@ -52,9 +52,10 @@ export class ScriptedBackend implements Backend {
 
   async close(): Promise<void> {}
 
-  private plan(step: BackendStepRequest): PlannedBlock[] {
-    const stepIndex = priorSteps(step.request) + step.step;
-    return scriptedStep(this.script, lastUserText(step.request), stepIndex) ?? planDefaultAnswer(step);
+  private plan(call: ModelCall): PlannedBlock[] {
+    // The call's turns hold this request's earlier steps too: each ended on server tool results.
+    const stepIndex = stepsSinceUserText(call.turns);
+    return scriptedStep(this.script, lastUserText(call.turns), stepIndex) ?? planDefaultAnswer(call);
   }
 }
 

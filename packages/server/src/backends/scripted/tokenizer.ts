@@ -3,8 +3,7 @@
  * Deterministic and lossless (the tokens join back to the text), so usage counts, max_tokens
  * truncation and count_tokens all agree with each other, as they would on a real model.
  */
-import type { ContentBlockParam, ConversationRequest } from '@mms/protocol';
-import { webSearchResultText } from '../../tools/web-search/result-text.js';
+import type { ModelPrompt, Turn } from '../call/model-call.js';
 
 /** The definition of a token. Sticky: it is asked only for the token that starts at a given place. */
 const TOKEN_AT = /\s*[\p{L}\p{N}_]+|\s*[^\s\p{L}\p{N}_]|\s+$/uy;
@@ -74,42 +73,35 @@ function isAsciiWordCharacter(code: number): boolean {
 }
 
 /** A ChatML-like rendering of the whole prompt; its token count is the request's input tokens. */
-export function renderPrompt(request: ConversationRequest): string {
+export function renderPrompt(prompt: ModelPrompt): string {
   const parts: string[] = [];
-  const system = request.system;
-  if (system !== undefined) {
-    parts.push(`<system>\n${typeof system === 'string' ? system : system.map((block) => block.text).join('\n')}`);
+  if (prompt.system.length > 0) parts.push(`<system>\n${prompt.system.map((part) => part.text).join('\n')}`);
+  for (const tool of prompt.tools) {
+    parts.push(
+      `<tool>\n${JSON.stringify({ name: tool.name, description: tool.description, input_schema: tool.inputSchema })}`,
+    );
   }
-  for (const tool of request.tools ?? []) parts.push(`<tool>\n${JSON.stringify(tool)}`);
-  for (const message of request.messages) {
-    const content = typeof message.content === 'string' ? message.content : message.content.map(renderBlock).join('\n');
-    parts.push(`<${message.role}>\n${content}`);
-  }
+  for (const turn of prompt.turns) parts.push(`<${turn.role}>\n${turn.parts.map(renderPart).join('\n')}`);
   return parts.join('\n');
 }
 
-function renderBlock(block: ContentBlockParam): string {
-  switch (block.type) {
+function renderPart(part: Turn['parts'][number]): string {
+  switch (part.type) {
     case 'text':
-      return block.text;
+      return part.text;
     case 'thinking':
-      return block.thinking;
-    case 'redacted_thinking':
-      return block.data;
-    case 'tool_use':
-    case 'server_tool_use':
-      return `call ${block.name} ${JSON.stringify(block.input)}`;
-    case 'tool_result':
-      return `result ${typeof block.content === 'string' ? block.content : JSON.stringify(block.content ?? '')}`;
-    case 'web_search_tool_result':
-      // What a model reads of search results (their decoded text), not the base64 on the wire.
-      return `${block.type} ${webSearchResultText(block.content)}`;
+      return part.text;
+    case 'redacted-thinking':
+      return part.data;
+    case 'tool-call':
+      return `call ${part.name} ${JSON.stringify(part.input)}`;
+    case 'tool-result':
+      return `result ${part.content.map(renderPart).join('\n')}`;
     case 'image':
+      return `image ${JSON.stringify(part.source)}`;
     case 'document':
-    case 'web_fetch_tool_result':
-    case 'code_execution_tool_result':
-      return `${block.type} ${JSON.stringify(block)}`;
+      return `document ${part.source.kind === 'text' ? part.source.text : JSON.stringify(part.source)}`;
     default:
-      return block satisfies never;
+      return part satisfies never;
   }
 }

@@ -4,6 +4,7 @@
  * retry 500s, and the same request would fail the same way every time.
  */
 import { ServiceError } from '@mms/protocol';
+import { unescapePointerSegment } from '../../json-schema/json-pointer.js';
 import { SchemaInstanceError } from './schema-instance.js';
 
 /** `build()`'s value; its SchemaInstanceError becomes a 400 naming `where` (e.g. `tools.0.input_schema`) and the place inside it. */
@@ -25,5 +26,5 @@ function fieldPath(where: string, pointer: string): string {
     .replace(/^#\/?/, '')
     .split('/')
     .filter((segment) => segment !== '');
-  return [where, ...segments.map((segment) => segment.replaceAll('~1', '/').replaceAll('~0', '~'))].join('.');
+  return [where, ...segments.map(unescapePointerSegment)].join('.');
 }

@@ -3,6 +3,7 @@ import { checkConversationRules, parseCountTokensRequest, type CountTokensRespon
 import { readJsonBody } from '../../http/request-body.js';
 import type { Router } from '../../http/router.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
+import { buildModelPrompt } from '../../backends/call/build-model-call.js';
 import { checkSignedBlocks } from '../../signing/signed-blocks-check.js';
 import type { Signer } from '../../signing/signer.js';
 
@@ -11,8 +12,11 @@ export function registerCountTokensRoute(router: Router, registry: ModelRegistry
     const body = parseCountTokensRequest(await readJsonBody(context.request));
     const entry = registry.resolve(body.model);
     checkConversationRules(body, entry.profile);
+    // Before the prompt is built: it reads only the search content the check admitted.
     checkSignedBlocks(body, signer);
-    const counted: CountTokensResponse = { input_tokens: await entry.backend.countTokens(body, entry.profile) };
+    const counted: CountTokensResponse = {
+      input_tokens: await entry.backend.countTokens(buildModelPrompt(body, entry.profile)),
+    };
     return { body: counted };
   });
 }

@@ -4,10 +4,11 @@
  * count the prompt, take an admission slot, run the turn, and encode its parts as wire events.
  * Streaming writes these events; the JSON reply folds them.
  */
-import { checkMessageRules, parseMessageRequest, requestThinks, ServiceError } from '@mms/protocol';
+import { checkMessageRules, parseMessageRequest, ServiceError } from '@mms/protocol';
 import { runTurn } from '../../agent/run-turn.js';
 import type { ServerToolRunner } from '../../agent/server-tool-runner.js';
 import type { Backend } from '../../backends/backend.js';
+import { buildModelPrompt } from '../../backends/call/build-model-call.js';
 import type { Cancellation } from '../../backends/cancellation.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
 import { checkSignedBlocks } from '../../signing/signed-blocks-check.js';
@@ -47,7 +48,8 @@ export async function startMessage(
   checkSignedBlocks(request, services.signer);
   // A fallback list's per-request view: the count, every step and the header agree on one backend.
   const backend = entry.backend.forRequest?.() ?? entry.backend;
-  const inputTokens = await backend.countTokens(request, entry.profile);
+  const prompt = buildModelPrompt(request, entry.profile);
+  const inputTokens = await backend.countTokens(prompt);
   if (inputTokens > entry.profile.contextWindow) {
     throw new ServiceError(
       'prompt_too_long',
@@ -58,8 +60,8 @@ export async function startMessage(
   const parts = runTurn({
     backend,
     request,
+    prompt,
     model: entry.profile,
-    thinks: requestThinks(request, entry.profile),
     fault,
     maxSteps: services.maxSteps,
     serverTools: services.serverTools,

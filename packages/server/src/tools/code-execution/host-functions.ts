@@ -1,11 +1,11 @@
 /**
- * Programmatic tool calling: which of the request's server tools code in the sandbox may call.
- * A web search or web fetch tool with `allowed_callers` unset, or naming the code execution
- * tool, is callable from code; one limited to `["direct"]` is the model's alone, and code that
+ * Programmatic tool calling: which of the request's server tools code in the sandbox may call,
+ * as protocol's callableFromCode decides it (rule 3 reads the same test). A web search or web
+ * fetch tool it refuses (`allowed_callers: ["direct"]`) is the model's alone, and code that
  * calls it gets a PermissionError saying so (a plain NameError would not tell it why). The other
  * way round, the turn loop refuses the model's own call of a tool whose list lacks `direct`.
  */
-import { SERVER_TOOL_NAMES, SERVER_TOOL_TYPES, type MessageRequest } from '@mms/protocol';
+import { callableFromCode, SERVER_TOOL_NAMES, SERVER_TOOL_TYPES, type MessageRequest } from '@mms/protocol';
 import type { HostFunction } from './code-runner.js';
 import { readableText } from '../web-search/encrypted-content.js';
 
@@ -19,16 +19,14 @@ export function hostFunctionsFor(request: MessageRequest): HostFunction[] {
   const functions: HostFunction[] = [];
   for (const tool of request.tools ?? []) {
     if (tool.type !== SERVER_TOOL_TYPES.webSearch && tool.type !== SERVER_TOOL_TYPES.webFetch) continue;
-    const callers = tool.allowed_callers;
-    const callable = callers === undefined || callers.includes(SERVER_TOOL_TYPES.codeExecution);
     const name = tool.type === SERVER_TOOL_TYPES.webSearch ? SERVER_TOOL_NAMES.webSearch : SERVER_TOOL_NAMES.webFetch;
     functions.push({
       name,
       firstParameter: FIRST_PARAMETERS[tool.type]!,
-      ...(callable
+      ...(callableFromCode(tool)
         ? {}
         : {
-            refusal: `${name} cannot be called from code: the request's ${name} tool has allowed_callers ${JSON.stringify(callers)}, so only the model may call it`,
+            refusal: `${name} cannot be called from code: the request's ${name} tool has allowed_callers ${JSON.stringify(tool.allowed_callers)}, so only the model may call it`,
           }),
     });
   }

@@ -1,0 +1,68 @@
+/**
+ * Builds the model call (model-call.ts) from the validated request: the prompt once per request,
+ * then each step's call from it. The only place besides the turn loop that reads the wire request
+ * on behalf of a backend.
+ */
+import {
+  requestThinks,
+  type ContentBlock,
+  type ConversationRequest,
+  type MessageRequest,
+  type ModelProfile,
+} from '@mms/protocol';
+import { cacheHint } from './cache-hint.js';
+import { conversationTurns, withTurnSoFar } from './conversation.js';
+import type { ModelCall, ModelPrompt, TextPart } from './model-call.js';
+import { outputTarget } from './output-target.js';
+import { toolTable } from './tool-table.js';
+
+export function buildModelPrompt(request: ConversationRequest, model: ModelProfile): ModelPrompt {
+  const tools = toolTable(request);
+  const choice = request.tool_choice;
+  const thinking = request.thinking;
+  return {
+    model,
+    system: systemParts(request.system),
+    turns: conversationTurns(request.messages),
+    tools,
+    output: outputTarget(request, tools),
+    singleCall: choice !== undefined && choice.type !== 'none' && choice.disable_parallel_tool_use === true,
+    thinking: {
+      on: requestThinks(request, model),
+      budgetTokens: thinking?.type === 'enabled' ? thinking.budget_tokens : undefined,
+      requested: thinking?.type,
+    },
+  };
+}
+
+export interface StepSettings {
+  /** Blocks this turn already produced in earlier steps (server tool calls and their results). */
+  turnSoFar: readonly ContentBlock[];
+  step: number;
+  outputBudget: number;
+  fault: string | undefined;
+}
+
+export function buildStepCall(prompt: ModelPrompt, request: MessageRequest, settings: StepSettings): ModelCall {
+  return {
+    ...prompt,
+    turns: withTurnSoFar(prompt.turns, settings.turnSoFar),
+    step: settings.step,
+    outputBudget: settings.outputBudget,
+    sampling: {
+      temperature: request.temperature,
+      topP: request.top_p,
+      topK: request.top_k,
+      stopSequences: request.stop_sequences ?? [],
+    },
+    streamed: request.stream === true,
+    passOn: { metadata: request.metadata, serviceTier: request.service_tier },
+    fault: settings.fault,
+  };
+}
+
+function systemParts(system: ConversationRequest['system']): TextPart[] {
+  if (system === undefined) return [];
+  if (typeof system === 'string') return system === '' ? [] : [{ type: 'text', text: system }];
+  return system.map((block) => ({ type: 'text', text: block.text, ...cacheHint(block.cache_control) }));
+}

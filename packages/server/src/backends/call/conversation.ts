@@ -1,0 +1,176 @@
+/**
+ * The request's messages, and this turn's earlier steps, as the turns a model sees. Decided here
+ * once for every engine: turns of one role in a row are one turn (the public API joins them too);
+ * a server tool's result is readable text (server-results.ts); a text document is its text; every
+ * block that an engine may have to refuse keeps its place in the request, so the refusal names it.
+ * Pure: no model, no I/O.
+ */
+import type { ContentBlock, ContentBlockParam, MessageParam } from '@mms/protocol';
+import { cacheHint } from './cache-hint.js';
+import type { AssistantPart, DocumentPart, ImagePart, TextPart, Turn, UserPart } from './model-call.js';
+import { isErrorResult, isServerResult, serverResultText } from './server-results.js';
+
+type ImageBlock = Extract<ContentBlockParam, { type: 'image' }>;
+type DocumentBlock = Extract<ContentBlockParam, { type: 'document' }>;
+type ToolResultBlock = Extract<ContentBlockParam, { type: 'tool_result' }>;
+
+export function conversationTurns(messages: readonly MessageParam[]): Turn[] {
+  const turns: Turn[] = [];
+  messages.forEach((message, index) => {
+    const where = `messages.${index}`;
+    if (typeof message.content === 'string') {
+      append(turns, message.role, [{ type: 'text', text: message.content }]);
+      return;
+    }
+    const blocks = message.content;
+    if (message.role === 'user') {
+      append(
+        turns,
+        'user',
+        blocks.map((block, position) => userPart(block, `${where}.content.${position}`)),
+      );
+    } else {
+      append(
+        turns,
+        'assistant',
+        blocks.flatMap((block, position) => assistantPart(block, `${where}.content.${position}`)),
+      );
+    }
+  });
+  return turns;
+}
+
+/**
+ * The turns with this turn's earlier steps (server tool calls and their results) continuing the
+ * assistant turn. `turns` is left as it is: it serves every step of the request.
+ */
+export function withTurnSoFar(turns: readonly Turn[], turnSoFar: readonly ContentBlock[]): Turn[] {
+  if (turnSoFar.length === 0) return turns as Turn[];
+  const parts = (turnSoFar as ContentBlockParam[]).flatMap((block, position) =>
+    assistantPart(block, `turn.${position}`),
+  );
+  const last = turns.at(-1);
+  if (last?.role === 'assistant')
+    return [...turns.slice(0, -1), { role: 'assistant', parts: [...last.parts, ...parts] }];
+  return [...turns, { role: 'assistant', parts }];
+}
+
+function append(turns: Turn[], role: 'user' | 'assistant', parts: Array<UserPart | AssistantPart>): void {
+  const last = turns.at(-1);
+  if (last?.role === role) (last.parts as Array<UserPart | AssistantPart>).push(...parts);
+  else turns.push({ role, parts } as Turn);
+}
+
+function userPart(block: ContentBlockParam, where: string): UserPart {
+  switch (block.type) {
+    case 'text':
+      return textPart(block);
+    case 'image':
+      return imagePart(block, where);
+    case 'document':
+      return documentPart(block, where);
+    case 'tool_result':
+      return clientResult(block, where);
+    default:
+      // The request schema allows only these in user turns (protocol's tool-pairing rules).
+      throw new Error(`${where}: a ${block.type} block in a user turn passed validation`);
+  }
+}
+
+function assistantPart(block: ContentBlockParam, where: string): AssistantPart[] {
+  if (isServerResult(block)) {
+    const text: TextPart = { type: 'text', text: serverResultText(block) };
+    return [
+      {
+        type: 'tool-result',
+        callId: block.tool_use_id,
+        content: [text],
+        isError: isErrorResult(block),
+        server: true,
+        ...cacheHint(block.cache_control),
+      },
+    ];
+  }
+  switch (block.type) {
+    case 'text':
+      return [textPart(block)];
+    case 'thinking':
+      return [{ type: 'thinking', text: block.thinking, signature: block.signature }];
+    case 'redacted_thinking':
+      return [{ type: 'redacted-thinking', data: block.data }];
+    case 'tool_use':
+    case 'server_tool_use':
+      return [
+        {
+          type: 'tool-call',
+          id: block.id,
+          name: block.name,
+          input: block.input,
+          server: block.type === 'server_tool_use',
+          ...cacheHint(block.cache_control),
+        },
+      ];
+    default:
+      throw new Error(`${where}: a ${block.type} block in an assistant turn passed validation`);
+  }
+}
+
+function textPart(block: { text: string; cache_control?: { ttl?: '5m' | '1h' } | null }): TextPart {
+  return { type: 'text', text: block.text, ...cacheHint(block.cache_control) };
+}
+
+function imagePart(block: ImageBlock, where: string): ImagePart {
+  const source = block.source;
+  return {
+    type: 'image',
+    source:
+      source.type === 'base64'
+        ? { kind: 'base64', mediaType: source.media_type, data: source.data }
+        : { kind: 'url', url: source.url },
+    where,
+    ...cacheHint(block.cache_control),
+  };
+}
+
+function documentPart(block: DocumentBlock, where: string): DocumentPart {
+  const source = block.source;
+  let converted: DocumentPart['source'];
+  if (source.type === 'text') converted = { kind: 'text', text: source.data };
+  else if (source.type === 'content') {
+    converted = {
+      kind: 'text',
+      text: typeof source.content === 'string' ? source.content : source.content.map((inner) => inner.text).join('\n'),
+    };
+  } else if (source.type === 'base64') converted = { kind: 'pdf', data: source.data };
+  else converted = { kind: 'url', url: source.url };
+  return {
+    type: 'document',
+    source: converted,
+    title: block.title ?? undefined,
+    context: block.context ?? undefined,
+    citations: block.citations?.enabled === true,
+    where,
+    ...cacheHint(block.cache_control),
+  };
+}
+
+function clientResult(block: ToolResultBlock, where: string): UserPart {
+  const content = block.content;
+  const parts =
+    typeof content === 'string'
+      ? [{ type: 'text', text: content } satisfies TextPart]
+      : (content ?? []).map((inner, position) => {
+          const at = `${where}.content.${position}`;
+          if (inner.type === 'text') return textPart(inner);
+          if (inner.type === 'image') return imagePart(inner, at);
+          return documentPart(inner, at);
+        });
+  return {
+    type: 'tool-result',
+    callId: block.tool_use_id,
+    content: parts,
+    isError: block.is_error === true,
+    server: false,
+    ...cacheHint(block.cache_control),
+  };
+}

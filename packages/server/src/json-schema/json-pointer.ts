@@ -1,0 +1,19 @@
+/**
+ * JSON pointers (RFC 6901) as this code writes places in a schema: a URI fragment, `#` for the
+ * root and `#/properties/a~1b` below it, with `~` and `/` in a segment escaped as `~0` and `~1`
+ * and nothing percent-encoded. Error paths and `$ref` targets are written this way, so one
+ * place has one name however a `$ref` spelled it.
+ */
+
+export function escapePointerSegment(segment: string): string {
+  return segment.replaceAll('~', '~0').replaceAll('/', '~1');
+}
+
+export function unescapePointerSegment(segment: string): string {
+  return segment.replaceAll('~1', '/').replaceAll('~0', '~');
+}
+
+/** `pointer` extended by `segments`, each escaped: `childPointer('#', 'a/b')` is `#/a~1b`. */
+export function childPointer(pointer: string, ...segments: readonly string[]): string {
+  return [pointer, ...segments.map(escapePointerSegment)].join('/');
+}

@@ -1,0 +1,36 @@
+/** Model calls built from request bodies the way the service builds them, for backends' unit tests. */
+import { parseMessageRequest, type ContentBlock, type ModelProfile } from '@mms/protocol';
+import { buildModelPrompt, buildStepCall } from '../src/backends/call/build-model-call.js';
+import type { ModelCall, ModelPrompt } from '../src/backends/call/model-call.js';
+
+export const TEST_PROFILE: ModelProfile = {
+  id: 'm',
+  tier: 'mid',
+  generation: 'older',
+  contextWindow: 200_000,
+  maxOutputTokens: 64_000,
+};
+
+/** The prompt of a request body; `model` and `max_tokens` are filled in when left out. */
+export function promptOf(body: Record<string, unknown>, profile = TEST_PROFILE): ModelPrompt {
+  return buildModelPrompt(parseMessageRequest({ model: 'm', max_tokens: 10, ...body }), profile);
+}
+
+export interface CallSettings {
+  turnSoFar?: ContentBlock[];
+  step?: number;
+  outputBudget?: number;
+  fault?: string;
+  profile?: ModelProfile;
+}
+
+/** Step `step` of a request body's turn. */
+export function callOf(body: Record<string, unknown>, settings: CallSettings = {}): ModelCall {
+  const request = parseMessageRequest({ model: 'm', max_tokens: 10, ...body });
+  return buildStepCall(buildModelPrompt(request, settings.profile ?? TEST_PROFILE), request, {
+    turnSoFar: settings.turnSoFar ?? [],
+    step: settings.step ?? 0,
+    outputBudget: settings.outputBudget ?? request.max_tokens,
+    fault: settings.fault,
+  });
+}

@@ -6,7 +6,7 @@
  * those blocks: an invented call, or a real one moved behind other words, does not.
  */
 import { randomBytes } from 'node:crypto';
-import { canonicalJson } from './canonical-json.js';
+import { canonicalJson } from '../json-schema/canonical-json.js';
 import { TAG_CHARACTERS, type Signer } from './signer.js';
 
 const PREFIX = 'srvtoolu_1';

@@ -9,7 +9,7 @@
  */
 import { createHash, type Hash } from 'node:crypto';
 import type { ContentBlock, ContentBlockParam } from '@mms/protocol';
-import { canonicalJson } from './canonical-json.js';
+import { canonicalJson } from '../json-schema/canonical-json.js';
 import { addField } from './signer.js';
 
 export type TurnBlock = ContentBlock | ContentBlockParam;

@@ -28,10 +28,14 @@ const SERVER_RESULT_TYPES: ReadonlySet<string> = new Set([
 ]);
 
 export function checkSignedBlocks(request: ConversationRequest, signer: Signer): void {
-  // Loops rather than callbacks: every request passes here, most with nothing to check.
-  for (const [index, message] of request.messages.entries()) {
-    if (typeof message.content === 'string') continue;
-    for (const [position, block] of message.content.entries()) {
+  // Indexed loops rather than callbacks or entries(): every request passes here, most with
+  // nothing to check.
+  const messages = request.messages;
+  for (let index = 0; index < messages.length; index += 1) {
+    const content = messages[index]!.content;
+    if (typeof content === 'string') continue;
+    for (let position = 0; position < content.length; position += 1) {
+      const block = content[position]!;
       if (block.type === 'thinking' && !thinkingSignatureVerifies(signer, block.thinking, block.signature))
         throw new ServiceError(
           'invalid_request',

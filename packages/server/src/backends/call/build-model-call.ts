@@ -43,10 +43,19 @@ export interface StepSettings {
   fault: string | undefined;
 }
 
+/**
+ * Each field named rather than `...prompt` spread: a spread whose later field overrides one it
+ * copied cost V8 about 18 µs a call here, the largest single cost of a scripted reply.
+ */
 export function buildStepCall(prompt: ModelPrompt, request: MessageRequest, settings: StepSettings): ModelCall {
   return {
-    ...prompt,
+    model: prompt.model,
+    system: prompt.system,
     turns: withTurnSoFar(prompt.turns, settings.turnSoFar),
+    tools: prompt.tools,
+    output: prompt.output,
+    singleCall: prompt.singleCall,
+    thinking: prompt.thinking,
     step: settings.step,
     outputBudget: settings.outputBudget,
     sampling: {

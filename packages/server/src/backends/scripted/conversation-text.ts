@@ -9,7 +9,9 @@ function textOf(turn: Turn): string {
 
 /** Index of the last user turn that carries text (a turn of tool results only does not count). */
 function lastUserTextIndex(turns: readonly Turn[]): number {
-  return turns.findLastIndex((turn) => turn.role === 'user' && textOf(turn) !== '');
+  return turns.findLastIndex(
+    (turn) => turn.role === 'user' && turn.parts.some((part) => part.type === 'text' && part.text !== ''),
+  );
 }
 
 /** The text of the last user turn that has text; the script's `when` is matched against it. */

@@ -1,11 +1,13 @@
 /**
- * Requests per second through `POST /v1/messages` (scripted, non-streaming) of this checkout
- * against another checkout of the project, alternated in one run: the way to tell whether a
- * change moved the service, when the machine's own drift between two runs of `npm run bench`
- * is larger than the change.
+ * Requests per second through `POST /v1/messages` (non-streaming) of this checkout against
+ * another checkout of the project, alternated in one run: the way to tell whether a change moved
+ * the service, when the machine's own drift between two runs of `npm run bench` is larger than
+ * the change. `--path scripted` (the default) serves the scripted backend (bench/mms-server.ts);
+ * `--path gateway` the `openai-compatible` backend in front of the gateway bench's fake engine
+ * (bench/gateway/mms-gateway.ts), one engine for both sides, started from this checkout.
  *
- *   node --import tsx bench/compare-checkouts.ts <other checkout> [--rounds 6] [--duration 8]
- *                                                [--warmup 2] [--connections 32]
+ *   node --import tsx bench/compare-checkouts.ts <other checkout> [--path scripted|gateway]
+ *                            [--rounds 6] [--duration 8] [--warmup 2] [--connections 32]
  *
  * The other checkout is the baseline, for instance the commit before a change:
  *
@@ -41,14 +43,18 @@ const { values, positionals } = parseArgs({
     duration: { type: 'string', default: '8' },
     warmup: { type: 'string', default: '2' },
     connections: { type: 'string', default: '32' },
+    path: { type: 'string', default: 'scripted' },
   },
 });
 const [otherCheckout] = positionals;
 if (otherCheckout === undefined || positionals.length > 1) {
   throw new Error(
-    'usage: compare-checkouts.ts <other checkout> [--rounds 6] [--duration 8] [--warmup 2] [--connections 32]',
+    'usage: compare-checkouts.ts <other checkout> [--path scripted|gateway] [--rounds 6] [--duration 8] [--warmup 2] [--connections 32]',
   );
 }
+if (values.path !== 'scripted' && values.path !== 'gateway')
+  throw new Error(`--path: scripted or gateway, not ${values.path}`);
+const path = values.path;
 const settings = {
   rounds: positiveInteger(values.rounds, 'rounds'),
   duration: positiveNumber(values.duration, 'duration'),
@@ -63,22 +69,46 @@ interface Side {
   url: string;
 }
 
-async function start(name: Side['name'], folder: string): Promise<Side> {
-  const server = join(folder, 'bench', 'mms-server.ts');
-  if (!existsSync(server))
-    throw new Error(`${folder} has no bench/mms-server.ts: give the root of a checkout of this project`);
+/** A server of a checkout in a child process of its own, once it has said its port over IPC. */
+async function forkServer(
+  name: string,
+  folder: string,
+  file: string,
+  childArguments: string[],
+): Promise<{ child: ChildProcess; message: Record<string, unknown> }> {
+  const server = join(folder, file);
+  if (!existsSync(server)) throw new Error(`${folder} has no ${file}: give the root of a checkout of this project`);
   if (!existsSync(join(folder, 'node_modules')))
     throw new Error(`${folder} has no node_modules: run npm ci there first`);
-  const child = fork(server, [API_KEY, MODEL_ID], { cwd: folder, execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+  const child = fork(server, childArguments, { cwd: folder, execArgv: ['--import', 'tsx'], stdio: 'inherit' });
   const exited = once(child, 'exit').then(([code]) => {
-    throw new Error(`the ${name} checkout's server exited with code ${String(code)} before it was ready`);
+    throw new Error(`the ${name} server exited with code ${String(code)} before it was ready`);
   });
   const [message] = await Promise.race([once(child, 'message'), exited]);
   exited.catch(() => undefined);
-  const port = (message as { port?: unknown }).port;
-  if (typeof port !== 'number')
-    throw new Error(`expected { port } from the ${name} checkout's server, got ${JSON.stringify(message)}`);
-  return { name, folder, child, url: `http://127.0.0.1:${port}/v1/messages` };
+  if (typeof (message as { port?: unknown }).port !== 'number')
+    throw new Error(`expected { port } from the ${name} server, got ${JSON.stringify(message)}`);
+  return { child, message: message as Record<string, unknown> };
+}
+
+/** The fake engine of the gateway path, shared by both sides. */
+interface Engine {
+  child: ChildProcess;
+  baseURL: string;
+  model: string;
+}
+
+async function start(name: Side['name'], folder: string, engine: Engine | undefined): Promise<Side> {
+  const { child, message } = engine
+    ? await forkServer(`${name} checkout's`, folder, join('bench', 'gateway', 'mms-gateway.ts'), [
+        API_KEY,
+        MODEL_ID,
+        engine.baseURL,
+        engine.model,
+        'single',
+      ])
+    : await forkServer(`${name} checkout's`, folder, join('bench', 'mms-server.ts'), [API_KEY, MODEL_ID]);
+  return { name, folder, child, url: `http://127.0.0.1:${String(message.port)}/v1/messages` };
 }
 
 async function measure(side: Side): Promise<number> {
@@ -88,7 +118,17 @@ async function measure(side: Side): Promise<number> {
 }
 
 const thisCheckout = resolve(fileURLToPath(new URL('..', import.meta.url)));
-const sides = [await start('this', thisCheckout), await start('other', resolve(otherCheckout))];
+let engine: Engine | undefined;
+if (path === 'gateway') {
+  const { child, message } = await forkServer(
+    'fake engine',
+    thisCheckout,
+    join('bench', 'gateway', 'fake-engine.ts'),
+    [],
+  );
+  engine = { child, baseURL: `http://127.0.0.1:${String(message.port)}/v1`, model: String(message.model) };
+}
+const sides = [await start('this', thisCheckout, engine), await start('other', resolve(otherCheckout), engine)];
 const rates = { this: [] as number[], other: [] as number[] };
 try {
   for (let round = 0; round < settings.rounds; round += 1) {
@@ -100,11 +140,12 @@ try {
   }
 } finally {
   for (const side of sides) side.child.disconnect();
+  engine?.child.disconnect();
 }
 
 const ratios = rates.this.map((rate, round) => rate / rates.other[round]!);
 const ahead = ratios.filter((ratio) => ratio > 1).length;
-console.log(`\nthis: ${thisCheckout}\nother: ${resolve(otherCheckout)}`);
+console.log(`\npath: ${path}\nthis: ${thisCheckout}\nother: ${resolve(otherCheckout)}`);
 console.log(
   `median requests/s: this ${median(rates.this).toFixed(0)}, other ${median(rates.other).toFixed(0)}; ratio of the medians ${(median(rates.this) / median(rates.other)).toFixed(3)}`,
 );

@@ -9,10 +9,20 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeOpenAiEngine, postJson, startService, tinyLlamaModel, type RunningService } from '@mms/testing';
+import {
+  answerCount,
+  FakeOpenAiEngine,
+  postJson,
+  rawUpstream,
+  sseFrames,
+  startService,
+  streamOf,
+  tinyLlamaModel,
+  type RawUpstream,
+  type RunningService,
+} from '@mms/testing';
 import { Signer } from '../packages/server/src/signing/signer.js';
 import { encodeSearchContent } from '../packages/server/src/tools/web-search/encrypted-content.js';
-import { answerCount, rawUpstream, sseFrames, streamOf, type RawUpstream } from './upstream-support.js';
 
 const BACKENDS = ['scripted', 'llama', 'vllm', 'upstream'] as const;
 type BackendName = (typeof BACKENDS)[number];

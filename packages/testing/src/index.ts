@@ -3,3 +3,4 @@ export * from './sse.js';
 export * from './gguf/tiny-llama.js';
 export * from './fake-openai-engine.js';
 export * from './signed-blocks.js';
+export * from './raw-upstream.js';

@@ -1,5 +1,5 @@
 /**
- * The client's answer retries against a raw HTTP server (raw-messages-server.ts), where stop
+ * The client's answer retries against a raw HTTP server (raw-messages-support.ts), where stop
  * reasons and usage are exact: truncation, retries that would outgrow the prompt budget, and
  * answers that are not objects.
  */
@@ -16,7 +16,7 @@ import {
   usage,
   useRawMessagesServer,
   type Handler,
-} from './raw-messages-server.js';
+} from './raw-messages-support.js';
 
 const fake = useRawMessagesServer();
 

@@ -1,5 +1,5 @@
 /**
- * The client's transport and retry ladder against a raw HTTP server (raw-messages-server.ts):
+ * The client's transport and retry ladder against a raw HTTP server (raw-messages-support.ts):
  * exact statuses and headers (retry-after-ms, x-should-retry), an overloaded error event,
  * streams that stall or break, timers and deadlines.
  */
@@ -20,7 +20,7 @@ import {
   toolBlock,
   usage,
   useRawMessagesServer,
-} from './raw-messages-server.js';
+} from './raw-messages-support.js';
 
 const fake = useRawMessagesServer();
 

@@ -4,3 +4,4 @@ export * from './gguf/tiny-llama.js';
 export * from './fake-openai-engine.js';
 export * from './signed-blocks.js';
 export * from './raw-upstream.js';
+export * from './raw-messages-server.js';

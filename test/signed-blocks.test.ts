@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { postJson, scriptedModels, startService, type RunningService } from '@mms/testing';
 import { Signer } from '@mms/server';
 import { encodeSearchContent } from '../packages/server/src/tools/web-search/encrypted-content.js';
-import { documentsFolder } from './web-search-support.js';
+import { documentsFolder } from '../packages/server/test/web-search-support.js';
 
 interface Block {
   type: string;

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { postJson, readSse, scriptedModels, startService, type RunningService } from '@mms/testing';
 import { decodeSearchContent } from '../packages/server/src/tools/web-search/encrypted-content.js';
 import { MAX_QUERY_CHARACTERS } from '../packages/server/src/tools/web-search/web-search-tool.js';
-import { documentsFolder, stop, type SearchResult } from './web-search-support.js';
+import { documentsFolder, stop, type SearchResult } from '../packages/server/test/web-search-support.js';
 
 interface Block {
   type: string;

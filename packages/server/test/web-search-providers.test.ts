@@ -3,9 +3,9 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { BraveSearchProvider } from '../packages/server/src/tools/web-search/brave-provider.js';
-import { decodeSearchContent } from '../packages/server/src/tools/web-search/encrypted-content.js';
-import { SearxngSearchProvider } from '../packages/server/src/tools/web-search/searxng-provider.js';
+import { BraveSearchProvider } from '../src/tools/web-search/brave-provider.js';
+import { decodeSearchContent } from '../src/tools/web-search/encrypted-content.js';
+import { SearxngSearchProvider } from '../src/tools/web-search/searxng-provider.js';
 import { errorCode, never, runTool, stop, TOOL_SIGNER, type SearchResult } from './web-search-support.js';
 
 interface Recorded {

@@ -8,9 +8,9 @@ import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseMessageRequest, type MessageRequest, type ServerToolResultBlock } from '@mms/protocol';
-import type { SearchOptions, SearchProvider } from '../packages/server/src/tools/web-search/search-provider.js';
-import { Signer } from '../packages/server/src/signing/signer.js';
-import { WebSearchTool } from '../packages/server/src/tools/web-search/web-search-tool.js';
+import type { SearchOptions, SearchProvider } from '../src/tools/web-search/search-provider.js';
+import { Signer } from '../src/signing/signer.js';
+import { WebSearchTool } from '../src/tools/web-search/web-search-tool.js';
 
 /** The key `runTool`'s search tool signs its results' content with. */
 export const TOOL_SIGNER = new Signer(Buffer.alloc(32, 9));

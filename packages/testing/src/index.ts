@@ -5,3 +5,4 @@ export * from './fake-openai-engine.js';
 export * from './signed-blocks.js';
 export * from './raw-upstream.js';
 export * from './raw-messages-server.js';
+export * from './search-documents.js';

@@ -4,17 +4,14 @@
  * port for DNS rebinding, a script that fetches what the user text names, and four services with
  * different fetch settings.
  */
-import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { postJson, scriptedModels, startService, type RunningService } from '@mms/testing';
-import { parseMessageRequest, type ServerToolResultBlock } from '@mms/protocol';
 import type { HostLookup } from '../packages/server/src/tools/web-fetch/guarded-agent.js';
-import { WebFetchTool } from '../packages/server/src/tools/web-fetch/web-fetch-tool.js';
 
 const ARTICLE = `<html><head><title>Otters</title></head><body><nav><a href="/">Home</a> | <a href="/about">About</a></nav>
 <article><h1>Sea otters</h1><p>Sea otters hold hands while they sleep so that they do not drift apart. ${'They use stones as tools. '.repeat(20)}</p>
@@ -303,48 +300,4 @@ export async function fetchVia(
 /** The content of each web_fetch_tool_result block, in order. */
 export function results(content: ResultBlock[]): ResultBlock['content'][] {
   return content.filter((block) => block.type === 'web_fetch_tool_result').map((block) => block.content);
-}
-
-/**
- * For a describe block: a web fetch tool allowed onto loopback, and a page server answering with
- * `respond`, both closed after the block. `fetchBlock(path)` runs the tool on one of its pages as
- * a model's call would, with a user turn that names the URL.
- */
-export function useLoopbackFetch(respond: RequestListener): {
-  fetchBlock(path: string): Promise<ServerToolResultBlock>;
-} {
-  let pages: Server;
-  let origin = '';
-  const tool = new WebFetchTool({
-    allowNetworks: ['127.0.0.1/32'],
-    maxBytes: 50_000,
-    timeoutMs: 5_000,
-    maxRedirects: 0,
-    conversionTimeoutMs: 10_000,
-  });
-  before(async () => {
-    pages = createServer(respond);
-    await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve));
-    origin = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
-  });
-  after(async () => {
-    await tool.close();
-    pages.closeAllConnections();
-    pages.close();
-  });
-  return {
-    fetchBlock(path) {
-      const url = `${origin}${path}`;
-      const request = parseMessageRequest({
-        model: 'mid',
-        max_tokens: 10,
-        messages: [{ role: 'user', content: `read ${url}` }],
-        tools: [FETCH_TOOL],
-      });
-      return tool.run(
-        { type: 'server_tool_use', id: 'srvtoolu_loopback', name: 'web_fetch', input: { url } },
-        { request, turnSoFar: [], resultCharacters: 40_000, signal: new AbortController().signal },
-      );
-    },
-  };
 }

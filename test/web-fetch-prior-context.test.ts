@@ -13,7 +13,6 @@ import {
   FETCH_TOOL,
   fetchVia,
   results,
-  served,
   startFetchBench,
   type FetchBench,
   type ResultBlock,
@@ -39,7 +38,7 @@ describe('url_not_in_prior_context', () => {
     );
     assert.deepEqual(results(reply.content)[0], NOT_IN_CONTEXT);
     assert.deepEqual(
-      served.filter((path) => path.startsWith('/exfil')),
+      bench.served.filter((path) => path.startsWith('/exfil')),
       [],
     );
     assert.deepEqual(reply.usage.server_tool_use, { web_search_requests: 0, web_fetch_requests: 0 });
@@ -60,7 +59,7 @@ describe('url_not_in_prior_context', () => {
     assert.equal(response.status, 200);
     assert.deepEqual(results(((await response.json()) as { content: ResultBlock[] }).content)[0], NOT_IN_CONTEXT);
     assert.deepEqual(
-      served.filter((path) => path.startsWith('/exfil')),
+      bench.served.filter((path) => path.startsWith('/exfil')),
       [],
     );
   });

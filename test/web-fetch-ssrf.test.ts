@@ -6,15 +6,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RunningService } from '@mms/testing';
-import {
-  fetchVia,
-  privateHostRequests,
-  rebindLookups,
-  results,
-  SSRF_TARGETS,
-  startFetchBench,
-  type FetchBench,
-} from './web-fetch-support.js';
+import { fetchVia, results, SSRF_TARGETS, startFetchBench, type FetchBench } from './web-fetch-support.js';
 
 let bench: FetchBench;
 let origin: string;
@@ -47,7 +39,7 @@ describe('SSRF guard', () => {
     const [first, second] = results(reply.content);
     assert.equal(first?.content?.source.data, 'from the allowed address');
     assert.deepEqual(second, { type: 'web_fetch_tool_result_error', error_code: 'url_not_allowed' });
-    assert.deepEqual(rebindLookups, ['rebind.test', 'rebind.test'], 'each connection resolved the name');
-    assert.deepEqual(privateHostRequests, []);
+    assert.deepEqual(bench.rebindLookups, ['rebind.test', 'rebind.test'], 'each connection resolved the name');
+    assert.deepEqual(bench.privateHostRequests, []);
   });
 });

@@ -6,3 +6,4 @@ export * from './signed-blocks.js';
 export * from './raw-upstream.js';
 export * from './raw-messages-server.js';
 export * from './search-documents.js';
+export * from './page-server.js';

@@ -9,8 +9,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ServiceConfigInput } from '@mms/server';
-import { FakeOpenAiEngine, postJson, startService, type RunningService } from '@mms/testing';
-import { closedPortURL } from './upstream-support.js';
+import { closedPortURL, FakeOpenAiEngine, postJson, startService, type RunningService } from '@mms/testing';
 
 interface ErrorBody {
   error: { type: string; message: string };

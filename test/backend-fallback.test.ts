@@ -10,17 +10,21 @@ import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { buildApp, ConfigError, ModelRegistry, validateConfig, type ServiceConfigInput } from '@mms/server';
-import { postJson, readSse, startService, TEST_API_KEY, type RunningService } from '@mms/testing';
-import { API_VERSION, VERSION_HEADER } from '@mms/protocol';
 import {
   answerCount,
   closedPortURL,
   errorEnvelope,
+  postJson,
   rawUpstream,
+  readSse,
   sseFrames,
+  startService,
   streamOf,
+  TEST_API_KEY,
   type RawUpstream,
-} from './upstream-support.js';
+  type RunningService,
+} from '@mms/testing';
+import { API_VERSION, VERSION_HEADER } from '@mms/protocol';
 
 interface ErrorBody {
   error: { type: string; message: string };

@@ -5,16 +5,19 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { postJson, scriptedModels, startService, type RunningService } from '@mms/testing';
-import { hello, startUpstreamPair, type UpstreamPair } from './messages-upstream-support.js';
 import {
   answerCount,
   closedPortURL,
   modelsWithBackend,
+  postJson,
   rawUpstream,
+  scriptedModels,
   sseFrames,
+  startService,
   streamOpening,
-} from './upstream-support.js';
+  type RunningService,
+} from '@mms/testing';
+import { hello, startUpstreamPair, type UpstreamPair } from './messages-upstream-support.js';
 
 let pair: UpstreamPair;
 let upstream: RunningService;

@@ -1,13 +1,26 @@
 /**
  * The messages-upstream backend's errors: upstream statuses and mid-stream error events keep
  * their type and message, our rules run before the upstream is asked, and exact failures from
- * small raw servers (upstream-support.ts): envelopes, cut and split streams, refused connections,
- * a silent upstream.
+ * small raw servers (raw-upstream.ts in @mms/testing): envelopes, cut and split streams, refused
+ * connections, a silent upstream.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
-import { postJson, startService, type RunningService } from '@mms/testing';
+import {
+  answerCount,
+  closedPortURL,
+  errorEnvelope,
+  modelsWithBackend,
+  postJson,
+  rawUpstream,
+  sseFrames,
+  startService,
+  streamOf,
+  streamOpening,
+  type RawUpstream,
+  type RunningService,
+} from '@mms/testing';
 import {
   hello,
   json,
@@ -17,17 +30,6 @@ import {
   type ErrorBody,
   type UpstreamPair,
 } from './messages-upstream-support.js';
-import {
-  answerCount,
-  closedPortURL,
-  errorEnvelope,
-  modelsWithBackend,
-  rawUpstream,
-  sseFrames,
-  streamOf,
-  streamOpening,
-  type RawUpstream,
-} from './upstream-support.js';
 
 let pair: UpstreamPair;
 let front: RunningService;

@@ -5,7 +5,17 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { postJson, signedTurn, startService, type RunningService } from '@mms/testing';
+import {
+  answerCount,
+  modelsWithBackend,
+  postJson,
+  rawUpstream,
+  signedTurn,
+  sseFrames,
+  startService,
+  streamOf,
+  type RunningService,
+} from '@mms/testing';
 import { innerSignature } from '../packages/server/src/signing/thinking-signature.js';
 import {
   hello,
@@ -18,7 +28,6 @@ import {
   type Block,
   type UpstreamPair,
 } from './messages-upstream-support.js';
-import { answerCount, modelsWithBackend, rawUpstream, sseFrames, streamOf } from './upstream-support.js';
 
 let pair: UpstreamPair;
 let pagesOrigin: string;

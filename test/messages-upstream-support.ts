@@ -9,8 +9,15 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { postJson, readSse, scriptedModels, startService, type RunningService, type SseEvent } from '@mms/testing';
-import { modelsWithBackend } from './upstream-support.js';
+import {
+  modelsWithBackend,
+  postJson,
+  readSse,
+  scriptedModels,
+  startService,
+  type RunningService,
+  type SseEvent,
+} from '@mms/testing';
 
 export interface Block {
   type: string;

@@ -9,10 +9,20 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeOpenAiEngine, postJson, startService, tinyLlamaModel, type RunningService } from '@mms/testing';
+import {
+  answerCount,
+  FakeOpenAiEngine,
+  postJson,
+  rawUpstream,
+  sseFrames,
+  startService,
+  streamOf,
+  tinyLlamaModel,
+  type RawUpstream,
+  type RunningService,
+} from '@mms/testing';
 import { Signer } from '../packages/server/src/signing/signer.js';
 import { encodeSearchContent } from '../packages/server/src/tools/web-search/encrypted-content.js';
-import { answerCount, rawUpstream, sseFrames, streamOf, type RawUpstream } from './upstream-support.js';
 
 const BACKENDS = ['scripted', 'llama', 'vllm', 'upstream'] as const;
 type BackendName = (typeof BACKENDS)[number];
@@ -182,7 +192,7 @@ describe('a search result reads as text to every engine, never as its base64', (
 
   test("scripted: the result's text is what counts, not its encoding", async () => {
     // The same result with its text twice counts the text's own tokens more; its base64 would
-    // count as a token or two. (llama-cpp reads the same text: test/web-search-tool.test.ts.)
+    // count as a token or two. (llama-cpp reads the same text: packages/server/test/web-search-tool.test.ts.)
     const longer = structuredClone(conversation);
     const result = (longer.messages[1]!.content as Array<{ content?: Array<{ encrypted_content: string }> }>)[1]!
       .content![0]!;

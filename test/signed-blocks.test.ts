@@ -9,10 +9,9 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { postJson, scriptedModels, startService, type RunningService } from '@mms/testing';
+import { documentsFolder, postJson, scriptedModels, startService, type RunningService } from '@mms/testing';
 import { Signer } from '@mms/server';
 import { encodeSearchContent } from '../packages/server/src/tools/web-search/encrypted-content.js';
-import { documentsFolder } from './web-search-support.js';
 
 interface Block {
   type: string;

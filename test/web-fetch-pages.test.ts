@@ -6,20 +6,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseMessageRequest } from '@mms/protocol';
-import { postJson, type RunningService } from '@mms/testing';
+import { JSON_BODY, LONG_TITLE, postJson, type RunningService } from '@mms/testing';
 import { WebFetchTool } from '../packages/server/src/tools/web-fetch/web-fetch-tool.js';
 import { decodeSearchContent } from '../packages/server/src/tools/web-search/encrypted-content.js';
-import {
-  FETCH_TOOL,
-  fetchVia,
-  JSON_BODY,
-  LONG_TITLE,
-  results,
-  served,
-  startFetchBench,
-  type FetchBench,
-  type Reply,
-} from './web-fetch-support.js';
+import { FETCH_TOOL, fetchVia, results, startFetchBench, type FetchBench, type Reply } from './web-fetch-support.js';
 
 let bench: FetchBench;
 let origin: string;
@@ -207,14 +197,14 @@ describe('context budget of a turn', () => {
       messages: [{ role: 'user', content: `fetch ${origin}/notes.txt` }],
       tools: [{ ...FETCH_TOOL, max_content_tokens: 20_000 }],
     };
-    const before = served.length;
+    const before = bench.served.length;
     const reply = (await (await postJson(allowed, '/v1/messages', body)).json()) as Reply;
     assert.equal(headroomCharacters(reply), 520);
     assert.deepEqual(results(reply.content), [
       { type: 'web_fetch_tool_result_error', error_code: 'max_uses_exceeded' },
     ]);
     assert.equal(reply.usage.server_tool_use?.web_fetch_requests, 0);
-    assert.deepEqual(served.slice(before), []);
+    assert.deepEqual(bench.served.slice(before), []);
   });
 
   test('a title longer than the share gives way, so that the text keeps the note that says it was cut', async () => {

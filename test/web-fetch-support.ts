@@ -1,34 +1,24 @@
 /**
- * Shared set-up of the web fetch tests: a page server on loopback (HTML, text, JSON, redirects,
- * huge, slow and rate-limited pages, one with a long title) that records every path asked for, two loopback hosts on one
- * port for DNS rebinding, a script that fetches what the user text names, and four services with
+ * Shared set-up of the web fetch end-to-end tests: the testing kit's page server and rebinding
+ * hosts (page-server.ts), a script that fetches what the user text names, and four services with
  * different fetch settings.
  */
-import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer, type RequestListener, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { postJson, scriptedModels, startService, type RunningService } from '@mms/testing';
-import { parseMessageRequest, type ServerToolResultBlock } from '@mms/protocol';
-import type { HostLookup } from '../packages/server/src/tools/web-fetch/guarded-agent.js';
-import { WebFetchTool } from '../packages/server/src/tools/web-fetch/web-fetch-tool.js';
+import {
+  postJson,
+  scriptedModels,
+  startPageServer,
+  startRebindingHosts,
+  startService,
+  type RunningService,
+} from '@mms/testing';
 
-const ARTICLE = `<html><head><title>Otters</title></head><body><nav><a href="/">Home</a> | <a href="/about">About</a></nav>
-<article><h1>Sea otters</h1><p>Sea otters hold hands while they sleep so that they do not drift apart. ${'They use stones as tools. '.repeat(20)}</p>
-<p>Otters have the densest fur of any animal.</p></article><footer>Copyright</footer></body></html>`;
-
-/** A title of 400 characters, longer than a small share of the context budget. */
-export const LONG_TITLE = `Otters ${'and their long river valleys '.repeat(14)}`.slice(0, 400);
-const LONG_TITLE_PAGE = `<html><head><title>${LONG_TITLE}</title></head><body><article><p>${'Otters float on their backs and crack shells on their chests. '.repeat(20)}</p></article></body></html>`;
-
-const LINKS_PAGE = `<html><head><title>Index</title></head><body><article><h1>Index</h1>
-<p>${'An index of pages about otters. '.repeat(10)}</p><p>Read <a href="/linked">the linked page</a> next.</p></article></body></html>`;
-
-let pages: Server;
 let origin: string;
+let rebindOrigin: string;
+
 /** Every one must be refused before a connection is made (the IPv6 forms carry 127.0.0.1 or 169.254.169.254). */
 export const SSRF_TARGETS = [
   'http://127.0.0.1:9/',
@@ -49,46 +39,6 @@ export const SSRF_TARGETS = [
   'http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/',
 ];
 export const EXFIL_PATH = '/exfil?secret=hunter2';
-/** Every path the page server was asked for, to prove that a refused fetch sent nothing. */
-export const served: string[] = [];
-/** Settles when the connection that asked for /limited (a 429 whose body never ends) closes. */
-let limitedClosed: Promise<void> | undefined;
-export const JSON_BODY = '{"otters": [1, 2], "note": "kept as it is, spaces and all"}';
-let rebindOrigin: string;
-let allowedHost: Server;
-let privateHost: Server;
-export const privateHostRequests: string[] = [];
-export const rebindLookups: string[] = [];
-
-function servePages(): Promise<Server> {
-  const server = createServer((request, response) => {
-    served.push(request.url ?? '');
-    const routes: Record<string, () => void> = {
-      '/article': () => response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(ARTICLE),
-      '/notes.txt': () => response.writeHead(200, { 'content-type': 'text/plain' }).end('plain notes'),
-      '/image.png': () => response.writeHead(200, { 'content-type': 'image/png' }).end(Buffer.alloc(64)),
-      '/huge': () => response.writeHead(200, { 'content-type': 'text/plain' }).end('x'.repeat(200_000)),
-      '/data.json': () => response.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(JSON_BODY),
-      '/limited': () => {
-        limitedClosed = new Promise((resolve) => request.socket.once('close', () => resolve()));
-        response.writeHead(429, { 'content-type': 'text/plain', 'retry-after': '60' });
-        response.write('slow down '.repeat(100));
-      },
-      '/slow': () => setTimeout(() => response.writeHead(200, { 'content-type': 'text/plain' }).end('late'), 2000),
-      '/redirect': () => response.writeHead(302, { location: '/notes.txt' }).end(),
-      '/redirect-metadata': () =>
-        response.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end(),
-      '/redirect-loop': () => response.writeHead(302, { location: '/redirect-loop' }).end(),
-      '/missing': () => response.writeHead(404).end(),
-      '/found-by-search': () => response.writeHead(200, { 'content-type': 'text/plain' }).end('found by search'),
-      '/index.html': () => response.writeHead(200, { 'content-type': 'text/html' }).end(LINKS_PAGE),
-      '/linked': () => response.writeHead(200, { 'content-type': 'text/plain' }).end('the linked page'),
-      '/long-title': () => response.writeHead(200, { 'content-type': 'text/html' }).end(LONG_TITLE_PAGE),
-    };
-    (routes[(request.url ?? '').split('?')[0]!] ?? routes['/missing']!)();
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
-}
 
 /** A script whose step 0 fetches the first URL in the user text (twice for 'twice'), then answers. */
 function writeScript(): string {
@@ -171,26 +121,6 @@ function writeScript(): string {
   return path;
 }
 
-/** The same port on two loopback addresses; the allowed one closes every connection, so each fetch connects (and resolves) anew. */
-async function serveRebindingHosts(): Promise<void> {
-  allowedHost = createServer((_request, response) =>
-    response.writeHead(200, { 'content-type': 'text/plain', connection: 'close' }).end('from the allowed address'),
-  );
-  await new Promise<void>((resolve) => allowedHost.listen(0, '127.0.0.1', resolve));
-  const port = (allowedHost.address() as AddressInfo).port;
-  privateHost = createServer((request, response) => {
-    privateHostRequests.push(request.url ?? '');
-    response.writeHead(200, { 'content-type': 'text/plain' }).end('from the private address');
-  });
-  await new Promise<void>((resolve) => privateHost.listen(port, '127.0.0.2', resolve));
-  rebindOrigin = `http://rebind.test:${port}`;
-}
-
-const rebindingLookup: HostLookup = async (hostname) => {
-  rebindLookups.push(hostname);
-  return [{ address: rebindLookups.length === 1 ? '127.0.0.1' : '127.0.0.2', family: 4 }];
-};
-
 export interface FetchBench {
   /** The page server's origin. */
   origin: string;
@@ -204,16 +134,23 @@ export interface FetchBench {
   patient: RunningService;
   /** DNS rebinding: `rebind.test` resolves to 127.0.0.1 (allowed) first and to 127.0.0.2 (not) after. */
   rebinding: RunningService;
+  /** Every path the page server was asked for, to prove that a refused fetch sent nothing. */
+  served: string[];
   /** Settles when the connection that asked for /limited (a 429 whose body never ends) closes. */
   readonly limitedClosed: Promise<void> | undefined;
+  /** Every name the rebinding lookup was asked for. */
+  rebindLookups: string[];
+  /** Every path the private rebinding host was asked for. */
+  privateHostRequests: string[];
   close(): Promise<void>;
 }
 
 /** Starts the page servers and the four services; `close` stops them all. */
 export async function startFetchBench(): Promise<FetchBench> {
-  await serveRebindingHosts();
-  pages = await servePages();
-  origin = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
+  const rebindingHosts = await startRebindingHosts();
+  rebindOrigin = rebindingHosts.origin;
+  const pages = await startPageServer();
+  origin = pages.origin;
   const script = writeScript();
   const webFetch = { allowNetworks: ['127.0.0.1/32'], maxBytes: 50_000, timeoutMs: 500, maxRedirects: 3 };
   // One document whose URL only a search can give.
@@ -238,7 +175,7 @@ export async function startFetchBench(): Promise<FetchBench> {
       serverTools: { webFetch: { allowNetworks: ['127.0.0.1/32'], timeoutMs: 2_000 } },
     },
     process.cwd(),
-    { toolProviders: { hostLookup: rebindingLookup } },
+    { toolProviders: { hostLookup: rebindingHosts.lookup } },
   );
   return {
     origin,
@@ -247,19 +184,18 @@ export async function startFetchBench(): Promise<FetchBench> {
     guarded,
     patient,
     rebinding,
+    served: pages.served,
     get limitedClosed() {
-      return limitedClosed;
+      return pages.limitedClosed;
     },
+    rebindLookups: rebindingHosts.lookups,
+    privateHostRequests: rebindingHosts.privateHostRequests,
     close: async () => {
       await allowed.close();
       await guarded.close();
       await patient.close();
       await rebinding.close();
-      for (const server of [allowedHost, privateHost]) {
-        server.closeAllConnections();
-        server.close();
-      }
-      pages.closeAllConnections();
+      rebindingHosts.close();
       pages.close();
     },
   };
@@ -303,48 +239,4 @@ export async function fetchVia(
 /** The content of each web_fetch_tool_result block, in order. */
 export function results(content: ResultBlock[]): ResultBlock['content'][] {
   return content.filter((block) => block.type === 'web_fetch_tool_result').map((block) => block.content);
-}
-
-/**
- * For a describe block: a web fetch tool allowed onto loopback, and a page server answering with
- * `respond`, both closed after the block. `fetchBlock(path)` runs the tool on one of its pages as
- * a model's call would, with a user turn that names the URL.
- */
-export function useLoopbackFetch(respond: RequestListener): {
-  fetchBlock(path: string): Promise<ServerToolResultBlock>;
-} {
-  let pages: Server;
-  let origin = '';
-  const tool = new WebFetchTool({
-    allowNetworks: ['127.0.0.1/32'],
-    maxBytes: 50_000,
-    timeoutMs: 5_000,
-    maxRedirects: 0,
-    conversionTimeoutMs: 10_000,
-  });
-  before(async () => {
-    pages = createServer(respond);
-    await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve));
-    origin = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
-  });
-  after(async () => {
-    await tool.close();
-    pages.closeAllConnections();
-    pages.close();
-  });
-  return {
-    fetchBlock(path) {
-      const url = `${origin}${path}`;
-      const request = parseMessageRequest({
-        model: 'mid',
-        max_tokens: 10,
-        messages: [{ role: 'user', content: `read ${url}` }],
-        tools: [FETCH_TOOL],
-      });
-      return tool.run(
-        { type: 'server_tool_use', id: 'srvtoolu_loopback', name: 'web_fetch', input: { url } },
-        { request, turnSoFar: [], resultCharacters: 40_000, signal: new AbortController().signal },
-      );
-    },
-  };
 }

@@ -9,10 +9,17 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { postJson, readSse, scriptedModels, startService, type RunningService } from '@mms/testing';
+import {
+  documentsFolder,
+  postJson,
+  readSse,
+  scriptedModels,
+  startService,
+  type RunningService,
+  type WebSearchResult,
+} from '@mms/testing';
 import { decodeSearchContent } from '../packages/server/src/tools/web-search/encrypted-content.js';
 import { MAX_QUERY_CHARACTERS } from '../packages/server/src/tools/web-search/web-search-tool.js';
-import { documentsFolder, stop, type SearchResult } from './web-search-support.js';
 
 interface Block {
   type: string;
@@ -112,7 +119,8 @@ describe('web search through the service', () => {
   after(async () => {
     await service.close();
     await bare.close();
-    stop(pages);
+    pages.closeAllConnections();
+    pages.close();
   });
 
   const SEARCH_TOOL = { type: 'web_search_20260209', name: 'web_search', allowed_callers: ['direct'], max_uses: 5 };
@@ -146,7 +154,7 @@ describe('web search through the service', () => {
     );
     const [search, , , fetchUse] = reply.content;
     assert.equal(reply.content[1]?.tool_use_id, search?.id);
-    const results = resultsOf(reply)[0] as SearchResult[];
+    const results = resultsOf(reply)[0] as WebSearchResult[];
     assert.equal(results[0]?.url, `${origin}/docs/otters.md`);
     assert.equal(results[0]?.title, 'Sea otters');
     assert.equal(results[0]?.page_age, '2024-05-01');
@@ -204,7 +212,7 @@ describe('web search through the service', () => {
     );
     const searchResult = starts[1]!;
     assert.equal(searchResult.tool_use_id, starts[0]?.id);
-    assert.equal((searchResult.content as SearchResult[])[0]?.url, `${origin}/docs/otters.md`);
+    assert.equal((searchResult.content as WebSearchResult[])[0]?.url, `${origin}/docs/otters.md`);
     // The server_tool_use block's input streams as JSON deltas, like a client tool's.
     const searchIndex = events.find((event) => event.event === 'content_block_start')?.data.index;
     const inputJson = events
@@ -239,7 +247,7 @@ describe('web search through the service', () => {
   test('allowed_domains and blocked_domains filter search results', async () => {
     const all = await ask(service, [{ role: 'user', content: 'search rivers' }], [SEARCH_TOOL]);
     assert.deepEqual(
-      new Set((resultsOf(all)[0] as SearchResult[]).map((result) => new URL(result.url).hostname)),
+      new Set((resultsOf(all)[0] as WebSearchResult[]).map((result) => new URL(result.url).hostname)),
       new Set(['127.0.0.1', 'rivers.example.org']),
     );
 
@@ -249,7 +257,7 @@ describe('web search through the service', () => {
       [{ ...SEARCH_TOOL, allowed_domains: ['rivers.example.org'] }],
     );
     assert.deepEqual(
-      (resultsOf(allowed)[0] as SearchResult[]).map((result) => result.url),
+      (resultsOf(allowed)[0] as WebSearchResult[]).map((result) => result.url),
       ['https://rivers.example.org/world'],
     );
 
@@ -258,7 +266,7 @@ describe('web search through the service', () => {
       [{ role: 'user', content: 'search rivers' }],
       [{ ...SEARCH_TOOL, blocked_domains: ['example.org'] }],
     );
-    const urls = (resultsOf(blocked)[0] as SearchResult[]).map((result) => result.url);
+    const urls = (resultsOf(blocked)[0] as WebSearchResult[]).map((result) => result.url);
     assert.ok(urls.length > 0 && urls.every((url) => url.startsWith(`${origin}/docs/`)), urls.join());
   });
 

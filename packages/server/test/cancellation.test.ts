@@ -1,7 +1,7 @@
 /** A request's cancellation and the AbortSignal it makes on demand (backends/cancellation.ts). */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Cancellation } from '../packages/server/src/backends/cancellation.js';
+import { Cancellation } from '../src/backends/cancellation.js';
 
 test('before any abort: not aborted, throwIfAborted passes, a signal made now is live', () => {
   const cancellation = new Cancellation();

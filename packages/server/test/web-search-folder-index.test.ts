@@ -9,15 +9,13 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { DomainFilter } from '../packages/server/src/tools/domain-filter.js';
-import { readFolderDocument } from '../packages/server/src/tools/web-search/folder-document.js';
-import {
-  DEFAULT_INDEX_FILE_NAME,
-  FolderSearchProvider,
-} from '../packages/server/src/tools/web-search/folder-provider.js';
-import { passageExcerpt } from '../packages/server/src/tools/web-search/passage-excerpt.js';
-import { SearchFailure } from '../packages/server/src/tools/web-search/search-provider.js';
-import { documentsFolder, never, OTTERS_MD } from './web-search-support.js';
+import { documentsFolder, OTTERS_MD } from '@mms/testing';
+import { DomainFilter } from '../src/tools/domain-filter.js';
+import { readFolderDocument } from '../src/tools/web-search/folder-document.js';
+import { DEFAULT_INDEX_FILE_NAME, FolderSearchProvider } from '../src/tools/web-search/folder-provider.js';
+import { passageExcerpt } from '../src/tools/web-search/passage-excerpt.js';
+import { SearchFailure } from '../src/tools/web-search/search-provider.js';
+import { never } from './web-search-support.js';
 
 /** For documents that are not HTML: no conversion is asked for. */
 const noHtml = () => Promise.reject(new Error('only HTML is converted'));

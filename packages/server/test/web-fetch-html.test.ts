@@ -5,8 +5,8 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { htmlToMarkdown } from '../packages/server/src/tools/web-fetch/html-to-markdown.js';
-import { useLoopbackFetch } from './web-fetch-support.js';
+import { htmlToMarkdown } from '../src/tools/web-fetch/html-to-markdown.js';
+import { useLoopbackFetch } from './loopback-fetch.js';
 
 describe('pages that leave out optional tags', () => {
   const cases: Array<[string, string, { title: string | null; text: string }]> = [

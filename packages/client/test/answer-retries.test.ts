@@ -1,5 +1,5 @@
 /**
- * The client's answer retries against a raw HTTP server (raw-messages-server.ts), where stop
+ * The client's answer retries against a raw HTTP server (raw-messages-support.ts), where stop
  * reasons and usage are exact: truncation, retries that would outgrow the prompt budget, and
  * answers that are not objects.
  */
@@ -14,15 +14,15 @@ import {
   start,
   toolBlock,
   usage,
-  useRawMessagesServer,
-  type Handler,
-} from './raw-messages-server.js';
+  useRawMessagesClient,
+} from './raw-messages-support.js';
+import type { RawMessagesHandler } from '@mms/testing';
 
-const fake = useRawMessagesServer();
+const fake = useRawMessagesClient();
 
 describe('truncation, exactly', () => {
   const truncated =
-    (input: number): Handler =>
+    (input: number): RawMessagesHandler =>
     (response) => {
       openStream(response);
       response.end(start(input) + toolBlock('{"name":"A') + finish('max_tokens', input, 512));
@@ -73,7 +73,7 @@ describe('a retry that grows the prompt past its budget is not sent (decision 00
   const long = { ...ask, model: small, input: 'y'.repeat(40_000), maxTokens: 4_000 };
   const pad = 'x'.repeat(8_000);
   const text =
-    (words: string): Handler =>
+    (words: string): RawMessagesHandler =>
     (response) => {
       openStream(response);
       response.end(
@@ -85,7 +85,7 @@ describe('a retry that grows the prompt past its budget is not sent (decision 00
       );
     };
   const writes =
-    (input: unknown): Handler =>
+    (input: unknown): RawMessagesHandler =>
     (response) => {
       openStream(response);
       response.end(start() + toolBlock(JSON.stringify(input)) + finish('tool_use', 20, 2_000));
@@ -121,7 +121,7 @@ describe('a retry that grows the prompt past its budget is not sent (decision 00
 
 describe('a tool input that is not an object', () => {
   const writes =
-    (json: string): Handler =>
+    (json: string): RawMessagesHandler =>
     (response) => {
       openStream(response);
       response.end(start() + toolBlock(json) + finish('tool_use', 20, 3));

@@ -4,7 +4,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { useLoopbackFetch } from './web-fetch-support.js';
+import { useLoopbackFetch } from './loopback-fetch.js';
 
 const latin1 = (text: string) => Buffer.from(text, 'latin1');
 const ARTICLE = (body: string) =>

@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import type { StreamEvent } from '@mms/protocol';
-import { ConnectionClosing } from '../packages/server/src/http/connection-closing.js';
-import { SseWriter } from '../packages/server/src/http/sse-writer.js';
+import { ConnectionClosing } from '../src/http/connection-closing.js';
+import { SseWriter } from '../src/http/sse-writer.js';
 
 /** A response whose every write reports a full buffer, then drains on the next turn unless held. */
 class BackpressuredResponse extends EventEmitter {

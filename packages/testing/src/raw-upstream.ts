@@ -5,7 +5,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { scriptedModels } from '@mms/testing';
+import { scriptedModels } from './start-service.js';
 
 export interface RawUpstream {
   baseURL: string;

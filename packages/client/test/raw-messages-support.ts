@@ -1,71 +1,30 @@
 /**
- * A raw HTTP server that answers the client's requests with scripted handlers, for what the real
- * service cannot be made to do on cue: exact statuses and headers, error events, streams that
- * stall or break, exact stop reasons and usage. `useRawMessagesServer()` starts it for a test
- * file and empties its record before each test.
+ * The client tests' side of the raw Messages server (useRawMessagesServer in @mms/testing): a
+ * Client of it, and the scripted answers its handlers send (SSE frames, statuses, stalls).
+ * `useRawMessagesClient()` starts the server for a test file, with `client()` to call it.
  */
-import { after, before, beforeEach } from 'node:test';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { ServerResponse } from 'node:http';
 import { Client, type ClientOptions, type RetryInfo } from '@mms/client';
+import { useRawMessagesServer, type RawMessagesHandler, type RawMessagesServer } from '@mms/testing';
 
-export type Handler = (response: ServerResponse, body: Record<string, unknown>) => void;
-
-export interface RawMessagesServer {
-  baseURL: string;
-  /** The n-th request gets the n-th handler; the last one answers every request after it. */
-  handlers: Handler[];
-  bodies: Array<Record<string, unknown>>;
-  requestHeaders: IncomingMessage['headers'][];
+export interface RawMessagesClient extends RawMessagesServer {
   /** A Client of this server with short backoffs; `retries` collects its onRetry calls. */
   client(options?: Partial<ClientOptions>, retries?: RetryInfo[]): Client;
 }
 
-export function useRawMessagesServer(): RawMessagesServer {
-  let server: Server;
-  const fake: RawMessagesServer = {
-    baseURL: '',
-    handlers: [],
-    bodies: [],
-    requestHeaders: [],
-    client: (options = {}, retries = []) =>
+export function useRawMessagesClient(): RawMessagesClient {
+  const server = useRawMessagesServer();
+  return Object.assign(server, {
+    client: (options: Partial<ClientOptions> = {}, retries: RetryInfo[] = []) =>
       new Client({
-        baseURL: fake.baseURL,
+        baseURL: server.baseURL,
         apiKey: 'key-0123456789',
         models: { small: 'small', mid: { id: 'mid', maxOutputTokens: 64_000 }, large: 'large' },
         backoff: { initialMs: 10, maxMs: 40 },
         hooks: { onRetry: (info) => retries.push(info) },
         ...options,
       }),
-  };
-  before(async () => {
-    server = createServer((request, response) => {
-      let text = '';
-      request.on('data', (chunk: Buffer) => (text += chunk));
-      request.on('end', () => {
-        const index = fake.bodies.length;
-        fake.bodies.push(JSON.parse(text) as Record<string, unknown>);
-        fake.requestHeaders.push(request.headers);
-        response.setHeader('request-id', `req_${index + 1}`);
-        (fake.handlers[Math.min(index, fake.handlers.length - 1)] ?? ((res) => res.end()))(
-          response,
-          fake.bodies[index]!,
-        );
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    fake.baseURL = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
-  after(async () => {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  });
-  beforeEach(() => {
-    fake.bodies = [];
-    fake.requestHeaders = [];
-    fake.handlers = [];
-  });
-  return fake;
 }
 
 export const usage = (input: number, output: number) => ({
@@ -111,19 +70,19 @@ export function openStream(response: ServerResponse): void {
   response.writeHead(200, { 'content-type': 'text/event-stream' });
 }
 export const answer =
-  (input = 20, output = 9): Handler =>
+  (input = 20, output = 9): RawMessagesHandler =>
   (response) => {
     openStream(response);
     response.end(start(input) + toolBlock('{"name":"Ada"}') + finish('tool_use', input, output));
   };
 export const status =
-  (code: number, headers: Record<string, string> = {}, type = 'api_error'): Handler =>
+  (code: number, headers: Record<string, string> = {}, type = 'api_error'): RawMessagesHandler =>
   (response) => {
     response.writeHead(code, { 'content-type': 'application/json', ...headers });
     response.end(JSON.stringify({ type: 'error', error: { type, message: `status ${code}` }, request_id: null }));
   };
 export const stall =
-  (prefix: string): Handler =>
+  (prefix: string): RawMessagesHandler =>
   (response) => {
     openStream(response);
     response.write(prefix);

@@ -1,13 +1,12 @@
 /**
- * The client's transport and retry ladder against a raw HTTP server (raw-messages-server.ts):
+ * The client's transport and retry ladder against a raw HTTP server (raw-messages-support.ts):
  * exact statuses and headers (retry-after-ms, x-should-retry), an overloaded error event,
  * streams that stall or break, timers and deadlines.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { ClientConfigError, type RetryInfo } from '@mms/client';
+import { closedPortURL } from '@mms/testing';
 import {
   answer,
   ask,
@@ -19,10 +18,10 @@ import {
   status,
   toolBlock,
   usage,
-  useRawMessagesServer,
-} from './raw-messages-server.js';
+  useRawMessagesClient,
+} from './raw-messages-support.js';
 
-const fake = useRawMessagesServer();
+const fake = useRawMessagesClient();
 
 describe('headers and statuses', () => {
   test('the request carries the key, the version header, JSON and stream: true', async () => {
@@ -257,11 +256,7 @@ describe('timers inside the deadline', () => {
   });
 
   test('connection refused is retried, then reported with its cause', async () => {
-    const closed = createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const port = (closed.address() as AddressInfo).port;
-    await new Promise((resolve) => closed.close(resolve));
-    const result = await fake.client({ baseURL: `http://127.0.0.1:${port}`, maxRetries: 2 }).structured(ask);
+    const result = await fake.client({ baseURL: await closedPortURL(), maxRetries: 2 }).structured(ask);
     assert.ok(!result.ok && result.kind === 'http', JSON.stringify(result));
     assert.equal(result.status, undefined);
     assert.equal(result.attempts, 3);

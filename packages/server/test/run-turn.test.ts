@@ -13,16 +13,16 @@ import {
   type ServerToolResultBlock,
   type ServerToolUseBlock,
 } from '@mms/protocol';
-import type { Backend } from '../packages/server/src/backends/backend.js';
-import { Cancellation } from '../packages/server/src/backends/cancellation.js';
-import { runTurn } from '../packages/server/src/agent/run-turn.js';
-import { buildModelPrompt } from '../packages/server/src/backends/call/build-model-call.js';
-import type { ServerToolRunner } from '../packages/server/src/agent/server-tool-runner.js';
-import { serverCallIdVerifies } from '../packages/server/src/signing/server-call-id.js';
-import { Signer } from '../packages/server/src/signing/signer.js';
-import { innerSignature, thinkingSignatureVerifies } from '../packages/server/src/signing/thinking-signature.js';
-import { turnDigest } from '../packages/server/src/signing/turn-digest.js';
-import type { StreamPart } from '../packages/server/src/streaming/stream-part.js';
+import type { Backend } from '../src/backends/backend.js';
+import { Cancellation } from '../src/backends/cancellation.js';
+import { runTurn } from '../src/agent/run-turn.js';
+import { buildModelPrompt } from '../src/backends/call/build-model-call.js';
+import type { ServerToolRunner } from '../src/agent/server-tool-runner.js';
+import { serverCallIdVerifies } from '../src/signing/server-call-id.js';
+import { Signer } from '../src/signing/signer.js';
+import { innerSignature, thinkingSignatureVerifies } from '../src/signing/thinking-signature.js';
+import { turnDigest } from '../src/signing/turn-digest.js';
+import type { StreamPart } from '../src/streaming/stream-part.js';
 
 const signer = new Signer(Buffer.alloc(32, 3));
 

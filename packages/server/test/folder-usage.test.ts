@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { lstatSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { folderUsage, isOver, MAX_FOLDER_ENTRIES } from '../packages/server/src/tools/code-execution/folder-usage.js';
+import { folderUsage, isOver, MAX_FOLDER_ENTRIES } from '../src/tools/code-execution/folder-usage.js';
 
 const BIG = 1 << 30;
 

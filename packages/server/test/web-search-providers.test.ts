@@ -3,10 +3,11 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { BraveSearchProvider } from '../packages/server/src/tools/web-search/brave-provider.js';
-import { decodeSearchContent } from '../packages/server/src/tools/web-search/encrypted-content.js';
-import { SearxngSearchProvider } from '../packages/server/src/tools/web-search/searxng-provider.js';
-import { errorCode, never, runTool, stop, TOOL_SIGNER, type SearchResult } from './web-search-support.js';
+import type { WebSearchResult } from '@mms/testing';
+import { BraveSearchProvider } from '../src/tools/web-search/brave-provider.js';
+import { decodeSearchContent } from '../src/tools/web-search/encrypted-content.js';
+import { SearxngSearchProvider } from '../src/tools/web-search/searxng-provider.js';
+import { errorCode, never, runTool, stop, TOOL_SIGNER } from './web-search-support.js';
 
 interface Recorded {
   url: URL;
@@ -133,7 +134,7 @@ describe('Brave provider', () => {
       const block = await runTool(provider, { query: 'otters' }, { blocked_domains: ['EXAMPLE.net.'] });
       assert.equal(block.type, 'web_search_tool_result');
       assert.equal(block.tool_use_id, 'srvtoolu_1');
-      const results = block.content as SearchResult[];
+      const results = block.content as WebSearchResult[];
       assert.deepEqual(
         results.map((result) => result.url),
         ['https://www.otters.example.com/sea', 'https://rivers.example.org/otters'],
@@ -147,7 +148,7 @@ describe('Brave provider', () => {
 
       const allowed = await runTool(provider, { query: 'otters' }, { allowed_domains: ['otters.example.com'] });
       assert.deepEqual(
-        (allowed.content as SearchResult[]).map((result) => result.url),
+        (allowed.content as WebSearchResult[]).map((result) => result.url),
         ['https://www.otters.example.com/sea'],
       );
     } finally {

@@ -6,12 +6,12 @@
 import { spawn } from 'node:child_process';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { htmlToMarkdown } from '../packages/server/src/tools/web-fetch/html-to-markdown.js';
-import { linksInPage, urlsInText } from '../packages/server/src/tools/web-fetch/urls-in-text.js';
+import { htmlToMarkdown } from '../src/tools/web-fetch/html-to-markdown.js';
+import { linksInPage, urlsInText } from '../src/tools/web-fetch/urls-in-text.js';
 
 /** Inputs of 200,000 characters: linear work finishes in moments, quadratic work in minutes. */
 const LARGE = 200_000;
-const SCANNER_MODULE = new URL('../packages/server/src/tools/web-fetch/urls-in-text.ts', import.meta.url).href;
+const SCANNER_MODULE = new URL('../src/tools/web-fetch/urls-in-text.ts', import.meta.url).href;
 const CHILD_SCAN = `
 const [scanner, pageUrl] = process.argv.slice(1);
 const { urlsInText, linksInPage } = await import(${JSON.stringify(SCANNER_MODULE)});

@@ -9,26 +9,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseMessageRequest } from '@mms/protocol';
 import { ConfigError, loadConfig, validateConfig } from '@mms/server';
-import { buildModelPrompt } from '../packages/server/src/backends/call/build-model-call.js';
-import { toChatHistory } from '../packages/server/src/backends/llama-cpp/chat-history.js';
-import { renderPrompt } from '../packages/server/src/backends/scripted/tokenizer.js';
-import { resultCharacters } from '../packages/server/src/agent/context-budget.js';
+import { documentsFolder, type WebSearchResult } from '@mms/testing';
+import { buildModelPrompt } from '../src/backends/call/build-model-call.js';
+import { toChatHistory } from '../src/backends/llama-cpp/chat-history.js';
+import { renderPrompt } from '../src/backends/scripted/tokenizer.js';
+import { resultCharacters } from '../src/agent/context-budget.js';
 
 const PROFILE = { id: 'm', tier: 'mid', generation: 'older', contextWindow: 8000, maxOutputTokens: 4000 } as const;
-import { DomainFilter } from '../packages/server/src/tools/domain-filter.js';
-import { checkSignedBlocks } from '../packages/server/src/signing/signed-blocks-check.js';
-import { Signer } from '../packages/server/src/signing/signer.js';
-import {
-  decodeSearchContent,
-  encodeSearchContent,
-  readableText,
-} from '../packages/server/src/tools/web-search/encrypted-content.js';
-import { MIN_RESULT_TEXT, MIN_SEARCH_CHARACTERS } from '../packages/server/src/tools/web-search/fit-results.js';
-import { FolderSearchProvider } from '../packages/server/src/tools/web-search/folder-provider.js';
-import { webSearchResultText } from '../packages/server/src/tools/web-search/result-text.js';
-import type { SearchHit, SearchProvider } from '../packages/server/src/tools/web-search/search-provider.js';
-import { MAX_QUERY_CHARACTERS } from '../packages/server/src/tools/web-search/web-search-tool.js';
-import { documentsFolder, errorCode, runTool, type SearchResult } from './web-search-support.js';
+import { DomainFilter } from '../src/tools/domain-filter.js';
+import { checkSignedBlocks } from '../src/signing/signed-blocks-check.js';
+import { Signer } from '../src/signing/signer.js';
+import { decodeSearchContent, encodeSearchContent, readableText } from '../src/tools/web-search/encrypted-content.js';
+import { MIN_RESULT_TEXT, MIN_SEARCH_CHARACTERS } from '../src/tools/web-search/fit-results.js';
+import { FolderSearchProvider } from '../src/tools/web-search/folder-provider.js';
+import { webSearchResultText } from '../src/tools/web-search/result-text.js';
+import type { SearchHit, SearchProvider } from '../src/tools/web-search/search-provider.js';
+import { MAX_QUERY_CHARACTERS } from '../src/tools/web-search/web-search-tool.js';
+import { errorCode, runTool } from './web-search-support.js';
 
 describe('tool input and error codes', () => {
   const folder = documentsFolder();
@@ -93,7 +90,7 @@ describe("the results fit the call's share of the context budget", () => {
     const provider = longLabelProvider();
     for (const share of [MIN_SEARCH_CHARACTERS + 300, 600, 1000, 1400, 400_000]) {
       const block = await runTool(provider, { query: 'otters' }, {}, 5_000, share);
-      const results = block.content as SearchResult[];
+      const results = block.content as WebSearchResult[];
       assert.ok(Array.isArray(results) && results.length > 0, `share ${share}: ${JSON.stringify(block.content)}`);
       assert.ok(resultCharacters(block) <= share, `share ${share}: ${resultCharacters(block)} characters`);
       // Every kept result shows some text; the best-ranked results are the ones kept.
@@ -101,9 +98,12 @@ describe("the results fit the call's share of the context budget", () => {
         assert.ok((readableText(result) ?? '').length >= MIN_RESULT_TEXT / 2, `share ${share}`);
       assert.match(results[0]!.url, /1$/);
     }
-    assert.equal(((await runTool(provider, { query: 'otters' }, {}, 5_000, 1000)).content as SearchResult[]).length, 2);
     assert.equal(
-      ((await runTool(provider, { query: 'otters' }, {}, 5_000, 400_000)).content as SearchResult[]).length,
+      ((await runTool(provider, { query: 'otters' }, {}, 5_000, 1000)).content as WebSearchResult[]).length,
+      2,
+    );
+    assert.equal(
+      ((await runTool(provider, { query: 'otters' }, {}, 5_000, 400_000)).content as WebSearchResult[]).length,
       3,
     );
   });

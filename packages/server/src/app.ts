@@ -175,7 +175,9 @@ export class App {
     });
     const bound = this.server.address() as AddressInfo;
     const host = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
-    this.log.info(`Server listening at http://${host}:${bound.port}`);
+    this.log.info(
+      `Server listening at http://${host}:${bound.port}, holding at most ${this.limit.max} connections (listen.maxConnections)`,
+    );
   }
 
   /**

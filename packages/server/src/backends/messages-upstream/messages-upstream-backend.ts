@@ -253,6 +253,7 @@ export class MessagesUpstreamBackend implements Backend {
       parsed,
       headerValue(response, 'retry-after'),
       headerValue(response, ERROR_CODE_HEADER),
+      this.where,
     );
   }
 }

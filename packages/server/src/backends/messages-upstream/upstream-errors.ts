@@ -35,7 +35,8 @@ export interface UpstreamErrorBody {
 
 /**
  * An error envelope (from a status or an `event: error`) -> a ServiceError. `errorCode` is the
- * upstream's `mms-error-code` header, where it is an mms (http/error-reply.ts).
+ * upstream's `mms-error-code` header, where it is an mms (http/error-reply.ts); `address`, the
+ * upstream's, goes into the cause that the log shows.
  */
 export function upstreamError(
   where: string,
@@ -43,6 +44,7 @@ export function upstreamError(
   body: UpstreamErrorBody | undefined,
   retryAfter: string | undefined,
   errorCode?: string,
+  address = 'the upstream',
 ): ServiceError {
   const type = typeof body?.error?.type === 'string' ? body.error.type : undefined;
   const message = typeof body?.error?.message === 'string' ? body.error.message : undefined;
@@ -51,7 +53,7 @@ export function upstreamError(
     return new ServiceError(
       'internal',
       `${where} was refused by its upstream (${answered}): check the backend's apiKey or apiKeyEnv; the upstream's answer is in the service's log`,
-      { cause: new Error(`the upstream answered ${answered}: ${message ?? 'no message'}`) },
+      { cause: new Error(`${address} answered ${answered}: ${message ?? 'no message'}`) },
     );
   }
   if (type === 'not_found_error') {

@@ -60,7 +60,7 @@ const IDLE_SWEEP_MS = 100;
  * 30 s, let a slowloris client's headers trickle for up to 90 s against a 60 s limit; checked
  * every second (every headersTimeoutMs, if shorter), a limit holds to within that.
  */
-const MOST_TIMEOUT_CHECK_MS = 1_000;
+const LONGEST_TIMEOUT_CHECK_MS = 1_000;
 /** The methods this service has routes for, for the 405 that answers CONNECT. */
 const ALLOWED_METHODS = 'GET, HEAD, POST';
 
@@ -134,7 +134,7 @@ export class App {
         keepAliveTimeout: listen.keepAliveTimeoutMs,
         headersTimeout: listen.headersTimeoutMs,
         requestTimeout: listen.requestTimeoutMs,
-        connectionsCheckingInterval: Math.min(MOST_TIMEOUT_CHECK_MS, listen.headersTimeoutMs),
+        connectionsCheckingInterval: Math.min(LONGEST_TIMEOUT_CHECK_MS, listen.headersTimeoutMs),
         // Checked in handle(), so that the 400 has the envelope and a request-id.
         requireHostHeader: false,
       },

@@ -24,7 +24,7 @@ import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
 /** Connections over the limit that may wait for their request to be answered 503. */
-export const REFUSAL_ROOM = 64;
+const REFUSAL_ROOM = 64;
 
 export class ConnectionLimit {
   /** Connections held within the limit. */

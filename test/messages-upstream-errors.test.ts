@@ -122,7 +122,7 @@ describe('errors from the upstream keep their type and message', () => {
       assert.equal(response.status, 500);
       const error = ((await response.json()) as ErrorBody).error;
       assert.equal(error.type, 'api_error');
-      assert.match(error.message, /authentication_error.*invalid x-api-key.*apiKey/);
+      assert.match(error.message, /model mid-newer was refused by its upstream \(authentication_error, 401\).*apiKey/);
     });
 
     test('a 529 with its own retry-after keeps it', async () => {

@@ -37,7 +37,7 @@ describe('engine errors', () => {
       'error-404-model',
       500,
       'api_error',
-      /the ollama engine answered 404: model 'qwen3:8b' not found; check the backend's baseURL and model/,
+      /the ollama engine of model ollama answered 404: model 'qwen3:8b' not found; check the backend's baseURL and model/,
     ],
   ];
   for (const [kind, fixture, status, type, message] of cases) {

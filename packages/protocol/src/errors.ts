@@ -45,11 +45,31 @@ export const ERROR_TABLE = {
     type: 'not_found_error',
     description: 'Unknown route, or a model id or alias that is not configured.',
   },
+  method_not_allowed: {
+    status: 405,
+    type: 'invalid_request_error',
+    description: 'CONNECT: the service is not a proxy. Other unknown methods and paths are not_found.',
+  },
+  request_timeout: {
+    status: 408,
+    type: 'timeout_error',
+    description: "The client did not send the request's headers, or all of it, within the service's listen limits.",
+  },
   request_too_large: { status: 413, type: 'request_too_large', description: 'The body is larger than 32 MB.' },
+  expectation_failed: {
+    status: 417,
+    type: 'invalid_request_error',
+    description: 'An Expect header other than 100-continue.',
+  },
   rate_limited: {
     status: 429,
     type: 'rate_limit_error',
     description: 'Too many requests; the response carries retry-after.',
+  },
+  headers_too_large: {
+    status: 431,
+    type: 'request_too_large',
+    description: "The request's headers are larger than node:http reads (16 KB).",
   },
   internal: { status: 500, type: 'api_error', description: 'An unexpected failure inside the service or its backend.' },
   model_output_invalid: {
@@ -57,6 +77,12 @@ export const ERROR_TABLE = {
     type: 'api_error',
     description:
       "The model's output broke the request's contract (schema, offered tools) after the one retry the service makes; the backend itself worked.",
+  },
+  too_many_connections: {
+    status: 503,
+    type: 'overloaded_error',
+    description:
+      'The service holds listen.maxConnections connections and every one has a request in flight; the response carries retry-after.',
   },
   timeout: {
     status: 504,

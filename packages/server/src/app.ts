@@ -1,7 +1,10 @@
 /**
  * The service on node:http: every route and the checks before them on one screen. Order of
- * checks on a request: request id -> API key (not for /health) -> version header (on /v1) ->
- * route (404 when none) -> body size and JSON (in the routes that take a body).
+ * checks on a request: request id -> the edge's own (a connection over listen.maxConnections:
+ * 503; HTTP/1.1 without Host: 400; an Expect other than 100-continue: 417) -> API key (not for
+ * /health) -> version header (on /v1) -> route (404 when none) -> body size and JSON (in the
+ * routes that take a body). What node:http would answer on its own, before a request reaches
+ * here, is answered in the same envelope (http/socket-error-reply.ts).
  *
  * No web framework: the one used before cost a fifth of the service's throughput on the
  * scripted backend, for routing five paths and reading a JSON body (docs/decisions/0012).
@@ -9,15 +12,21 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { pino, type Logger } from 'pino';
-import { ERROR_CODE_HEADER, errorEnvelope, ServiceError } from '@mms/protocol';
+import { ServiceError } from '@mms/protocol';
 import type { ServerToolRunner } from './agent/server-tool-runner.js';
 import type { ServiceConfig } from './config/config-schema.js';
+import { configuredSecrets } from './config/configured-secrets.js';
 import { ApiKeyCheck } from './http/auth.js';
 import { ConnectionClosing } from './http/connection-closing.js';
+import { ConnectionLimit } from './http/connection-limit.js';
 import { errorReply } from './http/error-reply.js';
+import { endJsonBody } from './http/json-body-writing.js';
+import { defaultMaxConnections } from './http/open-file-limit.js';
 import { ReplyBatching } from './http/reply-batching.js';
+import { ReplyRedaction } from './http/reply-redaction.js';
 import { newRequestId } from './http/request-id.js';
 import { Router, WRITTEN } from './http/router.js';
+import { clientErrorOf, writeSocketErrorReply } from './http/socket-error-reply.js';
 import { assertVersionHeader } from './http/version-header.js';
 import type { ModelRegistry } from './models/model-registry.js';
 import { registerCountTokensRoute } from './routes/count-tokens/route.js';
@@ -44,10 +53,23 @@ export interface AppOptions {
 }
 
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
-/** How long an idle keep-alive connection stays open: longer than the usual client pool's idle time. */
-const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 /** While closing, how often the connections left are looked at (endConnectionsOnceAnswered). */
 const IDLE_SWEEP_MS = 100;
+/**
+ * How often node:http looks for requests past headersTimeoutMs or requestTimeoutMs. Its default,
+ * 30 s, let a slowloris client's headers trickle for up to 90 s against a 60 s limit; checked
+ * every second (every headersTimeoutMs, if shorter), a limit holds to within that.
+ */
+const LONGEST_TIMEOUT_CHECK_MS = 1_000;
+/** The methods this service has routes for, for the 405 that answers CONNECT. */
+const ALLOWED_METHODS = 'GET, HEAD, POST';
+
+/** A request the edge answers itself, before its key is checked. */
+interface EdgeRefusal {
+  error: ServiceError;
+  /** The connection closes after the reply: it came in over the limit, or broke HTTP/1.1. */
+  closeConnection: boolean;
+}
 
 export function buildApp(options: AppOptions): App {
   return new App(options);
@@ -61,6 +83,9 @@ export class App {
   private readonly keys: ApiKeyCheck;
   private readonly router = new Router();
   private readonly closing = new ConnectionClosing();
+  private readonly limit: ConnectionLimit;
+  /** Takes the configured secrets and addresses out of error replies (http/reply-redaction.ts). */
+  private readonly redaction: ReplyRedaction;
   private readonly batching: ReplyBatching;
   private readonly serverTools: ServerToolRunner;
   private closed: Promise<void> | undefined;
@@ -70,7 +95,10 @@ export class App {
 
   constructor(private readonly options: AppOptions) {
     this.log = pino({ level: options.logLevel ?? 'silent' });
+    const listen = options.config.listen;
     this.keys = new ApiKeyCheck(options.config.apiKeys);
+    this.limit = new ConnectionLimit(listen.maxConnections ?? defaultMaxConnections());
+    this.redaction = new ReplyRedaction(configuredSecrets(options.config));
     this.batching = new ReplyBatching((error) => this.log.error({ err: error }, 'writing a reply failed'));
     this.signer = new Signer(
       options.signingKey instanceof Uint8Array
@@ -91,20 +119,50 @@ export class App {
         maxSteps: options.config.maxSteps,
         signer: this.signer,
       },
-      options.config.pingIntervalMs,
-      this.closing,
+      {
+        pingIntervalMs: options.config.pingIntervalMs,
+        writeTimeoutMs: listen.writeTimeoutMs,
+        closing: this.closing,
+        redaction: this.redaction,
+        onCut: this.logCutOff,
+      },
     );
     registerCountTokensRoute(this.router, options.registry, this.signer);
     registerModelsRoutes(this.router, options.registry);
     this.server = createServer(
-      { keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS },
+      {
+        keepAliveTimeout: listen.keepAliveTimeoutMs,
+        headersTimeout: listen.headersTimeoutMs,
+        requestTimeout: listen.requestTimeoutMs,
+        connectionsCheckingInterval: Math.min(LONGEST_TIMEOUT_CHECK_MS, listen.headersTimeoutMs),
+        // Checked in handle(), so that the 400 has the envelope and a request-id.
+        requireHostHeader: false,
+      },
       (request, response) => void this.handle(request, response),
     );
-    this.server.on('clientError', answerMalformedRequest);
     this.server.on('connection', (socket: Socket) => {
       this.sockets.add(socket);
       socket.once('close', () => this.sockets.delete(socket));
+      this.limit.admit(socket);
     });
+    this.server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) =>
+      this.answerClientError(error, socket),
+    );
+    // node:http answers these itself with a bare 417, and closes a CONNECT without a word.
+    this.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
+      const error = new ServiceError(
+        'expectation_failed',
+        `expect: only 100-continue is supported (the request has "${request.headers.expect}")`,
+      );
+      void this.handle(request, response, { error, closeConnection: false });
+    });
+    this.server.on('connect', (request: IncomingMessage, socket: Socket) =>
+      writeSocketErrorReply(
+        socket,
+        new ServiceError('method_not_allowed', `${request.method}: this service is not a proxy`),
+        { allow: ALLOWED_METHODS },
+      ),
+    );
   }
 
   async listen(address: { host: string; port: number }): Promise<void> {
@@ -117,7 +175,9 @@ export class App {
     });
     const bound = this.server.address() as AddressInfo;
     const host = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
-    this.log.info(`Server listening at http://${host}:${bound.port}`);
+    this.log.info(
+      `Server listening at http://${host}:${bound.port}, holding at most ${this.limit.max} connections (listen.maxConnections)`,
+    );
   }
 
   /**
@@ -158,13 +218,20 @@ export class App {
     }
   }
 
-  private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+  /** `refusal`: the request is answered this error, as node:http found it wrong (an unsupported Expect). */
+  private async handle(request: IncomingMessage, response: ServerResponse, refusal?: EdgeRefusal): Promise<void> {
     this.inFlight += 1;
     const requestId = newRequestId();
+    this.limit.requestStarted(request.socket, response);
     const url = request.url ?? '/';
     const queryStart = url.indexOf('?');
     const path = queryStart < 0 ? url : url.slice(0, queryStart);
     try {
+      const edge = refusal ?? this.edgeRefusal(request);
+      if (edge !== undefined) {
+        this.sendError(response, requestId, edge.error, edge.closeConnection);
+        return;
+      }
       if (!isHealthRoute(path)) {
         this.keys.assertAuthorized(request.headers);
         if (path.startsWith('/v1/')) assertVersionHeader(request.headers);
@@ -187,17 +254,59 @@ export class App {
     }
   }
 
-  private sendError(response: ServerResponse, requestId: string, error: unknown): void {
-    const { status, body, headers, unexpected } = errorReply(error, requestId);
+  /** What the edge answers before the key is checked: what node:http itself would refuse. */
+  private edgeRefusal(request: IncomingMessage): EdgeRefusal | undefined {
+    if (this.limit.refuses(request.socket)) {
+      const error = new ServiceError(
+        'too_many_connections',
+        `the service holds its ${this.limit.max} connections (listen.maxConnections), each with a request in flight; try again shortly`,
+        { retryAfterSeconds: 1 },
+      );
+      return { error, closeConnection: true };
+    }
+    if (request.httpVersionMajor === 1 && request.httpVersionMinor === 1 && request.headers.host === undefined) {
+      const error = new ServiceError('invalid_request', 'host: an HTTP/1.1 request must have a Host header');
+      return { error, closeConnection: true };
+    }
+    return undefined;
+  }
+
+  /**
+   * node:http's `clientError`: a request it could not parse, headers too large, or a request not
+   * received within headersTimeoutMs or requestTimeoutMs. Answered in the envelope where no
+   * reply has begun on the connection; a connection that failed otherwise (reset) is closed, as
+   * there is no request to answer.
+   */
+  private answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+    const response = this.limit.responseOn(socket);
+    const reply =
+      socket.writable && response?.headersSent !== true
+        ? clientErrorOf(error, this.options.config.listen, response !== undefined)
+        : undefined;
+    if (reply === undefined) socket.destroy();
+    else writeSocketErrorReply(socket, reply);
+  }
+
+  private sendError(response: ServerResponse, requestId: string, error: unknown, closeConnection = false): void {
+    const { status, body, headers, unexpected, detail } = errorReply(error, requestId, this.redaction);
     // An abort after the client went away is no failure of the service.
     if (unexpected && !response.destroyed) this.log.error({ err: error, reqId: requestId }, 'request failed');
+    else if (detail !== undefined) this.log.warn({ reqId: requestId, detail }, body.error.message);
     if (response.headersSent) {
       // A route failed after its reply began: its status is out, so the reply can only be cut.
       response.destroy();
       return;
     }
-    this.sendJson(response, status, requestId, JSON.stringify(body), headers);
+    this.sendJson(response, status, requestId, JSON.stringify(body), headers, closeConnection);
   }
+
+  /** A reply cut off by its write deadline (http/write-deadline.ts), for the log. */
+  private readonly logCutOff = (response: ServerResponse): void => {
+    this.log.info(
+      { reqId: response.getHeader('request-id') },
+      'reply cut off: its client stopped reading (listen.writeTimeoutMs)',
+    );
+  };
 
   /** Replies go out together at the end of the event loop's turn (http/reply-batching.ts). */
   private sendJson(
@@ -206,6 +315,7 @@ export class App {
     requestId: string,
     text: string,
     extraHeaders: Record<string, string> | undefined,
+    closeConnection = false,
   ): void {
     this.batching.defer(() => {
       const headers: Record<string, string | number> = {
@@ -215,9 +325,9 @@ export class App {
         ...extraHeaders,
       };
       // Replies in flight when closing starts close their connections (http/connection-closing.ts).
-      if (this.closing.started) headers.connection = 'close';
+      if (closeConnection || this.closing.started) headers.connection = 'close';
       response.writeHead(status, headers);
-      response.end(text);
+      void endJsonBody(response, text, this.options.config.listen.writeTimeoutMs, this.logCutOff);
     });
   }
 }
@@ -229,21 +339,4 @@ export class App {
  */
 function isHealthRoute(path: string): boolean {
   return path === '/health';
-}
-
-/**
- * A request node:http could not parse gets the error envelope and the connection closes; a
- * connection that failed otherwise (reset, timed out) is only closed, as there is no request
- * to answer.
- */
-function answerMalformedRequest(error: NodeJS.ErrnoException, socket: Socket): void {
-  if (!socket.writable || error.code === 'ECONNRESET' || !error.code?.startsWith('HPE_')) {
-    socket.destroy();
-    return;
-  }
-  const requestId = newRequestId();
-  const body = JSON.stringify(errorEnvelope('invalid_request_error', 'The request is not valid HTTP/1.1.', requestId));
-  socket.end(
-    `HTTP/1.1 400 Bad Request\r\ncontent-type: ${JSON_CONTENT_TYPE}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nrequest-id: ${requestId}\r\n${ERROR_CODE_HEADER}: invalid_request\r\nconnection: close\r\n\r\n${body}`,
-  );
 }

@@ -28,7 +28,14 @@ function configError(input: unknown): string {
 
 test('a valid config gets its defaults', () => {
   const config = validateConfig({ models: [model] }, 'test.json');
-  assert.deepEqual(config.listen, { host: '127.0.0.1', port: 8080 });
+  assert.deepEqual(config.listen, {
+    host: '127.0.0.1',
+    port: 8080,
+    headersTimeoutMs: 10_000,
+    requestTimeoutMs: 60_000,
+    keepAliveTimeoutMs: 72_000,
+    writeTimeoutMs: 30_000,
+  });
   assert.deepEqual(config.models[0]?.aliases, []);
   assert.equal(config.models[0]?.backend?.concurrency, 16);
 });
@@ -173,7 +180,7 @@ test('overrides from the command line and MMS_API_KEYS are applied', () => {
     port: 9000,
     apiKeys: ['env-key-12345', 'file-key-1234'],
   });
-  assert.deepEqual(config.listen, { host: '0.0.0.0', port: 9000 });
+  assert.deepEqual([config.listen.host, config.listen.port], ['0.0.0.0', 9000]);
   assert.deepEqual(config.apiKeys, ['file-key-1234', 'env-key-12345']);
 });
 

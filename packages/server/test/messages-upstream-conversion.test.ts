@@ -345,11 +345,13 @@ describe('upstream errors', () => {
     assert.equal(upstreamError('http://up', 500, envelope, undefined, 'model_output_invalid').code, 'internal');
   });
 
-  test('errors about our own key or model name the upstream and are a 500', () => {
+  test('errors about our own key or model name the backend and are a 500; a refused key relays none of its text', () => {
     for (const type of ['authentication_error', 'permission_error', 'not_found_error']) {
-      const error = upstreamError('http://up', 401, { error: { type, message: 'nope' } }, undefined);
+      const status = type === 'not_found_error' ? 404 : 401;
+      const error = upstreamError('the backend of model m', status, { error: { type, message: 'nope' } }, undefined);
       assert.equal(error.status, 500);
-      assert.match(error.message, /^upstream http:\/\/up refused/);
+      assert.match(error.message, /^the backend of model m/);
+      assert.equal(error.message.includes('nope'), type === 'not_found_error', type);
     }
   });
 

@@ -10,7 +10,10 @@ import {
 } from './openai-compatible/openai-compatible-backend.js';
 import { ScriptedBackend } from './scripted/scripted-backend.js';
 
-/** What the service hands every backend besides its config: where warnings go, the clock. */
+/**
+ * What the service hands every backend besides its config: where warnings go, the clock, and
+ * how error replies name the backend (`modelLabel`: by its model, never its address).
+ */
 export type BackendOptions = OpenAiCompatibleOptions;
 
 /** Builds the engine a model's config names. Relative paths resolve against `configFolder`. */
@@ -29,7 +32,7 @@ export function createBackend(
     case 'llama-cpp':
       return new LlamaCppBackend(config, configFolder, profile);
     case 'messages-upstream':
-      return new MessagesUpstreamBackend(config, profile);
+      return new MessagesUpstreamBackend(config, profile, options.modelLabel);
     case 'openai-compatible':
       return new OpenAiCompatibleBackend(config, options);
     default:

@@ -208,17 +208,60 @@ export const codeExecutionConfig = z
     message: 'must be at least timeoutMs, which it includes',
   });
 
+/**
+ * Where the service listens and how long it waits on its clients. Slow or idle clients cost a
+ * connection (a file descriptor) each: every wait is bounded, and docs/deployment.md gives the
+ * file limit that goes with maxConnections.
+ */
+const listenConfig = z
+  .strictObject({
+    host: z.string().min(1).default('127.0.0.1'),
+    port: z.int().min(0).max(65535).default(8080),
+    maxConnections: z
+      .int()
+      .min(1)
+      .optional()
+      .describe(
+        "Connections held at once. At the limit a new connection takes the place of the oldest one with no request in flight; when every one has a request in flight, the new one's request is answered 503. Default: the process's open file limit less 256 for the service's own files, at most 4096 (docs/deployment.md).",
+      ),
+    headersTimeoutMs: z
+      .int()
+      .min(100)
+      .default(10_000)
+      .describe("Time a client has to send a request's headers; past it the answer is 408 and the connection closes."),
+    requestTimeoutMs: z
+      .int()
+      .min(100)
+      .default(60_000)
+      .describe(
+        'Time a client has to send a whole request, body included (a 32 MB body at 1 MB/s takes 32 s); past it the answer is 408 and the connection closes.',
+      ),
+    keepAliveTimeoutMs: z
+      .int()
+      .min(100)
+      .default(72_000)
+      .describe(
+        "How long an idle keep-alive connection stays open; longer than the usual client pool's and load balancer's idle time.",
+      ),
+    writeTimeoutMs: z
+      .int()
+      .min(100)
+      .default(30_000)
+      .describe(
+        'A reply (streamed or JSON) whose writes make no progress this long, because its client stopped reading, is cut off: its connection closes, its generation stops and its admission slot is given back.',
+      ),
+  })
+  .refine((listen) => listen.headersTimeoutMs <= listen.requestTimeoutMs, {
+    path: ['headersTimeoutMs'],
+    message: 'must be at most requestTimeoutMs, which includes the headers',
+  });
+
 /** One client API key, from the config's apiKeys or from MMS_API_KEYS (cli/serve-settings.ts). */
 export const apiKey = z.string().min(8, 'an API key must have at least 8 characters');
 
 export const serviceConfig = z.strictObject({
   $schema: z.string().optional(),
-  listen: z
-    .strictObject({
-      host: z.string().min(1).default('127.0.0.1'),
-      port: z.int().min(0).max(65535).default(8080),
-    })
-    .default({ host: '127.0.0.1', port: 8080 }),
+  listen: listenConfig.prefault({}),
   apiKeys: z.array(apiKey).default([]),
   models: z.array(modelConfig).min(1),
   /** SSE keep-alive: a ping this often while a stream has nothing else to send. */

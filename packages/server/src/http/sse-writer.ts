@@ -1,10 +1,12 @@
 /**
  * Writes wire events as Server-Sent Events (`event:` and `data:` lines), honours backpressure,
- * and sends `ping` after message_start and whenever the stream has been quiet for a while.
+ * and sends `ping` after message_start and whenever the stream has been quiet for a while. A
+ * client that stops reading is cut off by the write deadline (http/write-deadline.ts).
  */
 import type { ServerResponse } from 'node:http';
 import type { StreamEvent } from '@mms/protocol';
 import type { ConnectionClosing } from './connection-closing.js';
+import { drainOrClose, PIECE_BYTES, type WriteDeadline } from './write-deadline.js';
 
 const PING = 'event: ping\ndata: {"type": "ping"}\n\n';
 
@@ -18,6 +20,7 @@ export class SseWriter {
     private readonly response: ServerResponse,
     private readonly pingIntervalMs: number,
     private readonly closing?: ConnectionClosing,
+    private readonly deadline?: WriteDeadline,
   ) {}
 
   /**
@@ -39,7 +42,10 @@ export class SseWriter {
     this.pingTimer.unref();
   }
 
-  /** Writes a batch of events in one socket write. */
+  /**
+   * Writes a batch of events in one socket write; a batch larger than a socket buffer (one very
+   * long token) in pieces, so that the write deadline sees each one drain.
+   */
   async write(events: readonly StreamEvent[]): Promise<void> {
     if (this.response.destroyed || events.length === 0) return;
     this.lastWrite = Date.now();
@@ -48,7 +54,11 @@ export class SseWriter {
       frames += `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
       if (event.type === 'message_start') frames += PING;
     }
-    if (!this.response.write(frames)) await this.drained();
+    // A character is at most 3 bytes in UTF-8: a batch this short is one piece.
+    if (frames.length * 3 <= PIECE_BYTES) return this.send(frames);
+    const bytes = Buffer.from(frames);
+    for (let offset = 0; offset < bytes.length && !this.response.destroyed; offset += PIECE_BYTES)
+      await this.send(bytes.subarray(offset, offset + PIECE_BYTES));
   }
 
   end(): void {
@@ -60,25 +70,15 @@ export class SseWriter {
     // our end is sent, since the server keeps half-open sockets for a client that never ends its own.
     if (this.closing?.started && socket) this.response.once('finish', () => socket.end(() => socket.destroy()));
     this.response.end();
+    this.deadline?.watchUntilFinished();
   }
 
-  /**
-   * Resolves on 'drain', or on 'close' since a peer that goes away never drains. Both listeners
-   * go when either fires: a stream waits here on every backpressured write, and listeners left
-   * from each wait would pile up on the response for the whole stream.
-   */
-  private drained(): Promise<void> {
+  /** One write; while its client is behind, no ping is added and the write deadline runs. */
+  private async send(chunk: string | Buffer): Promise<void> {
+    if (this.response.write(chunk)) return;
     this.waitingForDrain = true;
-    return new Promise((resolve) => {
-      const settle = (): void => {
-        this.response.off('drain', settle);
-        this.response.off('close', settle);
-        this.waitingForDrain = false;
-        resolve();
-      };
-      this.response.on('drain', settle);
-      this.response.on('close', settle);
-    });
+    await (this.deadline ? this.deadline.drained() : drainOrClose(this.response));
+    this.waitingForDrain = false;
   }
 
   private pingIfQuiet(): void {

@@ -55,8 +55,9 @@ export class ModelRegistry {
         if (!primary) throw new Error(`model ${model.id} has no backend`);
         const backendOptions = { now: options.now, warn: (line: string) => warn(`${model.id}: ${line}`) };
         const backends = configs.map((config, backendIndex) => {
+          const modelLabel = model.backends ? `model ${model.id} (backends.${backendIndex})` : `model ${model.id}`;
           try {
-            return createBackend(config, configFolder, profile, backendOptions);
+            return createBackend(config, configFolder, profile, { ...backendOptions, modelLabel });
           } catch (error) {
             // A backend that cannot be built is a config error: name the field, as the config's checks do.
             const where = model.backends

@@ -35,8 +35,10 @@ export class MessagesUpstreamBackend implements Backend {
   private readonly agent: Agent;
   private readonly origin: string;
   private readonly basePath: string;
-  /** The upstream, as error messages and logs name it. */
+  /** The upstream's address, for the start-up lines (the operator's), never a reply. */
   private readonly where: string;
+  /** The backend as error replies name it: by its model (upstream-errors.ts). */
+  private readonly label: string;
   private readonly model: string;
   private readonly headers: Record<string, string>;
   private readonly missingKeyEnv: string | undefined;
@@ -44,11 +46,14 @@ export class MessagesUpstreamBackend implements Backend {
   constructor(
     private readonly config: MessagesUpstreamBackendConfig,
     profile: ModelProfile,
+    /** Which model, and where in its backends list: `model mid (backends.1)`. */
+    modelLabel = `model ${profile.id}`,
   ) {
     const url = new URL(config.baseURL);
     this.origin = url.origin;
     this.basePath = url.pathname.replace(/\/+$/, '');
     this.where = `${url.origin}${this.basePath}`;
+    this.label = `the messages-upstream backend of ${modelLabel}`;
     this.model = config.model ?? profile.id;
     const apiKey = config.apiKey ?? (config.apiKeyEnv === undefined ? undefined : process.env[config.apiKeyEnv]);
     this.missingKeyEnv = config.apiKeyEnv !== undefined && !apiKey ? config.apiKeyEnv : undefined;
@@ -71,7 +76,7 @@ export class MessagesUpstreamBackend implements Backend {
     const headers =
       this.config.forwardFaults && call.fault ? { ...this.headers, 'mms-fault': call.fault } : this.headers;
     const body = JSON.stringify(upstreamMessageBody(call, this.model));
-    const reader = new UpstreamEventReader(this.where, serverToolNames(call));
+    const reader = new UpstreamEventReader(this.label, serverToolNames(call));
     // One controller per call: the caller's abort, and the first-output timer, both end it.
     const controller = new AbortController();
     const onAbort = () => controller.abort(signal.reason);
@@ -81,7 +86,7 @@ export class MessagesUpstreamBackend implements Backend {
         controller.abort(
           new ServiceError(
             'timeout',
-            `upstream ${this.where} failed: no output within firstByteTimeoutMs (${this.config.firstByteTimeoutMs} ms)`,
+            `${this.label} failed: no output within firstByteTimeoutMs (${this.config.firstByteTimeoutMs} ms)`,
           ),
         ),
       this.config.firstByteTimeoutMs,
@@ -106,7 +111,7 @@ export class MessagesUpstreamBackend implements Backend {
       if (!contentType.startsWith('text/event-stream'))
         throw new ServiceError(
           'internal',
-          `upstream ${this.where} failed: it answered a streamed request with ${contentType || 'no content-type'}, not text/event-stream`,
+          `${this.label} failed: its upstream answered a streamed request with ${contentType || 'no content-type'}, not text/event-stream`,
         );
       const iterator = response.body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
       const parser = new SseParser();
@@ -148,7 +153,7 @@ export class MessagesUpstreamBackend implements Backend {
         }
         if (parts.length > 0) yield parts;
       }
-      throw new ServiceError('internal', `upstream ${this.where} failed: its stream ended before message_stop`);
+      throw new ServiceError('internal', `${this.label} failed: its upstream's stream ended before message_stop`);
     } finally {
       clearTimeout(firstOutputTimer);
       signal.removeEventListener('abort', onAbort);
@@ -172,14 +177,17 @@ export class MessagesUpstreamBackend implements Backend {
         body,
       })
       .catch((error: unknown) => {
-        throw transportError(this.where, error);
+        throw transportError(this.label, error);
       });
     if (response.statusCode !== 200) throw await this.statusError(response);
     const counted = (await response.body.json().catch((error: unknown) => {
-      throw transportError(this.where, error);
+      throw new ServiceError('internal', `${this.label} failed: its count_tokens answer is not JSON`, { cause: error });
     })) as { input_tokens?: unknown };
     if (typeof counted.input_tokens !== 'number')
-      throw new ServiceError('internal', `upstream ${this.where} failed: count_tokens answered without input_tokens`);
+      throw new ServiceError(
+        'internal',
+        `${this.label} failed: its upstream's count_tokens answered without input_tokens`,
+      );
     return counted.input_tokens;
   }
 
@@ -208,7 +216,7 @@ export class MessagesUpstreamBackend implements Backend {
       await response.body.dump();
       status = response.statusCode;
     } catch (error) {
-      const reason = transportError(this.where, error).message.replace(`upstream ${this.where} failed: `, '');
+      const reason = transportError(this.label, error).message.replace(`${this.label} failed: `, '');
       return `upstream ${this.where} is not reachable now (${reason}); every request tries it again`;
     }
     if (status === 401 || status === 403)
@@ -228,7 +236,7 @@ export class MessagesUpstreamBackend implements Backend {
   /** A transport failure, unless it is the caller's abort (passed on as is) or our own timer. */
   private failure(error: unknown, signal: AbortSignal): unknown {
     if (signal.aborted) return signal.reason instanceof ServiceError ? signal.reason : (signal.reason ?? error);
-    return transportError(this.where, error);
+    return transportError(this.label, error);
   }
 
   private async statusError(response: Dispatcher.ResponseData): Promise<ServiceError> {
@@ -240,11 +248,12 @@ export class MessagesUpstreamBackend implements Backend {
       parsed = undefined;
     }
     return upstreamError(
-      this.where,
+      this.label,
       response.statusCode,
       parsed,
       headerValue(response, 'retry-after'),
       headerValue(response, ERROR_CODE_HEADER),
+      this.where,
     );
   }
 }

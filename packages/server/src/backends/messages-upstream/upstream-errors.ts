@@ -1,12 +1,19 @@
 /**
  * The upstream's failures as this service's errors. An error envelope keeps its type and its
  * message (a 529 overloaded_error upstream is a 529 overloaded_error here, in a status or an
- * `event: error` alike), with its retry-after. The exceptions are the errors that describe this
- * service's own configuration rather than the caller's request: the upstream refusing our key
- * (401, 403) or not knowing the model we ask it for (404). The caller can do nothing about
- * those, so they are a 500 api_error naming the upstream.
+ * `event: error` alike), with its retry-after; the message is relayed shortened
+ * (backends/relayed-text.ts). The exceptions are the errors that describe this service's own
+ * configuration rather than the caller's request: the upstream refusing our key (401, 403,
+ * authentication_error, permission_error) or not knowing the model we ask it for (404). The
+ * caller can do nothing about those, so they are a 500 api_error naming the backend by its
+ * model; a refused key relays none of the upstream's text, which may echo the key, and the
+ * upstream's answer goes to the service's log only (the error's cause, http/error-reply.ts).
+ *
+ * `where` names the upstream in replies: by the model it serves (`the messages-upstream backend
+ * of model mid`), never by its address, which only the log and the start-up lines show.
  */
 import { ServiceError, type ErrorCode } from '@mms/protocol';
+import { relayedText } from '../relayed-text.js';
 
 /** Wire error type -> our code. Types a service may add later fall back on the status. */
 const CODE_OF_TYPE: Record<string, ErrorCode> = {
@@ -18,11 +25,8 @@ const CODE_OF_TYPE: Record<string, ErrorCode> = {
   overloaded_error: 'overloaded',
 };
 
-const CONFIGURATION_TYPES: ReadonlySet<string> = new Set([
-  'authentication_error',
-  'permission_error',
-  'not_found_error',
-]);
+/** The upstream refuses the key this service sent it. */
+const CREDENTIAL_TYPES: ReadonlySet<string> = new Set(['authentication_error', 'permission_error']);
 
 export interface UpstreamErrorBody {
   type?: unknown;
@@ -31,7 +35,8 @@ export interface UpstreamErrorBody {
 
 /**
  * An error envelope (from a status or an `event: error`) -> a ServiceError. `errorCode` is the
- * upstream's `mms-error-code` header, where it is an mms (http/error-reply.ts).
+ * upstream's `mms-error-code` header, where it is an mms (http/error-reply.ts); `address`, the
+ * upstream's, goes into the cause that the log shows.
  */
 export function upstreamError(
   where: string,
@@ -39,19 +44,31 @@ export function upstreamError(
   body: UpstreamErrorBody | undefined,
   retryAfter: string | undefined,
   errorCode?: string,
+  address = 'the upstream',
 ): ServiceError {
   const type = typeof body?.error?.type === 'string' ? body.error.type : undefined;
   const message = typeof body?.error?.message === 'string' ? body.error.message : undefined;
-  const retryAfterSeconds = parseRetryAfter(retryAfter);
-  if (type !== undefined && CONFIGURATION_TYPES.has(type)) {
+  const answered = [type, status].filter((part) => part !== undefined).join(', ') || 'an error';
+  if ((type !== undefined && CREDENTIAL_TYPES.has(type)) || status === 401 || status === 403) {
     return new ServiceError(
       'internal',
-      `upstream ${where} refused this service's request (${type}${status === undefined ? '' : `, ${status}`}): ${message ?? 'no message'}; check the backend's apiKey and model`,
+      `${where} was refused by its upstream (${answered}): check the backend's apiKey or apiKeyEnv; the upstream's answer is in the service's log`,
+      { cause: new Error(`${address} answered ${answered}: ${message ?? 'no message'}`) },
+    );
+  }
+  if (type === 'not_found_error') {
+    return new ServiceError(
+      'internal',
+      `${where}: its upstream does not serve the model it was asked for (${answered}): ${relayedText(message ?? 'no message')}; check the backend's model`,
     );
   }
   const code = codeOf(type, status, errorCode);
-  const text = message ?? `upstream ${where} answered ${status ?? 'an error'} with no error message`;
+  const text =
+    message === undefined
+      ? `${where}: its upstream answered ${status ?? 'an error'} with no error message`
+      : relayedText(message);
   const retryable = code === 'rate_limited' || code === 'overloaded';
+  const retryAfterSeconds = parseRetryAfter(retryAfter);
   return new ServiceError(code, text, { retryAfterSeconds: retryable ? (retryAfterSeconds ?? 1) : undefined });
 }
 
@@ -89,16 +106,17 @@ const TIMEOUT_CODES: Record<string, string> = {
 
 /**
  * A failure of the connection itself -> a 504 timeout_error for the backend's time limits, a
- * 500 api_error naming the cause (refused, reset) otherwise.
+ * 500 api_error naming the cause (refused, reset) otherwise. The system's message, which names
+ * the upstream's address, stays in the cause, for the log.
  */
 export function transportError(where: string, error: unknown): ServiceError {
   if (error instanceof ServiceError) return error;
   const code = (error as { code?: unknown }).code;
-  const reason = typeof code === 'string' ? code : String((error as Error).message);
+  const reason = typeof code === 'string' ? code : (error as Error).name;
   const timeout = TIMEOUT_CODES[reason];
   if (timeout !== undefined)
-    return new ServiceError('timeout', `upstream ${where} failed: ${timeout} (${reason})`, { cause: error });
-  return new ServiceError('internal', `upstream ${where} failed: ${describeTransport(reason)}`, { cause: error });
+    return new ServiceError('timeout', `${where} failed: ${timeout} (${reason})`, { cause: error });
+  return new ServiceError('internal', `${where} failed: ${describeTransport(reason)}`, { cause: error });
 }
 
 function describeTransport(code: string): string {
@@ -108,7 +126,10 @@ function describeTransport(code: string): string {
     case 'UND_ERR_SOCKET':
     case 'ECONNRESET':
       return `the connection was closed (${code})`;
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `its host name does not resolve (${code})`;
     default:
-      return code;
+      return `the connection failed (${code})`;
   }
 }

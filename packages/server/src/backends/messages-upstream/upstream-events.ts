@@ -31,6 +31,7 @@ export class UpstreamEventReader {
   finished = false;
 
   constructor(
+    /** The backend as error replies name it, by its model (upstream-errors.ts). */
     private readonly where: string,
     private readonly serverTools: ReadonlySet<string>,
   ) {}
@@ -123,7 +124,7 @@ export class UpstreamEventReader {
   }
 
   private protocolError(what: string): ServiceError {
-    return new ServiceError('internal', `upstream ${this.where} sent ${what}`);
+    return new ServiceError('internal', `${this.where}: its upstream sent ${what}`);
   }
 }
 

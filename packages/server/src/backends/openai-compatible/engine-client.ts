@@ -17,6 +17,8 @@ export interface EngineClientOptions {
   connectTimeoutMs: number;
   firstByteTimeoutMs: number;
   idleTimeoutMs: number;
+  /** The backend's model, for the errors about its configuration (error-mapping.ts). */
+  modelLabel?: string | undefined;
 }
 
 const ERROR_BODY_LIMIT = 64 * 1024;
@@ -70,6 +72,7 @@ export class EngineClient {
           response.statusCode,
           await readLimited(response.body),
           headerValue(response, 'retry-after'),
+          this.options.modelLabel,
         );
       if (headerValue(response, 'content-type')?.includes('application/json')) {
         yield (await response.body.json()) as ChatCompletionChunk;
@@ -101,6 +104,11 @@ export class EngineClient {
   /** The engine kind, as error messages name it. */
   get engine(): string {
     return this.options.engine;
+  }
+
+  /** The backend's model, as the errors about its configuration name it. */
+  get modelLabel(): string | undefined {
+    return this.options.modelLabel;
   }
 
   close(): Promise<void> {
@@ -202,7 +210,8 @@ export class EngineClient {
    * read. The `event` field carries nothing the chat completions stream uses.
    */
   private chunkOf(frame: SseFrame): ChatCompletionChunk | 'done' {
-    if (frame.error !== undefined) throw streamError(this.options.engine, this.parse(frame.error));
+    if (frame.error !== undefined)
+      throw streamError(this.options.engine, this.parse(frame.error), this.options.modelLabel);
     if (frame.data.trim() === '[DONE]') return 'done';
     return this.parse(frame.data) as ChatCompletionChunk;
   }

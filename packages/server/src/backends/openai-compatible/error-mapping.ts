@@ -1,11 +1,13 @@
 /**
  * Engine failures as the service's typed errors (packages/protocol/src/errors.ts): an HTTP
  * status, an error inside a stream, a refused connection or a timeout. The engine's own message
- * is kept (shortened); the engine's address and key never are. A problem with mms's own
- * configuration (the engine refuses its key, does not serve its model) is a 500, not the
- * caller's 401 or 404, since the caller's request was fine.
+ * is kept, shortened (backends/relayed-text.ts); the engine's address and key never are. A
+ * problem with mms's own configuration (the engine refuses its key, does not serve its model) is
+ * a 500, not the caller's 401 or 404, since the caller's request was fine; a refused key relays
+ * none of the engine's text, which goes to the service's log only (the error's cause).
  */
 import { ServiceError } from '@mms/protocol';
+import { relayedText } from '../relayed-text.js';
 
 export type TimeoutPhase = 'connect' | 'first byte' | 'idle';
 
@@ -19,16 +21,19 @@ export class UpstreamTimeoutError extends Error {
   }
 }
 
-const MESSAGE_LIMIT = 500;
 const CONTEXT_OVERFLOW =
   /context length|context window|maximum context|exceeds? the (available )?context|prompt is too long|too many tokens/i;
 
-/** A non-2xx answer from the engine. */
+/**
+ * A non-2xx answer from the engine. `modelLabel` names the backend by its model
+ * (`model mid (backends.1)`) in the errors about its configuration.
+ */
 export function statusError(
   engine: string,
   status: number,
   bodyText: string,
   retryAfter: string | undefined,
+  modelLabel?: string,
 ): ServiceError {
   const detail = engineMessage(bodyText);
   const said = detail ? `: ${detail}` : '';
@@ -38,15 +43,17 @@ export function statusError(
       return new ServiceError('prompt_too_long', `prompt is too long for the model's engine${said}`);
     return new ServiceError('invalid_request', `the ${engine} engine refused the request (${status})${said}`);
   }
+  const of = modelLabel === undefined ? '' : ` of ${modelLabel}`;
   if (status === 401 || status === 403)
     return new ServiceError(
       'internal',
-      `the ${engine} engine refused mms's credentials (${status}); check the backend's apiKey`,
+      `the ${engine} engine${of} refused mms's credentials (${status}); check the backend's apiKey or apiKeyEnv; the engine's answer is in the service's log`,
+      { cause: new Error(`the engine answered ${status}: ${detail || 'no message'}`) },
     );
   if (status === 404)
     return new ServiceError(
       'internal',
-      `the ${engine} engine answered 404${said}; check the backend's baseURL and model`,
+      `the ${engine} engine${of} answered 404${said}; check the backend's baseURL and model`,
     );
   if (status === 408 || status === 504)
     return new ServiceError('timeout', `the ${engine} engine timed out (${status})${said}`);
@@ -62,13 +69,16 @@ export function statusError(
 }
 
 /** An error object sent inside a stream (vLLM and llama.cpp send one when generation fails). */
-export function streamError(engine: string, payload: unknown): ServiceError {
+export function streamError(engine: string, payload: unknown, modelLabel?: string): ServiceError {
   const error = (payload as { error?: unknown }).error ?? payload;
   const code = typeof (error as { code?: unknown }).code === 'number' ? (error as { code: number }).code : 500;
-  return statusError(engine, code >= 400 && code < 600 ? code : 500, JSON.stringify(payload), undefined);
+  return statusError(engine, code >= 400 && code < 600 ? code : 500, JSON.stringify(payload), undefined, modelLabel);
 }
 
-/** A failure with no HTTP answer: refused, reset, unresolvable, timed out. */
+/**
+ * A failure with no HTTP answer: refused, reset, unresolvable, timed out. The system's message,
+ * which names the engine's address, stays in the cause, for the log.
+ */
 export function transportError(engine: string, error: unknown): ServiceError {
   if (error instanceof ServiceError) return error;
   if (error instanceof UpstreamTimeoutError) return timeoutError(engine, error.phase, error.limitMs);
@@ -103,7 +113,7 @@ export function transportError(engine: string, error: unknown): ServiceError {
     default:
       return new ServiceError(
         'internal',
-        `the request to the ${engine} engine failed: ${(error as Error).message ?? String(error)}`,
+        `the request to the ${engine} engine failed (${code ?? (error as Error).name ?? 'no error code'})`,
         { cause: error },
       );
   }
@@ -144,7 +154,7 @@ export function engineMessage(bodyText: string): string {
   } catch {
     // Not JSON: the text itself.
   }
-  return message.length > MESSAGE_LIMIT ? `${message.slice(0, MESSAGE_LIMIT)}...` : message;
+  return relayedText(message);
 }
 
 function parseRetryAfter(value: string | undefined): number | undefined {

@@ -51,6 +51,11 @@ export interface OpenAiCompatibleOptions {
   warn?: (line: string) => void;
   /** The clock, in milliseconds; tests pass their own. */
   now?: () => number;
+  /**
+   * The model this backend serves, and its place in a backends list (`model mid (backends.1)`):
+   * how error replies that concern the backend's own configuration name it, never by its address.
+   */
+  modelLabel?: string;
 }
 
 export class OpenAiCompatibleBackend implements Backend {
@@ -66,7 +71,7 @@ export class OpenAiCompatibleBackend implements Backend {
     this.name = `openai-compatible:${config.engine}`;
     this.profile = ENGINE_PROFILES[config.engine];
     const apiKey = config.apiKey ?? (config.apiKeyEnv ? process.env[config.apiKeyEnv] : undefined);
-    this.client = new EngineClient({ ...config, apiKey });
+    this.client = new EngineClient({ ...config, apiKey, modelLabel: options.modelLabel });
     this.counter = new PromptTokenCounter({
       client: this.client,
       profile: this.profile,

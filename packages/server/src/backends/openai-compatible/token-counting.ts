@@ -107,7 +107,8 @@ async function ask(client: EngineClient, path: string, body: unknown): Promise<u
     }
   }
   const verdict = tokenizerVerdict(answer.status, answer.text);
-  if (verdict === 'failure') throw statusError(client.engine, answer.status, answer.text, answer.retryAfter);
+  if (verdict === 'failure')
+    throw statusError(client.engine, answer.status, answer.text, answer.retryAfter, client.modelLabel);
   const said = engineMessage(answer.text);
   throw new TokenizerUnavailable(`${path} answered ${answer.status}${said ? `: ${said}` : ''}`, verdict === 'missing');
 }

@@ -4,19 +4,28 @@ import type { StreamEvent } from '@mms/protocol';
 import type { ConnectionClosing } from '../../http/connection-closing.js';
 import { Cancellation } from '../../backends/cancellation.js';
 import { errorReply } from '../../http/error-reply.js';
+import type { ReplyRedaction } from '../../http/reply-redaction.js';
 import { readJsonBody } from '../../http/request-body.js';
 import { WRITTEN, type RouteContext, type Router } from '../../http/router.js';
 import { SseWriter } from '../../http/sse-writer.js';
+import { WriteDeadline } from '../../http/write-deadline.js';
 import { MessageFold } from '../../streaming/message-fold.js';
 import { startMessage, type MessageServices } from './handler.js';
 import type { MessageEvents } from './message-events.js';
 
-export function registerMessagesRoute(
-  router: Router,
-  services: MessageServices,
-  pingIntervalMs: number,
-  closing: ConnectionClosing,
-): void {
+/** How replies are written: the app's settings and its closing state. */
+export interface ReplyOptions {
+  pingIntervalMs: number;
+  /** listen.writeTimeoutMs (http/write-deadline.ts). */
+  writeTimeoutMs: number;
+  closing: ConnectionClosing;
+  /** Takes configured secrets and addresses out of an `event: error` (http/reply-redaction.ts). */
+  redaction: ReplyRedaction;
+  /** Told of a stream cut off by its write deadline, for the log. */
+  onCut?: (response: ServerResponse) => void;
+}
+
+export function registerMessagesRoute(router: Router, services: MessageServices, options: ReplyOptions): void {
   router.post('/v1/messages', async (context) => {
     const cancellation = abortOnDisconnect(context.response);
     const body = await readJsonBody(context.request);
@@ -30,12 +39,14 @@ export function registerMessagesRoute(
         for (const event of next.value) fold.apply(event);
       return { body: fold.result(), headers: { 'mms-backend': call.backendName() } };
     }
+    const deadline = new WriteDeadline(context.response, options.writeTimeoutMs, options.onCut);
     await streamReply(
       context,
       first,
       call.events,
-      new SseWriter(context.response, pingIntervalMs, closing),
+      new SseWriter(context.response, options.pingIntervalMs, options.closing, deadline),
       call.backendName(),
+      options.redaction,
     );
     return WRITTEN;
   });
@@ -47,17 +58,24 @@ async function streamReply(
   events: MessageEvents,
   sse: SseWriter,
   backendName: string,
+  redaction: ReplyRedaction,
 ): Promise<void> {
   sse.open({ 'request-id': context.requestId, 'mms-backend': backendName });
   try {
-    for (let next = first; !next.done; next = await events.next()) await sse.write(next.value);
+    for (let next = first; !next.done; next = await events.next()) {
+      await sse.write(next.value);
+      // Gone (or cut off by its write deadline): the turn stops here, in `finally`, rather than
+      // generating the rest for nobody; the cancellation has already told the backend.
+      if (context.response.destroyed) return;
+    }
   } catch (error) {
     // After the first byte the status is sent: the failure travels as an `error` event, and
     // the stream ends without message_stop, so no client mistakes it for a finished message.
     // A client that went away is not a failure of ours: nothing to log, nobody to tell.
     if (context.response.destroyed) return;
-    const { body, unexpected } = errorReply(error, context.requestId);
+    const { body, unexpected, detail } = errorReply(error, context.requestId, redaction);
     if (unexpected) context.log.error({ err: error, reqId: context.requestId }, 'stream failed');
+    else if (detail !== undefined) context.log.warn({ reqId: context.requestId, detail }, body.error.message);
     await sse.write([body]);
   } finally {
     sse.end();

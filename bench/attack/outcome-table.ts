@@ -1,0 +1,40 @@
+/**
+ * The attacks' results: each legitimate request's outcome (a status, or why it got none) at the
+ * time it was sent, counted per time window, printed as a markdown table for docs/reliability.md.
+ */
+export interface Outcome {
+  /** Milliseconds since the attack began. */
+  atMs: number;
+  /** `200`, `529`, ... or the failure without a reply (`timeout`, `ECONNRESET`). */
+  outcome: string;
+}
+
+export function printOutcomeTable(title: string, outcomes: readonly Outcome[], windowMs: number): void {
+  const kinds = [...new Set(outcomes.map((entry) => entry.outcome))].sort();
+  const windows = new Map<number, Map<string, number>>();
+  for (const { atMs, outcome } of outcomes) {
+    const start = Math.floor(atMs / windowMs) * windowMs;
+    const counts = windows.get(start) ?? new Map<string, number>();
+    counts.set(outcome, (counts.get(outcome) ?? 0) + 1);
+    windows.set(start, counts);
+  }
+  console.log(`\n${title}\n`);
+  console.log(`| seconds | ${kinds.join(' | ')} |`);
+  console.log(`|---|${kinds.map(() => '---:').join('|')}|`);
+  for (const [start, counts] of [...windows].sort(([a], [b]) => a - b))
+    console.log(
+      `| ${(start / 1000).toFixed(0)}-${((start + windowMs) / 1000).toFixed(0)} | ${kinds.map((kind) => counts.get(kind) ?? 0).join(' | ')} |`,
+    );
+  const total = new Map<string, number>();
+  for (const { outcome } of outcomes) total.set(outcome, (total.get(outcome) ?? 0) + 1);
+  console.log(`| all | ${kinds.map((kind) => total.get(kind) ?? 0).join(' | ')} |`);
+}
+
+/** What a request that got no reply failed with: a system code, or its own time limit. */
+export function failureOf(error: unknown): string {
+  const cause = (error as { cause?: { code?: unknown } }).cause;
+  if ((error as Error).name === 'TimeoutError') return 'timeout';
+  if (typeof cause?.code === 'string') return cause.code;
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' ? code : (error as Error).name;
+}

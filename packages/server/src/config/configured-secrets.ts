@@ -1,0 +1,49 @@
+/**
+ * What the config holds that no reply may show (http/reply-redaction.ts): every secret (the
+ * service's own API keys and signing key, each backend's apiKey or the value of its apiKeyEnv,
+ * the search provider's key) and every address the service is configured to reach (each
+ * backend's baseURL, the search provider's). Read once, when the app is built: an environment
+ * variable changed later is not searched for, and is not used by the backend either.
+ */
+import { modelBackends, type ServiceConfig } from './config-schema.js';
+
+export interface ConfiguredSecrets {
+  secrets: string[];
+  addresses: string[];
+}
+
+export function configuredSecrets(
+  config: ServiceConfig,
+  environment: NodeJS.ProcessEnv = process.env,
+): ConfiguredSecrets {
+  const secrets: Array<string | undefined> = [...config.apiKeys, config.signingKey];
+  const baseURLs: string[] = [];
+  for (const model of config.models) {
+    for (const backend of modelBackends(model)) {
+      if (backend.type !== 'messages-upstream' && backend.type !== 'openai-compatible') continue;
+      secrets.push(backend.apiKey, backend.apiKeyEnv === undefined ? undefined : environment[backend.apiKeyEnv]);
+      baseURLs.push(backend.baseURL);
+    }
+  }
+  const provider = config.serverTools.webSearch.provider;
+  if (provider?.type === 'brave') secrets.push(provider.apiKey);
+  if (provider?.type === 'brave' || provider?.type === 'searxng') baseURLs.push(provider.baseURL);
+  return {
+    secrets: secrets.filter((secret): secret is string => secret !== undefined && secret !== ''),
+    addresses: baseURLs.flatMap(addressForms),
+  };
+}
+
+/**
+ * The ways a message may write one base URL: whole, its origin, `host:port` and the bare host
+ * name. A loopback host name alone says nothing about the deployment and is common in other
+ * text, so it is not one of them; its `host:port` is.
+ */
+function addressForms(baseURL: string): string[] {
+  const url = new URL(baseURL);
+  const forms = [baseURL, url.href, url.origin, url.host];
+  if (!LOOPBACK_NAMES.has(url.hostname)) forms.push(url.hostname);
+  return forms;
+}
+
+const LOOPBACK_NAMES: ReadonlySet<string> = new Set(['localhost', '127.0.0.1', '[::1]']);

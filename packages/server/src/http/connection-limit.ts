@@ -1,0 +1,110 @@
+/**
+ * listen.maxConnections: how many connections the service holds, and which one gives way at the
+ * limit. Each connection is a file descriptor; past the process's file limit the kernel refuses
+ * every new connection, a legitimate client's as much as an attacker's, and the service's own
+ * files (an engine's connection, a sandbox's pipes) fail too. 1,100 idle sockets against a
+ * 1,024 file limit stopped every request (docs/reliability.md, "Slow clients").
+ *
+ * At the limit, a new connection takes the place of the oldest connection that has no request
+ * in flight: first one that has not completed a request yet (a slowloris socket trickling its
+ * headers, or one that never sends any), then one idle between requests (its client reconnects,
+ * as it would after the keep-alive timeout). An attacker's sockets never complete a request, so
+ * they make room for real clients instead of locking them out; a real client's request head
+ * arrives within a round trip and is then safe.
+ *
+ * When every connection has a request in flight, the service is busy with real work. node:http's
+ * own limit would drop the new socket, which a client sees as a reset with nothing to go on.
+ * Here the new connection is held instead, beyond the limit, only until its request head
+ * arrives, and that request is answered 503 `too_many_connections` with retry-after and the
+ * connection closed: a client and a load balancer both know a 503 as "try again, maybe
+ * elsewhere". At most REFUSAL_ROOM connections wait for that answer at once (each at most
+ * headersTimeoutMs); past that, new sockets are destroyed as node:http would.
+ */
+import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+
+/** Connections over the limit that may wait for their request to be answered 503. */
+const REFUSAL_ROOM = 64;
+
+export class ConnectionLimit {
+  /** Connections held within the limit. */
+  private readonly held = new Set<Socket>();
+  /** Held connections that have not completed a request yet: oldest first. */
+  private readonly fresh = new Set<Socket>();
+  /** Held connections served at least once and idle now: longest idle first. */
+  private readonly idle = new Set<Socket>();
+  /** The response in flight on each busy connection (pipelined requests: the latest). */
+  private readonly busy = new Map<Socket, { response: ServerResponse; requests: number }>();
+  /** Connections over the limit whose request gets the 503. */
+  private readonly refused = new Set<Socket>();
+
+  constructor(readonly max: number) {}
+
+  /** From the server's 'connection' event. */
+  admit(socket: Socket): void {
+    if (this.held.size >= this.max && !this.evictOne()) {
+      if (this.refused.size >= REFUSAL_ROOM) {
+        socket.destroy();
+        return;
+      }
+      this.refused.add(socket);
+      socket.once('close', () => this.refused.delete(socket));
+      return;
+    }
+    this.held.add(socket);
+    this.fresh.add(socket);
+    socket.once('close', () => this.forget(socket));
+  }
+
+  /** Whether a request on this connection is to be answered 503 (it came in over the limit). */
+  refuses(socket: Socket): boolean {
+    return this.refused.has(socket);
+  }
+
+  /** A request arrived on `socket`; its connection is not evicted until `response` is over. */
+  requestStarted(socket: Socket, response: ServerResponse): void {
+    if (!this.held.has(socket)) return;
+    this.fresh.delete(socket);
+    this.idle.delete(socket);
+    const busy = this.busy.get(socket);
+    this.busy.set(socket, { response, requests: (busy?.requests ?? 0) + 1 });
+    response.once('close', () => this.requestEnded(socket));
+  }
+
+  /** The response in flight on `socket`, if a request is being answered there. */
+  responseOn(socket: Socket): ServerResponse | undefined {
+    return this.busy.get(socket)?.response;
+  }
+
+  private requestEnded(socket: Socket): void {
+    const busy = this.busy.get(socket);
+    if (busy === undefined) return;
+    if (busy.requests > 1) {
+      busy.requests -= 1;
+      return;
+    }
+    this.busy.delete(socket);
+    if (this.held.has(socket) && !socket.destroyed) this.idle.add(socket);
+  }
+
+  /** Closes the connection that gives way at the limit; false when every one is busy. */
+  private evictOne(): boolean {
+    const socket = first(this.fresh) ?? first(this.idle);
+    if (socket === undefined) return false;
+    this.forget(socket);
+    socket.destroy();
+    return true;
+  }
+
+  private forget(socket: Socket): void {
+    this.held.delete(socket);
+    this.fresh.delete(socket);
+    this.idle.delete(socket);
+    this.busy.delete(socket);
+  }
+}
+
+function first<T>(set: Set<T>): T | undefined {
+  for (const value of set) return value;
+  return undefined;
+}

@@ -1,0 +1,31 @@
+/**
+ * Ends a JSON reply under the write deadline (http/write-deadline.ts). A body the socket takes
+ * at once, as nearly every reply is, costs nothing more than `end`. A larger one goes out in
+ * pieces, each written once the one before it drained, so that a slow client that keeps
+ * reading is not cut off in the middle of a long reply, while one that reads nothing is.
+ */
+import type { ServerResponse } from 'node:http';
+import { PIECE_BYTES, WriteDeadline } from './write-deadline.js';
+
+export async function endJsonBody(
+  response: ServerResponse,
+  text: string,
+  writeTimeoutMs: number,
+  onCut: (response: ServerResponse) => void,
+): Promise<void> {
+  // A character is at most 3 bytes in UTF-8: a text this short is one piece.
+  if (text.length * 3 <= PIECE_BYTES) {
+    response.end(text);
+    if (response.writableLength > 0) new WriteDeadline(response, writeTimeoutMs, onCut).watchUntilFinished();
+    return;
+  }
+  const deadline = new WriteDeadline(response, writeTimeoutMs, onCut);
+  const bytes = Buffer.from(text);
+  for (let offset = 0; offset < bytes.length; offset += PIECE_BYTES) {
+    if (response.destroyed) return;
+    if (!response.write(bytes.subarray(offset, offset + PIECE_BYTES))) await deadline.drained();
+  }
+  if (response.destroyed) return;
+  response.end();
+  deadline.watchUntilFinished();
+}

@@ -1,0 +1,95 @@
+/**
+ * Clients that stop reading (issue 16, case 4): a reply whose writes make no progress for
+ * listen.writeTimeoutMs is cut off, its connection closed and its admission slot given back.
+ * Before, one paused streaming reader held its slot for as long as it stayed, and every other
+ * request on the model was a 529.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Socket } from 'node:net';
+import { postJson, startService, type RunningService } from '@mms/testing';
+import { openSocket, readUntilClosed, requestHead } from './raw-http-support.js';
+
+/**
+ * One word of 8 MB: the scripted backend echoes it as one token, so the reply is one write far
+ * larger than the socket buffers of a loopback connection whose reader has stopped.
+ */
+const LONG_WORD = 'x'.repeat(8 * 1024 * 1024);
+
+let service: RunningService;
+before(async () => {
+  service = await startService({
+    listen: { writeTimeoutMs: 300 },
+    models: [
+      {
+        id: 'single',
+        tier: 'mid',
+        generation: 'newer',
+        contextWindow: 1_000,
+        maxOutputTokens: 100,
+        backend: { type: 'scripted', concurrency: 1, queue: 0 },
+      },
+    ],
+  });
+});
+after(() => service.close());
+
+/** Sends a message request on a raw socket and never reads the reply. */
+async function pausedReader(stream: boolean): Promise<Socket> {
+  const body = JSON.stringify({
+    model: 'single',
+    max_tokens: 10,
+    stream,
+    messages: [{ role: 'user', content: LONG_WORD }],
+  });
+  const socket = await openSocket(service);
+  socket.pause();
+  socket.write(
+    `${requestHead(service, 'POST', '/v1/messages', ['content-type: application/json', `content-length: ${Buffer.byteLength(body)}`])}\r\n\r\n${body}`,
+  );
+  return socket;
+}
+
+const hello = { model: 'single', max_tokens: 10, messages: [{ role: 'user', content: 'hello' }] };
+
+/** Asks again, a little later each time, until `status` comes back (the test's timeout bounds it). */
+async function untilStatus(status: number): Promise<void> {
+  while ((await postJson(service, '/v1/messages', hello)).status !== status)
+    await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
+describe('a client that stops reading', { timeout: 60_000 }, () => {
+  test('a paused streaming reader is cut off after writeTimeoutMs, and its slot serves the next request', async () => {
+    const reader = await pausedReader(true);
+    // The reader holds the model's one slot: another request finds it taken (queue 0)...
+    await untilStatus(529);
+    // ...until its write deadline gives the slot back.
+    await untilStatus(200);
+    const received = await readUntilClosed(reader);
+    assert.match(received, /^HTTP\/1\.1 200 /);
+    assert.ok(!received.includes('event: message_stop'), 'the stream was cut, never finished');
+  });
+
+  test('a JSON reply its client stops reading is cut off too, and its connection closed', async () => {
+    const reader = await pausedReader(false);
+    // Read until the reply has begun, then stop.
+    reader.resume();
+    let received = Buffer.alloc(0);
+    await new Promise<void>((resolve) =>
+      reader.on('data', function begun(chunk: Buffer) {
+        received = Buffer.concat([received, chunk]);
+        if (!received.includes('\r\n\r\n')) return;
+        reader.off('data', begun);
+        reader.pause();
+        resolve();
+      }),
+    );
+    // Far past the deadline, then reading again: the rest of the reply never comes.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const rest = await readUntilClosed(reader);
+    const head = received.subarray(0, received.indexOf('\r\n\r\n')).toString();
+    const length = Number(/content-length: (\d+)/i.exec(head)?.[1]);
+    assert.ok(length > LONG_WORD.length, head);
+    assert.ok(received.length + Buffer.byteLength(rest) < head.length + 4 + length, 'the reply was cut short');
+  });
+});

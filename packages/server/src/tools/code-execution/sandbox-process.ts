@@ -12,16 +12,21 @@
  *   sandbox's own running time, an overall wall-clock limit that counts host function calls
  *   too, a resident-memory watchdog reading /proc, and one on the working folder's size
  *   (folder-usage.ts);
- * - stdout and stderr cut at a cap, and a message channel that treats every message as hostile.
+ * - stdout and stderr cut at a cap, and a message channel that treats every message as hostile
+ *   (message-lines.ts, host-calls.ts, answer-writer.ts): anything honest code would not send is
+ *   a breach, which kills the sandbox at once.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chownSync, mkdtempSync } from 'node:fs';
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { constants as osConstants, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { AnswerWriter } from './answer-writer.js';
 import { CappedOutput } from './capped-output.js';
 import { folderUsage, isOver, MAX_FOLDER_ENTRIES } from './folder-usage.js';
 import type { KillReason, RunOptions } from './code-runner.js';
+import { HostCalls, MAX_CALLS_IN_FLIGHT, MAX_MESSAGE_BYTES } from './host-calls.js';
 import { MessageLines } from './message-lines.js';
 import { PausableDeadline } from './pausable-deadline.js';
 import { describeStartFailure, sandboxCommand, sandboxSpawnOptions, type SandboxPaths } from './sandbox-command.js';
@@ -63,8 +68,6 @@ export type SandboxOutcome =
   | { kind: 'exited'; returnCode: number; stdout: string; stderr: string; timings: SandboxTimings }
   | { kind: 'killed'; reason: KillReason; stdout: string; stderr: string; timings: SandboxTimings };
 
-/** Call messages are a tool name and a small input; a megabyte is far past any honest one. */
-const MAX_MESSAGE_CHARACTERS = 1 << 20;
 /** How often the watchdog reads the child's resident memory while it runs. */
 const MEMORY_POLL_MS = 25;
 /**
@@ -84,14 +87,18 @@ export class SandboxProcess {
   private readonly child: ChildProcess;
   private readonly folder: string;
   private readonly gone: Promise<Exit>;
+  private readonly lines: MessageLines;
+  private readonly input: AnswerWriter;
   private nodePid: number | undefined;
   private loaded = false;
   private exited = false;
   private used = false;
   private stdout: CappedOutput;
   private stderr: CappedOutput;
-  private onCall: ((message: unknown) => void) | undefined;
+  private calls: HostCalls | undefined;
   private killReason: KillReason | undefined;
+  /** What the child sent that honest code would not, when the kill was a protocol breach. */
+  private breach: string | undefined;
   private killedAt: number | undefined;
 
   constructor(
@@ -118,24 +125,25 @@ export class SandboxProcess {
       this.exited = true;
       return rm(this.folder, { recursive: true, force: true });
     });
+    this.input = new AnswerWriter(this.child.stdin!, (why) => this.kill('protocol_breach', why));
     // A write to a child that has just died must not become an uncaught EPIPE.
     this.child.stdin!.on('error', () => {});
     this.child.stdout!.on('data', (chunk: Buffer) => this.stdout.push(chunk));
     this.child.stderr!.on('data', (chunk: Buffer) => this.stderr.push(chunk));
     let readySignal: () => void = () => {};
     const loadedMessage = new Promise<void>((resolve) => (readySignal = resolve));
-    const lines = new MessageLines(
-      MAX_MESSAGE_CHARACTERS,
+    this.lines = new MessageLines(
+      MAX_MESSAGE_BYTES,
       (message) => {
         if (!this.loaded && (message as { type?: unknown }).type === 'ready') {
           this.loaded = true;
           readySignal();
-        } else if (this.onCall) this.onCall(message);
-        else this.kill('protocol_breach');
+        } else if (this.calls) this.calls.receive(message);
+        else this.kill('protocol_breach', 'a message before any program was sent');
       },
-      () => this.kill('protocol_breach'),
+      (why) => this.kill('protocol_breach', why),
     );
-    (this.child.stdio[3] as NodeJS.ReadableStream).on('data', (chunk: Buffer) => lines.push(chunk));
+    (this.child.stdio[3] as Readable).on('data', (chunk: Buffer) => this.lines.push(chunk));
     this.ready = this.start(loadedMessage);
     // Nobody may be waiting on a pooled sandbox's start; its failure is reported to whoever takes it.
     this.ready.catch(() => {});
@@ -172,12 +180,24 @@ export class SandboxProcess {
     const abort = () => this.kill('aborted');
     options.signal.addEventListener('abort', abort, { once: true });
     if (options.signal.aborted) abort();
-    let calls = 0;
-    this.onCall = (message) => {
-      calls += 1;
-      void this.answerCall(message, calls, options, deadline, over.signal);
-    };
-    this.send({ type: 'run', code, functions: options.hostFunctions });
+    this.calls = new HostCalls({
+      maxHostCalls: this.limits.maxHostCalls,
+      options,
+      deadline,
+      over: over.signal,
+      answers: this.input,
+      onBreach: (why) => this.kill('protocol_breach', why),
+    });
+    this.input.send({
+      type: 'run',
+      code,
+      functions: options.hostFunctions,
+      limits: {
+        maxHostCalls: this.limits.maxHostCalls,
+        maxCallsInFlight: MAX_CALLS_IN_FLIGHT,
+        maxMessageBytes: MAX_MESSAGE_BYTES,
+      },
+    });
     const exit = await this.gone;
     over.abort();
     clearTimeout(wallClock);
@@ -191,11 +211,19 @@ export class SandboxProcess {
     return this.outcome(exit, timings);
   }
 
-  /** Kills the child (and so its namespace); `reason` says why for the outcome. */
-  kill(reason: KillReason): void {
+  /**
+   * Kills the child (and so its namespace); `reason` says why for the outcome, and `breach`
+   * what it sent, for a protocol breach. Nothing more of it is read or answered: the rest of a
+   * flood already in the pipe must cost the service nothing.
+   */
+  kill(reason: KillReason, breach?: string): void {
     if (this.exited || this.killReason !== undefined) return;
     this.killReason = reason;
+    this.breach = breach;
     this.killedAt = performance.now();
+    this.lines.stop();
+    this.input.close();
+    (this.child.stdio[3] as Readable).destroy();
     // The node process first: killing only unshare would leave its death to PR_SET_PDEATHSIG.
     if (this.nodePid !== undefined && this.nodePid !== this.child.pid) signalQuietly(this.nodePid);
     this.child.kill('SIGKILL');
@@ -228,11 +256,12 @@ export class SandboxProcess {
         `the sandbox exited while starting (${exit.signal ?? `code ${exit.code}`}): ${describeStartFailure(this.stderr.text())}`,
       );
     }
-    this.nodePid = this.platform.namespaces ? await childPid(this.child.pid!) : this.child.pid;
-    if (this.nodePid === undefined) {
-      this.kill('protocol_breach');
+    const nodePid = this.platform.namespaces ? await childPid(this.child.pid!) : this.child.pid;
+    if (nodePid === undefined) {
+      this.kill('protocol_breach', 'no sandbox process under its namespace launcher');
       throw new Error('the sandbox process could not be found under its namespace launcher');
     }
+    this.nodePid = nodePid;
   }
 
   private watchMemory(): NodeJS.Timeout {
@@ -265,49 +294,6 @@ export class SandboxProcess {
     }, FOLDER_POLL_MS);
   }
 
-  /** One host function call from the code, checked field by field: the sender is untrusted. */
-  private async answerCall(
-    message: unknown,
-    count: number,
-    options: RunOptions,
-    deadline: PausableDeadline,
-    over: AbortSignal,
-  ): Promise<void> {
-    const call = message as { type?: unknown; id?: unknown; name?: unknown; input?: unknown };
-    if (
-      call.type !== 'call' ||
-      !Number.isSafeInteger(call.id) ||
-      typeof call.name !== 'string' ||
-      !isPlainObject(call.input)
-    ) {
-      this.kill('protocol_breach');
-      return;
-    }
-    const reply = (answer: { content: unknown } | { message: string }) =>
-      this.send(
-        'content' in answer
-          ? { type: 'result', id: call.id, content: answer.content }
-          : { type: 'error', id: call.id, message: answer.message },
-      );
-    const target = options.hostFunctions.find((candidate) => candidate.name === call.name);
-    if (!target) return reply({ message: `no function named ${call.name} is available to code in this request` });
-    if (target.refusal !== undefined) return reply({ message: target.refusal });
-    if (count > this.limits.maxHostCalls)
-      return reply({ message: `more than ${this.limits.maxHostCalls} tool calls in one execution` });
-    const release = deadline.hold();
-    try {
-      reply({ content: await options.callHost(call.name, call.input, over) });
-    } catch (error) {
-      reply({ message: `${call.name} failed: ${(error as Error).message}` });
-    } finally {
-      release();
-    }
-  }
-
-  private send(message: unknown): void {
-    if (!this.exited) this.child.stdin!.write(`${JSON.stringify(message)}\n`);
-  }
-
   private outcome(exit: Exit, timings: SandboxTimings): SandboxOutcome {
     const stdout = this.stdout.text();
     const notes: string[] = [];
@@ -318,7 +304,8 @@ export class SandboxProcess {
     const reason = this.killReason ?? (exit.signal === 'SIGXCPU' ? 'time_limit' : undefined);
     if (reason === 'memory_limit')
       notes.push(`MemoryError: the sandbox went over its memory limit of ${this.limits.memoryMb} MB and was killed`);
-    if (reason === 'protocol_breach') notes.push('the sandbox broke its message protocol and was killed');
+    if (reason === 'protocol_breach')
+      notes.push(`the sandbox broke its message protocol (${this.breach ?? 'unknown'}) and was killed`);
     if (reason === 'disk_limit')
       notes.push(
         `OSError: the working folder went over its limit of ${this.limits.maxFolderBytes} bytes or ${MAX_FOLDER_ENTRIES} entries and the sandbox was killed`,
@@ -355,8 +342,4 @@ function signalQuietly(pid: number): void {
   } catch {
     // Already gone.
   }
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

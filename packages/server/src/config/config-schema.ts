@@ -179,7 +179,16 @@ export const codeExecutionConfig = z
       .int()
       .min(256)
       .default(512)
-      .describe('Resident memory of one sandbox; above it the sandbox is killed (return code 137).'),
+      .describe(
+        "Memory of one sandbox: Python's heap cannot grow past it (a MemoryError), and a sandbox whose resident memory passes it is killed (return code 137).",
+      ),
+    cgroupFolder: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "A cgroup v2 folder delegated to the service, with the memory controller enabled for its children: each sandbox gets a cgroup there whose memory.max is memoryMb. Unset or unusable (said once in the log): the kernel limits each sandbox's address space instead (docs/deployment.md).",
+      ),
     maxOutputBytes: z
       .int()
       .min(1024)

@@ -9,12 +9,18 @@ import { fileURLToPath } from 'node:url';
 import type { CodeRunner, RunOptions, RunOutcome } from './code-runner.js';
 import { ExecutionSlots } from './execution-slots.js';
 import { makePythonSnapshot, type PythonSnapshot } from './python-snapshot.js';
+import { chooseKernelMemoryLimit } from './kernel-memory-limit.js';
 import type { SandboxPaths } from './sandbox-command.js';
 import { sandboxPlatform } from './sandbox-platform.js';
 import { SandboxProcess, type SandboxLimits } from './sandbox-process.js';
 import { WarmPool } from './warm-pool.js';
 
 export interface ChildProcessRunnerOptions extends SandboxLimits {
+  /**
+   * A cgroup v2 folder delegated to the service, with the memory controller enabled for its
+   * children, where each sandbox gets a cgroup whose memory.max is memoryMb (kernel-memory-limit.ts).
+   */
+  cgroupFolder?: string | undefined;
   /** Loaded sandboxes kept waiting; 0 starts one per execution (a cold start each time). */
   poolSize: number;
   /** Fill the pool when the runner is made rather than on the first execution. */
@@ -94,7 +100,7 @@ export class ChildProcessRunner implements CodeRunner {
     process.emitWarning(`code execution unavailable: ${detail}`, { code: 'MMS_SANDBOX_UNAVAILABLE' });
   }
 
-  /** The pool, made on first use: the platform probe and the Python snapshot come first. */
+  /** The pool, made on first use: the platform probe, the Python snapshot and the kernel memory limit come first. */
   private warmPool(): Promise<WarmPool> {
     this.pool ??= (async () => {
       const platform = await sandboxPlatform();
@@ -110,7 +116,13 @@ export class ChildProcessRunner implements CodeRunner {
           );
       }
       const paths = this.snapshot ? { ...this.paths, snapshotFile: this.snapshot.file } : this.paths;
-      return new WarmPool(this.options.poolSize, () => new SandboxProcess(platform, this.options, paths));
+      const kernelMemory = await chooseKernelMemoryLimit(
+        platform,
+        this.options.memoryMb,
+        this.options.cgroupFolder,
+        () => new SandboxProcess(platform, this.options, paths),
+      );
+      return new WarmPool(this.options.poolSize, () => new SandboxProcess(platform, this.options, paths, kernelMemory));
     })();
     return this.pool;
   }

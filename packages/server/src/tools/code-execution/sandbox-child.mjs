@@ -12,10 +12,14 @@
  * takes a fraction of a second instead of seconds. `make-snapshot` writes one to
  * <working folder>/python.snapshot and exits; it runs no program.
  *
- * fd 0 (from the parent): JSON lines, `{"type":"run","code":..,"functions":[..]}` once, then
- *   `{"type":"result","id":..,"content":..}` or `{"type":"error","id":..,"message":..}` per call.
+ * fd 0 (from the parent): JSON lines, `{"type":"run","code":..,"functions":[..],"limits":{..}}`
+ *   once, then `{"type":"result","id":..,"content":..}` or `{"type":"error","id":..,"message":..}`
+ *   per call.
  * fd 3 (to the parent): JSON lines, `{"type":"ready"}` once loaded, then
- *   `{"type":"call","id":..,"name":..,"input":{..}}` per host function call.
+ *   `{"type":"call","id":..,"name":..,"input":{..}}` per host function call. The parent kills
+ *   the sandbox for any call this file would not send (host-calls.ts): one past
+ *   `limits.maxHostCalls`, more than `limits.maxCallsInFlight` unanswered, a line longer than
+ *   `limits.maxMessageBytes`. So `callHost` keeps within them, and says so in Python instead.
  * fd 1 and 2: the program's stdout and stderr, raw; the parent caps them.
  */
 import { constants as fsConstants, readFileSync, writeFileSync, writeSync } from 'node:fs';
@@ -122,16 +126,39 @@ async function load() {
 
 /** Host function calls waiting for the parent's answer, by id. */
 const pending = new Map();
+/** Calls not sent yet because `limits.maxCallsInFlight` are waiting for answers. */
+const held = [];
 let nextCallId = 0;
+let callsMade = 0;
+/** The run message's `limits`. */
+let limits = { maxHostCalls: 0, maxCallsInFlight: 1, maxMessageBytes: 0 };
 
+/** Resolves to the answer as JSON: `{"content": ..}` or `{"error": ..}` (the prelude raises the latter). */
 function callHost(name, inputJson) {
-  nextCallId += 1;
-  const id = nextCallId;
-  send({ type: 'call', id, name, input: JSON.parse(inputJson) });
-  return new Promise((resolve) => pending.set(id, resolve));
+  callsMade += 1;
+  if (callsMade > limits.maxHostCalls)
+    return Promise.resolve(JSON.stringify({ error: `more than ${limits.maxHostCalls} tool calls in one execution` }));
+  const message = { type: 'call', id: 0, name, input: JSON.parse(inputJson) };
+  // The id's digits are not counted: a margin of some bytes under the cap is enough for them.
+  if (Buffer.byteLength(JSON.stringify(message)) > limits.maxMessageBytes - 32)
+    return Promise.resolve(JSON.stringify({ error: `the call's input is over ${limits.maxMessageBytes} bytes` }));
+  return new Promise((resolve) => {
+    held.push({ message, resolve });
+    sendHeldCalls();
+  });
+}
+
+function sendHeldCalls() {
+  while (held.length > 0 && pending.size < limits.maxCallsInFlight) {
+    const { message, resolve } = held.shift();
+    nextCallId += 1;
+    pending.set(nextCallId, resolve);
+    send({ ...message, id: nextCallId });
+  }
 }
 
 async function runProgram(pyodide, message) {
+  limits = message.limits;
   const namespace = pyodide.globals.get('_mms_namespace')(callHost, JSON.stringify(message.functions));
   pyodide.globals.set('_mms_program', message.code);
   pyodide.globals.set('_mms_program_namespace', namespace);
@@ -161,6 +188,7 @@ function onMessage(pyodide, message) {
   resolve(
     JSON.stringify(message.type === 'result' ? { content: message.content } : { error: String(message.message) }),
   );
+  sendHeldCalls();
 }
 
 function fail(error) {

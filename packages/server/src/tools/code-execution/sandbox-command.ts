@@ -1,8 +1,9 @@
 /**
- * The command line of a sandbox child: the namespace launcher (unshare), the kernel limits
- * (prlimit), then Node with the permission model on, allowed to read pyodide, its own script,
- * the Python snapshot and its working folder, and to write only its working folder. Not allowed:
- * any other file, child processes, worker threads, native addons.
+ * The command line of a sandbox child: its cgroup (when it has one, sandbox-cgroup.ts), the
+ * namespace launcher (unshare), the kernel limits (prlimit), then Node with the permission
+ * model on, allowed to read pyodide, its own script, the Python snapshot and its working
+ * folder, and to write only its working folder. Not allowed: any other file, child processes,
+ * worker threads, native addons.
  */
 import type { SandboxPlatform } from './sandbox-platform.js';
 
@@ -17,6 +18,7 @@ export interface CommandLimits {
   timeoutMs: number;
   startTimeoutMs: number;
   maxFileBytes: number;
+  memoryMb: number;
 }
 
 /**
@@ -28,12 +30,37 @@ export const PERMISSION_FLAG = process.allowedNodeEnvironmentFlags.has('--permis
   ? '--permission'
   : '--experimental-permission';
 
+/**
+ * V8 reserves 10 GB of address space per WebAssembly memory to check its bounds with guard
+ * pages, and otherwise the memory's declared maximum (4 GB for pyodide). Either leaves no room
+ * for an address-space limit anywhere near memoryMb (kernel-memory-limit.ts), so the trap
+ * handler is off (bounds are checked in the code instead; no slower that we could measure)
+ * and the memory's maximum is memoryMb: Python's heap can never grow past the limit, and
+ * growing past it is a MemoryError in Python. Node before 20.15 lacks the Node option; V8's
+ * own flag does the same there.
+ */
+const TRAP_HANDLER_OFF = process.allowedNodeEnvironmentFlags.has('--disable-wasm-trap-handler')
+  ? '--disable-wasm-trap-handler'
+  : '--no-wasm-trap-handler';
+/** A WebAssembly page is 64 KiB. */
+const WASM_PAGES_PER_MB = 16;
+
+/** Enters the cgroup folder given as $0, then runs the rest: the child and all it starts are in it from their start. */
+const ENTER_CGROUP = 'echo $$ > "$0/cgroup.procs" && exec "$@"';
+
+/** The kernel's hold on one sandbox's memory (kernel-memory-limit.ts): its own cgroup, or an address-space limit. */
+export interface SandboxMemory {
+  cgroup?: string;
+  addressSpaceBytes?: number;
+}
+
 export function sandboxCommand(
   platform: SandboxPlatform,
   limits: CommandLimits,
   paths: SandboxPaths,
   folder: string,
   mode: string[],
+  memory: SandboxMemory = {},
 ): string[] {
   const readable = [
     paths.pyodideFolder,
@@ -45,6 +72,8 @@ export function sandboxCommand(
     process.execPath,
     '--no-warnings',
     PERMISSION_FLAG,
+    TRAP_HANDLER_OFF,
+    `--wasm-max-mem-pages=${limits.memoryMb * WASM_PAGES_PER_MB}`,
     ...readable.map((path) => `--allow-fs-read=${path}`),
     `--allow-fs-write=${folder}`,
     paths.childScript,
@@ -62,11 +91,15 @@ export function sandboxCommand(
         `--cpu=${cpuSeconds}:${cpuSeconds}`,
         `--fsize=${limits.maxFileBytes}`,
         '--core=0',
+        ...(memory.addressSpaceBytes === undefined
+          ? []
+          : [`--as=${memory.addressSpaceBytes}:${memory.addressSpaceBytes}`]),
         '--',
         ...node,
       ]
     : node;
-  return platform.namespaces ? [...platform.namespaces, '--', ...limited] : limited;
+  const launched = platform.namespaces ? [...platform.namespaces, '--', ...limited] : limited;
+  return memory.cgroup === undefined ? launched : ['/bin/sh', '-c', ENTER_CGROUP, memory.cgroup, ...launched];
 }
 
 /** Spawn options shared by every sandbox child: an empty environment, its folder as cwd. */

@@ -4,7 +4,8 @@
  *   PID namespace (the child sees no other process, so it cannot signal the service or a
  *   sibling sandbox). As root the child also drops to `nobody`; otherwise a user namespace
  *   makes the unprivileged unshare possible where the kernel allows it.
- * - `prlimit`: a kernel CPU-time limit, file size limit and no core dumps.
+ * - `prlimit`: a kernel CPU-time limit, file size limit, no core dumps, and the address-space
+ *   limit that bounds memory where no cgroup does (kernel-memory-limit.ts).
  * Where either is missing the sandbox still runs, after one warning that says what is lost.
  */
 import { spawn } from 'node:child_process';

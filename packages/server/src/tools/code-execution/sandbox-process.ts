@@ -10,21 +10,37 @@
  * - an empty environment, so no secret of the service's is there to read;
  * - kernel limits through prlimit (CPU time, file size, no core dumps), a deadline on the
  *   sandbox's own running time, an overall wall-clock limit that counts host function calls
- *   too, a resident-memory watchdog reading /proc, and one on the working folder's size
- *   (folder-usage.ts);
- * - stdout and stderr cut at a cap, and a message channel that treats every message as hostile.
+ *   too, and a watch on the working folder's size (folder-usage.ts);
+ * - memory bounded by the kernel, by a cgroup of its own or else by its address space
+ *   (kernel-memory-limit.ts), and by a resident-memory watchdog off the main thread
+ *   (memory-watchdog.ts);
+ * - stdout and stderr cut at a cap, and a message channel that treats every message as hostile
+ *   (message-lines.ts, host-calls.ts, answer-writer.ts): anything honest code would not send is
+ *   a breach, which kills the sandbox at once.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chownSync, mkdtempSync } from 'node:fs';
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { constants as osConstants, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { AnswerWriter } from './answer-writer.js';
 import { CappedOutput } from './capped-output.js';
 import { folderUsage, isOver, MAX_FOLDER_ENTRIES } from './folder-usage.js';
 import type { KillReason, RunOptions } from './code-runner.js';
+import { HostCalls, MAX_CALLS_IN_FLIGHT, MAX_MESSAGE_BYTES } from './host-calls.js';
+import type { KernelMemoryLimit } from './kernel-memory-limit.js';
+import { watchMemory, type MemoryWatch } from './memory-watchdog.js';
 import { MessageLines } from './message-lines.js';
 import { PausableDeadline } from './pausable-deadline.js';
-import { describeStartFailure, sandboxCommand, sandboxSpawnOptions, type SandboxPaths } from './sandbox-command.js';
+import { SandboxCgroup } from './sandbox-cgroup.js';
+import {
+  describeStartFailure,
+  sandboxCommand,
+  sandboxSpawnOptions,
+  type SandboxMemory,
+  type SandboxPaths,
+} from './sandbox-command.js';
 import type { SandboxPlatform } from './sandbox-platform.js';
 
 /** The overall wall-clock limit, when the config leaves it unset, in multiples of timeoutMs. */
@@ -63,10 +79,6 @@ export type SandboxOutcome =
   | { kind: 'exited'; returnCode: number; stdout: string; stderr: string; timings: SandboxTimings }
   | { kind: 'killed'; reason: KillReason; stdout: string; stderr: string; timings: SandboxTimings };
 
-/** Call messages are a tool name and a small input; a megabyte is far past any honest one. */
-const MAX_MESSAGE_CHARACTERS = 1 << 20;
-/** How often the watchdog reads the child's resident memory while it runs. */
-const MEMORY_POLL_MS = 25;
 /**
  * How often the working folder is measured. A walk costs more than a read of /proc; what code
  * can write between two walks is bounded by the disk's speed and, per file, by maxFileBytes.
@@ -76,7 +88,12 @@ const FOLDER_POLL_MS = 100;
 interface Exit {
   code: number | null;
   signal: NodeJS.Signals | null;
+  /** The kernel's OOM killer ended it (its cgroup's memory.max). */
+  overCgroupMemory: boolean;
 }
+
+/** Each distinct failure of a sandbox's cgroup, said once per service. */
+const memoryLimitWarnings = new Set<string>();
 
 export class SandboxProcess {
   /** Resolves once pyodide is loaded; rejects when the sandbox cannot start. */
@@ -84,20 +101,27 @@ export class SandboxProcess {
   private readonly child: ChildProcess;
   private readonly folder: string;
   private readonly gone: Promise<Exit>;
+  private readonly lines: MessageLines;
+  private readonly input: AnswerWriter;
+  private readonly cgroup: SandboxCgroup | undefined;
   private nodePid: number | undefined;
   private loaded = false;
   private exited = false;
   private used = false;
   private stdout: CappedOutput;
   private stderr: CappedOutput;
-  private onCall: ((message: unknown) => void) | undefined;
+  private calls: HostCalls | undefined;
+  private memoryWatch: MemoryWatch | undefined;
   private killReason: KillReason | undefined;
+  /** What the child sent that honest code would not, when the kill was a protocol breach. */
+  private breach: string | undefined;
   private killedAt: number | undefined;
 
   constructor(
     private readonly platform: SandboxPlatform,
     private readonly limits: SandboxLimits,
     paths: SandboxPaths,
+    kernelMemory: KernelMemoryLimit = { kind: 'none' },
   ) {
     this.folder = mkdtempSync(join(tmpdir(), 'mms-sandbox-'));
     if (platform.user) chownSync(this.folder, platform.user.uid, platform.user.gid);
@@ -105,37 +129,50 @@ export class SandboxProcess {
     this.stdout = new CappedOutput(limits.maxOutputBytes);
     this.stderr = new CappedOutput(limits.maxOutputBytes);
     const mode = paths.snapshotFile ? ['run', paths.snapshotFile] : ['run'];
-    const [command, ...args] = sandboxCommand(platform, limits, paths, this.folder, mode);
+    this.cgroup = kernelMemory.kind === 'cgroup' ? makeCgroup(kernelMemory.folder, limits.memoryMb) : undefined;
+    const memory: SandboxMemory =
+      kernelMemory.kind === 'address-space'
+        ? { addressSpaceBytes: kernelMemory.bytes }
+        : this.cgroup === undefined
+          ? {}
+          : { cgroup: this.cgroup.folder };
+    const [command, ...args] = sandboxCommand(platform, limits, paths, this.folder, mode, memory);
     this.child = spawn(command!, args, {
       ...sandboxSpawnOptions(platform, this.folder),
       stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
     });
-    this.gone = new Promise((resolve) => {
+    const closed = new Promise<Omit<Exit, 'overCgroupMemory'>>((resolve) => {
       this.child.on('close', (code, signal) => resolve({ code, signal }));
       this.child.on('error', () => resolve({ code: null, signal: null }));
     });
-    void this.gone.then(() => {
+    this.gone = closed.then(async (exit) => {
       this.exited = true;
-      return rm(this.folder, { recursive: true, force: true });
+      const overCgroupMemory = (await this.cgroup?.oomKilled()) ?? false;
+      await this.cgroup
+        ?.remove()
+        .catch((error: Error) => warnOnce(`removing a sandbox cgroup failed: ${error.message}`));
+      return { ...exit, overCgroupMemory };
     });
+    void this.gone.then(() => rm(this.folder, { recursive: true, force: true }));
+    this.input = new AnswerWriter(this.child.stdin!, (why) => this.kill('protocol_breach', why));
     // A write to a child that has just died must not become an uncaught EPIPE.
     this.child.stdin!.on('error', () => {});
     this.child.stdout!.on('data', (chunk: Buffer) => this.stdout.push(chunk));
     this.child.stderr!.on('data', (chunk: Buffer) => this.stderr.push(chunk));
     let readySignal: () => void = () => {};
     const loadedMessage = new Promise<void>((resolve) => (readySignal = resolve));
-    const lines = new MessageLines(
-      MAX_MESSAGE_CHARACTERS,
+    this.lines = new MessageLines(
+      MAX_MESSAGE_BYTES,
       (message) => {
         if (!this.loaded && (message as { type?: unknown }).type === 'ready') {
           this.loaded = true;
           readySignal();
-        } else if (this.onCall) this.onCall(message);
-        else this.kill('protocol_breach');
+        } else if (this.calls) this.calls.receive(message);
+        else this.kill('protocol_breach', 'a message before any program was sent');
       },
-      () => this.kill('protocol_breach'),
+      (why) => this.kill('protocol_breach', why),
     );
-    (this.child.stdio[3] as NodeJS.ReadableStream).on('data', (chunk: Buffer) => lines.push(chunk));
+    (this.child.stdio[3] as Readable).on('data', (chunk: Buffer) => this.lines.push(chunk));
     this.ready = this.start(loadedMessage);
     // Nobody may be waiting on a pooled sandbox's start; its failure is reported to whoever takes it.
     this.ready.catch(() => {});
@@ -168,34 +205,57 @@ export class SandboxProcess {
     );
     // Ends host function calls still in flight when the execution is over, however it ended.
     const over = new AbortController();
-    const watchdogs = [this.watchMemory(), this.watchFolder()];
+    this.memoryWatch = watchMemory(this.nodePid!, this.child.pid!, this.limits.memoryMb * 1024);
+    const folderWatch = this.watchFolder();
     const abort = () => this.kill('aborted');
     options.signal.addEventListener('abort', abort, { once: true });
     if (options.signal.aborted) abort();
-    let calls = 0;
-    this.onCall = (message) => {
-      calls += 1;
-      void this.answerCall(message, calls, options, deadline, over.signal);
-    };
-    this.send({ type: 'run', code, functions: options.hostFunctions });
+    this.calls = new HostCalls({
+      maxHostCalls: this.limits.maxHostCalls,
+      options,
+      deadline,
+      over: over.signal,
+      answers: this.input,
+      onBreach: (why) => this.kill('protocol_breach', why),
+    });
+    this.input.send({
+      type: 'run',
+      code,
+      functions: options.hostFunctions,
+      limits: {
+        maxHostCalls: this.limits.maxHostCalls,
+        maxCallsInFlight: MAX_CALLS_IN_FLIGHT,
+        maxMessageBytes: MAX_MESSAGE_BYTES,
+      },
+    });
     const exit = await this.gone;
     over.abort();
     clearTimeout(wallClock);
     deadline.stop();
-    watchdogs.forEach(clearInterval);
+    this.memoryWatch.stop();
+    clearInterval(folderWatch);
     options.signal.removeEventListener('abort', abort);
+    const killedAt = this.killedAt ?? this.memoryWatch.kill?.at;
     const timings: SandboxTimings = {
       runMs: performance.now() - started,
-      ...(this.killedAt === undefined ? {} : { killMs: performance.now() - this.killedAt }),
+      ...(killedAt === undefined ? {} : { killMs: performance.now() - killedAt }),
     };
     return this.outcome(exit, timings);
   }
 
-  /** Kills the child (and so its namespace); `reason` says why for the outcome. */
-  kill(reason: KillReason): void {
+  /**
+   * Kills the child (and so its namespace); `reason` says why for the outcome, and `breach`
+   * what it sent, for a protocol breach. Nothing more of it is read or answered: the rest of a
+   * flood already in the pipe must cost the service nothing.
+   */
+  kill(reason: KillReason, breach?: string): void {
     if (this.exited || this.killReason !== undefined) return;
     this.killReason = reason;
+    this.breach = breach;
     this.killedAt = performance.now();
+    this.lines.stop();
+    this.input.close();
+    (this.child.stdio[3] as Readable).destroy();
     // The node process first: killing only unshare would leave its death to PR_SET_PDEATHSIG.
     if (this.nodePid !== undefined && this.nodePid !== this.child.pid) signalQuietly(this.nodePid);
     this.child.kill('SIGKILL');
@@ -228,28 +288,21 @@ export class SandboxProcess {
         `the sandbox exited while starting (${exit.signal ?? `code ${exit.code}`}): ${describeStartFailure(this.stderr.text())}`,
       );
     }
-    this.nodePid = this.platform.namespaces ? await childPid(this.child.pid!) : this.child.pid;
-    if (this.nodePid === undefined) {
-      this.kill('protocol_breach');
+    const nodePid = this.platform.namespaces ? await childPid(this.child.pid!) : this.child.pid;
+    if (nodePid === undefined) {
+      this.kill('protocol_breach', 'no sandbox process under its namespace launcher');
       throw new Error('the sandbox process could not be found under its namespace launcher');
     }
+    this.nodePid = nodePid;
   }
 
-  private watchMemory(): NodeJS.Timeout {
-    const limitKb = this.limits.memoryMb * 1024;
-    let reading = false;
-    return setInterval(() => {
-      if (reading || this.nodePid === undefined) return;
-      reading = true;
-      readFile(`/proc/${this.nodePid}/status`, 'utf8')
-        .then((status) => {
-          const residentKb = Number(/^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1] ?? 0);
-          if (residentKb > limitKb) this.kill('memory_limit');
-        })
-        // The process ended between two reads: its exit settles the execution.
-        .catch(() => {})
-        .finally(() => (reading = false));
-    }, MEMORY_POLL_MS);
+  /** The most address space the loaded sandbox has mapped (kernel-memory-limit.ts measures it so). */
+  async addressSpacePeakKb(): Promise<number> {
+    await this.ready;
+    const status = await readFile(`/proc/${this.nodePid}/status`, 'utf8');
+    const peakKb = Number(/^VmPeak:\s+(\d+)\s+kB/m.exec(status)?.[1] ?? 0);
+    if (peakKb === 0) throw new Error(`process ${this.nodePid} has no VmPeak`);
+    return peakKb;
   }
 
   private watchFolder(): NodeJS.Timeout {
@@ -265,47 +318,11 @@ export class SandboxProcess {
     }, FOLDER_POLL_MS);
   }
 
-  /** One host function call from the code, checked field by field: the sender is untrusted. */
-  private async answerCall(
-    message: unknown,
-    count: number,
-    options: RunOptions,
-    deadline: PausableDeadline,
-    over: AbortSignal,
-  ): Promise<void> {
-    const call = message as { type?: unknown; id?: unknown; name?: unknown; input?: unknown };
-    if (
-      call.type !== 'call' ||
-      !Number.isSafeInteger(call.id) ||
-      typeof call.name !== 'string' ||
-      !isPlainObject(call.input)
-    ) {
-      this.kill('protocol_breach');
-      return;
-    }
-    const reply = (answer: { content: unknown } | { message: string }) =>
-      this.send(
-        'content' in answer
-          ? { type: 'result', id: call.id, content: answer.content }
-          : { type: 'error', id: call.id, message: answer.message },
-      );
-    const target = options.hostFunctions.find((candidate) => candidate.name === call.name);
-    if (!target) return reply({ message: `no function named ${call.name} is available to code in this request` });
-    if (target.refusal !== undefined) return reply({ message: target.refusal });
-    if (count > this.limits.maxHostCalls)
-      return reply({ message: `more than ${this.limits.maxHostCalls} tool calls in one execution` });
-    const release = deadline.hold();
-    try {
-      reply({ content: await options.callHost(call.name, call.input, over) });
-    } catch (error) {
-      reply({ message: `${call.name} failed: ${(error as Error).message}` });
-    } finally {
-      release();
-    }
-  }
-
-  private send(message: unknown): void {
-    if (!this.exited) this.child.stdin!.write(`${JSON.stringify(message)}\n`);
+  /** The limit that ended a child the service did not kill itself: its watchdog's, or the kernel's. */
+  private limitThatEnded(exit: Exit): KillReason | undefined {
+    if (this.memoryWatch?.kill !== undefined || exit.overCgroupMemory) return 'memory_limit';
+    if (exit.signal === 'SIGXCPU') return 'time_limit';
+    return undefined;
   }
 
   private outcome(exit: Exit, timings: SandboxTimings): SandboxOutcome {
@@ -315,10 +332,11 @@ export class SandboxProcess {
       notes.push(`[stdout cut at ${this.limits.maxOutputBytes} bytes; ${this.stdout.droppedBytes} more bytes dropped]`);
     if (this.stderr.droppedBytes > 0)
       notes.push(`[stderr cut at ${this.limits.maxOutputBytes} bytes; ${this.stderr.droppedBytes} more bytes dropped]`);
-    const reason = this.killReason ?? (exit.signal === 'SIGXCPU' ? 'time_limit' : undefined);
+    const reason = this.killReason ?? this.limitThatEnded(exit);
     if (reason === 'memory_limit')
       notes.push(`MemoryError: the sandbox went over its memory limit of ${this.limits.memoryMb} MB and was killed`);
-    if (reason === 'protocol_breach') notes.push('the sandbox broke its message protocol and was killed');
+    if (reason === 'protocol_breach')
+      notes.push(`the sandbox broke its message protocol (${this.breach ?? 'unknown'}) and was killed`);
     if (reason === 'disk_limit')
       notes.push(
         `OSError: the working folder went over its limit of ${this.limits.maxFolderBytes} bytes or ${MAX_FOLDER_ENTRIES} entries and the sandbox was killed`,
@@ -331,6 +349,25 @@ export class SandboxProcess {
     const returnCode = exit.code ?? 128 + (exit.signal ? (osConstants.signals[exit.signal] ?? 0) : 0);
     return { kind: 'exited', returnCode, stdout, stderr, timings };
   }
+}
+
+/**
+ * Makes a sandbox's cgroup, or says once why it could not. The folder was tried when the runner
+ * started, so this is rare (a limit on cgroups reached): the sandbox then runs with the watchdog.
+ */
+function makeCgroup(parent: string, memoryMb: number): SandboxCgroup | undefined {
+  try {
+    return SandboxCgroup.create(parent, memoryMb);
+  } catch (error) {
+    warnOnce(`a sandbox cgroup could not be made in ${parent} (${(error as Error).message})`);
+    return undefined;
+  }
+}
+
+function warnOnce(detail: string): void {
+  if (memoryLimitWarnings.has(detail)) return;
+  memoryLimitWarnings.add(detail);
+  process.emitWarning(`code execution: ${detail}`, { code: 'MMS_SANDBOX_MEMORY_LIMIT' });
 }
 
 /** The one child of the namespace launcher, which is the sandbox's node process. */
@@ -355,8 +392,4 @@ function signalQuietly(pid: number): void {
   } catch {
     // Already gone.
   }
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -25,7 +25,8 @@ async function start(apiKey: string): Promise<number> {
           id: 'tiny',
           tier: 'mid',
           generation: 'newer',
-          contextWindow: 1024,
+          // The tiny model's own context length.
+          contextWindow: 4096,
           maxOutputTokens: 1024,
           backend: { type: 'llama-cpp', model: await tinyLlamaModel(), threads: 1, concurrency: 2 },
         },

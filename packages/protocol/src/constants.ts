@@ -66,5 +66,13 @@ export const SCHEMA_LIMITS = {
 /** Deeper JSON than this is refused before any recursive code touches it. */
 export const MAX_JSON_DEPTH = 128;
 
+/**
+ * JSON values in one request body (json-bounds.ts). The checks before admission cost about a
+ * microsecond a value on the event loop (the whole path, for the costliest shape: many short
+ * messages), so this many keep one request's stall well under 100 ms; a long agent conversation
+ * with a hundred tools holds a few tens of thousands.
+ */
+export const MAX_JSON_VALUES = 100_000;
+
 /** Body limit for `POST /v1/messages`: above it the answer is 413 request_too_large. */
 export const MAX_REQUEST_BYTES = 32 * 1024 * 1024;

@@ -2,6 +2,7 @@ export * from './constants.js';
 export * from './errors.js';
 export * from './request-schema.js';
 export * from './parse-request.js';
+export * from './json-bounds.js';
 export * from './strict-schema.js';
 export * from './endpoint-rules.js';
 export * from './callable-from-code.js';

@@ -1,10 +1,11 @@
 /**
  * Turns an untrusted JSON value into a typed request, or a 400 whose message names the field.
- * Depth is checked first, iteratively, so that no recursive code ever sees absurd nesting.
+ * The JSON's bounds are checked first, iteratively (json-bounds.ts), so that no recursive code
+ * ever sees absurd nesting and no check after them sees more than MAX_JSON_VALUES values.
  */
 import type { z } from 'zod';
-import { MAX_JSON_DEPTH } from './constants.js';
 import { ServiceError } from './errors.js';
+import { assertJsonBounds } from './json-bounds.js';
 import { countTokensRequest, messageRequest, type CountTokensRequest, type MessageRequest } from './request-schema.js';
 
 export function parseMessageRequest(body: unknown): MessageRequest {
@@ -15,38 +16,26 @@ export function parseCountTokensRequest(body: unknown): CountTokensRequest {
   return parseWith(countTokensRequest, body);
 }
 
+/**
+ * Zod's own switch (its `validate` sets it) to stop each array and object at its first failing
+ * entry: a content array of 100,000 invalid items is then one issue, not 100,000 of them, each
+ * with its path. The message names one issue anyway.
+ */
+const FIRST_ISSUE_ONLY: z.core.ParseContextInternal<z.core.$ZodIssue> = { abortEarly: true };
+
 function parseWith<Schema extends z.ZodType>(schema: Schema, body: unknown): z.infer<Schema> {
-  assertJsonDepth(body, MAX_JSON_DEPTH);
+  assertJsonBounds(body);
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw new ServiceError('invalid_request', 'The request body must be a JSON object.');
   }
-  const result = schema.safeParse(body);
+  const result = schema.safeParse(body, FIRST_ISSUE_ONLY);
   if (!result.success) throw new ServiceError('invalid_request', describeIssue(result.error.issues));
   return result.data;
 }
 
-/**
- * Throws a 400 when `value` nests deeper than `maxDepth` containers; never recurses. Only
- * containers go on the stack, in two parallel arrays: every request passes through here, and
- * an object per value was a third of the cost of validating a small one.
- */
+/** Throws a 400 when `value` nests deeper than `maxDepth` containers; never recurses. */
 export function assertJsonDepth(value: unknown, maxDepth: number): void {
-  if (value === null || typeof value !== 'object') return;
-  const containers: object[] = [value];
-  const depths: number[] = [1];
-  while (containers.length > 0) {
-    const container = containers.pop()!;
-    const depth = depths.pop()!;
-    if (depth > maxDepth) {
-      throw new ServiceError('invalid_request', `The request body nests deeper than ${maxDepth} levels.`);
-    }
-    for (const child of Array.isArray(container) ? container : Object.values(container)) {
-      if (child !== null && typeof child === 'object') {
-        containers.push(child as object);
-        depths.push(depth + 1);
-      }
-    }
-  }
+  assertJsonBounds(value, { maxDepth, maxValues: Infinity });
 }
 
 type Issue = z.core.$ZodIssue;
@@ -73,8 +62,20 @@ export function describeIssue(issues: readonly Issue[], prefix: PropertyKey[] = 
  * (a content array with one bad block, not "expected string"). Ties mean no branch fits at all.
  */
 function furthestBranch(branches: readonly (readonly Issue[])[]): readonly Issue[] | undefined {
-  const depths = branches.map((branch) => Math.max(...branch.map((issue) => issue.path.length)));
-  const deepest = Math.max(...depths);
-  if (depths.filter((depth) => depth === deepest).length > 1) return undefined;
-  return branches[depths.indexOf(deepest)];
+  let furthest: readonly Issue[] | undefined;
+  let deepest = -1;
+  let tied = false;
+  for (const branch of branches) {
+    const depth = deepestPath(branch);
+    if (depth > deepest) [furthest, deepest, tied] = [branch, depth, false];
+    else if (depth === deepest) tied = true;
+  }
+  return tied ? undefined : furthest;
+}
+
+/** A loop, not `Math.max(...)`: a spread passes every issue as an argument, and overflows the stack. */
+function deepestPath(issues: readonly Issue[]): number {
+  let deepest = -Infinity;
+  for (const issue of issues) if (issue.path.length > deepest) deepest = issue.path.length;
+  return deepest;
 }

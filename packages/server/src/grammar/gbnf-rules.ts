@@ -2,6 +2,7 @@
  * The rule table of a grammar being built: hands out unique GBNF rule names, memoises identical
  * rule bodies under one name, and renders the finished grammar with `root` first.
  */
+import { assertParserLimits } from './gbnf-limits.js';
 import { PRIMITIVE_NAMES, PRIMITIVE_RULES, type PrimitiveName } from './gbnf-primitives.js';
 
 /** Long names make no grammar more correct, only harder to read in llama.cpp's error output. */
@@ -49,23 +50,28 @@ export function nameHint(path: string): string {
 export interface RuleTarget {
   readonly hint: string;
   readonly reservedName: string | undefined;
+  /** The JSON pointer of the schema the rule is compiled from: what a refusal of the rule names. */
+  readonly path: string;
 }
 
 export class RuleRegistry {
   /** Rule name to body, in creation order; a reserved rule's body is '' until filled. */
   private readonly bodies = new Map<string, string>();
+  /** Rule name to the JSON pointer of the schema it was made for. */
+  private readonly paths = new Map<string, string>();
   private readonly nameByBody = new Map<string, string>();
   /** Primitive names are taken from the start, so a `$defs/string` becomes `string-2`, not a clash. */
   private readonly takenNames = new Set<string>(PRIMITIVE_NAMES);
   private readonly usedPrimitives = new Set<PrimitiveName>();
 
   /** A fresh rule name for a body that is not known yet (a `$ref` target may refer to itself). */
-  reserve(hint: string): string {
+  reserve(hint: string, path: string): string {
     const base = ruleNameFrom(hint);
     let name = base;
     for (let suffix = 2; this.takenNames.has(name); suffix += 1) name = `${base}-${suffix}`;
     this.takenNames.add(name);
     this.bodies.set(name, '');
+    this.paths.set(name, path);
     return name;
   }
 
@@ -75,17 +81,17 @@ export class RuleRegistry {
   }
 
   /** The name of a rule with this body, reusing an existing rule when the body is identical. */
-  define(hint: string, body: string): string {
+  define(hint: string, body: string, path: string): string {
     const existing = this.nameByBody.get(body);
     if (existing !== undefined) return existing;
-    const name = this.reserve(hint);
+    const name = this.reserve(hint, path);
     this.fill(name, body);
     return name;
   }
 
   /** Fills the target's reserved rule, so a `$ref` rule holds its body instead of an alias of it. */
   defineTarget(target: RuleTarget, body: string): string {
-    if (target.reservedName === undefined) return this.define(target.hint, body);
+    if (target.reservedName === undefined) return this.define(target.hint, body, target.path);
     this.fill(target.reservedName, body);
     return target.reservedName;
   }
@@ -99,13 +105,18 @@ export class RuleRegistry {
     return this.bodies.size + this.usedPrimitives.size;
   }
 
+  /**
+   * The grammar's text. Throws GrammarCompileError, naming the schema a rule was made for, when
+   * llama.cpp's parser would refuse the grammar (gbnf-limits.ts).
+   */
   render(): string {
-    const lines = [...this.bodies].map(([name, body]) => `${name} ::= ${body}`);
+    const rules = [...this.bodies].map(([name, body]) => ({ name, body, path: this.paths.get(name)! }));
     // PRIMITIVE_NAMES order, not first-use order, so a grammar's text does not depend on traversal.
     for (const name of PRIMITIVE_NAMES) {
-      if (this.usedPrimitives.has(name)) lines.push(`${name} ::= ${PRIMITIVE_RULES[name].body}`);
+      if (this.usedPrimitives.has(name)) rules.push({ name, body: PRIMITIVE_RULES[name].body, path: '#' });
     }
-    return `${lines.join('\n')}\n`;
+    assertParserLimits(rules);
+    return `${rules.map((rule) => `${rule.name} ::= ${rule.body}`).join('\n')}\n`;
   }
 
   private markPrimitiveUsed(name: PrimitiveName): void {

@@ -47,7 +47,7 @@ interface Site {
 }
 
 function targetOf(site: Site): RuleTarget {
-  return { hint: nameHint(site.path), reservedName: site.reservedName };
+  return { hint: nameHint(site.path), reservedName: site.reservedName, path: site.path };
 }
 
 const ROOT_POINTER = '#';
@@ -68,7 +68,7 @@ class SchemaCompiler implements NestedCompiler {
 
   compileDocument(): string {
     // `root` is reserved first so that it is the first rule written, and so that `$ref: "#"` finds it.
-    const root = this.registry.reserve('root');
+    const root = this.registry.reserve('root', ROOT_POINTER);
     this.referenceRules.set(ROOT_POINTER, root);
     this.fillReserved(root, this.document, ROOT_POINTER);
     assertNoLeftRecursion(this.headReferences);
@@ -118,7 +118,7 @@ class SchemaCompiler implements NestedCompiler {
     const known = this.referenceRules.get(pointer);
     if (known !== undefined) return known;
     // Named before its body is compiled, so the body may refer to it: that is how recursion works.
-    const name = this.registry.reserve(nameHint(pointer));
+    const name = this.registry.reserve(nameHint(pointer), pointer);
     this.referenceRules.set(pointer, name);
     this.fillReserved(name, target, pointer);
     return name;
@@ -159,7 +159,7 @@ class SchemaCompiler implements NestedCompiler {
     const target = targetOf(site);
     // With several types the union takes the target; each type's own rule gets a suffixed name.
     const typeTarget = (type: JsonType): RuleTarget =>
-      types.length > 1 ? { hint: `${target.hint}-${type}`, reservedName: undefined } : target;
+      types.length > 1 ? { hint: `${target.hint}-${type}`, reservedName: undefined, path: site.path } : target;
     const alternatives = types.map((type) => this.compileType(type, schema, site.path, typeTarget(type)));
     return this.alternation(target, [...new Set(alternatives)], site.path);
   }

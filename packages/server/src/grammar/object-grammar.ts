@@ -48,6 +48,8 @@ interface MemberLayout {
   readonly ws: string;
   readonly registry: RuleRegistry;
   readonly hint: string;
+  /** The object schema's JSON pointer. */
+  readonly path: string;
 }
 
 function sequence(...parts: readonly string[]): string {
@@ -68,7 +70,7 @@ function membersAfter(layout: MemberLayout, index: number): string {
   const body = sequence(head, membersAfter(layout, index + 1));
   // Only the tails that from-k rules also point at are worth a name; later ones stay inline.
   const shared = layout.firstRequired > 0 && index <= layout.firstRequired + 1;
-  return shared ? layout.registry.define(`${layout.hint}-after-${index}`, body) : body;
+  return shared ? layout.registry.define(`${layout.hint}-after-${index}`, body, layout.path) : body;
 }
 
 /** Members from `index` on with nothing written yet: a sequence or a rule name, or undefined when empty. */
@@ -81,7 +83,7 @@ function membersFrom(layout: MemberLayout, index: number): string | undefined {
   if (member.required) return written;
   const skipped = membersFrom(layout, index + 1);
   if (skipped === undefined) return written;
-  return layout.registry.define(`${layout.hint}-from-${index}`, `${written} | ${skipped}`);
+  return layout.registry.define(`${layout.hint}-from-${index}`, `${written} | ${skipped}`, layout.path);
 }
 
 function objectBody(layout: MemberLayout): string {
@@ -151,10 +153,10 @@ function extraKey(
   members: readonly Member[],
   forbidden: readonly string[],
   registry: RuleRegistry,
-  hint: string,
+  target: RuleTarget,
 ): string {
   const names = [...members.map((member) => member.name), ...forbidden];
-  return names.length === 0 ? registry.primitive('string') : keyExcluding(names, registry, hint);
+  return names.length === 0 ? registry.primitive('string') : keyExcluding(names, registry, target.hint, target.path);
 }
 
 /** Properties whose schema is false: they may only be absent. */
@@ -186,11 +188,12 @@ export function compileObject(
     extraMember:
       extra === undefined
         ? undefined
-        : sequence(extraKey(members, forbiddenNames(schema, path), registry, hint), ws, '":"', ws, extra),
+        : sequence(extraKey(members, forbiddenNames(schema, path), registry, target), ws, '":"', ws, extra),
     firstRequired: firstRequiredIndex === -1 ? members.length : firstRequiredIndex,
     ws,
     registry,
     hint,
+    path,
   };
   return registry.defineTarget(target, objectBody(layout));
 }

@@ -5,12 +5,13 @@
  */
 import { randomInt } from 'node:crypto';
 import { resolveChatWrapper, type ChatWrapper, type Llama, type LlamaContext, type LlamaModel } from 'node-llama-cpp';
-import { ServiceError, type ModelProfile } from '@mms/protocol';
+import type { ModelProfile } from '@mms/protocol';
 import type { Backend } from '../backend.js';
 import type { Cancellation } from '../cancellation.js';
 import type { ModelCall, ModelPrompt, OfferedTool } from '../call/model-call.js';
 import type { Regenerated } from '../call/output-check.js';
 import type { StreamPart } from '../../streaming/stream-part.js';
+import { promptTooLong } from '../prompt-too-long.js';
 import { toChatHistory } from './chat-history.js';
 import { collectText } from './collect-text.js';
 import { formatRetryHistory } from './format-retry.js';
@@ -19,6 +20,7 @@ import { forcedToolPlan, planGeneration, type GenerationPlan } from './generatio
 import type { LlamaCppBackendConfig } from './llama-cpp-config.js';
 import { llamaRuntime } from './llama-runtime.js';
 import { modelFile } from './model-file.js';
+import { PromptTokenizer } from './prompt-tokenizer.js';
 import { SequencePool } from './sequence-pool.js';
 import { assertStrictSchemaCompiles, grammarFor } from './structured-output.js';
 
@@ -26,6 +28,7 @@ interface LoadedModel {
   llama: Llama;
   model: LlamaModel;
   context: LlamaContext;
+  tokenizer: PromptTokenizer;
   pool: SequencePool;
   /** Chat wrappers with the model's thinking switch on and off. */
   wrappers: { thinking: ChatWrapper; plain: ChatWrapper };
@@ -58,7 +61,7 @@ export class LlamaCppBackend implements Backend {
     const plan = planGeneration(call);
     const { history } = toChatHistory(call, plan.instruction);
     const chatWrapper = call.thinking.on ? loaded.wrappers.thinking : loaded.wrappers.plain;
-    assertFits(promptTokens(loaded, chatWrapper, history, plan), loaded.context);
+    await promptTokens(loaded, chatWrapper, history, plan);
     const guide = plan.structured ? await grammarFor(loaded.llama, plan.structured) : undefined;
     // A strict tool's input that fails is generated again under its grammar: a schema that cannot
     // compile is refused now, as a 400, rather than after the model called the tool.
@@ -105,7 +108,10 @@ export class LlamaCppBackend implements Backend {
     }
   }
 
-  /** The same rendering as `stream` uses, so usage and count_tokens agree with what is evaluated. */
+  /**
+   * The same rendering as `stream` uses, so usage and count_tokens agree with what is evaluated.
+   * A prompt that cannot fit the context is refused (prompt-tokenizer.ts).
+   */
   async countTokens(prompt: ModelPrompt): Promise<number> {
     const loaded = await this.load();
     const plan = planGeneration(prompt);
@@ -115,6 +121,7 @@ export class LlamaCppBackend implements Backend {
 
   async close(): Promise<void> {
     const loaded = await this.loaded?.catch(() => undefined);
+    await loaded?.tokenizer.close();
     await loaded?.context.dispose();
     await loaded?.model.dispose();
   }
@@ -129,43 +136,49 @@ export class LlamaCppBackend implements Backend {
 
   private async loadModel(): Promise<LoadedModel> {
     const llama = await llamaRuntime(this.config.gpu);
-    const model = await llama.loadModel({ modelPath: await this.prepare({ progress: false }) });
-    const contextSize = this.config.contextSize ?? Math.min(this.profile.contextWindow, model.trainContextSize);
-    const context = await model.createContext({
-      contextSize,
-      sequences: this.config.concurrency,
-      threads: this.config.threads,
-    });
-    const type = this.config.chatWrapper;
-    const wrappers = {
-      thinking: resolveChatWrapper(model, { type }),
-      // The model's own switch where its wrapper has one (Qwen3: /no_think); the thought budget of 0 does the rest.
-      plain: resolveChatWrapper(model, { type, customWrapperSettings: { qwen: { thoughts: 'discourage' } } }),
-    };
-    return { llama, model, context, pool: new SequencePool(context), wrappers };
+    const modelPath = await this.prepare({ progress: false });
+    // Started first, so that its vocabulary loads while the model does.
+    const tokenizer = new PromptTokenizer(modelPath);
+    tokenizer.start();
+    try {
+      const model = await llama.loadModel({ modelPath });
+      const contextSize = this.config.contextSize ?? Math.min(this.profile.contextWindow, model.trainContextSize);
+      const context = await model.createContext({
+        contextSize,
+        sequences: this.config.concurrency,
+        threads: this.config.threads,
+      });
+      const type = this.config.chatWrapper;
+      const wrappers = {
+        thinking: resolveChatWrapper(model, { type }),
+        // The model's own switch where its wrapper has one (Qwen3: /no_think); the thought budget of 0 does the rest.
+        plain: resolveChatWrapper(model, { type, customWrapperSettings: { qwen: { thoughts: 'discourage' } } }),
+      };
+      return { llama, model, context, tokenizer, pool: new SequencePool(context), wrappers };
+    } catch (error) {
+      await tokenizer.close();
+      throw error;
+    }
   }
 }
 
-/** The context is per sequence: a prompt that fills it leaves no room to answer. */
-function assertFits(inputTokens: number, context: LlamaContext): void {
-  if (inputTokens >= context.contextSize) {
-    throw new ServiceError(
-      'prompt_too_long',
-      `prompt is too long: ${inputTokens} tokens > ${context.contextSize - 1} maximum`,
-    );
-  }
-}
-
-function promptTokens(
+/**
+ * The prompt's tokens, counted off the event loop. The context is per sequence: a prompt that
+ * fills it leaves no room to answer, so it is refused (400 prompt_too_long).
+ */
+async function promptTokens(
   loaded: LoadedModel,
   chatWrapper: ChatWrapper,
   history: ReturnType<typeof toChatHistory>['history'],
   plan: GenerationPlan,
-): number {
+): Promise<number> {
   const state = chatWrapper.generateContextState({
     chatHistory: history,
     availableFunctions: plan.functions,
     documentFunctionParams: true,
   });
-  return state.contextText.tokenize(loaded.model.tokenizer).length;
+  const maximum = loaded.context.contextSize - 1;
+  const tokens = await loaded.tokenizer.count(state.contextText, maximum);
+  if (tokens > maximum) throw promptTooLong(tokens, maximum, 'exact');
+  return tokens;
 }

@@ -125,7 +125,10 @@ function templateFields(body: ChatCompletionRequest): Record<string, unknown> {
 }
 
 export function estimateTokens(body: ChatCompletionRequest): number {
-  const characters = conversationText(body).length;
+  // Summed, not joined: the estimate runs on the event loop, and a join copies the whole prompt.
+  const pieces = conversationPieces(body);
+  let characters = Math.max(pieces.length - 1, 0);
+  for (const piece of pieces) characters += piece.length;
   return (
     Math.ceil(characters / CHARACTERS_PER_TOKEN) +
     TOKENS_PER_MESSAGE * body.messages.length +
@@ -135,6 +138,10 @@ export function estimateTokens(body: ChatCompletionRequest): number {
 
 /** The conversation's text as the model reads it: contents, calls, and the tool definitions. */
 function conversationText(body: ChatCompletionRequest): string {
+  return conversationPieces(body).join('\n');
+}
+
+function conversationPieces(body: ChatCompletionRequest): string[] {
   const pieces: string[] = [];
   for (const message of body.messages) {
     if (typeof message.content === 'string') pieces.push(message.content);
@@ -146,7 +153,7 @@ function conversationText(body: ChatCompletionRequest): string {
     }
   }
   if (body.tools) pieces.push(JSON.stringify(body.tools));
-  return pieces.join('\n');
+  return pieces;
 }
 
 function imageCount(messages: readonly ChatMessage[]): number {

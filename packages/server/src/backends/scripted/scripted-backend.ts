@@ -12,7 +12,7 @@ import { parseFault, reshapeBlocks, throwHttpFault } from './faults.js';
 import { loadScript, scriptedStep, type PlannedBlock, type ScriptEntry } from './script-file.js';
 import type { ScriptedBackendConfig } from './scripted-config.js';
 import { emitBlocks } from './token-emitter.js';
-import { countTokens, renderPrompt } from './tokenizer.js';
+import { countPromptTokens, countTokens, renderPrompt } from './tokenizer.js';
 
 export class ScriptedBackend implements Backend {
   readonly name = 'scripted';
@@ -42,8 +42,8 @@ export class ScriptedBackend implements Backend {
     });
   }
 
-  async countTokens(prompt: ModelPrompt): Promise<number> {
-    return countTokens(renderPrompt(prompt));
+  countTokens(prompt: ModelPrompt): Promise<number> {
+    return countPromptTokens(renderPrompt(prompt), prompt.model.contextWindow);
   }
 
   async prepare(): Promise<string> {

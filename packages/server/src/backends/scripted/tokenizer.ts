@@ -1,12 +1,28 @@
 /**
- * The scripted backend's tokenizer: a word, or one punctuation mark, with its leading spaces.
- * Deterministic and lossless (the tokens join back to the text), so usage counts, max_tokens
- * truncation and count_tokens all agree with each other, as they would on a real model.
+ * The scripted backend's tokenizer: a word, or one punctuation mark, with its leading spaces;
+ * a word and a run of spaces are cut every LONGEST_RUN characters. Deterministic and lossless
+ * (the tokens join back to the text), so usage counts, max_tokens truncation and count_tokens all
+ * agree with each other, as they would on a real model.
  */
 import type { ModelPrompt, Turn } from '../call/model-call.js';
+import { promptTooLong } from '../prompt-too-long.js';
+
+/**
+ * Characters at most in a token's word, and in its leading spaces. A bound on a token's length
+ * gives a bound on the count from a text's length alone (countPromptTokens), as a real
+ * vocabulary's longest token does; unbounded, one word of 10 million letters was one token, and
+ * a regular expression call over it overflowed the stack.
+ */
+export const LONGEST_RUN = 64;
+
+/**
+ * UTF-16 code units at most in one token: LONGEST_RUN spaces, then LONGEST_RUN characters of up
+ * to two units each (a mark is one character).
+ */
+const LONGEST_TOKEN_UNITS = 3 * LONGEST_RUN;
 
 /** The definition of a token. Sticky: it is asked only for the token that starts at a given place. */
-const TOKEN_AT = /\s*[\p{L}\p{N}_]+|\s*[^\s\p{L}\p{N}_]|\s+$/uy;
+const TOKEN_AT = /\s{0,64}[\p{L}\p{N}_]{1,64}|\s{0,64}[^\s\p{L}\p{N}_]|\s{1,64}/uy;
 
 export function tokenize(text: string): string[] {
   const tokens: string[] = [];
@@ -21,6 +37,30 @@ export function tokenize(text: string): string[] {
 export function countTokens(text: string): number {
   let count = 0;
   for (let start = 0; start < text.length; start = tokenEnd(text, start)) count += 1;
+  return count;
+}
+
+/** Characters counted between two turns of the event loop: about a millisecond of work. */
+const SLICE_CHARACTERS = 256 * 1024;
+
+/**
+ * A prompt's tokens, refused as too long (prompt-too-long.ts) without counting when its length
+ * alone shows it cannot fit in `maximum`, and as soon as the count passes it. Counted in slices,
+ * with a turn of the event loop between them: a 31 MB prompt took a second in one piece, and
+ * every other request waited for it.
+ */
+export async function countPromptTokens(text: string, maximum: number): Promise<number> {
+  const atLeast = Math.ceil(text.length / LONGEST_TOKEN_UNITS);
+  if (atLeast > maximum) throw promptTooLong(atLeast, maximum, 'at least');
+  let count = 0;
+  for (let start = 0; start < text.length;) {
+    const sliceEnd = start + SLICE_CHARACTERS;
+    for (; start < text.length && start < sliceEnd; start = tokenEnd(text, start)) count += 1;
+    if (start === text.length) break;
+    if (count > maximum) throw promptTooLong(count, maximum, 'at least');
+    await new Promise((resume) => setImmediate(resume));
+  }
+  if (count > maximum) throw promptTooLong(count, maximum, 'exact');
   return count;
 }
 
@@ -43,14 +83,16 @@ export function tokenPrefix(text: string, count: number): string {
 function tokenEnd(text: string, start: number): number {
   let at = start;
   let code = text.charCodeAt(at);
-  while (isAsciiSpace(code)) code = text.charCodeAt((at += 1));
-  // Spaces up to the end of the text are a token of their own.
-  if (at === text.length) return at;
+  while (isAsciiSpace(code) && at - start < LONGEST_RUN) code = text.charCodeAt((at += 1));
+  // Spaces up to the end of the text, or more of them than one token holds, are a token of their own.
+  if (at === text.length || (isAsciiSpace(code) && at - start === LONGEST_RUN)) return at;
   if (code >= 128) return patternTokenEnd(text, start);
   // One mark, such as `.` or `{`, with the spaces before it.
   if (!isAsciiWordCharacter(code)) return at + 1;
+  const wordStart = at;
   do code = text.charCodeAt((at += 1));
-  while (isAsciiWordCharacter(code));
+  while (isAsciiWordCharacter(code) && at - wordStart < LONGEST_RUN);
+  if (at - wordStart === LONGEST_RUN) return at;
   // A letter outside ASCII may carry the word on (`naïve`). charCodeAt past the end is NaN.
   return code >= 128 ? patternTokenEnd(text, start) : at;
 }

@@ -1,9 +1,13 @@
-/** `POST /v1/messages/count_tokens`: the same validation, rules and signature checks, then the backend's tokenizer. */
+/**
+ * `POST /v1/messages/count_tokens`: the same validation, rules and signature checks, then the
+ * backend's tokenizer, and the same refusal of a prompt over the context window.
+ */
 import { checkConversationRules, parseCountTokensRequest, type CountTokensResponse } from '@mms/protocol';
 import { readJsonBody } from '../../http/request-body.js';
 import type { Router } from '../../http/router.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
 import { buildModelPrompt } from '../../backends/call/build-model-call.js';
+import { promptTooLong } from '../../backends/prompt-too-long.js';
 import { checkSignedBlocks } from '../../signing/signed-blocks-check.js';
 import type { Signer } from '../../signing/signer.js';
 
@@ -14,9 +18,11 @@ export function registerCountTokensRoute(router: Router, registry: ModelRegistry
     checkConversationRules(body, entry.profile);
     // Before the prompt is built: it reads only the search content the check admitted.
     checkSignedBlocks(body, signer);
-    const counted: CountTokensResponse = {
-      input_tokens: await entry.backend.countTokens(buildModelPrompt(body, entry.profile)),
-    };
+    const tokens = await entry.backend.countTokens(buildModelPrompt(body, entry.profile));
+    // As the messages route answers it: a backend may refuse a prompt that cannot fit before it
+    // has counted all of it, so a count past the window is refused too, whoever counted it.
+    if (tokens > entry.profile.contextWindow) throw promptTooLong(tokens, entry.profile.contextWindow, 'exact');
+    const counted: CountTokensResponse = { input_tokens: tokens };
     return { body: counted };
   });
 }

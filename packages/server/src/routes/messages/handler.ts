@@ -4,12 +4,13 @@
  * count the prompt, take an admission slot, run the turn, and encode its parts as wire events.
  * Streaming writes these events; the JSON reply folds them.
  */
-import { checkMessageRules, parseMessageRequest, ServiceError } from '@mms/protocol';
+import { checkMessageRules, parseMessageRequest } from '@mms/protocol';
 import { runTurn } from '../../agent/run-turn.js';
 import type { ServerToolRunner } from '../../agent/server-tool-runner.js';
 import type { Backend } from '../../backends/backend.js';
 import { buildModelPrompt } from '../../backends/call/build-model-call.js';
 import type { Cancellation } from '../../backends/cancellation.js';
+import { promptTooLong } from '../../backends/prompt-too-long.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
 import { checkSignedBlocks } from '../../signing/signed-blocks-check.js';
 import type { Signer } from '../../signing/signer.js';
@@ -50,12 +51,7 @@ export async function startMessage(
   const backend = entry.backend.forRequest?.() ?? entry.backend;
   const prompt = buildModelPrompt(request, entry.profile);
   const inputTokens = await backend.countTokens(prompt);
-  if (inputTokens > entry.profile.contextWindow) {
-    throw new ServiceError(
-      'prompt_too_long',
-      `prompt is too long: ${inputTokens} tokens > ${entry.profile.contextWindow} maximum`,
-    );
-  }
+  if (inputTokens > entry.profile.contextWindow) throw promptTooLong(inputTokens, entry.profile.contextWindow, 'exact');
   const release = await entry.admission.acquire(cancellation);
   const parts = runTurn({
     backend,

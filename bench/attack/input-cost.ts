@@ -1,0 +1,255 @@
+/**
+ * What one request whose cost grows with its size does to the service (issue 16): for each case,
+ * a fresh service (bench/attack/attack-service.ts) gets one attack request while a second client
+ * (bench/attack/health-prober.ts) asks `/health` every 10 ms. The table gives the attack's status,
+ * the longest time between two `/health` replies (about 11 ms when nothing stalls), the service's
+ * peak RSS (VmHWM, Linux) and whether it survived. Loopback only. docs/reliability.md has the figures.
+ *
+ *   node --import tsx bench/attack/input-cost.ts [--only <part of a case name>]
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { readFile } from 'node:fs/promises';
+import { request } from 'node:http';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const API_KEY = 'attack-key-0123456789';
+const ATTACK_TIMEOUT_MS = 180_000;
+
+interface AttackCase {
+  name: string;
+  path: '/v1/messages' | '/v1/messages/count_tokens';
+  /** Built only when the case runs: some are 30 MB. */
+  body: () => Buffer;
+}
+
+/** `{"model": ..., "max_tokens": ..., "messages": <messages>}` around a messages array written as text. */
+function requestText(model: string, messagesText: string, extra = ''): Buffer {
+  return Buffer.from(`{"model":${JSON.stringify(model)},"max_tokens":16,${extra}"messages":${messagesText}}`);
+}
+
+function repeated(item: string, count: number): string {
+  return `[${`${item},`.repeat(count - 1)}${item}]`;
+}
+
+function invalidContent(count: number): string {
+  return `[{"role":"user","content":${repeated('1', count)}}]`;
+}
+
+function countTokensText(messagesText: string): Buffer {
+  return Buffer.from(`{"model":"mid","messages":${messagesText}}`);
+}
+
+/** A user turn of `characters` characters of short words: many tokens for every tokenizer. */
+function longPrompt(characters: number): string {
+  return JSON.stringify([{ role: 'user', content: 'lorem ipsum dolor sit amet '.repeat(characters / 27) }]);
+}
+
+/** A tool call whose input is an array of `count` empty objects: valid, and one value per two bytes. */
+function emptyObjectsInToolInput(count: number): string {
+  return `[{"role":"user","content":"go"},{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"look","input":{"items":${repeated('{}', count)}}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"done"}]}]`;
+}
+
+const LONG_NAME = 'p'.repeat(700);
+const strictLongNameTool = JSON.stringify({
+  tools: [
+    {
+      name: 'long_name',
+      description: 'A tool whose only property has a 700-character name.',
+      strict: true,
+      input_schema: { type: 'object', properties: { [LONG_NAME]: { type: 'string' } }, required: [LONG_NAME] },
+    },
+  ],
+  tool_choice: { type: 'tool', name: 'long_name' },
+}).slice(1, -1);
+
+const CASES: AttackCase[] = [
+  {
+    name: 'content of 150,000 invalid items (0.3 MB)',
+    path: '/v1/messages',
+    body: () => requestText('mid', invalidContent(150_000)),
+  },
+  {
+    name: 'content of 4,000,000 invalid items (8 MB)',
+    path: '/v1/messages',
+    body: () => requestText('mid', invalidContent(4_000_000)),
+  },
+  {
+    name: 'content of 10,000,000 invalid items (20 MB)',
+    path: '/v1/messages',
+    body: () => requestText('mid', invalidContent(10_000_000)),
+  },
+  {
+    name: 'count_tokens: 10,000,000 invalid items (20 MB)',
+    path: '/v1/messages/count_tokens',
+    body: () => countTokensText(invalidContent(10_000_000)),
+  },
+  {
+    name: '1,000,000 invalid messages (25 MB)',
+    path: '/v1/messages',
+    body: () => requestText('mid', repeated('{"role":"x","content":""}', 1_000_000)),
+  },
+  {
+    name: '1,000,000 valid messages (30 MB)',
+    path: '/v1/messages',
+    body: () => requestText('mid', repeated('{"role":"user","content":"a"}', 1_000_000)),
+  },
+  {
+    name: 'tool input of 10,000,000 empty objects (30 MB)',
+    path: '/v1/messages',
+    body: () => requestText('mid', emptyObjectsInToolInput(10_000_000)),
+  },
+  { name: 'scripted: 31 MB prompt', path: '/v1/messages', body: () => requestText('mid', longPrompt(31_000_000)) },
+  { name: 'llama-cpp: 31 MB prompt', path: '/v1/messages', body: () => requestText('tiny', longPrompt(31_000_000)) },
+  {
+    name: 'llama-cpp count_tokens: 31 MB prompt',
+    path: '/v1/messages/count_tokens',
+    body: () => Buffer.from(`{"model":"tiny","messages":${longPrompt(31_000_000)}}`),
+  },
+  {
+    name: 'llama-cpp: strict property name of 700 characters',
+    path: '/v1/messages',
+    body: () => requestText('tiny', '[{"role":"user","content":"hi"}]', `${strictLongNameTool},`),
+  },
+];
+
+// --- processes ---------------------------------------------------------------------------
+
+function benchFile(name: string): string {
+  return fileURLToPath(new URL(name, import.meta.url));
+}
+
+function forkTs(file: string, childArguments: string[]): ChildProcess {
+  return fork(benchFile(file), childArguments, { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+}
+
+async function firstMessage<T>(child: ChildProcess, what: string): Promise<T> {
+  const exited = once(child, 'exit').then(([code]) => {
+    throw new Error(`${what} exited with code ${String(code)} before it answered`);
+  });
+  const [message] = await Promise.race([once(child, 'message'), exited]);
+  exited.catch(() => undefined);
+  return message as T;
+}
+
+/** Peak resident set size of a process, in MB: VmHWM, which the kernel keeps for its whole life. */
+async function peakRssMb(pid: number): Promise<number | undefined> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => undefined);
+  const kilobytes = status?.match(/^VmHWM:\s+(\d+) kB$/m)?.[1];
+  return kilobytes === undefined ? undefined : Number(kilobytes) / 1024;
+}
+
+// --- one case ----------------------------------------------------------------------------
+
+interface Outcome {
+  status: string;
+  message: string;
+  seconds: number;
+  worstGapMs: number;
+  peakRssMb: number | undefined;
+}
+
+interface Reply {
+  status: number;
+  text: string;
+}
+
+function post(port: number, path: string, body: Buffer): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const outgoing = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'POST',
+        headers: {
+          'x-api-key': API_KEY,
+          'anthropic-version': '2023-06-01',
+          'content-type': 'application/json',
+          'content-length': body.length,
+        },
+        timeout: ATTACK_TIMEOUT_MS,
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () =>
+          resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
+        );
+      },
+    );
+    outgoing.on('timeout', () => outgoing.destroy(new Error(`no reply in ${ATTACK_TIMEOUT_MS / 1000} s`)));
+    outgoing.on('error', reject);
+    outgoing.end(body);
+  });
+}
+
+function errorMessage(text: string): string {
+  try {
+    const parsed = JSON.parse(text) as { error?: { message?: string } };
+    return (parsed.error?.message ?? '').slice(0, 90);
+  } catch {
+    return text.slice(0, 90);
+  }
+}
+
+async function runCase(attack: AttackCase): Promise<Outcome> {
+  const body = attack.body();
+  const service = forkTs('attack-service.ts', [API_KEY]);
+  const { port } = await firstMessage<{ port: number }>(service, 'the service');
+  // The embedded model loads on first use: load it before the clock starts.
+  await post(port, '/v1/messages/count_tokens', countTokensText('[{"role":"user","content":"hi"}]'));
+  await post(
+    port,
+    '/v1/messages/count_tokens',
+    Buffer.from('{"model":"tiny","messages":[{"role":"user","content":"hi"}]}'),
+  );
+  let died: string | undefined;
+  service.on('exit', (code, signal) => (died = `died (${signal ?? `exit ${String(code)}`})`));
+  const prober = forkTs('health-prober.ts', [`http://127.0.0.1:${port}/health`]);
+  await firstMessage(prober, 'the prober');
+  const started = performance.now();
+  const reply = await post(port, attack.path, body).catch((error: Error) => error);
+  const seconds = (performance.now() - started) / 1000;
+  const peak = await peakRssMb(service.pid!);
+  const gap = once(prober, 'message');
+  prober.send('stop');
+  const [{ worstGap }] = (await gap) as [{ worstGap: number }];
+  const status = died ?? (reply instanceof Error ? reply.message : String(reply.status));
+  if (service.connected) {
+    service.disconnect();
+    await once(service, 'exit');
+  }
+  return {
+    status,
+    message: reply instanceof Error ? '' : errorMessage(reply.text),
+    seconds,
+    worstGapMs: worstGap,
+    peakRssMb: peak,
+  };
+}
+
+// --- report ------------------------------------------------------------------------------
+
+function printRow(attack: AttackCase, outcome: Outcome): void {
+  const rss = outcome.peakRssMb === undefined ? 'n/a' : `${outcome.peakRssMb.toFixed(0)} MB`;
+  console.log(
+    `| ${attack.name} | ${outcome.status} | ${outcome.seconds.toFixed(2)} s | ${outcome.worstGapMs.toFixed(0)} ms | ${rss} | ${outcome.message} |`,
+  );
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { only: { type: 'string' } } });
+  const chosen = CASES.filter((attack) => values.only === undefined || attack.name.includes(values.only));
+  if (chosen.length === 0) throw new Error(`--only ${values.only ?? ''} matches no case`);
+  console.log(
+    `node ${process.version}, load average before: ${(await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ')}`,
+  );
+  console.log('');
+  console.log('| case | status | reply after | worst /health gap | peak RSS | message |');
+  console.log('| --- | --- | ---: | ---: | ---: | --- |');
+  for (const attack of chosen) printRow(attack, await runCase(attack));
+}
+
+await main();

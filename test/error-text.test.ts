@@ -6,8 +6,19 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
-import { FakeOpenAiEngine, postJson, readSse, startService, TEST_API_KEY, type RunningService } from '@mms/testing';
-import { answerCount, errorEnvelope, modelsWithBackend, rawUpstream, type RawUpstream } from './upstream-support.js';
+import {
+  answerCount,
+  errorEnvelope,
+  FakeOpenAiEngine,
+  modelsWithBackend,
+  postJson,
+  rawUpstream,
+  readSse,
+  startService,
+  TEST_API_KEY,
+  type RawUpstream,
+  type RunningService,
+} from '@mms/testing';
 
 const UPSTREAM_KEY = 'upstream-secret-key-0123456789';
 const ENGINE_KEY = 'engine-secret-key-0123456789';

@@ -19,7 +19,8 @@ const WORKER_ENTRY = new URL('./json-parse-worker.mjs', import.meta.url);
 const WORKERS = 2;
 
 interface Job {
-  bytes: ArrayBuffer;
+  /** The body's pieces, in order. */
+  pieces: ArrayBuffer[];
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -28,10 +29,13 @@ class JsonBodyParser {
   private readonly slots = Array.from({ length: WORKERS }, () => new WorkerSlot(() => this.next()));
   private readonly waiting: Job[] = [];
 
-  /** `bytes` is handed over: its memory moves to the worker, and the caller must not read it again. */
-  parse(bytes: ArrayBuffer): Promise<unknown> {
+  /**
+   * The body whose bytes are `pieces`, in order. They are handed over: their memory moves to the
+   * worker, and the caller must not read them again.
+   */
+  parse(pieces: ArrayBuffer[]): Promise<unknown> {
     return new Promise((resolve, reject) => {
-      this.waiting.push({ bytes, resolve, reject });
+      this.waiting.push({ pieces, resolve, reject });
       this.next();
     });
   }
@@ -57,7 +61,7 @@ class WorkerSlot {
   run(job: Job): void {
     this.job = job;
     const worker = this.worker ?? this.start();
-    worker.postMessage(job.bytes, [job.bytes]);
+    worker.postMessage(job.pieces, job.pieces);
   }
 
   private start(): Worker {

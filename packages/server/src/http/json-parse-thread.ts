@@ -1,5 +1,5 @@
 /**
- * The body of a JSON parse worker (json-body-parser.ts): a request body's bytes in, its value or
+ * The body of a JSON parse worker (json-body-parser.ts): a request body's pieces in, its value or
  * its refusal out, one body at a time. The bounds are checked on the text first
  * (assertJsonTextBounds), so a body past them is refused without being parsed. Says `ready` once
  * its modules are loaded.
@@ -12,10 +12,11 @@ export type ParseReply =
   { type: 'ready' } | { type: 'parsed'; value: unknown } | { type: 'refused'; code: ErrorCode; message: string };
 
 const port = parentPort!;
-port.on('message', (bytes: ArrayBuffer) => {
+port.on('message', (pieces: ArrayBuffer[]) => {
   let reply: ParseReply;
   try {
-    const body = Buffer.from(bytes);
+    // Joined here, not on the event loop: see request-body.ts.
+    const body = Buffer.concat(pieces.map((piece) => Buffer.from(piece)));
     assertJsonTextBounds(body);
     reply = { type: 'parsed', value: parseJsonText(body.toString('utf8')) };
   } catch (error) {

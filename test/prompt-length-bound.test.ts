@@ -53,6 +53,8 @@ describe('refused by length, before tokenizing', () => {
       const { status, json } = await send(path, 'tiny', 'lorem ipsum dolor sit amet '.repeat(150_000));
       assert.equal(status, 400, JSON.stringify(json));
       assert.equal(json.error?.type, 'invalid_request_error');
+      // "at least": refused by its length; a count would say exactly how many.
+      assert.match(json.error?.message ?? '', /^prompt is too long: at least \d+ tokens > 1023 maximum$/);
     });
 
     test(`scripted ${path}: a 4 MB prompt is 400 prompt_too_long`, async () => {

@@ -1,20 +1,20 @@
 /**
  * What one request whose cost grows with its size does to the service (issue 16): for each case,
- * a fresh service (bench/attack/attack-service.ts) gets one attack request while a second client
- * (bench/attack/health-prober.ts) asks `/health` every 10 ms. The table gives the attack's status,
+ * a fresh service (`mms serve` in a child, bench/attack/service-child.ts) gets one attack request
+ * while a second client (bench/attack/health-prober.ts) asks `/health` every 10 ms. The table gives the attack's status,
  * the longest time between two `/health` replies (about 11 ms when nothing stalls), the service's
  * peak RSS (VmHWM, Linux) and whether it survived. Loopback only. docs/reliability.md has the figures.
  *
- *   node --import tsx bench/attack/input-cost.ts [--only <part of a case name>]
+ *   node --import tsx bench/attack/input-cost.ts [--only <part of a case name>] [--checkout ../mms-main]
  */
-import { fork, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import { request } from 'node:http';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { tinyLlamaModel } from '@mms/testing';
+import { startHealthWatch } from './health-watch.js';
+import { startServiceChild, type ServiceChild } from './service-child.js';
+import { isServerError, printSummaryLine, type SummaryRow } from './summary-line.js';
 
-const API_KEY = 'attack-key-0123456789';
 const ATTACK_TIMEOUT_MS = 180_000;
 
 interface AttackCase {
@@ -114,36 +114,37 @@ const CASES: AttackCase[] = [
   },
 ];
 
-// --- processes ---------------------------------------------------------------------------
-
-function benchFile(name: string): string {
-  return fileURLToPath(new URL(name, import.meta.url));
-}
-
-function forkTs(file: string, childArguments: string[]): ChildProcess {
-  return fork(benchFile(file), childArguments, { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
-}
-
-async function firstMessage<T>(child: ChildProcess, what: string): Promise<T> {
-  const exited = once(child, 'exit').then(([code]) => {
-    throw new Error(`${what} exited with code ${String(code)} before it answered`);
-  });
-  const [message] = await Promise.race([once(child, 'message'), exited]);
-  exited.catch(() => undefined);
-  return message as T;
-}
-
-/** Peak resident set size of a process, in MB: VmHWM, which the kernel keeps for its whole life. */
-async function peakRssMb(pid: number): Promise<number | undefined> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => undefined);
-  const kilobytes = status?.match(/^VmHWM:\s+(\d+) kB$/m)?.[1];
-  return kilobytes === undefined ? undefined : Number(kilobytes) / 1024;
-}
-
 // --- one case ----------------------------------------------------------------------------
+
+/** A scripted model (`mid`) and the embedded llama.cpp engine on the project's tiny GGUF (`tiny`). */
+async function serviceConfig(): Promise<Record<string, unknown>> {
+  return {
+    models: [
+      {
+        id: 'mid',
+        tier: 'mid',
+        generation: 'newer',
+        contextWindow: 200_000,
+        maxOutputTokens: 8192,
+        backend: { type: 'scripted' },
+      },
+      {
+        id: 'tiny',
+        tier: 'mid',
+        generation: 'newer',
+        // The tiny model's own context length.
+        contextWindow: 4096,
+        maxOutputTokens: 1024,
+        backend: { type: 'llama-cpp', model: await tinyLlamaModel(), threads: 1, concurrency: 2 },
+      },
+    ],
+  };
+}
 
 interface Outcome {
   status: string;
+  httpStatus: number | undefined;
+  crashed: boolean;
   message: string;
   seconds: number;
   worstGapMs: number;
@@ -155,20 +156,13 @@ interface Reply {
   text: string;
 }
 
-function post(port: number, path: string, body: Buffer): Promise<Reply> {
+function post(service: ServiceChild, path: string, body: Buffer): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const outgoing = request(
+      `${service.baseURL}${path}`,
       {
-        host: '127.0.0.1',
-        port,
-        path,
         method: 'POST',
-        headers: {
-          'x-api-key': API_KEY,
-          'anthropic-version': '2023-06-01',
-          'content-type': 'application/json',
-          'content-length': body.length,
-        },
+        headers: { ...service.headers, 'content-length': body.length },
         timeout: ATTACK_TIMEOUT_MS,
       },
       (response) => {
@@ -194,40 +188,36 @@ function errorMessage(text: string): string {
   }
 }
 
-async function runCase(attack: AttackCase): Promise<Outcome> {
+async function runCase(attack: AttackCase, config: Record<string, unknown>, checkout?: string): Promise<Outcome> {
   const body = attack.body();
-  const service = forkTs('attack-service.ts', [API_KEY]);
-  const { port } = await firstMessage<{ port: number }>(service, 'the service');
-  // The embedded model loads on first use: load it before the clock starts.
-  await post(port, '/v1/messages/count_tokens', countTokensText('[{"role":"user","content":"hi"}]'));
-  await post(
-    port,
-    '/v1/messages/count_tokens',
-    Buffer.from('{"model":"tiny","messages":[{"role":"user","content":"hi"}]}'),
-  );
-  let died: string | undefined;
-  service.on('exit', (code, signal) => (died = `died (${signal ?? `exit ${String(code)}`})`));
-  const prober = forkTs('health-prober.ts', [`http://127.0.0.1:${port}/health`]);
-  await firstMessage(prober, 'the prober');
-  const started = performance.now();
-  const reply = await post(port, attack.path, body).catch((error: Error) => error);
-  const seconds = (performance.now() - started) / 1000;
-  const peak = await peakRssMb(service.pid!);
-  const gap = once(prober, 'message');
-  prober.send('stop');
-  const [{ worstGap }] = (await gap) as [{ worstGap: number }];
-  const status = died ?? (reply instanceof Error ? reply.message : String(reply.status));
-  if (service.connected) {
-    service.disconnect();
-    await once(service, 'exit');
+  const service = await startServiceChild({ checkout, config });
+  try {
+    // The embedded model loads on first use: load it before the clock starts.
+    await post(service, '/v1/messages/count_tokens', countTokensText('[{"role":"user","content":"hi"}]'));
+    await post(
+      service,
+      '/v1/messages/count_tokens',
+      Buffer.from('{"model":"tiny","messages":[{"role":"user","content":"hi"}]}'),
+    );
+    const health = await startHealthWatch(service.baseURL);
+    const started = performance.now();
+    const reply = await post(service, attack.path, body).catch((error: Error) => error);
+    const seconds = (performance.now() - started) / 1000;
+    const peak = service.peakRssMb();
+    const { worstGapMs } = await health.stop();
+    const died = service.crashed();
+    return {
+      status: died === undefined ? (reply instanceof Error ? reply.message : String(reply.status)) : `died (${died})`,
+      httpStatus: reply instanceof Error ? undefined : reply.status,
+      crashed: died !== undefined,
+      message: reply instanceof Error ? '' : errorMessage(reply.text),
+      seconds,
+      worstGapMs,
+      peakRssMb: peak,
+    };
+  } finally {
+    await service.stop();
   }
-  return {
-    status,
-    message: reply instanceof Error ? '' : errorMessage(reply.text),
-    seconds,
-    worstGapMs: worstGap,
-    peakRssMb: peak,
-  };
 }
 
 // --- report ------------------------------------------------------------------------------
@@ -240,7 +230,7 @@ function printRow(attack: AttackCase, outcome: Outcome): void {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { only: { type: 'string' } } });
+  const { values } = parseArgs({ options: { only: { type: 'string' }, checkout: { type: 'string' } } });
   const chosen = CASES.filter((attack) => values.only === undefined || attack.name.includes(values.only));
   if (chosen.length === 0) throw new Error(`--only ${values.only ?? ''} matches no case`);
   console.log(
@@ -249,7 +239,20 @@ async function main(): Promise<void> {
   console.log('');
   console.log('| case | status | reply after | worst /health gap | peak RSS | message |');
   console.log('| --- | --- | ---: | ---: | ---: | --- |');
-  for (const attack of chosen) printRow(attack, await runCase(attack));
+  const config = await serviceConfig();
+  const rows: SummaryRow[] = [];
+  for (const attack of chosen) {
+    const outcome = await runCase(attack, config, values.checkout);
+    printRow(attack, outcome);
+    rows.push({
+      case: `input cost: ${attack.name}`,
+      crashes: outcome.crashed ? 1 : 0,
+      serverErrors: outcome.httpStatus !== undefined && isServerError(outcome.httpStatus) ? 1 : 0,
+      worstStallMs: outcome.worstGapMs,
+      peakRssMb: outcome.peakRssMb ?? null,
+    });
+  }
+  printSummaryLine('input-cost', rows);
 }
 
 await main();

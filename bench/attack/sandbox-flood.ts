@@ -1,36 +1,42 @@
 /**
- * Attacks on the code execution sandbox (issue 16, cases 2 and 3), against a service in a child
- * process on the loopback (bench/attack/sandbox-service.ts), while a client asks its /health
- * every 10 ms:
+ * Attacks on the code execution sandbox (issue 16, cases 2 and 3), against `mms serve` in a child
+ * process on the loopback (bench/attack/service-child.ts), while a client asks its /health
+ * every 10 ms (bench/attack/health-prober.ts). The service runs one scripted model whose script
+ * answers each `run <program>` prompt with a code execution of that program, with the default
+ * code execution limits (512 MB, 30 s) and room for eight executions at once:
  * - forged-call floods: code that writes `{"type":"call",...}` lines for a function it was not
  *   offered straight to its message channel (fd 3), as fast as it can;
  * - unread-answer floods: the same with calls of a function it was offered (web_fetch), never
  *   reading the answers;
  * - memory hogs (Python 64 MB a step, one 1.5 GB allocation, JavaScript through `import js`),
- *   with the service's event loop held busy for 10 s by the service itself once the hog grows.
+ *   with the service's event loop held busy for 10 s by the service itself once the hog grows
+ *   (the bench-only loop blocker preloaded into the service, bench/attack/loop-blocker.ts).
  *
- *   node --import tsx bench/attack/sandbox-flood.ts [--floods 4] [--only <case name part>]
+ *   node --import tsx bench/attack/sandbox-flood.ts [--floods 4] [--only <case name part>] [--checkout ../mms-main]
  *
  * Prints one table: case, outcomes, worst gap between two /health answers, the service's
- * resident memory growth, and the largest sandbox's peak resident memory. Every attack program
+ * resident memory growth, and the largest sandbox's peak resident memory; then the summary line
+ * (summary-line.ts), whose peak RSS is the service's VmHWM so far (one service runs every case). Every attack program
  * bounds itself (40 s of flooding, 2 GB of memory), so a service that stops none of them still
  * ends each case; a case that has not ended after CASE_TIMEOUT_MS is abandoned.
  */
-import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
+import { positiveInteger } from '../command-arguments.js';
+import { startHealthWatch } from './health-watch.js';
+import { memoryKb } from './process-memory.js';
+import { startServiceChild, type ServiceChild } from './service-child.js';
+import { isServerError, printSummaryLine, type SummaryRow } from './summary-line.js';
 
 const { values } = parseArgs({
-  options: { floods: { type: 'string', default: '4' }, only: { type: 'string' } },
+  options: { floods: { type: 'string', default: '4' }, only: { type: 'string' }, checkout: { type: 'string' } },
 });
-const FLOODS = Number(values.floods);
-const API_KEY = 'attack-key-0123456789';
+const FLOODS = positiveInteger(values.floods, 'floods');
 const MODEL = 'attack-model';
-const HEALTH_INTERVAL_MS = 10;
 const CASE_TIMEOUT_MS = 120_000;
 /** How long the service blocks its own loop once a hog has started to grow. */
 const BLOCK_MS = 10_000;
@@ -115,22 +121,30 @@ function writeScript(folder: string): string {
   return path;
 }
 
-async function startService(script: string): Promise<{ child: ChildProcess; port: number }> {
-  const child = fork(new URL('./sandbox-service.ts', import.meta.url), [script, API_KEY, MODEL], {
-    execArgv: ['--import', 'tsx'],
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+function startService(script: string): Promise<ServiceChild> {
+  return startServiceChild({
+    checkout: values.checkout,
+    loopBlockMs: BLOCK_MS,
+    config: {
+      models: [
+        {
+          id: MODEL,
+          tier: 'mid',
+          generation: 'newer',
+          contextWindow: 8192,
+          maxOutputTokens: 1024,
+          backend: { type: 'scripted', script, concurrency: 64, queue: 64 },
+        },
+      ],
+      serverTools: { codeExecution: { maxConcurrent: 8, poolSize: 4, warmAtStart: true } },
+    },
   });
-  const port = await new Promise<number>((resolve, reject) => {
-    child.once('message', (message: { port: number }) => resolve(message.port));
-    child.once('exit', (code) => reject(new Error(`the service exited with code ${code} while starting`)));
-  });
-  return { child, port };
 }
 
 const agent = new Agent({ keepAlive: true, maxSockets: 64 });
 
 function httpCall(
-  port: number,
+  service: ServiceChild,
   method: string,
   path: string,
   body?: string,
@@ -139,16 +153,12 @@ function httpCall(
     const call = request(
       {
         host: '127.0.0.1',
-        port,
+        port: service.port,
         method,
         path,
         agent,
         timeout: CASE_TIMEOUT_MS,
-        headers: {
-          'x-api-key': API_KEY,
-          'anthropic-version': '2023-06-01',
-          'content-type': 'application/json',
-        },
+        headers: service.headers,
       },
       (response) => {
         let text = '';
@@ -165,10 +175,10 @@ function httpCall(
 }
 
 /** What one execution ended in: the error code, or the return code and the last line of stderr. */
-async function runAttack(port: number, program: string): Promise<string> {
+async function runAttack(service: ServiceChild, program: string): Promise<string> {
   try {
     const reply = await httpCall(
-      port,
+      service,
       'POST',
       '/v1/messages',
       JSON.stringify({
@@ -198,44 +208,6 @@ async function runAttack(port: number, program: string): Promise<string> {
   }
 }
 
-/** Polls /health every HEALTH_INTERVAL_MS until stopped; the worst gap between two answers. */
-function pollHealth(port: number): { stop: () => Promise<number> } {
-  let running = true;
-  let worst = 0;
-  const done = (async () => {
-    let last = performance.now();
-    while (running) {
-      const asked = performance.now();
-      try {
-        await httpCall(port, 'GET', '/health');
-      } catch {
-        // a failed probe is a gap that goes on until the next answer
-        continue;
-      }
-      const now = performance.now();
-      worst = Math.max(worst, now - last);
-      last = now;
-      await sleep(Math.max(0, HEALTH_INTERVAL_MS - (now - asked)));
-    }
-  })();
-  return {
-    stop: async () => {
-      running = false;
-      await done;
-      return worst;
-    },
-  };
-}
-
-function residentKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    return Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
-  } catch {
-    return 0;
-  }
-}
-
 /** Whether each pid seen is a sandbox child running a program: a command line does not change. */
 const isSandbox = new Map<number, boolean>();
 
@@ -261,37 +233,40 @@ function sandboxPids(): number[] {
 
 interface CaseFigures {
   outcomes: string[];
+  crashed: boolean;
+  peakRssMb: number | undefined;
   worstGapMs: number;
   serviceGrowthMb: number;
   sandboxPeakMb: number;
 }
 
-async function runCase(service: { child: ChildProcess; port: number }, attackCase: AttackCase): Promise<CaseFigures> {
-  const servicePid = service.child.pid!;
-  const before = residentKb(servicePid, 'VmRSS');
+async function runCase(service: ServiceChild, attackCase: AttackCase): Promise<CaseFigures> {
+  const before = memoryKb(service.pid, 'VmRSS') ?? 0;
   let servicePeak = before;
   let sandboxPeak = 0;
   let blocked = false;
-  const health = pollHealth(service.port);
+  const health = await startHealthWatch(service.baseURL);
   const sampler = setInterval(() => {
-    servicePeak = Math.max(servicePeak, residentKb(servicePid, 'VmRSS'));
+    servicePeak = Math.max(servicePeak, memoryKb(service.pid, 'VmRSS') ?? 0);
     for (const pid of sandboxPids()) {
-      const peak = residentKb(pid, 'VmHWM');
+      const peak = memoryKb(pid, 'VmHWM') ?? 0;
       sandboxPeak = Math.max(sandboxPeak, peak);
-      if (attackCase.blockOnHog && !blocked && residentKb(pid, 'VmRSS') > GROWING_KB) {
+      if (attackCase.blockOnHog && !blocked && (memoryKb(pid, 'VmRSS') ?? 0) > GROWING_KB) {
         blocked = true;
-        service.child.send({ block: BLOCK_MS });
+        service.blockLoop();
       }
     }
   }, 20);
   const runs = attackCase.attacks.flatMap((attack) =>
-    Array.from({ length: attack.count }, () => runAttack(service.port, attack.program)),
+    Array.from({ length: attack.count }, () => runAttack(service, attack.program)),
   );
   const outcomes = await Promise.all(runs);
   clearInterval(sampler);
-  const worstGapMs = await health.stop();
+  const { worstGapMs } = await health.stop();
   return {
     outcomes,
+    crashed: service.crashed() !== undefined,
+    peakRssMb: service.peakRssMb(),
     worstGapMs,
     serviceGrowthMb: (servicePeak - before) / 1024,
     sandboxPeakMb: sandboxPeak / 1024,
@@ -307,6 +282,7 @@ function tally(outcomes: string[]): string {
 
 const folder = mkdtempSync(join(tmpdir(), 'mms-attack-'));
 const service = await startService(writeScript(folder));
+const rows: SummaryRow[] = [];
 try {
   // Let the warm pool load before the first case: its start is not what is measured.
   await sleep(8_000);
@@ -318,11 +294,21 @@ try {
     console.log(
       `| ${attackCase.name} | ${tally(figures.outcomes)} | ${figures.worstGapMs.toFixed(0)} ms | ${figures.serviceGrowthMb.toFixed(0)} MB | ${figures.sandboxPeakMb.toFixed(0)} MB |`,
     );
+    rows.push({
+      case: `sandbox: ${attackCase.name}`,
+      crashes: figures.crashed ? 1 : 0,
+      serverErrors: figures.outcomes.filter((outcome) => isServerError(Number(/^HTTP (\d+)$/.exec(outcome)?.[1])))
+        .length,
+      worstStallMs: figures.worstGapMs,
+      peakRssMb: figures.peakRssMb ?? null,
+    });
+    if (figures.crashed) break;
     // The pool refills between cases, so that each starts from warm sandboxes.
     await sleep(5_000);
   }
 } finally {
-  service.child.disconnect();
+  await service.stop();
   agent.destroy();
   rmSync(folder, { recursive: true, force: true });
 }
+printSummaryLine('sandbox-flood', rows);

@@ -1,23 +1,40 @@
 /**
- * The service under attack, in a child process of its own: `mms serve` of a checkout (this one,
- * or another for a before/after comparison: `--checkout ../mms-main`), on a loopback port the
- * system picks, with the config given here and, optionally, a lowered open file limit
- * (`prlimit --nofile`, as systemd's LimitNOFILE would set it). The child is killed when the
- * attack ends or its time runs out.
+ * The service under attack, for every script in bench/attack/: `mms serve` of a checkout (this
+ * one, or another for a before/after comparison: `--checkout ../mms-main`) in a child process of
+ * its own, so that the attacker never shares its event loop, on a loopback port the system
+ * picks, with the config given here and, optionally, a lowered open file limit
+ * (`prlimit --nofile`, as systemd's LimitNOFILE would set it, which execs the service in the
+ * same process) and a bench-only loop blocker (loop-blocker.ts). The harness notes a crash (the
+ * child exiting before stop()), samples its peak resident memory (VmHWM, kept from the last
+ * sample once it is gone) and keeps the end of its log. The child is killed when the attack
+ * ends or its time runs out.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync, existsSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync, existsSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { memoryKb } from './process-memory.js';
 
 export const ATTACK_API_KEY = 'attack-key-0123456789';
 
 export interface ServiceChild {
   baseURL: string;
+  port: number;
+  pid: number;
   /** Headers of an authorized Messages request. */
   headers: Record<string, string>;
-  stop(): void;
+  /** How the child ended (`exit 1`, `SIGABRT`) when it did before stop(): a crash. */
+  crashed(): string | undefined;
+  /** The child's peak resident memory in MB (VmHWM); undefined where /proc has none. */
+  peakRssMb(): number | undefined;
+  /** Holds the service's loop busy for `loopBlockMs` (SIGUSR2 to the loop blocker). */
+  blockLoop(): void;
+  /** The last LOG_TAIL_CHARACTERS of the child's stdout and stderr. */
+  logTail(): string;
+  /** Kills the child and waits for it to be gone. */
+  stop(): Promise<void>;
 }
 
 export interface ServiceChildOptions {
@@ -27,11 +44,18 @@ export interface ServiceChildOptions {
   config: Record<string, unknown>;
   /** The child's open file limit, soft and hard; default: this process's. */
   fileLimit?: number;
+  /** Preload loop-blocker.ts, blocking the loop this long on each blockLoop(). */
+  loopBlockMs?: number;
+  /** MMS_LOG_LEVEL; default info. */
+  logLevel?: string;
 }
 
 const THIS_CHECKOUT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 /** Time the child has to load and listen. */
 const START_TIMEOUT_MS = 30_000;
+/** How often VmHWM is read: a crash leaves the last reading. */
+const MEMORY_SAMPLE_MS = 200;
+const LOG_TAIL_CHARACTERS = 64 * 1024;
 
 export async function startServiceChild(options: ServiceChildOptions): Promise<ServiceChild> {
   const checkout = resolve(options.checkout ?? THIS_CHECKOUT);
@@ -40,43 +64,115 @@ export async function startServiceChild(options: ServiceChildOptions): Promise<S
   const folder = mkdtempSync(join(tmpdir(), 'mms-attack-'));
   const configPath = join(folder, 'config.json');
   writeFileSync(configPath, JSON.stringify({ ...options.config, dataFolder: folder }));
-  const serve = [process.execPath, bin, 'serve', '--config', configPath, '--host', '127.0.0.1', '--port', '0'];
+  // The blocker is this checkout's, TypeScript, so tsx (this checkout's too) loads before it.
+  const preload =
+    options.loopBlockMs === undefined
+      ? []
+      : ['--import', import.meta.resolve('tsx'), '--import', new URL('./loop-blocker.ts', import.meta.url).href];
+  // The port is picked here, not by the child, so that no log level hides it (another process
+  // could take it in between: on a bench machine's loopback, a start that fails says so).
+  const port = await freePort();
+  const serve = [
+    process.execPath,
+    ...preload,
+    bin,
+    'serve',
+    '--config',
+    configPath,
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(port),
+  ];
   const command = options.fileLimit === undefined ? serve : ['prlimit', `--nofile=${options.fileLimit}`, ...serve];
   const child = spawn(command[0]!, command.slice(1), {
     cwd: checkout,
-    env: { ...process.env, MMS_API_KEYS: ATTACK_API_KEY, MMS_LOG_LEVEL: 'info' },
+    env: {
+      ...process.env,
+      MMS_API_KEYS: ATTACK_API_KEY,
+      MMS_LOG_LEVEL: options.logLevel ?? 'info',
+      ...(options.loopBlockMs === undefined ? {} : { MMS_ATTACK_LOOP_BLOCK_MS: String(options.loopBlockMs) }),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const baseURL = await listeningAddress(child);
+  let log = '';
+  const keep = (chunk: Buffer): void => {
+    log = (log + chunk.toString()).slice(-LOG_TAIL_CHARACTERS);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  let stopping = false;
+  let ending: string | undefined;
+  const gone = new Promise<void>((done) =>
+    child.once('exit', (code, signal) => {
+      ending = signal ?? `exit ${String(code)}`;
+      done();
+    }),
+  );
+  await healthAnswered(
+    port,
+    () => ending,
+    () => log,
+  ).catch((error: unknown) => {
+    child.kill('SIGKILL');
+    throw error;
+  });
+  let peakKb = 0;
+  const sampleMemory = (): void => {
+    peakKb = Math.max(peakKb, memoryKb(child.pid!, 'VmHWM') ?? 0);
+  };
+  const sampler = setInterval(sampleMemory, MEMORY_SAMPLE_MS);
+  sampler.unref();
   return {
-    baseURL,
+    baseURL: `http://127.0.0.1:${port}`,
+    port,
+    pid: child.pid!,
     headers: { 'x-api-key': ATTACK_API_KEY, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
-    stop: () => void child.kill('SIGKILL'),
+    crashed: () => (stopping ? undefined : ending),
+    peakRssMb: () => {
+      if (ending === undefined) sampleMemory();
+      return peakKb === 0 ? undefined : peakKb / 1024;
+    },
+    blockLoop: () => {
+      if (options.loopBlockMs === undefined) throw new Error('blockLoop() needs the loopBlockMs option');
+      child.kill('SIGUSR2');
+    },
+    logTail: () => log,
+    stop: async () => {
+      if (ending === undefined) sampleMemory();
+      stopping = ending === undefined;
+      clearInterval(sampler);
+      child.kill('SIGKILL');
+      await gone;
+      rmSync(folder, { recursive: true, force: true });
+    },
   };
 }
 
-/** The address from the child's "Server listening at http://..." log line. */
-function listeningAddress(child: ChildProcess): Promise<string> {
-  return new Promise((resolveAddress, reject) => {
-    let output = '';
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`the service did not listen within ${START_TIMEOUT_MS} ms:\n${output}`));
-    }, START_TIMEOUT_MS);
-    const read = (chunk: Buffer): void => {
-      output += chunk.toString();
-      const found = /Server listening at (http:\/\/[0-9.:]+)/.exec(output);
-      if (!found) return;
-      clearTimeout(timer);
-      // Keep draining the child's output, so that its log never blocks it.
-      child.stdout?.resume();
-      resolveAddress(found[1]!);
-    };
-    child.stdout?.on('data', read);
-    child.stderr?.on('data', read);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the service exited (${String(code)}) before it listened:\n${output}`));
+function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolvePort(port));
     });
   });
+}
+
+/** Waits for the child's first /health answer, or fails when it exits or takes too long. */
+async function healthAnswered(port: number, ended: () => string | undefined, output: () => string): Promise<void> {
+  const giveUp = performance.now() + START_TIMEOUT_MS;
+  for (;;) {
+    const ending = ended();
+    if (ending !== undefined) throw new Error(`the service ended (${ending}) before it listened:\n${output()}`);
+    if (performance.now() > giveUp)
+      throw new Error(`the service did not listen within ${START_TIMEOUT_MS} ms:\n${output()}`);
+    const answered = await fetch(`http://127.0.0.1:${port}/health`, { signal: AbortSignal.timeout(1_000) }).then(
+      (response) => response.ok,
+      () => false,
+    );
+    if (answered) return;
+    await new Promise((done) => setTimeout(done, 100));
+  }
 }

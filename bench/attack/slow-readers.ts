@@ -1,13 +1,14 @@
 /**
  * Streaming clients that stop reading, against everyone else on their model (issue 16, case
- * 4). `--readers` raw connections each ask for a stream whose first event is far larger than a
- * socket buffer (the scripted backend echoes one 8 MB word), then never read. The model admits
+ * 4). `--readers` raw connections each ask for a stream far larger than a socket buffer (the
+ * scripted backend echoes one 8 MB word, 131,072 tokens of 64 letters), then never read. The model admits
  * `--concurrency` requests and queues none; meanwhile a legitimate request is sent every
  * `--interval-ms` for `--seconds`, and each outcome is counted per second.
  *
  * Without a write timeout, the readers hold their slots for as long as they stay, and every
  * other request is a 529. With one, they are cut off after listen.writeTimeoutMs, and the rest
- * are served. Loopback only; the run ends after --seconds, killing the service.
+ * are served. A /health prober runs beside it (health-prober.ts). Loopback only; the run ends
+ * after --seconds, killing the service.
  *
  *   node --import tsx bench/attack/slow-readers.ts [--checkout ../mms-main]
  *     [--readers 2] [--concurrency 2] [--seconds 12] [--interval-ms 250] [--write-timeout-ms 3000]
@@ -19,7 +20,9 @@ import { connect, type Socket } from 'node:net';
 import { parseArgs } from 'node:util';
 import { positiveInteger } from '../command-arguments.js';
 import { failureOf, printOutcomeTable, type Outcome } from './outcome-table.js';
+import { startHealthWatch } from './health-watch.js';
 import { ATTACK_API_KEY, startServiceChild } from './service-child.js';
+import { isServerError, printSummaryLine } from './summary-line.js';
 
 const { values } = parseArgs({
   options: {
@@ -44,6 +47,8 @@ const settings = {
 
 const MODEL = 'attacked';
 const LONG_WORD = 'x'.repeat(8 * 1024 * 1024);
+/** The whole word echoed back, with room to spare. */
+const ECHO_TOKENS = 140_000;
 /** A legitimate request that gets no answer in this time counts as a timeout. */
 const REQUEST_TIMEOUT_MS = 5_000;
 
@@ -56,14 +61,16 @@ const service = await startServiceChild({
         id: MODEL,
         tier: 'mid',
         generation: 'newer',
-        contextWindow: 100_000,
-        maxOutputTokens: 1_000,
+        // Room for the 8 MB word, in and out: the scripted tokenizer counts a token per 64 letters of it.
+        contextWindow: 1_000_000,
+        maxOutputTokens: ECHO_TOKENS,
         backend: { type: 'scripted', concurrency: settings.concurrency, queue: 0 },
       },
     ],
   },
 });
 const readers: Socket[] = [];
+const health = await startHealthWatch(service.baseURL);
 try {
   const { hostname, port } = new URL(service.baseURL);
   for (let index = 0; index < settings.readers; index += 1) readers.push(await pausedReader(hostname, Number(port)));
@@ -83,16 +90,28 @@ try {
   console.log(
     `\nfirst request served after ${served.length === 0 ? 'never' : `${(served[0]!.atMs / 1000).toFixed(1)} s`}; ${served.length} of ${outcomes.length} served`,
   );
+  const { worstGapMs } = await health.stop();
+  const peakRssMb = service.peakRssMb();
+  console.log(`worst /health gap ${worstGapMs.toFixed(0)} ms; service peak RSS ${peakRssMb?.toFixed(0) ?? 'n/a'} MB`);
+  printSummaryLine('slow-readers', [
+    {
+      case: `slow readers: ${settings.readers} paused, writeTimeoutMs ${settings.writeTimeoutMs ?? 'default'}, ${settings.seconds} s`,
+      crashes: service.crashed() === undefined ? 0 : 1,
+      serverErrors: outcomes.filter((entry) => isServerError(Number(entry.outcome))).length,
+      worstStallMs: worstGapMs,
+      peakRssMb: peakRssMb ?? null,
+    },
+  ]);
 } finally {
   for (const reader of readers) reader.destroy();
-  service.stop();
+  await service.stop();
 }
 
 /** A raw connection that asks for the long stream and never reads; resolves once the request is sent. */
 async function pausedReader(host: string, port: number): Promise<Socket> {
   const body = JSON.stringify({
     model: MODEL,
-    max_tokens: 10,
+    max_tokens: ECHO_TOKENS,
     stream: true,
     messages: [{ role: 'user', content: LONG_WORD }],
   });

@@ -10,7 +10,8 @@
  * Without a connection limit the sockets use up the file limit, and the service accepts no
  * legitimate connection for as long as they stay. With listen.maxConnections below the file
  * limit (its default is the limit less 256), sockets that never complete a request give way to
- * ones that do. Loopback only; the run ends after --seconds, killing the service.
+ * ones that do. A /health prober runs beside it (health-prober.ts). Loopback only; the run ends
+ * after --seconds, killing the service.
  *
  *   node --import tsx bench/attack/slowloris.ts [--checkout ../mms-main] [--sockets 1100]
  *     [--file-limit 1024] [--mode idle|trickle] [--seconds 20] [--interval-ms 250]
@@ -20,7 +21,9 @@ import { connect, type Socket } from 'node:net';
 import { parseArgs } from 'node:util';
 import { positiveInteger } from '../command-arguments.js';
 import { failureOf, printOutcomeTable, type Outcome } from './outcome-table.js';
+import { startHealthWatch } from './health-watch.js';
 import { ATTACK_API_KEY, startServiceChild } from './service-child.js';
+import { isServerError, printSummaryLine } from './summary-line.js';
 
 const { values } = parseArgs({
   options: {
@@ -64,6 +67,8 @@ const service = await startServiceChild({
   },
 });
 const { hostname, port } = new URL(service.baseURL);
+// Started before the attack, so that its kept-alive connection is in before the file limit is used up.
+const health = await startHealthWatch(service.baseURL);
 const attack = new Set<Socket>();
 let closedByService = 0;
 let attacking = true;
@@ -90,11 +95,25 @@ try {
   console.log(
     `\n${outcomes.filter((entry) => entry.outcome === '200').length} of ${outcomes.length} served; attack sockets closed by the service (and reopened): ${closedByService}`,
   );
+  const { worstGapMs, failedProbes } = await health.stop();
+  const peakRssMb = service.peakRssMb();
+  console.log(
+    `worst /health gap ${worstGapMs.toFixed(0)} ms (${failedProbes} probes failed; its connection can be one that gives way); service peak RSS ${peakRssMb?.toFixed(0) ?? 'n/a'} MB`,
+  );
+  printSummaryLine('slowloris', [
+    {
+      case: `slowloris: ${settings.sockets} ${settings.mode} sockets, file limit ${settings.fileLimit}, ${settings.seconds} s`,
+      crashes: service.crashed() === undefined ? 0 : 1,
+      serverErrors: outcomes.filter((entry) => isServerError(Number(entry.outcome))).length,
+      worstStallMs: worstGapMs,
+      peakRssMb: peakRssMb ?? null,
+    },
+  ]);
 } finally {
   attacking = false;
   clearInterval(trickle);
   for (const socket of attack) socket.destroy();
-  service.stop();
+  await service.stop();
 }
 
 /** Opens one attack socket; resolves once it is connected (or failed). Reopens it when the service closes it. */

@@ -11,10 +11,12 @@ import { postJson, startService, type RunningService } from '@mms/testing';
 import { openSocket, readUntilClosed, requestHead } from './raw-http-support.js';
 
 /**
- * One word of 8 MB: the scripted backend echoes it as one token, so the reply is one write far
- * larger than the socket buffers of a loopback connection whose reader has stopped.
+ * 8 MB of 64-letter words, the longest the scripted tokenizer makes one token of: the backend
+ * echoes it, so the reply is far larger than the socket buffers of a loopback connection whose
+ * reader has stopped.
  */
-const LONG_WORD = 'x'.repeat(8 * 1024 * 1024);
+const LONG_TEXT = `${'x'.repeat(63)} `.repeat(128 * 1024);
+const LONG_TEXT_TOKENS = 2 * 128 * 1024;
 
 let service: RunningService;
 before(async () => {
@@ -25,8 +27,8 @@ before(async () => {
         id: 'single',
         tier: 'mid',
         generation: 'newer',
-        contextWindow: 1_000,
-        maxOutputTokens: 100,
+        contextWindow: 2 * LONG_TEXT_TOKENS,
+        maxOutputTokens: LONG_TEXT_TOKENS,
         backend: { type: 'scripted', concurrency: 1, queue: 0 },
       },
     ],
@@ -38,9 +40,9 @@ after(() => service.close());
 async function pausedReader(stream: boolean): Promise<Socket> {
   const body = JSON.stringify({
     model: 'single',
-    max_tokens: 10,
+    max_tokens: LONG_TEXT_TOKENS,
     stream,
-    messages: [{ role: 'user', content: LONG_WORD }],
+    messages: [{ role: 'user', content: LONG_TEXT }],
   });
   const socket = await openSocket(service);
   socket.pause();
@@ -89,7 +91,7 @@ describe('a client that stops reading', { timeout: 60_000 }, () => {
     const rest = await readUntilClosed(reader);
     const head = received.subarray(0, received.indexOf('\r\n\r\n')).toString();
     const length = Number(/content-length: (\d+)/i.exec(head)?.[1]);
-    assert.ok(length > LONG_WORD.length, head);
+    assert.ok(length > LONG_TEXT.length, head);
     assert.ok(received.length + Buffer.byteLength(rest) < head.length + 4 + length, 'the reply was cut short');
   });
 });

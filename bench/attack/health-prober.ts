@@ -51,5 +51,9 @@ const url = process.argv[2];
 if (url === undefined || process.send === undefined) throw new Error('usage: forked with the /health URL');
 let stop = false;
 process.on('message', () => (stop = true));
+// The attack ended without asking (interrupted): nothing is left to report to.
+process.on('disconnect', () => {
+  if (!stop) process.exit(0);
+});
 const result = await probe(url, () => stop);
 process.send(result, () => process.disconnect());

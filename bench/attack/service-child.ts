@@ -9,7 +9,7 @@
  * sample once it is gone) and keeps the end of its log. The child is killed when the attack
  * ends or its time runs out.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync, existsSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -57,6 +57,17 @@ const START_TIMEOUT_MS = 30_000;
 const MEMORY_SAMPLE_MS = 200;
 const LOG_TAIL_CHARACTERS = 64 * 1024;
 
+/** Children still running: killed when this process exits or is interrupted, so that none outlives the attack. */
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => {
+    for (const child of running) child.kill('SIGKILL');
+    process.exit(130);
+  });
+
 export async function startServiceChild(options: ServiceChildOptions): Promise<ServiceChild> {
   const checkout = resolve(options.checkout ?? THIS_CHECKOUT);
   const bin = join(checkout, 'packages', 'server', 'bin', 'mms.js');
@@ -95,6 +106,7 @@ export async function startServiceChild(options: ServiceChildOptions): Promise<S
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  running.add(child);
   let log = '';
   const keep = (chunk: Buffer): void => {
     log = (log + chunk.toString()).slice(-LOG_TAIL_CHARACTERS);
@@ -106,6 +118,7 @@ export async function startServiceChild(options: ServiceChildOptions): Promise<S
   const gone = new Promise<void>((done) =>
     child.once('exit', (code, signal) => {
       ending = signal ?? `exit ${String(code)}`;
+      running.delete(child);
       done();
     }),
   );

@@ -35,7 +35,9 @@ export class SseWriter {
       ...headers,
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
-      connection: this.closing?.started ? 'close' : 'keep-alive',
+      // A client that asked for `connection: close` (or HTTP/1.0 without keep-alive) gets it: an
+      // explicit keep-alive here would override Node's own choice and hold its socket open.
+      connection: this.closing?.started || !this.response.shouldKeepAlive ? 'close' : 'keep-alive',
       'x-accel-buffering': 'no',
     });
     this.pingTimer = setInterval(() => this.pingIfQuiet(), Math.max(50, this.pingIntervalMs / 2));

@@ -220,6 +220,17 @@ describe('default answer', () => {
     );
   });
 
+  test('a minLength too long to write is a 400 naming the place, not a 500', async () => {
+    const schema = { type: 'object', properties: { a: { type: 'string', minLength: 1e9 } }, required: ['a'] };
+    const { status, reply } = await send(
+      { ...base, output_config: { format: { type: 'json_schema', schema } } },
+      {},
+      faultless,
+    );
+    assert.equal(status, 400, JSON.stringify(reply));
+    assert.match(reply.error?.message ?? '', /^output_config\.format\.schema\.properties\.a: .*minLength 1000000000/);
+  });
+
   test('max_tokens truncates with stop_reason max_tokens and exact usage', async () => {
     const { reply } = await send({ ...base, max_tokens: 3 });
     assert.deepEqual(reply.content, [{ type: 'text', text: 'Repeat after me', citations: null }]);

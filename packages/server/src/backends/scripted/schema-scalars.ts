@@ -43,6 +43,9 @@ const FORMAT_EXAMPLES = new Map<string, (variant: number) => string>([
   ['regex', (variant) => `^example${numbered(variant)}$`],
 ]);
 
+/** The longest string the scripted backend writes for a schema: a larger minLength is refused. */
+const LONGEST_EXAMPLE_STRING = 1_000_000;
+
 /** Short strings that often satisfy simple patterns such as `^[a-z]+$` or `^\d+$`. */
 const FALLBACK_TEXTS = ['example', 'abc', 'ABC', 'a1', '123', '0', 'a', ''];
 
@@ -50,6 +53,12 @@ export function exampleString(schema: SchemaObject, hints: ScalarHints): string 
   const minimum = nonNegativeInteger(schema.minLength) ?? 0;
   const maximum = nonNegativeInteger(schema.maxLength) ?? Number.POSITIVE_INFINITY;
   if (minimum > maximum) throw new BuildFailure(hints.path, `minLength ${minimum} exceeds maxLength ${maximum}`);
+  // `minLength: 1e9` made String.repeat throw a RangeError, a 500; past this it is a 400 naming the place.
+  if (minimum > LONGEST_EXAMPLE_STRING)
+    throw new BuildFailure(
+      hints.path,
+      `minLength ${minimum} is over the ${LONGEST_EXAMPLE_STRING} characters the scripted backend writes`,
+    );
   const sources = [schema.pattern, ...stringList(schema[EXTRA_PATTERNS_KEYWORD])].filter(
     (source): source is string => typeof source === 'string',
   );

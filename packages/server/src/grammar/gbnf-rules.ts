@@ -2,6 +2,7 @@
  * The rule table of a grammar being built: hands out unique GBNF rule names, memoises identical
  * rule bodies under one name, and renders the finished grammar with `root` first.
  */
+import { pointerSegments } from '../json-schema/json-pointer.js';
 import { assertParserLimits } from './gbnf-limits.js';
 import { PRIMITIVE_NAMES, PRIMITIVE_RULES, type PrimitiveName } from './gbnf-primitives.js';
 
@@ -28,10 +29,7 @@ const CONTAINER_KEYWORDS: ReadonlySet<string> = new Set(['properties', '$defs', 
  * `#/properties/user/properties/tags/items` gives `tags-item`, `#/$defs/node` gives `node`.
  */
 export function nameHint(path: string): string {
-  const segments = path
-    .split('/')
-    .slice(1)
-    .map((segment) => segment.replaceAll('~1', '/').replaceAll('~0', '~'));
+  const segments = pointerSegments(path);
   const words: string[] = [];
   for (let index = 0; index < segments.length; index += 1) {
     const segment = segments[index] as string;

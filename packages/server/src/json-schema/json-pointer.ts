@@ -17,3 +17,20 @@ export function unescapePointerSegment(segment: string): string {
 export function childPointer(pointer: string, ...segments: readonly string[]): string {
   return [pointer, ...segments.map(escapePointerSegment)].join('/');
 }
+
+/** The unescaped segments of a pointer written as above: `#/properties/a~1b` gives `properties`, `a/b`. */
+export function pointerSegments(pointer: string): string[] {
+  return pointer
+    .replace(/^#\/?/, '')
+    .split('/')
+    .filter((segment) => segment !== '')
+    .map(unescapePointerSegment);
+}
+
+/**
+ * The request field a pointer into a schema names, as error messages write places:
+ * `#/properties/a~1b` in the schema at `tools.0.input_schema` is `tools.0.input_schema.properties.a/b`.
+ */
+export function schemaFieldPath(schemaField: string, pointer: string): string {
+  return [schemaField, ...pointerSegments(pointer)].join('.');
+}

@@ -10,6 +10,7 @@
 import type { Llama, LlamaGrammar } from 'node-llama-cpp';
 import { ServiceError } from '@mms/protocol';
 import { GrammarCompileError, jsonSchemaToGbnf } from '../../grammar/json-schema-to-gbnf.js';
+import { schemaFieldPath } from '../../json-schema/json-pointer.js';
 
 export interface StructuredTarget {
   schema: Record<string, unknown>;
@@ -74,11 +75,7 @@ export function assertStrictSchemaCompiles(target: StructuredTarget): void {
 
 /** The caller's schema, not the service, is what must change: a 400 naming the place in the request. */
 function uncompiledStrictSchema(target: StructuredTarget, error: GrammarCompileError): ServiceError {
-  const segments = error.path
-    .split('/')
-    .slice(1)
-    .map((segment) => segment.replaceAll('~1', '/').replaceAll('~0', '~'));
-  const where = [target.where, ...segments].join('.');
+  const where = schemaFieldPath(target.where, error.path);
   return new ServiceError(
     'invalid_request',
     `${where}: ${error.reason}; the llama-cpp backend cannot hold output to this strict schema (drop strict, or write the constraint into a description)`,

@@ -4,7 +4,7 @@
  * retry 500s, and the same request would fail the same way every time.
  */
 import { ServiceError } from '@mms/protocol';
-import { unescapePointerSegment } from '../../json-schema/json-pointer.js';
+import { schemaFieldPath } from '../../json-schema/json-pointer.js';
 import { SchemaInstanceError } from './schema-instance.js';
 
 /** `build()`'s value; its SchemaInstanceError becomes a 400 naming `where` (e.g. `tools.0.input_schema`) and the place inside it. */
@@ -15,16 +15,7 @@ export function buildOrRefuse<T>(build: () => T, where: string): T {
     if (!(error instanceof SchemaInstanceError)) throw error;
     throw new ServiceError(
       'invalid_request',
-      `${fieldPath(where, error.path)}: the scripted backend can build no value valid against this schema: ${error.reason}`,
+      `${schemaFieldPath(where, error.path)}: the scripted backend can build no value valid against this schema: ${error.reason}`,
     );
   }
-}
-
-/** `#/properties/a~1b` under `tools.0.input_schema` is `tools.0.input_schema.properties.a/b`. */
-function fieldPath(where: string, pointer: string): string {
-  const segments = pointer
-    .replace(/^#\/?/, '')
-    .split('/')
-    .filter((segment) => segment !== '');
-  return [where, ...segments.map(unescapePointerSegment)].join('.');
 }

@@ -52,7 +52,9 @@ export function rawExchange(
       if (parsed === undefined || !parsed.whole) return;
       whole = parsed;
       clearTimeout(timer);
-      timer = setTimeout(() => finish({ reply: { ...parsed, closed: false } }), CLOSE_GRACE_MS);
+      // setImmediate: after a stall of this process, timers run before pending I/O; the close that
+      // has already come in is read first, and is not taken for a connection left open.
+      timer = setTimeout(() => setImmediate(() => finish({ reply: { ...parsed, closed: false } })), CLOSE_GRACE_MS);
     });
     socket.on('error', (error: NodeJS.ErrnoException) => ended(error.code ?? error.message));
     socket.on('close', () => ended(chunks.length === 0 ? 'closed' : 'unparsable reply'));

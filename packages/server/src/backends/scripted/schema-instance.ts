@@ -123,6 +123,15 @@ function chargeWork(context: BuildContext): void {
   }
 }
 
+/** Each value built visits a schema node at least once: more values than the budget cannot be built. */
+function assertWithinBudget(values: number, keyword: string, context: BuildContext): void {
+  if (values > WORK_BUDGET)
+    throw new BuildFailure(
+      context.path,
+      `${keyword} ${values} asks for more than the ${WORK_BUDGET} values the scripted backend builds`,
+    );
+}
+
 function build(schema: JsonSchema, context: BuildContext): unknown {
   chargeWork(context);
   if (schema === false) throw new BuildFailure(context.path, 'the schema is false, so no value is valid');
@@ -237,6 +246,7 @@ function buildObject(schema: SchemaObject, context: BuildContext): Record<string
   const entries: Array<[string, unknown]> = [];
   for (const name of new Set(stringList(schema.required))) entries.push([name, buildProperty(schema, name, context)]);
   const minimum = nonNegativeInteger(schema.minProperties) ?? 0;
+  assertWithinBudget(minimum, 'minProperties', context);
   if (entries.length < minimum) entries.push(...extraProperties(schema, entries, minimum - entries.length, context));
   const maximum = nonNegativeInteger(schema.maxProperties);
   if (maximum !== undefined && entries.length > maximum) {
@@ -272,7 +282,9 @@ function extraProperties(
     try {
       added.push([name, buildProperty(schema, name, context)]);
     } catch (error) {
-      if (!(error instanceof BuildFailure)) throw error;
+      // Once the budget is spent every name fails at once: trying the rest, a failure each,
+      // held the event loop 420 ms for `minProperties: 100000` (found by the attack fuzz).
+      if (!(error instanceof BuildFailure) || context.state.budget.remaining < 0) throw error;
     }
   }
   if (added.length < count) throw new BuildFailure(context.path, 'cannot build enough properties for minProperties');
@@ -285,6 +297,7 @@ function buildArray(schema: SchemaObject, context: BuildContext): unknown[] {
   const minimum = Math.max(nonNegativeInteger(schema.minItems) ?? 0, layout.containing);
   const maximum = nonNegativeInteger(schema.maxItems) ?? Number.POSITIVE_INFINITY;
   if (minimum > maximum) throw new BuildFailure(context.path, `minItems ${minimum} exceeds maxItems ${maximum}`);
+  assertWithinBudget(minimum, 'minItems', context);
   const preferred = Math.min(maximum, Math.max(minimum, layout.prefix.length, layout.rest === false ? 0 : 1));
   try {
     return buildItems(schema, layout, preferred, context);

@@ -108,6 +108,7 @@ const service = await startServiceChild({
   },
 });
 const health = await startHealthWatch(service.baseURL);
+const attackStartedAt = Date.now();
 const started = performance.now();
 const deadline = started + settings.seconds * 1000;
 const statusCounts = new Map<string, number>();
@@ -117,6 +118,8 @@ const envelopeViolations: Finding[] = [];
 const missingReplies: Finding[] = [];
 const leftOpen: Finding[] = [];
 const inFlight = new Set<FuzzRequest>();
+/** When each request was sent and answered (Date.now()), to name the ones behind the worst stall. */
+const timings: { request: FuzzRequest; sentAt: number; answeredAt: number }[] = [];
 let crashedWith: FuzzRequest[] = [];
 let next = 0;
 let sent = 0;
@@ -156,7 +159,9 @@ async function worker(): Promise<void> {
     const request = generateRequest(settings.seed, next);
     next += 1;
     inFlight.add(request);
+    const sentAt = Date.now();
     const outcome = await rawExchange(service.port, request.bytes, request.endAfterWrite, REPLY_TIMEOUT_MS);
+    timings.push({ request, sentAt, answeredAt: Date.now() });
     sent += 1;
     if (service.crashed() !== undefined) {
       // Every request in flight when the service died is a suspect; the replay finds which.
@@ -170,7 +175,8 @@ async function worker(): Promise<void> {
 
 await Promise.all(Array.from({ length: settings.concurrency }, () => worker()));
 const seconds = (performance.now() - started) / 1000;
-const { worstGapMs, failedProbes } = await health.stop();
+const { worstGapMs, worstGapEndedAt, failedProbes } = await health.stop();
+const worstLoopDelay = service.worstLoopDelay(attackStartedAt);
 const peakRssMb = service.peakRssMb();
 const crash = service.crashed();
 const logTail = service.logTail();
@@ -194,6 +200,15 @@ console.log(
     .map(([key, value]) => `${key} × ${value}`)
     .join(', ')}`,
 );
+// A stall is the service's, not a request's; those in flight during it are where to look.
+function printInFlight(what: string, durationMs: number, endedAt: number): void {
+  const during = timings.filter(({ sentAt, answeredAt }) => sentAt < endedAt && answeredAt > endedAt - durationMs);
+  console.log(`\nin flight during ${what} (${durationMs.toFixed(0)} ms): ${during.length}`);
+  for (const { request } of during.slice(0, SHOWN_FINDINGS))
+    console.log(`  #${request.index} ${request.mutation} (${request.bytes.length} bytes)`);
+}
+printInFlight('the worst /health gap', worstGapMs, worstGapEndedAt);
+printInFlight("the service's worst event-loop delay", worstLoopDelay.delayMs, worstLoopDelay.endedAt);
 printFindings('5xx replies', serverErrors);
 printFindings('replies out of the error envelope', envelopeViolations);
 printFindings('whole requests with no reply', missingReplies);
@@ -207,7 +222,7 @@ if (crash !== undefined) {
   console.log(`\nthe service's last log lines (warn and above):\n${logTail.split('\n').slice(-20).join('\n')}`);
 }
 console.log(
-  `\ncrashes: ${crash === undefined ? 0 : 1}; 5xx: ${serverErrors.length}; envelope violations: ${envelopeViolations.length}; missing replies: ${missingReplies.length}; connections left open: ${leftOpen.length}; worst /health gap ${worstGapMs.toFixed(0)} ms (${failedProbes} failed probes); service peak RSS ${peakRssMb?.toFixed(0) ?? 'n/a'} MB`,
+  `\ncrashes: ${crash === undefined ? 0 : 1}; 5xx: ${serverErrors.length}; envelope violations: ${envelopeViolations.length}; missing replies: ${missingReplies.length}; connections left open: ${leftOpen.length}; worst /health gap ${worstGapMs.toFixed(0)} ms (${failedProbes} failed probes); worst event-loop delay ${worstLoopDelay.delayMs.toFixed(0)} ms; service peak RSS ${peakRssMb?.toFixed(0) ?? 'n/a'} MB`,
 );
 printSummaryLine('bad-input-fuzz', [
   {
@@ -215,6 +230,7 @@ printSummaryLine('bad-input-fuzz', [
     crashes: crash === undefined ? 0 : 1,
     serverErrors: serverErrors.length,
     worstStallMs: worstGapMs,
+    worstLoopDelayMs: worstLoopDelay.delayMs,
     peakRssMb: peakRssMb ?? null,
     otherFindings: envelopeViolations.length + missingReplies.length + leftOpen.length,
   },

@@ -25,11 +25,19 @@ function health(url: string, agent: Agent): Promise<void> {
   });
 }
 
-async function probe(url: string, stopped: () => boolean): Promise<{ worstGap: number; failures: number }> {
+interface ProbeFigures {
+  worstGap: number;
+  /** When the worst gap ended, in Date.now() time, which the attacker's process shares. */
+  worstGapEndedAt: number;
+  failures: number;
+}
+
+async function probe(url: string, stopped: () => boolean): Promise<ProbeFigures> {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   await health(url, agent);
   process.send?.({ ready: true });
   let worstGap = 0;
+  let worstGapEndedAt = Date.now();
   let failures = 0;
   let lastReply = performance.now();
   while (!stopped()) {
@@ -38,13 +46,16 @@ async function probe(url: string, stopped: () => boolean): Promise<{ worstGap: n
       () => false,
     );
     const now = performance.now();
-    worstGap = Math.max(worstGap, now - lastReply);
+    if (now - lastReply > worstGap) {
+      worstGap = now - lastReply;
+      worstGapEndedAt = Date.now();
+    }
     if (answered) lastReply = now;
     else failures += 1;
     await new Promise((done) => setTimeout(done, PAUSE_MS));
   }
   agent.destroy();
-  return { worstGap, failures };
+  return { worstGap, worstGapEndedAt, failures };
 }
 
 const url = process.argv[2];

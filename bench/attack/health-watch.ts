@@ -8,6 +8,8 @@ import { once } from 'node:events';
 
 export interface HealthFigures {
   worstGapMs: number;
+  /** When the worst gap ended, in Date.now() time. */
+  worstGapEndedAt: number;
   failedProbes: number;
 }
 
@@ -29,8 +31,10 @@ export async function startHealthWatch(baseURL: string): Promise<HealthWatch> {
     stop: async () => {
       const figures = Promise.race([once(prober, 'message'), exited]);
       prober.send('stop');
-      const [{ worstGap, failures }] = (await figures) as [{ worstGap: number; failures: number }];
-      return { worstGapMs: worstGap, failedProbes: failures };
+      const [{ worstGap, worstGapEndedAt, failures }] = (await figures) as [
+        { worstGap: number; worstGapEndedAt: number; failures: number },
+      ];
+      return { worstGapMs: worstGap, worstGapEndedAt, failedProbes: failures };
     },
   };
 }

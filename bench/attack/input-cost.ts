@@ -148,6 +148,7 @@ interface Outcome {
   message: string;
   seconds: number;
   worstGapMs: number;
+  worstLoopDelayMs: number;
   peakRssMb: number | undefined;
 }
 
@@ -200,6 +201,7 @@ async function runCase(attack: AttackCase, config: Record<string, unknown>, chec
       Buffer.from('{"model":"tiny","messages":[{"role":"user","content":"hi"}]}'),
     );
     const health = await startHealthWatch(service.baseURL);
+    const attackStartedAt = Date.now();
     const started = performance.now();
     const reply = await post(service, attack.path, body).catch((error: Error) => error);
     const seconds = (performance.now() - started) / 1000;
@@ -213,6 +215,7 @@ async function runCase(attack: AttackCase, config: Record<string, unknown>, chec
       message: reply instanceof Error ? '' : errorMessage(reply.text),
       seconds,
       worstGapMs,
+      worstLoopDelayMs: service.worstLoopDelay(attackStartedAt).delayMs,
       peakRssMb: peak,
     };
   } finally {
@@ -225,7 +228,7 @@ async function runCase(attack: AttackCase, config: Record<string, unknown>, chec
 function printRow(attack: AttackCase, outcome: Outcome): void {
   const rss = outcome.peakRssMb === undefined ? 'n/a' : `${outcome.peakRssMb.toFixed(0)} MB`;
   console.log(
-    `| ${attack.name} | ${outcome.status} | ${outcome.seconds.toFixed(2)} s | ${outcome.worstGapMs.toFixed(0)} ms | ${rss} | ${outcome.message} |`,
+    `| ${attack.name} | ${outcome.status} | ${outcome.seconds.toFixed(2)} s | ${outcome.worstGapMs.toFixed(0)} ms | ${outcome.worstLoopDelayMs.toFixed(0)} ms | ${rss} | ${outcome.message} |`,
   );
 }
 
@@ -237,8 +240,8 @@ async function main(): Promise<void> {
     `node ${process.version}, load average before: ${(await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ')}`,
   );
   console.log('');
-  console.log('| case | status | reply after | worst /health gap | peak RSS | message |');
-  console.log('| --- | --- | ---: | ---: | ---: | --- |');
+  console.log('| case | status | reply after | worst /health gap | worst loop delay | peak RSS | message |');
+  console.log('| --- | --- | ---: | ---: | ---: | ---: | --- |');
   const config = await serviceConfig();
   const rows: SummaryRow[] = [];
   for (const attack of chosen) {
@@ -249,6 +252,7 @@ async function main(): Promise<void> {
       crashes: outcome.crashed ? 1 : 0,
       serverErrors: outcome.httpStatus !== undefined && isServerError(outcome.httpStatus) ? 1 : 0,
       worstStallMs: outcome.worstGapMs,
+      worstLoopDelayMs: outcome.worstLoopDelayMs,
       peakRssMb: outcome.peakRssMb ?? null,
     });
   }

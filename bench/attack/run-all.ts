@@ -2,7 +2,7 @@
  * The attack suite (issue 16): every script in bench/attack/ in turn, with modest settings so that
  * the whole suite stays well under 15 minutes on 2 cores, each as a process of its own whose
  * output goes to this terminal. Then one table from their `attack-summary` lines
- * (summary-line.ts): case, crashes, 5xx, worst /health stall, peak RSS. Loopback only. Exits 1
+ * (summary-line.ts): case, crashes, 5xx, worst /health stall, worst event-loop delay, peak RSS. Loopback only. Exits 1
  * when a script failed or any case crashed the service, got a 5xx or another finding.
  *
  *   npm run attack [-- --checkout ../mms-main] [-- --only fuzz]
@@ -108,8 +108,8 @@ const loadAfter = (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 
 console.log(
   `\n=== attack suite: ${((performance.now() - started) / 60_000).toFixed(1)} min; ${values.checkout ?? 'this checkout'}; node ${process.version}; load average before ${loadBefore}, after ${loadAfter}\n`,
 );
-console.log('| case | crashes | 5xx | other findings | worst /health stall | peak RSS |');
-console.log('|---|--:|--:|--:|--:|--:|');
+console.log('| case | crashes | 5xx | other findings | worst /health stall | worst loop delay | peak RSS |');
+console.log('|---|--:|--:|--:|--:|--:|--:|');
 let failed = false;
 for (const result of results) {
   // The fuzz exits 1 on a finding, which its rows already count.
@@ -117,12 +117,12 @@ for (const result of results) {
   if (result.rows.length === 0) failed = true;
   if (result.rows.length === 0)
     console.log(
-      `| ${result.step.name}: no summary (exit ${String(result.exitCode)} after ${result.seconds.toFixed(0)} s) | | | | | |`,
+      `| ${result.step.name}: no summary (exit ${String(result.exitCode)} after ${result.seconds.toFixed(0)} s) | | | | | | |`,
     );
   for (const row of result.rows) {
     if (row.crashes + row.serverErrors + (row.otherFindings ?? 0) > 0) failed = true;
     console.log(
-      `| ${row.case} | ${row.crashes} | ${row.serverErrors} | ${row.otherFindings ?? 0} | ${cell(row.worstStallMs, ' ms')} | ${cell(row.peakRssMb, ' MB')} |`,
+      `| ${row.case} | ${row.crashes} | ${row.serverErrors} | ${row.otherFindings ?? 0} | ${cell(row.worstStallMs, ' ms')} | ${cell(row.worstLoopDelayMs, ' ms')} | ${cell(row.peakRssMb, ' MB')} |`,
     );
   }
 }

@@ -236,6 +236,7 @@ interface CaseFigures {
   crashed: boolean;
   peakRssMb: number | undefined;
   worstGapMs: number;
+  worstLoopDelayMs: number;
   serviceGrowthMb: number;
   sandboxPeakMb: number;
 }
@@ -246,6 +247,7 @@ async function runCase(service: ServiceChild, attackCase: AttackCase): Promise<C
   let sandboxPeak = 0;
   let blocked = false;
   const health = await startHealthWatch(service.baseURL);
+  const attackStartedAt = Date.now();
   const sampler = setInterval(() => {
     servicePeak = Math.max(servicePeak, memoryKb(service.pid, 'VmRSS') ?? 0);
     for (const pid of sandboxPids()) {
@@ -268,6 +270,7 @@ async function runCase(service: ServiceChild, attackCase: AttackCase): Promise<C
     crashed: service.crashed() !== undefined,
     peakRssMb: service.peakRssMb(),
     worstGapMs,
+    worstLoopDelayMs: service.worstLoopDelay(attackStartedAt).delayMs,
     serviceGrowthMb: (servicePeak - before) / 1024,
     sandboxPeakMb: sandboxPeak / 1024,
   };
@@ -286,13 +289,13 @@ const rows: SummaryRow[] = [];
 try {
   // Let the warm pool load before the first case: its start is not what is measured.
   await sleep(8_000);
-  console.log('| case | outcomes | worst /health gap | service RSS growth | largest sandbox peak |');
-  console.log('|---|---|--:|--:|--:|');
+  console.log('| case | outcomes | worst /health gap | worst loop delay | service RSS growth | largest sandbox peak |');
+  console.log('|---|---|--:|--:|--:|--:|');
   for (const attackCase of CASES) {
     if (values.only !== undefined && !attackCase.name.includes(values.only)) continue;
     const figures = await runCase(service, attackCase);
     console.log(
-      `| ${attackCase.name} | ${tally(figures.outcomes)} | ${figures.worstGapMs.toFixed(0)} ms | ${figures.serviceGrowthMb.toFixed(0)} MB | ${figures.sandboxPeakMb.toFixed(0)} MB |`,
+      `| ${attackCase.name} | ${tally(figures.outcomes)} | ${figures.worstGapMs.toFixed(0)} ms | ${figures.worstLoopDelayMs.toFixed(0)} ms | ${figures.serviceGrowthMb.toFixed(0)} MB | ${figures.sandboxPeakMb.toFixed(0)} MB |`,
     );
     rows.push({
       case: `sandbox: ${attackCase.name}`,
@@ -300,6 +303,7 @@ try {
       serverErrors: figures.outcomes.filter((outcome) => isServerError(Number(/^HTTP (\d+)$/.exec(outcome)?.[1])))
         .length,
       worstStallMs: figures.worstGapMs,
+      worstLoopDelayMs: figures.worstLoopDelayMs,
       peakRssMb: figures.peakRssMb ?? null,
     });
     if (figures.crashed) break;

@@ -6,15 +6,17 @@
  * (`prlimit --nofile`, as systemd's LimitNOFILE would set it, which execs the service in the
  * same process) and a bench-only loop blocker (loop-blocker.ts). The harness notes a crash (the
  * child exiting before stop()), samples its peak resident memory (VmHWM, kept from the last
- * sample once it is gone) and keeps the end of its log. The child is killed when the attack
+ * sample once it is gone), reads its worst event-loop delay (the bench-only loop-delay-meter.ts,
+ * always preloaded) and keeps the end of its log. The child is killed when the attack
  * ends or its time runs out.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync, existsSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { LoopDelay } from './loop-delay-meter.js';
 import { memoryKb } from './process-memory.js';
 
 export const ATTACK_API_KEY = 'attack-key-0123456789';
@@ -29,6 +31,11 @@ export interface ServiceChild {
   crashed(): string | undefined;
   /** The child's peak resident memory in MB (VmHWM); undefined where /proc has none. */
   peakRssMb(): number | undefined;
+  /**
+   * The service's worst event-loop delay that ended at or after `since` (Date.now() time), as its
+   * own loop measured it (loop-delay-meter.ts); a delay of 0 when none passed the meter's floor.
+   */
+  worstLoopDelay(since: number): LoopDelay;
   /** Holds the service's loop busy for `loopBlockMs` (SIGUSR2 to the loop blocker). */
   blockLoop(): void;
   /** The last LOG_TAIL_CHARACTERS of the child's stdout and stderr. */
@@ -75,11 +82,10 @@ export async function startServiceChild(options: ServiceChildOptions): Promise<S
   const folder = mkdtempSync(join(tmpdir(), 'mms-attack-'));
   const configPath = join(folder, 'config.json');
   writeFileSync(configPath, JSON.stringify({ ...options.config, dataFolder: folder }));
-  // The blocker is this checkout's, TypeScript, so tsx (this checkout's too) loads before it.
-  const preload =
-    options.loopBlockMs === undefined
-      ? []
-      : ['--import', import.meta.resolve('tsx'), '--import', new URL('./loop-blocker.ts', import.meta.url).href];
+  const loopDelayFile = join(folder, 'loop-delay.json');
+  // The preloads are this checkout's, TypeScript, so tsx (this checkout's too) loads before them.
+  const preload = ['--import', import.meta.resolve('tsx'), '--import', benchModule('loop-delay-meter.ts')];
+  if (options.loopBlockMs !== undefined) preload.push('--import', benchModule('loop-blocker.ts'));
   // The port is picked here, not by the child, so that no log level hides it (another process
   // could take it in between: on a bench machine's loopback, a start that fails says so).
   const port = await freePort();
@@ -102,6 +108,7 @@ export async function startServiceChild(options: ServiceChildOptions): Promise<S
       ...process.env,
       MMS_API_KEYS: ATTACK_API_KEY,
       MMS_LOG_LEVEL: options.logLevel ?? 'info',
+      MMS_ATTACK_LOOP_DELAY_FILE: loopDelayFile,
       ...(options.loopBlockMs === undefined ? {} : { MMS_ATTACK_LOOP_BLOCK_MS: String(options.loopBlockMs) }),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -146,6 +153,17 @@ export async function startServiceChild(options: ServiceChildOptions): Promise<S
       if (ending === undefined) sampleMemory();
       return peakKb === 0 ? undefined : peakKb / 1024;
     },
+    worstLoopDelay: (since) => {
+      // No file: no delay passed the floor yet.
+      const lines = existsSync(loopDelayFile) ? readFileSync(loopDelayFile, 'utf8').split('\n') : [];
+      let worst: LoopDelay = { delayMs: 0, endedAt: since };
+      for (const line of lines) {
+        if (line === '') continue;
+        const delay = JSON.parse(line) as LoopDelay;
+        if (delay.endedAt >= since && delay.delayMs > worst.delayMs) worst = delay;
+      }
+      return worst;
+    },
     blockLoop: () => {
       if (options.loopBlockMs === undefined) throw new Error('blockLoop() needs the loopBlockMs option');
       child.kill('SIGUSR2');
@@ -160,6 +178,10 @@ export async function startServiceChild(options: ServiceChildOptions): Promise<S
       rmSync(folder, { recursive: true, force: true });
     },
   };
+}
+
+function benchModule(name: string): string {
+  return new URL(`./${name}`, import.meta.url).href;
 }
 
 function freePort(): Promise<number> {

@@ -71,6 +71,7 @@ const service = await startServiceChild({
 });
 const readers: Socket[] = [];
 const health = await startHealthWatch(service.baseURL);
+const attackStartedAt = Date.now();
 try {
   const { hostname, port } = new URL(service.baseURL);
   for (let index = 0; index < settings.readers; index += 1) readers.push(await pausedReader(hostname, Number(port)));
@@ -92,13 +93,17 @@ try {
   );
   const { worstGapMs } = await health.stop();
   const peakRssMb = service.peakRssMb();
-  console.log(`worst /health gap ${worstGapMs.toFixed(0)} ms; service peak RSS ${peakRssMb?.toFixed(0) ?? 'n/a'} MB`);
+  const worstLoopDelayMs = service.worstLoopDelay(attackStartedAt).delayMs;
+  console.log(
+    `worst /health gap ${worstGapMs.toFixed(0)} ms; worst loop delay ${worstLoopDelayMs.toFixed(0)} ms; service peak RSS ${peakRssMb?.toFixed(0) ?? 'n/a'} MB`,
+  );
   printSummaryLine('slow-readers', [
     {
       case: `slow readers: ${settings.readers} paused, writeTimeoutMs ${settings.writeTimeoutMs ?? 'default'}, ${settings.seconds} s`,
       crashes: service.crashed() === undefined ? 0 : 1,
       serverErrors: outcomes.filter((entry) => isServerError(Number(entry.outcome))).length,
       worstStallMs: worstGapMs,
+      worstLoopDelayMs,
       peakRssMb: peakRssMb ?? null,
     },
   ]);

@@ -69,6 +69,7 @@ const service = await startServiceChild({
 const { hostname, port } = new URL(service.baseURL);
 // Started before the attack, so that its kept-alive connection is in before the file limit is used up.
 const health = await startHealthWatch(service.baseURL);
+const attackStartedAt = Date.now();
 const attack = new Set<Socket>();
 let closedByService = 0;
 let attacking = true;
@@ -97,6 +98,7 @@ try {
   );
   const { worstGapMs, failedProbes } = await health.stop();
   const peakRssMb = service.peakRssMb();
+  const worstLoopDelayMs = service.worstLoopDelay(attackStartedAt).delayMs;
   console.log(
     `worst /health gap ${worstGapMs.toFixed(0)} ms (${failedProbes} probes failed; its connection can be one that gives way); service peak RSS ${peakRssMb?.toFixed(0) ?? 'n/a'} MB`,
   );
@@ -106,6 +108,7 @@ try {
       crashes: service.crashed() === undefined ? 0 : 1,
       serverErrors: outcomes.filter((entry) => isServerError(Number(entry.outcome))).length,
       worstStallMs: worstGapMs,
+      worstLoopDelayMs,
       peakRssMb: peakRssMb ?? null,
     },
   ]);

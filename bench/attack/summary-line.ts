@@ -1,7 +1,8 @@
 /**
  * Each attack script's figures for run-all.ts, besides its own table: one line per script,
  * `attack-summary {...}`, printed last, that the runner finds in the script's output. A row is
- * one case: whether the service crashed, its 5xx replies, its worst /health stall, its peak RSS.
+ * one case: whether the service crashed, its 5xx replies, its worst /health stall and event-loop
+ * delay, its peak RSS.
  */
 
 export interface SummaryRow {
@@ -15,6 +16,8 @@ export interface SummaryRow {
   serverErrors: number;
   /** Longest time between two /health replies, in ms. */
   worstStallMs: number;
+  /** The service's own worst event-loop delay during the case (loop-delay-meter.ts), in ms. */
+  worstLoopDelayMs: number;
   /** The service's peak resident memory (VmHWM) in MB; null where /proc has none. */
   peakRssMb: number | null;
   /** Anything else the script counts as a finding (the fuzz: replies not in the error envelope). */

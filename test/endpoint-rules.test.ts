@@ -130,6 +130,12 @@ describe('rule 1: strict schema keywords', () => {
     await expectRefusal({ ...base, tools: [strictTool(schema)] }, /nests deeper than 32/);
   });
 
+  test('a property name of 4,000,000 characters is refused before a validator is compiled from it', async () => {
+    const name = '"'.repeat(4_000_000);
+    const schema = { type: 'object', properties: { [name]: { type: 'string' } }, required: [name] };
+    await expectRefusal({ ...base, tools: [{ ...strictTool(schema), strict: false }] }, /more than 200000 characters/);
+  });
+
   test('a schema Ajv cannot compile is refused naming the tool', async () => {
     await expectRefusal(
       {

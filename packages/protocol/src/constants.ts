@@ -61,6 +61,12 @@ export const SCHEMA_LIMITS = {
    * properties of one object nests past V8's parser stack (Ajv writes one nested block each).
    */
   maxEntries: 1000,
+  /**
+   * Characters of the names and values a validator is compiled from: every key, and every string
+   * outside `description`, `title`, `$comment`, `examples` and `default`. Ajv writes them into
+   * generated code; one `required` name of 4,000,000 characters held the event loop 680 ms.
+   */
+  maxCompiledCharacters: 200_000,
 } as const;
 
 /** Deeper JSON than this is refused before any recursive code touches it. */

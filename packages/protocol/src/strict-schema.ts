@@ -38,10 +38,15 @@ const SINGLE_SUBSCHEMAS = [
   'additionalItems',
 ];
 
+/** Keywords whose values no validator is compiled from: their text is not counted. */
+const ANNOTATION_KEYWORDS = new Set(['description', 'title', '$comment', 'examples', 'default']);
+const SUBSCHEMA_KEYWORDS = new Set([...SUBSCHEMA_MAPS, ...SUBSCHEMA_LISTS, ...SINGLE_SUBSCHEMAS]);
+
 /** The first problem in `schema`, or undefined. `strict` adds the keyword check. */
 export function findSchemaProblem(schema: unknown, options: { strict: boolean }): SchemaProblem | undefined {
   const stack: Visit[] = [{ schema, path: [], depth: 1 }];
   let visited = 0;
+  let compiledCharacters = 0;
   while (stack.length > 0) {
     const visit = stack.pop()!;
     visited += 1;
@@ -50,9 +55,51 @@ export function findSchemaProblem(schema: unknown, options: { strict: boolean })
     }
     const problem = checkNode(visit, options.strict);
     if (problem) return problem;
+    compiledCharacters += compiledText(visit.schema);
+    if (compiledCharacters > SCHEMA_LIMITS.maxCompiledCharacters) {
+      return {
+        path: visit.path.join('.'),
+        message: `the schema's names and values hold more than ${SCHEMA_LIMITS.maxCompiledCharacters} characters (descriptions and titles aside)`,
+      };
+    }
     stack.push(...childrenOf(visit));
   }
   return undefined;
+}
+
+/**
+ * Characters of one schema node that a validator is compiled from: its keys, the names in its
+ * subschema maps, and the strings and keys of its other keywords' values. Subschemas count when
+ * they are visited themselves.
+ */
+function compiledText(schema: unknown): number {
+  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) return 0;
+  let characters = 0;
+  for (const [keyword, value] of Object.entries(schema)) {
+    characters += keyword.length;
+    if (ANNOTATION_KEYWORDS.has(keyword)) continue;
+    if (SUBSCHEMA_MAPS.includes(keyword) && value && typeof value === 'object' && !Array.isArray(value))
+      for (const name of Object.keys(value)) characters += name.length;
+    else if (!SUBSCHEMA_KEYWORDS.has(keyword)) characters += valueText(value);
+  }
+  return characters;
+}
+
+/** Characters of the strings and keys in a JSON value; iterative, as the value may be deep. */
+function valueText(value: unknown): number {
+  let characters = 0;
+  const pending = [value];
+  while (pending.length > 0) {
+    const next = pending.pop();
+    if (typeof next === 'string') characters += next.length;
+    else if (Array.isArray(next)) for (const item of next) pending.push(item);
+    else if (next !== null && typeof next === 'object')
+      for (const [key, entry] of Object.entries(next)) {
+        characters += key.length;
+        pending.push(entry);
+      }
+  }
+  return characters;
 }
 
 function checkNode({ schema, path, depth }: Visit, strict: boolean): SchemaProblem | undefined {

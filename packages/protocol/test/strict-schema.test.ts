@@ -93,3 +93,27 @@ test('more entries than the cap in one keyword is a problem naming the keyword a
     /"enum" has 1001 entries/,
   );
 });
+
+test('more characters of names and values than a validator should be compiled from is a problem; descriptions do not count', () => {
+  const long = 'n'.repeat(250_000);
+  assert.match(
+    findSchemaProblem({ type: 'object', required: [long] }, { strict: false })?.message ?? '',
+    /names and values hold more than 200000 characters/,
+  );
+  assert.deepEqual(
+    findSchemaProblem(
+      { type: 'object', properties: { inner: { type: 'object', properties: { [long]: {} } } } },
+      { strict: false },
+    ),
+    {
+      path: 'properties.inner',
+      message: "the schema's names and values hold more than 200000 characters (descriptions and titles aside)",
+    },
+  );
+  assert.match(
+    findSchemaProblem({ enum: [{ [long]: 1 }] }, { strict: true })?.message ?? '',
+    /more than 200000 characters/,
+  );
+  assert.equal(findSchemaProblem({ type: 'string', description: long }, { strict: true }), undefined);
+  assert.equal(findSchemaProblem({ type: 'string', enum: ['n'.repeat(150_000)] }, { strict: true }), undefined);
+});

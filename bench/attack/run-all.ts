@@ -29,7 +29,7 @@ interface Step {
 const STEPS: Step[] = [
   // 11 cases, each on a fresh service.
   { name: 'input cost', script: 'input-cost.ts', arguments: [], limitSeconds: 300 },
-  { name: 'sandbox flood', script: 'sandbox-flood.ts', arguments: ['--floods', '2'], limitSeconds: 300 },
+  { name: 'sandbox flood', script: 'sandbox-flood.ts', arguments: ['--floods', '4'], limitSeconds: 300 },
   {
     name: 'slow readers',
     script: 'slow-readers.ts',

@@ -57,6 +57,10 @@ export function rawExchange(
       timer = setTimeout(() => setImmediate(() => finish({ reply: { ...parsed, closed: false } })), CLOSE_GRACE_MS);
     });
     socket.on('error', (error: NodeJS.ErrnoException) => ended(error.code ?? error.message));
+    // 'end' (the service's FIN, read in the poll phase) as well as 'close', which comes a turn
+    // later, in the close phase: after this process stalled, the grace timer's setImmediate ran
+    // first and counted a closed connection as left open.
+    socket.on('end', () => ended(chunks.length === 0 ? 'closed' : 'unparsable reply'));
     socket.on('close', () => ended(chunks.length === 0 ? 'closed' : 'unparsable reply'));
     socket.write(request, () => {
       if (endAfterWrite) socket.end();

@@ -47,28 +47,39 @@ export function emitBlocks(blocks: readonly PlannedBlock[], options: EmitOptions
 }
 
 /**
- * A step's parts as one batch, then the failure if there is one. Not an async generator: each
- * layer of those costs a reply about 300 ns and 1 KB, and nothing here waits.
+ * Parts in one batch at most. The parts after a batch are encoded and written before the next
+ * is asked for, all on the event loop: a step of 131,072 tokens in one batch held it 0.9 s.
+ */
+export const LARGEST_BATCH = 4096;
+
+/**
+ * A step's parts as one batch (in pieces of LARGEST_BATCH, a turn of the event loop between
+ * them), then the failure if there is one. Not an async generator: each layer of those costs a
+ * reply about 300 ns and 1 KB, and a reply of one batch waits for nothing.
  */
 class ReadyBatch implements AsyncIterableIterator<StreamPart[]> {
-  /** An empty step has no batch to give. */
-  private given: boolean;
+  /** Parts given so far. */
+  private given = 0;
 
   constructor(
     private readonly parts: StreamPart[],
     private failure: unknown,
-  ) {
-    this.given = parts.length === 0;
-  }
+  ) {}
 
   [Symbol.asyncIterator](): this {
     return this;
   }
 
   next(): Promise<IteratorResult<StreamPart[], undefined>> {
-    if (!this.given) {
-      this.given = true;
-      return Promise.resolve({ value: this.parts, done: false });
+    if (this.given < this.parts.length) {
+      const first = this.given === 0;
+      const batch =
+        first && this.parts.length <= LARGEST_BATCH
+          ? this.parts
+          : this.parts.slice(this.given, this.given + LARGEST_BATCH);
+      this.given += batch.length;
+      const result = { value: batch, done: false as const };
+      return first ? Promise.resolve(result) : new Promise((resolve) => setImmediate(() => resolve(result)));
     }
     const failure = this.failure;
     if (failure === undefined) return this.return();
@@ -78,7 +89,7 @@ class ReadyBatch implements AsyncIterableIterator<StreamPart[]> {
 
   /** The reader stopped early: nothing more is given, the failure included. */
   return(): Promise<IteratorResult<StreamPart[], undefined>> {
-    this.given = true;
+    this.given = this.parts.length;
     this.failure = undefined;
     return Promise.resolve({ value: undefined, done: true });
   }

@@ -222,7 +222,7 @@ export class App {
   private async handle(request: IncomingMessage, response: ServerResponse, refusal?: EdgeRefusal): Promise<void> {
     this.inFlight += 1;
     const requestId = newRequestId();
-    this.limit.requestStarted(request.socket, response);
+    this.limit.requestStarted(request.socket);
     const url = request.url ?? '/';
     const queryStart = url.indexOf('?');
     const path = queryStart < 0 ? url : url.slice(0, queryStart);

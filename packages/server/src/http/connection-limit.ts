@@ -6,9 +6,9 @@
  * 1,024 file limit stopped every request (docs/reliability.md, "Slow clients").
  *
  * At the limit, a new connection takes the place of the oldest connection that has no request
- * in flight: first one that has not completed a request yet (a slowloris socket trickling its
- * headers, or one that never sends any), then one idle between requests (its client reconnects,
- * as it would after the keep-alive timeout). An attacker's sockets never complete a request, so
+ * in flight: first one that has not started a request yet (a slowloris socket trickling its
+ * headers, or one that never sends any), then one idle between requests, the one whose last
+ * request started longest ago (its client reconnects, as it would after the keep-alive timeout). An attacker's sockets never complete a request, so
  * they make room for real clients instead of locking them out; a real client's request head
  * arrives within a round trip and is then safe.
  *
@@ -29,12 +29,15 @@ const REFUSAL_ROOM = 64;
 export class ConnectionLimit {
   /** Connections held within the limit. */
   private readonly held = new Set<Socket>();
-  /** Held connections that have not completed a request yet: oldest first. */
+  /** Held connections that have not started a request yet: oldest first. */
   private readonly fresh = new Set<Socket>();
-  /** Held connections served at least once and idle now: longest idle first. */
-  private readonly idle = new Set<Socket>();
-  /** The response in flight on each busy connection (pipelined requests: the latest). */
-  private readonly busy = new Map<Socket, { response: ServerResponse; requests: number }>();
+  /**
+   * Held connections that have started a request, the one whose latest request started longest
+   * ago first. Whether one has a request in flight now is read from node:http at eviction time
+   * (responseOn), not tracked per request: a 'close' listener on every response cost a third
+   * of the service's throughput on the scripted backend (docs/benchmarks.md).
+   */
+  private readonly served = new Set<Socket>();
   /** Connections over the limit whose request gets the 503. */
   private readonly refused = new Set<Socket>();
 
@@ -61,35 +64,31 @@ export class ConnectionLimit {
     return this.refused.has(socket);
   }
 
-  /** A request arrived on `socket`; its connection is not evicted until `response` is over. */
-  requestStarted(socket: Socket, response: ServerResponse): void {
+  /** A request arrived on `socket`: its connection goes to the back of the line to give way. */
+  requestStarted(socket: Socket): void {
     if (!this.held.has(socket)) return;
     this.fresh.delete(socket);
-    this.idle.delete(socket);
-    const busy = this.busy.get(socket);
-    this.busy.set(socket, { response, requests: (busy?.requests ?? 0) + 1 });
-    response.once('close', () => this.requestEnded(socket));
+    this.served.delete(socket);
+    this.served.add(socket);
   }
 
-  /** The response in flight on `socket`, if a request is being answered there. */
+  /**
+   * The response in flight on `socket`, if a request is being answered there: node:http's own
+   * record of it (set when the response is attached to its socket, cleared when it finishes).
+   */
   responseOn(socket: Socket): ServerResponse | undefined {
-    return this.busy.get(socket)?.response;
-  }
-
-  private requestEnded(socket: Socket): void {
-    const busy = this.busy.get(socket);
-    if (busy === undefined) return;
-    if (busy.requests > 1) {
-      busy.requests -= 1;
-      return;
-    }
-    this.busy.delete(socket);
-    if (this.held.has(socket) && !socket.destroyed) this.idle.add(socket);
+    return (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage ?? undefined;
   }
 
   /** Closes the connection that gives way at the limit; false when every one is busy. */
   private evictOne(): boolean {
-    const socket = first(this.fresh) ?? first(this.idle);
+    let socket = first(this.fresh);
+    if (socket === undefined)
+      for (const candidate of this.served)
+        if (this.responseOn(candidate) === undefined) {
+          socket = candidate;
+          break;
+        }
     if (socket === undefined) return false;
     this.forget(socket);
     socket.destroy();
@@ -99,8 +98,7 @@ export class ConnectionLimit {
   private forget(socket: Socket): void {
     this.held.delete(socket);
     this.fresh.delete(socket);
-    this.idle.delete(socket);
-    this.busy.delete(socket);
+    this.served.delete(socket);
   }
 }
 

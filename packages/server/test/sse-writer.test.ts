@@ -12,6 +12,8 @@ class BackpressuredResponse extends EventEmitter {
   destroyed = false;
   writes: string[] = [];
   holdDrain = false;
+  /** node:http's verdict on the request's keep-alive; a client's `connection: close` makes it false. */
+  shouldKeepAlive = true;
   headers: Record<string, string> = {};
   writeHead(_status: number, headers: Record<string, string>): this {
     this.headers = headers;
@@ -113,4 +115,8 @@ test('the stream says Connection: keep-alive itself (no Keep-Alive timeout hint)
   writer.end();
   assert.equal(before.headers.connection, 'keep-alive');
   assert.equal(after.headers.connection, 'close');
+  const askedToClose = new BackpressuredResponse();
+  askedToClose.shouldKeepAlive = false;
+  new SseWriter(askedToClose as unknown as ServerResponse, 10_000, new ConnectionClosing()).open({});
+  assert.equal(askedToClose.headers.connection, 'close');
 });

@@ -2,6 +2,9 @@
  * The attacks' results: each legitimate request's outcome (a status, or why it got none) at the
  * time it was sent, counted per time window, printed as a markdown table for docs/reliability.md.
  */
+import type { ServiceChild } from './service-child.js';
+import { isServerError, type SummaryRow } from './summary-line.js';
+
 export interface Outcome {
   /** Milliseconds since the attack began. */
   atMs: number;
@@ -37,4 +40,25 @@ export function failureOf(error: unknown): string {
   if (typeof cause?.code === 'string') return cause.code;
   const code = (error as { code?: unknown }).code;
   return typeof code === 'string' ? code : (error as Error).name;
+}
+
+/**
+ * The summary row (summary-line.ts) of an attack whose legitimate requests are `outcomes`,
+ * against `service`, since `attackStartedAt` (Date.now() time).
+ */
+export function legitimateTrafficRow(
+  name: string,
+  service: ServiceChild,
+  outcomes: readonly Outcome[],
+  worstGapMs: number,
+  attackStartedAt: number,
+): SummaryRow {
+  return {
+    case: name,
+    crashes: service.crashed() === undefined ? 0 : 1,
+    serverErrors: outcomes.filter((entry) => isServerError(Number(entry.outcome))).length,
+    worstStallMs: worstGapMs,
+    worstLoopDelayMs: service.worstLoopDelay(attackStartedAt).delayMs,
+    peakRssMb: service.peakRssMb() ?? null,
+  };
 }

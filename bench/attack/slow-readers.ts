@@ -19,10 +19,10 @@
 import { connect, type Socket } from 'node:net';
 import { parseArgs } from 'node:util';
 import { positiveInteger } from '../command-arguments.js';
-import { failureOf, printOutcomeTable, type Outcome } from './outcome-table.js';
+import { failureOf, legitimateTrafficRow, printOutcomeTable, type Outcome } from './outcome-table.js';
 import { startHealthWatch } from './health-watch.js';
 import { ATTACK_API_KEY, startServiceChild } from './service-child.js';
-import { isServerError, printSummaryLine } from './summary-line.js';
+import { printSummaryLine } from './summary-line.js';
 
 const { values } = parseArgs({
   options: {
@@ -98,14 +98,13 @@ try {
     `worst /health gap ${worstGapMs.toFixed(0)} ms; worst loop delay ${worstLoopDelayMs.toFixed(0)} ms; service peak RSS ${peakRssMb?.toFixed(0) ?? 'n/a'} MB`,
   );
   printSummaryLine('slow-readers', [
-    {
-      case: `slow readers: ${settings.readers} paused, writeTimeoutMs ${settings.writeTimeoutMs ?? 'default'}, ${settings.seconds} s`,
-      crashes: service.crashed() === undefined ? 0 : 1,
-      serverErrors: outcomes.filter((entry) => isServerError(Number(entry.outcome))).length,
-      worstStallMs: worstGapMs,
-      worstLoopDelayMs,
-      peakRssMb: peakRssMb ?? null,
-    },
+    legitimateTrafficRow(
+      `slow readers: ${settings.readers} paused, writeTimeoutMs ${settings.writeTimeoutMs ?? 'default'}, ${settings.seconds} s`,
+      service,
+      outcomes,
+      worstGapMs,
+      attackStartedAt,
+    ),
   ]);
 } finally {
   for (const reader of readers) reader.destroy();

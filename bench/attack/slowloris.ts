@@ -20,10 +20,10 @@ import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { parseArgs } from 'node:util';
 import { positiveInteger } from '../command-arguments.js';
-import { failureOf, printOutcomeTable, type Outcome } from './outcome-table.js';
+import { failureOf, legitimateTrafficRow, printOutcomeTable, type Outcome } from './outcome-table.js';
 import { startHealthWatch } from './health-watch.js';
 import { ATTACK_API_KEY, startServiceChild } from './service-child.js';
-import { isServerError, printSummaryLine } from './summary-line.js';
+import { printSummaryLine } from './summary-line.js';
 
 const { values } = parseArgs({
   options: {
@@ -98,19 +98,17 @@ try {
   );
   const { worstGapMs, failedProbes } = await health.stop();
   const peakRssMb = service.peakRssMb();
-  const worstLoopDelayMs = service.worstLoopDelay(attackStartedAt).delayMs;
   console.log(
     `worst /health gap ${worstGapMs.toFixed(0)} ms (${failedProbes} probes failed; its connection can be one that gives way); service peak RSS ${peakRssMb?.toFixed(0) ?? 'n/a'} MB`,
   );
   printSummaryLine('slowloris', [
-    {
-      case: `slowloris: ${settings.sockets} ${settings.mode} sockets, file limit ${settings.fileLimit}, ${settings.seconds} s`,
-      crashes: service.crashed() === undefined ? 0 : 1,
-      serverErrors: outcomes.filter((entry) => isServerError(Number(entry.outcome))).length,
-      worstStallMs: worstGapMs,
-      worstLoopDelayMs,
-      peakRssMb: peakRssMb ?? null,
-    },
+    legitimateTrafficRow(
+      `slowloris: ${settings.sockets} ${settings.mode} sockets, file limit ${settings.fileLimit}, ${settings.seconds} s`,
+      service,
+      outcomes,
+      worstGapMs,
+      attackStartedAt,
+    ),
   ]);
 } finally {
   attacking = false;

@@ -27,8 +27,6 @@ import type { Socket } from 'node:net';
 const REFUSAL_ROOM = 64;
 
 export class ConnectionLimit {
-  /** Connections held within the limit. */
-  private readonly held = new Set<Socket>();
   /** Held connections that have not started a request yet: oldest first. */
   private readonly fresh = new Set<Socket>();
   /**
@@ -45,7 +43,8 @@ export class ConnectionLimit {
 
   /** From the server's 'connection' event. */
   admit(socket: Socket): void {
-    if (this.held.size >= this.max && !this.evictOne()) {
+    // Every connection held within the limit is in one of the two sets.
+    if (this.fresh.size + this.served.size >= this.max && !this.evictOne()) {
       if (this.refused.size >= REFUSAL_ROOM) {
         socket.destroy();
         return;
@@ -54,7 +53,6 @@ export class ConnectionLimit {
       socket.once('close', () => this.refused.delete(socket));
       return;
     }
-    this.held.add(socket);
     this.fresh.add(socket);
     socket.once('close', () => this.forget(socket));
   }
@@ -66,10 +64,8 @@ export class ConnectionLimit {
 
   /** A request arrived on `socket`: its connection goes to the back of the line to give way. */
   requestStarted(socket: Socket): void {
-    if (!this.held.has(socket)) return;
-    this.fresh.delete(socket);
-    this.served.delete(socket);
-    this.served.add(socket);
+    // A connection over the limit is in neither set: it is answered 503, never held.
+    if (this.fresh.delete(socket) || this.served.delete(socket)) this.served.add(socket);
   }
 
   /**
@@ -96,7 +92,6 @@ export class ConnectionLimit {
   }
 
   private forget(socket: Socket): void {
-    this.held.delete(socket);
     this.fresh.delete(socket);
     this.served.delete(socket);
   }

@@ -327,7 +327,7 @@ export class App {
       // Replies in flight when closing starts close their connections (http/connection-closing.ts).
       if (closeConnection || this.closing.started) headers.connection = 'close';
       response.writeHead(status, headers);
-      void endJsonBody(response, text, this.options.config.listen.writeTimeoutMs, this.logCutOff);
+      endJsonBody(response, text, this.options.config.listen.writeTimeoutMs, this.logCutOff);
     });
   }
 }

@@ -7,20 +7,23 @@
 import type { ServerResponse } from 'node:http';
 import { PIECE_BYTES, WriteDeadline } from './write-deadline.js';
 
-export async function endJsonBody(
+export function endJsonBody(
   response: ServerResponse,
   text: string,
   writeTimeoutMs: number,
   onCut: (response: ServerResponse) => void,
-): Promise<void> {
-  // A character is at most 3 bytes in UTF-8: a text this short is one piece.
+): void {
+  // A character is at most 3 bytes in UTF-8: a text this short is one piece. Not an async
+  // function: that would make a promise for every reply, on the service's hottest path.
   if (text.length * 3 <= PIECE_BYTES) {
     response.end(text);
     if (response.writableLength > 0) new WriteDeadline(response, writeTimeoutMs, onCut).watchUntilFinished();
     return;
   }
-  const deadline = new WriteDeadline(response, writeTimeoutMs, onCut);
-  const bytes = Buffer.from(text);
+  void endInPieces(response, Buffer.from(text), new WriteDeadline(response, writeTimeoutMs, onCut));
+}
+
+async function endInPieces(response: ServerResponse, bytes: Buffer, deadline: WriteDeadline): Promise<void> {
   for (let offset = 0; offset < bytes.length; offset += PIECE_BYTES) {
     if (response.destroyed) return;
     if (!response.write(bytes.subarray(offset, offset + PIECE_BYTES))) await deadline.drained();

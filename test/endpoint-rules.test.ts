@@ -463,7 +463,11 @@ describe('request shape', () => {
   });
 
   test('a wrong role is 400 naming the field', async () => {
-    await expectRefusal({ ...base, messages: [{ role: 'system', content: 'x' }] }, /^messages\.0\.role: /);
+    await expectRefusal({ ...base, messages: [{ role: 'robot', content: 'x' }] }, /^messages\.0\.role: /);
+  });
+
+  test('system messages alone are no conversation: 400', async () => {
+    await expectRefusal({ ...base, messages: [{ role: 'system', content: 'x' }] }, /^messages: /);
   });
 
   test('an unknown block type is 400', async () => {

@@ -47,6 +47,7 @@ const services = {
   serverTools: new ServiceTools(config.serverTools, signer),
   maxSteps: config.maxSteps,
   signer,
+  unknownFields: config.unknownFields,
 };
 const keys = new ApiKeyCheck(config.apiKeys);
 const batching = new ReplyBatching((error) => console.error('layer-server: writing a reply failed', error));

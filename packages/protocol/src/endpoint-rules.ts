@@ -25,6 +25,7 @@ export function isCustomTool(tool: ToolParam): tool is CustomToolParam {
 
 /** Every rule of a conversation on a model. Shared by count_tokens and messages. */
 export function checkConversationRules(request: ConversationRequest, model: ModelProfile): void {
+  checkTurnsPresent(request);
   checkToolSchemas(request);
   checkToolNames(request);
   checkDomainLists(request);
@@ -33,6 +34,7 @@ export function checkConversationRules(request: ConversationRequest, model: Mode
   checkProgrammaticCalling(request);
   checkPrefill(request);
   checkToolPairing(request.messages);
+  checkToolReferences(request);
   checkThinkingForModel(request, model);
 }
 
@@ -40,6 +42,12 @@ export function checkConversationRules(request: ConversationRequest, model: Mode
 export function checkMessageRules(request: MessageRequest, model: ModelProfile): void {
   checkConversationRules(request, model);
   checkOutputBudget(request, model);
+}
+
+/** `system` messages are instructions beside a conversation: there must be one to stand beside. */
+function checkTurnsPresent(request: ConversationRequest): void {
+  if (request.messages.every((message) => message.role === 'system'))
+    throw new ServiceError('invalid_request', 'messages: at least one user or assistant message is required');
 }
 
 /** Rule 1, plus size and depth caps on every schema. */
@@ -163,6 +171,24 @@ function checkPrefill(request: ConversationRequest): void {
       'Rule 4: a prefill (a final assistant turn) cannot be combined with tool use; end the messages on a user turn',
     );
   }
+}
+
+/** A `tool_reference` loads a tool of the request (a deferred one): it must name one. */
+function checkToolReferences(request: ConversationRequest): void {
+  const names = new Set((request.tools ?? []).map((tool) => tool.name));
+  request.messages.forEach((message, index) => {
+    if (message.role !== 'user' || typeof message.content === 'string') return;
+    message.content.forEach((block, position) => {
+      if (block.type !== 'tool_result' || typeof block.content === 'string') return;
+      (block.content ?? []).forEach((inner, place) => {
+        if (inner.type === 'tool_reference' && !names.has(inner.tool_name))
+          throw new ServiceError(
+            'invalid_request',
+            `messages.${index}.content.${position}.content.${place}: tool_reference names "${inner.tool_name}", which is not among the tools`,
+          );
+      });
+    });
+  });
 }
 
 /** Rule 5 and Versioning: thinking per model generation. */

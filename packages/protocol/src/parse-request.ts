@@ -6,15 +6,24 @@
 import type { z } from 'zod';
 import { ServiceError } from './errors.js';
 import { assertJsonBounds } from './json-bounds.js';
+import { unsupportedField } from './unsupported-fields.js';
 import { countTokensRequest, messageRequest, type CountTokensRequest, type MessageRequest } from './request-schema.js';
 
-export function parseMessageRequest(body: unknown): MessageRequest {
-  return parseWith(messageRequest, body);
+/**
+ * With `ignored` given (the config's `unknownFields: "ignore"`), a field the schema does not know
+ * is dropped from `body` and its path (`messages.0.foo`) pushed onto `ignored`, for the reply
+ * header that names it; without, it is a 400 naming the field.
+ */
+export function parseMessageRequest(body: unknown, ignored?: string[]): MessageRequest {
+  return parseWith(messageRequest, body, ignored);
 }
 
-export function parseCountTokensRequest(body: unknown): CountTokensRequest {
-  return parseWith(countTokensRequest, body);
+export function parseCountTokensRequest(body: unknown, ignored?: string[]): CountTokensRequest {
+  return parseWith(countTokensRequest, body, ignored);
 }
+
+/** Rounds of dropping unknown fields before the request is refused anyway: each round parses again. */
+const MOST_IGNORED_ROUNDS = 64;
 
 /**
  * Zod's own switch (its `validate` sets it) to stop each array and object at its first failing
@@ -23,14 +32,31 @@ export function parseCountTokensRequest(body: unknown): CountTokensRequest {
  */
 const FIRST_ISSUE_ONLY: z.core.ParseContextInternal<z.core.$ZodIssue> = { abortEarly: true };
 
-function parseWith<Schema extends z.ZodType>(schema: Schema, body: unknown): z.infer<Schema> {
+function parseWith<Schema extends z.ZodType>(schema: Schema, body: unknown, ignored?: string[]): z.infer<Schema> {
   assertJsonBounds(body);
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw new ServiceError('invalid_request', 'The request body must be a JSON object.');
   }
-  const result = schema.safeParse(body, FIRST_ISSUE_ONLY);
-  if (!result.success) throw new ServiceError('invalid_request', describeIssue(result.error.issues));
-  return result.data;
+  const refused = unsupportedField(body);
+  if (refused) throw new ServiceError('invalid_request', refused);
+  for (let round = 0; ; round += 1) {
+    const result = schema.safeParse(body, FIRST_ISSUE_ONLY);
+    if (result.success) return result.data;
+    const found = specificIssue(result.error.issues, []);
+    const unknown = found?.issue.code === 'unrecognized_keys' ? found.issue : undefined;
+    if (!ignored || !unknown || round === MOST_IGNORED_ROUNDS || !dropKeys(body, found!.path, unknown.keys))
+      throw new ServiceError('invalid_request', describeIssue(result.error.issues));
+    for (const key of unknown.keys) ignored.push([...found!.path, key].map(String).join('.'));
+  }
+}
+
+/** Deletes the unknown keys an issue names from the object at its path; false if it is not there. */
+function dropKeys(body: object, path: readonly PropertyKey[], keys: readonly string[]): boolean {
+  let target: unknown = body;
+  for (const key of path) target = (target as Record<PropertyKey, unknown> | null)?.[key];
+  if (target === null || typeof target !== 'object') return false;
+  for (const key of keys) delete (target as Record<string, unknown>)[key];
+  return true;
 }
 
 /** Throws a 400 when `value` nests deeper than `maxDepth` containers; never recurses. */
@@ -40,15 +66,26 @@ export function assertJsonDepth(value: unknown, maxDepth: number): void {
 
 type Issue = z.core.$ZodIssue;
 
-/** One readable line for the most specific issue: `messages.0.role: Invalid option ...`. */
-export function describeIssue(issues: readonly Issue[], prefix: PropertyKey[] = []): string {
+/** The most specific issue, inside the union branch that got furthest, with its whole path. */
+function specificIssue(
+  issues: readonly Issue[],
+  prefix: PropertyKey[],
+): { issue: Issue; path: PropertyKey[] } | undefined {
   const issue = issues[0];
-  if (!issue) return 'The request body is invalid.';
+  if (!issue) return undefined;
   const path = [...prefix, ...issue.path];
   if (issue.code === 'invalid_union' && issue.errors.length > 0) {
     const branch = furthestBranch(issue.errors);
-    if (branch) return describeIssue(branch, path);
+    if (branch) return specificIssue(branch, path);
   }
+  return { issue, path };
+}
+
+/** One readable line for the most specific issue: `messages.0.role: Invalid option ...`. */
+export function describeIssue(issues: readonly Issue[], prefix: PropertyKey[] = []): string {
+  const found = specificIssue(issues, prefix);
+  if (!found) return 'The request body is invalid.';
+  const { issue, path } = found;
   if (issue.code === 'unrecognized_keys') {
     const field = [...path, issue.keys[0] ?? ''].map(String).join('.');
     return `${field}: Extra inputs are not permitted`;

@@ -4,7 +4,9 @@
  * One schema source: these zod schemas give the TypeScript types (z.infer), the runtime
  * validator (parse-request.ts) and the published JSON Schema (schema/*.json, kept in step by a
  * test). Shapes the spec leaves "not shown" follow the public Messages API so that the official
- * client's requests validate. Every object is strict: an unknown field is a 400, never ignored.
+ * client's requests validate (docs/compatibility.md says, field by field, what each does here).
+ * Every object is strict: an unknown field is a 400, or with the config's `unknownFields: "ignore"`
+ * dropped and named in a reply header (parse-request.ts), never silently.
  */
 import { z } from 'zod';
 import { ALLOWED_CALLERS, SERVER_TOOL_NAMES, SERVER_TOOL_TYPES } from './constants.js';
@@ -78,11 +80,26 @@ export const toolUseBlockParam = z.strictObject({
   cache_control: cacheControl,
 });
 
+/**
+ * What a client's tool search gives back (Claude Code's ToolSearch): the tool named becomes
+ * available to the model, a `defer_loading` tool included (backends/call/tool-table.ts).
+ */
+export const toolReferenceBlockParam = z.strictObject({
+  type: z.literal('tool_reference'),
+  tool_name: z.string().min(1),
+  cache_control: cacheControl,
+});
+
 export const toolResultBlockParam = z.strictObject({
   type: z.literal('tool_result'),
   tool_use_id: z.string().min(1),
   content: z
-    .union([z.string(), z.array(z.discriminatedUnion('type', [textBlockParam, imageBlockParam, documentBlockParam]))])
+    .union([
+      z.string(),
+      z.array(
+        z.discriminatedUnion('type', [textBlockParam, imageBlockParam, documentBlockParam, toolReferenceBlockParam]),
+      ),
+    ])
     .optional(),
   is_error: z.boolean().optional(),
   cache_control: cacheControl,
@@ -136,12 +153,18 @@ export const contentBlockParam = z.discriminatedUnion('type', [
   codeExecutionToolResultBlockParam,
 ]);
 
-export const messageParam = z.strictObject({
-  role: z.enum(['user', 'assistant']),
-  content: z.union([z.string(), z.array(contentBlockParam)]),
-});
-
 export const systemParam = z.union([z.string(), z.array(textBlockParam)]);
+
+/**
+ * `user` and `assistant` turns, and `system` messages in between (Claude Code sends its
+ * environment notes and reminders so): instructions that stand at their place in the
+ * conversation, text only, as the official client types them.
+ */
+export const messageParam = z.discriminatedUnion('role', [
+  z.strictObject({ role: z.literal('user'), content: z.union([z.string(), z.array(contentBlockParam)]) }),
+  z.strictObject({ role: z.literal('assistant'), content: z.union([z.string(), z.array(contentBlockParam)]) }),
+  z.strictObject({ role: z.literal('system'), content: systemParam }),
+]);
 
 /** Public API rule for tool names; the spec does not narrow it. */
 const toolName = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must match ^[a-zA-Z0-9_-]{1,64}$');
@@ -154,6 +177,12 @@ export const customToolParam = z.strictObject({
   strict: z.boolean().optional(),
   input_schema: z.looseObject({ type: z.literal('object') }),
   cache_control: cacheControl,
+  /** Offered to the model only once a `tool_reference` in a tool result names it (or tool_choice does). */
+  defer_loading: z.boolean().optional(),
+  /** How the input streams: this service streams every call's input as it is generated anyway. */
+  eager_input_streaming: z.boolean().nullable().optional(),
+  /** Example inputs, shown to the model with the tool's description. */
+  input_examples: z.array(jsonObject).optional(),
 });
 
 const allowedCallers = z.array(z.enum(ALLOWED_CALLERS)).min(1).optional();
@@ -210,17 +239,38 @@ export const toolChoiceParam = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('none') }),
 ]);
 
+/** `omitted`: the model thinks, and its blocks come back with empty text and a signature that keeps it. */
+const thinkingDisplay = nullMeansUnset(z.enum(['summarized', 'omitted']));
+
 export const thinkingParam = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('adaptive') }),
+  z.strictObject({ type: z.literal('adaptive'), display: thinkingDisplay }),
   z.strictObject({ type: z.literal('disabled') }),
   // Not in the spec, but the public API and its official client have it.
-  z.strictObject({ type: z.literal('enabled'), budget_tokens: z.int().min(1024) }),
+  z.strictObject({ type: z.literal('enabled'), budget_tokens: z.int().min(1024), display: thinkingDisplay }),
 ]);
+
+export const EFFORT_LEVELS = ['low', 'medium', 'high', 'xhigh', 'max'] as const;
+export type Effort = (typeof EFFORT_LEVELS)[number];
 
 export const outputConfigParam = z.strictObject({
   format: nullMeansUnset(
     z.strictObject({ type: z.literal('json_schema'), schema: z.looseObject({ type: z.literal('object') }) }),
   ),
+  /** How much the model may think: a share of the output budget (backends/call/thinking-budget.ts). */
+  effort: nullMeansUnset(z.enum(EFFORT_LEVELS)),
+});
+
+/** Which earlier thinking the model sees again: the last `value` assistant turns' thinking, or all. */
+const thinkingKeep = z.union([
+  z.literal('all'),
+  z.strictObject({ type: z.literal('all') }),
+  z.strictObject({ type: z.literal('thinking_turns'), value: z.int().min(1) }),
+]);
+
+export const contextManagementParam = z.strictObject({
+  edits: z
+    .array(z.strictObject({ type: z.literal('clear_thinking_20251015'), keep: thinkingKeep.optional() }))
+    .optional(),
 });
 
 const conversationFields = {
@@ -231,6 +281,9 @@ const conversationFields = {
   tool_choice: toolChoiceParam.optional(),
   thinking: thinkingParam.optional(),
   output_config: outputConfigParam.optional(),
+  context_management: nullMeansUnset(contextManagementParam),
+  /** A prefix-caching hint for the whole request, as the blocks' own `cache_control`. */
+  cache_control: cacheControl,
 };
 
 export const messageRequest = z.strictObject({
@@ -243,6 +296,13 @@ export const messageRequest = z.strictObject({
   top_k: z.int().min(0).optional(),
   metadata: z.strictObject({ user_id: z.string().nullable().optional() }).optional(),
   service_tier: z.enum(['auto', 'standard_only']).optional(),
+  // Accepted and ignored, each for a reason docs/compatibility.md gives: one place, one speed,
+  // no workspaces or user profiles, no cache diagnostics (the reply's `diagnostics` is null).
+  inference_geo: z.string().nullable().optional(),
+  speed: z.enum(['standard', 'fast']).nullable().optional(),
+  user_profile_id: z.string().optional(),
+  workspace_id: z.string().optional(),
+  diagnostics: jsonObject.nullable().optional(),
 });
 
 export const countTokensRequest = z.strictObject(conversationFields);
@@ -260,3 +320,5 @@ export type WebFetchToolParam = z.infer<typeof webFetchToolParam>;
 export type ToolChoiceParam = z.infer<typeof toolChoiceParam>;
 export type ThinkingParam = z.infer<typeof thinkingParam>;
 export type SystemParam = z.infer<typeof systemParam>;
+export type ToolReferenceBlockParam = z.infer<typeof toolReferenceBlockParam>;
+export type ContextManagementParam = z.infer<typeof contextManagementParam>;

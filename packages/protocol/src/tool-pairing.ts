@@ -1,7 +1,9 @@
 /**
  * Conversation shape rules for client tools: every `tool_use` in an assistant turn is answered
  * by exactly one `tool_result` in the user turn right after it, and every `tool_result` answers
- * a `tool_use` of the assistant turn right before it. Messages name the offending id.
+ * a `tool_use` of the assistant turn right before it. Messages name the offending id. A `system`
+ * message between them does not count: it is an instruction beside the conversation, which the
+ * model call places after the results (server backends/call/conversation.ts).
  */
 import { ServiceError } from './errors.js';
 import type { ContentBlockParam, MessageParam } from './request-schema.js';
@@ -21,10 +23,19 @@ function toolResultIds(message: MessageParam | undefined): string[] {
 
 export function checkToolPairing(messages: readonly MessageParam[]): void {
   const seenToolUseIds = new Set<string>();
+  let previous: number | undefined;
   messages.forEach((message, index) => {
-    if (message.role === 'assistant') checkAssistantTurn(messages, index, seenToolUseIds);
-    else checkUserTurn(messages, index);
+    if (message.role === 'system') return;
+    if (message.role === 'assistant') checkAssistantTurn(messages, index, nextTurn(messages, index), seenToolUseIds);
+    else checkUserTurn(messages, index, previous);
+    previous = index;
   });
+}
+
+/** The index of the next user or assistant message after `index`, if any. */
+function nextTurn(messages: readonly MessageParam[], index: number): number | undefined {
+  for (let next = index + 1; next < messages.length; next += 1) if (messages[next]!.role !== 'system') return next;
+  return undefined;
 }
 
 /** A server tool call is answered in the same assistant turn, by the service that ran it. */
@@ -46,7 +57,12 @@ function checkServerToolResults(message: MessageParam | undefined, index: number
   }
 }
 
-function checkAssistantTurn(messages: readonly MessageParam[], index: number, seen: Set<string>): void {
+function checkAssistantTurn(
+  messages: readonly MessageParam[],
+  index: number,
+  next: number | undefined,
+  seen: Set<string>,
+): void {
   checkServerToolResults(messages[index], index);
   const uses = toolUseIds(messages[index]);
   for (const id of uses) {
@@ -57,22 +73,21 @@ function checkAssistantTurn(messages: readonly MessageParam[], index: number, se
       );
     seen.add(id);
   }
-  const isLast = index === messages.length - 1;
-  if (uses.length === 0 || isLast) return;
-  const answered = new Set(toolResultIds(messages[index + 1]));
+  if (uses.length === 0 || next === undefined) return;
+  const answered = new Set(toolResultIds(messages[next]));
   const missing = uses.filter((id) => !answered.has(id));
   if (missing.length > 0) {
     throw new ServiceError(
       'invalid_request',
-      `messages.${index + 1}: tool_use ids were found without tool_result blocks immediately after: ${missing.join(', ')}. Each tool_use block must have a corresponding tool_result block in the next message.`,
+      `messages.${next}: tool_use ids were found without tool_result blocks immediately after: ${missing.join(', ')}. Each tool_use block must have a corresponding tool_result block in the next message.`,
     );
   }
 }
 
-function checkUserTurn(messages: readonly MessageParam[], index: number): void {
+function checkUserTurn(messages: readonly MessageParam[], index: number, previousIndex: number | undefined): void {
   const results = toolResultIds(messages[index]);
   if (results.length === 0) return;
-  const previous = messages[index - 1];
+  const previous = previousIndex === undefined ? undefined : messages[previousIndex];
   const offered = new Set(previous?.role === 'assistant' ? toolUseIds(previous) : []);
   const answered = new Set<string>();
   for (const id of results) {

@@ -118,6 +118,7 @@ export class App {
         serverTools: this.serverTools,
         maxSteps: options.config.maxSteps,
         signer: this.signer,
+        unknownFields: options.config.unknownFields,
       },
       {
         pingIntervalMs: options.config.pingIntervalMs,
@@ -127,7 +128,7 @@ export class App {
         onCut: this.logCutOff,
       },
     );
-    registerCountTokensRoute(this.router, options.registry, this.signer);
+    registerCountTokensRoute(this.router, options.registry, this.signer, options.config.unknownFields);
     registerModelsRoutes(this.router, options.registry);
     this.server = createServer(
       {

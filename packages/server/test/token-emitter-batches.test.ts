@@ -12,7 +12,7 @@ import type { StreamPart } from '../src/streaming/stream-part.js';
 const options = (outputBudget: number): EmitOptions => ({
   outputBudget,
   stopSequences: [],
-  thinkingShare: 0.5,
+  thinkingBudget: Math.floor(outputBudget / 2),
   tokenDelayMs: 0,
   failAfterFirstDelta: false,
   joinDeltas: false,

@@ -66,6 +66,8 @@ export class StepReader {
    */
   private heldCall: StreamPart[] | undefined;
 
+  private readonly thinkingOmitted: boolean;
+
   constructor(
     private readonly request: MessageRequest,
     private readonly turn: TurnProgress,
@@ -73,6 +75,8 @@ export class StepReader {
     private readonly signer: Signer,
   ) {
     this.stepStartTokens = turn.outputTokens;
+    const thinking = request.thinking;
+    this.thinkingOmitted = thinking !== undefined && thinking.type !== 'disabled' && thinking.display === 'omitted';
   }
 
   /**
@@ -148,8 +152,11 @@ export class StepReader {
       const block = part.block;
       if (block.type === 'server_tool_use') this.heldCall = [part];
       // An engine's own signature travels inside ours, which the block gets as it stops.
-      else if (block.type === 'thinking' && block.signature !== '')
-        passed.push({ type: 'block-start', block: { ...block, signature: '' } });
+      else if (block.type === 'thinking' && (block.signature !== '' || (this.thinkingOmitted && block.thinking !== '')))
+        passed.push({
+          type: 'block-start',
+          block: { ...block, signature: '', thinking: this.thinkingOmitted ? '' : block.thinking },
+        });
       else passed.push(part);
       return undefined;
     }
@@ -157,6 +164,8 @@ export class StepReader {
       this.assembler.delta(part.delta);
       // An engine's own signature (a Messages upstream's) is kept for ours to wrap, not passed on.
       if (part.delta.type === 'signature_delta') return undefined;
+      // `display: "omitted"`: the thinking happens and is counted, its text travels in the signature.
+      if (part.delta.type === 'thinking_delta' && this.thinkingOmitted) return undefined;
       (this.heldCall ?? passed).push(part);
       return undefined;
     }
@@ -167,7 +176,8 @@ export class StepReader {
     const stopped = this.assembler.stop();
     const block = stopped.block;
     if (block.type === 'thinking') {
-      block.signature = signThinking(this.signer, block.thinking, block.signature);
+      block.signature = signThinking(this.signer, block.thinking, block.signature, this.thinkingOmitted);
+      if (this.thinkingOmitted) block.thinking = '';
       passed.push({ type: 'block-delta', delta: { type: 'signature_delta', signature: block.signature } }, part);
     } else if (block.type === 'server_tool_use' && this.heldCall) {
       block.id = signedServerCallId(this.signer, block, this.digestBeforeCall());

@@ -284,6 +284,12 @@ export const serviceConfig = z.strictObject({
     .prefault({}),
   /** Most backend steps in one turn before the answer is `pause_turn`. */
   maxSteps: z.int().min(1).max(100).default(10),
+  unknownFields: z
+    .enum(['refuse', 'ignore'])
+    .default('refuse')
+    .describe(
+      'A request field this service does not know: "refuse" answers 400 naming it, as the public API does; "ignore" drops it and names it in the mms-ignored-fields reply header (for clients newer than docs/compatibility.md).',
+    ),
   signingKey: z
     .string()
     .min(32, 'must have at least 32 characters')

@@ -11,6 +11,7 @@ import {
   type ModelProfile,
 } from '@mms/protocol';
 import { cacheHint } from './cache-hint.js';
+import { clearEarlierThinking, thinkingTurnsKept } from './context-management.js';
 import { conversationTurns, withTurnSoFar } from './conversation.js';
 import type { ModelCall, ModelPrompt, TextPart } from './model-call.js';
 import { outputTarget } from './output-target.js';
@@ -23,7 +24,7 @@ export function buildModelPrompt(request: ConversationRequest, model: ModelProfi
   return {
     model,
     system: systemParts(request.system),
-    turns: conversationTurns(request.messages),
+    turns: clearEarlierThinking(conversationTurns(request.messages), thinkingTurnsKept(request.context_management)),
     tools,
     output: outputTarget(request, tools),
     singleCall: choice !== undefined && choice.type !== 'none' && choice.disable_parallel_tool_use === true,
@@ -31,6 +32,8 @@ export function buildModelPrompt(request: ConversationRequest, model: ModelProfi
       on: requestThinks(request, model),
       budgetTokens: thinking?.type === 'enabled' ? thinking.budget_tokens : undefined,
       requested: thinking?.type,
+      effort: request.output_config?.effort,
+      display: thinking?.type === 'disabled' ? undefined : thinking?.display,
     },
   };
 }

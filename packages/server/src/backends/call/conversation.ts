@@ -3,41 +3,77 @@
  * once for every engine: turns of one role in a row are one turn (the public API joins them too);
  * a server tool's result is readable text (server-results.ts); a text document is its text; every
  * block that an engine may have to refuse keeps its place in the request, so the refusal names it.
+ * A `system` message is a system turn where it stands, except between an assistant turn's tool
+ * calls and the user turn that answers them: chat formats want results right after their calls,
+ * so it moves to just after that user turn.
  * Pure: no model, no I/O.
  */
-import type { ContentBlock, ContentBlockParam, MessageParam } from '@mms/protocol';
+import type { ContentBlock, ContentBlockParam, MessageParam, ToolReferenceBlockParam } from '@mms/protocol';
 import { cacheHint } from './cache-hint.js';
 import type { AssistantPart, DocumentPart, ImagePart, TextPart, Turn, UserPart } from './model-call.js';
+import { hiddenThinking } from '../../signing/thinking-signature.js';
 import { isErrorResult, isServerResult, serverResultText } from './server-results.js';
 
 type ImageBlock = Extract<ContentBlockParam, { type: 'image' }>;
 type DocumentBlock = Extract<ContentBlockParam, { type: 'document' }>;
 type ToolResultBlock = Extract<ContentBlockParam, { type: 'tool_result' }>;
+type ToolReferenceBlock = ToolReferenceBlockParam;
 
 export function conversationTurns(messages: readonly MessageParam[]): Turn[] {
   const turns: Turn[] = [];
+  /** System turns held back until the results of the calls before them are in. */
+  let heldSystem: Turn[] = [];
   messages.forEach((message, index) => {
     const where = `messages.${index}`;
-    if (typeof message.content === 'string') {
-      append(turns, message.role, [{ type: 'text', text: message.content }]);
+    if (message.role === 'system') {
+      const parts = systemTextParts(message.content);
+      if (parts.length === 0) return;
+      const target = heldSystem.length > 0 || awaitsResults(turns.at(-1)) ? heldSystem : turns;
+      append(target, 'system', parts);
       return;
     }
-    const blocks = message.content;
-    if (message.role === 'user') {
-      append(
-        turns,
-        'user',
-        blocks.map((block, position) => userPart(block, `${where}.content.${position}`)),
-      );
-    } else {
-      append(
-        turns,
-        'assistant',
-        blocks.flatMap((block, position) => assistantPart(block, `${where}.content.${position}`)),
-      );
+    if (heldSystem.length > 0 && message.role === 'user') {
+      appendMessage(turns, message, where);
+      turns.push(...heldSystem);
+      heldSystem = [];
+      return;
     }
+    appendMessage(turns, message, where);
   });
+  turns.push(...heldSystem);
   return turns;
+}
+
+/** An assistant turn with client tool calls: the next user turn holds their results. */
+function awaitsResults(turn: Turn | undefined): boolean {
+  return turn?.role === 'assistant' && turn.parts.some((part) => part.type === 'tool-call' && !part.server);
+}
+
+function systemTextParts(content: string | ReadonlyArray<{ text: string; cache_control?: CacheControl }>): TextPart[] {
+  if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }];
+  return content.map(textPart);
+}
+
+type CacheControl = { ttl?: '5m' | '1h' } | null;
+
+function appendMessage(turns: Turn[], message: Exclude<MessageParam, { role: 'system' }>, where: string): void {
+  if (typeof message.content === 'string') {
+    append(turns, message.role, [{ type: 'text', text: message.content }]);
+    return;
+  }
+  const blocks = message.content;
+  if (message.role === 'user')
+    append(
+      turns,
+      'user',
+      blocks.map((block, position) => userPart(block, `${where}.content.${position}`)),
+    );
+  else
+    append(
+      turns,
+      'assistant',
+      blocks.flatMap((block, position) => assistantPart(block, `${where}.content.${position}`)),
+    );
 }
 
 /**
@@ -55,7 +91,7 @@ export function withTurnSoFar(turns: readonly Turn[], turnSoFar: readonly Conten
   return [...turns, { role: 'assistant', parts }];
 }
 
-function append(turns: Turn[], role: 'user' | 'assistant', parts: Array<UserPart | AssistantPart>): void {
+function append(turns: Turn[], role: Turn['role'], parts: Array<UserPart | AssistantPart>): void {
   const last = turns.at(-1);
   if (last?.role === role) (last.parts as Array<UserPart | AssistantPart>).push(...parts);
   else turns.push({ role, parts } as Turn);
@@ -95,7 +131,10 @@ function assistantPart(block: ContentBlockParam, where: string): AssistantPart[]
     case 'text':
       return [textPart(block)];
     case 'thinking':
-      return [{ type: 'thinking', text: block.thinking, signature: block.signature }];
+      // Thinking returned with `display: "omitted"` travels in its signature (checked on the way in).
+      return [
+        { type: 'thinking', text: block.thinking || hiddenThinking(block.signature), signature: block.signature },
+      ];
     case 'redacted_thinking':
       return [{ type: 'redacted-thinking', data: block.data }];
     case 'tool_use':
@@ -115,7 +154,7 @@ function assistantPart(block: ContentBlockParam, where: string): AssistantPart[]
   }
 }
 
-function textPart(block: { text: string; cache_control?: { ttl?: '5m' | '1h' } | null }): TextPart {
+function textPart(block: { text: string; cache_control?: CacheControl }): TextPart {
   return { type: 'text', text: block.text, ...cacheHint(block.cache_control) };
 }
 
@@ -163,6 +202,7 @@ function clientResult(block: ToolResultBlock, where: string): UserPart {
           const at = `${where}.content.${position}`;
           if (inner.type === 'text') return textPart(inner);
           if (inner.type === 'image') return imagePart(inner, at);
+          if (inner.type === 'tool_reference') return toolReferencePart(inner);
           return documentPart(inner, at);
         });
   return {
@@ -173,4 +213,9 @@ function clientResult(block: ToolResultBlock, where: string): UserPart {
     server: false,
     ...cacheHint(block.cache_control),
   };
+}
+
+/** The model reads that the tool it searched for is now offered (tool-table.ts offers it). */
+function toolReferencePart(block: ToolReferenceBlock): TextPart {
+  return { type: 'text', text: `Tool "${block.tool_name}" is now available.`, ...cacheHint(block.cache_control) };
 }

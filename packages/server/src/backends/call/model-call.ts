@@ -5,7 +5,7 @@
  * build-model-call.ts; a backend only maps it to its engine's format and never reads the wire
  * request, so no decision about what the model is told is made twice.
  */
-import type { ModelProfile } from '@mms/protocol';
+import type { Effort, ModelProfile } from '@mms/protocol';
 
 /** A `cache_control` breakpoint of the request: a hint of where a reusable prefix ends. */
 export interface CacheHint {
@@ -78,9 +78,14 @@ export type AssistantPart = TextPart | ThinkingPart | RedactedThinkingPart | Too
 /**
  * Turns alternate: two turns of one role in a row are joined into one when the call is built. An
  * engine that takes a turn's text as one string joins its text parts with a blank line, so that
- * what were separate blocks or messages stay apart.
+ * what were separate blocks or messages stay apart. A `system` turn is a caller's instruction at
+ * its place in the conversation (a `role: "system"` message); it never stands between a turn's
+ * tool calls and their results (conversation.ts).
  */
-export type Turn = { role: 'user'; parts: UserPart[] } | { role: 'assistant'; parts: AssistantPart[] };
+export type Turn =
+  | { role: 'user'; parts: UserPart[] }
+  | { role: 'assistant'; parts: AssistantPart[] }
+  | { role: 'system'; parts: TextPart[] };
 
 /** One tool as the model is told of it: a client's custom tool or a server tool run by this service. */
 export interface OfferedTool {
@@ -118,6 +123,10 @@ export interface ThinkingSetting {
   budgetTokens: number | undefined;
   /** The request's `thinking.type` as sent, which a Messages upstream is given again. */
   requested: 'adaptive' | 'enabled' | 'disabled' | undefined;
+  /** `output_config.effort`: how much of the budget thinking may take (thinking-budget.ts). */
+  effort: Effort | undefined;
+  /** `thinking.display` as sent, which a Messages upstream is given again (the turn loop applies it). */
+  display: 'summarized' | 'omitted' | undefined;
 }
 
 /** Everything that decides the prompt, and so its token count. */

@@ -38,8 +38,37 @@ const SERVER_TOOLS: Record<string, { description: string; inputSchema: Record<st
   },
 };
 
+/**
+ * A tool with `defer_loading` is left out of what the model is told until it is loaded: a
+ * `tool_reference` naming it in a tool result (what a client's tool search answers, as Claude
+ * Code's ToolSearch does), or a tool_choice that forces it. So a client with hundreds of tools
+ * puts only those the model searched for into the prompt, as with the public API.
+ */
 export function toolTable(request: ConversationRequest): OfferedTool[] {
-  return (request.tools ?? []).map(offeredTool);
+  const tools = request.tools ?? [];
+  const loaded = loadedTools(request);
+  const offered: OfferedTool[] = [];
+  tools.forEach((tool, index) => {
+    if (isCustomTool(tool) && tool.defer_loading === true && !loaded.has(tool.name)) return;
+    offered.push(offeredTool(tool, index));
+  });
+  // tool_choice "any" must have a tool to call: with every tool deferred, every tool is offered.
+  if (offered.length === 0 && request.tool_choice?.type === 'any') return tools.map(offeredTool);
+  return offered;
+}
+
+/** Names of the deferred tools the conversation loaded: by tool_reference, or forced by tool_choice. */
+function loadedTools(request: ConversationRequest): ReadonlySet<string> {
+  const loaded = new Set<string>();
+  if (request.tool_choice?.type === 'tool') loaded.add(request.tool_choice.name);
+  for (const message of request.messages) {
+    if (message.role !== 'user' || typeof message.content === 'string') continue;
+    for (const block of message.content) {
+      if (block.type !== 'tool_result' || typeof block.content === 'string') continue;
+      for (const inner of block.content ?? []) if (inner.type === 'tool_reference') loaded.add(inner.tool_name);
+    }
+  }
+  return loaded;
 }
 
 function offeredTool(tool: ToolParam, index: number): OfferedTool {
@@ -47,7 +76,7 @@ function offeredTool(tool: ToolParam, index: number): OfferedTool {
   if (isCustomTool(tool)) {
     return {
       name: tool.name,
-      description: tool.description,
+      description: withExamples(tool.description, tool.input_examples),
       inputSchema: tool.input_schema,
       strict: tool.strict === true,
       server: false,
@@ -57,4 +86,11 @@ function offeredTool(tool: ToolParam, index: number): OfferedTool {
   }
   const known = SERVER_TOOLS[tool.name]!;
   return { name: tool.name, ...known, strict: false, server: true, where: `tools.${index}`, ...cache };
+}
+
+/** `input_examples` reach the model with the description, as one JSON object per line. */
+function withExamples(description: string, examples: ReadonlyArray<Record<string, unknown>> | undefined): string {
+  if (!examples || examples.length === 0) return description;
+  const lines = examples.map((example) => JSON.stringify(example)).join('\n');
+  return `${description}\n\nExamples of input:\n${lines}`;
 }

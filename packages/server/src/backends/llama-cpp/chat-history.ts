@@ -5,7 +5,7 @@
  * the block named (call/text-content.ts), never dropped.
  */
 import type { ChatHistoryItem, ChatModelFunctionCall, ChatModelResponse } from 'node-llama-cpp';
-import type { AssistantPart, ModelPrompt, UserPart } from '../call/model-call.js';
+import type { AssistantPart, ModelPrompt, TextPart, UserPart } from '../call/model-call.js';
 import { documentText, toolResultText, unsupportedContent } from '../call/text-content.js';
 
 const BACKEND = 'llama-cpp';
@@ -26,6 +26,7 @@ export function toChatHistory(
   const calls = new Map<string, ChatModelFunctionCall>();
   for (const turn of prompt.turns) {
     if (turn.role === 'user') appendUserTurn(history, turn.parts, calls);
+    else if (turn.role === 'system') appendSystemTurn(history, turn.parts);
     else appendModelTurn(history, turn.parts, calls);
   }
   const last = history.at(-1);
@@ -55,6 +56,15 @@ function appendUserTurn(
   // A blank line between text parts (model-call.ts, Turn).
   if (last?.type === 'user') last.text += `\n\n${texts.join('\n\n')}`;
   else history.push({ type: 'user', text: texts.join('\n\n') });
+}
+
+/**
+ * A system message at its place: the chat template renders it as a system turn where it has one;
+ * where it has none, node-llama-cpp's Jinja wrapper turns it into a user message headed
+ * "### System message", so it is marked, never dropped.
+ */
+function appendSystemTurn(history: ChatHistoryItem[], parts: readonly TextPart[]): void {
+  history.push({ type: 'system', text: parts.map((part) => part.text).join('\n\n') });
 }
 
 function appendModelTurn(

@@ -10,6 +10,7 @@ import type { Backend } from '../backend.js';
 import type { Cancellation } from '../cancellation.js';
 import type { ModelCall, ModelPrompt, OfferedTool } from '../call/model-call.js';
 import type { Regenerated } from '../call/output-check.js';
+import { thinkingBudget } from '../call/thinking-budget.js';
 import type { StreamPart } from '../../streaming/stream-part.js';
 import { promptTooLong } from '../prompt-too-long.js';
 import { toChatHistory } from './chat-history.js';
@@ -87,7 +88,7 @@ export class LlamaCppBackend implements Backend {
         holdFormat: plan.format !== undefined && guide?.exact !== true,
         call,
         outputBudget: call.outputBudget,
-        thoughtBudget: call.thinking.on ? Math.floor(call.outputBudget * this.config.thinkingShare) : 0,
+        thoughtBudget: call.thinking.on ? thinkingBudget(call, this.config.thinkingShare) : 0,
         // node-llama-cpp's default seed is fixed: every request would sample the same answer.
         seed: this.config.seed ?? randomInt(2 ** 31),
         signal,

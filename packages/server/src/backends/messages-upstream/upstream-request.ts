@@ -24,7 +24,7 @@ import { innerSignature } from '../../signing/thinking-signature.js';
 /** A content block or message of the upstream's wire: this contract's own shapes. */
 type WireBlock = Record<string, unknown>;
 interface WireMessage {
-  role: 'user' | 'assistant';
+  role: 'user' | 'assistant' | 'system';
   content: WireBlock[];
 }
 
@@ -63,16 +63,26 @@ export function upstreamMessageBody(call: ModelCall, model: string): Record<stri
 }
 
 function promptFields(prompt: ModelPrompt): Record<string, unknown> {
-  const output = prompt.output;
   return {
     system: prompt.system.length > 0 ? prompt.system.map(textBlock) : undefined,
     tools: prompt.tools.length > 0 ? prompt.tools.map(upstreamTool) : undefined,
     tool_choice: toolChoice(prompt),
-    output_config:
-      output.kind === 'answer' && output.format
-        ? { format: { type: 'json_schema', schema: output.format.schema } }
-        : undefined,
+    output_config: outputConfig(prompt),
   };
+}
+
+/**
+ * Effort goes on as it was asked. `thinking.display` does not: the upstream is asked for the
+ * whole thinking, and the turn loop omits it for the client as for every backend, so that the
+ * text survives in our signature should the conversation move to another engine.
+ */
+function outputConfig(prompt: ModelPrompt): WireBlock | undefined {
+  const output = prompt.output;
+  const format =
+    output.kind === 'answer' && output.format ? { type: 'json_schema', schema: output.format.schema } : undefined;
+  const effort = prompt.thinking.effort;
+  if (!format && !effort) return undefined;
+  return { ...(format ? { format } : {}), ...(effort ? { effort } : {}) };
 }
 
 function upstreamTool(tool: OfferedTool): WireBlock {
@@ -129,7 +139,9 @@ export function upstreamMessages(turns: readonly Turn[]): WireMessage[] {
     const messages =
       turn.role === 'user'
         ? [{ role: 'user' as const, content: turn.parts.map(userBlock) }]
-        : splitAssistantTurn(turn.parts);
+        : turn.role === 'system'
+          ? [{ role: 'system' as const, content: turn.parts.map(textBlock) }]
+          : splitAssistantTurn(turn.parts);
     for (const message of messages) {
       const last = out.at(-1);
       if (last?.role === message.role) last.content.push(...message.content);

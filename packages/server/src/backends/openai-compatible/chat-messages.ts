@@ -24,6 +24,9 @@ export function toChatMessages(prompt: Pick<ModelPrompt, 'system' | 'turns'>, op
   if (system) messages.push({ role: 'system', content: system });
   for (const turn of prompt.turns) {
     if (turn.role === 'user') appendUserTurn(messages, turn.parts);
+    // At its place: the engine's chat template renders it (as a system turn, where it has one).
+    else if (turn.role === 'system')
+      messages.push({ role: 'system', content: turn.parts.map((part) => part.text).join('\n\n') });
     else appendAssistantTurn(messages, turn.parts, options);
   }
   return messages;

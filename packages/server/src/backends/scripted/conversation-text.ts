@@ -47,7 +47,8 @@ function stepsIn(turn: Turn): number {
 
 /** Text of client tool results in the last user turn, for the default answer after a tool round trip. */
 export function lastToolResultText(turns: readonly Turn[]): string {
-  const last = turns.at(-1);
+  // A system message after the results (a reminder) does not hide them.
+  const last = turns.findLast((turn) => turn.role !== 'system');
   if (last?.role !== 'user') return '';
   const texts: string[] = [];
   for (const part of last.parts) {

@@ -3,6 +3,7 @@
  * own clients: it echoes, follows a script, and injects faults on request when configured to.
  */
 import type { Backend } from '../backend.js';
+import { thinkingBudget } from '../call/thinking-budget.js';
 import type { ModelCall, ModelPrompt } from '../call/model-call.js';
 import type { Cancellation } from '../cancellation.js';
 import type { StreamPart } from '../../streaming/stream-part.js';
@@ -34,7 +35,7 @@ export class ScriptedBackend implements Backend {
     return emitBlocks(blocks, {
       outputBudget: fault === 'truncate' ? truncatedBudget(blocks, call.outputBudget) : call.outputBudget,
       stopSequences: call.sampling.stopSequences,
-      thinkingShare: this.config.thinkingShare,
+      thinkingBudget: thinkingBudget(call, this.config.thinkingShare),
       tokenDelayMs: this.config.tokenDelayMs,
       failAfterFirstDelta: fault === 'stream-error',
       joinDeltas: !call.streamed,

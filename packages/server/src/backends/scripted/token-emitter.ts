@@ -13,8 +13,8 @@ import { countTokens, tokenize, tokenPrefix } from './tokenizer.js';
 export interface EmitOptions {
   outputBudget: number;
   stopSequences: readonly string[];
-  /** Thinking may use at most this share of the budget, so an answer always has room. */
-  thinkingShare: number;
+  /** Output tokens thinking may take, so an answer always has room (call/thinking-budget.ts). */
+  thinkingBudget: number;
   tokenDelayMs: number;
   /** Throw after the first delta (fault `stream-error`). */
   failAfterFirstDelta: boolean;
@@ -209,7 +209,7 @@ function prepare(block: PlannedBlock, options: EmitOptions): PreparedBlock {
       };
     }
     case 'thinking': {
-      const cap = Math.floor(options.outputBudget * options.thinkingShare);
+      const cap = options.thinkingBudget;
       const tokenCount = countTokens(block.thinking);
       const text = tokenCount > cap ? tokenPrefix(block.thinking, cap) : block.thinking;
       return {

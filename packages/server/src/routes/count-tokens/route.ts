@@ -3,6 +3,7 @@
  * backend's tokenizer, and the same refusal of a prompt over the context window.
  */
 import { checkConversationRules, parseCountTokensRequest, type CountTokensResponse } from '@mms/protocol';
+import { ignoredFieldsHeader } from '../../http/ignored-fields-header.js';
 import { readJsonBody } from '../../http/request-body.js';
 import type { Router } from '../../http/router.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
@@ -11,9 +12,18 @@ import { promptTooLong } from '../../backends/prompt-too-long.js';
 import { checkSignedBlocks } from '../../signing/signed-blocks-check.js';
 import type { Signer } from '../../signing/signer.js';
 
-export function registerCountTokensRoute(router: Router, registry: ModelRegistry, signer: Signer): void {
+export function registerCountTokensRoute(
+  router: Router,
+  registry: ModelRegistry,
+  signer: Signer,
+  unknownFields: 'refuse' | 'ignore',
+): void {
   router.post('/v1/messages/count_tokens', async (context) => {
-    const body = parseCountTokensRequest(await readJsonBody(context.request));
+    const ignoredFields: string[] = [];
+    const body = parseCountTokensRequest(
+      await readJsonBody(context.request),
+      unknownFields === 'ignore' ? ignoredFields : undefined,
+    );
     const entry = registry.resolve(body.model);
     checkConversationRules(body, entry.profile);
     // Before the prompt is built: it reads only the search content the check admitted.
@@ -23,6 +33,6 @@ export function registerCountTokensRoute(router: Router, registry: ModelRegistry
     // has counted all of it, so a count past the window is refused too, whoever counted it.
     if (tokens > entry.profile.contextWindow) throw promptTooLong(tokens, entry.profile.contextWindow, 'exact');
     const counted: CountTokensResponse = { input_tokens: tokens };
-    return { body: counted };
+    return { body: counted, headers: ignoredFieldsHeader(ignoredFields) };
   });
 }

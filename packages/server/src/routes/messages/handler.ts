@@ -24,6 +24,8 @@ export interface MessageServices {
   maxSteps: number;
   /** Checks what comes back signed and signs what the turn makes (docs/decisions/0014). */
   signer: Signer;
+  /** The config's `unknownFields`: refuse a field the service does not know, or drop and name it. */
+  unknownFields: 'refuse' | 'ignore';
 }
 
 export interface MessageCall {
@@ -35,6 +37,8 @@ export interface MessageCall {
   events: MessageEvents;
   /** The backend that answers, for the `mms-backend` header: known once `events` gave its first batch. */
   backendName(): string;
+  /** Fields dropped as unknown (`unknownFields: "ignore"`), for the `mms-ignored-fields` header. */
+  readonly ignoredFields: readonly string[];
 }
 
 export async function startMessage(
@@ -43,7 +47,8 @@ export async function startMessage(
   services: MessageServices,
   cancellation: Cancellation,
 ): Promise<MessageCall> {
-  const request = parseMessageRequest(body);
+  const ignoredFields: string[] = [];
+  const request = parseMessageRequest(body, services.unknownFields === 'ignore' ? ignoredFields : undefined);
   const entry = services.registry.resolve(request.model);
   checkMessageRules(request, entry.profile);
   checkSignedBlocks(request, services.signer);
@@ -66,7 +71,12 @@ export async function startMessage(
     signer: services.signer,
   });
   const encoder = new MessageEncoder({ id: newMessageId(), model: entry.profile.id, inputTokens });
-  return new StartedMessage(request.stream === true, new MessageEvents(parts, encoder, release), backend);
+  return new StartedMessage(
+    request.stream === true,
+    new MessageEvents(parts, encoder, release),
+    backend,
+    ignoredFields,
+  );
 }
 
 /**
@@ -78,6 +88,7 @@ class StartedMessage implements MessageCall {
     readonly stream: boolean,
     readonly events: MessageEvents,
     private readonly backend: Backend,
+    readonly ignoredFields: readonly string[],
   ) {}
 
   backendName(): string {

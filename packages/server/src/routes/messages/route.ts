@@ -4,6 +4,7 @@ import type { StreamEvent } from '@mms/protocol';
 import type { ConnectionClosing } from '../../http/connection-closing.js';
 import { Cancellation } from '../../backends/cancellation.js';
 import { errorReply } from '../../http/error-reply.js';
+import { ignoredFieldsHeader } from '../../http/ignored-fields-header.js';
 import type { ReplyRedaction } from '../../http/reply-redaction.js';
 import { readJsonBody } from '../../http/request-body.js';
 import { WRITTEN, type RouteContext, type Router } from '../../http/router.js';
@@ -37,7 +38,10 @@ export function registerMessagesRoute(router: Router, services: MessageServices,
       const fold = new MessageFold();
       for (let next = first; !next.done; next = await call.events.next())
         for (const event of next.value) fold.apply(event);
-      return { body: fold.result(), headers: { 'mms-backend': call.backendName() } };
+      return {
+        body: fold.result(),
+        headers: { 'mms-backend': call.backendName(), ...ignoredFieldsHeader(call.ignoredFields) },
+      };
     }
     const deadline = new WriteDeadline(context.response, options.writeTimeoutMs, options.onCut);
     await streamReply(
@@ -45,7 +49,7 @@ export function registerMessagesRoute(router: Router, services: MessageServices,
       first,
       call.events,
       new SseWriter(context.response, options.pingIntervalMs, options.closing, deadline),
-      call.backendName(),
+      { 'mms-backend': call.backendName(), ...ignoredFieldsHeader(call.ignoredFields) },
       options.redaction,
     );
     return WRITTEN;
@@ -57,10 +61,10 @@ async function streamReply(
   first: IteratorResult<StreamEvent[]>,
   events: MessageEvents,
   sse: SseWriter,
-  backendName: string,
+  headers: Record<string, string>,
   redaction: ReplyRedaction,
 ): Promise<void> {
-  sse.open({ 'request-id': context.requestId, 'mms-backend': backendName });
+  sse.open({ 'request-id': context.requestId, ...headers });
   try {
     for (let next = first; !next.done; next = await events.next()) {
       await sse.write(next.value);

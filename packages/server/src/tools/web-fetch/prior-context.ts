@@ -43,6 +43,12 @@ function urlsOfRequest(request: MessageRequest): ReadonlySet<string> {
   if (typeof system === 'string') add(urlsInText(system));
   else for (const block of system ?? []) add(urlsInText(block.text));
   for (const message of request.messages) {
+    // A system message is the caller's, as the system prompt is.
+    if (message.role === 'system') {
+      if (typeof message.content === 'string') add(urlsInText(message.content));
+      else for (const block of message.content) add(urlsInText(block.text));
+      continue;
+    }
     if (typeof message.content === 'string') {
       if (message.role === 'user') add(urlsInText(message.content));
       continue;
@@ -74,7 +80,11 @@ function callerBlockUrls(block: ContentBlockParam): string[] {
     case 'tool_result':
       if (typeof block.content === 'string') return urlsInText(block.content);
       return (block.content ?? []).flatMap((inner) =>
-        inner.type === 'text' ? urlsInText(inner.text) : sourceUrls(inner.source),
+        inner.type === 'text'
+          ? urlsInText(inner.text)
+          : inner.type === 'tool_reference'
+            ? []
+            : sourceUrls(inner.source),
       );
     default:
       // Model-written or service-written block types do not belong in a user turn; a caller

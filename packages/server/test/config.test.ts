@@ -174,6 +174,29 @@ test('a name that resolves to two models is refused', () => {
   assert.match(configError({ models: [model, { ...model, id: 'n', aliases: ['m'] }] }), /"m" names both m and n/);
 });
 
+test('alias patterns: a catch-all and overlapping patterns are allowed, one given twice is refused naming both places', () => {
+  const patterns = (first: string[], second: string[]) => ({
+    models: [
+      { ...model, aliases: first },
+      { ...model, id: 'n', aliases: second },
+    ],
+  });
+  assert.deepEqual(validateConfig(patterns(['*'], ['claude-*', '*haiku*']), 'test.json').models[0]?.aliases, ['*']);
+  assert.equal(
+    configError(patterns(['mid', 'claude-*'], ['haiku', 'claude-*'])),
+    'config test.json: models.1.aliases.1: the pattern "claude-*" (model n) is already given at models.0.aliases.1 ("claude-*", model m); give each pattern once',
+  );
+  // A run of stars is one star, so "claude-**" is "claude-*" again; within one model too.
+  assert.match(
+    configError(patterns(['claude-*', 'claude-**'], [])),
+    /^config test\.json: models\.0\.aliases\.1: the pattern "claude-\*\*" \(model m\) is already given at models\.0\.aliases\.0 \("claude-\*", model m\)/,
+  );
+  assert.match(configError(patterns(['*'], ['**'])), /models\.1\.aliases\.0: the pattern "\*\*"/);
+  // An exact alias is no pattern: it may be given beside one that matches it, and two exact ones still clash.
+  assert.equal(validateConfig(patterns(['claude-*'], ['claude-opus']), 'test.json').models.length, 2);
+  assert.match(configError(patterns(['opus'], ['opus'])), /models: "opus" names both m and n/);
+});
+
 test('overrides from the command line and MMS_API_KEYS are applied', () => {
   const config = validateConfig({ models: [model], apiKeys: ['file-key-1234'] }, 'test.json', {
     host: '0.0.0.0',

@@ -11,7 +11,12 @@ import { fallbackConfig } from '../backends/fallback/fallback-config.js';
 export const modelConfig = z
   .strictObject({
     id: z.string().min(1).describe('The model identifier clients send.'),
-    aliases: z.array(z.string().min(1)).default([]).describe('Other names that resolve to this model.'),
+    aliases: z
+      .array(z.string().min(1))
+      .default([])
+      .describe(
+        'Other names that resolve to this model. An alias with * is a pattern for ids clients choose themselves: * matches any run of characters (none included), every other character only itself, and the pattern matches the whole name ("claude-*", "*haiku*"; "*" alone takes every name nothing before it takes). A name resolves to a model id first, then to an exact alias, then to the first pattern that matches it, models and their aliases in config order.',
+      ),
     displayName: z.string().min(1).optional(),
     tier: z.enum(['small', 'mid', 'large']),
     generation: z.enum(['older', 'newer']),

@@ -197,6 +197,18 @@ test('alias patterns: a catch-all and overlapping patterns are allowed, one give
   assert.match(configError(patterns(['opus'], ['opus'])), /models: "opus" names both m and n/);
 });
 
+test('maxTokens is refuse unless the model says clamp', () => {
+  const config = validateConfig({ models: [model, { ...model, id: 'n', maxTokens: 'clamp' }] }, 'test.json');
+  assert.deepEqual(
+    config.models.map((entry) => entry.maxTokens),
+    ['refuse', 'clamp'],
+  );
+  assert.match(
+    configError({ models: [{ ...model, maxTokens: 'lower' }] }),
+    /^config test\.json: models\.0\.maxTokens: /,
+  );
+});
+
 test('overrides from the command line and MMS_API_KEYS are applied', () => {
   const config = validateConfig({ models: [model], apiKeys: ['file-key-1234'] }, 'test.json', {
     host: '0.0.0.0',

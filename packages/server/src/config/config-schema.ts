@@ -22,6 +22,12 @@ export const modelConfig = z
     generation: z.enum(['older', 'newer']),
     contextWindow: z.int().min(1).describe('Context window in tokens.'),
     maxOutputTokens: z.int().min(1).describe('Largest max_tokens a request may ask for.'),
+    maxTokens: z
+      .enum(['refuse', 'clamp'])
+      .default('refuse')
+      .describe(
+        'What a request whose max_tokens is above maxOutputTokens gets: refuse, a 400 (the default); clamp, its max_tokens lowered to maxOutputTokens, which the reply says in its mms-max-tokens-clamped header (for clients that ask for more than any model here gives, as Claude Code does).',
+      ),
     backend: backendConfig
       .optional()
       .describe('The one engine that serves this model. Give backend or backends, not both.'),

@@ -63,6 +63,7 @@ export class ModelRegistry {
           generation: model.generation,
           contextWindow: model.contextWindow,
           maxOutputTokens: model.maxOutputTokens,
+          maxTokens: model.maxTokens,
         };
         const configs = modelBackends(model);
         const primary = configs[0];

@@ -35,6 +35,8 @@ export interface MessageCall {
   events: MessageEvents;
   /** The backend that answers, for the `mms-backend` header: known once `events` gave its first batch. */
   backendName(): string;
+  /** The max_tokens asked for and the one run, when a model that clamps lowered it; else undefined. */
+  readonly maxTokensClamped: { requested: number; granted: number } | undefined;
 }
 
 export async function startMessage(
@@ -43,9 +45,10 @@ export async function startMessage(
   services: MessageServices,
   cancellation: Cancellation,
 ): Promise<MessageCall> {
-  const request = parseMessageRequest(body);
-  const entry = services.registry.resolve(request.model);
-  checkMessageRules(request, entry.profile);
+  const requested = parseMessageRequest(body);
+  const entry = services.registry.resolve(requested.model);
+  // From here on the request as it runs: its max_tokens may be lowered to the model's limit.
+  const request = checkMessageRules(requested, entry.profile);
   checkSignedBlocks(request, services.signer);
   // A fallback list's per-request view: the count, every step and the header agree on one backend.
   const backend = entry.backend.forRequest?.() ?? entry.backend;
@@ -66,7 +69,11 @@ export async function startMessage(
     signer: services.signer,
   });
   const encoder = new MessageEncoder({ id: newMessageId(), model: entry.profile.id, inputTokens });
-  return new StartedMessage(request.stream === true, new MessageEvents(parts, encoder, release), backend);
+  const clamped =
+    request.max_tokens === requested.max_tokens
+      ? undefined
+      : { requested: requested.max_tokens, granted: request.max_tokens };
+  return new StartedMessage(request.stream === true, new MessageEvents(parts, encoder, release), backend, clamped);
 }
 
 /**
@@ -78,6 +85,7 @@ class StartedMessage implements MessageCall {
     readonly stream: boolean,
     readonly events: MessageEvents,
     private readonly backend: Backend,
+    readonly maxTokensClamped: MessageCall['maxTokensClamped'],
   ) {}
 
   backendName(): string {

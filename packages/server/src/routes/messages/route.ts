@@ -10,7 +10,7 @@ import { WRITTEN, type RouteContext, type Router } from '../../http/router.js';
 import { SseWriter } from '../../http/sse-writer.js';
 import { WriteDeadline } from '../../http/write-deadline.js';
 import { MessageFold } from '../../streaming/message-fold.js';
-import { startMessage, type MessageServices } from './handler.js';
+import { startMessage, type MessageCall, type MessageServices } from './handler.js';
 import type { MessageEvents } from './message-events.js';
 
 /** How replies are written: the app's settings and its closing state. */
@@ -37,7 +37,7 @@ export function registerMessagesRoute(router: Router, services: MessageServices,
       const fold = new MessageFold();
       for (let next = first; !next.done; next = await call.events.next())
         for (const event of next.value) fold.apply(event);
-      return { body: fold.result(), headers: { 'mms-backend': call.backendName() } };
+      return { body: fold.result(), headers: replyHeaders(call) };
     }
     const deadline = new WriteDeadline(context.response, options.writeTimeoutMs, options.onCut);
     await streamReply(
@@ -45,7 +45,7 @@ export function registerMessagesRoute(router: Router, services: MessageServices,
       first,
       call.events,
       new SseWriter(context.response, options.pingIntervalMs, options.closing, deadline),
-      call.backendName(),
+      replyHeaders(call),
       options.redaction,
     );
     return WRITTEN;
@@ -57,10 +57,10 @@ async function streamReply(
   first: IteratorResult<StreamEvent[]>,
   events: MessageEvents,
   sse: SseWriter,
-  backendName: string,
+  headers: Record<string, string>,
   redaction: ReplyRedaction,
 ): Promise<void> {
-  sse.open({ 'request-id': context.requestId, 'mms-backend': backendName });
+  sse.open({ 'request-id': context.requestId, ...headers });
   try {
     for (let next = first; !next.done; next = await events.next()) {
       await sse.write(next.value);
@@ -81,6 +81,18 @@ async function streamReply(
     sse.end();
     await events.return();
   }
+}
+
+/**
+ * What the service says about a reply, JSON or streamed, beside its body: the backend that
+ * answered, and a max_tokens the model lowered (`mms-max-tokens-clamped: 128000 -> 64000`), so
+ * that a clamp is never silent.
+ */
+function replyHeaders(call: MessageCall): Record<string, string> {
+  const headers: Record<string, string> = { 'mms-backend': call.backendName() };
+  const clamped = call.maxTokensClamped;
+  if (clamped) headers['mms-max-tokens-clamped'] = `${clamped.requested} -> ${clamped.granted}`;
+  return headers;
 }
 
 /** Aborts generation when the client goes away before the reply is complete. */

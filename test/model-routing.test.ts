@@ -5,6 +5,8 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { postJson, readSse, startService, type RunningService } from '@mms/testing';
 
 const CLAMPED = 'mms-max-tokens-clamped';
@@ -107,4 +109,24 @@ describe('maxTokens', () => {
     const thinking = await reply(request('strict-model', 2000, { thinking: { type: 'enabled', budget_tokens: 3000 } }));
     assert.equal(thinking.json.error?.message, 'thinking.budget_tokens: 3000 must be less than max_tokens (2000)');
   });
+});
+
+test('examples/claude-code.json: Claude Code ids reach its models, and its 128000 max_tokens is clamped', async () => {
+  const path = fileURLToPath(new URL('../examples/claude-code.json', import.meta.url));
+  const { models } = JSON.parse(readFileSync(path, 'utf8')) as {
+    models: NonNullable<Parameters<typeof startService>[0]>['models'];
+  };
+  const example = await startService({ models });
+  try {
+    const send = (name: string) =>
+      postJson(example, '/v1/messages', request(name, 128_000)).then(async (response) => ({
+        model: ((await response.json()) as { model: string }).model,
+        clamped: response.headers.get(CLAMPED),
+      }));
+    assert.deepEqual(await send('claude-opus-5-5'), { model: 'mms-large', clamped: '128000 -> 64000' });
+    // *haiku* comes first in the file, so it wins over claude-*.
+    assert.deepEqual(await send('claude-haiku-4-5-20251001'), { model: 'mms-small', clamped: '128000 -> 32000' });
+  } finally {
+    await example.close();
+  }
 });

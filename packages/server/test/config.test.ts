@@ -1,9 +1,10 @@
 /** The config file: validation errors that name the field, defaults, and the published schema. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig, validateConfig } from '@mms/server';
 import { PUBLISHED_SCHEMAS, renderSchema } from '../../../scripts/published-schemas.js';
 
@@ -231,6 +232,13 @@ test('a config file that is not JSON, or missing, is a ConfigError naming it', (
     () => loadConfig(join(folder, 'absent.json')),
     (error: Error) => error instanceof ConfigError && /absent\.json: cannot read it \(ENOENT\)/.test(error.message),
   );
+});
+
+test('every example config in examples/ is valid', () => {
+  const folder = fileURLToPath(new URL('../../../examples/', import.meta.url));
+  const examples = readdirSync(folder).filter((name) => name.endsWith('.json'));
+  assert.ok(examples.includes('claude-code.json') && examples.includes('scripted.json'), examples.join(', '));
+  for (const name of examples) assert.ok(loadConfig(join(folder, name)).config.models.length > 0, name);
 });
 
 test('the built-in default config is valid and serves three tiers', () => {

@@ -38,10 +38,22 @@ export function checkConversationRules(request: ConversationRequest, model: Mode
   checkThinkingForModel(request, model);
 }
 
-/** The conversation rules plus those of the output budget. */
-export function checkMessageRules(request: MessageRequest, model: ModelProfile): void {
-  checkConversationRules(request, model);
-  checkOutputBudget(request, model);
+/**
+ * The conversation rules plus those of the output budget. Answers the request to run: the one
+ * given, or, on a model that clamps, a copy whose max_tokens is lowered to the model's limit.
+ * The lowering comes before the rules, so that they judge the budget the turn will have.
+ */
+export function checkMessageRules(request: MessageRequest, model: ModelProfile): MessageRequest {
+  const granted = grantMaxTokens(request, model);
+  checkConversationRules(granted, model);
+  checkOutputBudget(granted, request.max_tokens, model);
+  return granted;
+}
+
+/** Lowers a max_tokens above the limit to the limit, on a model configured to clamp. */
+function grantMaxTokens(request: MessageRequest, model: ModelProfile): MessageRequest {
+  if (model.maxTokens !== 'clamp' || request.max_tokens <= model.maxOutputTokens) return request;
+  return { ...request, max_tokens: model.maxOutputTokens };
 }
 
 /** `system` messages are instructions beside a conversation: there must be one to stand beside. */
@@ -208,19 +220,28 @@ function checkThinkingForModel(request: ConversationRequest, model: ModelProfile
   }
 }
 
-/** No silent clamping: a budget the model cannot honour is refused. */
-function checkOutputBudget(request: MessageRequest, model: ModelProfile): void {
-  if (request.max_tokens > model.maxOutputTokens) {
+/**
+ * No silent clamping: a budget the model cannot honour is refused, unless the model clamps, and
+ * then the reply says so. A thinking budget that no longer fits under a lowered max_tokens is
+ * refused rather than lowered too: the caller chose it against the max_tokens it sent, and the
+ * message names both values so that it can choose again.
+ */
+function checkOutputBudget(granted: MessageRequest, requestedMaxTokens: number, model: ModelProfile): void {
+  if (granted.max_tokens > model.maxOutputTokens) {
     throw new ServiceError(
       'invalid_request',
-      `max_tokens: ${request.max_tokens} > ${model.maxOutputTokens}, which is the maximum allowed number of output tokens for ${model.id}`,
+      `max_tokens: ${granted.max_tokens} > ${model.maxOutputTokens}, which is the maximum allowed number of output tokens for ${model.id}`,
     );
   }
-  const thinking = request.thinking;
-  if (thinking?.type === 'enabled' && thinking.budget_tokens >= request.max_tokens) {
+  const thinking = granted.thinking;
+  if (thinking?.type === 'enabled' && thinking.budget_tokens >= granted.max_tokens) {
+    const lowered =
+      granted.max_tokens === requestedMaxTokens
+        ? ''
+        : `, lowered from ${requestedMaxTokens} to the maximum allowed number of output tokens for ${model.id}`;
     throw new ServiceError(
       'invalid_request',
-      `thinking.budget_tokens: ${thinking.budget_tokens} must be less than max_tokens (${request.max_tokens})`,
+      `thinking.budget_tokens: ${thinking.budget_tokens} must be less than max_tokens (${granted.max_tokens}${lowered})`,
     );
   }
 }

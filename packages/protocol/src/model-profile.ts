@@ -7,12 +7,20 @@ import type { ConversationRequest } from './request-schema.js';
 export type ModelTier = 'small' | 'mid' | 'large';
 export type ModelGeneration = 'older' | 'newer';
 
+/** What a max_tokens above the model's maxOutputTokens gets: refused (a 400), or lowered to it. */
+export type MaxTokensPolicy = 'refuse' | 'clamp';
+
 export interface ModelProfile {
   id: string;
   tier: ModelTier;
   generation: ModelGeneration;
   contextWindow: number;
   maxOutputTokens: number;
+  /**
+   * Unset is `refuse`, as the contract has it. Only the service's operator sets `clamp`, for
+   * clients that ask for more than the model gives; a calling client never assumes it.
+   */
+  maxTokens?: MaxTokensPolicy;
 }
 
 /**

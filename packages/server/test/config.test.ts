@@ -1,9 +1,10 @@
 /** The config file: validation errors that name the field, defaults, and the published schema. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig, validateConfig } from '@mms/server';
 import { PUBLISHED_SCHEMAS, renderSchema } from '../../../scripts/published-schemas.js';
 
@@ -174,6 +175,41 @@ test('a name that resolves to two models is refused', () => {
   assert.match(configError({ models: [model, { ...model, id: 'n', aliases: ['m'] }] }), /"m" names both m and n/);
 });
 
+test('alias patterns: a catch-all and overlapping patterns are allowed, one given twice is refused naming both places', () => {
+  const patterns = (first: string[], second: string[]) => ({
+    models: [
+      { ...model, aliases: first },
+      { ...model, id: 'n', aliases: second },
+    ],
+  });
+  assert.deepEqual(validateConfig(patterns(['*'], ['claude-*', '*haiku*']), 'test.json').models[0]?.aliases, ['*']);
+  assert.equal(
+    configError(patterns(['mid', 'claude-*'], ['haiku', 'claude-*'])),
+    'config test.json: models.1.aliases.1: the pattern "claude-*" (model n) is already given at models.0.aliases.1 ("claude-*", model m); give each pattern once',
+  );
+  // A run of stars is one star, so "claude-**" is "claude-*" again; within one model too.
+  assert.match(
+    configError(patterns(['claude-*', 'claude-**'], [])),
+    /^config test\.json: models\.0\.aliases\.1: the pattern "claude-\*\*" \(model m\) is already given at models\.0\.aliases\.0 \("claude-\*", model m\)/,
+  );
+  assert.match(configError(patterns(['*'], ['**'])), /models\.1\.aliases\.0: the pattern "\*\*"/);
+  // An exact alias is no pattern: it may be given beside one that matches it, and two exact ones still clash.
+  assert.equal(validateConfig(patterns(['claude-*'], ['claude-opus']), 'test.json').models.length, 2);
+  assert.match(configError(patterns(['opus'], ['opus'])), /models: "opus" names both m and n/);
+});
+
+test('maxTokens is refuse unless the model says clamp', () => {
+  const config = validateConfig({ models: [model, { ...model, id: 'n', maxTokens: 'clamp' }] }, 'test.json');
+  assert.deepEqual(
+    config.models.map((entry) => entry.maxTokens),
+    ['refuse', 'clamp'],
+  );
+  assert.match(
+    configError({ models: [{ ...model, maxTokens: 'lower' }] }),
+    /^config test\.json: models\.0\.maxTokens: /,
+  );
+});
+
 test('overrides from the command line and MMS_API_KEYS are applied', () => {
   const config = validateConfig({ models: [model], apiKeys: ['file-key-1234'] }, 'test.json', {
     host: '0.0.0.0',
@@ -196,6 +232,13 @@ test('a config file that is not JSON, or missing, is a ConfigError naming it', (
     () => loadConfig(join(folder, 'absent.json')),
     (error: Error) => error instanceof ConfigError && /absent\.json: cannot read it \(ENOENT\)/.test(error.message),
   );
+});
+
+test('every example config in examples/ is valid', () => {
+  const folder = fileURLToPath(new URL('../../../examples/', import.meta.url));
+  const examples = readdirSync(folder).filter((name) => name.endsWith('.json'));
+  assert.ok(examples.includes('claude-code.json') && examples.includes('scripted.json'), examples.join(', '));
+  for (const name of examples) assert.ok(loadConfig(join(folder, name)).config.models.length > 0, name);
 });
 
 test('the built-in default config is valid and serves three tiers', () => {

@@ -11,12 +11,23 @@ import { fallbackConfig } from '../backends/fallback/fallback-config.js';
 export const modelConfig = z
   .strictObject({
     id: z.string().min(1).describe('The model identifier clients send.'),
-    aliases: z.array(z.string().min(1)).default([]).describe('Other names that resolve to this model.'),
+    aliases: z
+      .array(z.string().min(1))
+      .default([])
+      .describe(
+        'Other names that resolve to this model. An alias with * is a pattern for ids clients choose themselves: * matches any run of characters (none included), every other character only itself, and the pattern matches the whole name ("claude-*", "*haiku*"; "*" alone takes every name nothing before it takes). A name resolves to a model id first, then to an exact alias, then to the first pattern that matches it, models and their aliases in config order.',
+      ),
     displayName: z.string().min(1).optional(),
     tier: z.enum(['small', 'mid', 'large']),
     generation: z.enum(['older', 'newer']),
     contextWindow: z.int().min(1).describe('Context window in tokens.'),
     maxOutputTokens: z.int().min(1).describe('Largest max_tokens a request may ask for.'),
+    maxTokens: z
+      .enum(['refuse', 'clamp'])
+      .default('refuse')
+      .describe(
+        'What a request whose max_tokens is above maxOutputTokens gets: refuse, a 400 (the default); clamp, its max_tokens lowered to maxOutputTokens, which the reply says in its mms-max-tokens-clamped header (for clients that ask for more than any model here gives, as Claude Code does).',
+      ),
     backend: backendConfig
       .optional()
       .describe('The one engine that serves this model. Give backend or backends, not both.'),

@@ -4,6 +4,7 @@ import { dirname, resolve } from 'node:path';
 import { describeIssue } from '@mms/protocol';
 import { serviceConfig, type ServiceConfig } from './config-schema.js';
 import { defaultConfig } from './default-config.js';
+import { AliasPattern, isAliasPattern } from '../models/alias-pattern.js';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -73,15 +74,32 @@ export function validateConfig(input: unknown, source: string, overrides: Config
   return config;
 }
 
-/** Ids and aliases share one namespace: a name that resolves two ways is a config error. */
+/**
+ * Ids and exact aliases share one namespace: a name that resolves two ways is a config error.
+ * Patterns may overlap, as the first that matches wins (models/model-registry.ts), but one given
+ * twice is a mistake: the second place could never take a name.
+ */
 function checkModelNames(config: ServiceConfig, source: string): void {
   const owners = new Map<string, string>();
-  for (const model of config.models) {
-    for (const name of [model.id, ...model.aliases]) {
+  const patterns = new Map<string, { place: string; text: string; model: string }>();
+  config.models.forEach((model, modelIndex) => {
+    const exactNames = [model.id, ...model.aliases.filter((alias) => !isAliasPattern(alias))];
+    for (const name of exactNames) {
       const owner = owners.get(name);
       if (owner !== undefined)
         throw new ConfigError(`config ${source}: models: "${name}" names both ${owner} and ${model.id}`);
       owners.set(name, model.id);
     }
-  }
+    model.aliases.forEach((alias, aliasIndex) => {
+      if (!isAliasPattern(alias)) return;
+      const place = `models.${modelIndex}.aliases.${aliasIndex}`;
+      const canonical = new AliasPattern(alias).canonical;
+      const earlier = patterns.get(canonical);
+      if (earlier !== undefined)
+        throw new ConfigError(
+          `config ${source}: ${place}: the pattern "${alias}" (model ${model.id}) is already given at ${earlier.place} ("${earlier.text}", model ${earlier.model}); give each pattern once`,
+        );
+      patterns.set(canonical, { place, text: alias, model: model.id });
+    });
+  });
 }

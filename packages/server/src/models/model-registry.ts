@@ -8,6 +8,7 @@ import { fallbackConfig } from '../backends/fallback/fallback-config.js';
 import { modelBackends, type ModelConfig } from '../config/config-schema.js';
 import { FieldError } from '../config/field-error.js';
 import { ConfigError } from '../config/load-config.js';
+import { AliasPattern, isAliasPattern } from './alias-pattern.js';
 
 export interface ModelEntry {
   profile: ModelProfile;
@@ -17,16 +18,29 @@ export interface ModelEntry {
   admission: AdmissionController;
 }
 
+/**
+ * A name resolves to the model whose id it is, else the model with it as an exact alias, else
+ * the model of the first alias pattern that matches it (models in config order, each model's
+ * aliases in order). So a catch-all pattern never takes a name some model gives exactly, and the
+ * config's order says which of two patterns wins.
+ */
 export class ModelRegistry {
+  /** Ids and exact aliases: one namespace, which the config check keeps free of clashes. */
   private readonly byName = new Map<string, ModelEntry>();
+  private readonly patterns: Array<{ pattern: AliasPattern; entry: ModelEntry }> = [];
   readonly entries: readonly ModelEntry[];
   /** Registry creation time, reported as `created_at` by the models endpoint. */
   private readonly createdAt = new Date().toISOString();
 
   constructor(entries: ModelEntry[]) {
     this.entries = entries;
+    // Ids first, so that an id wins even over an alias the config check would have refused.
+    for (const entry of entries) this.byName.set(entry.profile.id, entry);
     for (const entry of entries) {
-      for (const name of [entry.profile.id, ...entry.aliases]) this.byName.set(name, entry);
+      for (const alias of entry.aliases) {
+        if (isAliasPattern(alias)) this.patterns.push({ pattern: new AliasPattern(alias), entry });
+        else if (!this.byName.has(alias)) this.byName.set(alias, entry);
+      }
     }
   }
 
@@ -49,6 +63,7 @@ export class ModelRegistry {
           generation: model.generation,
           contextWindow: model.contextWindow,
           maxOutputTokens: model.maxOutputTokens,
+          maxTokens: model.maxTokens,
         };
         const configs = modelBackends(model);
         const primary = configs[0];
@@ -84,7 +99,7 @@ export class ModelRegistry {
   }
 
   resolve(name: string): ModelEntry {
-    const entry = this.byName.get(name);
+    const entry = this.byName.get(name) ?? this.patterns.find(({ pattern }) => pattern.matches(name))?.entry;
     if (!entry)
       throw new ServiceError(
         'not_found',

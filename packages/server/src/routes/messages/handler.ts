@@ -39,6 +39,8 @@ export interface MessageCall {
   backendName(): string;
   /** Fields dropped as unknown (`unknownFields: "ignore"`), for the `mms-ignored-fields` header. */
   readonly ignoredFields: readonly string[];
+  /** The max_tokens asked for and the one run, when a model that clamps lowered it; else undefined. */
+  readonly maxTokensClamped: { requested: number; granted: number } | undefined;
 }
 
 export async function startMessage(
@@ -48,9 +50,10 @@ export async function startMessage(
   cancellation: Cancellation,
 ): Promise<MessageCall> {
   const ignoredFields: string[] = [];
-  const request = parseMessageRequest(body, services.unknownFields === 'ignore' ? ignoredFields : undefined);
-  const entry = services.registry.resolve(request.model);
-  checkMessageRules(request, entry.profile);
+  const requested = parseMessageRequest(body, services.unknownFields === 'ignore' ? ignoredFields : undefined);
+  const entry = services.registry.resolve(requested.model);
+  // From here on the request as it runs: its max_tokens may be lowered to the model's limit.
+  const request = checkMessageRules(requested, entry.profile);
   checkSignedBlocks(request, services.signer);
   // A fallback list's per-request view: the count, every step and the header agree on one backend.
   const backend = entry.backend.forRequest?.() ?? entry.backend;
@@ -71,11 +74,16 @@ export async function startMessage(
     signer: services.signer,
   });
   const encoder = new MessageEncoder({ id: newMessageId(), model: entry.profile.id, inputTokens });
+  const clamped =
+    request.max_tokens === requested.max_tokens
+      ? undefined
+      : { requested: requested.max_tokens, granted: request.max_tokens };
   return new StartedMessage(
     request.stream === true,
     new MessageEvents(parts, encoder, release),
     backend,
     ignoredFields,
+    clamped,
   );
 }
 
@@ -89,6 +97,7 @@ class StartedMessage implements MessageCall {
     readonly events: MessageEvents,
     private readonly backend: Backend,
     readonly ignoredFields: readonly string[],
+    readonly maxTokensClamped: MessageCall['maxTokensClamped'],
   ) {}
 
   backendName(): string {

@@ -11,7 +11,7 @@ import { WRITTEN, type RouteContext, type Router } from '../../http/router.js';
 import { SseWriter } from '../../http/sse-writer.js';
 import { WriteDeadline } from '../../http/write-deadline.js';
 import { MessageFold } from '../../streaming/message-fold.js';
-import { startMessage, type MessageServices } from './handler.js';
+import { startMessage, type MessageCall, type MessageServices } from './handler.js';
 import type { MessageEvents } from './message-events.js';
 
 /** How replies are written: the app's settings and its closing state. */
@@ -38,10 +38,7 @@ export function registerMessagesRoute(router: Router, services: MessageServices,
       const fold = new MessageFold();
       for (let next = first; !next.done; next = await call.events.next())
         for (const event of next.value) fold.apply(event);
-      return {
-        body: fold.result(),
-        headers: { 'mms-backend': call.backendName(), ...ignoredFieldsHeader(call.ignoredFields) },
-      };
+      return { body: fold.result(), headers: replyHeaders(call) };
     }
     const deadline = new WriteDeadline(context.response, options.writeTimeoutMs, options.onCut);
     await streamReply(
@@ -49,7 +46,7 @@ export function registerMessagesRoute(router: Router, services: MessageServices,
       first,
       call.events,
       new SseWriter(context.response, options.pingIntervalMs, options.closing, deadline),
-      { 'mms-backend': call.backendName(), ...ignoredFieldsHeader(call.ignoredFields) },
+      replyHeaders(call),
       options.redaction,
     );
     return WRITTEN;
@@ -85,6 +82,18 @@ async function streamReply(
     sse.end();
     await events.return();
   }
+}
+
+/**
+ * What the service says about a reply, JSON or streamed, beside its body: the backend that
+ * answered, and a max_tokens the model lowered (`mms-max-tokens-clamped: 128000 -> 64000`), so
+ * that a clamp is never silent.
+ */
+function replyHeaders(call: MessageCall): Record<string, string> {
+  const headers: Record<string, string> = { 'mms-backend': call.backendName() };
+  const clamped = call.maxTokensClamped;
+  if (clamped) headers['mms-max-tokens-clamped'] = `${clamped.requested} -> ${clamped.granted}`;
+  return call.ignoredFields.length === 0 ? headers : { ...headers, ...ignoredFieldsHeader(call.ignoredFields) };
 }
 
 /** Aborts generation when the client goes away before the reply is complete. */

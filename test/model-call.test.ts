@@ -236,7 +236,7 @@ describe('an image inside a tool_result is refused where the engine cannot take 
         assert.equal(status, 400, path);
         assert.equal(
           reply.error?.message,
-          `messages.2.content.0.content.0: images in tool results are not supported by the ${backend} backend`,
+          `messages.2.content.0.content.0: images are not supported by the ${backend} backend`,
         );
       }
     });

@@ -122,20 +122,30 @@ describe('llama-cpp backend', () => {
     assert.match(reply.error?.message ?? '', /^prompt is too long: \d+ tokens > \d+ maximum/);
   });
 
-  test('image blocks are refused, not dropped', async () => {
-    const { status, reply } = await send({
-      messages: [
-        {
-          role: 'user',
-          content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } }],
-        },
+  test('image blocks are refused, not dropped: in a user turn or in a tool result, in the same words', async () => {
+    const image = { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } };
+    const cases: Array<[unknown[], string]> = [
+      [[{ role: 'user', content: [image] }], 'messages.0.content.0'],
+      [
+        [
+          { role: 'user', content: 'Look at the screenshot.' },
+          { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'read_screenshot', input: {} }] },
+          {
+            role: 'user',
+            content: [
+              { type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'shot-1.png' }, image] },
+            ],
+          },
+        ],
+        'messages.2.content.0.content.1',
       ],
-    });
-    assert.equal(status, 400);
-    assert.match(
-      reply.error?.message ?? '',
-      /^messages\.0\.content\.0: images are not supported by the llama-cpp backend$/,
-    );
+    ];
+    const tools = [{ name: 'read_screenshot', description: 'Reads a screenshot.', input_schema: { type: 'object' } }];
+    for (const [messages, where] of cases) {
+      const { status, reply } = await send({ messages, tools });
+      assert.equal(status, 400, where);
+      assert.equal(reply.error?.message, `${where}: images are not supported by the llama-cpp backend`);
+    }
   });
 
   test('two requests generate at once on two sequences', async () => {

@@ -120,6 +120,32 @@ describe('replies through an upstream', () => {
     );
   });
 
+  test('a tool_result that holds images reaches the upstream as it is: the upstream reads and counts them', async () => {
+    const screenshot = { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } };
+    const linked = { type: 'image', source: { type: 'url', url: 'https://images.example/shot.png' } };
+    const body = (content: unknown[]) => ({
+      model: 'mid',
+      tools: [LOOKUP],
+      messages: [
+        ...hello.messages,
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'lookup', input: { word: 'a' } }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content }] },
+      ],
+    });
+    const withImages = body([{ type: 'text', text: 'shot.png' }, screenshot, linked]);
+    const { reply } = await json(front, { ...withImages, max_tokens: 200 });
+    assert.deepEqual(
+      reply.content.map((block) => block.text),
+      ['shot.png'],
+    );
+    const count = async (service: RunningService, request: unknown) =>
+      ((await (await postJson(service, '/v1/messages/count_tokens', request)).json()) as { input_tokens: number })
+        .input_tokens;
+    const relayed = await count(front, withImages);
+    assert.equal(relayed, await count(upstream, withImages));
+    assert.ok(relayed > (await count(front, body([{ type: 'text', text: 'shot.png' }]))));
+  });
+
   test('disable_parallel_tool_use keeps one tool call, as on any backend', async () => {
     const body = { ...hello, messages: [{ role: 'user', content: 'two tools' }], tools: [LOOKUP] };
     assert.equal((await json(front, body)).reply.content.length, 2);

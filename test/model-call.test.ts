@@ -207,7 +207,7 @@ describe('a search result reads as text to every engine, never as its base64', (
   });
 });
 
-describe('an image inside a tool_result is refused where the engine cannot take it, never dropped', () => {
+describe('an image inside a tool_result goes where images go on each backend: passed on, or refused naming it', () => {
   const withImage = {
     tools: [LOOKUP],
     messages: [
@@ -226,21 +226,31 @@ describe('an image inside a tool_result is refused where the engine cannot take 
     ],
   };
 
-  for (const [model, backend] of [
-    ['llama', 'llama-cpp'],
-    ['vllm', 'openai-compatible'],
-  ] as const) {
-    test(`${model}: a 400 naming the block`, async () => {
-      for (const path of ['/v1/messages', '/v1/messages/count_tokens']) {
-        const { status, reply } = await post(path, model, withImage);
-        assert.equal(status, 400, path);
-        assert.equal(
-          reply.error?.message,
-          `messages.2.content.0.content.0: images in tool results are not supported by the ${backend} backend`,
-        );
-      }
-    });
-  }
+  test('llama: a 400 naming the block, in the words of an image in a user turn', async () => {
+    for (const path of ['/v1/messages', '/v1/messages/count_tokens']) {
+      const { status, reply } = await post(path, 'llama', withImage);
+      assert.equal(status, 400, path);
+      assert.equal(
+        reply.error?.message,
+        'messages.2.content.0.content.0: images are not supported by the llama-cpp backend',
+      );
+    }
+  });
+
+  test('vllm: the image follows the tool message in a user message', async () => {
+    const { status } = await post('/v1/messages', 'vllm', withImage);
+    assert.equal(status, 200);
+    assert.deepEqual(lastEngineBody().messages.slice(-2), [
+      { role: 'tool', tool_call_id: 'toolu_1', content: '[image: in the next user message]' },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'The image returned by lookup (call toolu_1):' },
+          { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
+        ],
+      },
+    ]);
+  });
 
   test('upstream: the image goes upstream inside its tool_result', async () => {
     const { status } = await post('/v1/messages', 'upstream', withImage);

@@ -8,9 +8,12 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import Anthropic from '@anthropic-ai/sdk';
 import { postJson, readSse, signedThinking } from '@mms/testing';
-import { BOOKING, CITY_FORMAT, send, useEngines, user, WEATHER } from './openai-compatible-support.js';
+import { BOOKING, CITY_FORMAT, send, useEngines, user, WEATHER, type Reply } from './openai-compatible-support.js';
 
-const bench = useEngines({ backend: { vllm: { apiKey: 'engine-secret' } } });
+const bench = useEngines({
+  backend: { vllm: { apiKey: 'engine-secret' } },
+  variants: [{ suffix: 'text-only', engine: 'vllm', backend: { images: false } }],
+});
 
 type Body = Record<string, any>;
 const last = (kind: keyof typeof bench.engines): Body => bench.engines[kind].lastChatBody();
@@ -111,6 +114,91 @@ describe('request mapping', () => {
     assert.deepEqual(body.messages[2], { role: 'tool', tool_call_id: 'toolu_2', content: 'Error: no such city' });
     // Ollama carries reasoning back as `reasoning`, and takes no tool_choice.
     assert.equal(body.tool_choice, undefined);
+  });
+
+  describe('images a tool returned (a screenshot read by Claude Code)', () => {
+    const SCREENSHOT = {
+      name: 'read_screenshot',
+      description: 'Reads a screenshot.',
+      input_schema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+    };
+    const PNG = { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } };
+    const LINKED = { type: 'image', source: { type: 'url', url: 'https://images.example/shot-2.png' } };
+    const conversation = (results: unknown[][]) => [
+      user('Compare the two screenshots.'),
+      {
+        role: 'assistant',
+        content: results.map((_, index) => ({
+          type: 'tool_use',
+          id: `toolu_${index + 1}`,
+          name: 'read_screenshot',
+          input: { name: `shot-${index + 1}` },
+        })),
+      },
+      {
+        role: 'user',
+        content: [
+          ...results.map((content, index) => ({ type: 'tool_result', tool_use_id: `toolu_${index + 1}`, content })),
+          { type: 'text', text: 'Which is newer?' },
+        ],
+      },
+    ];
+
+    test('the tool messages keep the text; the images follow them in a user message, each after the call that returned it', async () => {
+      const messages = conversation([[{ type: 'text', text: 'shot-1.png, 1280x800' }, PNG], [LINKED]]);
+      assert.equal((await send(bench, 'vllm', { messages, tools: [SCREENSHOT] })).status, 200);
+      assert.deepEqual(last('vllm').messages.slice(2), [
+        { role: 'tool', tool_call_id: 'toolu_1', content: 'shot-1.png, 1280x800\n[image: in the next user message]' },
+        { role: 'tool', tool_call_id: 'toolu_2', content: '[image: in the next user message]' },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'The image returned by read_screenshot (call toolu_1):' },
+            { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
+            { type: 'text', text: 'The image returned by read_screenshot (call toolu_2):' },
+            // A URL goes as it is, as a user turn's image does.
+            { type: 'image_url', image_url: { url: 'https://images.example/shot-2.png' } },
+            { type: 'text', text: 'Which is newer?' },
+          ],
+        },
+      ]);
+    });
+
+    test('they count as images where the engine has no tokenizer: 1,600 tokens each, not their base64', async () => {
+      const count = async (results: unknown[][]) => {
+        const response = await postJson(bench.service, '/v1/messages/count_tokens', {
+          model: 'ollama',
+          messages: conversation(results),
+          tools: [SCREENSHOT],
+        });
+        return ((await response.json()) as { input_tokens: number }).input_tokens;
+      };
+      const withImage = await count([[PNG]]);
+      const withText = await count([[{ type: 'text', text: 'shot-1.png' }]]);
+      assert.ok(withImage - withText >= 1_600 && withImage - withText < 1_650, `${withImage} - ${withText}`);
+    });
+
+    test('a model configured without images (images: false) refuses them, naming the block, before the engine is asked', async () => {
+      const asked = bench.engines.vllm.requests.length;
+      const cases: Array<[unknown[], string]> = [
+        [conversation([[{ type: 'text', text: 'shot-1.png' }, PNG]]), 'messages.2.content.0.content.1'],
+        [[user([{ type: 'text', text: 'What is this?' }, PNG])], 'messages.0.content.1'],
+      ];
+      for (const [messages, where] of cases) {
+        for (const path of ['/v1/messages', '/v1/messages/count_tokens']) {
+          const response = await postJson(bench.service, path, {
+            model: 'vllm-text-only',
+            ...(path === '/v1/messages' ? { max_tokens: 100 } : {}),
+            messages,
+            tools: [SCREENSHOT],
+          });
+          assert.equal(response.status, 400, path);
+          const reply = (await response.json()) as Reply;
+          assert.equal(reply.error?.message, `${where}: images are not supported by the openai-compatible backend`);
+        }
+      }
+      assert.equal(bench.engines.vllm.requests.length, asked);
+    });
   });
 
   test('tool_choice maps to auto, required, a named function and none; disable_parallel_tool_use to parallel_tool_calls false', async () => {

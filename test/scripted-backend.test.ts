@@ -85,6 +85,25 @@ describe('default answer', () => {
     assert.equal(reply.stop_reason, 'end_turn');
   });
 
+  test('after a tool_result that holds an image, echoes its text; the image is part of the prompt it counts', async () => {
+    const screenshot = { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } };
+    const body = (content: unknown[]) => ({
+      ...base,
+      tools: [{ name: 'read_screenshot', description: 'Reads a screenshot.', input_schema: { type: 'object' } }],
+      messages: [
+        user('Look at the screenshot.'),
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'read_screenshot', input: {} }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content }] },
+      ],
+    });
+    const withImage = body([{ type: 'text', text: 'shot-1.png' }, screenshot]);
+    const { status, reply } = await send(withImage);
+    assert.equal(status, 200);
+    assert.deepEqual(reply.content, [{ type: 'text', text: 'shot-1.png', citations: null }]);
+    const { reply: withoutImage } = await send(body([{ type: 'text', text: 'shot-1.png' }]));
+    assert.ok(reply.usage.input_tokens > withoutImage.usage.input_tokens);
+  });
+
   test('thinks first when the request thinks, with a signature', async () => {
     const { reply } = await send({ ...base, thinking: { type: 'adaptive' } });
     assert.deepEqual(

@@ -243,7 +243,7 @@ describe('chat messages', () => {
       { type: 'text', text: 'Found it.', citations: null },
     ];
     const call = callOf({ messages: [{ role: 'user', content: 'Find a.' }] }, { turnSoFar: turn });
-    const messages = toChatMessages(call, { instruction: undefined, reasoningField: undefined });
+    const messages = toChatMessages(call, { instruction: undefined, reasoningField: undefined, images: true });
     assert.deepEqual(messages, [
       { role: 'user', content: 'Find a.' },
       {
@@ -271,7 +271,7 @@ describe('chat messages', () => {
       ],
     });
     assert.throws(
-      () => toChatMessages(prompt, { instruction: undefined, reasoningField: undefined }),
+      () => toChatMessages(prompt, { instruction: undefined, reasoningField: undefined, images: true }),
       /messages\.0\.content\.0: PDF documents are not supported/,
     );
   });

@@ -5,13 +5,22 @@
  * backend, so that a caller can tell what to change whichever engine answers.
  */
 import { ServiceError } from '@mms/protocol';
-import type { DocumentPart, ToolResultPart } from './model-call.js';
+import type { DocumentPart, ImagePart, ToolResultPart } from './model-call.js';
 
 export function unsupportedContent(where: string, what: string, backend: string, advice = ''): ServiceError {
   return new ServiceError(
     'invalid_request',
     `${where}: ${what} not supported by the ${backend} backend${advice ? `; ${advice}` : ''}`,
   );
+}
+
+/**
+ * An image, for an engine or a model that takes none. One wording wherever the image stands, in
+ * a user turn or inside a tool's result, since whether a backend takes images is one rule: the
+ * path says which it was (`messages.2.content.0.content.1`).
+ */
+export function unsupportedImage(part: ImagePart, backend: string): ServiceError {
+  return unsupportedContent(part.where, 'images are', backend);
 }
 
 /** A document as the text an engine without document support reads: its title, context and text. */
@@ -29,15 +38,17 @@ export function documentText(part: DocumentPart, backend: string): string {
 }
 
 /**
- * A tool's result as one text: its text parts and documents, one per line. A client's error
- * result starts with `Error:`; a server tool's result already says what failed (server-results.ts).
+ * A tool's result as one text: its text parts and documents, one per line; an image in it is
+ * refused (an engine that takes images passes the result without them and sends them apart). A
+ * client's error result starts with `Error:`; a server tool's result already says what failed
+ * (server-results.ts).
  */
 export function toolResultText(part: ToolResultPart, backend: string): string {
   const text = part.content
     .map((inner) => {
       if (inner.type === 'text') return inner.text;
       if (inner.type === 'document') return documentText(inner, backend);
-      throw unsupportedContent(inner.where, 'images in tool results are', backend);
+      throw unsupportedImage(inner, backend);
     })
     .join('\n');
   return part.isError && !part.server ? `Error: ${text}` : text;

@@ -1,12 +1,12 @@
 /**
  * The model call's conversation as node-llama-cpp's chat history, so that the model's own chat
  * template formats it: system prompt, turns, thinking, tool calls and their results. Pure: no
- * model, no I/O. Content this engine cannot take (images, PDF and URL documents) is refused with
- * the block named (call/text-content.ts), never dropped.
+ * model, no I/O. Content this engine cannot take (images, in a user turn or a tool's result, and
+ * PDF and URL documents) is refused with the block named (call/text-content.ts), never dropped.
  */
 import type { ChatHistoryItem, ChatModelFunctionCall, ChatModelResponse } from 'node-llama-cpp';
 import type { AssistantPart, ModelPrompt, TextPart, UserPart } from '../call/model-call.js';
-import { documentText, toolResultText, unsupportedContent } from '../call/text-content.js';
+import { documentText, toolResultText, unsupportedImage } from '../call/text-content.js';
 
 const BACKEND = 'llama-cpp';
 
@@ -45,7 +45,7 @@ function appendUserTurn(
   for (const part of parts) {
     if (part.type === 'text') texts.push(part.text);
     else if (part.type === 'document') texts.push(documentText(part, BACKEND));
-    else if (part.type === 'image') throw unsupportedContent(part.where, 'images are', BACKEND);
+    else if (part.type === 'image') throw unsupportedImage(part, BACKEND);
     else {
       const call = calls.get(part.callId);
       if (call) call.result = toolResultText(part, BACKEND);

@@ -23,6 +23,8 @@ export interface ChatRequestInput {
   model: string;
   thinking: { on: Record<string, unknown>; off: Record<string, unknown> } | undefined;
   outputBudget: number;
+  /** The served model takes images (the backend's `images`). */
+  images: boolean;
   /** Appended after the conversation (a retry's feedback). */
   extraMessages?: ChatMessage[];
   /** The field that carries the output budget; `max_tokens` unless configured (generic servers). */
@@ -38,6 +40,7 @@ export function toChatRequest(input: ChatRequestInput): ChatCompletionRequest {
     ...toChatMessages(prompt, {
       instruction: plan.instruction,
       reasoningField: profile.reasoningHistoryField,
+      images: input.images,
     }),
     ...(input.extraMessages ?? []),
   ];

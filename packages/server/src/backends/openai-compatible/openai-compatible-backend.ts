@@ -139,6 +139,7 @@ export class OpenAiCompatibleBackend implements Backend {
       profile: this.profile,
       model: this.config.model,
       thinking: this.config.thinking,
+      images: this.config.images,
       outputBudget: 1,
     });
     return this.counter.count(body);
@@ -167,6 +168,7 @@ export class OpenAiCompatibleBackend implements Backend {
       profile: this.profile,
       model: this.config.model,
       thinking: this.config.thinking,
+      images: this.config.images,
       outputBudget: this.remaining(state),
       extraMessages,
       maxTokensField: this.config.maxTokensField,

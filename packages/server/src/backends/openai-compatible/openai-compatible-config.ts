@@ -43,6 +43,12 @@ export const openAiCompatibleBackendConfig = z
       .describe(
         "'engine' asks the engine's tokenizer endpoint where it has one (one extra round trip per request); 'estimate' counts 4 characters per token.",
       ),
+    images: z
+      .boolean()
+      .default(true)
+      .describe(
+        "Whether the served model takes images (default true). false for a text-only model: an image, in a user turn or a tool's result, is then a 400 naming the block, before the engine is asked.",
+      ),
     thinking: z
       .strictObject({ on: requestFields, off: requestFields })
       .optional()

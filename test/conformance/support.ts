@@ -11,7 +11,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import type { Message, Tool } from '@anthropic-ai/sdk/resources/messages';
 import { startService, scriptedModels, type RunningService } from '@mms/testing';
 
-/** The version the 1.x official client sends unless told otherwise; the service accepts only API_VERSION. */
+/** The version the 1.x official client sends unless told otherwise (docs/decisions/0004). */
 export const SDK_V1_DEFAULT_VERSION = '2026-10-21';
 
 export const MODEL_IDS = ['small-older', 'small-newer', 'mid-older', 'mid-newer', 'large-older', 'large-newer'];

@@ -4,6 +4,9 @@
  * `2026-10-21` (`@anthropic-ai/sdk-v1`, 1.x) are identical, checked here by the compiler. After a
  * bump of either client, an error below names the reply that now differs: that is when the
  * service answers it per version (`apiVersion` on the route context), with a conformance test.
+ *
+ * The suite drives the 1.x client through 0.137's declarations (support.ts); these checks are
+ * what make that sound.
  */
 import type * as Messages0 from '@anthropic-ai/sdk/resources/messages';
 import type * as Messages1 from '@anthropic-ai/sdk-v1/resources/messages';

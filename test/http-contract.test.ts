@@ -92,22 +92,34 @@ describe('authentication', () => {
 });
 
 describe('version header', () => {
-  test('a missing anthropic-version is 400 with a message that names the header and value', async () => {
+  test('a missing anthropic-version is 400 with a message that names the header and the supported values', async () => {
     await expectError(
       await postJson(service, '/v1/messages', simpleRequest, { 'anthropic-version': undefined }),
       400,
       'invalid_request_error',
-      /anthropic-version.*required.*2023-06-01/,
+      /anthropic-version.*required.*2023-06-01, 2026-10-21/,
     );
   });
 
-  test('another version value is 400 naming the supported one', async () => {
+  test('another version value is 400 naming the supported ones', async () => {
     await expectError(
       await postJson(service, '/v1/messages', simpleRequest, { 'anthropic-version': '2024-01-01' }),
       400,
       'invalid_request_error',
-      /"2024-01-01" is not a supported version.*2023-06-01/,
+      /"2024-01-01" is not a supported version; the supported versions are 2023-06-01, 2026-10-21$/,
     );
+  });
+
+  test('2026-10-21 is answered as 2023-06-01 is (docs/decisions/0004)', async () => {
+    const replies = [];
+    for (const version of ['2023-06-01', '2026-10-21']) {
+      const response = await postJson(service, '/v1/messages', simpleRequest, { 'anthropic-version': version });
+      assert.equal(response.status, 200);
+      const { id, ...rest } = (await response.json()) as Record<string, unknown>;
+      assert.match(String(id), /^msg_/);
+      replies.push(rest);
+    }
+    assert.deepEqual(replies[1], replies[0]);
   });
 });
 

@@ -1,18 +1,80 @@
 /**
- * Shared set-up of the conformance suite: one service (scripted models, faults on, a script) per
- * test file, and the unmodified official client pointed at it.
+ * Shared set-up of the conformance suite: the official clients it drives, each unmodified, and one
+ * service (scripted models, faults on, a script) per client and test file.
  */
-import { after, before } from 'node:test';
+import { after, before, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import Anthropic from '@anthropic-ai/sdk';
+import Anthropic, * as Sdk0 from '@anthropic-ai/sdk';
+import type { ClientOptions } from '@anthropic-ai/sdk';
 import type { Message, Tool } from '@anthropic-ai/sdk/resources/messages';
+import { VERSION as SDK0_VERSION } from '@anthropic-ai/sdk/version';
+import AnthropicV1, * as Sdk1 from '@anthropic-ai/sdk-v1';
+import { VERSION as SDK1_VERSION } from '@anthropic-ai/sdk-v1/version';
+import type { ApiVersion } from '@mms/protocol';
 import { startService, scriptedModels, type RunningService } from '@mms/testing';
 
-/** The version the 1.x official client sends unless told otherwise; the service accepts only API_VERSION. */
-export const SDK_V1_DEFAULT_VERSION = '2026-10-21';
+/** What the suite reads of an error an official client throws: the same in 0.137 and 1.x. */
+export interface SdkError extends Error {
+  readonly status: number | undefined;
+  readonly headers: Headers | undefined;
+  readonly error: unknown;
+  readonly requestID: string | null | undefined;
+  readonly type: string | null;
+}
+
+type SdkErrorClass = abstract new (...args: never[]) => SdkError;
+
+/** The error classes of one official client that the suite expects. */
+export interface SdkErrorClasses {
+  APIError: SdkErrorClass;
+  AuthenticationError: SdkErrorClass;
+  BadRequestError: SdkErrorClass;
+  InternalServerError: SdkErrorClass;
+  NotFoundError: SdkErrorClass;
+  RateLimitError: SdkErrorClass;
+  /** A 529's class: 1.x has OverloadedError; 0.137 has none and answers InternalServerError. */
+  OverloadedError: SdkErrorClass;
+}
+
+/** The public options the suite sets: those both clients take alike. */
+export type SuiteClientOptions = Pick<ClientOptions, 'baseURL' | 'apiKey' | 'maxRetries' | 'fetch' | 'defaultHeaders'>;
+
+export interface OfficialClient {
+  /** Package and version, as the tests are named. */
+  name: string;
+  /** The name it is installed under here: 1.x sits beside 0.137 under an alias. */
+  moduleName: string;
+  /** The `anthropic-version` the client sends when nothing overrides it. */
+  apiVersion: ApiVersion;
+  /**
+   * A client with only the public options given. Typed with 0.137's declarations for both, as
+   * their replies are the same types (reply-types.ts checks that at compile time).
+   */
+  create(options: SuiteClientOptions): Anthropic;
+  errors: SdkErrorClasses;
+}
+
+export const OFFICIAL_CLIENTS: readonly OfficialClient[] = [
+  {
+    name: `@anthropic-ai/sdk ${SDK0_VERSION}`,
+    moduleName: '@anthropic-ai/sdk',
+    apiVersion: '2023-06-01',
+    create: (options) => new Anthropic(options),
+    errors: { ...Sdk0, OverloadedError: Sdk0.InternalServerError },
+  },
+  {
+    name: `@anthropic-ai/sdk ${SDK1_VERSION}`,
+    moduleName: '@anthropic-ai/sdk-v1',
+    apiVersion: '2026-10-21',
+    // To the compiler the classes are unrelated: each has #private fields, and 1.x dropped the
+    // legacy `completions`. The suite uses neither, and what it reads back has the same types.
+    create: (options) => new AnthropicV1(options) as unknown as Anthropic,
+    errors: Sdk1,
+  },
+];
 
 export const MODEL_IDS = ['small-older', 'small-newer', 'mid-older', 'mid-newer', 'large-older', 'large-newer'];
 
@@ -58,13 +120,22 @@ export const BOOKING_TOOL: Tool = {
 };
 
 export interface Conformance {
+  official: OfficialClient;
   service: RunningService;
   client: Anthropic;
 }
 
-/** Registers before/after hooks that start and stop the service; fields are set once `before` ran. */
-export function useConformanceService(): Conformance {
-  const conformance = {} as Conformance;
+/** Runs `suite` once per official client, each in a describe named after the client. */
+export function forEachOfficialClient(suite: (official: OfficialClient) => void): void {
+  for (const official of OFFICIAL_CLIENTS) describe(official.name, () => suite(official));
+}
+
+/**
+ * Registers before/after hooks that start and stop the service; fields are set once `before` ran.
+ * Called inside a describe, the service lives as long as that describe.
+ */
+export function useConformanceService(official: OfficialClient): Conformance {
+  const conformance = { official } as Conformance;
   let scriptFolder = '';
   before(async () => {
     scriptFolder = fs.mkdtempSync(path.join(os.tmpdir(), 'mms-'));
@@ -80,12 +151,9 @@ export function useConformanceService(): Conformance {
   return conformance;
 }
 
-/** The unmodified SDK, configured only through its public options. */
-export function sdkClient(
-  conformance: Conformance,
-  options: ConstructorParameters<typeof Anthropic>[0] = {},
-): Anthropic {
-  return new Anthropic({
+/** The unmodified official client, configured only through its public options. */
+export function sdkClient(conformance: Conformance, options: SuiteClientOptions = {}): Anthropic {
+  return conformance.official.create({
     baseURL: conformance.service.baseURL,
     apiKey: conformance.service.apiKey,
     maxRetries: 0,

@@ -3,7 +3,10 @@
  * re-checked whenever a model changes, so they live here and nowhere else.
  */
 
-/** The only version header value the contract defines (spec: Authentication). */
+/**
+ * The version header value the contract defines (spec: Authentication), which this service's own
+ * clients send; the service answers every value in API_VERSIONS (api-versions.ts).
+ */
 export const API_VERSION = '2023-06-01';
 
 /**

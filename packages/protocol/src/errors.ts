@@ -12,7 +12,7 @@ export const ERROR_TABLE = {
   unsupported_version: {
     status: 400,
     type: 'invalid_request_error',
-    description: 'The version header is missing or has a value other than 2023-06-01.',
+    description: 'The version header is missing or is neither 2023-06-01 nor 2026-10-21.',
   },
   strict_schema_keyword: {
     status: 400,

@@ -1,4 +1,5 @@
 export * from './constants.js';
+export * from './api-versions.js';
 export * from './errors.js';
 export * from './request-schema.js';
 export * from './parse-request.js';

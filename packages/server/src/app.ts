@@ -12,7 +12,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { pino, type Logger } from 'pino';
-import { ServiceError } from '@mms/protocol';
+import { ServiceError, type ApiVersion } from '@mms/protocol';
 import type { ServerToolRunner } from './agent/server-tool-runner.js';
 import type { ServiceConfig } from './config/config-schema.js';
 import { configuredSecrets } from './config/configured-secrets.js';
@@ -233,9 +233,10 @@ export class App {
         this.sendError(response, requestId, edge.error, edge.closeConnection);
         return;
       }
+      let apiVersion: ApiVersion | undefined;
       if (!isHealthRoute(path)) {
         this.keys.assertAuthorized(request.headers);
-        if (path.startsWith('/v1/')) assertVersionHeader(request.headers);
+        if (path.startsWith('/v1/')) apiVersion = assertVersionHeader(request.headers);
       }
       const match = this.router.find(request.method ?? 'GET', path);
       if (!match) throw new ServiceError('not_found', `${request.method} ${path} is not an endpoint of this service`);
@@ -243,6 +244,7 @@ export class App {
         request,
         response,
         requestId,
+        apiVersion,
         params: match.params,
         query: queryStart < 0 ? '' : url.slice(queryStart + 1),
         log: this.log,

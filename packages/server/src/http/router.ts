@@ -6,12 +6,18 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { ServiceError } from '@mms/protocol';
+import { ServiceError, type ApiVersion } from '@mms/protocol';
 
 export interface RouteContext {
   request: IncomingMessage;
   response: ServerResponse;
   requestId: string;
+  /**
+   * The request's `anthropic-version` (undefined outside /v1/: /health needs none). Every version
+   * gets the same replies today (docs/decisions/0004); a reply that comes to differ by version
+   * reads it here.
+   */
+  apiVersion: ApiVersion | undefined;
   /** Path parameters, percent-decoded. */
   params: Readonly<Record<string, string>>;
   /** The query string, without the `?`: parsed only by the routes that read it. */

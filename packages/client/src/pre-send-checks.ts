@@ -121,7 +121,7 @@ export function promptChars(request: Pick<MessageRequest, 'system' | 'messages' 
       sum +
       (typeof message.content === 'string'
         ? message.content.length
-        : message.content.reduce((inner, block) => inner + blockChars(block), 0)),
+        : (message.content ?? []).reduce((inner: number, block: ContentBlockParam) => inner + blockChars(block), 0)),
     0,
   );
   return system + messages + (request.tools ? JSON.stringify(request.tools).length : 0);

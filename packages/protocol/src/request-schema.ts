@@ -155,15 +155,32 @@ export const contentBlockParam = z.discriminatedUnion('type', [
 
 export const systemParam = z.union([z.string(), z.array(textBlockParam)]);
 
+export const EFFORT_LEVELS = ['low', 'medium', 'high', 'xhigh', 'max'] as const;
+export type Effort = (typeof EFFORT_LEVELS)[number];
+const effort = nullMeansUnset(z.enum(EFFORT_LEVELS));
+
 /**
- * `user` and `assistant` turns, and `system` messages in between (Claude Code sends its
- * environment notes and reminders so): instructions that stand at their place in the
- * conversation, text only, as the official client types them.
+ * A `system` message (Claude Code sends its environment notes and reminders so): an instruction
+ * that stands at its place in the conversation, text only. As the public API's per-turn control
+ * has it, it may set the effort from there on (`output_config.effort`), and with `clear_at:
+ * "next_user_message"` it is shown only until a later user message exists.
  */
+export const systemMessageParam = z
+  .strictObject({
+    role: z.literal('system'),
+    content: systemParam.optional(),
+    output_config: nullMeansUnset(z.strictObject({ effort })),
+    clear_at: nullMeansUnset(z.enum(['next_user_message', 'never'])),
+  })
+  .refine((message) => message.content !== undefined || message.output_config !== undefined, {
+    message: 'a system message needs content or output_config',
+  });
+
+/** `user` and `assistant` turns, and `system` messages in between. */
 export const messageParam = z.discriminatedUnion('role', [
   z.strictObject({ role: z.literal('user'), content: z.union([z.string(), z.array(contentBlockParam)]) }),
   z.strictObject({ role: z.literal('assistant'), content: z.union([z.string(), z.array(contentBlockParam)]) }),
-  z.strictObject({ role: z.literal('system'), content: systemParam }),
+  systemMessageParam,
 ]);
 
 /** Public API rule for tool names; the spec does not narrow it. */
@@ -249,15 +266,12 @@ export const thinkingParam = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('enabled'), budget_tokens: z.int().min(1024), display: thinkingDisplay }),
 ]);
 
-export const EFFORT_LEVELS = ['low', 'medium', 'high', 'xhigh', 'max'] as const;
-export type Effort = (typeof EFFORT_LEVELS)[number];
-
 export const outputConfigParam = z.strictObject({
   format: nullMeansUnset(
     z.strictObject({ type: z.literal('json_schema'), schema: z.looseObject({ type: z.literal('object') }) }),
   ),
   /** How much the model may think: a share of the output budget (backends/call/thinking-budget.ts). */
-  effort: nullMeansUnset(z.enum(EFFORT_LEVELS)),
+  effort,
 });
 
 /** Which earlier thinking the model sees again: the last `value` assistant turns' thinking, or all. */

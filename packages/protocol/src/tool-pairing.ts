@@ -9,7 +9,7 @@ import { ServiceError } from './errors.js';
 import type { ContentBlockParam, MessageParam } from './request-schema.js';
 
 function blocksOf(message: MessageParam | undefined): ContentBlockParam[] {
-  if (!message || typeof message.content === 'string') return [];
+  if (!message || message.role === 'system' || typeof message.content === 'string') return [];
   return message.content;
 }
 

@@ -33,7 +33,7 @@ export function checkSignedBlocks(request: ConversationRequest, signer: Signer):
   const messages = request.messages;
   for (let index = 0; index < messages.length; index += 1) {
     const content = messages[index]!.content;
-    if (typeof content === 'string') continue;
+    if (typeof content === 'string' || content === undefined) continue;
     for (let position = 0; position < content.length; position += 1) {
       const block = content[position]!;
       if (block.type === 'thinking' && !thinkingSignatureVerifies(signer, block.thinking, block.signature))

@@ -6,6 +6,7 @@
 import {
   requestThinks,
   type ContentBlock,
+  type Effort,
   type ConversationRequest,
   type MessageRequest,
   type ModelProfile,
@@ -32,7 +33,7 @@ export function buildModelPrompt(request: ConversationRequest, model: ModelProfi
       on: requestThinks(request, model),
       budgetTokens: thinking?.type === 'enabled' ? thinking.budget_tokens : undefined,
       requested: thinking?.type,
-      effort: request.output_config?.effort,
+      effort: turnEffort(request),
       display: thinking?.type === 'disabled' ? undefined : thinking?.display,
     },
   };
@@ -77,4 +78,17 @@ function systemParts(system: ConversationRequest['system']): TextPart[] {
   if (system === undefined) return [];
   if (typeof system === 'string') return system === '' ? [] : [{ type: 'text', text: system }];
   return system.map((block) => ({ type: 'text', text: block.text, ...cacheHint(block.cache_control) }));
+}
+
+/**
+ * The effort of the turn the model writes: the last system message that sets one (the public
+ * API's per-turn control: it holds from there on), else the request's own.
+ */
+function turnEffort(request: ConversationRequest): Effort | undefined {
+  const messages = request.messages;
+  for (let index = messages.length - 1; index >= 0; index -= 1) {
+    const message = messages[index]!;
+    if (message.role === 'system' && message.output_config?.effort !== undefined) return message.output_config.effort;
+  }
+  return request.output_config?.effort;
 }

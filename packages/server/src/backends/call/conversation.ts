@@ -23,9 +23,12 @@ export function conversationTurns(messages: readonly MessageParam[]): Turn[] {
   const turns: Turn[] = [];
   /** System turns held back until the results of the calls before them are in. */
   let heldSystem: Turn[] = [];
+  const lastUser = messages.findLastIndex((message) => message.role === 'user');
   messages.forEach((message, index) => {
     const where = `messages.${index}`;
     if (message.role === 'system') {
+      // `clear_at: "next_user_message"`: shown only for the user turn it follows.
+      if (message.clear_at === 'next_user_message' && lastUser > index) return;
       const parts = systemTextParts(message.content);
       if (parts.length === 0) return;
       const target = heldSystem.length > 0 || awaitsResults(turns.at(-1)) ? heldSystem : turns;
@@ -49,9 +52,11 @@ function awaitsResults(turn: Turn | undefined): boolean {
   return turn?.role === 'assistant' && turn.parts.some((part) => part.type === 'tool-call' && !part.server);
 }
 
-function systemTextParts(content: string | ReadonlyArray<{ text: string; cache_control?: CacheControl }>): TextPart[] {
+function systemTextParts(
+  content: string | ReadonlyArray<{ text: string; cache_control?: CacheControl }> | undefined,
+): TextPart[] {
   if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }];
-  return content.map(textPart);
+  return (content ?? []).map(textPart);
 }
 
 type CacheControl = { ttl?: '5m' | '1h' } | null;

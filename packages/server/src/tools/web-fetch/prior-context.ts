@@ -46,7 +46,7 @@ function urlsOfRequest(request: MessageRequest): ReadonlySet<string> {
     // A system message is the caller's, as the system prompt is.
     if (message.role === 'system') {
       if (typeof message.content === 'string') add(urlsInText(message.content));
-      else for (const block of message.content) add(urlsInText(block.text));
+      else for (const block of message.content ?? []) add(urlsInText(block.text));
       continue;
     }
     if (typeof message.content === 'string') {

@@ -8,3 +8,4 @@ export * from './raw-messages-server.js';
 export * from './search-documents.js';
 export * from './page-server.js';
 export * from './claude-code-requests.js';
+export * from './claude-code-cli.js';

@@ -1,8 +1,9 @@
 /**
  * Orchestration of one `POST /v1/messages`, with no HTTP in it: validate, resolve the model,
  * apply the endpoint rules, check the signed blocks that came back (signing/signed-blocks-check.ts),
- * count the prompt, take an admission slot, run the turn, and encode its parts as wire events.
- * Streaming writes these events; the JSON reply folds them.
+ * count the prompt, admit the request (a slot or a place in the queue), run the turn once it holds
+ * a slot, and encode its parts as wire events. Streaming writes these events; the JSON reply
+ * folds them.
  */
 import { checkMessageRules, parseMessageRequest } from '@mms/protocol';
 import { runTurn } from '../../agent/run-turn.js';
@@ -29,8 +30,9 @@ export interface MessageServices {
 export interface MessageCall {
   stream: boolean;
   /**
-   * The wire events. The first `next()` resolves only once the backend produced its first part,
-   * so a failure before any output is still an HTTP error status, not an event in a 200 stream.
+   * The wire events. The first `next()` resolves only once the request has its slot and the
+   * backend produced its first part, so a failure before any output is still an HTTP error
+   * status, not an event in a 200 stream.
    */
   events: MessageEvents;
   /** The backend that answers, for the `mms-backend` header: known once `events` gave its first batch. */
@@ -52,7 +54,8 @@ export async function startMessage(
   const prompt = buildModelPrompt(request, entry.profile);
   const inputTokens = await backend.countTokens(prompt);
   if (inputTokens > entry.profile.contextWindow) throw promptTooLong(inputTokens, entry.profile.contextWindow, 'exact');
-  const release = await entry.admission.acquire(cancellation);
+  // Admitted here, or refused with a 529 thrown at once: the slot itself may still be a wait.
+  const slot = entry.admission.admit(cancellation);
   const parts = runTurn({
     backend,
     request,
@@ -66,7 +69,7 @@ export async function startMessage(
     signer: services.signer,
   });
   const encoder = new MessageEncoder({ id: newMessageId(), model: entry.profile.id, inputTokens });
-  return new StartedMessage(request.stream === true, new MessageEvents(parts, encoder, release), backend);
+  return new StartedMessage(request.stream === true, new MessageEvents(parts, encoder, slot), backend);
 }
 
 /**

@@ -163,6 +163,9 @@ describe('SSE stream', () => {
     assert.ok(!names.includes('message_stop'));
     assert.ok(!names.includes('message_delta'));
     assert.deepEqual(events.at(-1)?.data.error, { type: 'api_error', message: 'Injected fault: stream-error' });
+    // What the status reply's headers would have said: mms-error-code (no retry-after for a 500).
+    assert.equal(events.at(-1)?.data.mms_error_code, 'internal');
+    assert.equal(events.at(-1)?.data.mms_retry_after, undefined);
   });
 
   test('a failure before any output is an HTTP error status, not a 200 stream', async () => {

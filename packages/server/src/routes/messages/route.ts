@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { StreamEvent } from '@mms/protocol';
 import type { ConnectionClosing } from '../../http/connection-closing.js';
 import { Cancellation } from '../../backends/cancellation.js';
-import { errorReply } from '../../http/error-reply.js';
+import { errorReply, type ErrorReply } from '../../http/error-reply.js';
 import type { ReplyRedaction } from '../../http/reply-redaction.js';
 import { readJsonBody } from '../../http/request-body.js';
 import { WRITTEN, type RouteContext, type Router } from '../../http/router.js';
@@ -73,14 +73,27 @@ async function streamReply(
     // the stream ends without message_stop, so no client mistakes it for a finished message.
     // A client that went away is not a failure of ours: nothing to log, nobody to tell.
     if (context.response.destroyed) return;
-    const { body, unexpected, detail } = errorReply(error, context.requestId, redaction);
-    if (unexpected) context.log.error({ err: error, reqId: context.requestId }, 'stream failed');
-    else if (detail !== undefined) context.log.warn({ reqId: context.requestId, detail }, body.error.message);
-    await sse.write([body]);
+    const reply = errorReply(error, context.requestId, redaction);
+    if (reply.unexpected) context.log.error({ err: error, reqId: context.requestId }, 'stream failed');
+    else if (reply.detail !== undefined)
+      context.log.warn({ reqId: context.requestId, detail: reply.detail }, reply.body.error.message);
+    await sse.write([streamErrorEvent(reply)]);
   } finally {
     sse.end();
     await events.return();
   }
+}
+
+/**
+ * The error envelope as an `error` event, with what the status reply's headers would have said:
+ * its code (`mms-error-code`: a 502 api_error is model_output_invalid or not) and its
+ * `retry-after`. Before the first content these decide a caller's retry as the status did: the
+ * calling client's retry ladder and a messages-upstream backend in front of this service read them.
+ */
+function streamErrorEvent(reply: ErrorReply): StreamEvent {
+  const event: StreamEvent = { ...reply.body, mms_error_code: reply.code };
+  if (reply.retryAfterSeconds !== undefined) event.mms_retry_after = reply.retryAfterSeconds;
+  return event;
 }
 
 /** Aborts generation when the client goes away before the reply is complete. */

@@ -155,6 +155,13 @@ describe('errors from the upstream keep their type and message', () => {
         type: 'overloaded_error',
         message: 'busy upstream',
       });
+      const { events } = await stream(relay, hello);
+      assert.deepEqual(
+        events.map((event) => event.event),
+        ['message_start', 'ping', 'error'],
+      );
+      assert.equal(events.at(-1)?.data.mms_error_code, 'overloaded');
+      assert.equal(events.at(-1)?.data.mms_retry_after, 7);
     });
 
     test('an overloaded_error event mid-stream is relayed as that error event', async () => {

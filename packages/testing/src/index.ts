@@ -7,3 +7,4 @@ export * from './raw-upstream.js';
 export * from './raw-messages-server.js';
 export * from './search-documents.js';
 export * from './page-server.js';
+export * from './stream-with-trailers.js';

@@ -4,6 +4,12 @@
  * count the prompt, admit the request (a slot or a place in the queue), run the turn once it holds
  * a slot, and encode its parts as wire events. Streaming writes these events; the JSON reply
  * folds them.
+ *
+ * `startMessage` returns once the request is admitted, before it has a slot or any output: every
+ * refusal up to there (a bad request, an unknown model, a prompt too long by its count, a full
+ * queue) is thrown from it, so it is an HTTP status for a stream too. What fails after it (the
+ * wait in the queue, the backend, the turn) fails through `events`, which a stream that has
+ * opened at admission writes as an `error` event (docs/decisions/0015).
  */
 import { checkMessageRules, parseMessageRequest } from '@mms/protocol';
 import { runTurn } from '../../agent/run-turn.js';
@@ -30,13 +36,17 @@ export interface MessageServices {
 export interface MessageCall {
   stream: boolean;
   /**
-   * The wire events. The first `next()` resolves only once the request has its slot and the
-   * backend produced its first part, so a failure before any output is still an HTTP error
-   * status, not an event in a 200 stream.
+   * The wire events. `events.start()` gives message_start at once; otherwise the first `next()`
+   * resolves once the request has its slot and the backend produced its first part.
    */
   events: MessageEvents;
-  /** The backend that answers, for the `mms-backend` header: known once `events` gave its first batch. */
+  /**
+   * The backend that answers, for the `mms-backend` header: known once `events` gave its first
+   * batch of output. Before that, a fallback list's view names the whole list.
+   */
   backendName(): string;
+  /** True when `backendName()` may change once output comes: a fallback list not yet chosen. */
+  readonly backendChosenLater: boolean;
 }
 
 export async function startMessage(
@@ -69,7 +79,12 @@ export async function startMessage(
     signer: services.signer,
   });
   const encoder = new MessageEncoder({ id: newMessageId(), model: entry.profile.id, inputTokens });
-  return new StartedMessage(request.stream === true, new MessageEvents(parts, encoder, slot), backend);
+  return new StartedMessage(
+    request.stream === true,
+    new MessageEvents(parts, encoder, slot),
+    backend,
+    backend !== entry.backend,
+  );
 }
 
 /**
@@ -81,6 +96,7 @@ class StartedMessage implements MessageCall {
     readonly stream: boolean,
     readonly events: MessageEvents,
     private readonly backend: Backend,
+    readonly backendChosenLater: boolean,
   ) {}
 
   backendName(): string {

@@ -10,8 +10,7 @@ import { WRITTEN, type RouteContext, type Router } from '../../http/router.js';
 import { SseWriter } from '../../http/sse-writer.js';
 import { WriteDeadline } from '../../http/write-deadline.js';
 import { MessageFold } from '../../streaming/message-fold.js';
-import { startMessage, type MessageServices } from './handler.js';
-import type { MessageEvents } from './message-events.js';
+import { startMessage, type MessageCall, type MessageServices } from './handler.js';
 
 /** How replies are written: the app's settings and its closing state. */
 export interface ReplyOptions {
@@ -29,49 +28,61 @@ export function registerMessagesRoute(router: Router, services: MessageServices,
   router.post('/v1/messages', async (context) => {
     const cancellation = abortOnDisconnect(context.response);
     const body = await readJsonBody(context.request);
+    // Resolves once the request is admitted (a slot, or a place in the queue); anything it
+    // throws is an HTTP status, streamed or not.
     const call = await startMessage(body, headerValue(context.request, 'mms-fault'), services, cancellation);
-    // Headers go out only after the first batch: by then the backend that answers is known.
-    const first = await call.events.next();
     if (!call.stream) {
-      // The JSON reply is the fold of the very events a stream would write.
+      // The JSON reply is the fold of the very events a stream would write. Nothing is written
+      // before the last of them, so its failures are HTTP statuses wherever they happen.
       const fold = new MessageFold();
-      for (let next = first; !next.done; next = await call.events.next())
+      for (let next = await call.events.next(); !next.done; next = await call.events.next())
         for (const event of next.value) fold.apply(event);
       return { body: fold.result(), headers: { 'mms-backend': call.backendName() } };
     }
     const deadline = new WriteDeadline(context.response, options.writeTimeoutMs, options.onCut);
     await streamReply(
       context,
-      first,
-      call.events,
+      call,
       new SseWriter(context.response, options.pingIntervalMs, options.closing, deadline),
-      call.backendName(),
       options.redaction,
     );
     return WRITTEN;
   });
 }
 
+/**
+ * The stream opens as soon as the request is admitted: headers, message_start and a ping go out
+ * before the request has its slot or the backend its first output, so that a deep queue or a
+ * long prefill does not look like a dead server to a client's first-byte timer; the ping every
+ * `pingIntervalMs` that a quiet stream gets keeps its idle timer fed while it waits.
+ */
 async function streamReply(
   context: RouteContext,
-  first: IteratorResult<StreamEvent[]>,
-  events: MessageEvents,
+  call: MessageCall,
   sse: SseWriter,
-  backendName: string,
   redaction: ReplyRedaction,
 ): Promise<void> {
-  sse.open({ 'request-id': context.requestId, 'mms-backend': backendName });
+  const events = call.events;
+  // A fallback list chooses its backend at the first output, after the headers: the header then
+  // names the list, and a trailer the backend that answered (docs/decisions/0015).
+  sse.open(
+    { 'request-id': context.requestId, 'mms-backend': call.backendName() },
+    call.backendChosenLater ? ['mms-backend'] : [],
+  );
   try {
-    for (let next = first; !next.done; next = await events.next()) {
+    await sse.write(events.start());
+    if (context.response.destroyed) return;
+    for (let next = await events.next(); !next.done; next = await events.next()) {
       await sse.write(next.value);
       // Gone (or cut off by its write deadline): the turn stops here, in `finally`, rather than
       // generating the rest for nobody; the cancellation has already told the backend.
       if (context.response.destroyed) return;
     }
   } catch (error) {
-    // After the first byte the status is sent: the failure travels as an `error` event, and
-    // the stream ends without message_stop, so no client mistakes it for a finished message.
-    // A client that went away is not a failure of ours: nothing to log, nobody to tell.
+    // After the first byte the status is sent: the failure travels as an `error` event, before
+    // the first content as after it, and the stream ends without message_stop, so no client
+    // mistakes it for a finished message. A client that went away is not a failure of ours:
+    // nothing to log, nobody to tell.
     if (context.response.destroyed) return;
     const reply = errorReply(error, context.requestId, redaction);
     if (reply.unexpected) context.log.error({ err: error, reqId: context.requestId }, 'stream failed');
@@ -79,7 +90,7 @@ async function streamReply(
       context.log.warn({ reqId: context.requestId, detail: reply.detail }, reply.body.error.message);
     await sse.write([streamErrorEvent(reply)]);
   } finally {
-    sse.end();
+    sse.end(call.backendChosenLater ? { 'mms-backend': call.backendName() } : undefined);
     await events.return();
   }
 }

@@ -4,12 +4,13 @@
  * backend, named by the `mms-backend` header; a 503 is charged to the engine's circuit, while a
  * missing tokenizer endpoint and a bad sample of model output are not. A tokenizer endpoint
  * that hangs moves the request on at once, uncharged. The same bad sample behind an mms
- * upstream keeps its meaning through the `mms-error-code` header.
+ * upstream keeps its meaning through its code, which its stream's error event carries
+ * (`mms_error_code`) as its status reply's `mms-error-code` header does.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ServiceConfigInput } from '@mms/server';
-import { closedPortURL, FakeOpenAiEngine, postJson, startService, type RunningService } from '@mms/testing';
+import { closedPortURL, FakeOpenAiEngine, postJson, readSse, startService, type RunningService } from '@mms/testing';
 
 interface ErrorBody {
   error: { type: string; message: string };
@@ -184,7 +185,8 @@ describe('an mms upstream (itself in front of a generic engine) as the primary, 
   let upstream: RunningService;
   let front: RunningService;
   // A generic engine cannot guide a format: the upstream holds the answer, checks it, asks once
-  // more, and answers a status 502 before any output when both fail (the engine's `text` is prose).
+  // more, and fails before any output when both fail (the engine's `text` is prose): a 502 to a
+  // JSON request, an error event to a stream, which the front's requests always are.
   const format = {
     output_config: {
       format: {
@@ -226,6 +228,14 @@ describe('an mms upstream (itself in front of a generic engine) as the primary, 
     assert.equal(response.status, 502);
     assert.equal(response.headers.get('mms-error-code'), 'model_output_invalid');
     assert.equal(((await response.json()) as ErrorBody).error.type, 'api_error');
+  });
+
+  test("streamed, the upstream's stream opened at admission: the code rides in the error event", async () => {
+    const response = await postJson(upstream, '/v1/messages', { ...hello, ...format, stream: true });
+    assert.equal(response.status, 200);
+    const error = (await readSse(response)).at(-1)?.data as Record<string, unknown>;
+    assert.equal((error.error as ErrorBody['error']).type, 'api_error');
+    assert.equal(error.mms_error_code, 'model_output_invalid');
   });
 
   test('through the front it stays model_output_invalid: the reply is the 502, not the fallback, and the circuit stays closed', async () => {

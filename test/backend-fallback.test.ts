@@ -1,9 +1,11 @@
 /**
  * `models[].backends: [...]`: the fallback list over HTTP. A retryable failure before the first
  * output (500, 529, 429, connection refused) moves the request to the next backend and the
- * `mms-backend` header names the one that answered; a failure after output is the reply's
- * error; a 400 is never retried; circuits open after `failureThreshold` failures and probe
- * again after `cooldownMs`, on a clock the test steps (no sleeping).
+ * `mms-backend` header names the one that answered (a stream, which opens at admission before
+ * one is chosen, names the list in its header and the one that answered in its trailer); a
+ * failure after output is the reply's error; a 400 is never retried; circuits open after
+ * `failureThreshold` failures and probe again after `cooldownMs`, on a clock the test steps (no
+ * sleeping).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,6 +17,7 @@ import {
   closedPortURL,
   errorEnvelope,
   postJson,
+  postStreamWithTrailers,
   rawUpstream,
   readSse,
   sseFrames,
@@ -86,23 +89,56 @@ describe('scripted primary with faults, scripted fallback without', () => {
       assert.equal(response.status, 200, await response.clone().text());
       assert.equal(response.headers.get('mms-backend'), 'scripted#2');
       assert.equal(((await response.json()) as Reply).content[0]?.text, 'Hello, whoever answers.');
-      const streamed = await postJson(service, '/v1/messages', { ...hello, stream: true }, { 'mms-fault': fault });
+      // The stream opened before the primary failed: the fallback still takes over, since no
+      // content had gone out; the header names the list, the trailer the one that answered.
+      const streamed = await postStreamWithTrailers(service, hello, { 'mms-fault': fault });
       assert.equal(streamed.status, 200);
-      assert.equal(streamed.headers.get('mms-backend'), 'scripted#2');
-      assert.equal((await readSse(streamed)).at(-1)?.event, 'message_stop');
+      assert.equal(streamed.headers['mms-backend'], 'scripted#1,scripted#2');
+      assert.equal(streamed.headers.trailer, 'mms-backend');
+      assert.equal(streamed.trailers['mms-backend'], 'scripted#2');
+      const names = streamed.events.map((event) => event.event);
+      assert.deepEqual(names.slice(0, 3), ['message_start', 'ping', 'content_block_start']);
+      assert.equal(names.filter((name) => name === 'message_start').length, 1);
+      assert.ok(!names.includes('error'));
+      assert.equal(names.at(-1), 'message_stop');
+      const text = streamed.events
+        .filter((event) => event.event === 'content_block_delta')
+        .map((event) => (event.data.delta as { text: string }).text)
+        .join('');
+      assert.equal(text, 'Hello, whoever answers.');
     });
   }
 
+  test('a stream whose every backend fails before output ends in the last failure as an error event', async () => {
+    const service = await startService({
+      models: fallbackModel([
+        { type: 'scripted', faults: true },
+        { type: 'scripted', faults: true },
+      ]),
+    });
+    try {
+      const streamed = await postStreamWithTrailers(service, hello, { 'mms-fault': 'http-529' });
+      assert.equal(streamed.status, 200);
+      assert.deepEqual(
+        streamed.events.map((event) => event.event),
+        ['message_start', 'ping', 'error'],
+      );
+      assert.deepEqual(streamed.events.at(-1)?.data.error, {
+        type: 'overloaded_error',
+        message: 'Injected fault: http-529',
+      });
+      // No backend answered: the trailer names the list, as the header did.
+      assert.equal(streamed.trailers['mms-backend'], 'scripted#1,scripted#2');
+    } finally {
+      await service.close();
+    }
+  });
+
   test('a failure after the first output is not retried: the stream ends in an error event from the primary', async () => {
-    const response = await postJson(
-      service,
-      '/v1/messages',
-      { ...hello, stream: true },
-      { 'mms-fault': 'stream-error' },
-    );
+    const response = await postStreamWithTrailers(service, hello, { 'mms-fault': 'stream-error' });
     assert.equal(response.status, 200);
-    assert.equal(response.headers.get('mms-backend'), 'scripted#1');
-    const events = await readSse(response);
+    assert.equal(response.trailers['mms-backend'], 'scripted#1');
+    const events = response.events;
     const names = events.map((event) => event.event).filter((name) => name !== 'ping');
     assert.deepEqual(names, ['message_start', 'content_block_start', 'content_block_delta', 'error']);
     assert.deepEqual(events.at(-1)?.data.error, { type: 'api_error', message: 'Injected fault: stream-error' });
@@ -340,9 +376,9 @@ describe('circuit breaker', () => {
     });
     try {
       const tools = [{ type: 'web_search_20260209', name: 'web_search', allowed_callers: ['direct'] }];
-      const response = await postJson(service, '/v1/messages', { ...hello, tools, stream: true });
-      assert.equal(response.headers.get('mms-backend'), 'messages-upstream');
-      const events = await readSse(response);
+      const response = await postStreamWithTrailers(service, { ...hello, tools });
+      assert.equal(response.trailers['mms-backend'], 'messages-upstream');
+      const events = response.events;
       const starts = events
         .filter((event) => event.event === 'content_block_start')
         .map((event) => (event.data.content_block as { type: string }).type);
@@ -377,9 +413,10 @@ describe('headers and config', () => {
       ]),
     });
     try {
-      // Failed over: the fallback streams it, slowly.
+      // Failed over: the fallback streams it, slowly. The stream opened at admission, before
+      // the backend was chosen, so its header names the list.
       const first = await postJson(service, '/v1/messages', { ...hello, stream: true }, { 'mms-fault': 'http-500' });
-      assert.equal(first.headers.get('mms-backend'), 'scripted#2');
+      assert.equal(first.headers.get('mms-backend'), 'scripted#1,scripted#2');
       const reader = first.body!.getReader();
       await reader.read();
       // The list has one slot and no queue, and the fallback's request holds it: refused at once,

@@ -7,7 +7,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { getLlama } from 'node-llama-cpp';
-import { postJson, readSse, startService, tinyLlamaModel, type RunningService } from '@mms/testing';
+import { postJson, readSse, readStreamUntil, startService, tinyLlamaModel, type RunningService } from '@mms/testing';
 
 let service: RunningService;
 let modelPath: string;
@@ -189,7 +189,8 @@ describe('llama-cpp backend', () => {
       }),
     });
     const reader = response.body!.getReader();
-    await reader.read();
+    // The stream opens at admission, before the model runs: its first content says it does.
+    await readStreamUntil(reader, /content_block_delta/);
     controller.abort();
     const admission = service.registry.resolve('tiny').admission;
     while (admission.stats.active > 0) await new Promise((resolve) => setTimeout(resolve, 5));

@@ -11,6 +11,7 @@ import {
   modelsWithBackend,
   postJson,
   rawUpstream,
+  readStreamUntil,
   scriptedModels,
   sseFrames,
   startService,
@@ -46,8 +47,8 @@ describe('cancellation', () => {
     try {
       const response = await postJson(relay, '/v1/messages', { ...hello, stream: true });
       const reader = response.body!.getReader();
-      const first = await reader.read();
-      assert.match(new TextDecoder().decode(first.value), /message_start/);
+      // Our stream opens before the upstream is asked: its first content says the upstream answered.
+      await readStreamUntil(reader, /Endless/);
       await reader.cancel();
       await closed;
     } finally {
@@ -73,7 +74,7 @@ describe('cancellation', () => {
         };
         const response = await postJson(relay, '/v1/messages', long);
         const reader = response.body!.getReader();
-        await reader.read();
+        await readStreamUntil(reader, /content_block_delta/);
         const admission = slow.registry.resolve('mid').admission;
         assert.equal(admission.stats.active, 1);
         await reader.cancel();

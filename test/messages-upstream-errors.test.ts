@@ -139,6 +139,31 @@ describe('errors from the upstream keep their type and message', () => {
       });
     });
 
+    test("an upstream mms's error event before any output, with its code and retry-after, is its 529 here", async () => {
+      // An mms upstream opens its stream at admission: its 529 comes after message_start and a
+      // ping, with what the status reply's headers would have said inside the event.
+      const opening = streamOpening('unused').slice(0, 1);
+      const overloaded = { ...errorEnvelope('overloaded_error', 'busy upstream'), mms_error_code: 'overloaded' };
+      answer = (response) =>
+        response
+          .writeHead(200, { 'content-type': 'text/event-stream' })
+          .end(sseFrames([...opening, { type: 'ping' }, { ...overloaded, mms_retry_after: 7 }]));
+      const response = await postJson(relay, '/v1/messages', hello);
+      assert.equal(response.status, 529);
+      assert.equal(response.headers.get('retry-after'), '7');
+      assert.deepEqual(((await response.json()) as ErrorBody).error, {
+        type: 'overloaded_error',
+        message: 'busy upstream',
+      });
+      const { events } = await stream(relay, hello);
+      assert.deepEqual(
+        events.map((event) => event.event),
+        ['message_start', 'ping', 'error'],
+      );
+      assert.equal(events.at(-1)?.data.mms_error_code, 'overloaded');
+      assert.equal(events.at(-1)?.data.mms_retry_after, 7);
+    });
+
     test('an overloaded_error event mid-stream is relayed as that error event', async () => {
       answer = (response) =>
         response

@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { postJson, readSse, startService, type RunningService } from '@mms/testing';
+import { parseSse, postJson, readSse, readStreamUntil, startService, type RunningService } from '@mms/testing';
 import { BOOKING, CITY_FORMAT, ENGINE_KINDS, send, useEngines, user, WEATHER } from './openai-compatible-support.js';
 
 const bench = useEngines({
@@ -52,6 +52,33 @@ describe('engine errors', () => {
     });
   }
 
+  for (const [kind, fixture, status, type, message] of cases) {
+    test(`streamed, ${kind} ${fixture} is an ${type} event after message_start, with its code and retry-after`, async () => {
+      // The stream opened at admission, before the engine answered (docs/decisions/0015).
+      bench.engines[kind as 'vllm'].reply({ fixture });
+      const response = await postJson(bench.service, '/v1/messages', {
+        model: kind,
+        max_tokens: 100,
+        stream: true,
+        messages: [user('Hi')],
+      });
+      assert.equal(response.status, 200);
+      const events = await readSse(response);
+      assert.deepEqual(
+        events.map((event) => event.event),
+        ['message_start', 'ping', 'error'],
+      );
+      const error = events.at(-1)!.data as Body;
+      assert.equal(error.error.type, type);
+      assert.match(error.error.message, message);
+      assert.equal(
+        error.mms_error_code,
+        { 500: 'internal', 429: 'rate_limited', 529: 'overloaded', 400: 'prompt_too_long' }[status],
+      );
+      assert.equal(error.mms_retry_after, { 429: 7, 529: 1 }[status as 429]);
+    });
+  }
+
   test("an engine that refuses mms's key is a 500 naming the backend's apiKey, not the caller's 401", async () => {
     bench.engines.vllm.reply({ status: 401, body: { error: { message: 'Unauthorized' } } });
     const { status, reply } = await send(bench, 'vllm', {});
@@ -65,6 +92,26 @@ describe('engine errors', () => {
     assert.equal(status, 504);
     assert.equal(reply.error?.type, 'timeout_error');
     assert.match(reply.error?.message ?? '', /first byte timeout \(300 ms\)/);
+  });
+
+  test('streamed, an engine that has not answered yet: message_start and a ping first, then its timeout as an event', async () => {
+    // The engine's silence is a long prefill to a client: the stream opened at admission, so the
+    // client hears from the service before the engine says anything (docs/decisions/0015).
+    bench.engines.vllm.reply({ stall: 'before-headers' });
+    const response = await fetch(`${bench.service.baseURL}/v1/messages`, {
+      method: 'POST',
+      headers: bench.service.headers,
+      body: JSON.stringify({ model: 'vllm', max_tokens: 100, stream: true, messages: [user('Hi')] }),
+    });
+    assert.equal(response.status, 200);
+    const reader = response.body!.getReader();
+    const opening = await readStreamUntil(reader, /event: ping\n/);
+    assert.match(opening, /^event: message_start\n/);
+    const rest = await readStreamUntil(reader, /event: error\ndata: .*\n\n/);
+    const error = parseSse(rest).at(-1)!.data as Body;
+    assert.equal(error.error.type, 'timeout_error');
+    assert.match(error.error.message, /first byte timeout \(300 ms\)/);
+    assert.equal(error.mms_error_code, 'timeout');
   });
 
   test('a stream that stalls midway ends with an error event, not a hang', async () => {
@@ -509,7 +556,8 @@ describe('cancellation', () => {
       body: JSON.stringify({ model: 'ollama', max_tokens: 1000, stream: true, messages: [user('Tell a long story.')] }),
     });
     const reader = response.body!.getReader();
-    await reader.read();
+    // The stream opens at admission, before the engine is asked: its first content says it was.
+    await readStreamUntil(reader, /Once/);
     controller.abort();
     // Without the abort reaching the engine this never resolves, and the test times out.
     await bench.engines.ollama.waitForDisconnects(before + 1);

@@ -163,13 +163,48 @@ describe('SSE stream', () => {
     assert.ok(!names.includes('message_stop'));
     assert.ok(!names.includes('message_delta'));
     assert.deepEqual(events.at(-1)?.data.error, { type: 'api_error', message: 'Injected fault: stream-error' });
+    // What the status reply's headers would have said: mms-error-code (no retry-after for a 500).
+    assert.equal(events.at(-1)?.data.mms_error_code, 'internal');
+    assert.equal(events.at(-1)?.data.mms_retry_after, undefined);
   });
 
-  test('a failure before any output is an HTTP error status, not a 200 stream', async () => {
-    const response = await postJson(service, '/v1/messages', { ...request, stream: true }, { 'mms-fault': 'http-529' });
+  test('a backend failure before any output is an error event after message_start, with its code and retry-after', async () => {
+    // The stream opened at admission (docs/decisions/0015): the status is sent, so the backend's
+    // 529 comes as the event, carrying what the status reply's headers would have said.
+    const { response, events } = await stream(request, { 'mms-fault': 'http-529' });
+    assert.equal(response.status, 200);
+    assert.deepEqual(
+      events.map((event) => event.event),
+      ['message_start', 'ping', 'error'],
+    );
+    const error = events.at(-1)?.data as Record<string, unknown>;
+    assert.deepEqual(error.error, { type: 'overloaded_error', message: 'Injected fault: http-529' });
+    assert.equal(error.mms_error_code, 'overloaded');
+    assert.equal(error.mms_retry_after, 1);
+    assert.equal(error.request_id, response.headers.get('request-id'));
+  });
+
+  test('the same failure of a JSON request is still its HTTP status', async () => {
+    const response = await postJson(service, '/v1/messages', request, { 'mms-fault': 'http-529' });
     assert.equal(response.status, 529);
     assert.equal(response.headers.get('retry-after'), '1');
     assert.equal(((await response.json()) as { error: { type: string } }).error.type, 'overloaded_error');
+  });
+
+  test('what is refused before admission stays an HTTP status on a stream', async () => {
+    const unknownModel = await postJson(service, '/v1/messages', { ...request, model: 'nobody', stream: true });
+    assert.equal(unknownModel.status, 404);
+    const invalid = await postJson(service, '/v1/messages', { ...request, max_tokens: 0, stream: true });
+    assert.equal(invalid.status, 400);
+    // The scripted models' window is 4,096 tokens: the count refuses this before admission.
+    const long = Array.from({ length: 5000 }, (_, index) => `w${index}`).join(' ');
+    const tooLong = await postJson(service, '/v1/messages', {
+      ...request,
+      messages: [{ role: 'user', content: long }],
+      stream: true,
+    });
+    assert.equal(tooLong.status, 400);
+    assert.match(((await tooLong.json()) as { error: { message: string } }).error.message, /prompt is too long/);
   });
 });
 

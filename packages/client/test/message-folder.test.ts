@@ -117,6 +117,23 @@ test('an error event says whether content had started', () => {
   );
 });
 
+test("an error event's mms_retry_after is its wait; other services' events have none", () => {
+  const error = (extras: Record<string, unknown>): StreamEvent =>
+    ({ type: 'error', error: { type: 'overloaded_error', message: 'busy' }, request_id: 'req_1', ...extras }) as never;
+  const waitOf = (event: StreamEvent): unknown => {
+    try {
+      fold([start, event]);
+    } catch (thrown) {
+      return (thrown as StreamErrorEvent).retryAfterSeconds;
+    }
+    return 'no error';
+  };
+  assert.equal(waitOf(error({ mms_error_code: 'overloaded', mms_retry_after: 3 })), 3);
+  assert.equal(waitOf(error({})), undefined);
+  assert.equal(waitOf(error({ mms_retry_after: -1 })), undefined);
+  assert.equal(waitOf(error({ mms_retry_after: '3' })), undefined);
+});
+
 test('a stream without message_stop, or with events out of order, is a broken stream', () => {
   assert.throws(() => fold([start, delta('tool_use', 1)]).result(), StreamProtocolError);
   assert.throws(() => fold([{ type: 'content_block_stop', index: 0 }]), StreamProtocolError);

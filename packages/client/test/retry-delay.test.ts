@@ -37,6 +37,31 @@ test('retry-after as an HTTP date is the time until then', () => {
   );
 });
 
+test("an error event's own retry-after is the wait, after the headers' and before backoff", () => {
+  const event = (retryAfterSeconds: number | undefined, headers: Record<string, string> = {}): AttemptOutcome => ({
+    kind: 'stream-error',
+    headers: new Headers(headers),
+    errorType: 'overloaded_error',
+    errorMessage: 'x',
+    beforeContent: true,
+    retryAfterSeconds,
+    requestId: undefined,
+    usage: undefined,
+  });
+  assert.deepEqual(
+    retryDelay(event(2), 0, backoff, () => 0.5),
+    { delayMs: 2_000, source: 'retry-after' },
+  );
+  assert.deepEqual(
+    retryDelay(event(2, { 'retry-after-ms': '100' }), 0, backoff, () => 0.5),
+    {
+      delayMs: 100,
+      source: 'retry-after-ms',
+    },
+  );
+  assert.equal(retryDelay(event(undefined), 0, backoff, () => 0.5).source, 'backoff');
+});
+
 test('unparsable headers fall back to backoff', () => {
   assert.equal(
     retryDelay(status({ 'retry-after-ms': 'soon', 'retry-after': '-1' }), 0, backoff, () => 0.5).source,

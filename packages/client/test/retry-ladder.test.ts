@@ -17,6 +17,7 @@ const streamError = (errorType: string, beforeContent: boolean): AttemptOutcome 
   errorType,
   errorMessage: 'x',
   beforeContent,
+  retryAfterSeconds: undefined,
   requestId: 'req_1',
   usage: undefined,
 });
@@ -57,13 +58,21 @@ describe('the retry ladder', () => {
     );
   });
 
-  test('an overloaded error event is retried only before any content', () => {
-    assert.equal(decideRetry(streamError('overloaded_error', true), left).retry, true);
-    assert.deepEqual(decideRetry(streamError('overloaded_error', false), left), {
-      retry: false,
-      reason: 'an overloaded_error event after content is not retried',
-    });
-    assert.equal(decideRetry(streamError('api_error', true), left).retry, false);
+  test('an error event of a retryable status is retried only before any content', () => {
+    // The types of 500/502, 529/503, 429 and 504: what an mms stream that opened at admission
+    // sends for the failures a JSON reply answers with those statuses.
+    for (const type of ['overloaded_error', 'api_error', 'rate_limit_error', 'timeout_error']) {
+      assert.deepEqual(decideRetry(streamError(type, true), left), {
+        retry: true,
+        reason: `an ${type} event came before any content`,
+      });
+      assert.deepEqual(decideRetry(streamError(type, false), left), {
+        retry: false,
+        reason: `an ${type} event after content is not retried`,
+      });
+    }
+    for (const type of ['invalid_request_error', 'authentication_error', 'not_found_error', 'request_too_large'])
+      assert.equal(decideRetry(streamError(type, true), left).retry, false, type);
   });
 
   test('no retries left, the deadline and the caller stop even a retryable outcome', () => {

@@ -1,7 +1,7 @@
 /**
  * The client's transport and retry ladder against a raw HTTP server (raw-messages-support.ts):
- * exact statuses and headers (retry-after-ms, x-should-retry), an overloaded error event,
- * streams that stall or break, timers and deadlines.
+ * exact statuses and headers (retry-after-ms, x-should-retry), error events before and after
+ * content, streams that stall or break, timers and deadlines.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -96,7 +96,53 @@ describe('stream errors', () => {
     ];
     const result = await fake.client({}, retries).structured(ask);
     assert.ok(result.ok, JSON.stringify(result));
-    assert.match(retries[0]?.reason ?? '', /overloaded error event came before any content/);
+    assert.match(retries[0]?.reason ?? '', /overloaded_error event came before any content/);
+  });
+
+  test("an api_error event before any content is retried as its 500 was, after the event's own retry-after", async () => {
+    // What an mms sends when its stream opened at admission and the backend then failed.
+    const retries: RetryInfo[] = [];
+    fake.handlers = [
+      (response) => {
+        openStream(response);
+        const event = {
+          type: 'error',
+          error: { type: 'api_error', message: 'engine down' },
+          mms_error_code: 'internal',
+        };
+        response.end(start() + frame({ type: 'ping' }) + frame(event));
+      },
+      (response) => {
+        openStream(response);
+        const event = {
+          type: 'error',
+          error: { type: 'rate_limit_error', message: 'slow down' },
+          mms_error_code: 'rate_limited',
+          mms_retry_after: 0.05,
+        };
+        response.end(start() + frame(event));
+      },
+      answer(),
+    ];
+    const result = await fake.client({}, retries).structured(ask);
+    assert.ok(result.ok, JSON.stringify(result));
+    assert.equal(result.attempts, 3);
+    assert.match(retries[0]?.reason ?? '', /api_error event came before any content/);
+    assert.match(retries[1]?.reason ?? '', /rate_limit_error event came before any content/);
+    assert.equal(retries[1]?.delayMs, 50);
+  });
+
+  test('an invalid_request_error event before any content is not retried', async () => {
+    fake.handlers = [
+      (response) => {
+        openStream(response);
+        response.end(start() + errorEvent('invalid_request_error'));
+      },
+    ];
+    const result = await fake.client().structured(ask);
+    assert.ok(!result.ok && result.kind === 'http', JSON.stringify(result));
+    assert.equal(result.errorType, 'invalid_request_error');
+    assert.equal(result.attempts, 1);
   });
 
   test('an overloaded error event after content is a failure, not retried', async () => {

@@ -2,7 +2,7 @@
  * Response shapes: the message, its content blocks and the stream events. The spec leaves
  * their fields "not shown"; they follow the public Messages API that real clients parse.
  */
-import type { ErrorEnvelope } from './errors.js';
+import type { ErrorCode, ErrorEnvelope } from './errors.js';
 
 export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'pause_turn' | 'refusal';
 
@@ -93,7 +93,18 @@ export type StreamEvent =
     }
   | { type: 'message_stop' }
   | { type: 'ping' }
-  | ({ type: 'error' } & Omit<ErrorEnvelope, 'type'>);
+  | ({ type: 'error' } & Omit<ErrorEnvelope, 'type'> & StreamErrorExtras);
+
+/**
+ * What this service adds to an `error` event: what its status reply's headers say (the code of
+ * `mms-error-code`, the seconds of `retry-after`), since a stream's status and headers went out
+ * before the failure (a stream opens at admission, docs/decisions/0015). Other services send
+ * neither; clients that do not know them read the event as any other.
+ */
+export interface StreamErrorExtras {
+  mms_error_code?: ErrorCode;
+  mms_retry_after?: number;
+}
 
 /** Cumulative counts, as the public stream sends them in message_delta. */
 export interface MessageDeltaUsage {

@@ -9,3 +9,4 @@ export * from './search-documents.js';
 export * from './page-server.js';
 export * from './claude-code-requests.js';
 export * from './claude-code-cli.js';
+export * from './stream-with-trailers.js';

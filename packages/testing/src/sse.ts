@@ -25,3 +25,22 @@ export function parseSse(text: string): SseEvent[] {
 export async function readSse(response: Response): Promise<SseEvent[]> {
   return parseSse(await response.text());
 }
+
+/**
+ * Reads a stream until its text so far matches `pattern`, and returns that text: a stream opens
+ * at admission, so its first chunk says nothing of the backend yet; a test that needs the
+ * backend at work waits for the content it sends.
+ */
+export async function readStreamUntil(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  pattern: RegExp,
+): Promise<string> {
+  const decoder = new TextDecoder();
+  let text = '';
+  while (!pattern.test(text)) {
+    const chunk = await reader.read();
+    if (chunk.done) throw new Error(`the stream ended before ${String(pattern)}: ${text}`);
+    text += decoder.decode(chunk.value, { stream: true });
+  }
+  return text;
+}

@@ -9,12 +9,19 @@ import type { ContentBlock, Message, StreamEvent, Usage } from '@mms/protocol';
 export class StreamErrorEvent extends Error {
   readonly errorType: string;
   readonly beforeContent: boolean;
+  /**
+   * The `retry-after` an mms puts in its error events (`mms_retry_after`, seconds): its stream
+   * opens at admission, so a failure its status reply would have sent with `retry-after` comes
+   * as an event after the headers. Undefined for other services, or when it sent none.
+   */
+  readonly retryAfterSeconds: number | undefined;
 
-  constructor(errorType: string, message: string, beforeContent: boolean) {
+  constructor(errorType: string, message: string, beforeContent: boolean, retryAfterSeconds?: number) {
     super(message);
     this.name = 'StreamErrorEvent';
     this.errorType = errorType;
     this.beforeContent = beforeContent;
+    this.retryAfterSeconds = retryAfterSeconds;
   }
 }
 
@@ -69,7 +76,12 @@ export class MessageFolder {
       case 'ping':
         return;
       case 'error':
-        throw new StreamErrorEvent(event.error.type, event.error.message, !this.hasContent);
+        throw new StreamErrorEvent(
+          event.error.type,
+          event.error.message,
+          !this.hasContent,
+          typeof event.mms_retry_after === 'number' && event.mms_retry_after >= 0 ? event.mms_retry_after : undefined,
+        );
       default:
         return event satisfies never;
     }

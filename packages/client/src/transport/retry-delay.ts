@@ -1,8 +1,8 @@
 /**
  * How long to wait before an HTTP retry: the service's `retry-after-ms`, else its `retry-after`
- * (seconds or an HTTP date), else exponential backoff with full jitter (a uniform draw below a
- * ceiling that doubles per retry). Then cut to the deadline: a wait that would leave no time
- * for the attempt is not taken at all.
+ * (seconds or an HTTP date; for an error event, the `retry-after` the event carries), else
+ * exponential backoff with full jitter (a uniform draw below a ceiling that doubles per retry).
+ * Then cut to the deadline: a wait that would leave no time for the attempt is not taken at all.
  */
 import type { BackoffOptions } from '../client-options.js';
 import type { AttemptOutcome } from './stream-attempt.js';
@@ -26,6 +26,9 @@ export function retryDelay(
   const headers = outcome.kind === 'status' || outcome.kind === 'stream-error' ? outcome.headers : undefined;
   const fromHeaders = headers ? serverDelay(headers, now) : undefined;
   if (fromHeaders) return fromHeaders;
+  // An error event comes after a 200's headers: the wait its status would have sent rides in it.
+  if (outcome.kind === 'stream-error' && outcome.retryAfterSeconds !== undefined)
+    return { delayMs: outcome.retryAfterSeconds * 1000, source: 'retry-after' };
   return { delayMs: random() * backoffCeilingMs(retryIndex, backoff), source: 'backoff' };
 }
 

@@ -8,6 +8,20 @@ import type { AttemptOutcome } from './stream-attempt.js';
 /** Spec: "Statuses treated as retryable by the HTTP layer: 502, 503, 504, 429, 529, 500." */
 export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([429, 500, 502, 503, 504, 529]);
 
+/**
+ * The error types of those statuses (500 and 502 api_error, 503 and 529 overloaded_error, 429
+ * rate_limit_error, 504 timeout_error), retried as an `error` event before any content. An mms
+ * stream opens at admission (its docs/decisions/0015), so a failure that a JSON caller gets as
+ * one of those statuses reaches a stream as one of these events: retrying the statuses but not
+ * the events would make the same failure retryable or not by the reply's form.
+ */
+export const RETRYABLE_EVENT_TYPES: ReadonlySet<string> = new Set([
+  'api_error',
+  'overloaded_error',
+  'rate_limit_error',
+  'timeout_error',
+]);
+
 export interface Verdict {
   retry: boolean;
   reason: string;
@@ -38,8 +52,8 @@ export const RETRY_LADDER: readonly Rule[] = [
   (outcome) =>
     outcome.kind === 'connection' ? retry(`the connection failed (${outcome.phase}): ${outcome.detail}`) : undefined,
   (outcome) =>
-    outcome.kind === 'stream-error' && outcome.beforeContent && outcome.errorType === 'overloaded_error'
-      ? retry('an overloaded error event came before any content')
+    outcome.kind === 'stream-error' && outcome.beforeContent && RETRYABLE_EVENT_TYPES.has(outcome.errorType)
+      ? retry(`an ${outcome.errorType} event came before any content`)
       : undefined,
   (outcome) =>
     stop(

@@ -21,6 +21,8 @@ export type AttemptOutcome =
       errorType: string;
       errorMessage: string;
       beforeContent: boolean;
+      /** The event's own retry-after (an mms's `mms_retry_after`), in seconds. */
+      retryAfterSeconds: number | undefined;
       usage: Usage | undefined;
     })
   /** Refused, reset, stalled past a phase timer, or cut short: the transport failed. */
@@ -112,6 +114,7 @@ async function readStream(response: Response, clock: AttemptClock, state: ReadSt
         errorType: error.errorType,
         errorMessage: error.message,
         beforeContent: error.beforeContent,
+        retryAfterSeconds: error.retryAfterSeconds,
         requestId: state.requestId,
         usage: state.folder.usage,
       };

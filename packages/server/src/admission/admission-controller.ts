@@ -22,17 +22,23 @@ export class AdmissionController {
     private readonly queueLimit: number,
   ) {}
 
-  /** Resolves with a release function once a slot is free; rejects with 529 when full. */
-  acquire(cancellation: Cancellation): Promise<Release> {
+  /**
+   * Admits a request, or refuses it: a slot now (its release), or a place in the queue (a
+   * promise of the release, rejected with the cancellation's reason if the request leaves the
+   * queue first). Past both limits it throws the 529 at once, synchronously, so that its caller
+   * knows before it awaits anything whether the request was admitted: a stream opens as soon as
+   * it is (routes/messages/route.ts), a refusal stays an HTTP status. A slot it gives must be
+   * released, even one granted to a request that no longer wants it.
+   */
+  admit(cancellation: Cancellation): Release | Promise<Release> {
     cancellation.throwIfAborted();
-    if (this.active < this.concurrency) return Promise.resolve(this.take());
+    // A free slot is given as it is, with no promise to allocate and await: most requests.
+    if (this.active < this.concurrency) return this.take();
     if (this.waiting.length >= this.queueLimit) {
-      return Promise.reject(
-        new ServiceError(
-          'overloaded',
-          `Overloaded: ${this.active} requests are generating and ${this.waiting.length} are queued on this model's backend`,
-          { retryAfterSeconds: 1 },
-        ),
+      throw new ServiceError(
+        'overloaded',
+        `Overloaded: ${this.active} requests are generating and ${this.waiting.length} are queued on this model's backend`,
+        { retryAfterSeconds: 1 },
       );
     }
     return new Promise<Release>((grant, reject) => {

@@ -8,13 +8,17 @@
  * names the model, its cause the address it could not reach or what an upstream answered to a
  * refused key): the cause goes to the log as `detail`, with the secrets taken out.
  */
-import { ERROR_CODE_HEADER, errorEnvelope, ServiceError, type ErrorEnvelope } from '@mms/protocol';
+import { ERROR_CODE_HEADER, errorEnvelope, ServiceError, type ErrorCode, type ErrorEnvelope } from '@mms/protocol';
 import { NO_REDACTION, type ReplyRedaction } from './reply-redaction.js';
 
 export interface ErrorReply {
   status: number;
   body: ErrorEnvelope;
   headers: Record<string, string>;
+  /** The code the `mms-error-code` header names; a stream's error event carries it too. */
+  code: ErrorCode;
+  /** What `retry-after` says, in seconds, where it is sent. */
+  retryAfterSeconds: number | undefined;
   /** True when the cause is ours (a 500 not deliberately raised): log it with its stack. */
   unexpected: boolean;
   /** What the reply leaves out, for the log (a ServiceError's cause), secrets taken out. */
@@ -37,6 +41,8 @@ export function errorReply(error: unknown, requestId: string, redaction: ReplyRe
     status: serviceError.status,
     body: errorEnvelope(serviceError.type, redaction.forReply(serviceError.message), requestId),
     headers,
+    code: serviceError.code,
+    retryAfterSeconds: serviceError.retryAfterSeconds,
     unexpected,
     detail:
       unexpected || serviceError.cause === undefined ? undefined : redaction.forLog(describeCause(serviceError.cause)),

@@ -29,10 +29,14 @@ export class SseWriter {
    * also carries `Keep-Alive: timeout=72` (app.ts's keep-alive timeout), and app.close() after
    * streams whose clients had given up waited about 70 s (test/admission.test.ts's close: under
    * 1 s with the header, 70 s without).
+   *
+   * `trailerNames`: the trailers `end` will send, declared here as HTTP asks (a fallback list's
+   * backend is chosen after the headers went out, routes/messages/route.ts).
    */
-  open(headers: Record<string, string>): void {
+  open(headers: Record<string, string>, trailerNames: readonly string[] = []): void {
     this.response.writeHead(200, {
       ...headers,
+      ...(trailerNames.length > 0 ? { trailer: trailerNames.join(', ') } : {}),
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
       // A client that asked for `connection: close` (or HTTP/1.0 without keep-alive) gets it: an
@@ -63,9 +67,11 @@ export class SseWriter {
       await this.send(bytes.subarray(offset, offset + PIECE_BYTES));
   }
 
-  end(): void {
+  /** Ends the stream, with `trailers` after its last chunk (chunked replies only: HTTP/1.0 has none). */
+  end(trailers?: Record<string, string>): void {
     clearInterval(this.pingTimer);
     if (this.response.destroyed) return;
+    if (trailers !== undefined && this.response.chunkedEncoding) this.response.addTrailers(trailers);
     const socket = this.response.socket;
     // Closing started after the headers promised keep-alive: end the connection once the last
     // byte is out, or the server would wait on it (http/connection-closing.ts). Destroyed after

@@ -31,6 +31,9 @@ const CREDENTIAL_TYPES: ReadonlySet<string> = new Set(['authentication_error', '
 export interface UpstreamErrorBody {
   type?: unknown;
   error?: { type?: unknown; message?: unknown };
+  /** An upstream mms's error event: what its status reply's headers would say (protocol's StreamErrorExtras). */
+  mms_error_code?: unknown;
+  mms_retry_after?: unknown;
 }
 
 /**
@@ -72,13 +75,27 @@ export function upstreamError(
   return new ServiceError(code, text, { retryAfterSeconds: retryable ? (retryAfterSeconds ?? 1) : undefined });
 }
 
+/**
+ * An `event: error` from the upstream -> a ServiceError. An upstream mms opens its stream at
+ * admission, so its failures before the first output come this way too, carrying what its
+ * status reply's headers would have said (`mms_error_code`, `mms_retry_after`): they keep the
+ * same meaning here, for a fallback list's decision and for our own caller's retry.
+ */
+export function upstreamEventError(where: string, event: UpstreamErrorBody): ServiceError {
+  const retryAfter = typeof event.mms_retry_after === 'number' ? String(event.mms_retry_after) : undefined;
+  const errorCode = typeof event.mms_error_code === 'string' ? event.mms_error_code : undefined;
+  return upstreamError(where, undefined, event, retryAfter, errorCode);
+}
+
 function codeOf(type: string | undefined, status: number | undefined, errorCode: string | undefined): ErrorCode {
   // An upstream mms says "the model's output was invalid" with a 502 api_error and names the
   // code in its header: keep it apart from its 500s, so that a fallback list here does not
   // charge the upstream for it either. The status and type alone are not enough: a proxy or
   // gateway between us says "Bad Gateway" with the same 502, which is the upstream failing.
-  // An `event: error` has neither, so there it stays an api_error (docs/decisions/0007).
-  if (status === 502 && errorCode === 'model_output_invalid') return 'model_output_invalid';
+  // An `event: error` has no status: there the code comes inside the event, which only the
+  // upstream itself writes, never a proxy (docs/decisions/0007, 0015).
+  if (errorCode === 'model_output_invalid' && (status === 502 || (status === undefined && type === 'api_error')))
+    return 'model_output_invalid';
   return (type !== undefined ? CODE_OF_TYPE[type] : undefined) ?? codeOfStatus(status);
 }
 

@@ -6,7 +6,7 @@
  */
 import { ServiceError, type ContentBlock, type ContentBlockDelta, type StopReason } from '@mms/protocol';
 import type { StreamPart } from '../../streaming/stream-part.js';
-import { upstreamError, type UpstreamErrorBody } from './upstream-errors.js';
+import { upstreamEventError, type UpstreamErrorBody } from './upstream-errors.js';
 
 const STOP_REASONS: ReadonlySet<string> = new Set([
   'end_turn',
@@ -63,7 +63,7 @@ export class UpstreamEventReader {
         this.finished = true;
         return;
       case 'error':
-        throw upstreamError(this.where, undefined, event as UpstreamErrorBody, undefined);
+        throw upstreamEventError(this.where, event as UpstreamErrorBody);
       case 'message_start':
       case 'ping':
         return;

@@ -1,8 +1,15 @@
 /**
  * Orchestration of one `POST /v1/messages`, with no HTTP in it: validate, resolve the model,
  * apply the endpoint rules, check the signed blocks that came back (signing/signed-blocks-check.ts),
- * count the prompt, take an admission slot, run the turn, and encode its parts as wire events.
- * Streaming writes these events; the JSON reply folds them.
+ * count the prompt, admit the request (a slot or a place in the queue), run the turn once it holds
+ * a slot, and encode its parts as wire events. Streaming writes these events; the JSON reply
+ * folds them.
+ *
+ * `startMessage` returns once the request is admitted, before it has a slot or any output: every
+ * refusal up to there (a bad request, an unknown model, a prompt too long by its count, a full
+ * queue) is thrown from it, so it is an HTTP status for a stream too. What fails after it (the
+ * wait in the queue, the backend, the turn) fails through `events`, which a stream that has
+ * opened at admission writes as an `error` event (docs/decisions/0015).
  */
 import { checkMessageRules, parseMessageRequest } from '@mms/protocol';
 import { runTurn } from '../../agent/run-turn.js';
@@ -31,16 +38,21 @@ export interface MessageServices {
 export interface MessageCall {
   stream: boolean;
   /**
-   * The wire events. The first `next()` resolves only once the backend produced its first part,
-   * so a failure before any output is still an HTTP error status, not an event in a 200 stream.
+   * The wire events. `events.start()` gives message_start at once; otherwise the first `next()`
+   * resolves once the request has its slot and the backend produced its first part.
    */
   events: MessageEvents;
-  /** The backend that answers, for the `mms-backend` header: known once `events` gave its first batch. */
+  /**
+   * The backend that answers, for the `mms-backend` header: known once `events` gave its first
+   * batch of output. Before that, a fallback list's view names the whole list.
+   */
   backendName(): string;
   /** Fields dropped as unknown (`unknownFields: "ignore"`), for the `mms-ignored-fields` header. */
   readonly ignoredFields: readonly string[];
   /** The max_tokens asked for and the one run, when a model that clamps lowered it; else undefined. */
   readonly maxTokensClamped: { requested: number; granted: number } | undefined;
+  /** True when `backendName()` may change once output comes: a fallback list not yet chosen. */
+  readonly backendChosenLater: boolean;
 }
 
 export async function startMessage(
@@ -60,7 +72,8 @@ export async function startMessage(
   const prompt = buildModelPrompt(request, entry.profile);
   const inputTokens = await backend.countTokens(prompt);
   if (inputTokens > entry.profile.contextWindow) throw promptTooLong(inputTokens, entry.profile.contextWindow, 'exact');
-  const release = await entry.admission.acquire(cancellation);
+  // Admitted here, or refused with a 529 thrown at once: the slot itself may still be a wait.
+  const slot = entry.admission.admit(cancellation);
   const parts = runTurn({
     backend,
     request,
@@ -80,8 +93,9 @@ export async function startMessage(
       : { requested: requested.max_tokens, granted: request.max_tokens };
   return new StartedMessage(
     request.stream === true,
-    new MessageEvents(parts, encoder, release),
+    new MessageEvents(parts, encoder, slot),
     backend,
+    backend !== entry.backend,
     ignoredFields,
     clamped,
   );
@@ -96,6 +110,7 @@ class StartedMessage implements MessageCall {
     readonly stream: boolean,
     readonly events: MessageEvents,
     private readonly backend: Backend,
+    readonly backendChosenLater: boolean,
     readonly ignoredFields: readonly string[],
     readonly maxTokensClamped: MessageCall['maxTokensClamped'],
   ) {}

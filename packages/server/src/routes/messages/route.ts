@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { StreamEvent } from '@mms/protocol';
 import type { ConnectionClosing } from '../../http/connection-closing.js';
 import { Cancellation } from '../../backends/cancellation.js';
-import { errorReply } from '../../http/error-reply.js';
+import { errorReply, type ErrorReply } from '../../http/error-reply.js';
 import { ignoredFieldsHeader } from '../../http/ignored-fields-header.js';
 import type { ReplyRedaction } from '../../http/reply-redaction.js';
 import { readJsonBody } from '../../http/request-body.js';
@@ -12,7 +12,6 @@ import { SseWriter } from '../../http/sse-writer.js';
 import { WriteDeadline } from '../../http/write-deadline.js';
 import { MessageFold } from '../../streaming/message-fold.js';
 import { startMessage, type MessageCall, type MessageServices } from './handler.js';
-import type { MessageEvents } from './message-events.js';
 
 /** How replies are written: the app's settings and its closing state. */
 export interface ReplyOptions {
@@ -30,70 +29,92 @@ export function registerMessagesRoute(router: Router, services: MessageServices,
   router.post('/v1/messages', async (context) => {
     const cancellation = abortOnDisconnect(context.response);
     const body = await readJsonBody(context.request);
+    // Resolves once the request is admitted (a slot, or a place in the queue); anything it
+    // throws is an HTTP status, streamed or not.
     const call = await startMessage(body, headerValue(context.request, 'mms-fault'), services, cancellation);
-    // Headers go out only after the first batch: by then the backend that answers is known.
-    const first = await call.events.next();
     if (!call.stream) {
-      // The JSON reply is the fold of the very events a stream would write.
+      // The JSON reply is the fold of the very events a stream would write. Nothing is written
+      // before the last of them, so its failures are HTTP statuses wherever they happen.
       const fold = new MessageFold();
-      for (let next = first; !next.done; next = await call.events.next())
+      for (let next = await call.events.next(); !next.done; next = await call.events.next())
         for (const event of next.value) fold.apply(event);
       return { body: fold.result(), headers: replyHeaders(call) };
     }
     const deadline = new WriteDeadline(context.response, options.writeTimeoutMs, options.onCut);
     await streamReply(
       context,
-      first,
-      call.events,
+      call,
       new SseWriter(context.response, options.pingIntervalMs, options.closing, deadline),
-      replyHeaders(call),
       options.redaction,
     );
     return WRITTEN;
   });
 }
 
+/**
+ * The stream opens as soon as the request is admitted: headers, message_start and a ping go out
+ * before the request has its slot or the backend its first output, so that a deep queue or a
+ * long prefill does not look like a dead server to a client's first-byte timer; the ping every
+ * `pingIntervalMs` that a quiet stream gets keeps its idle timer fed while it waits.
+ */
 async function streamReply(
   context: RouteContext,
-  first: IteratorResult<StreamEvent[]>,
-  events: MessageEvents,
+  call: MessageCall,
   sse: SseWriter,
-  headers: Record<string, string>,
   redaction: ReplyRedaction,
 ): Promise<void> {
-  sse.open({ 'request-id': context.requestId, ...headers });
+  const events = call.events;
+  // A fallback list chooses its backend at the first output, after the headers: the header then
+  // names the list, and a trailer the backend that answered (docs/decisions/0015).
+  sse.open({ 'request-id': context.requestId, ...replyHeaders(call) }, call.backendChosenLater ? ['mms-backend'] : []);
   try {
-    for (let next = first; !next.done; next = await events.next()) {
+    await sse.write(events.start());
+    if (context.response.destroyed) return;
+    for (let next = await events.next(); !next.done; next = await events.next()) {
       await sse.write(next.value);
       // Gone (or cut off by its write deadline): the turn stops here, in `finally`, rather than
       // generating the rest for nobody; the cancellation has already told the backend.
       if (context.response.destroyed) return;
     }
   } catch (error) {
-    // After the first byte the status is sent: the failure travels as an `error` event, and
-    // the stream ends without message_stop, so no client mistakes it for a finished message.
-    // A client that went away is not a failure of ours: nothing to log, nobody to tell.
+    // After the first byte the status is sent: the failure travels as an `error` event, before
+    // the first content as after it, and the stream ends without message_stop, so no client
+    // mistakes it for a finished message. A client that went away is not a failure of ours:
+    // nothing to log, nobody to tell.
     if (context.response.destroyed) return;
-    const { body, unexpected, detail } = errorReply(error, context.requestId, redaction);
-    if (unexpected) context.log.error({ err: error, reqId: context.requestId }, 'stream failed');
-    else if (detail !== undefined) context.log.warn({ reqId: context.requestId, detail }, body.error.message);
-    await sse.write([body]);
+    const reply = errorReply(error, context.requestId, redaction);
+    if (reply.unexpected) context.log.error({ err: error, reqId: context.requestId }, 'stream failed');
+    else if (reply.detail !== undefined)
+      context.log.warn({ reqId: context.requestId, detail: reply.detail }, reply.body.error.message);
+    await sse.write([streamErrorEvent(reply)]);
   } finally {
-    sse.end();
+    sse.end(call.backendChosenLater ? { 'mms-backend': call.backendName() } : undefined);
     await events.return();
   }
 }
 
 /**
  * What the service says about a reply, JSON or streamed, beside its body: the backend that
- * answered, and a max_tokens the model lowered (`mms-max-tokens-clamped: 128000 -> 64000`), so
- * that a clamp is never silent.
+ * answered, a max_tokens the model lowered (`mms-max-tokens-clamped: 128000 -> 64000`), and the
+ * unknown fields dropped (`mms-ignored-fields`), so that neither is ever silent.
  */
 function replyHeaders(call: MessageCall): Record<string, string> {
   const headers: Record<string, string> = { 'mms-backend': call.backendName() };
   const clamped = call.maxTokensClamped;
   if (clamped) headers['mms-max-tokens-clamped'] = `${clamped.requested} -> ${clamped.granted}`;
   return call.ignoredFields.length === 0 ? headers : { ...headers, ...ignoredFieldsHeader(call.ignoredFields) };
+}
+
+/**
+ * The error envelope as an `error` event, with what the status reply's headers would have said:
+ * its code (`mms-error-code`: a 502 api_error is model_output_invalid or not) and its
+ * `retry-after`. Before the first content these decide a caller's retry as the status did: the
+ * calling client's retry ladder and a messages-upstream backend in front of this service read them.
+ */
+function streamErrorEvent(reply: ErrorReply): StreamEvent {
+  const event: StreamEvent = { ...reply.body, mms_error_code: reply.code };
+  if (reply.retryAfterSeconds !== undefined) event.mms_retry_after = reply.retryAfterSeconds;
+  return event;
 }
 
 /** Aborts generation when the client goes away before the reply is complete. */

@@ -23,8 +23,8 @@ import {
   type MessageRequest,
   type ModelProfile,
   type ServerToolResultBlock,
-} from '@mms/protocol';
-import { tinyLlamaModel } from '@mms/testing';
+} from '@model-messages/protocol';
+import { tinyLlamaModel } from '@model-messages/testing';
 import { runTurn } from '../packages/server/src/agent/run-turn.js';
 import type { ServerToolRunner } from '../packages/server/src/agent/server-tool-runner.js';
 import type { Backend } from '../packages/server/src/backends/backend.js';

@@ -20,7 +20,7 @@
  */
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { JSON_CLOSING_BIAS, parameterCount, TINY_LLAMA_BENCH_OPTIONS, tinyLlamaModel } from '@mms/testing';
+import { JSON_CLOSING_BIAS, parameterCount, TINY_LLAMA_BENCH_OPTIONS, tinyLlamaModel } from '@model-messages/testing';
 import { tokenTraffic, type TokenTraffic } from './llama/bytes-per-token.js';
 import { startDirectProcess } from './llama/direct-client.js';
 import { llamaRuntime, type GenerationSample } from './llama/direct-engine.js';

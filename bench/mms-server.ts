@@ -4,7 +4,7 @@
  * over the IPC channel and shuts down when that channel closes.
  */
 import type { AddressInfo } from 'node:net';
-import { buildApp, ModelRegistry } from '@mms/server';
+import { buildApp, ModelRegistry } from '@model-messages/server';
 import { scriptedBenchConfig } from './scripted-bench-config.js';
 
 interface ServiceSettings {

@@ -1,4 +1,4 @@
-import { validateConfig, type ServiceConfig } from '@mms/server';
+import { validateConfig, type ServiceConfig } from '@model-messages/server';
 
 /**
  * The service as the request-path benchmarks run it: one scripted mid-tier model, and admission

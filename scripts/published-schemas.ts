@@ -3,8 +3,8 @@
  * writes them; a test fails when a committed file drifts from its source.
  */
 import { z } from 'zod';
-import { countTokensRequest, messageRequest } from '@mms/protocol';
-import { serviceConfig } from '@mms/server';
+import { countTokensRequest, messageRequest } from '@model-messages/protocol';
+import { serviceConfig } from '@model-messages/server';
 
 export const PUBLISHED_SCHEMAS: ReadonlyArray<{ path: string; schema: z.ZodType; title: string }> = [
   {

@@ -5,7 +5,14 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { parseSse, postJson, readStreamUntil, scriptedModels, startService, type RunningService } from '@mms/testing';
+import {
+  parseSse,
+  postJson,
+  readStreamUntil,
+  scriptedModels,
+  startService,
+  type RunningService,
+} from '@model-messages/testing';
 
 let service: RunningService;
 before(async () => {

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
-import { postJson, readSse, scriptedModels, startService, type RunningService } from '@mms/testing';
+import { postJson, readSse, scriptedModels, startService, type RunningService } from '@model-messages/testing';
 import { tokenize } from '../packages/server/src/backends/scripted/tokenizer.js';
 
 interface Block {

@@ -9,8 +9,15 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ServiceConfigInput } from '@mms/server';
-import { closedPortURL, FakeOpenAiEngine, postJson, readSse, startService, type RunningService } from '@mms/testing';
+import type { ServiceConfigInput } from '@model-messages/server';
+import {
+  closedPortURL,
+  FakeOpenAiEngine,
+  postJson,
+  readSse,
+  startService,
+  type RunningService,
+} from '@model-messages/testing';
 
 interface ErrorBody {
   error: { type: string; message: string };

@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { buildApp, ConfigError, ModelRegistry, validateConfig, type ServiceConfigInput } from '@mms/server';
+import { buildApp, ConfigError, ModelRegistry, validateConfig, type ServiceConfigInput } from '@model-messages/server';
 import {
   answerCount,
   closedPortURL,
@@ -26,8 +26,8 @@ import {
   TEST_API_KEY,
   type RawUpstream,
   type RunningService,
-} from '@mms/testing';
-import { API_VERSION, VERSION_HEADER } from '@mms/protocol';
+} from '@model-messages/testing';
+import { API_VERSION, VERSION_HEADER } from '@model-messages/protocol';
 
 interface ErrorBody {
   error: { type: string; message: string };

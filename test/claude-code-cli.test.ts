@@ -16,7 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { claudeCodeCli, startService, type RunningService } from '@mms/testing';
+import { claudeCodeCli, startService, type RunningService } from '@model-messages/testing';
 
 const cli = await claudeCodeCli();
 const skip = 'unavailable' in cli ? `the Claude Code CLI is not available: ${cli.unavailable}` : false;

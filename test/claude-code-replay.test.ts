@@ -16,8 +16,8 @@ import {
   tinyLlamaModel,
   type RecordedClientRequest,
   type RunningService,
-} from '@mms/testing';
-import type { ServiceConfigInput } from '@mms/server';
+} from '@model-messages/testing';
+import type { ServiceConfigInput } from '@model-messages/server';
 
 const RECORDED = claudeCodeRequests();
 

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { once } from 'node:events';
 import { connect, createServer, type AddressInfo } from 'node:net';
-import { readSse } from '@mms/testing';
+import { readSse } from '@model-messages/testing';
 
 const MMS = join(process.cwd(), 'packages/server/bin/mms.js');
 const KEY = 'cli-test-key-123';
@@ -153,29 +153,29 @@ test("mms compare runs the client's tier move check: without a file it prints it
   assert.match(result.stderr, /usage: mms compare FILE/);
 });
 
-/** Any static, dynamic, side-effect, re-export or require form naming @mms/client or a subpath, in any quotes, across lines. */
-const IMPORTS_CLIENT = /(?:\bfrom|\bimport|\brequire)\s*\(?\s*['"`]@mms\/client(?:['"`/])/;
+/** Any static, dynamic, side-effect, re-export or require form naming @model-messages/client or a subpath, in any quotes, across lines. */
+const IMPORTS_CLIENT = /(?:\bfrom|\bimport|\brequire)\s*\(?\s*['"`]@model-messages\/client(?:['"`/])/;
 
-test("the import scan catches every form of importing @mms/client, and not the bin's run-time resolution", () => {
+test("the import scan catches every form of importing @model-messages/client, and not the bin's run-time resolution", () => {
   const forms = [
-    "import { Client } from '@mms/client';",
-    'import { Client } from "@mms/client";',
-    "import type { CallResult } from '@mms/client';",
-    "import '@mms/client';",
-    'import "@mms/client/compare-command";',
-    "export * from '@mms/client';",
-    "export { Client } from\n  '@mms/client';",
-    "const client = await import('@mms/client');",
-    'const command = await import ( "@mms/client/compare-command" );',
-    'const client = await import(`@mms/client`);',
-    "const { Client } = require('@mms/client');",
-    "import client = require('@mms/client');",
+    "import { Client } from '@model-messages/client';",
+    'import { Client } from "@model-messages/client";',
+    "import type { CallResult } from '@model-messages/client';",
+    "import '@model-messages/client';",
+    'import "@model-messages/client/compare-command";',
+    "export * from '@model-messages/client';",
+    "export { Client } from\n  '@model-messages/client';",
+    "const client = await import('@model-messages/client');",
+    'const command = await import ( "@model-messages/client/compare-command" );',
+    'const client = await import(`@model-messages/client`);',
+    "const { Client } = require('@model-messages/client');",
+    "import client = require('@model-messages/client');",
   ];
   for (const form of forms) assert.match(form, IMPORTS_CLIENT, form);
   for (const other of [
-    "await runClientCommand('@mms/client/compare-command', args);",
-    '`@mms/client is not installed where this runs`',
-    "import { Client } from '@mms/clientele';",
+    "await runClientCommand('@model-messages/client/compare-command', args);",
+    '`@model-messages/client is not installed where this runs`',
+    "import { Client } from '@model-messages/clientele';",
   ])
     assert.doesNotMatch(other, IMPORTS_CLIENT, other);
 });
@@ -186,7 +186,7 @@ test('the server package neither declares nor imports the client: the `mms compa
     Record<string, string> | undefined
   >;
   for (const field of ['dependencies', 'devDependencies', 'peerDependencies', 'optionalDependencies'])
-    assert.equal(manifest[field]?.['@mms/client'], undefined, field);
+    assert.equal(manifest[field]?.['@model-messages/client'], undefined, field);
   const sources = (folder: string): string[] =>
     readdirSync(folder, { withFileTypes: true }).flatMap((entry) =>
       entry.isDirectory() ? sources(join(folder, entry.name)) : [join(folder, entry.name)],
@@ -197,7 +197,7 @@ test('the server package neither declares nor imports the client: the `mms compa
   assert.deepEqual(importers, []);
 });
 
-test('mms compare run from a folder outside the workspace, where @mms/client is not installed, says so and exits 2', () => {
+test('mms compare run from a folder outside the workspace, where @model-messages/client is not installed, says so and exits 2', () => {
   const folder = realpathSync(mkdtempSync(join(tmpdir(), 'mms-no-client-')));
   assert.ok(
     relative(process.cwd(), folder).startsWith('..'),
@@ -213,7 +213,7 @@ test('mms compare run from a folder outside the workspace, where @mms/client is 
   assert.equal(result.stdout, '');
   assert.equal(
     result.stderr,
-    `mms compare: it is the calling client's command, and @mms/client is not installed where this runs (${folder}); install @mms/client there, or run it from the repository root\n`,
+    `mms compare: it is the calling client's command, and @model-messages/client is not installed where this runs (${folder}); install @model-messages/client there, or run it from the repository root\n`,
   );
 });
 

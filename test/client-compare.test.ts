@@ -5,8 +5,8 @@ import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { startService, type RunningService } from '@mms/testing';
-import { compareModels, runCompareCommand } from '@mms/client';
+import { startService, type RunningService } from '@model-messages/testing';
+import { compareModels, runCompareCommand } from '@model-messages/client';
 import { clientFor, clientTestModels, scriptFolder } from './client-support.js';
 
 const record = (founder: string) => [[{ type: 'tool_use', name: 'record_answer', input: { founder } }]];

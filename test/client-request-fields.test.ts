@@ -6,7 +6,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { postJson, readSse, scriptedModels, startService, type RunningService } from '@mms/testing';
+import { postJson, readSse, scriptedModels, startService, type RunningService } from '@model-messages/testing';
 
 interface Reply {
   content: Array<{ type: string; thinking?: string; signature?: string; text?: string }>;

@@ -6,9 +6,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
-import { buildApp, ModelRegistry, validateConfig, type AppOptions } from '@mms/server';
-import { TEST_API_KEY } from '@mms/testing';
-import { ClientConfigError, PreSendError } from '@mms/client';
+import { buildApp, ModelRegistry, validateConfig, type AppOptions } from '@model-messages/server';
+import { TEST_API_KEY } from '@model-messages/testing';
+import { ClientConfigError, PreSendError } from '@model-messages/client';
 import { CONTEXT_WINDOW, clientTestModels, clientFor, MAX_OUTPUT, recorder, scriptFolder } from './client-support.js';
 
 const search = (query: string) => ({ type: 'server_tool_use', name: 'web_search', input: { query } });

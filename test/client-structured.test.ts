@@ -1,8 +1,14 @@
 /** The client's structured calls against the real service: shape, every retry layer, guardrails, declines, pre-send checks. */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { RunningService } from '@mms/testing';
-import { ClientConfigError, PreSendError, type AttemptInfo, type DeclineInfo, type RetryInfo } from '@mms/client';
+import type { RunningService } from '@model-messages/testing';
+import {
+  ClientConfigError,
+  PreSendError,
+  type AttemptInfo,
+  type DeclineInfo,
+  type RetryInfo,
+} from '@model-messages/client';
 import { clientFor, CONTEXT_WINDOW, MAX_OUTPUT, recorder, startClientService } from './client-support.js';
 
 const person = {

@@ -6,9 +6,9 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ServiceConfigInput } from '@mms/server';
-import { startService, type RunningService } from '@mms/testing';
-import { Client, type ClientOptions } from '@mms/client';
+import type { ServiceConfigInput } from '@model-messages/server';
+import { startService, type RunningService } from '@model-messages/testing';
+import { Client, type ClientOptions } from '@model-messages/client';
 
 export const CONTEXT_WINDOW = 200_000;
 export const MAX_OUTPUT = 4_096;

@@ -3,7 +3,7 @@
  * it, and the one result block a reply carries.
  */
 import assert from 'node:assert/strict';
-import { postJson, type RunningService } from '@mms/testing';
+import { postJson, type RunningService } from '@model-messages/testing';
 
 export const CODE_TOOL = { type: 'code_execution_20260521', name: 'code_execution' };
 

@@ -14,7 +14,7 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo, type Server as TcpServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { postJson, readSse, scriptedModels, startService, type RunningService } from '@mms/testing';
+import { postJson, readSse, scriptedModels, startService, type RunningService } from '@model-messages/testing';
 import { askWithTools, CODE_TOOL, executionResult, type CodeBlock, type CodeReply } from './code-execution-support.js';
 import { sandboxPlatform } from '../packages/server/src/tools/code-execution/sandbox-platform.js';
 

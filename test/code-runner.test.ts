@@ -12,7 +12,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { scriptedModels, startService, type RunningService } from '@mms/testing';
+import { scriptedModels, startService, type RunningService } from '@model-messages/testing';
 import { askWithTools, CODE_TOOL, executionResult, type CodeReply } from './code-execution-support.js';
 import type { CodeRunner, RunOptions, RunOutcome } from '../packages/server/src/tools/code-execution/code-runner.js';
 

@@ -7,7 +7,7 @@ import { afterEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import type { Socket } from 'node:net';
-import { postJson, startService, type RunningService } from '@mms/testing';
+import { postJson, startService, type RunningService } from '@model-messages/testing';
 import { assertEnvelope, openSocket, parseReply, readUntilClosed, requestHead } from './raw-http-support.js';
 
 const hello = { model: 'mid', max_tokens: 5, messages: [{ role: 'user', content: 'hello' }] };

@@ -1,7 +1,7 @@
 /** Every rule of POST /v1/messages (spec: "Rules tied to this endpoint", Errors), over HTTP. */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { postJson, startService, type RunningService } from '@mms/testing';
+import { postJson, startService, type RunningService } from '@model-messages/testing';
 
 let service: RunningService;
 before(async () => {

@@ -18,7 +18,7 @@ import {
   TEST_API_KEY,
   type RawUpstream,
   type RunningService,
-} from '@mms/testing';
+} from '@model-messages/testing';
 
 const UPSTREAM_KEY = 'upstream-secret-key-0123456789';
 const ENGINE_KEY = 'engine-secret-key-0123456789';

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { ERROR_TABLE } from '@mms/protocol';
+import { ERROR_TABLE } from '@model-messages/protocol';
 
 const rows = readFileSync('docs/errors.md', 'utf8')
   .split('\n')

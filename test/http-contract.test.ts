@@ -1,7 +1,7 @@
 /** The HTTP edge: keys, version header, request ids, error envelopes, body limits, routes. */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { postJson, startService, TEST_API_KEY, type RunningService } from '@mms/testing';
+import { postJson, startService, TEST_API_KEY, type RunningService } from '@model-messages/testing';
 
 let service: RunningService;
 before(async () => {

@@ -6,7 +6,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startService, type RunningService } from '@mms/testing';
+import { startService, type RunningService } from '@model-messages/testing';
 import {
   assertEnvelope,
   openSocket,

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { once } from 'node:events';
-import { postJson, startService, TEST_API_KEY, type RunningService } from '@mms/testing';
+import { postJson, startService, TEST_API_KEY, type RunningService } from '@model-messages/testing';
 
 let service: RunningService;
 before(async () => {

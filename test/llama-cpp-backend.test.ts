@@ -7,7 +7,14 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { getLlama } from 'node-llama-cpp';
-import { postJson, readSse, readStreamUntil, startService, tinyLlamaModel, type RunningService } from '@mms/testing';
+import {
+  postJson,
+  readSse,
+  readStreamUntil,
+  startService,
+  tinyLlamaModel,
+  type RunningService,
+} from '@model-messages/testing';
 
 let service: RunningService;
 let modelPath: string;

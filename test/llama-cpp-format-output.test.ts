@@ -12,7 +12,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { JSON_CLOSING_BIAS, postJson, startService, tinyLlamaModel, type RunningService } from '@mms/testing';
+import {
+  JSON_CLOSING_BIAS,
+  postJson,
+  startService,
+  tinyLlamaModel,
+  type RunningService,
+} from '@model-messages/testing';
 
 const RUNS = 4;
 

@@ -6,7 +6,13 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { JSON_CLOSING_BIAS, postJson, startService, tinyLlamaModel, type RunningService } from '@mms/testing';
+import {
+  JSON_CLOSING_BIAS,
+  postJson,
+  startService,
+  tinyLlamaModel,
+  type RunningService,
+} from '@model-messages/testing';
 
 let service: RunningService;
 before(async () => {

@@ -7,7 +7,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { postJson, startService, tinyLlamaModel, type RunningService } from '@mms/testing';
+import { postJson, startService, tinyLlamaModel, type RunningService } from '@model-messages/testing';
 
 let service: RunningService;
 before(async () => {

@@ -17,7 +17,7 @@ import {
   startService,
   streamOpening,
   type RunningService,
-} from '@mms/testing';
+} from '@model-messages/testing';
 import { hello, startUpstreamPair, type UpstreamPair } from './messages-upstream-support.js';
 
 let pair: UpstreamPair;

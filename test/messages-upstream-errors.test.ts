@@ -1,7 +1,7 @@
 /**
  * The messages-upstream backend's errors: upstream statuses and mid-stream error events keep
  * their type and message, our rules run before the upstream is asked, and exact failures from
- * small raw servers (raw-upstream.ts in @mms/testing): envelopes, cut and split streams, refused
+ * small raw servers (raw-upstream.ts in @model-messages/testing): envelopes, cut and split streams, refused
  * connections, a silent upstream.
  */
 import { after, before, describe, test } from 'node:test';
@@ -20,7 +20,7 @@ import {
   streamOpening,
   type RawUpstream,
   type RunningService,
-} from '@mms/testing';
+} from '@model-messages/testing';
 import {
   hello,
   json,

@@ -15,7 +15,7 @@ import {
   startService,
   streamOf,
   type RunningService,
-} from '@mms/testing';
+} from '@model-messages/testing';
 import { innerSignature } from '../packages/server/src/signing/thinking-signature.js';
 import {
   hello,

@@ -17,7 +17,7 @@ import {
   startService,
   type RunningService,
   type SseEvent,
-} from '@mms/testing';
+} from '@model-messages/testing';
 
 export interface Block {
   type: string;

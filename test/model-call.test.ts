@@ -20,7 +20,7 @@ import {
   tinyLlamaModel,
   type RawUpstream,
   type RunningService,
-} from '@mms/testing';
+} from '@model-messages/testing';
 import { Signer } from '../packages/server/src/signing/signer.js';
 import { encodeSearchContent } from '../packages/server/src/tools/web-search/encrypted-content.js';
 

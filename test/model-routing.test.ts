@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { postJson, readSse, startService, type RunningService } from '@mms/testing';
+import { postJson, readSse, startService, type RunningService } from '@model-messages/testing';
 
 const CLAMPED = 'mms-max-tokens-clamped';
 const model = { tier: 'mid', generation: 'newer', contextWindow: 4096, maxOutputTokens: 2048 } as const;

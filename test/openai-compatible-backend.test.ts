@@ -7,7 +7,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import Anthropic from '@anthropic-ai/sdk';
-import { postJson, readSse, signedThinking } from '@mms/testing';
+import { postJson, readSse, signedThinking } from '@model-messages/testing';
 import { BOOKING, CITY_FORMAT, send, useEngines, user, WEATHER, type Reply } from './openai-compatible-support.js';
 
 const bench = useEngines({
@@ -524,7 +524,9 @@ describe('responses', () => {
   }
 
   test('a server that answers with one JSON body instead of a stream is read the same way', async () => {
-    bench.engines.generic.reply({ json: (await import('@mms/testing')).loadEngineFixture('generic', 'text').json });
+    bench.engines.generic.reply({
+      json: (await import('@model-messages/testing')).loadEngineFixture('generic', 'text').json,
+    });
     const { reply } = await send(bench, 'generic', {});
     assert.deepEqual(
       [reply.content[0]?.text, reply.stop_reason, reply.usage.output_tokens],

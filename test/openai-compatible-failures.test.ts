@@ -8,7 +8,14 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { parseSse, postJson, readSse, readStreamUntil, startService, type RunningService } from '@mms/testing';
+import {
+  parseSse,
+  postJson,
+  readSse,
+  readStreamUntil,
+  startService,
+  type RunningService,
+} from '@model-messages/testing';
 import { BOOKING, CITY_FORMAT, ENGINE_KINDS, send, useEngines, user, WEATHER } from './openai-compatible-support.js';
 
 const bench = useEngines({

@@ -6,7 +6,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadEngineFixture, postJson, readSse } from '@mms/testing';
+import { loadEngineFixture, postJson, readSse } from '@model-messages/testing';
 import { BOOKING, send, useEngines, user, WEATHER } from './openai-compatible-support.js';
 
 const bench = useEngines({

@@ -3,7 +3,13 @@
  * one service with a model per engine, named after it (`vllm`, `llama.cpp`, ...).
  */
 import { after, before } from 'node:test';
-import { FakeOpenAiEngine, postJson, startService, type FakeEngineKind, type RunningService } from '@mms/testing';
+import {
+  FakeOpenAiEngine,
+  postJson,
+  startService,
+  type FakeEngineKind,
+  type RunningService,
+} from '@model-messages/testing';
 
 export const ENGINE_KINDS: readonly FakeEngineKind[] = ['vllm', 'sglang', 'llama.cpp', 'ollama', 'generic'];
 

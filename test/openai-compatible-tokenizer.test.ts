@@ -7,7 +7,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeOpenAiEngine, postJson, startService, type RunningService } from '@mms/testing';
+import { FakeOpenAiEngine, postJson, startService, type RunningService } from '@model-messages/testing';
 import { TOKENIZER_RETRY_MS } from '../packages/server/src/backends/openai-compatible/prompt-token-counter.js';
 import { user } from './openai-compatible-support.js';
 

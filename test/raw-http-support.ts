@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
-import type { RunningService } from '@mms/testing';
+import type { RunningService } from '@model-messages/testing';
 
 export interface RawReply {
   status: number;

@@ -5,7 +5,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { postJson, startService, type RunningService } from '@mms/testing';
+import { postJson, startService, type RunningService } from '@model-messages/testing';
 
 describe('replies written in batches, through the service', () => {
   let service: RunningService;

@@ -6,8 +6,8 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MAX_JSON_VALUES } from '@mms/protocol';
-import { postJson, startService, type RunningService } from '@mms/testing';
+import { MAX_JSON_VALUES } from '@model-messages/protocol';
+import { postJson, startService, type RunningService } from '@model-messages/testing';
 
 let service: RunningService;
 before(async () => {

@@ -5,7 +5,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { postJson, scriptedModels, startService, type RunningService } from '@mms/testing';
+import { postJson, scriptedModels, startService, type RunningService } from '@model-messages/testing';
 
 interface Reply {
   content: Array<{

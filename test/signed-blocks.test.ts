@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { documentsFolder, postJson, scriptedModels, startService, type RunningService } from '@mms/testing';
-import { Signer } from '@mms/server';
+import { documentsFolder, postJson, scriptedModels, startService, type RunningService } from '@model-messages/testing';
+import { Signer } from '@model-messages/server';
 import { encodeSearchContent } from '../packages/server/src/tools/web-search/encrypted-content.js';
 
 interface Block {

@@ -7,7 +7,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Socket } from 'node:net';
-import { postJson, startService, type RunningService } from '@mms/testing';
+import { postJson, startService, type RunningService } from '@model-messages/testing';
 import { openSocket, readUntilClosed, requestHead } from './raw-http-support.js';
 
 /**

@@ -2,7 +2,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
-import { startService, type RunningService } from '@mms/testing';
+import { startService, type RunningService } from '@model-messages/testing';
 
 let service: RunningService;
 before(async () => {

@@ -4,7 +4,14 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { postJson, readSse, scriptedModels, startService, type RunningService, type SseEvent } from '@mms/testing';
+import {
+  postJson,
+  readSse,
+  scriptedModels,
+  startService,
+  type RunningService,
+  type SseEvent,
+} from '@model-messages/testing';
 import { countTokens } from '../packages/server/src/backends/scripted/tokenizer.js';
 
 let service: RunningService;

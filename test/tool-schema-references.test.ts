@@ -6,9 +6,9 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { schemaViolation } from '@mms/protocol';
-import type { ServiceConfigInput } from '@mms/server';
-import { postJson, startService, type RunningService } from '@mms/testing';
+import { schemaViolation } from '@model-messages/protocol';
+import type { ServiceConfigInput } from '@model-messages/server';
+import { postJson, startService, type RunningService } from '@model-messages/testing';
 
 const example = JSON.parse(readFileSync(new URL('../examples/scripted.json', import.meta.url), 'utf8')) as {
   models: ServiceConfigInput['models'];

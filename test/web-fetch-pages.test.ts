@@ -5,8 +5,8 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseMessageRequest } from '@mms/protocol';
-import { JSON_BODY, LONG_TITLE, postJson, type RunningService } from '@mms/testing';
+import { parseMessageRequest } from '@model-messages/protocol';
+import { JSON_BODY, LONG_TITLE, postJson, type RunningService } from '@model-messages/testing';
 import { WebFetchTool } from '../packages/server/src/tools/web-fetch/web-fetch-tool.js';
 import { decodeSearchContent } from '../packages/server/src/tools/web-search/encrypted-content.js';
 import { FETCH_TOOL, fetchVia, results, startFetchBench, type FetchBench, type Reply } from './web-fetch-support.js';

@@ -5,7 +5,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { postJson, type RunningService } from '@mms/testing';
+import { postJson, type RunningService } from '@model-messages/testing';
 import {
   EXFIL_PATH,
   FETCH_TOOL,

@@ -5,7 +5,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { RunningService } from '@mms/testing';
+import type { RunningService } from '@model-messages/testing';
 import { fetchVia, results, SSRF_TARGETS, startFetchBench, type FetchBench } from './web-fetch-support.js';
 
 let bench: FetchBench;

@@ -14,7 +14,7 @@ import {
   startRebindingHosts,
   startService,
   type RunningService,
-} from '@mms/testing';
+} from '@model-messages/testing';
 
 let origin: string;
 let rebindOrigin: string;

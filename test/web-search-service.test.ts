@@ -17,7 +17,7 @@ import {
   startService,
   type RunningService,
   type WebSearchResult,
-} from '@mms/testing';
+} from '@model-messages/testing';
 import { decodeSearchContent } from '../packages/server/src/tools/web-search/encrypted-content.js';
 import { MAX_QUERY_CHARACTERS } from '../packages/server/src/tools/web-search/web-search-tool.js';
 

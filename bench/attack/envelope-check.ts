@@ -4,7 +4,7 @@
  * header's id, and an `mms-error-code` header whose row of ERROR_TABLE has the reply's status
  * and error.type. Answers what is broken, or undefined.
  */
-import { ERROR_TABLE, type ErrorCode } from '@mms/protocol';
+import { ERROR_TABLE, type ErrorCode } from '@model-messages/protocol';
 import type { RawReply } from './raw-exchange.js';
 
 export function envelopeViolation(reply: RawReply): string | undefined {

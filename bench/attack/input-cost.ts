@@ -10,7 +10,7 @@
 import { readFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { parseArgs } from 'node:util';
-import { tinyLlamaModel } from '@mms/testing';
+import { tinyLlamaModel } from '@model-messages/testing';
 import { startHealthWatch } from './health-watch.js';
 import { startServiceChild, type ServiceChild } from './service-child.js';
 import { isServerError, printSummaryLine, type SummaryRow } from './summary-line.js';

@@ -10,7 +10,7 @@
  *   mms-gateway.ts <api key> <model id> <engine base URL> <engine model> single|backends
  */
 import type { AddressInfo } from 'node:net';
-import { buildApp, ModelRegistry, validateConfig } from '@mms/server';
+import { buildApp, ModelRegistry, validateConfig } from '@model-messages/server';
 
 function settingsFromArguments(): {
   apiKey: string;

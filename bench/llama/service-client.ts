@@ -2,7 +2,7 @@
  * The service side of the engine benchmark: starts bench/llama/service-process.ts as a child and
  * times whole `POST /v1/messages` requests against it, non-streaming and streaming.
  */
-import { parseSse } from '@mms/testing';
+import { parseSse } from '@model-messages/testing';
 import { askChild, startBenchChild, type BenchChild } from './child-process.js';
 import type { GenerationSample } from './direct-engine.js';
 import { API_KEY, MODEL_ID } from './shared-settings.js';

@@ -4,7 +4,7 @@
  * service's event loop. Tells its parent the port over IPC; exits when that channel closes.
  */
 import type { AddressInfo } from 'node:net';
-import { buildApp, ModelRegistry, validateConfig } from '@mms/server';
+import { buildApp, ModelRegistry, validateConfig } from '@model-messages/server';
 import { API_KEY, CONTEXT_SIZE, MAX_OUTPUT_TOKENS, MODEL_ID, THREADS } from './shared-settings.js';
 
 function modelPathFromArguments(): string {

@@ -18,8 +18,8 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { checkMessageRules, parseMessageRequest } from '@mms/protocol';
-import { buildApp, ModelRegistry } from '@mms/server';
+import { checkMessageRules, parseMessageRequest } from '@model-messages/protocol';
+import { buildApp, ModelRegistry } from '@model-messages/server';
 import { Cancellation } from '../../packages/server/src/backends/cancellation.js';
 import { ApiKeyCheck } from '../../packages/server/src/http/auth.js';
 import { ReplyBatching } from '../../packages/server/src/http/reply-batching.js';

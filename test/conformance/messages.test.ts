@@ -6,7 +6,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import type { MessageCreateParamsNonStreaming, RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages';
-import { API_VERSIONS, VERSION_HEADER } from '@mms/protocol';
+import { API_VERSIONS, VERSION_HEADER } from '@model-messages/protocol';
 import {
   assertType,
   forEachOfficialClient,

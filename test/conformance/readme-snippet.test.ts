@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Message } from '@anthropic-ai/sdk/resources/messages';
-import { startService, type RunningService } from '@mms/testing';
+import { startService, type RunningService } from '@model-messages/testing';
 import { forEachOfficialClient } from './support.js';
 
 const README_ADDRESS = 'http://127.0.0.1:8080';

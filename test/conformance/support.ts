@@ -13,8 +13,8 @@ import type { Message, Tool } from '@anthropic-ai/sdk/resources/messages';
 import { VERSION as SDK0_VERSION } from '@anthropic-ai/sdk/version';
 import AnthropicV1, * as Sdk1 from '@anthropic-ai/sdk-v1';
 import { VERSION as SDK1_VERSION } from '@anthropic-ai/sdk-v1/version';
-import type { ApiVersion } from '@mms/protocol';
-import { startService, scriptedModels, type RunningService } from '@mms/testing';
+import type { ApiVersion } from '@model-messages/protocol';
+import { startService, scriptedModels, type RunningService } from '@model-messages/testing';
 
 /** What the suite reads of an error an official client throws: the same in 0.137 and 1.x. */
 export interface SdkError extends Error {

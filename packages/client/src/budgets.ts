@@ -2,7 +2,7 @@
  * Token budgets (spec: Limits). Pure arithmetic, so that users can size prompts with the same
  * numbers the client checks before sending.
  */
-import type { ModelTier } from '@mms/protocol';
+import type { ModelTier } from '@model-messages/protocol';
 
 /** Spec, Limits: "output budget default (client)". */
 export const DEFAULT_OUTPUT_TOKENS: Readonly<Record<ModelTier, number>> = {

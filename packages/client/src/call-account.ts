@@ -1,5 +1,5 @@
 /** What one call spent over all its layers: attempts, request ids, usage; and its results. */
-import type { Usage } from '@mms/protocol';
+import type { Usage } from '@model-messages/protocol';
 import { addUsage, emptyUsage, type CallFailure, type CallRecord, type CallSuccess } from './results.js';
 
 /** A failure's own fields, without the record every result carries. */

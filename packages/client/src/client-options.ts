@@ -2,7 +2,7 @@
  * The Client's options and their resolution into model profiles, timers and retry settings.
  * Everything the spec leaves to the client (thinking list, timeouts, retries) is configuration.
  */
-import type { ModelGeneration, ModelProfile, ModelTier } from '@mms/protocol';
+import type { ModelGeneration, ModelProfile, ModelTier } from '@model-messages/protocol';
 import { BUFFER_TOKENS, DEFAULT_OUTPUT_TOKENS, keptContextWindow } from './budgets.js';
 import { ClientConfigError } from './errors.js';
 import type { ClientHooks } from './hooks.js';

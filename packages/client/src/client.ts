@@ -3,7 +3,7 @@
  * schema), `research` (two passes), `declineCounts`. Each call gets a deadline, an account of
  * what it spent, and returns a typed result; rule breaches throw before anything is sent.
  */
-import type { Message, MessageRequest, ModelTier } from '@mms/protocol';
+import type { Message, MessageRequest, ModelTier } from '@model-messages/protocol';
 import { DeclineCounter, type DeclineCounts } from './answer/decline-counter.js';
 import { outputTokensToFit } from './budgets.js';
 import { CallAccount, type FailureDetail } from './call-account.js';

@@ -50,8 +50,8 @@ export { INSUFFICIENT_DATA, isInsufficientData } from './prompts.js';
 export { RETRYABLE_STATUSES, RETRY_LADDER, decideRetry, type Verdict } from './transport/retry-ladder.js';
 export { backoffCeilingMs, retryDelay, clampToDeadline } from './transport/retry-delay.js';
 export { Deadline, attemptTimers, reserveMs } from './deadline.js';
-// The parser lives in @mms/protocol (shared with the server); re-exported so this surface stays as it was.
-export { SseParser, type SseFrame } from '@mms/protocol';
+// The parser lives in @model-messages/protocol (shared with the server); re-exported so this surface stays as it was.
+export { SseParser, type SseFrame } from '@model-messages/protocol';
 export {
   compareModels,
   formatComparisonTable,

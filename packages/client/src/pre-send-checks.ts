@@ -1,6 +1,6 @@
 /**
  * Checks that run before any byte is sent (issue 5): the request's shape, the endpoint rules
- * from @mms/protocol (strict keywords, thinking with a forced strict tool, programmatic calling,
+ * from @model-messages/protocol (strict keywords, thinking with a forced strict tool, programmatic calling,
  * a prefill with tools, `disabled` to a model that rejects it, the output budget), and the
  * prompt's size against the budget arithmetic. The service would refuse each of them anyway;
  * refusing here costs no round trip and no retry, and says so.
@@ -12,7 +12,7 @@ import {
   ServiceError,
   type ContentBlockParam,
   type MessageRequest,
-} from '@mms/protocol';
+} from '@model-messages/protocol';
 import { maxPromptChars } from './budgets.js';
 import type { ResolvedModel } from './client-options.js';
 import { PreSendError } from './errors.js';

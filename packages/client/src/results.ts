@@ -2,7 +2,7 @@
  * Typed outcomes (issue 5): a success carries its value, the usage summed over every attempt
  * and every request id; a failure is one of a closed set of kinds with the same detail.
  */
-import type { StopReason, Usage } from '@mms/protocol';
+import type { StopReason, Usage } from '@model-messages/protocol';
 import type { Citation, Source } from './research/citations.js';
 
 export interface UsageSummary {

@@ -5,7 +5,7 @@
  * client validates answers against the caller's original schema, so those constraints are
  * still enforced, on the answer, by the client.
  */
-import { findSchemaProblem, STRICT_SCHEMA_KEYWORDS } from '@mms/protocol';
+import { findSchemaProblem, STRICT_SCHEMA_KEYWORDS } from '@model-messages/protocol';
 
 export type JsonSchema = Record<string, unknown>;
 

@@ -6,7 +6,7 @@
  * a decline, and no fallback replaces it (spec, Research conventions: it "is handled before any
  * database write").
  */
-import type { MessageRequest, ToolUseBlock } from '@mms/protocol';
+import type { MessageRequest, ToolUseBlock } from '@model-messages/protocol';
 import { answerRetry, replayWithError } from './answer/answer-retry.js';
 import { classifyAnswer, type RetryableOutcome } from './answer/classify-answer.js';
 import type { FailureDetail } from './call-account.js';

@@ -6,7 +6,7 @@
  * `{answer: ...}` envelope that also admits `Insufficient data` (decision 0010); the client
  * unwraps it.
  */
-import type { CustomToolParam, MessageRequest } from '@mms/protocol';
+import type { CustomToolParam, MessageRequest } from '@model-messages/protocol';
 import type { ResolvedModel } from './client-options.js';
 import { toolInputSchema } from './answer/answer-envelope.js';
 import { dataTurn, INSUFFICIENT_DATA, structuredSystem, type DataTurn } from './prompts.js';

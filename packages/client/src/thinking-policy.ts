@@ -10,7 +10,7 @@
  * `thinkingDisabledModels` adds small models to the first group by id (an older small model that
  * a deployment knows to think, say); the Client refuses a mid or large id in it.
  */
-import type { MessageRequest, ThinkingParam } from '@mms/protocol';
+import type { MessageRequest, ThinkingParam } from '@model-messages/protocol';
 import type { ResolvedModel } from './client-options.js';
 
 /** Whether the client sends `disabled` to `model` when the caller sets no thinking. */

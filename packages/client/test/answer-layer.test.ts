@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ContentBlock, Message, MessageRequest, StopReason } from '@mms/protocol';
-import { assertStrictSchema } from '@mms/client';
+import type { ContentBlock, Message, MessageRequest, StopReason } from '@model-messages/protocol';
+import { assertStrictSchema } from '@model-messages/client';
 import { wrapAnswerSchema } from '../src/answer/answer-envelope.js';
 import { answerRetry, replayWithError, type RetryDecision } from '../src/answer/answer-retry.js';
 import { classifyAnswer } from '../src/answer/classify-answer.js';

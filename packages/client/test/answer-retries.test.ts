@@ -16,7 +16,7 @@ import {
   usage,
   useRawMessagesClient,
 } from './raw-messages-support.js';
-import type { RawMessagesHandler } from '@mms/testing';
+import type { RawMessagesHandler } from '@model-messages/testing';
 
 const fake = useRawMessagesClient();
 

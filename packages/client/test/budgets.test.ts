@@ -8,7 +8,7 @@ import {
   maxPromptChars,
   outputBudgetGrowth,
   outputTokensToFit,
-} from '@mms/client';
+} from '@model-messages/client';
 
 test('the spec defaults: 64k small and mid, 128k large, a 5k buffer', () => {
   assert.deepEqual(DEFAULT_OUTPUT_TOKENS, { small: 64_000, mid: 64_000, large: 128_000 });

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { formatComparisonTable, matchesKnownAnswer } from '@mms/client';
+import { formatComparisonTable, matchesKnownAnswer } from '@model-messages/client';
 import { canonicalJson } from '../src/compare/known-answer.js';
 import { dataTurn, isInsufficientData, researchTurn } from '../src/prompts.js';
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ContentBlock, MessageRequest, ToolParam } from '@mms/protocol';
+import type { ContentBlock, MessageRequest, ToolParam } from '@model-messages/protocol';
 import { fetchContentTokens } from '../src/budgets.js';
 import { resolveModel } from '../src/client-options.js';
 import { promptChars } from '../src/pre-send-checks.js';

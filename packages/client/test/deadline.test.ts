@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { attemptTimers, ClientConfigError, Deadline, reserveMs } from '@mms/client';
+import { attemptTimers, ClientConfigError, Deadline, reserveMs } from '@model-messages/client';
 import type { DeadlineInput } from '../src/deadline.js';
 
 test('the client stops before the caller: 10% of the time, between 50 ms and 2 s', () => {

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { StreamEvent } from '@mms/protocol';
+import type { StreamEvent } from '@model-messages/protocol';
 import { MessageFolder, StreamErrorEvent, StreamProtocolError } from '../src/transport/message-folder.js';
 
 const usage = {

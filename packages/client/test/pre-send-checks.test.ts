@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SCHEMA_LIMITS, type MessageRequest } from '@mms/protocol';
-import { Client, ClientConfigError, PreSendError } from '@mms/client';
+import { SCHEMA_LIMITS, type MessageRequest } from '@model-messages/protocol';
+import { Client, ClientConfigError, PreSendError } from '@model-messages/client';
 import { resolveModel, resolveOptions } from '../src/client-options.js';
 import { checkAnswerSchema, checkBeforeSend } from '../src/pre-send-checks.js';
 import { buildResearchRequest } from '../src/research/research-request.js';

@@ -1,11 +1,11 @@
 /**
- * The client tests' side of the raw Messages server (useRawMessagesServer in @mms/testing): a
+ * The client tests' side of the raw Messages server (useRawMessagesServer in @model-messages/testing): a
  * Client of it, and the scripted answers its handlers send (SSE frames, statuses, stalls).
  * `useRawMessagesClient()` starts the server for a test file, with `client()` to call it.
  */
 import type { ServerResponse } from 'node:http';
-import { Client, type ClientOptions, type RetryInfo } from '@mms/client';
-import { useRawMessagesServer, type RawMessagesHandler, type RawMessagesServer } from '@mms/testing';
+import { Client, type ClientOptions, type RetryInfo } from '@model-messages/client';
+import { useRawMessagesServer, type RawMessagesHandler, type RawMessagesServer } from '@model-messages/testing';
 
 export interface RawMessagesClient extends RawMessagesServer {
   /** A Client of this server with short backoffs; `retries` collects its onRetry calls. */

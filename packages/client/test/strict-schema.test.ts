@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { assertStrictSchema, StrictSchemaError, toStrictSchema } from '@mms/client';
+import { assertStrictSchema, StrictSchemaError, toStrictSchema } from '@model-messages/client';
 import { mapSubschemas } from '../src/strict-schema.js';
 
 test('assertStrictSchema names the keyword and its path', () => {

@@ -5,8 +5,8 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ClientConfigError, type RetryInfo } from '@mms/client';
-import { closedPortURL } from '@mms/testing';
+import { ClientConfigError, type RetryInfo } from '@model-messages/client';
+import { closedPortURL } from '@model-messages/testing';
 import {
   answer,
   ask,

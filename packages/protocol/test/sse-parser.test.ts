@@ -5,7 +5,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SseParser, type SseFrame } from '@mms/protocol';
+import { SseParser, type SseFrame } from '@model-messages/protocol';
 
 /** Feeds the text cut at `cuts`, the way a caller feeds chunks. */
 function feed(parser: SseParser, text: string, cuts: number[]): SseFrame[] {

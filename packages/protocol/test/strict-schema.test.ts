@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { findSchemaProblem, STRICT_SCHEMA_KEYWORDS } from '@mms/protocol';
+import { findSchemaProblem, STRICT_SCHEMA_KEYWORDS } from '@model-messages/protocol';
 
 test('the accepted keyword list is exactly the spec list', () => {
   assert.deepEqual(

@@ -12,7 +12,7 @@ import { register } from 'tsx/esm/api';
 
 register();
 if (process.argv[2] === 'compare') {
-  process.exitCode = await runClientCommand('@mms/client/compare-command', process.argv.slice(3));
+  process.exitCode = await runClientCommand('@model-messages/client/compare-command', process.argv.slice(3));
 } else {
   await import('../src/cli/main.ts');
 }
@@ -23,7 +23,7 @@ async function runClientCommand(specifier, args) {
     entry = createRequire(join(process.cwd(), 'package.json')).resolve(specifier);
   } catch {
     process.stderr.write(
-      `mms compare: it is the calling client's command, and @mms/client is not installed where this runs (${process.cwd()}); install @mms/client there, or run it from the repository root\n`,
+      `mms compare: it is the calling client's command, and @model-messages/client is not installed where this runs (${process.cwd()}); install @model-messages/client there, or run it from the repository root\n`,
     );
     return 2;
   }

@@ -12,7 +12,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { pino, type Logger } from 'pino';
-import { ServiceError, type ApiVersion } from '@mms/protocol';
+import { ServiceError, type ApiVersion } from '@model-messages/protocol';
 import type { ServerToolRunner } from './agent/server-tool-runner.js';
 import type { ServiceConfig } from './config/config-schema.js';
 import { configuredSecrets } from './config/configured-secrets.js';

@@ -1,7 +1,7 @@
 /** http/auth.ts: which presented keys pass, whatever their length next to the configured ones. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ServiceError } from '@mms/protocol';
+import { ServiceError } from '@model-messages/protocol';
 import { ApiKeyCheck } from '../src/http/auth.js';
 
 const check = new ApiKeyCheck(['first-key-0001', 'second-key-longer-0002']);

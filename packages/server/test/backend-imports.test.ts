@@ -61,8 +61,9 @@ test('no backend imports a wire request type or reads the request', () => {
   assert.ok(files.length > 40, `only ${files.length} backend files found`);
   for (const file of files) {
     for (const { from, names } of importsOf(readFileSync(file, 'utf8'))) {
-      if (from === '@mms/protocol') {
-        for (const name of names) if (forbidden.has(name)) problems.push(`${file} imports ${name} from @mms/protocol`);
+      if (from === '@model-messages/protocol') {
+        for (const name of names)
+          if (forbidden.has(name)) problems.push(`${file} imports ${name} from @model-messages/protocol`);
       }
       if (REQUEST_READERS.some((module) => from.endsWith(`/call/${module}.js`))) {
         problems.push(`${file} imports ${names.join(', ')} from ${from}, which reads the request`);
@@ -74,10 +75,10 @@ test('no backend imports a wire request type or reads the request', () => {
 
 test('the check itself sees an import of a request type', () => {
   const source =
-    "import { isCustomTool, type MessageRequest } from '@mms/protocol';\nimport { conversationTurns } from '../call/conversation.js';";
+    "import { isCustomTool, type MessageRequest } from '@model-messages/protocol';\nimport { conversationTurns } from '../call/conversation.js';";
   const imports = importsOf(source);
   assert.deepEqual(imports, [
-    { from: '@mms/protocol', names: ['isCustomTool', 'MessageRequest'] },
+    { from: '@model-messages/protocol', names: ['isCustomTool', 'MessageRequest'] },
     { from: '../call/conversation.js', names: ['conversationTurns'] },
   ]);
   assert.ok(requestNames().has('MessageRequest'));

@@ -7,7 +7,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { MessageRequest } from '@mms/protocol';
+import type { MessageRequest } from '@model-messages/protocol';
 import { codeExecutionConfig } from '../src/config/config-schema.js';
 import { ChildProcessRunner } from '../src/tools/code-execution/child-process-runner.js';
 import { CodeExecutionTool } from '../src/tools/code-execution/code-execution-tool.js';

@@ -5,7 +5,7 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, loadConfig, validateConfig } from '@mms/server';
+import { ConfigError, loadConfig, validateConfig } from '@model-messages/server';
 import { PUBLISHED_SCHEMAS, renderSchema } from '../../../scripts/published-schemas.js';
 
 const model = {

@@ -5,7 +5,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseMessageRequest, type ServerToolResultBlock } from '@mms/protocol';
+import { parseMessageRequest, type ServerToolResultBlock } from '@model-messages/protocol';
 import { ContextBudget, resultCharacters } from '../src/agent/context-budget.js';
 import { fitOutput } from '../src/tools/code-execution/code-execution-tool.js';
 import { Signer } from '../src/signing/signer.js';

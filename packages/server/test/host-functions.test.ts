@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkMessageRules, parseMessageRequest, ServiceError, type ModelProfile } from '@mms/protocol';
+import { checkMessageRules, parseMessageRequest, ServiceError, type ModelProfile } from '@model-messages/protocol';
 import { hostFunctionsFor } from '../src/tools/code-execution/host-functions.js';
 
 const model: ModelProfile = {

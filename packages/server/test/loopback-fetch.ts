@@ -5,7 +5,7 @@
 import { after, before } from 'node:test';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { parseMessageRequest, type ServerToolResultBlock } from '@mms/protocol';
+import { parseMessageRequest, type ServerToolResultBlock } from '@model-messages/protocol';
 import { WebFetchTool } from '../src/tools/web-fetch/web-fetch-tool.js';
 
 const FETCH_TOOL = { type: 'web_fetch_20260209', name: 'web_fetch', allowed_callers: ['direct'], max_uses: 5 };

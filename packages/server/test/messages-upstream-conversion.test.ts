@@ -4,7 +4,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkToolPairing, ServiceError, type ContentBlock, type MessageParam } from '@mms/protocol';
+import { checkToolPairing, ServiceError, type ContentBlock, type MessageParam } from '@model-messages/protocol';
 import { isRetryableFailure } from '../src/backends/fallback/fallback-backend.js';
 import { transportError, upstreamError } from '../src/backends/messages-upstream/upstream-errors.js';
 import { UpstreamEventReader } from '../src/backends/messages-upstream/upstream-events.js';

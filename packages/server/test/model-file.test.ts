@@ -6,7 +6,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { tinyLlamaModel } from '@mms/testing';
+import { tinyLlamaModel } from '@model-messages/testing';
 import { modelFile } from '../src/backends/llama-cpp/model-file.js';
 
 test('a local path resolves against the config folder; a missing one says which', async () => {

@@ -1,7 +1,7 @@
 /** Which model a name resolves to: an id, then an exact alias, then the first pattern in config order. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ServiceError } from '@mms/protocol';
+import { ServiceError } from '@model-messages/protocol';
 import { modelConfig } from '../src/config/config-schema.js';
 import { ModelRegistry } from '../src/models/model-registry.js';
 

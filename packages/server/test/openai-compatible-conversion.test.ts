@@ -5,7 +5,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ContentBlock } from '@mms/protocol';
+import type { ContentBlock } from '@model-messages/protocol';
 import { toChatMessages } from '../src/backends/openai-compatible/chat-messages.js';
 import { ChunkConverter } from '../src/backends/openai-compatible/chunk-conversion.js';
 import { ENGINE_PROFILES } from '../src/backends/openai-compatible/engine-profiles.js';

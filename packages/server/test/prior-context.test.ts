@@ -5,7 +5,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseMessageRequest, type MessageRequest } from '@mms/protocol';
+import { parseMessageRequest, type MessageRequest } from '@model-messages/protocol';
 import { isInPriorContext, trustedUrls } from '../src/tools/web-fetch/prior-context.js';
 
 describe('url_not_in_prior_context: the comparison, without HTTP', () => {

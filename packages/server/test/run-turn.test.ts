@@ -12,7 +12,7 @@ import {
   type ModelProfile,
   type ServerToolResultBlock,
   type ServerToolUseBlock,
-} from '@mms/protocol';
+} from '@model-messages/protocol';
 import type { Backend } from '../src/backends/backend.js';
 import { Cancellation } from '../src/backends/cancellation.js';
 import { runTurn } from '../src/agent/run-turn.js';

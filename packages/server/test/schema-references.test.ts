@@ -6,7 +6,7 @@
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { getLlama, type Llama } from 'node-llama-cpp';
-import { compileSchema } from '@mms/protocol';
+import { compileSchema } from '@model-messages/protocol';
 import { exampleInstance } from '../src/backends/scripted/schema-instance.js';
 import { jsonSchemaToGbnf } from '../src/grammar/json-schema-to-gbnf.js';
 import { resolveReference } from '../src/json-schema/reference-resolution.js';

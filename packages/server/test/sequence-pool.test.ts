@@ -1,7 +1,7 @@
 /** The llama-cpp backend's context sequences: a turn's first step is refused when all are busy, a later step waits. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ServiceError } from '@mms/protocol';
+import { ServiceError } from '@model-messages/protocol';
 import type { LlamaContextSequence } from 'node-llama-cpp';
 import { FallbackBackend, isRetryableFailure } from '../src/backends/fallback/fallback-backend.js';
 import type { Backend } from '../src/backends/backend.js';

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, loadConfig, validateConfig } from '@mms/server';
+import { ConfigError, loadConfig, validateConfig } from '@model-messages/server';
 import { resolveSigningKey } from '../src/signing/signing-key.js';
 
 const model = {

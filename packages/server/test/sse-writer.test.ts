@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
-import type { StreamEvent } from '@mms/protocol';
+import type { StreamEvent } from '@model-messages/protocol';
 import { ConnectionClosing } from '../src/http/connection-closing.js';
 import { SseWriter } from '../src/http/sse-writer.js';
 

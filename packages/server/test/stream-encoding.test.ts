@@ -1,7 +1,7 @@
 /** The encoder (parts -> events), the fold (events -> message) and partial tool input. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { StreamEvent } from '@mms/protocol';
+import type { StreamEvent } from '@model-messages/protocol';
 import { MessageEncoder } from '../src/streaming/message-encoder.js';
 import { MessageFold } from '../src/streaming/message-fold.js';
 import { parsePartialJsonObject } from '../src/streaming/partial-json.js';

@@ -7,7 +7,7 @@
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { getLlama, type Llama } from 'node-llama-cpp';
-import { ServiceError } from '@mms/protocol';
+import { ServiceError } from '@model-messages/protocol';
 import {
   assertStrictSchemaCompiles,
   grammarFor,

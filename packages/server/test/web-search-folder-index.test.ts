@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { documentsFolder, OTTERS_MD } from '@mms/testing';
+import { documentsFolder, OTTERS_MD } from '@model-messages/testing';
 import { DomainFilter } from '../src/tools/domain-filter.js';
 import { readFolderDocument } from '../src/tools/web-search/folder-document.js';
 import { DEFAULT_INDEX_FILE_NAME, FolderSearchProvider } from '../src/tools/web-search/folder-provider.js';

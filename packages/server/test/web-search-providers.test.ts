@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { WebSearchResult } from '@mms/testing';
+import type { WebSearchResult } from '@model-messages/testing';
 import { BraveSearchProvider } from '../src/tools/web-search/brave-provider.js';
 import { decodeSearchContent } from '../src/tools/web-search/encrypted-content.js';
 import { SearxngSearchProvider } from '../src/tools/web-search/searxng-provider.js';

@@ -4,7 +4,7 @@
  * index is the testing kit's (search-documents.ts).
  */
 import type { Server } from 'node:http';
-import { parseMessageRequest, type MessageRequest, type ServerToolResultBlock } from '@mms/protocol';
+import { parseMessageRequest, type MessageRequest, type ServerToolResultBlock } from '@model-messages/protocol';
 import type { SearchOptions, SearchProvider } from '../src/tools/web-search/search-provider.js';
 import { Signer } from '../src/signing/signer.js';
 import { WebSearchTool } from '../src/tools/web-search/web-search-tool.js';

@@ -4,8 +4,8 @@
  * service's own signer (`RunningService.signer`) makes them, so that they verify there and the
  * checks stay as strict as they are for any client.
  */
-import type { ContentBlockParam } from '@mms/protocol';
-import { signedServerCallId, signThinking, TurnDigest, type Signer, type TurnBlock } from '@mms/server';
+import type { ContentBlockParam } from '@model-messages/protocol';
+import { signedServerCallId, signThinking, TurnDigest, type Signer, type TurnBlock } from '@model-messages/server';
 
 /**
  * `blocks` as this service would have returned them for a turn resumed after `resumed`: each

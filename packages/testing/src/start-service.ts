@@ -10,8 +10,8 @@ import {
   validateConfig,
   type ServiceConfigInput,
   type ToolProviders,
-} from '@mms/server';
-import { API_VERSION, VERSION_HEADER } from '@mms/protocol';
+} from '@model-messages/server';
+import { API_VERSION, VERSION_HEADER } from '@model-messages/protocol';
 
 export const TEST_API_KEY = 'test-key-0123456789';
 

@@ -6,7 +6,7 @@
  *   the tool still forced;
  * - invalid: the call replayed, answered by an error tool_result naming the validation error.
  */
-import type { MessageParam, MessageRequest, ToolUseBlock } from '@mms/protocol';
+import type { MessageParam, MessageRequest, ToolUseBlock } from '@model-messages/protocol';
 import { outputBudgetGrowth } from '../budgets.js';
 import type { ResolvedModel } from '../client-options.js';
 import type { RetryableOutcome } from './classify-answer.js';

@@ -10,7 +10,7 @@
  * other (spec, Client retry policy 4: "each time the model skips its output tool is counted";
  * decision 0010).
  */
-import { schemaViolation, type StopReason, type ToolUseBlock } from '@mms/protocol';
+import { schemaViolation, type StopReason, type ToolUseBlock } from '@model-messages/protocol';
 import { isInsufficientData } from '../prompts.js';
 import type { FoldedMessage } from '../transport/message-folder.js';
 import { inEnvelope, readAnswerEnvelope } from './answer-envelope.js';

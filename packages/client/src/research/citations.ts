@@ -3,7 +3,7 @@
  * results of web search and web fetch in the order they first appeared in the turn, numbered
  * from 1 and deduplicated by URL, exactly as the research prompt tells the model to number them.
  */
-import type { ContentBlock } from '@mms/protocol';
+import type { ContentBlock } from '@model-messages/protocol';
 
 export interface Source {
   /** The `n` of `[n]`. */

@@ -17,7 +17,7 @@ import {
   type MessageRequest,
   type ToolParam,
   type Usage,
-} from '@mms/protocol';
+} from '@model-messages/protocol';
 import { fetchContentTokens } from '../budgets.js';
 import type { ResolvedModel } from '../client-options.js';
 import { promptChars } from '../pre-send-checks.js';

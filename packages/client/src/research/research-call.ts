@@ -7,7 +7,7 @@
  * Once the first request is paid for, nothing throws: every ending is a typed failure carrying
  * what was spent and what was gathered (sources, and prose when there is any).
  */
-import type { ContentBlock, Message, MessageRequest, Usage } from '@mms/protocol';
+import type { ContentBlock, Message, MessageRequest, Usage } from '@model-messages/protocol';
 import { textOf } from '../answer/classify-answer.js';
 import { outputBudgetGrowth } from '../budgets.js';
 import type { FailureDetail } from '../call-account.js';

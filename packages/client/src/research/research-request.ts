@@ -4,7 +4,7 @@
  * request out of programmatic tool calling: rule 3), code execution, and optionally web fetch
  * with `max_content_tokens` from the input headroom divided across its uses (spec: Limits).
  */
-import { SERVER_TOOL_NAMES, SERVER_TOOL_TYPES, type MessageRequest, type ToolParam } from '@mms/protocol';
+import { SERVER_TOOL_NAMES, SERVER_TOOL_TYPES, type MessageRequest, type ToolParam } from '@model-messages/protocol';
 import { fetchContentTokens } from '../budgets.js';
 import type { ResolvedModel } from '../client-options.js';
 import { PreSendError } from '../errors.js';

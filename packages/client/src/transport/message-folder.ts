@@ -3,7 +3,7 @@
  * its stream. It also remembers what the retry ladder needs: whether any content arrived
  * before an `error` event, and the usage reported so far when a stream is cut short.
  */
-import type { ContentBlock, Message, StreamEvent, Usage } from '@mms/protocol';
+import type { ContentBlock, Message, StreamEvent, Usage } from '@model-messages/protocol';
 
 /** An `error` event in a 200 stream. */
 export class StreamErrorEvent extends Error {

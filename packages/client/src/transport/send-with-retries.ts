@@ -2,7 +2,7 @@
  * The HTTP layer: attempt, ask the ladder, wait, attempt again, all inside the deadline.
  * Returns the folded message, or the failure (http or timeout) with what every attempt said.
  */
-import { API_VERSION, VERSION_HEADER, type MessageRequest } from '@mms/protocol';
+import { API_VERSION, VERSION_HEADER, type MessageRequest } from '@model-messages/protocol';
 import type { CallAccount, FailureDetail } from '../call-account.js';
 import type { ResolvedOptions } from '../client-options.js';
 import { attemptTimers, type Deadline } from '../deadline.js';

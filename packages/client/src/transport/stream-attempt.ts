@@ -3,7 +3,7 @@
  * fold it into a message, under the attempt's timers. Never throws for what the network or the
  * service does: every ending is an AttemptOutcome, for the retry ladder to judge.
  */
-import { SseParser, type Message, type StreamEvent, type Usage } from '@mms/protocol';
+import { SseParser, type Message, type StreamEvent, type Usage } from '@model-messages/protocol';
 import type { AttemptTimers } from '../deadline.js';
 import { AttemptClock, type AttemptPhase } from './attempt-clock.js';
 import { MessageFolder, StreamErrorEvent, StreamProtocolError, type FoldedMessage } from './message-folder.js';

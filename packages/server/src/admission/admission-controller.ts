@@ -3,7 +3,7 @@
  * `queue` more wait in order, and anything past that is refused at once with 529, so an
  * overloaded engine sheds load fast instead of timing every caller out.
  */
-import { ServiceError } from '@mms/protocol';
+import { ServiceError } from '@model-messages/protocol';
 import type { Cancellation } from '../backends/cancellation.js';
 
 export type Release = () => void;

@@ -13,7 +13,12 @@
  * max_uses_exceeded (web-fetch-tool.ts, web-search-tool.ts). Results of calls made by code in
  * the sandbox reach only the code and are not subtracted.
  */
-import { SERVER_TOOL_NAMES, SERVER_TOOL_TYPES, type MessageRequest, type ServerToolResultBlock } from '@mms/protocol';
+import {
+  SERVER_TOOL_NAMES,
+  SERVER_TOOL_TYPES,
+  type MessageRequest,
+  type ServerToolResultBlock,
+} from '@model-messages/protocol';
 import { readableText } from '../tools/web-search/encrypted-content.js';
 
 export const CHARACTERS_PER_TOKEN = 4;

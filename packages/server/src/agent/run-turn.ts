@@ -13,7 +13,7 @@ import {
   type ModelProfile,
   type ServerToolResultBlock,
   type ServerToolUseBlock,
-} from '@mms/protocol';
+} from '@model-messages/protocol';
 import type { Backend } from '../backends/backend.js';
 import { buildStepCall } from '../backends/call/build-model-call.js';
 import type { ModelPrompt } from '../backends/call/model-call.js';

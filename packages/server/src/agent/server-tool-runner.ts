@@ -10,7 +10,7 @@ import {
   type ServerToolResultBlock,
   type ServerToolResultType,
   type ServerToolUseBlock,
-} from '@mms/protocol';
+} from '@model-messages/protocol';
 
 export interface ToolCallContext {
   request: MessageRequest;

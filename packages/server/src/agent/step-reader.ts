@@ -10,7 +10,7 @@
  * A reader the loop feeds, rather than a generator the loop delegates to: every reply passes
  * through the turn loop, and each layer of async generators costs it about 300 ns and 1 KB.
  */
-import type { ContentBlock, MessageRequest, StopReason } from '@mms/protocol';
+import type { ContentBlock, MessageRequest, StopReason } from '@model-messages/protocol';
 import { signedServerCallId } from '../signing/server-call-id.js';
 import type { Signer } from '../signing/signer.js';
 import { signThinking } from '../signing/thinking-signature.js';

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import type { ModelProfile } from '@mms/protocol';
+import type { ModelProfile } from '@model-messages/protocol';
 import type { Backend } from './backend.js';
 import type { BackendConfig } from './backend-config.js';
 import { LlamaCppBackend } from './llama-cpp/llama-cpp-backend.js';

@@ -4,7 +4,7 @@
  * of it, with a lower bound: counting costs time per character on the event loop (or a worker),
  * and a prompt known not to fit need not be counted whole. The message says which it is.
  */
-import { ServiceError } from '@mms/protocol';
+import { ServiceError } from '@model-messages/protocol';
 
 export function promptTooLong(tokens: number, maximum: number, count: 'exact' | 'at least'): ServiceError {
   const counted = count === 'exact' ? `${tokens} tokens` : `at least ${tokens} tokens`;

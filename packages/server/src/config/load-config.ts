@@ -1,7 +1,7 @@
 /** Reads, merges and validates the config at start; every error names the field. */
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { describeIssue } from '@mms/protocol';
+import { describeIssue } from '@model-messages/protocol';
 import { serviceConfig, type ServiceConfig } from './config-schema.js';
 import { defaultConfig } from './default-config.js';
 import { AliasPattern, isAliasPattern } from '../models/alias-pattern.js';

@@ -10,7 +10,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import { ServiceError } from '@mms/protocol';
+import { ServiceError } from '@model-messages/protocol';
 
 export class ApiKeyCheck {
   private readonly keys: Buffer[];

@@ -8,7 +8,13 @@
  * names the model, its cause the address it could not reach or what an upstream answered to a
  * refused key): the cause goes to the log as `detail`, with the secrets taken out.
  */
-import { ERROR_CODE_HEADER, errorEnvelope, ServiceError, type ErrorCode, type ErrorEnvelope } from '@mms/protocol';
+import {
+  ERROR_CODE_HEADER,
+  errorEnvelope,
+  ServiceError,
+  type ErrorCode,
+  type ErrorEnvelope,
+} from '@model-messages/protocol';
 import { NO_REDACTION, type ReplyRedaction } from './reply-redaction.js';
 
 export interface ErrorReply {

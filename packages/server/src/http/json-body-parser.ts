@@ -12,7 +12,7 @@
  * (out of memory, say) takes its body with it, a 500, and the next body starts a fresh one.
  */
 import { Worker } from 'node:worker_threads';
-import { ServiceError } from '@mms/protocol';
+import { ServiceError } from '@model-messages/protocol';
 import type { ParseReply } from './json-parse-thread.js';
 
 const WORKER_ENTRY = new URL('./json-parse-worker.mjs', import.meta.url);

@@ -5,7 +5,7 @@
  * its modules are loaded.
  */
 import { parentPort } from 'node:worker_threads';
-import { assertJsonTextBounds, ServiceError, type ErrorCode } from '@mms/protocol';
+import { assertJsonTextBounds, ServiceError, type ErrorCode } from '@model-messages/protocol';
 import { parseJsonText } from './json-text.js';
 
 export type ParseReply =

@@ -3,7 +3,7 @@
  * `constructor.prototype` keys, which code merging the value into another object could turn into
  * prototype pollution.
  */
-import { ServiceError } from '@mms/protocol';
+import { ServiceError } from '@model-messages/protocol';
 import secureJson from 'secure-json-parse';
 
 export function parseJsonText(text: string): unknown {

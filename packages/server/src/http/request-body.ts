@@ -4,7 +4,7 @@
  * scanned and parsed in a worker (json-body-parser.ts).
  */
 import type { IncomingMessage } from 'node:http';
-import { MAX_REQUEST_BYTES, ServiceError } from '@mms/protocol';
+import { MAX_REQUEST_BYTES, ServiceError } from '@model-messages/protocol';
 import { jsonBodyParser } from './json-body-parser.js';
 import { parseJsonText } from './json-text.js';
 

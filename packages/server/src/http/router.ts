@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { ServiceError, type ApiVersion } from '@mms/protocol';
+import { ServiceError, type ApiVersion } from '@model-messages/protocol';
 
 export interface RouteContext {
   request: IncomingMessage;

@@ -7,7 +7,7 @@
  */
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import { ERROR_CODE_HEADER, errorEnvelope, ServiceError } from '@mms/protocol';
+import { ERROR_CODE_HEADER, errorEnvelope, ServiceError } from '@model-messages/protocol';
 import { newRequestId } from './request-id.js';
 
 /**

@@ -4,7 +4,7 @@
  * client that stops reading is cut off by the write deadline (http/write-deadline.ts).
  */
 import type { ServerResponse } from 'node:http';
-import type { StreamEvent } from '@mms/protocol';
+import type { StreamEvent } from '@model-messages/protocol';
 import type { ConnectionClosing } from './connection-closing.js';
 import { drainOrClose, PIECE_BYTES, type WriteDeadline } from './write-deadline.js';
 

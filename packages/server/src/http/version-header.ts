@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { API_VERSIONS, isApiVersion, ServiceError, VERSION_HEADER, type ApiVersion } from '@mms/protocol';
+import { API_VERSIONS, isApiVersion, ServiceError, VERSION_HEADER, type ApiVersion } from '@model-messages/protocol';
 
 const SUPPORTED = `the supported versions are ${API_VERSIONS.join(', ')}`;
 

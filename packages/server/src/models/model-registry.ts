@@ -1,5 +1,5 @@
 /** Resolves a model id or alias to its profile, its backend and the backend's admission control. */
-import { ServiceError, type ModelInfo, type ModelProfile } from '@mms/protocol';
+import { ServiceError, type ModelInfo, type ModelProfile } from '@model-messages/protocol';
 import { AdmissionController } from '../admission/admission-controller.js';
 import type { Backend } from '../backends/backend.js';
 import { createBackend } from '../backends/create-backend.js';

@@ -14,7 +14,7 @@
  * - Web search results whose content verifies become readable to the model
  *   (tools/web-search/encrypted-content.ts); others stay unreadable, and are not refused.
  */
-import { ServiceError, type ContentBlockParam, type ConversationRequest } from '@mms/protocol';
+import { ServiceError, type ContentBlockParam, type ConversationRequest } from '@model-messages/protocol';
 import { admitSearchResults } from '../tools/web-search/encrypted-content.js';
 import { serverCallIdVerifies } from './server-call-id.js';
 import type { Signer } from './signer.js';

@@ -8,7 +8,7 @@
  * of the reply's blocks and of the request's copy of them.
  */
 import { createHash, type Hash } from 'node:crypto';
-import type { ContentBlock, ContentBlockParam } from '@mms/protocol';
+import type { ContentBlock, ContentBlockParam } from '@model-messages/protocol';
 import { canonicalJson } from '../json-schema/canonical-json.js';
 import { addField } from './signer.js';
 

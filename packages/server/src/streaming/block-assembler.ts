@@ -3,7 +3,7 @@
  * (to continue a turn after server tools) and by the message fold (the JSON reply), so both
  * read the stream the same way.
  */
-import type { ContentBlock, ContentBlockDelta } from '@mms/protocol';
+import type { ContentBlock, ContentBlockDelta } from '@model-messages/protocol';
 import { parsePartialJsonObject } from './partial-json.js';
 
 /** A block as it closed, with what the wire block cannot say of itself. */

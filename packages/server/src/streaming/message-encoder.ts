@@ -3,7 +3,7 @@
  * framing and cumulative usage. It refuses parts out of order, so a backend bug surfaces as an
  * error rather than a malformed stream.
  */
-import type { Message, StopReason, StreamEvent, Usage } from '@mms/protocol';
+import type { Message, StopReason, StreamEvent, Usage } from '@model-messages/protocol';
 import type { StreamPart } from './stream-part.js';
 
 export interface MessageHeader {

@@ -2,8 +2,8 @@
  * The JSON reply is the fold of the event stream: the non-streaming path runs exactly the
  * events the streaming path would write, and folds them here.
  */
-import type { Message, StreamEvent } from '@mms/protocol';
-import { ServiceError } from '@mms/protocol';
+import type { Message, StreamEvent } from '@model-messages/protocol';
+import { ServiceError } from '@model-messages/protocol';
 import { BlockAssembler } from './block-assembler.js';
 
 export class MessageFold {

@@ -3,7 +3,7 @@
  * no indices and no message framing (the encoder adds both). Keeping parts this close to the
  * wire events means one assembler folds either of them into content blocks.
  */
-import type { ContentBlock, ContentBlockDelta, StopReason } from '@mms/protocol';
+import type { ContentBlock, ContentBlockDelta, StopReason } from '@model-messages/protocol';
 
 export type StreamPart =
   /** Opens a block. text/thinking/tool_use start empty; a server tool result block starts whole. */

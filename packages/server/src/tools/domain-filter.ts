@@ -10,7 +10,7 @@
  * before a tool runs (protocol/src/endpoint-rules.ts), as the public API does. An empty
  * `allowed_domains` allows nothing: an allow-list fails closed.
  */
-import { normalizeHost, parseDomainEntry, type DomainEntry } from '@mms/protocol';
+import { normalizeHost, parseDomainEntry, type DomainEntry } from '@model-messages/protocol';
 
 export interface DomainLists {
   allowed_domains?: readonly string[] | null | undefined;

@@ -1,5 +1,5 @@
 /** The server tools this service runs itself, by tool name; the rest answer `unavailable`. */
-import { SERVER_TOOL_NAMES, type ServerToolResultBlock, type ServerToolUseBlock } from '@mms/protocol';
+import { SERVER_TOOL_NAMES, type ServerToolResultBlock, type ServerToolUseBlock } from '@model-messages/protocol';
 import { unavailableServerTools, type ServerToolRunner, type ToolCallContext } from '../agent/server-tool-runner.js';
 import { codeExecutionConfig } from '../config/config-schema.js';
 import type { Signer } from '../signing/signer.js';

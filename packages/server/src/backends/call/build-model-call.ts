@@ -10,7 +10,7 @@ import {
   type ConversationRequest,
   type MessageRequest,
   type ModelProfile,
-} from '@mms/protocol';
+} from '@model-messages/protocol';
 import { cacheHint } from './cache-hint.js';
 import { clearEarlierThinking, thinkingTurnsKept } from './context-management.js';
 import { conversationTurns, withTurnSoFar } from './conversation.js';

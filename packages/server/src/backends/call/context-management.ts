@@ -4,7 +4,7 @@
  * sends `keep: "all"`; the public API's default is one turn). The caller's messages are not
  * changed, only the prompt: so the count of input tokens is what the model reads.
  */
-import type { ContextManagementParam } from '@mms/protocol';
+import type { ContextManagementParam } from '@model-messages/protocol';
 import type { Turn } from './model-call.js';
 
 /** Assistant turns whose thinking the model sees; Infinity without an edit, as before the edit existed. */

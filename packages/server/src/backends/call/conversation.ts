@@ -8,7 +8,7 @@
  * so it moves to just after that user turn.
  * Pure: no model, no I/O.
  */
-import type { ContentBlock, ContentBlockParam, MessageParam, ToolReferenceBlockParam } from '@mms/protocol';
+import type { ContentBlock, ContentBlockParam, MessageParam, ToolReferenceBlockParam } from '@model-messages/protocol';
 import { cacheHint } from './cache-hint.js';
 import type { AssistantPart, DocumentPart, ImagePart, TextPart, Turn, UserPart } from './model-call.js';
 import { hiddenThinking } from '../../signing/thinking-signature.js';

@@ -5,7 +5,7 @@
  * build-model-call.ts; a backend only maps it to its engine's format and never reads the wire
  * request, so no decision about what the model is told is made twice.
  */
-import type { Effort, ModelProfile } from '@mms/protocol';
+import type { Effort, ModelProfile } from '@model-messages/protocol';
 
 /** A `cache_control` breakpoint of the request: a hint of where a reusable prefix ends. */
 export interface CacheHint {

@@ -8,7 +8,7 @@
  * of the model wrote. Output the caller already saw (streamed under its schema's own grammar)
  * cannot be taken back: a failure there is a 502 at once.
  */
-import { schemaViolation, ServiceError } from '@mms/protocol';
+import { schemaViolation, ServiceError } from '@model-messages/protocol';
 import type { FormatTarget, OfferedTool } from './model-call.js';
 
 export type Checked<Value> = { value: Value; violation?: undefined } | { value?: undefined; violation: string };

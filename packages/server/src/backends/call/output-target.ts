@@ -1,5 +1,5 @@
 /** What the model's output must be, from `tool_choice` and `output_config.format`. */
-import type { ConversationRequest } from '@mms/protocol';
+import type { ConversationRequest } from '@model-messages/protocol';
 import type { FormatTarget, OfferedTool, OutputTarget } from './model-call.js';
 
 export const FORMAT_WHERE = 'output_config.format.schema';

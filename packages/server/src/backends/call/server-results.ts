@@ -4,7 +4,7 @@
  * `encrypted_content`, a fetched page sits in a document object); the model is shown the search
  * results numbered with their decoded text, the page's URL, title and text, and code's output.
  */
-import type { ContentBlockParam } from '@mms/protocol';
+import type { ContentBlockParam } from '@model-messages/protocol';
 import { webSearchResultText } from '../../tools/web-search/result-text.js';
 
 export type ServerResultBlock = Extract<

@@ -4,7 +4,7 @@
  * a placeholder, since the model would answer without what the caller sent. One wording for every
  * backend, so that a caller can tell what to change whichever engine answers.
  */
-import { ServiceError } from '@mms/protocol';
+import { ServiceError } from '@model-messages/protocol';
 import type { DocumentPart, ImagePart, ToolResultPart } from './model-call.js';
 
 export function unsupportedContent(where: string, what: string, backend: string, advice = ''): ServiceError {

@@ -5,7 +5,7 @@
  * default effort; the other levels scale it, and `budget_tokens` of thinking `enabled` is the
  * caller's own cap. So an answer always has room, and effort means the same on every such engine.
  */
-import type { Effort } from '@mms/protocol';
+import type { Effort } from '@model-messages/protocol';
 import type { ModelCall } from './model-call.js';
 
 /** Each effort level's share of the output budget, as a multiple of the `high` share. */

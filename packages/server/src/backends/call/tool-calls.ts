@@ -2,7 +2,7 @@
  * The blocks of the model's calls, as every backend opens them: a call of a server tool is a
  * `server_tool_use` block (the turn loop runs it), a call of a client tool a `tool_use` block.
  */
-import { ServiceError, type ContentBlock } from '@mms/protocol';
+import { ServiceError, type ContentBlock } from '@model-messages/protocol';
 import { uniqueId } from '../../http/unique-id.js';
 import type { OfferedTool } from './model-call.js';
 

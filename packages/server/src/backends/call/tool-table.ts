@@ -3,7 +3,7 @@
  * schemas, and server tools as plain tools whose calls the turn loop runs in this service (server
  * tools run here for every backend). A server tool's input is the public API's input of that tool.
  */
-import { isCustomTool, SERVER_TOOL_NAMES, type ConversationRequest, type ToolParam } from '@mms/protocol';
+import { isCustomTool, SERVER_TOOL_NAMES, type ConversationRequest, type ToolParam } from '@model-messages/protocol';
 import { cacheHint } from './cache-hint.js';
 import type { OfferedTool } from './model-call.js';
 

@@ -10,7 +10,7 @@
  * circuit breaker (circuit-breaker.ts), so that a failing primary costs a request nothing while
  * its circuit is open.
  */
-import { ServiceError } from '@mms/protocol';
+import { ServiceError } from '@model-messages/protocol';
 import type { Backend } from '../backend.js';
 import type { ModelCall, ModelPrompt } from '../call/model-call.js';
 import type { Cancellation } from '../cancellation.js';

@@ -13,7 +13,7 @@ import {
   type LlamaContextSequence,
   type LlamaGrammar,
 } from 'node-llama-cpp';
-import { ServiceError, type StopReason } from '@mms/protocol';
+import { ServiceError, type StopReason } from '@model-messages/protocol';
 import type { StreamPart } from '../../streaming/stream-part.js';
 import type { ModelCall, OfferedTool } from '../call/model-call.js';
 import {

@@ -5,7 +5,7 @@
  */
 import { randomInt } from 'node:crypto';
 import { resolveChatWrapper, type ChatWrapper, type Llama, type LlamaContext, type LlamaModel } from 'node-llama-cpp';
-import type { ModelProfile } from '@mms/protocol';
+import type { ModelProfile } from '@model-messages/protocol';
 import type { Backend } from '../backend.js';
 import type { Cancellation } from '../cancellation.js';
 import type { ModelCall, ModelPrompt, OfferedTool } from '../call/model-call.js';

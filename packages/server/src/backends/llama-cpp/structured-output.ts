@@ -8,7 +8,7 @@
  * receiving it silently.
  */
 import type { Llama, LlamaGrammar } from 'node-llama-cpp';
-import { ServiceError } from '@mms/protocol';
+import { ServiceError } from '@model-messages/protocol';
 import { GrammarCompileError, jsonSchemaToGbnf } from '../../grammar/json-schema-to-gbnf.js';
 import { schemaFieldPath } from '../../json-schema/json-pointer.js';
 

@@ -13,7 +13,7 @@ import {
   SseParser,
   VERSION_HEADER,
   type ModelProfile,
-} from '@mms/protocol';
+} from '@model-messages/protocol';
 import { Agent, type Dispatcher } from 'undici';
 import { drainInBackground, headerValue } from '../response-body.js';
 import type { Backend } from '../backend.js';

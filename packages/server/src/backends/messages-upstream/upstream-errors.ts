@@ -12,7 +12,7 @@
  * `where` names the upstream in replies: by the model it serves (`the messages-upstream backend
  * of model mid`), never by its address, which only the log and the start-up lines show.
  */
-import { ServiceError, type ErrorCode } from '@mms/protocol';
+import { ServiceError, type ErrorCode } from '@model-messages/protocol';
 import { relayedText } from '../relayed-text.js';
 
 /** Wire error type -> our code. Types a service may add later fall back on the status. */

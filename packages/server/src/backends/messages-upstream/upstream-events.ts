@@ -4,7 +4,7 @@
  * still the fold of the stream. A tool_use of a server tool's name is the upstream model calling
  * a server tool that this service runs (see upstream-request.ts): it becomes server_tool_use.
  */
-import { ServiceError, type ContentBlock, type ContentBlockDelta, type StopReason } from '@mms/protocol';
+import { ServiceError, type ContentBlock, type ContentBlockDelta, type StopReason } from '@model-messages/protocol';
 import type { StreamPart } from '../../streaming/stream-part.js';
 import { upstreamEventError, type UpstreamErrorBody } from './upstream-errors.js';
 

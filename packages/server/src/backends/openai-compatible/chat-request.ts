@@ -4,7 +4,7 @@
  * `stream_options`); the output budget is the step's, in `max_tokens` or, where configured,
  * `max_completion_tokens`.
  */
-import { ServiceError } from '@mms/protocol';
+import { ServiceError } from '@model-messages/protocol';
 import type { ModelPrompt, Sampling } from '../call/model-call.js';
 import { toChatMessages } from './chat-messages.js';
 import type { ChatCompletionRequest, ChatFunctionTool, ChatMessage } from './chat-types.js';

@@ -4,7 +4,7 @@
  * bytes of the body) and idle (between chunks). The caller's abort signal cancels the request,
  * and a consumer that stops reading closes the connection, which engines treat as a cancel.
  */
-import { SseParser, type SseFrame } from '@mms/protocol';
+import { SseParser, type SseFrame } from '@model-messages/protocol';
 import { Agent, request, type Dispatcher } from 'undici';
 import type { ChatCompletionChunk, ChatCompletionRequest } from './chat-types.js';
 import { drainInBackground, headerValue } from '../response-body.js';

@@ -6,7 +6,7 @@
  * a 500, not the caller's 401 or 404, since the caller's request was fine; a refused key relays
  * none of the engine's text, which goes to the service's log only (the error's cause).
  */
-import { ServiceError } from '@mms/protocol';
+import { ServiceError } from '@model-messages/protocol';
 import { relayedText } from '../relayed-text.js';
 
 export type TimeoutPhase = 'connect' | 'first byte' | 'idle';

@@ -2,7 +2,7 @@
  * What a finished engine output means, and what a format retry tells the engine. The checks of
  * schema-bound output itself are every engine's one check (call/output-check.ts).
  */
-import { ServiceError, type StopReason } from '@mms/protocol';
+import { ServiceError, type StopReason } from '@model-messages/protocol';
 import { formatRetryNote } from '../call/output-check.js';
 import type { ChatMessage } from './chat-types.js';
 import type { ChunkSummary } from './chunk-conversion.js';

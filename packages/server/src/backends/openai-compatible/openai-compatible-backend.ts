@@ -8,7 +8,7 @@
  * (`model_output_invalid`): the engine worked, so a fallback list neither moves on nor charges
  * its circuit for what one sample of the model wrote.
  */
-import { ServiceError } from '@mms/protocol';
+import { ServiceError } from '@model-messages/protocol';
 import type { Backend } from '../backend.js';
 import type { Cancellation } from '../cancellation.js';
 import type { ModelCall, ModelPrompt, OfferedTool } from '../call/model-call.js';

@@ -8,7 +8,7 @@
  * answer 404 for a model they do not list; llama.cpp serves its loaded model whatever the
  * request names, and a generic server's list may be partial, so those two only warn).
  */
-import { ServiceError } from '@mms/protocol';
+import { ServiceError } from '@model-messages/protocol';
 import type { EngineClient } from './engine-client.js';
 import type { OpenAiCompatibleBackendConfig } from './openai-compatible-config.js';
 

@@ -3,7 +3,7 @@
  * first when the request thinks, call a forced tool with a valid instance of its schema, and
  * answer `output_config.format` with JSON valid against its schema.
  */
-import { SERVER_TOOL_NAMES } from '@mms/protocol';
+import { SERVER_TOOL_NAMES } from '@model-messages/protocol';
 import type { ModelCall, OfferedTool } from '../call/model-call.js';
 import { lastToolResultText, lastUserText } from './conversation-text.js';
 import { exampleInstance } from './schema-instance.js';

@@ -2,7 +2,7 @@
  * Fault injection for clients' tests: with `faults: true` in the backend config, the request
  * header `mms-fault` makes the scripted backend fail in one chosen way. Off by default.
  */
-import { ServiceError } from '@mms/protocol';
+import { ServiceError } from '@model-messages/protocol';
 import type { OfferedTool } from '../call/model-call.js';
 import type { PlannedBlock } from './script-file.js';
 import { violatingObject } from './schema-instance.js';

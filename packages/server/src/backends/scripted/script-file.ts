@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { describeIssue } from '@mms/protocol';
+import { describeIssue } from '@model-messages/protocol';
 import { FieldError } from '../../config/field-error.js';
 
 const jsonObject = z.record(z.string(), z.unknown());

@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ServiceError, type ContentBlock, type ContentBlockDelta, type StopReason } from '@mms/protocol';
+import { ServiceError, type ContentBlock, type ContentBlockDelta, type StopReason } from '@model-messages/protocol';
 import type { StreamPart } from '../../streaming/stream-part.js';
 import type { Cancellation } from '../cancellation.js';
 import type { PlannedBlock } from './script-file.js';

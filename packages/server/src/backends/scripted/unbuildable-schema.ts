@@ -3,7 +3,7 @@
  * or none within the builder's limits) is the caller's 400 naming the field, not a 500: clients
  * retry 500s, and the same request would fail the same way every time.
  */
-import { ServiceError } from '@mms/protocol';
+import { ServiceError } from '@model-messages/protocol';
 import { schemaFieldPath } from '../../json-schema/json-pointer.js';
 import { SchemaInstanceError } from './schema-instance.js';
 

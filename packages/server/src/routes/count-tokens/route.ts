@@ -2,7 +2,7 @@
  * `POST /v1/messages/count_tokens`: the same validation, rules and signature checks, then the
  * backend's tokenizer, and the same refusal of a prompt over the context window.
  */
-import { checkConversationRules, parseCountTokensRequest, type CountTokensResponse } from '@mms/protocol';
+import { checkConversationRules, parseCountTokensRequest, type CountTokensResponse } from '@model-messages/protocol';
 import { ignoredFieldsHeader } from '../../http/ignored-fields-header.js';
 import { readJsonBody } from '../../http/request-body.js';
 import type { Router } from '../../http/router.js';

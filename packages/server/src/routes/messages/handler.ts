@@ -11,7 +11,7 @@
  * wait in the queue, the backend, the turn) fails through `events`, which a stream that has
  * opened at admission writes as an `error` event (docs/decisions/0015).
  */
-import { checkMessageRules, parseMessageRequest } from '@mms/protocol';
+import { checkMessageRules, parseMessageRequest } from '@model-messages/protocol';
 import { runTurn } from '../../agent/run-turn.js';
 import type { ServerToolRunner } from '../../agent/server-tool-runner.js';
 import type { Backend } from '../../backends/backend.js';

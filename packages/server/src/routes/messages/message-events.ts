@@ -6,7 +6,7 @@
  * A hand-written async iterator rather than an async generator: every reply passes through
  * here, and each layer of async generators costs it about 300 ns and 1 KB.
  */
-import type { StreamEvent } from '@mms/protocol';
+import type { StreamEvent } from '@model-messages/protocol';
 import type { Release } from '../../admission/admission-controller.js';
 import type { MessageEncoder } from '../../streaming/message-encoder.js';
 import type { StreamPart } from '../../streaming/stream-part.js';

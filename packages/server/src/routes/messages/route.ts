@@ -1,6 +1,6 @@
 /** HTTP glue for `POST /v1/messages`: JSON reply or SSE stream over one event source. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { StreamEvent } from '@mms/protocol';
+import type { StreamEvent } from '@model-messages/protocol';
 import type { ConnectionClosing } from '../../http/connection-closing.js';
 import { Cancellation } from '../../backends/cancellation.js';
 import { errorReply, type ErrorReply } from '../../http/error-reply.js';

@@ -1,5 +1,5 @@
 /** `GET /v1/models` (paged as the public API pages it) and `GET /v1/models/{id}` (ids and aliases). */
-import { ServiceError, type ModelInfo } from '@mms/protocol';
+import { ServiceError, type ModelInfo } from '@model-messages/protocol';
 import type { Router } from '../../http/router.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
 

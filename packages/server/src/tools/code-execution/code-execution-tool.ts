@@ -6,7 +6,7 @@
  * them before anything enters the context: the turn sees what the code prints, nothing more,
  * cut to the call's share of the turn's input headroom (agent/context-budget.ts).
  */
-import type { ServerToolResultBlock, ServerToolUseBlock } from '@mms/protocol';
+import type { ServerToolResultBlock, ServerToolUseBlock } from '@model-messages/protocol';
 import { serverToolError, serverToolRefusal, type ToolCallContext } from '../../agent/server-tool-runner.js';
 import { ChildProcessRunner, type ChildProcessRunnerOptions } from './child-process-runner.js';
 import type { CodeRunner } from './code-runner.js';

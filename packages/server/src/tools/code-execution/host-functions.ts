@@ -5,7 +5,7 @@
  * calls it gets a PermissionError saying so (a plain NameError would not tell it why). The other
  * way round, the turn loop refuses the model's own call of a tool whose list lacks `direct`.
  */
-import { callableFromCode, SERVER_TOOL_NAMES, SERVER_TOOL_TYPES, type MessageRequest } from '@mms/protocol';
+import { callableFromCode, SERVER_TOOL_NAMES, SERVER_TOOL_TYPES, type MessageRequest } from '@model-messages/protocol';
 import type { HostFunction } from './code-runner.js';
 import { readableText } from '../web-search/encrypted-content.js';
 

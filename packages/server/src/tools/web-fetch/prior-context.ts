@@ -10,7 +10,7 @@
  * output of code the model wrote (code execution results), because a call cannot vouch for
  * itself. URLs are compared whole, after normalisation (urls-in-text.ts), never as substrings.
  */
-import type { ContentBlockParam, MessageRequest } from '@mms/protocol';
+import type { ContentBlockParam, MessageRequest } from '@model-messages/protocol';
 import { linksInPage, normalizedUrl, urlsInText } from './urls-in-text.js';
 
 /**

@@ -11,7 +11,7 @@ import {
   type ServerToolResultBlock,
   type ServerToolUseBlock,
   type WebFetchToolParam,
-} from '@mms/protocol';
+} from '@model-messages/protocol';
 import { CHARACTERS_PER_TOKEN } from '../../agent/context-budget.js';
 import { serverToolError, serverToolRefusal } from '../../agent/server-tool-runner.js';
 import { DomainFilter } from '../domain-filter.js';

@@ -17,7 +17,7 @@ import {
   type ServerToolResultBlock,
   type ServerToolUseBlock,
   type WebSearchToolParam,
-} from '@mms/protocol';
+} from '@model-messages/protocol';
 import { serverToolError, serverToolRefusal } from '../../agent/server-tool-runner.js';
 import { DomainFilter } from '../domain-filter.js';
 import { createSearchProvider, type SearchProviderConfig } from './create-provider.js';

@@ -1,11 +1,12 @@
 /** The config file: validation errors that name the field, defaults, and the published schema. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, loadConfig, validateConfig } from '@model-messages/server';
+import { ConfigError, loadConfig, ModelRegistry, validateConfig } from '@model-messages/server';
+import { tinyLlamaModel } from '@model-messages/testing';
 import { PUBLISHED_SCHEMAS, renderSchema } from '../../../scripts/published-schemas.js';
 
 const model = {
@@ -234,11 +235,49 @@ test('a config file that is not JSON, or missing, is a ConfigError naming it', (
   );
 });
 
-test('every example config in examples/ is valid', () => {
-  const folder = fileURLToPath(new URL('../../../examples/', import.meta.url));
-  const examples = readdirSync(folder).filter((name) => name.endsWith('.json'));
-  assert.ok(examples.includes('claude-code.json') && examples.includes('scripted.json'), examples.join(', '));
-  for (const name of examples) assert.ok(loadConfig(join(folder, name)).config.models.length > 0, name);
+const EXAMPLES_FOLDER = fileURLToPath(new URL('../../../examples/', import.meta.url));
+/** One per engine the docs describe, so that removing one fails here rather than going unnoticed. */
+const EXAMPLES = [
+  'scripted.json',
+  'claude-code.json',
+  'vllm.json',
+  'sglang.json',
+  'ollama.json',
+  'llama-cpp-server.json',
+  'messages-upstream.json',
+  'fallback.json',
+  'llama-cpp-local.json',
+];
+
+test('every example config in examples/ is valid and its backends build, with no engine, file or network', async () => {
+  const examples = readdirSync(EXAMPLES_FOLDER).filter((name) => name.endsWith('.json'));
+  for (const name of EXAMPLES) assert.ok(examples.includes(name), `examples/${name} is missing`);
+  for (const name of examples) {
+    const { config, folder } = loadConfig(join(EXAMPLES_FOLDER, name));
+    assert.ok(config.models.length > 0, name);
+    // Building a backend checks what the schema cannot (a fallback's admission fields, a
+    // script's file) and reaches nothing: engines are asked at prepare, llama.cpp at load.
+    const registry = ModelRegistry.fromConfig(config.models, folder, { warn: () => undefined });
+    await registry.close();
+  }
+});
+
+test("the local-file example's model is a path relative to the config file: missing, named; present, used", async () => {
+  const { config, folder } = loadConfig(join(EXAMPLES_FOLDER, 'llama-cpp-local.json'));
+  await assert.rejects(ModelRegistry.fromConfig(config.models, folder).prepare({ progress: false }), {
+    message: `model file ${join(EXAMPLES_FOLDER, 'models/Qwen3-4B-Q4_K_M.gguf')} does not exist`,
+  });
+  // The same config in another folder, with the tiny test model where it points.
+  const copy = mkdtempSync(join(tmpdir(), 'mms-example-'));
+  copyFileSync(join(EXAMPLES_FOLDER, 'llama-cpp-local.json'), join(copy, 'config.json'));
+  mkdirSync(join(copy, 'models'));
+  copyFileSync(await tinyLlamaModel(), join(copy, 'models/Qwen3-4B-Q4_K_M.gguf'));
+  const loaded = loadConfig(join(copy, 'config.json'));
+  const registry = ModelRegistry.fromConfig(loaded.config.models, loaded.folder);
+  assert.deepEqual(await registry.prepare({ progress: false }), [
+    { id: 'qwen3-4b', prepared: join(copy, 'models/Qwen3-4B-Q4_K_M.gguf') },
+  ]);
+  await registry.close();
 });
 
 test('the built-in default config is valid and serves three tiers', () => {

@@ -1,13 +1,13 @@
 /** Where GGUF files come from: local paths, downloads into the cache folder, and clear failures. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createReadStream, mkdtempSync, statSync } from 'node:fs';
+import { copyFileSync, createReadStream, mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { tinyLlamaModel } from '@model-messages/testing';
-import { modelFile } from '../src/backends/llama-cpp/model-file.js';
+import { startHuggingFaceMirror, tinyLlamaModel } from '@model-messages/testing';
+import { findModelFile, modelFile } from '../src/backends/llama-cpp/model-file.js';
 
 test('a local path resolves against the config folder; a missing one says which', async () => {
   const path = await tinyLlamaModel();
@@ -56,4 +56,45 @@ test('offline and not cached is a clear error that says what to do, not a hang',
   } finally {
     delete process.env.HF_ENDPOINT;
   }
+});
+
+test('HF_ENDPOINT is honoured: an hf: URI resolves and downloads through the mirror it names, then is found offline', async () => {
+  const source = await tinyLlamaModel();
+  const mirror = await startHuggingFaceMirror({ 'someone/tiny-GGUF': source });
+  const folder = mkdtempSync(join(tmpdir(), 'mms-models-'));
+  const options = { configFolder: '/', modelsFolder: folder, progress: false };
+  // MODEL_ENDPOINT would win over HF_ENDPOINT in node-llama-cpp: a value from the shell must not steer this test.
+  const modelEndpoint = process.env.MODEL_ENDPOINT;
+  delete process.env.MODEL_ENDPOINT;
+  process.env.HF_ENDPOINT = mirror.origin;
+  try {
+    assert.equal(findModelFile('hf:someone/tiny-GGUF:Q8_0', options), undefined);
+    const downloaded = await modelFile('hf:someone/tiny-GGUF:Q8_0', options);
+    assert.ok(downloaded.startsWith(folder));
+    assert.equal(statSync(downloaded).size, statSync(source).size);
+    assert.ok(mirror.served.includes('GET /v2/someone/tiny-GGUF/manifests/Q8_0'), mirror.served.join(', '));
+    assert.ok(mirror.served.includes('GET /someone/tiny-GGUF/resolve/main/tiny-Q8_0.gguf'), mirror.served.join(', '));
+  } finally {
+    delete process.env.HF_ENDPOINT;
+    if (modelEndpoint !== undefined) process.env.MODEL_ENDPOINT = modelEndpoint;
+    await mirror.close();
+  }
+  // The mirror is gone and HF_ENDPOINT unset: the index alone finds the file.
+  assert.equal(
+    findModelFile('hf:someone/tiny-GGUF:Q8_0', options),
+    await modelFile('hf:someone/tiny-GGUF:Q8_0', options),
+  );
+});
+
+test('a models folder copied from another machine is found offline, though its index names the old paths', async () => {
+  const source = await tinyLlamaModel();
+  const folder = mkdtempSync(join(tmpdir(), 'mms-models-'));
+  copyFileSync(source, join(folder, 'hf_someone_tiny.Q8_0.gguf'));
+  writeFileSync(
+    join(folder, 'mms-models.json'),
+    JSON.stringify({ 'hf:someone/tiny-GGUF:Q8_0': '/elsewhere/models/hf_someone_tiny.Q8_0.gguf' }),
+  );
+  const options = { configFolder: '/', modelsFolder: folder, progress: false };
+  assert.equal(findModelFile('hf:someone/tiny-GGUF:Q8_0', options), join(folder, 'hf_someone_tiny.Q8_0.gguf'));
+  assert.equal(findModelFile('hf:someone/other-GGUF:Q8_0', options), undefined);
 });

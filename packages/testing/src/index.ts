@@ -10,3 +10,4 @@ export * from './page-server.js';
 export * from './claude-code-requests.js';
 export * from './claude-code-cli.js';
 export * from './stream-with-trailers.js';
+export * from './hugging-face-mirror.js';

@@ -36,14 +36,20 @@ program
 
 program
   .command('pull')
-  .description('Download model files ahead of time: the given URIs, or every hf: model of the config.')
+  .description(
+    "Download model files ahead of time: the given URIs, or the config's hf: and https: models not yet in their folders.",
+  )
   .argument('[uris...]', 'Hugging Face URIs such as hf:Qwen/Qwen3-4B-GGUF:Q4_K_M')
   .option(
     '-c, --config <file>',
     'config whose llama-cpp models to pull when no URI is given; env MMS_CONFIG; default: the built-in config',
     process.env.MMS_CONFIG,
   )
-  .option('--models-folder <folder>', 'where to keep them; env MMS_MODELS_FOLDER; default ~/.cache/mms/models')
+  .option(
+    '--models-folder <folder>',
+    "where to keep them, for every model; without it: the backend's modelsFolder, else env MMS_MODELS_FOLDER, else ~/.cache/mms/models",
+  )
+  .addHelpText('after', '\nEnvironment:\n  HF_ENDPOINT  a Hugging Face mirror to download hf: models from')
   .action(async (uris: string[], options: { config?: string; modelsFolder?: string }) => {
     await pull(uris, options);
   });

@@ -1,5 +1,8 @@
 /** `mms serve`: load and check the config, build the app, listen, and shut down gracefully. */
 import { buildApp } from '../app.js';
+import { configuredModelFiles } from '../backends/llama-cpp/configured-models.js';
+import { ModelDownloadError } from '../backends/llama-cpp/model-file.js';
+import type { ModelConfig } from '../config/config-schema.js';
 import { ConfigError, loadConfig } from '../config/load-config.js';
 import { ModelRegistry } from '../models/model-registry.js';
 import { defaultDataFolder, resolveSigningKey } from '../signing/signing-key.js';
@@ -42,7 +45,11 @@ export async function serve(flags: ServeFlags): Promise<void> {
     for (const { id, prepared } of await registry.prepare({ progress: process.stderr.isTTY === true }))
       process.stderr.write(`mms: ${id}: ${prepared}\n`);
   } catch (error) {
-    process.stderr.write(`mms: ${(error as Error).message}\n`);
+    process.stderr.write(
+      error instanceof ModelDownloadError
+        ? missingModels(error, config.models, folder, settings.config)
+        : `mms: ${(error as Error).message}\n`,
+    );
     process.exit(2);
   }
   const app = buildApp({ config, registry, signingKey, logLevel: settings.logLevel });
@@ -67,6 +74,39 @@ export async function serve(flags: ServeFlags): Promise<void> {
       );
     });
   }
+}
+
+/**
+ * A download failed (offline, most often): every model of the config that is not at hand yet,
+ * found without the network, and the one command that fetches them all, so that following the
+ * advice takes one round rather than one per model.
+ */
+function missingModels(
+  error: ModelDownloadError,
+  models: readonly ModelConfig[],
+  configFolder: string,
+  configPath: string | undefined,
+): string {
+  const missing = configuredModelFiles(models, configFolder).filter((file) => file.remote && file.path === undefined);
+  const folders = new Set(missing.map((file) => file.location));
+  const oneFolder = folders.size === 1 ? [...folders][0] : undefined;
+  const lines = missing.map(
+    (file) => `  ${file.id}: ${file.model}${oneFolder === undefined ? ` (not in ${file.location})` : ''}\n`,
+  );
+  const command = configPath === undefined ? 'npx mms pull' : `npx mms pull --config ${shellWord(configPath)}`;
+  return (
+    `mms: ${error.model} could not be downloaded (${error.reason}).\n` +
+    `mms: ${missing.length === 1 ? 'this model is' : `these ${missing.length} models are`} not ` +
+    `${oneFolder === undefined ? 'in their folders' : `in ${oneFolder}`} yet:\n${lines.join('')}` +
+    `mms: fetch ${missing.length === 1 ? 'it' : 'them all'} with \`${command}\` (on a machine with network access, ` +
+    `then copy the folder here; MMS_MODELS_FOLDER sets it, HF_ENDPOINT names a Hugging Face mirror), ` +
+    `or set each backend's model to a local .gguf path.\n`
+  );
+}
+
+/** A path as a shell reads it back: quoted only when it has to be. */
+function shellWord(text: string): string {
+  return /^[\w./:@+-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
 }
 
 function hostPort(host: string, port: number): string {

@@ -8,8 +8,8 @@ import { join, relative } from 'node:path';
 import { once } from 'node:events';
 import { connect, createServer, type AddressInfo } from 'node:net';
 import { readSse } from '@model-messages/testing';
+import { MMS } from './mms-command.js';
 
-const MMS = join(process.cwd(), 'packages/server/bin/mms.js');
 const KEY = 'cli-test-key-123';
 // Every `mms serve` run here inherits it: a served service keeps its signing key in its data
 // folder, which must not be the home folder's.
@@ -26,7 +26,7 @@ interface Finished {
  * should have stopped but serves instead is killed after 20 s rather than hanging the test.
  */
 async function runMms(args: string[], env: Record<string, string> = {}): Promise<Finished> {
-  const child = spawn(process.execPath, [MMS, ...args], {
+  const child = spawn(process.execPath, [...MMS, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...env },
     timeout: 20_000,
@@ -66,12 +66,12 @@ async function freePort(): Promise<number> {
 }
 
 test('mms --help and mms serve --help explain the commands and flags', () => {
-  const help = spawnSync(process.execPath, [MMS, '--help'], { encoding: 'utf8' });
+  const help = spawnSync(process.execPath, [...MMS, '--help'], { encoding: 'utf8' });
   assert.equal(help.status, 0);
   assert.match(help.stdout, /serve/);
   assert.match(help.stdout, /pull/);
   assert.match(help.stdout, /compare FILE/);
-  const serveHelp = spawnSync(process.execPath, [MMS, 'serve', '--help'], { encoding: 'utf8' });
+  const serveHelp = spawnSync(process.execPath, [...MMS, 'serve', '--help'], { encoding: 'utf8' });
   for (const flag of ['--config', '--host', '--port', 'MMS_API_KEYS', 'MMS_DATA_FOLDER', 'MMS_CONFIG'])
     assert.match(serveHelp.stdout, new RegExp(flag));
 });
@@ -117,7 +117,7 @@ test("blank MMS_PORT and MMS_HOST count as unset: the config's listen address is
   const port = await freePort();
   const child = spawn(
     process.execPath,
-    [MMS, 'serve', '--config', slowConfig({ listen: { host: '127.0.0.1', port } })],
+    [...MMS, 'serve', '--config', slowConfig({ listen: { host: '127.0.0.1', port } })],
     { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, MMS_PORT: '', MMS_HOST: ' ' } },
   );
   try {
@@ -148,7 +148,7 @@ test('an unknown log level, from MMS_LOG_LEVEL or --log-level, stops serve befor
 });
 
 test("mms compare runs the client's tier move check: without a file it prints its usage and exits 2", () => {
-  const result = spawnSync(process.execPath, [MMS, 'compare'], { encoding: 'utf8' });
+  const result = spawnSync(process.execPath, [...MMS, 'compare'], { encoding: 'utf8' });
   assert.equal(result.status, 2, result.stderr);
   assert.match(result.stderr, /usage: mms compare FILE/);
 });
@@ -204,7 +204,7 @@ test('mms compare run from a folder outside the workspace, where @model-messages
     `${folder} must lie outside the workspace ${process.cwd()}`,
   );
   writeFileSync(join(folder, 'compare.json'), '{}');
-  const result = spawnSync(process.execPath, [MMS, 'compare', 'compare.json'], {
+  const result = spawnSync(process.execPath, [...MMS, 'compare', 'compare.json'], {
     cwd: folder,
     encoding: 'utf8',
     env: { ...process.env, NODE_PATH: '' },
@@ -220,7 +220,7 @@ test('mms compare run from a folder outside the workspace, where @model-messages
 test('a config error names the field and exits 2 before listening', () => {
   const folder = mkdtempSync(join(tmpdir(), 'mms-cli-'));
   writeFileSync(join(folder, 'bad.json'), JSON.stringify({ apiKeys: [KEY], models: [{ id: 'm', tier: 'giant' }] }));
-  const result = spawnSync(process.execPath, [MMS, 'serve', '--config', join(folder, 'bad.json')], {
+  const result = spawnSync(process.execPath, [...MMS, 'serve', '--config', join(folder, 'bad.json')], {
     encoding: 'utf8',
   });
   assert.equal(result.status, 2);
@@ -228,7 +228,7 @@ test('a config error names the field and exits 2 before listening', () => {
 });
 
 test('without any API key the service refuses to start and says how to set one', () => {
-  const result = spawnSync(process.execPath, [MMS, 'serve', '--config', 'examples/scripted.json'], {
+  const result = spawnSync(process.execPath, [...MMS, 'serve', '--config', 'examples/scripted.json'], {
     encoding: 'utf8',
     env: { ...process.env, MMS_API_KEYS: '' },
   });
@@ -326,7 +326,7 @@ test('serve makes its key file in the data folder at first start, readable by it
   const keyFile = join(folder, 'signing-key');
   const contents: string[] = [];
   for (let start = 0; start < 2; start += 1) {
-    const child = spawn(process.execPath, [MMS, 'serve', '--config', slowConfig({ listen: { port: 0 } })], {
+    const child = spawn(process.execPath, [...MMS, 'serve', '--config', slowConfig({ listen: { port: 0 } })], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, MMS_DATA_FOLDER: folder },
     });
@@ -357,7 +357,7 @@ test('SIGTERM lets an in-flight stream finish, then the process exits 0', async 
     backend: { type: 'scripted', tokenDelayMs: 20 },
   };
   writeFileSync(config, JSON.stringify({ apiKeys: [KEY], models: [model] }));
-  const child = spawn(process.execPath, [MMS, 'serve', '--config', config, '--port', '0'], {
+  const child = spawn(process.execPath, [...MMS, 'serve', '--config', config, '--port', '0'], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const port = await listeningPort(child);
@@ -402,7 +402,7 @@ function messagesRequest(body: Record<string, unknown>): string {
 }
 
 test('SIGTERM with keep-alive clients: in-flight JSON and streamed replies complete, each connection closes after its reply, exit 0 well within the grace', async () => {
-  const child = spawn(process.execPath, [MMS, 'serve', '--config', slowConfig(), '--port', '0'], {
+  const child = spawn(process.execPath, [...MMS, 'serve', '--config', slowConfig(), '--port', '0'], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const port = await listeningPort(child);

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { once } from 'node:events';
 import { connect, createServer, type AddressInfo } from 'node:net';
-import { readSse } from '@model-messages/testing';
+import { readSse, tinyLlamaModel } from '@model-messages/testing';
 import { MMS } from './mms-command.js';
 
 const KEY = 'cli-test-key-123';
@@ -74,6 +74,13 @@ test('mms --help and mms serve --help explain the commands and flags', () => {
   const serveHelp = spawnSync(process.execPath, [...MMS, 'serve', '--help'], { encoding: 'utf8' });
   for (const flag of ['--config', '--host', '--port', 'MMS_API_KEYS', 'MMS_DATA_FOLDER', 'MMS_CONFIG'])
     assert.match(serveHelp.stdout, new RegExp(flag));
+});
+
+test('mms --version prints the server package version and exits 0', async () => {
+  const { version } = JSON.parse(readFileSync('packages/server/package.json', 'utf8')) as { version: string };
+  const run = await runMms(['--version']);
+  assert.equal(run.status, 0, run.stderr);
+  assert.equal(run.stdout, `${version}\n`);
 });
 
 test('no MMS_ variable, however wrong, breaks --help', async () => {
@@ -440,4 +447,71 @@ test('SIGTERM with keep-alive clients: in-flight JSON and streamed replies compl
   assert.match(head, /^HTTP\/1\.1 200 /);
   assert.match(head, /\r\nconnection: close\r\n/i);
   assert.equal((JSON.parse(body) as { stop_reason: string }).stop_reason, 'end_turn');
+});
+
+/** A config with one llama-cpp model on `model`, in a fresh folder. */
+function llamaConfig(model: string, load: 'eager' | 'lazy' = 'eager'): string {
+  const folder = mkdtempSync(join(tmpdir(), 'mms-cli-'));
+  const config = join(folder, 'config.json');
+  const entry = {
+    id: 'tiny',
+    tier: 'mid',
+    generation: 'newer',
+    contextWindow: 1024,
+    maxOutputTokens: 256,
+    load,
+    backend: { type: 'llama-cpp', model, threads: 1 },
+  };
+  writeFileSync(config, JSON.stringify({ apiKeys: [KEY], listen: { port: 0 }, models: [entry] }));
+  return config;
+}
+
+test('a model file that is not a GGUF, or cannot be loaded, stops serve naming the model, the file and the cause, exit 2', async () => {
+  const folder = mkdtempSync(join(tmpdir(), 'mms-cli-'));
+  const truncated = join(folder, 'truncated.gguf');
+  const whole = readFileSync(await tinyLlamaModel());
+  writeFileSync(truncated, whole.subarray(0, Math.floor(whole.length / 2)));
+  const notGguf = join(folder, 'page.gguf');
+  writeFileSync(notGguf, '<html>Not Found</html>');
+  // A lazy model's file is checked at start too: it must at least be a GGUF.
+  const [cut, page] = await Promise.all([
+    runMms(['serve', '--config', llamaConfig(truncated)]),
+    runMms(['serve', '--config', llamaConfig(notGguf, 'lazy')]),
+  ]);
+  assert.equal(cut.status, 2, cut.stderr);
+  assert.match(
+    cut.stderr,
+    new RegExp(
+      `^mms: model tiny: ${truncated} cannot be loaded: .*data is not within the file bounds, model is corrupted or incomplete$`,
+      'm',
+    ),
+  );
+  assert.equal(page.status, 2, page.stderr);
+  assert.match(
+    page.stderr,
+    new RegExp(`^mms: model tiny: ${notGguf} is not a GGUF file: it does not begin with "GGUF"$`, 'm'),
+  );
+});
+
+test('serve loads an eager llama-cpp model once listening: /health answers at once, /ready 200 once it is loaded', async () => {
+  const child = spawn(process.execPath, [...MMS, 'serve', '--config', llamaConfig(await tinyLlamaModel())], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  try {
+    const port = await listeningPort(child);
+    assert.equal((await fetch(`http://127.0.0.1:${port}/health`)).status, 200);
+    let body: { ready: boolean; models: Array<{ backends: Array<{ state: string }> }> };
+    for (;;) {
+      const response = await fetch(`http://127.0.0.1:${port}/ready`);
+      body = (await response.json()) as typeof body;
+      assert.equal(response.status, body.ready ? 200 : 503);
+      if (body.ready) break;
+      assert.equal(body.models[0]!.backends[0]!.state, 'loading');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.equal(body.models[0]!.backends[0]!.state, 'loaded');
+  } finally {
+    child.kill('SIGTERM');
+  }
+  assert.deepEqual(await once(child, 'exit'), [0, null]);
 });

@@ -7,9 +7,9 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { once } from 'node:events';
 import { connect, createServer, type AddressInfo } from 'node:net';
-import { readSse } from '@model-messages/testing';
+import { readSse, tinyLlamaModel } from '@model-messages/testing';
+import { MMS } from './mms-command.js';
 
-const MMS = join(process.cwd(), 'packages/server/bin/mms.js');
 const KEY = 'cli-test-key-123';
 // Every `mms serve` run here inherits it: a served service keeps its signing key in its data
 // folder, which must not be the home folder's.
@@ -26,7 +26,7 @@ interface Finished {
  * should have stopped but serves instead is killed after 20 s rather than hanging the test.
  */
 async function runMms(args: string[], env: Record<string, string> = {}): Promise<Finished> {
-  const child = spawn(process.execPath, [MMS, ...args], {
+  const child = spawn(process.execPath, [...MMS, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...env },
     timeout: 20_000,
@@ -66,14 +66,21 @@ async function freePort(): Promise<number> {
 }
 
 test('mms --help and mms serve --help explain the commands and flags', () => {
-  const help = spawnSync(process.execPath, [MMS, '--help'], { encoding: 'utf8' });
+  const help = spawnSync(process.execPath, [...MMS, '--help'], { encoding: 'utf8' });
   assert.equal(help.status, 0);
   assert.match(help.stdout, /serve/);
   assert.match(help.stdout, /pull/);
   assert.match(help.stdout, /compare FILE/);
-  const serveHelp = spawnSync(process.execPath, [MMS, 'serve', '--help'], { encoding: 'utf8' });
+  const serveHelp = spawnSync(process.execPath, [...MMS, 'serve', '--help'], { encoding: 'utf8' });
   for (const flag of ['--config', '--host', '--port', 'MMS_API_KEYS', 'MMS_DATA_FOLDER', 'MMS_CONFIG'])
     assert.match(serveHelp.stdout, new RegExp(flag));
+});
+
+test('mms --version prints the server package version and exits 0', async () => {
+  const { version } = JSON.parse(readFileSync('packages/server/package.json', 'utf8')) as { version: string };
+  const run = await runMms(['--version']);
+  assert.equal(run.status, 0, run.stderr);
+  assert.equal(run.stdout, `${version}\n`);
 });
 
 test('no MMS_ variable, however wrong, breaks --help', async () => {
@@ -117,7 +124,7 @@ test("blank MMS_PORT and MMS_HOST count as unset: the config's listen address is
   const port = await freePort();
   const child = spawn(
     process.execPath,
-    [MMS, 'serve', '--config', slowConfig({ listen: { host: '127.0.0.1', port } })],
+    [...MMS, 'serve', '--config', slowConfig({ listen: { host: '127.0.0.1', port } })],
     { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, MMS_PORT: '', MMS_HOST: ' ' } },
   );
   try {
@@ -148,7 +155,7 @@ test('an unknown log level, from MMS_LOG_LEVEL or --log-level, stops serve befor
 });
 
 test("mms compare runs the client's tier move check: without a file it prints its usage and exits 2", () => {
-  const result = spawnSync(process.execPath, [MMS, 'compare'], { encoding: 'utf8' });
+  const result = spawnSync(process.execPath, [...MMS, 'compare'], { encoding: 'utf8' });
   assert.equal(result.status, 2, result.stderr);
   assert.match(result.stderr, /usage: mms compare FILE/);
 });
@@ -204,7 +211,7 @@ test('mms compare run from a folder outside the workspace, where @model-messages
     `${folder} must lie outside the workspace ${process.cwd()}`,
   );
   writeFileSync(join(folder, 'compare.json'), '{}');
-  const result = spawnSync(process.execPath, [MMS, 'compare', 'compare.json'], {
+  const result = spawnSync(process.execPath, [...MMS, 'compare', 'compare.json'], {
     cwd: folder,
     encoding: 'utf8',
     env: { ...process.env, NODE_PATH: '' },
@@ -220,7 +227,7 @@ test('mms compare run from a folder outside the workspace, where @model-messages
 test('a config error names the field and exits 2 before listening', () => {
   const folder = mkdtempSync(join(tmpdir(), 'mms-cli-'));
   writeFileSync(join(folder, 'bad.json'), JSON.stringify({ apiKeys: [KEY], models: [{ id: 'm', tier: 'giant' }] }));
-  const result = spawnSync(process.execPath, [MMS, 'serve', '--config', join(folder, 'bad.json')], {
+  const result = spawnSync(process.execPath, [...MMS, 'serve', '--config', join(folder, 'bad.json')], {
     encoding: 'utf8',
   });
   assert.equal(result.status, 2);
@@ -228,7 +235,7 @@ test('a config error names the field and exits 2 before listening', () => {
 });
 
 test('without any API key the service refuses to start and says how to set one', () => {
-  const result = spawnSync(process.execPath, [MMS, 'serve', '--config', 'examples/scripted.json'], {
+  const result = spawnSync(process.execPath, [...MMS, 'serve', '--config', 'examples/scripted.json'], {
     encoding: 'utf8',
     env: { ...process.env, MMS_API_KEYS: '' },
   });
@@ -326,7 +333,7 @@ test('serve makes its key file in the data folder at first start, readable by it
   const keyFile = join(folder, 'signing-key');
   const contents: string[] = [];
   for (let start = 0; start < 2; start += 1) {
-    const child = spawn(process.execPath, [MMS, 'serve', '--config', slowConfig({ listen: { port: 0 } })], {
+    const child = spawn(process.execPath, [...MMS, 'serve', '--config', slowConfig({ listen: { port: 0 } })], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, MMS_DATA_FOLDER: folder },
     });
@@ -357,7 +364,7 @@ test('SIGTERM lets an in-flight stream finish, then the process exits 0', async 
     backend: { type: 'scripted', tokenDelayMs: 20 },
   };
   writeFileSync(config, JSON.stringify({ apiKeys: [KEY], models: [model] }));
-  const child = spawn(process.execPath, [MMS, 'serve', '--config', config, '--port', '0'], {
+  const child = spawn(process.execPath, [...MMS, 'serve', '--config', config, '--port', '0'], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const port = await listeningPort(child);
@@ -402,7 +409,7 @@ function messagesRequest(body: Record<string, unknown>): string {
 }
 
 test('SIGTERM with keep-alive clients: in-flight JSON and streamed replies complete, each connection closes after its reply, exit 0 well within the grace', async () => {
-  const child = spawn(process.execPath, [MMS, 'serve', '--config', slowConfig(), '--port', '0'], {
+  const child = spawn(process.execPath, [...MMS, 'serve', '--config', slowConfig(), '--port', '0'], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const port = await listeningPort(child);
@@ -440,4 +447,71 @@ test('SIGTERM with keep-alive clients: in-flight JSON and streamed replies compl
   assert.match(head, /^HTTP\/1\.1 200 /);
   assert.match(head, /\r\nconnection: close\r\n/i);
   assert.equal((JSON.parse(body) as { stop_reason: string }).stop_reason, 'end_turn');
+});
+
+/** A config with one llama-cpp model on `model`, in a fresh folder. */
+function llamaConfig(model: string, load: 'eager' | 'lazy' = 'eager'): string {
+  const folder = mkdtempSync(join(tmpdir(), 'mms-cli-'));
+  const config = join(folder, 'config.json');
+  const entry = {
+    id: 'tiny',
+    tier: 'mid',
+    generation: 'newer',
+    contextWindow: 1024,
+    maxOutputTokens: 256,
+    load,
+    backend: { type: 'llama-cpp', model, threads: 1 },
+  };
+  writeFileSync(config, JSON.stringify({ apiKeys: [KEY], listen: { port: 0 }, models: [entry] }));
+  return config;
+}
+
+test('a model file that is not a GGUF, or cannot be loaded, stops serve naming the model, the file and the cause, exit 2', async () => {
+  const folder = mkdtempSync(join(tmpdir(), 'mms-cli-'));
+  const truncated = join(folder, 'truncated.gguf');
+  const whole = readFileSync(await tinyLlamaModel());
+  writeFileSync(truncated, whole.subarray(0, Math.floor(whole.length / 2)));
+  const notGguf = join(folder, 'page.gguf');
+  writeFileSync(notGguf, '<html>Not Found</html>');
+  // A lazy model's file is checked at start too: it must at least be a GGUF.
+  const [cut, page] = await Promise.all([
+    runMms(['serve', '--config', llamaConfig(truncated)]),
+    runMms(['serve', '--config', llamaConfig(notGguf, 'lazy')]),
+  ]);
+  assert.equal(cut.status, 2, cut.stderr);
+  assert.match(
+    cut.stderr,
+    new RegExp(
+      `^mms: model tiny: ${truncated} cannot be loaded: .*data is not within the file bounds, model is corrupted or incomplete$`,
+      'm',
+    ),
+  );
+  assert.equal(page.status, 2, page.stderr);
+  assert.match(
+    page.stderr,
+    new RegExp(`^mms: model tiny: ${notGguf} is not a GGUF file: it does not begin with "GGUF"$`, 'm'),
+  );
+});
+
+test('serve loads an eager llama-cpp model once listening: /health answers at once, /ready 200 once it is loaded', async () => {
+  const child = spawn(process.execPath, [...MMS, 'serve', '--config', llamaConfig(await tinyLlamaModel())], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  try {
+    const port = await listeningPort(child);
+    assert.equal((await fetch(`http://127.0.0.1:${port}/health`)).status, 200);
+    let body: { ready: boolean; models: Array<{ backends: Array<{ state: string }> }> };
+    for (;;) {
+      const response = await fetch(`http://127.0.0.1:${port}/ready`);
+      body = (await response.json()) as typeof body;
+      assert.equal(response.status, body.ready ? 200 : 503);
+      if (body.ready) break;
+      assert.equal(body.models[0]!.backends[0]!.state, 'loading');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.equal(body.models[0]!.backends[0]!.state, 'loaded');
+  } finally {
+    child.kill('SIGTERM');
+  }
+  assert.deepEqual(await once(child, 'exit'), [0, null]);
 });

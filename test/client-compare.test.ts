@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { startService, type RunningService } from '@model-messages/testing';
 import { compareModels, runCompareCommand } from '@model-messages/client';
 import { clientFor, clientTestModels, scriptFolder } from './client-support.js';
+import { MMS } from './mms-command.js';
 
 const record = (founder: string) => [[{ type: 'tool_use', name: 'record_answer', input: { founder } }]];
 // The candidate misses the known answer on the Acme memo and agrees on the Beta memo.
@@ -104,10 +105,12 @@ test('mms compare prints the table; a bad file is exit status 2 with the reason'
 });
 
 /** The command as a user runs it: a child process, so the service in this process keeps answering (no spawnSync). */
-const MMS = join(process.cwd(), 'packages/server/bin/mms.js');
 // From the workspace root, where the bin finds the client (test/cli.test.ts runs it where it cannot).
 const runMms = (args: string[], env: Record<string, string>) =>
-  promisify(execFile)(process.execPath, [MMS, ...args], { cwd: process.cwd(), env: { ...process.env, ...env } }).then(
+  promisify(execFile)(process.execPath, [...MMS, ...args], {
+    cwd: process.cwd(),
+    env: { ...process.env, ...env },
+  }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
     (error: { code: number; stdout: string; stderr: string }) => ({
       code: error.code,

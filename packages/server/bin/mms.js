@@ -1,32 +1,13 @@
 #!/usr/bin/env node
-// The `mms` command. The sources are TypeScript, run through tsx's loader: no build step.
-// `mms compare` is the calling client's command (the tier move check). The service neither
-// depends on nor imports the client (shared/ARCHITECTURE.md: server -> protocol <- client), so
-// the client is found at run time the way Node finds any package, from the working directory up:
-// the workspace root in this repository (`npx mms compare` there), the user's project when both
-// are installed. Where it is not installed, the command says so and exits 2.
-import { createRequire } from 'node:module';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { register } from 'tsx/esm/api';
+// The `mms` command: the compiled command line in dist/, plain JavaScript, so that nothing
+// compiles TypeScript at run time. A published package holds dist/; in this repository `npm ci`
+// builds it (the root `prepare` script), as does `npm run build` after a change. The tests run
+// the same command from its sources (test/mms-command.ts).
+import { existsSync } from 'node:fs';
 
-register();
-if (process.argv[2] === 'compare') {
-  process.exitCode = await runClientCommand('@model-messages/client/compare-command', process.argv.slice(3));
-} else {
-  await import('../src/cli/main.ts');
+const main = new URL('../dist/cli/main.js', import.meta.url);
+if (!existsSync(main)) {
+  process.stderr.write('mms: the command is not built: run `npm run build` at the root of the repository\n');
+  process.exit(2);
 }
-
-async function runClientCommand(specifier, args) {
-  let entry;
-  try {
-    entry = createRequire(join(process.cwd(), 'package.json')).resolve(specifier);
-  } catch {
-    process.stderr.write(
-      `mms compare: it is the calling client's command, and @model-messages/client is not installed where this runs (${process.cwd()}); install @model-messages/client there, or run it from the repository root\n`,
-    );
-    return 2;
-  }
-  const { runCompareCommand } = await import(pathToFileURL(entry).href);
-  return runCompareCommand(args);
-}
+await import(main.href);

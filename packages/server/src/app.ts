@@ -2,7 +2,7 @@
  * The service on node:http: every route and the checks before them on one screen. Order of
  * checks on a request: request id -> the edge's own (a connection over listen.maxConnections:
  * 503; HTTP/1.1 without Host: 400; an Expect other than 100-continue: 417) -> API key (not for
- * /health) -> version header (on /v1) -> route (404 when none) -> body size and JSON (in the
+ * /health and /ready) -> version header (on /v1) -> route (404 when none) -> body size and JSON (in the
  * routes that take a body). What node:http would answer on its own, before a request reaches
  * here, is answered in the same envelope (http/socket-error-reply.ts).
  *
@@ -32,6 +32,7 @@ import type { ModelRegistry } from './models/model-registry.js';
 import { registerCountTokensRoute } from './routes/count-tokens/route.js';
 import { registerMessagesRoute } from './routes/messages/route.js';
 import { registerModelsRoutes } from './routes/models/route.js';
+import { registerReadyRoute } from './routes/ready/route.js';
 import { Signer } from './signing/signer.js';
 import { resolveSigningKey } from './signing/signing-key.js';
 import { ServiceTools, type ToolProviders } from './tools/service-tools.js';
@@ -130,6 +131,7 @@ export class App {
     );
     registerCountTokensRoute(this.router, options.registry, this.signer, options.config.unknownFields);
     registerModelsRoutes(this.router, options.registry);
+    registerReadyRoute(this.router, options.registry);
     this.server = createServer(
       {
         keepAliveTimeout: listen.keepAliveTimeoutMs,
@@ -234,7 +236,7 @@ export class App {
         return;
       }
       let apiVersion: ApiVersion | undefined;
-      if (!isHealthRoute(path)) {
+      if (!isProbeRoute(path)) {
         this.keys.assertAuthorized(request.headers);
         if (path.startsWith('/v1/')) apiVersion = assertVersionHeader(request.headers);
       }
@@ -249,7 +251,8 @@ export class App {
         query: queryStart < 0 ? '' : url.slice(queryStart + 1),
         log: this.log,
       });
-      if (reply !== WRITTEN) this.sendJson(response, 200, requestId, JSON.stringify(reply.body), reply.headers);
+      if (reply !== WRITTEN)
+        this.sendJson(response, reply.status ?? 200, requestId, JSON.stringify(reply.body), reply.headers);
     } catch (error) {
       this.sendError(response, requestId, error);
     } finally {
@@ -336,10 +339,11 @@ export class App {
 }
 
 /**
- * The health route, with or without a query (a probe may add one to defeat caches): the only
- * route that needs no key. `/health/` is not that route, so it is an unknown path, which needs
- * a key like any other before it is told so.
+ * The probes' routes, /health (liveness) and /ready (readiness), with or without a query (a
+ * probe may add one to defeat caches): the only routes that need no key, since probes carry
+ * none. `/health/` is not such a route, so it is an unknown path, which needs a key like any
+ * other before it is told so.
  */
-function isHealthRoute(path: string): boolean {
-  return path === '/health';
+function isProbeRoute(path: string): boolean {
+  return path === '/health' || path === '/ready';
 }

@@ -49,6 +49,8 @@ function fakeBackend(steps: StreamPart[][][]): Backend {
     },
     countTokens: async () => 0,
     prepare: async () => 'nothing',
+    load: async () => {},
+    readiness: async () => [{ backend: 'fake', ready: true, state: 'ready' }],
     close: async () => {},
   };
 }

@@ -68,6 +68,8 @@ test('a full backend in a fallback list is passed over without its circuit count
     },
     countTokens: async () => 1,
     prepare: async () => 'full',
+    load: async () => {},
+    readiness: async () => [{ backend: 'full', ready: true, state: 'ready' }],
     close: async () => {},
   };
   const spare: Backend = {

@@ -33,5 +33,25 @@ export interface Backend {
    * `progress` shows a progress bar for downloads. Returns what it prepared, for the log.
    */
   prepare(options: { progress: boolean }): Promise<string>;
+  /**
+   * Loads what answering needs into memory (a llama-cpp backend's model), so that no request
+   * waits for it: `mms serve` calls it once listening, for every model with `load: "eager"`.
+   * Rejects with the cause, naming the model and its file. The others hold nothing to load.
+   */
+  load(): Promise<void>;
+  /**
+   * Whether a request would be answered now, for GET /ready: one entry, or one per backend of a
+   * fallback list. A backend in front of another server probes it (readiness-probe.ts).
+   */
+  readiness(): Promise<BackendReadiness[]>;
   close(): Promise<void>;
+}
+
+/** What GET /ready says of one backend. Never an address or a key: /ready needs no key. */
+export interface BackendReadiness {
+  /** The backend's name; in a fallback list, its label there. */
+  backend: string;
+  ready: boolean;
+  /** In a few words: `loaded`, `loading`, `reachable`, `unreachable`, `answered 503`, ... */
+  state: string;
 }

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import type { ModelProfile } from '@model-messages/protocol';
 import type { Backend } from './backend.js';
 import type { BackendConfig } from './backend-config.js';
-import { LlamaCppBackend } from './llama-cpp/llama-cpp-backend.js';
+import { LlamaCppBackend, type LoadMode } from './llama-cpp/llama-cpp-backend.js';
 import { MessagesUpstreamBackend } from './messages-upstream/messages-upstream-backend.js';
 import {
   OpenAiCompatibleBackend,
@@ -11,10 +11,11 @@ import {
 import { ScriptedBackend } from './scripted/scripted-backend.js';
 
 /**
- * What the service hands every backend besides its config: where warnings go, the clock, and
- * how error replies name the backend (`modelLabel`: by its model, never its address).
+ * What the service hands every backend besides its config: where warnings go, the clock, how
+ * error replies name the backend (`modelLabel`: by its model, never its address), and when its
+ * model loads (the model's `load`, default eager).
  */
-export type BackendOptions = OpenAiCompatibleOptions;
+export type BackendOptions = OpenAiCompatibleOptions & { load?: LoadMode };
 
 /** Builds the engine a model's config names. Relative paths resolve against `configFolder`. */
 export function createBackend(
@@ -30,9 +31,9 @@ export function createBackend(
         config.script === undefined ? undefined : resolve(configFolder, config.script),
       );
     case 'llama-cpp':
-      return new LlamaCppBackend(config, configFolder, profile);
+      return new LlamaCppBackend(config, configFolder, profile, options.load);
     case 'messages-upstream':
-      return new MessagesUpstreamBackend(config, profile, options.modelLabel);
+      return new MessagesUpstreamBackend(config, profile, options.modelLabel, options.now);
     case 'openai-compatible':
       return new OpenAiCompatibleBackend(config, options);
     default:

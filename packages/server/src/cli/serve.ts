@@ -1,4 +1,9 @@
-/** `mms serve`: load and check the config, build the app, listen, and shut down gracefully. */
+/**
+ * `mms serve`: load and check the config, prepare the models (find or download their files),
+ * build the app, listen, load the eager models, and shut down gracefully. Models load once the
+ * service listens, so that /health (liveness) answers while a large model loads and /ready
+ * says when it is done; a model that cannot be loaded stops the service, exit 2.
+ */
 import { buildApp } from '../app.js';
 import { configuredModelFiles } from '../backends/llama-cpp/configured-models.js';
 import { ModelDownloadError } from '../backends/llama-cpp/model-file.js';
@@ -53,6 +58,24 @@ export async function serve(flags: ServeFlags): Promise<void> {
     process.exit(2);
   }
   const app = buildApp({ config, registry, signingKey, logLevel: settings.logLevel });
+  // Before listening: from the `listening at` line on, a supervisor may signal, and a signal with
+  // no listener yet kills the process outright. Listening for good, not once: node-llama-cpp
+  // (through signal-exit) listens too, and sends the signal again to a process where no other
+  // listener is left, which would kill it before its in-flight requests finish. A second signal
+  // stops at once, as it did before.
+  let stopping = false;
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      if (stopping) process.exit(1);
+      stopping = true;
+      app.log.info(`${signal}: finishing in-flight requests, then exiting`);
+      setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS).unref();
+      app.close().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+    });
+  }
   try {
     await app.listen({ host: config.listen.host, port: config.listen.port });
   } catch (error) {
@@ -64,16 +87,14 @@ export async function serve(flags: ServeFlags): Promise<void> {
     process.exit(2);
   }
   app.log.info(`mms serving ${config.models.map((model) => model.id).join(', ')}`);
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      app.log.info(`${signal}: finishing in-flight requests, then exiting`);
-      setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS).unref();
-      app.close().then(
-        () => process.exit(0),
-        () => process.exit(1),
-      );
-    });
-  }
+  registry.load().then(
+    () => app.log.info('every model with load "eager" is loaded'),
+    async (error: Error) => {
+      process.stderr.write(`mms: ${error.message}\n`);
+      await app.close().catch(() => undefined);
+      process.exit(2);
+    },
+  );
 }
 
 /**

@@ -41,6 +41,12 @@ export const modelConfig = z
     fallback: fallbackConfig
       .optional()
       .describe('Circuit breaker settings of backends; defaults apply when it is left out.'),
+    load: z
+      .enum(['eager', 'lazy'])
+      .default('eager')
+      .describe(
+        'When a llama-cpp backend loads its model into memory: eager, as the service starts (the default; a file that cannot be loaded stops the start, and GET /ready answers 503 until every eager model is loaded); lazy, at its first request, which waits for it. Other backends hold nothing to load.',
+      ),
   })
   .superRefine((model, context) => {
     if ((model.backend === undefined) === (model.backends === undefined)) {

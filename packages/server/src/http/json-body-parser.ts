@@ -8,14 +8,14 @@
  * parsing a body of many values did, since it holds at most MAX_JSON_VALUES.
  *
  * Two workers at most, started when first needed and then kept warm (a start costs about half
- * a second, tsx included); bodies wait for a free one in arrival order. A worker that dies
+ * a second from the sources, tsx included); bodies wait for a free one in arrival order. A worker that dies
  * (out of memory, say) takes its body with it, a 500, and the next body starts a fresh one.
  */
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { ServiceError } from '@model-messages/protocol';
+import { startWorker } from '../runtime/start-worker.js';
 import type { ParseReply } from './json-parse-thread.js';
 
-const WORKER_ENTRY = new URL('./json-parse-worker.mjs', import.meta.url);
 const WORKERS = 2;
 
 interface Job {
@@ -65,8 +65,7 @@ class WorkerSlot {
   }
 
   private start(): Worker {
-    // execArgv []: see json-parse-worker.mjs.
-    const worker = new Worker(WORKER_ENTRY, { execArgv: [] });
+    const worker = startWorker(import.meta.url, 'json-parse-thread');
     this.worker = worker;
     worker.on('message', (reply: ParseReply) => {
       if (reply.type === 'ready') return;

@@ -27,6 +27,8 @@ export interface RouteContext {
 
 /** A JSON reply for the app to write, with any headers of the route's own. */
 export interface JsonReply {
+  /** Default 200. A failure is thrown as a ServiceError instead; this is for a reply that is not an error (/ready's 503). */
+  status?: number;
   body: unknown;
   headers?: Record<string, string>;
 }

@@ -1,10 +1,11 @@
 /** Resolves a model id or alias to its profile, its backend and the backend's admission control. */
 import { ServiceError, type ModelInfo, type ModelProfile } from '@model-messages/protocol';
 import { AdmissionController } from '../admission/admission-controller.js';
-import type { Backend } from '../backends/backend.js';
+import type { Backend, BackendReadiness } from '../backends/backend.js';
 import { createBackend } from '../backends/create-backend.js';
 import { FallbackBackend } from '../backends/fallback/fallback-backend.js';
 import { fallbackConfig } from '../backends/fallback/fallback-config.js';
+import type { LoadMode } from '../backends/llama-cpp/llama-cpp-backend.js';
 import { modelBackends, type ModelConfig } from '../config/config-schema.js';
 import { FieldError } from '../config/field-error.js';
 import { ConfigError } from '../config/load-config.js';
@@ -16,6 +17,15 @@ export interface ModelEntry {
   displayName: string;
   backend: Backend;
   admission: AdmissionController;
+  /** When its backends load their models: at start (eager) or at the first request (lazy). */
+  load: LoadMode;
+}
+
+/** What GET /ready says of one model: ready when one of its backends is (a fallback list can answer). */
+export interface ModelReadiness {
+  id: string;
+  ready: boolean;
+  backends: BackendReadiness[];
 }
 
 /**
@@ -68,7 +78,11 @@ export class ModelRegistry {
         const configs = modelBackends(model);
         const primary = configs[0];
         if (!primary) throw new Error(`model ${model.id} has no backend`);
-        const backendOptions = { now: options.now, warn: (line: string) => warn(`${model.id}: ${line}`) };
+        const backendOptions = {
+          now: options.now,
+          warn: (line: string) => warn(`${model.id}: ${line}`),
+          load: model.load,
+        };
         const backends = configs.map((config, backendIndex) => {
           const modelLabel = model.backends ? `model ${model.id} (backends.${backendIndex})` : `model ${model.id}`;
           try {
@@ -93,6 +107,7 @@ export class ModelRegistry {
           // A list serves one model's traffic: its first backend's values admit it (fallbacks may
           // not set their own; backends/backend-defaults.ts).
           admission: new AdmissionController(primary.concurrency, primary.queue),
+          load: model.load,
         };
       }),
     );
@@ -118,6 +133,25 @@ export class ModelRegistry {
     for (const entry of this.entries)
       prepared.push({ id: entry.profile.id, prepared: await entry.backend.prepare(options) });
     return prepared;
+  }
+
+  /**
+   * Loads every model with `load: "eager"` (llama-cpp models into memory), in config order and
+   * one at a time: models loading at once compete for memory and cores, and a failure then
+   * names its own model. Rejects with the first failure.
+   */
+  async load(): Promise<void> {
+    for (const entry of this.entries) if (entry.load === 'eager') await entry.backend.load();
+  }
+
+  /** Every model's readiness, for GET /ready. */
+  readiness(): Promise<ModelReadiness[]> {
+    return Promise.all(
+      this.entries.map(async (entry) => {
+        const backends = await entry.backend.readiness();
+        return { id: entry.profile.id, ready: backends.some((backend) => backend.ready), backends };
+      }),
+    );
   }
 
   async close(): Promise<void> {

@@ -11,7 +11,7 @@
  * its circuit is open.
  */
 import { ServiceError } from '@model-messages/protocol';
-import type { Backend } from '../backend.js';
+import type { Backend, BackendReadiness } from '../backend.js';
 import type { ModelCall, ModelPrompt } from '../call/model-call.js';
 import type { Cancellation } from '../cancellation.js';
 import type { StreamPart } from '../../streaming/stream-part.js';
@@ -91,9 +91,24 @@ export class FallbackBackend implements Backend {
     return lines.join('; ');
   }
 
+  /** In list order, one at a time: two models loading at once compete for memory and cores. */
+  async load(): Promise<void> {
+    for (const member of this.members) await member.backend.load();
+  }
+
+  readiness(): Promise<BackendReadiness[]> {
+    return membersReadiness(this.members);
+  }
+
   async close(): Promise<void> {
     await Promise.all(this.members.map((member) => member.backend.close()));
   }
+}
+
+/** Each member's readiness, named by its label in the list. */
+async function membersReadiness(members: readonly Member[]): Promise<BackendReadiness[]> {
+  const answers = await Promise.all(members.map((member) => member.backend.readiness()));
+  return answers.flatMap((answer, index) => answer.map((entry) => ({ ...entry, backend: members[index]!.label })));
 }
 
 class FallbackRequest implements Backend {
@@ -176,6 +191,13 @@ class FallbackRequest implements Backend {
 
   async prepare(): Promise<string> {
     return this.listName;
+  }
+
+  /** A request's view loads nothing: the list did (FallbackBackend.load). */
+  async load(): Promise<void> {}
+
+  readiness(): Promise<BackendReadiness[]> {
+    return membersReadiness(this.members);
   }
 
   async close(): Promise<void> {}

@@ -15,12 +15,11 @@
  * started with the model; prompts are counted one at a time in arrival order. A worker that
  * fails takes the counts waiting on it with it (a 500), and the next count starts a fresh one.
  */
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { LlamaText } from 'node-llama-cpp';
+import { startWorker } from '../../runtime/start-worker.js';
 import { promptTooLong } from '../prompt-too-long.js';
 import type { TokenizerReply, TokenizerRequest } from './tokenizer-thread.js';
-
-const WORKER_ENTRY = new URL('./tokenizer-worker.mjs', import.meta.url);
 
 interface Facts {
   longestTokenBytes: number;
@@ -70,7 +69,7 @@ export class PromptTokenizer {
 
   private ready(): Promise<Facts> {
     this.facts ??= new Promise<Facts>((resolve, reject) => {
-      const worker = new Worker(WORKER_ENTRY, { execArgv: [], workerData: { modelPath: this.modelPath } });
+      const worker = startWorker(import.meta.url, 'tokenizer-thread', { workerData: { modelPath: this.modelPath } });
       this.worker = worker;
       worker.on('message', (reply: TokenizerReply) => {
         if (reply.type === 'ready')

@@ -16,9 +16,10 @@ import {
 } from '@model-messages/protocol';
 import { Agent, type Dispatcher } from 'undici';
 import { drainInBackground, headerValue } from '../response-body.js';
-import type { Backend } from '../backend.js';
+import type { Backend, BackendReadiness } from '../backend.js';
 import type { ModelCall, ModelPrompt } from '../call/model-call.js';
 import type { Cancellation } from '../cancellation.js';
+import { answeredReadiness, PROBE_TIMEOUT_MS, ReadinessProbe, unreachable } from '../readiness-probe.js';
 import type { StreamPart } from '../../streaming/stream-part.js';
 import type { MessagesUpstreamBackendConfig } from './messages-upstream-config.js';
 import { transportError, upstreamError, type UpstreamErrorBody } from './upstream-errors.js';
@@ -42,12 +43,16 @@ export class MessagesUpstreamBackend implements Backend {
   private readonly model: string;
   private readonly headers: Record<string, string>;
   private readonly missingKeyEnv: string | undefined;
+  /** The start-up check's GET /v1/models/<model>, within the probe's short time limit. */
+  private readonly probe: ReadinessProbe;
 
   constructor(
     private readonly config: MessagesUpstreamBackendConfig,
     profile: ModelProfile,
     /** Which model, and where in its backends list: `model mid (backends.1)`. */
     modelLabel = `model ${profile.id}`,
+    /** The clock of the readiness probe's cache; tests pass their own. */
+    now: () => number = Date.now,
   ) {
     const url = new URL(config.baseURL);
     this.origin = url.origin;
@@ -68,6 +73,14 @@ export class MessagesUpstreamBackend implements Backend {
       headersTimeout: config.firstByteTimeoutMs,
       bodyTimeout: config.idleTimeoutMs,
     });
+    this.probe = new ReadinessProbe(
+      () =>
+        this.modelStatus(PROBE_TIMEOUT_MS).then(
+          (status) => answeredReadiness(this.name, status),
+          () => unreachable(this.name),
+        ),
+      now,
+    );
   }
 
   async *stream(call: ModelCall, cancellation: Cancellation): AsyncGenerator<StreamPart[]> {
@@ -206,15 +219,7 @@ export class MessagesUpstreamBackend implements Backend {
       );
     let status: number;
     try {
-      const response = await this.agent.request({
-        origin: this.origin,
-        path: `${this.basePath}/v1/models/${encodeURIComponent(this.model)}`,
-        method: 'GET',
-        headers: this.headers,
-        signal: AbortSignal.timeout(this.config.connectTimeoutMs + 5_000),
-      });
-      await response.body.dump();
-      status = response.statusCode;
+      status = await this.modelStatus(this.config.connectTimeoutMs + 5_000);
     } catch (error) {
       const reason = transportError(this.label, error).message.replace(`${this.label} failed: `, '');
       return `upstream ${this.where} is not reachable now (${reason}); every request tries it again`;
@@ -229,8 +234,28 @@ export class MessagesUpstreamBackend implements Backend {
     return `upstream ${this.where} answers ${status} to GET /v1/models/${this.model}; its requests may fail until it is ready`;
   }
 
+  /** The upstream loads its models itself. */
+  async load(): Promise<void> {}
+
+  async readiness(): Promise<BackendReadiness[]> {
+    return [await this.probe.answer()];
+  }
+
   async close(): Promise<void> {
     await this.agent.destroy();
+  }
+
+  /** The status of GET /v1/models/<model> on the upstream; a failure to get one is thrown. */
+  private async modelStatus(timeoutMs: number): Promise<number> {
+    const response = await this.agent.request({
+      origin: this.origin,
+      path: `${this.basePath}/v1/models/${encodeURIComponent(this.model)}`,
+      method: 'GET',
+      headers: this.headers,
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    await response.body.dump();
+    return response.statusCode;
   }
 
   /** A transport failure, unless it is the caller's abort (passed on as is) or our own timer. */

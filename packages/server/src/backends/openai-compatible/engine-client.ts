@@ -91,14 +91,17 @@ export class EngineClient {
     }
   }
 
-  /** A GET whose status the caller reads itself (the start-up check's model list). */
-  get(url: string): Promise<EngineAnswer> {
-    return this.answer(url, 'GET', undefined, LIST_BODY_LIMIT);
+  /**
+   * A GET whose status the caller reads itself (the start-up check's model list, GET /ready's
+   * probe), within `timeoutMs` (default: the backend's first byte limit).
+   */
+  get(url: string, timeoutMs = this.options.firstByteTimeoutMs): Promise<EngineAnswer> {
+    return this.answer(url, 'GET', undefined, LIST_BODY_LIMIT, timeoutMs);
   }
 
   /** A POST whose status the caller judges (the tokenizer endpoints, which a deployment may not serve). */
   post(url: string, body: unknown): Promise<EngineAnswer> {
-    return this.answer(url, 'POST', body, Number.POSITIVE_INFINITY);
+    return this.answer(url, 'POST', body, Number.POSITIVE_INFINITY, this.options.firstByteTimeoutMs);
   }
 
   /** The engine kind, as error messages name it. */
@@ -119,10 +122,16 @@ export class EngineClient {
    * Any HTTP answer is returned, its body read up to `okLimit` on a 200 and a short excerpt
    * otherwise; a failure with no answer (refused, reset, our time limit) is thrown, mapped.
    */
-  private async answer(url: string, method: 'GET' | 'POST', body: unknown, okLimit: number): Promise<EngineAnswer> {
+  private async answer(
+    url: string,
+    method: 'GET' | 'POST',
+    body: unknown,
+    okLimit: number,
+    timeoutMs: number,
+  ): Promise<EngineAnswer> {
     const timer = new Deadline();
     const controller = new AbortController();
-    timer.arm(controller, 'first byte', this.options.firstByteTimeoutMs);
+    timer.arm(controller, 'first byte', timeoutMs);
     try {
       const response = await this.send(url, method, body, controller.signal, {});
       const text = await readLimited(response.body, response.statusCode === 200 ? okLimit : ERROR_BODY_LIMIT);

@@ -9,7 +9,7 @@
  * its circuit for what one sample of the model wrote.
  */
 import { ServiceError } from '@model-messages/protocol';
-import type { Backend } from '../backend.js';
+import type { Backend, BackendReadiness } from '../backend.js';
 import type { Cancellation } from '../cancellation.js';
 import type { ModelCall, ModelPrompt, OfferedTool } from '../call/model-call.js';
 import {
@@ -21,6 +21,7 @@ import {
   toolInputSubject,
 } from '../call/output-check.js';
 import { notOfferedError, toolCallBlock } from '../call/tool-calls.js';
+import { answeredReadiness, PROBE_TIMEOUT_MS, ReadinessProbe, unreachable } from '../readiness-probe.js';
 import type { StreamPart } from '../../streaming/stream-part.js';
 import { toChatRequest } from './chat-request.js';
 import type { ChatCompletionRequest, ChatMessage } from './chat-types.js';
@@ -63,6 +64,8 @@ export class OpenAiCompatibleBackend implements Backend {
   private readonly profile: EngineProfile;
   private readonly client: EngineClient;
   private readonly counter: PromptTokenCounter;
+  /** GET <baseURL>/models, as the start-up check asks it, within the probe's short time limit. */
+  private readonly probe: ReadinessProbe;
 
   constructor(
     private readonly config: OpenAiCompatibleBackendConfig,
@@ -80,6 +83,14 @@ export class OpenAiCompatibleBackend implements Backend {
       warn: options.warn ?? ((line) => process.stderr.write(`mms: ${line}\n`)),
       now: options.now ?? Date.now,
     });
+    this.probe = new ReadinessProbe(
+      () =>
+        this.client.get(`${this.client.apiBase}/models`, PROBE_TIMEOUT_MS).then(
+          (answer) => answeredReadiness(this.name, answer.status),
+          () => unreachable(this.name),
+        ),
+      options.now,
+    );
   }
 
   async *stream(call: ModelCall, cancellation: Cancellation): AsyncIterable<StreamPart[]> {
@@ -147,6 +158,13 @@ export class OpenAiCompatibleBackend implements Backend {
 
   prepare(): Promise<string> {
     return prepareEngine(this.client, this.config);
+  }
+
+  /** The engine loads its models itself. */
+  async load(): Promise<void> {}
+
+  async readiness(): Promise<BackendReadiness[]> {
+    return [await this.probe.answer()];
   }
 
   close(): Promise<void> {

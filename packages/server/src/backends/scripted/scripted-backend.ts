@@ -2,7 +2,7 @@
  * A deterministic backend with no model, for this project's tests and for users who test their
  * own clients: it echoes, follows a script, and injects faults on request when configured to.
  */
-import type { Backend } from '../backend.js';
+import type { Backend, BackendReadiness } from '../backend.js';
 import { thinkingBudget } from '../call/thinking-budget.js';
 import type { ModelCall, ModelPrompt } from '../call/model-call.js';
 import type { Cancellation } from '../cancellation.js';
@@ -49,6 +49,13 @@ export class ScriptedBackend implements Backend {
 
   async prepare(): Promise<string> {
     return this.script.length > 0 ? `a script of ${this.script.length} entries` : 'the default answers';
+  }
+
+  /** Nothing to load: the script was read when the backend was built. */
+  async load(): Promise<void> {}
+
+  async readiness(): Promise<BackendReadiness[]> {
+    return [{ backend: this.name, ready: true, state: 'ready' }];
   }
 
   async close(): Promise<void> {}

@@ -3,17 +3,16 @@
  * costs about 2 s a megabyte, and web fetch reads pages up to `maxBytes` (10 MB by default): on
  * the main thread an 8.8 MB page held every other request, /health included, for 19 s. So it
  * runs in worker threads, started when first needed and then kept warm (a start costs about
- * half a second, tsx included, against tens of milliseconds for a common page). A page waits
+ * half a second from the sources, tsx included, against tens of milliseconds for a common page). A page waits
  * for a free worker; a conversion over its time limit, or one whose request was aborted, ends
  * its worker (synchronous code cannot be stopped any other way), and the next page starts a
  * fresh one.
  */
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startWorker } from '../../runtime/start-worker.js';
 import type { ConversionReply } from './conversion-thread.js';
 import { FetchFailure } from './fetch-page.js';
 import type { PageText } from './html-to-markdown.js';
-
-const WORKER_ENTRY = new URL('./conversion-worker.mjs', import.meta.url);
 
 export interface HtmlConverterOptions {
   /** Longest one page may take to convert, not counting a worker's start or the wait for one. */
@@ -126,9 +125,9 @@ class WorkerSlot {
   }
 
   private start(): Worker {
-    // execArgv []: see conversion-worker.mjs. The worker must not keep a service that is
-    // shutting down alive, and a page in progress belongs to a request that already does.
-    const worker = new Worker(WORKER_ENTRY, { execArgv: [] });
+    // The worker must not keep a service that is shutting down alive, and a page in progress
+    // belongs to a request that already does.
+    const worker = startWorker(import.meta.url, 'conversion-thread');
     worker.unref();
     this.worker = worker;
     this.ready = false;

@@ -1,0 +1,154 @@
+/**
+ * A GGUF model loaded by node-llama-cpp (llama.cpp), and generation on it. The model's own chat
+ * template formats the conversation; strict tools and output formats are held to their schemas
+ * by a grammar; each admitted request gets its own context sequence. llama-cpp-backend.ts
+ * imports this module only when it loads its model, so that a service without a llama-cpp model
+ * never loads node-llama-cpp.
+ */
+import { randomInt } from 'node:crypto';
+import { resolveChatWrapper, type ChatWrapper, type Llama, type LlamaContext, type LlamaModel } from 'node-llama-cpp';
+import type { ModelProfile } from '@model-messages/protocol';
+import type { Cancellation } from '../cancellation.js';
+import type { ModelCall, ModelPrompt, OfferedTool } from '../call/model-call.js';
+import type { Regenerated } from '../call/output-check.js';
+import { thinkingBudget } from '../call/thinking-budget.js';
+import type { StreamPart } from '../../streaming/stream-part.js';
+import { promptTooLong } from '../prompt-too-long.js';
+import { toChatHistory } from './chat-history.js';
+import { collectText } from './collect-text.js';
+import { formatRetryHistory } from './format-retry.js';
+import { generateResponse } from './generate-response.js';
+import { forcedToolPlan, planGeneration, type GenerationPlan } from './generation-plan.js';
+import type { LlamaCppBackendConfig } from './llama-cpp-config.js';
+import { llamaRuntime, withLoggedReason } from './llama-runtime.js';
+import { PromptTokenizer } from './prompt-tokenizer.js';
+import { SequencePool } from './sequence-pool.js';
+import { assertStrictSchemaCompiles, grammarFor } from './structured-output.js';
+
+export class LoadedModel {
+  private constructor(
+    private readonly config: LlamaCppBackendConfig,
+    private readonly llama: Llama,
+    private readonly model: LlamaModel,
+    private readonly context: LlamaContext,
+    private readonly tokenizer: PromptTokenizer,
+    private readonly pool: SequencePool,
+    /** Chat wrappers with the model's thinking switch on and off. */
+    private readonly wrappers: { thinking: ChatWrapper; plain: ChatWrapper },
+  ) {}
+
+  /** Loads the GGUF at `modelPath`; a failure says why, as llama.cpp logged it (llama-runtime.ts). */
+  static async load(config: LlamaCppBackendConfig, profile: ModelProfile, modelPath: string): Promise<LoadedModel> {
+    const llama = await llamaRuntime(config.gpu);
+    // Started first, so that its vocabulary loads while the model does.
+    const tokenizer = new PromptTokenizer(modelPath);
+    tokenizer.start();
+    try {
+      const model = await withLoggedReason(() => llama.loadModel({ modelPath }));
+      const contextSize = config.contextSize ?? Math.min(profile.contextWindow, model.trainContextSize);
+      const context = await model.createContext({
+        contextSize,
+        sequences: config.concurrency,
+        threads: config.threads,
+      });
+      const type = config.chatWrapper;
+      const wrappers = {
+        thinking: resolveChatWrapper(model, { type }),
+        // The model's own switch where its wrapper has one (Qwen3: /no_think); the thought budget of 0 does the rest.
+        plain: resolveChatWrapper(model, { type, customWrapperSettings: { qwen: { thoughts: 'discourage' } } }),
+      };
+      return new LoadedModel(config, llama, model, context, tokenizer, new SequencePool(context), wrappers);
+    } catch (error) {
+      await tokenizer.close();
+      throw error;
+    }
+  }
+
+  async *stream(call: ModelCall, cancellation: Cancellation): AsyncIterable<StreamPart[]> {
+    const signal = cancellation.signal;
+    const plan = planGeneration(call);
+    const { history } = toChatHistory(call, plan.instruction);
+    const chatWrapper = call.thinking.on ? this.wrappers.thinking : this.wrappers.plain;
+    await this.promptTokens(chatWrapper, history, plan);
+    const guide = plan.structured ? await grammarFor(this.llama, plan.structured) : undefined;
+    // A strict tool's input that fails is generated again under its grammar: a schema that cannot
+    // compile is refused now, as a 400, rather than after the model called the tool.
+    plan.strictCalls.forEach(assertStrictSchemaCompiles);
+    const sequence = await this.pool.borrow({ wait: call.step > 0, signal });
+    const outputTokensBefore = sequence.tokenMeter.usedOutputTokens;
+    const generateAgain = (
+      history: Parameters<typeof collectText>[0]['history'],
+      target: GenerationPlan['structured'],
+      maxTokens: number,
+    ): Promise<Regenerated> =>
+      grammarFor(this.llama, target!).then(({ grammar }) =>
+        collectText({ sequence, chatWrapper: this.wrappers.plain, history, grammar, maxTokens, signal }),
+      );
+    try {
+      yield* generateResponse({
+        sequence,
+        chatWrapper,
+        history,
+        plan,
+        grammar: guide?.grammar,
+        // Only the format schema's own grammar makes the answer valid as it streams.
+        holdFormat: plan.format !== undefined && guide?.exact !== true,
+        call,
+        outputBudget: call.outputBudget,
+        thoughtBudget: call.thinking.on ? thinkingBudget(call, this.config.thinkingShare) : 0,
+        // node-llama-cpp's default seed is fixed: every request would sample the same answer.
+        seed: this.config.seed ?? randomInt(2 ** 31),
+        signal,
+        spentTokens: () => sequence.tokenMeter.usedOutputTokens - outputTokensBefore,
+        regenerateInput: (tool: OfferedTool, maxTokens: number) => {
+          const forced = forcedToolPlan(tool);
+          return generateAgain(toChatHistory(call, forced.instruction).history, forced.structured, maxTokens);
+        },
+        retryFormat: (answer, violation, maxTokens) =>
+          generateAgain(
+            formatRetryHistory(history, answer, violation),
+            { ...plan.format!, strict: false, kind: 'format' },
+            maxTokens,
+          ),
+      });
+    } finally {
+      this.pool.giveBack(sequence);
+    }
+  }
+
+  /**
+   * The same rendering as `stream` uses, so usage and count_tokens agree with what is evaluated.
+   * A prompt that cannot fit the context is refused (prompt-tokenizer.ts).
+   */
+  countTokens(prompt: ModelPrompt): Promise<number> {
+    const plan = planGeneration(prompt);
+    const chatWrapper = prompt.thinking.on ? this.wrappers.thinking : this.wrappers.plain;
+    return this.promptTokens(chatWrapper, toChatHistory(prompt, plan.instruction).history, plan);
+  }
+
+  async close(): Promise<void> {
+    await this.tokenizer.close();
+    await this.context.dispose();
+    await this.model.dispose();
+  }
+
+  /**
+   * The prompt's tokens, counted off the event loop. The context is per sequence: a prompt that
+   * fills it leaves no room to answer, so it is refused (400 prompt_too_long).
+   */
+  private async promptTokens(
+    chatWrapper: ChatWrapper,
+    history: ReturnType<typeof toChatHistory>['history'],
+    plan: GenerationPlan,
+  ): Promise<number> {
+    const state = chatWrapper.generateContextState({
+      chatHistory: history,
+      availableFunctions: plan.functions,
+      documentFunctionParams: true,
+    });
+    const maximum = this.context.contextSize - 1;
+    const tokens = await this.tokenizer.count(state.contextText, maximum);
+    if (tokens > maximum) throw promptTooLong(tokens, maximum, 'exact');
+    return tokens;
+  }
+}

@@ -8,7 +8,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { resolveModelFile } from 'node-llama-cpp';
 
 const STALL_LIMIT_MS = 60_000;
 const INDEX_FILE = 'mms-models.json';
@@ -46,6 +45,8 @@ async function download(model: string, folder: string, progress: boolean): Promi
   const watchdog = new AbortController();
   let stall = setTimeout(() => watchdog.abort(), STALL_LIMIT_MS);
   try {
+    // Imported only for a download: loading node-llama-cpp costs most of a second at every start.
+    const { resolveModelFile } = await import('node-llama-cpp');
     return await resolveModelFile(model, {
       directory: folder,
       cli: progress,

@@ -6,17 +6,45 @@
  * 2020-12), so each draft compiles with its own Ajv class.
  */
 import { createRequire } from 'node:module';
-import { RE2JS } from 're2js';
-import { Ajv as AjvDraft07, type Options } from 'ajv';
-import { Ajv2019 } from 'ajv/dist/2019.js';
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { Ajv as AjvDraft07, Options } from 'ajv';
+import type { Ajv2019 } from 'ajv/dist/2019.js';
+import type { Ajv2020 } from 'ajv/dist/2020.js';
+import type { RE2JS } from 're2js';
 import { ServiceError } from './errors.js';
 import { FORMAT_CHECKS } from './format-checks.js';
 
 type AnyAjv = AjvDraft07 | Ajv2019 | Ajv2020;
 
+/**
+ * Ajv and RE2 are loaded at the first compile, not with this module: together they cost about a
+ * quarter of a second, which every start of the service would pay, and most requests have no
+ * schema. Both are CommonJS, so a require loads them synchronously where they are first needed.
+ */
+const require = createRequire(import.meta.url);
+let libraries:
+  | {
+      AjvDraft07: typeof AjvDraft07;
+      Ajv2019: typeof Ajv2019;
+      Ajv2020: typeof Ajv2020;
+      RE2JS: typeof RE2JS;
+      draft06MetaSchema: object;
+    }
+  | undefined;
+
+function loaded(): NonNullable<typeof libraries> {
+  libraries ??= {
+    AjvDraft07: (require('ajv') as typeof import('ajv')).Ajv,
+    Ajv2019: (require('ajv/dist/2019.js') as typeof import('ajv/dist/2019.js')).Ajv2019,
+    Ajv2020: (require('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js')).Ajv2020,
+    RE2JS: (require('re2js') as typeof import('re2js')).RE2JS,
+    draft06MetaSchema: require('ajv/dist/refs/json-schema-draft-06.json') as object,
+  };
+  return libraries;
+}
+
 /** Ajv's `code.regExp` hook: the wrapper must expose `toString()`, Ajv caches on it. */
 function re2RegExp(pattern: string, flags: string) {
+  const { RE2JS } = loaded();
   const compiled = RE2JS.compile(pattern, flags.includes('i') ? RE2JS.CASE_INSENSITIVE : 0);
   return {
     test: (value: string) => compiled.matcher(value).find(),
@@ -49,29 +77,30 @@ interface Dialect {
   create: (formats: boolean) => AnyAjv;
 }
 
-const draft06MetaSchema = createRequire(import.meta.url)('ajv/dist/refs/json-schema-draft-06.json') as object;
-
 const DIALECTS: readonly Dialect[] = [
   {
     uri: 'https://json-schema.org/draft/2020-12/schema',
     name: '2020-12',
-    create: (formats) => new Ajv2020(options(formats)),
+    create: (formats) => new (loaded().Ajv2020)(options(formats)),
   },
   {
     uri: 'https://json-schema.org/draft/2019-09/schema',
     name: '2019-09',
-    create: (formats) => new Ajv2019(options(formats)),
+    create: (formats) => new (loaded().Ajv2019)(options(formats)),
   },
   {
     uri: 'http://json-schema.org/draft-07/schema',
     name: 'draft-07',
-    create: (formats) => new AjvDraft07(options(formats)),
+    create: (formats) => new (loaded().AjvDraft07)(options(formats)),
   },
   {
     uri: 'http://json-schema.org/draft-06/schema',
     name: 'draft-06',
     // Draft-07 only added keywords to draft-06; Ajv compiles both with one class given the meta-schema.
-    create: (formats) => new AjvDraft07(options(formats)).addMetaSchema(draft06MetaSchema) as AjvDraft07,
+    create: (formats) => {
+      const { AjvDraft07, draft06MetaSchema } = loaded();
+      return new AjvDraft07(options(formats)).addMetaSchema(draft06MetaSchema) as AjvDraft07;
+    },
   },
 ];
 

@@ -1,6 +1,6 @@
-import { specializedChatWrapperTypeNames } from 'node-llama-cpp';
 import { z } from 'zod';
 import type { WithPlacedDefaults } from '../backend-defaults.js';
+import { CHAT_WRAPPER_NAMES } from './chat-wrapper-names.js';
 
 export const llamaCppBackendConfig = z.strictObject({
   type: z.literal('llama-cpp'),
@@ -42,7 +42,7 @@ export const llamaCppBackendConfig = z.strictObject({
     .default(0.5)
     .describe('Largest share of max_tokens that thinking may use, so an answer always has room.'),
   chatWrapper: z
-    .enum(['auto', ...specializedChatWrapperTypeNames])
+    .enum(['auto', ...CHAT_WRAPPER_NAMES])
     .default('auto')
     .describe(
       "The chat format: 'auto' reads the model's own template; a name forces node-llama-cpp's wrapper for that family.",

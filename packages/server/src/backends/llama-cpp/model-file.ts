@@ -87,6 +87,8 @@ async function download(model: string, folder: string, progress: boolean): Promi
   const watchdog = new AbortController();
   let stall = setTimeout(() => watchdog.abort(), STALL_LIMIT_MS);
   try {
+    // Imported only for a download: loading node-llama-cpp costs most of a second at every start.
+    const { resolveModelFile } = await import('node-llama-cpp');
     return await resolveModelFile(model, {
       directory: folder,
       cli: progress,

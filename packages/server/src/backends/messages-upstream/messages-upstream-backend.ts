@@ -14,7 +14,8 @@ import {
   VERSION_HEADER,
   type ModelProfile,
 } from '@model-messages/protocol';
-import { Agent, type Dispatcher } from 'undici';
+import type { Agent, Dispatcher } from 'undici';
+import { undici } from '../../http/undici.js';
 import { drainInBackground, headerValue } from '../response-body.js';
 import type { Backend, BackendReadiness } from '../backend.js';
 import type { ModelCall, ModelPrompt } from '../call/model-call.js';
@@ -68,7 +69,7 @@ export class MessagesUpstreamBackend implements Backend {
       [VERSION_HEADER]: API_VERSION,
       ...(apiKey ? { 'x-api-key': apiKey } : {}),
     };
-    this.agent = new Agent({
+    this.agent = new (undici().Agent)({
       connect: { timeout: config.connectTimeoutMs },
       headersTimeout: config.firstByteTimeoutMs,
       bodyTimeout: config.idleTimeoutMs,

@@ -5,7 +5,8 @@
  * and a consumer that stops reading closes the connection, which engines treat as a cancel.
  */
 import { SseParser, type SseFrame } from '@model-messages/protocol';
-import { Agent, request, type Dispatcher } from 'undici';
+import type { Agent, Dispatcher } from 'undici';
+import { undici } from '../../http/undici.js';
 import type { ChatCompletionChunk, ChatCompletionRequest } from './chat-types.js';
 import { drainInBackground, headerValue } from '../response-body.js';
 import { statusError, streamError, transportError, UpstreamTimeoutError, type TimeoutPhase } from './error-mapping.js';
@@ -43,7 +44,11 @@ export class EngineClient {
     this.apiBase = options.baseURL.replace(/\/+$/, '');
     this.root = this.apiBase.replace(/\/v1$/, '');
     // Our own timers cover first byte and idle; undici's would measure something slightly different.
-    this.agent = new Agent({ connect: { timeout: options.connectTimeoutMs }, headersTimeout: 0, bodyTimeout: 0 });
+    this.agent = new (undici().Agent)({
+      connect: { timeout: options.connectTimeoutMs },
+      headersTimeout: 0,
+      bodyTimeout: 0,
+    });
     this.headers = {
       'content-type': 'application/json',
       ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
@@ -150,7 +155,7 @@ export class EngineClient {
     signal: AbortSignal,
     headers: Record<string, string>,
   ): Promise<Dispatcher.ResponseData> {
-    return request(url, {
+    return undici().request(url, {
       method,
       dispatcher: this.agent,
       signal,

@@ -5,7 +5,8 @@
  * (an error status, a type the model cannot read) is destroyed at once, not left to hold its
  * connection until the time limit.
  */
-import { request, type Agent, type Dispatcher } from 'undici';
+import type { Agent, Dispatcher } from 'undici';
+import { undici } from '../../http/undici.js';
 import type { AddressPolicy } from './address-policy.js';
 import { decodeBody } from './body-encoding.js';
 import { assertUrlAllowed } from './guarded-agent.js';
@@ -50,7 +51,7 @@ export async function fetchPage(
         'url_not_allowed',
         `${url.hostname} is outside the tool's allowed_domains or in its blocked_domains`,
       );
-    const response = await request(url, {
+    const response = await undici().request(url, {
       dispatcher: agent,
       method: 'GET',
       maxRedirections: 0,

@@ -5,7 +5,8 @@
  */
 import { promises as dns, type LookupAddress, type LookupAllOptions } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
-import { Agent } from 'undici';
+import type { Agent } from 'undici';
+import { undici } from '../../http/undici.js';
 import type { AddressPolicy } from './address-policy.js';
 import { bareHost } from './bare-host.js';
 
@@ -39,7 +40,11 @@ export function guardedAgent(policy: AddressPolicy, timeoutMs: number, resolve: 
       (error: NodeJS.ErrnoException) => callback(error, '', 0),
     );
   };
-  return new Agent({ connect: { lookup, timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+  return new (undici().Agent)({
+    connect: { lookup, timeout: timeoutMs },
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+  });
 }
 
 /** Scheme and IP-literal checks, for the first URL and every redirect. */

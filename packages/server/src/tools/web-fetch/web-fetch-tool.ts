@@ -45,16 +45,16 @@ export interface FetchContext {
 
 export class WebFetchTool {
   private readonly policy: AddressPolicy;
-  private readonly agent: Agent;
+  /** Made at the first fetch, so that a service that never fetches never loads undici (http/undici.ts). */
+  private agent: Agent | undefined;
   private readonly converter: HtmlConverter;
 
   /** `lookup`: the system resolver unless given (tools/service-tools.ts). */
   constructor(
     private readonly options: WebFetchOptions,
-    lookup?: HostLookup,
+    private readonly lookup?: HostLookup,
   ) {
     this.policy = new AddressPolicy(options.allowNetworks);
-    this.agent = guardedAgent(this.policy, options.timeoutMs, lookup);
     this.converter = new HtmlConverter({ timeLimitMs: options.conversionTimeoutMs, workers: CONVERSION_WORKERS });
   }
 
@@ -84,6 +84,7 @@ export class WebFetchTool {
     if (!hasRoomForNote(context.resultCharacters - url.length, this.options.maxBytes))
       return serverToolRefusal(call, 'max_uses_exceeded');
     try {
+      this.agent ??= guardedAgent(this.policy, this.options.timeoutMs, this.lookup);
       const page = await fetchPage(parsed, this.agent, this.policy, this.options, context.signal, (hop) =>
         domains.permits(hop),
       );
@@ -105,7 +106,7 @@ export class WebFetchTool {
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.agent.close(), this.converter.close()]);
+    await Promise.all([this.agent?.close(), this.converter.close()]);
   }
 }
 

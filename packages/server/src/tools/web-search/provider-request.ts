@@ -4,7 +4,7 @@
  * every failure turned into the public error code a model can act on: 429 is
  * `too_many_requests` (try later), anything else `unavailable`.
  */
-import { request } from 'undici';
+import { undici } from '../../http/undici.js';
 import { SearchFailure } from './search-provider.js';
 
 /** A results page is tens of kilobytes; far more than that is not a search API answering. */
@@ -18,7 +18,7 @@ export async function getJson(
 ): Promise<unknown> {
   let response;
   try {
-    response = await request(url, {
+    response = await undici().request(url, {
       method: 'GET',
       headers: { accept: 'application/json', 'user-agent': 'mms-web-search/1', ...headers },
       signal,

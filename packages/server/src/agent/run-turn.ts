@@ -18,6 +18,7 @@ import type { Backend } from '../backends/backend.js';
 import { buildStepCall } from '../backends/call/build-model-call.js';
 import type { ModelPrompt } from '../backends/call/model-call.js';
 import type { Cancellation } from '../backends/cancellation.js';
+import type { RequestRecord } from '../observability/request-record.js';
 import type { Signer } from '../signing/signer.js';
 import type { StreamPart } from '../streaming/stream-part.js';
 import { ContextBudget } from './context-budget.js';
@@ -38,6 +39,11 @@ export interface TurnOptions {
   cancellation: Cancellation;
   /** Signs the turn's thinking blocks and server call ids (step-reader.ts). */
   signer: Signer;
+  /**
+   * The request's record: its server tool calls are counted there (observability/). A turn run
+   * on its own (tests, benchmarks) has none.
+   */
+  record?: RequestRecord;
 }
 
 interface TurnState {
@@ -157,6 +163,7 @@ async function runServerTool(
   // usage.server_tool_use counts the calls that brought back a result: an error block is not
   // counted, whether it was refused before any request or its request failed.
   const madeRequest = !isErrorResult(result.content);
+  options.record?.serverToolCall(call.name, madeRequest ? 'ok' : errorCodeOf(result.content));
   if (madeRequest && call.name === SERVER_TOOL_NAMES.webSearch) state.webSearchRequests += 1;
   if (madeRequest && call.name === SERVER_TOOL_NAMES.webFetch) state.webFetchRequests += 1;
   return result;
@@ -215,6 +222,12 @@ async function dispatchServerTool(
   });
   if (isRefusal(result)) state.uses.set(call.name, (state.uses.get(call.name) ?? 1) - 1);
   return result;
+}
+
+/** The `error_code` of an error result block: a code of the tool's table, never text. */
+function errorCodeOf(content: unknown): string {
+  const code = (content as { error_code?: unknown }).error_code;
+  return typeof code === 'string' ? code : 'error';
 }
 
 function isErrorResult(content: unknown): boolean {

@@ -10,6 +10,7 @@ import { ModelDownloadError } from '../backends/llama-cpp/model-file.js';
 import type { ModelConfig } from '../config/config-schema.js';
 import { ConfigError, loadConfig } from '../config/load-config.js';
 import { ModelRegistry } from '../models/model-registry.js';
+import { BatchedLogDestination } from '../observability/batched-log-destination.js';
 import { defaultDataFolder, resolveSigningKey } from '../signing/signing-key.js';
 import { serveSettings, type ServeFlags, type ServeSettings } from './serve-settings.js';
 
@@ -47,17 +48,36 @@ export async function serve(flags: ServeFlags): Promise<void> {
   try {
     // Building a backend reads its files (a scripted backend's script): a failure is a config error too.
     registry = ModelRegistry.fromConfig(config.models, folder);
+  } catch (error) {
+    process.stderr.write(`mms: ${(error as Error).message}\n`);
+    process.exit(2);
+  }
+  // Built before the models are prepared, so that its log has their downloads and what each found.
+  const app = buildApp({
+    config,
+    registry,
+    signingKey,
+    logLevel: settings.logLevel,
+    logDestination: new BatchedLogDestination(1),
+  });
+  // Node's warnings (a sandbox the kernel cannot limit, a deprecation) are log lines like the
+  // rest, rather than text on stderr beside them.
+  process.removeAllListeners('warning');
+  process.on('warning', (warning: NodeJS.ErrnoException) =>
+    app.log.warn({ event: 'warning', code: warning.code, name: warning.name }, warning.message),
+  );
+  try {
     for (const { id, prepared } of await registry.prepare({ progress: process.stderr.isTTY === true }))
-      process.stderr.write(`mms: ${id}: ${prepared}\n`);
+      app.log.info({ model: id, prepared }, `${id}: ${prepared}`);
   } catch (error) {
     process.stderr.write(
       error instanceof ModelDownloadError
         ? missingModels(error, config.models, folder, settings.config)
         : `mms: ${(error as Error).message}\n`,
     );
+    await app.close().catch(() => undefined);
     process.exit(2);
   }
-  const app = buildApp({ config, registry, signingKey, logLevel: settings.logLevel });
   // Before listening: from the `listening at` line on, a supervisor may signal, and a signal with
   // no listener yet kills the process outright. Listening for good, not once: node-llama-cpp
   // (through signal-exit) listens too, and sends the signal again to a process where no other

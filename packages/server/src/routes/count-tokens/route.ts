@@ -24,11 +24,15 @@ export function registerCountTokensRoute(
       await readJsonBody(context.request),
       unknownFields === 'ignore' ? ignoredFields : undefined,
     );
+    context.record.requestedModel = body.model;
     const entry = registry.resolve(body.model);
+    const model = entry.profile.id;
+    context.record.model = model;
     checkConversationRules(body, entry.profile);
     // Before the prompt is built: it reads only the search content the check admitted.
     checkSignedBlocks(body, signer);
-    const tokens = await entry.backend.countTokens(buildModelPrompt(body, entry.profile));
+    const prompt = buildModelPrompt(body, entry.profile);
+    const tokens = await entry.backend.countTokens(prompt);
     // As the messages route answers it: a backend may refuse a prompt that cannot fit before it
     // has counted all of it, so a count past the window is refused too, whoever counted it.
     if (tokens > entry.profile.contextWindow) throw promptTooLong(tokens, entry.profile.contextWindow, 'exact');

@@ -1,0 +1,40 @@
+/**
+ * Where a request's end is recorded, once per request (app.ts calls `end` when its reply has
+ * been handed over, or its stream has ended): the access log line. It also takes the backends'
+ * events from the registry, for the log.
+ */
+import type { ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import type { ModelRegistry } from '../models/model-registry.js';
+import { accessLogLine } from './access-log.js';
+import { logEvent } from './event-log.js';
+import { RequestRecord } from './request-record.js';
+
+export class RequestObserver {
+  private readonly unsubscribe: () => void;
+
+  constructor(
+    private readonly log: Logger,
+    registry: ModelRegistry,
+  ) {
+    this.unsubscribe = registry.events.subscribe((event) => logEvent(log, event));
+  }
+
+  /** A request arrived: its record. */
+  begin(requestId: string, method: string): RequestRecord {
+    return new RequestRecord(requestId, method);
+  }
+
+  /** The request ended. A response closed before its reply was complete: its client went away, or was cut off. */
+  end(record: RequestRecord, response: ServerResponse): void {
+    const seconds = (performance.now() - record.startedAt) / 1000;
+    const disconnected = response.destroyed && !response.writableFinished;
+    // The line's object is built only when it is written: benchmarks and tests run silent.
+    if (this.log.isLevelEnabled('info')) this.log.info(accessLogLine(record, seconds, disconnected), 'request');
+  }
+
+  /** Stops taking the registry's events (the app closed). */
+  close(): void {
+    this.unsubscribe();
+  }
+}

@@ -2,10 +2,11 @@
  * The service on node:http: every route and the checks before them on one screen. Order of
  * checks on a request: request id -> the edge's own (a connection over listen.maxConnections:
  * 503; HTTP/1.1 without Host: 400; an Expect other than 100-continue: 417) -> API key (not for
- * /health and /ready) -> version header (on /v1) -> route (404 when none) -> body size and
- * JSON (in the routes that take a body). What node:http would answer on its own, before a
- * request reaches here, is answered in the same envelope (http/socket-error-reply.ts). Every
- * request that reaches here ends in one access log line (observability/request-observer.ts).
+ * /health and /ready, nor for /metrics when the config makes it public) -> version header (on
+ * /v1) -> route (404 when none) -> body size and JSON (in the routes that take a body). What
+ * node:http would answer on its own, before a request reaches here, is answered in the same
+ * envelope (http/socket-error-reply.ts). Every request that reaches here ends in one access log
+ * line and its metrics (observability/request-observer.ts).
  *
  * No web framework: the one used before cost a fifth of the service's throughput on the
  * scripted backend, for routing five paths and reading a JSON body (docs/decisions/0012).
@@ -34,6 +35,7 @@ import type { RequestRecord } from './observability/request-record.js';
 import { RequestObserver } from './observability/request-observer.js';
 import { registerCountTokensRoute } from './routes/count-tokens/route.js';
 import { registerMessagesRoute } from './routes/messages/route.js';
+import { registerMetricsRoute } from './routes/metrics/route.js';
 import { registerModelsRoutes } from './routes/models/route.js';
 import { registerReadyRoute } from './routes/ready/route.js';
 import { Signer } from './signing/signer.js';
@@ -67,7 +69,7 @@ const IDLE_SWEEP_MS = 100;
  * every second (every headersTimeoutMs, if shorter), a limit holds to within that.
  */
 const LONGEST_TIMEOUT_CHECK_MS = 1_000;
-/** The status the log gives a request whose client went away before its reply (nginx's). */
+/** The status the log and the metrics give a request whose client went away before its reply (nginx's). */
 const CLIENT_CLOSED_REQUEST = 499;
 /** The methods this service has routes for, for the 405 that answers CONNECT. */
 const ALLOWED_METHODS = 'GET, HEAD, POST';
@@ -96,7 +98,7 @@ export class App {
   private readonly redaction: ReplyRedaction;
   private readonly batching: ReplyBatching;
   private readonly serverTools: ServerToolRunner;
-  /** The access log (observability/). */
+  /** The access log and the metrics (observability/). */
   private readonly observer: RequestObserver;
   private closed: Promise<void> | undefined;
   /** Requests being answered (a JSON reply counts until its write is queued, a stream until it ends). */
@@ -143,6 +145,7 @@ export class App {
     registerCountTokensRoute(this.router, options.registry, this.signer, options.config.unknownFields);
     registerModelsRoutes(this.router, options.registry);
     registerReadyRoute(this.router, options.registry);
+    registerMetricsRoute(this.router, this.observer.metrics);
     this.server = createServer(
       {
         keepAliveTimeout: listen.keepAliveTimeoutMs,
@@ -268,9 +271,19 @@ export class App {
         record,
       });
       if (reply === WRITTEN) record.status = response.statusCode;
-      else {
+      else if ('text' in reply) {
+        record.status = 200;
+        this.sendReply(response, 200, requestId, reply.text, reply.contentType, undefined);
+      } else {
         record.status = reply.status ?? 200;
-        this.sendJson(response, record.status, requestId, JSON.stringify(reply.body), reply.headers);
+        this.sendReply(
+          response,
+          record.status,
+          requestId,
+          JSON.stringify(reply.body),
+          JSON_CONTENT_TYPE,
+          reply.headers,
+        );
       }
     } catch (error) {
       this.sendError(response, record, error);
@@ -282,12 +295,13 @@ export class App {
 
   /**
    * Every path needs a key but the probes' routes, /health (liveness) and /ready (readiness),
-   * since probes carry none. Each is taken with or without a query (a probe may add one to defeat
-   * caches); `/health/` is not such a route, so it is an unknown path, which needs a key like
-   * any other before it is told so.
+   * since probes carry none, and /metrics where the config makes it public. Each is taken with or
+   * without a query (a probe may add one to defeat caches); `/health/` is not such a route, so it
+   * is an unknown path, which needs a key like any other before it is told so.
    */
   private needsKey(path: string): boolean {
-    return path !== '/health' && path !== '/ready';
+    if (path === '/health' || path === '/ready') return false;
+    return !(path === '/metrics' && this.options.config.metrics.public);
   }
 
   /** What the edge answers before the key is checked: what node:http itself would refuse. */
@@ -341,7 +355,7 @@ export class App {
       return;
     }
     record.status = clientGone ? CLIENT_CLOSED_REQUEST : status;
-    this.sendJson(response, status, requestId, JSON.stringify(body), headers, closeConnection);
+    this.sendReply(response, status, requestId, JSON.stringify(body), JSON_CONTENT_TYPE, headers, closeConnection);
   }
 
   /** A reply cut off by its write deadline (http/write-deadline.ts), for the log. */
@@ -353,17 +367,18 @@ export class App {
   };
 
   /** Replies go out together at the end of the event loop's turn (http/reply-batching.ts). */
-  private sendJson(
+  private sendReply(
     response: ServerResponse,
     status: number,
     requestId: string,
     text: string,
+    contentType: string,
     extraHeaders: Record<string, string> | undefined,
     closeConnection = false,
   ): void {
     this.batching.defer(() => {
       const headers: Record<string, string | number> = {
-        'content-type': JSON_CONTENT_TYPE,
+        'content-type': contentType,
         'content-length': Buffer.byteLength(text),
         'request-id': requestId,
         ...extraHeaders,

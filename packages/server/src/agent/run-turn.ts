@@ -224,7 +224,7 @@ async function dispatchServerTool(
   return result;
 }
 
-/** The `error_code` of an error result block: a code of the tool's table, never text. */
+/** The `error_code` of an error result block, for the metrics: a code of the tool's table, never text. */
 function errorCodeOf(content: unknown): string {
   const code = (content as { error_code?: unknown }).error_code;
   return typeof code === 'string' ? code : 'error';

@@ -24,7 +24,7 @@ export interface RouteContext {
   /** The query string, without the `?`: parsed only by the routes that read it. */
   query: string;
   log: Logger;
-  /** What the request did, for its access log line (observability/). */
+  /** What the request did, for its access log line and metrics (observability/). */
   record: RequestRecord;
 }
 
@@ -36,10 +36,16 @@ export interface JsonReply {
   headers?: Record<string, string>;
 }
 
+/** A reply that is not JSON (the Prometheus text of /metrics), written as the JSON ones are. */
+export interface TextReply {
+  text: string;
+  contentType: string;
+}
+
 /** Returned by a route that wrote its reply itself (a stream). */
 export const WRITTEN = Symbol('written');
 
-export type RouteHandler = (context: RouteContext) => Promise<JsonReply | typeof WRITTEN>;
+export type RouteHandler = (context: RouteContext) => Promise<JsonReply | TextReply | typeof WRITTEN>;
 
 interface Route {
   method: string;
@@ -50,7 +56,7 @@ interface Route {
 
 export interface RouteMatch {
   handler: RouteHandler;
-  /** The route's path as registered (`/v1/models/:id`): what the log names. */
+  /** The route's path as registered (`/v1/models/:id`): what the log and the metrics name. */
   route: string;
   params: Readonly<Record<string, string>>;
 }

@@ -1,7 +1,7 @@
 /**
  * Where a request's end is recorded, once per request (app.ts calls `end` when its reply has
- * been handed over, or its stream has ended): the access log line. It also takes the backends'
- * events from the registry, for the log.
+ * been handed over, or its stream has ended): the access log line and the metrics.
+ * It also takes the backends' events from the registry, for the log and the metrics.
  */
 import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
@@ -9,15 +9,21 @@ import type { ModelRegistry } from '../models/model-registry.js';
 import { accessLogLine } from './access-log.js';
 import { logEvent } from './event-log.js';
 import { RequestRecord } from './request-record.js';
+import { ServiceMetrics } from './service-metrics.js';
 
 export class RequestObserver {
+  readonly metrics: ServiceMetrics;
   private readonly unsubscribe: () => void;
 
   constructor(
     private readonly log: Logger,
     registry: ModelRegistry,
   ) {
-    this.unsubscribe = registry.events.subscribe((event) => logEvent(log, event));
+    this.metrics = new ServiceMetrics(registry);
+    this.unsubscribe = registry.events.subscribe((event) => {
+      this.metrics.event(event);
+      logEvent(log, event);
+    });
   }
 
   /** A request arrived: its record. */
@@ -31,6 +37,7 @@ export class RequestObserver {
     const disconnected = response.destroyed && !response.writableFinished;
     // The line's object is built only when it is written: benchmarks and tests run silent.
     if (this.log.isLevelEnabled('info')) this.log.info(accessLogLine(record, seconds, disconnected), 'request');
+    this.metrics.requestEnded(record, seconds);
   }
 
   /** Stops taking the registry's events (the app closed). */

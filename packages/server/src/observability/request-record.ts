@@ -1,6 +1,6 @@
 /**
  * What one request did, filled in where each fact becomes known and read once when the request
- * ends: its access log line comes from here (request-observer.ts).
+ * ends: its access log line and its metrics come from here (request-observer.ts).
  * Plain fields, so that recording a fact costs an assignment on the request's path.
  *
  * Nothing here holds request or response text: ids, names, codes, counts and times.

@@ -6,7 +6,7 @@
  * /v1) -> route (404 when none) -> body size and JSON (in the routes that take a body). What
  * node:http would answer on its own, before a request reaches here, is answered in the same
  * envelope (http/socket-error-reply.ts). Every request that reaches here ends in one access log
- * line and its metrics (observability/request-observer.ts).
+ * line, its metrics and its span (observability/request-observer.ts).
  *
  * No web framework: the one used before cost a fifth of the service's throughput on the
  * scripted backend, for routing five paths and reading a JSON body (docs/decisions/0012).
@@ -98,7 +98,7 @@ export class App {
   private readonly redaction: ReplyRedaction;
   private readonly batching: ReplyBatching;
   private readonly serverTools: ServerToolRunner;
-  /** The access log and the metrics (observability/). */
+  /** The access log, the metrics and the spans (observability/). */
   private readonly observer: RequestObserver;
   private closed: Promise<void> | undefined;
   /** Requests being answered (a JSON reply counts until its write is queued, a stream until it ends). */
@@ -241,7 +241,7 @@ export class App {
     this.inFlight += 1;
     const requestId = newRequestId();
     const method = request.method ?? 'GET';
-    const record = this.observer.begin(requestId, method);
+    const record = this.observer.begin(requestId, method, request.headers);
     this.limit.requestStarted(request.socket);
     const url = request.url ?? '/';
     const queryStart = url.indexOf('?');

@@ -19,6 +19,7 @@ import { buildStepCall } from '../backends/call/build-model-call.js';
 import type { ModelPrompt } from '../backends/call/model-call.js';
 import type { Cancellation } from '../backends/cancellation.js';
 import type { RequestRecord } from '../observability/request-record.js';
+import { endEngineSpan, startEngineSpan } from '../observability/tracing.js';
 import type { Signer } from '../signing/signer.js';
 import type { StreamPart } from '../streaming/stream-part.js';
 import { ContextBudget } from './context-budget.js';
@@ -40,8 +41,8 @@ export interface TurnOptions {
   /** Signs the turn's thinking blocks and server call ids (step-reader.ts). */
   signer: Signer;
   /**
-   * The request's record: its server tool calls are counted there (observability/). A turn run
-   * on its own (tests, benchmarks) has none.
+   * The request's record: its server tool calls are counted there, and each step gets a span
+   * under the request's (observability/). A turn run on its own (tests, benchmarks) has none.
    */
   record?: RequestRecord;
 }
@@ -88,12 +89,30 @@ export async function* runTurn(options: TurnOptions): AsyncGenerator<StreamPart[
         outputBudget,
         fault: options.fault,
       });
-      const batches = options.backend.stream(call, options.cancellation);
-      for await (const batch of batches) {
-        const passed = reader.read(batch);
-        // Leaving the loop ends the backend's generator, which stops its generation.
-        if (reader.outcome) break;
-        yield passed;
+      const span = startEngineSpan(
+        options.record,
+        options.model.id,
+        call,
+        step === 0 ? options.inputTokens : undefined,
+      );
+      const tokensBefore = state.outputTokens;
+      let failure: unknown;
+      try {
+        const batches = options.backend.stream(call, options.cancellation);
+        for await (const batch of batches) {
+          const passed = reader.read(batch);
+          // Leaving the loop ends the backend's generator, which stops its generation.
+          if (reader.outcome) break;
+          yield passed;
+        }
+      } catch (error) {
+        failure = error;
+        throw error;
+      } finally {
+        if (span) {
+          const stepTokens = state.outputTokens - tokensBefore;
+          endEngineSpan(span, options.backend, options.model.id, reader.outcome?.stopReason, stepTokens, failure);
+        }
       }
     }
     const outcome = reader.outcome;

@@ -13,6 +13,7 @@ import { ModelRegistry } from '../models/model-registry.js';
 import { BatchedLogDestination } from '../observability/batched-log-destination.js';
 import { defaultDataFolder, resolveSigningKey } from '../signing/signing-key.js';
 import { serveSettings, type ServeFlags, type ServeSettings } from './serve-settings.js';
+import { startTracing, type Tracing } from './tracing-setup.js';
 
 /** In-flight requests get this long to finish after SIGINT/SIGTERM before the process exits. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -21,6 +22,7 @@ export async function serve(flags: ServeFlags): Promise<void> {
   let settings: ServeSettings;
   let loaded;
   let signingKey: Buffer;
+  let tracing: Tracing | undefined;
   try {
     settings = serveSettings(flags);
     loaded = loadConfig(settings.config, {
@@ -38,6 +40,8 @@ export async function serve(flags: ServeFlags): Promise<void> {
       signingKey: loaded.config.signingKey,
       dataFolder: loaded.config.dataFolder ?? defaultDataFolder(),
     });
+    // Before the app: its first request's span goes to the SDK.
+    tracing = await startTracing();
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     process.stderr.write(`mms: ${error.message}\n`);
@@ -90,10 +94,14 @@ export async function serve(flags: ServeFlags): Promise<void> {
       stopping = true;
       app.log.info(`${signal}: finishing in-flight requests, then exiting`);
       setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS).unref();
-      app.close().then(
-        () => process.exit(0),
-        () => process.exit(1),
-      );
+      // The spans of the last requests are exported before the process goes.
+      app
+        .close()
+        .then(() => tracing?.shutdown())
+        .then(
+          () => process.exit(0),
+          () => process.exit(1),
+        );
     });
   }
   try {

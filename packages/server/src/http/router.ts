@@ -24,7 +24,7 @@ export interface RouteContext {
   /** The query string, without the `?`: parsed only by the routes that read it. */
   query: string;
   log: Logger;
-  /** What the request did, for its access log line and metrics (observability/). */
+  /** What the request did, for its access log line, metrics and span (observability/). */
   record: RequestRecord;
 }
 
@@ -56,7 +56,7 @@ interface Route {
 
 export interface RouteMatch {
   handler: RouteHandler;
-  /** The route's path as registered (`/v1/models/:id`): what the log and the metrics name. */
+  /** The route's path as registered (`/v1/models/:id`): what the log, metrics and spans name. */
   route: string;
   params: Readonly<Record<string, string>>;
 }

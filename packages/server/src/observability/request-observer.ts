@@ -1,15 +1,16 @@
 /**
  * Where a request's end is recorded, once per request (app.ts calls `end` when its reply has
- * been handed over, or its stream has ended): the access log line and the metrics.
+ * been handed over, or its stream has ended): the access log line, the metrics and the span.
  * It also takes the backends' events from the registry, for the log and the metrics.
  */
-import type { ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { ModelRegistry } from '../models/model-registry.js';
 import { accessLogLine } from './access-log.js';
 import { logEvent } from './event-log.js';
-import { RequestRecord } from './request-record.js';
+import type { RequestRecord } from './request-record.js';
 import { ServiceMetrics } from './service-metrics.js';
+import { endRequestSpan, startRequest } from './tracing.js';
 
 export class RequestObserver {
   readonly metrics: ServiceMetrics;
@@ -26,9 +27,9 @@ export class RequestObserver {
     });
   }
 
-  /** A request arrived: its record. */
-  begin(requestId: string, method: string): RequestRecord {
-    return new RequestRecord(requestId, method);
+  /** A request arrived: its record, with its span started. */
+  begin(requestId: string, method: string, headers: IncomingHttpHeaders): RequestRecord {
+    return startRequest(requestId, method, headers);
   }
 
   /** The request ended. A response closed before its reply was complete: its client went away, or was cut off. */
@@ -38,6 +39,7 @@ export class RequestObserver {
     // The line's object is built only when it is written: benchmarks and tests run silent.
     if (this.log.isLevelEnabled('info')) this.log.info(accessLogLine(record, seconds, disconnected), 'request');
     this.metrics.requestEnded(record, seconds);
+    endRequestSpan(record, disconnected);
   }
 
   /** Stops taking the registry's events (the app closed). */

@@ -1,10 +1,11 @@
 /**
  * What one request did, filled in where each fact becomes known and read once when the request
- * ends: its access log line and its metrics come from here (request-observer.ts).
+ * ends: its access log line, its metrics and its span all come from here (request-observer.ts).
  * Plain fields, so that recording a fact costs an assignment on the request's path.
  *
  * Nothing here holds request or response text: ids, names, codes, counts and times.
  */
+import type { Context, Span } from '@opentelemetry/api';
 import type { ErrorCode, StopReason } from '@model-messages/protocol';
 
 export class RequestRecord {
@@ -43,6 +44,10 @@ export class RequestRecord {
   constructor(
     readonly requestId: string,
     readonly method: string,
+    /** The request's span (observability/tracing.ts): a no-op one unless a tracing SDK is set up. */
+    readonly span: Span,
+    /** The context its child spans start in; undefined when nothing is traced. */
+    readonly traceContext: Context | undefined,
   ) {}
 
   /** A server tool call's outcome, from the model or from code in the sandbox. */

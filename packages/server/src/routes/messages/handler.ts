@@ -20,6 +20,7 @@ import type { Cancellation } from '../../backends/cancellation.js';
 import { promptTooLong } from '../../backends/prompt-too-long.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
 import type { RequestRecord } from '../../observability/request-record.js';
+import { traceTokenCount } from '../../observability/tracing.js';
 import { checkSignedBlocks } from '../../signing/signed-blocks-check.js';
 import type { Signer } from '../../signing/signer.js';
 import { MessageEncoder } from '../../streaming/message-encoder.js';
@@ -56,7 +57,7 @@ export interface MessageCall {
   readonly backendChosenLater: boolean;
 }
 
-/** `record`: the request's record (observability/), which learns its model. */
+/** `record`: the request's record (observability/), which learns its model, and spans the engine calls. */
 export async function startMessage(
   body: unknown,
   fault: string | undefined,
@@ -78,7 +79,7 @@ export async function startMessage(
   // A fallback list's per-request view: the count, every step and the header agree on one backend.
   const backend = entry.backend.forRequest?.(record.requestId) ?? entry.backend;
   const prompt = buildModelPrompt(request, entry.profile);
-  const inputTokens = await backend.countTokens(prompt);
+  const inputTokens = await traceTokenCount(record, backend, model, () => backend.countTokens(prompt));
   if (inputTokens > entry.profile.contextWindow) throw promptTooLong(inputTokens, entry.profile.contextWindow, 'exact');
   // Admitted here, or refused with a 529 thrown at once: the slot itself may still be a wait.
   const slot = entry.admission.admit(cancellation);

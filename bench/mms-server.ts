@@ -4,7 +4,8 @@
  * over the IPC channel and shuts down when that channel closes.
  */
 import type { AddressInfo } from 'node:net';
-import { buildApp, ModelRegistry } from '@model-messages/server';
+import { buildApp, ModelRegistry, type AppOptions } from '@model-messages/server';
+import { BatchedLogDestination } from '../packages/server/src/observability/batched-log-destination.js';
 import { scriptedBenchConfig } from './scripted-bench-config.js';
 
 interface ServiceSettings {
@@ -19,9 +20,18 @@ function settingsFromArguments(): ServiceSettings {
   return { apiKey, modelId };
 }
 
+/**
+ * MMS_LOG_LEVEL=info measures the access log too: its lines go to /dev/null, written as `mms
+ * serve` writes them (a turn of the event loop's lines in one write). Without it the service is silent.
+ */
+function benchLog(): Pick<AppOptions, 'logLevel' | 'logDestination'> {
+  const level = process.env.MMS_LOG_LEVEL as AppOptions['logLevel'];
+  return level ? { logLevel: level, logDestination: new BatchedLogDestination('/dev/null') } : {};
+}
+
 async function startService(settings: ServiceSettings): Promise<{ port: number; close: () => Promise<void> }> {
   const config = scriptedBenchConfig(settings.apiKey, settings.modelId);
-  const app = buildApp({ config, registry: ModelRegistry.fromConfig(config.models, process.cwd()) });
+  const app = buildApp({ config, registry: ModelRegistry.fromConfig(config.models, process.cwd()), ...benchLog() });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const { port } = app.server.address() as AddressInfo;
   return { port, close: () => app.close() };

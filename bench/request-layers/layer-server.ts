@@ -24,6 +24,7 @@ import { Cancellation } from '../../packages/server/src/backends/cancellation.js
 import { ApiKeyCheck } from '../../packages/server/src/http/auth.js';
 import { ReplyBatching } from '../../packages/server/src/http/reply-batching.js';
 import { newRequestId } from '../../packages/server/src/http/request-id.js';
+import { startRequest } from '../../packages/server/src/observability/tracing.js';
 import { assertVersionHeader } from '../../packages/server/src/http/version-header.js';
 import { startMessage } from '../../packages/server/src/routes/messages/handler.js';
 import { Signer } from '../../packages/server/src/signing/signer.js';
@@ -85,8 +86,14 @@ function echoReply(body: { model: string; messages: Array<{ content: unknown }> 
   });
 }
 
-async function foldedReply(body: unknown, cancellation: Cancellation): Promise<{ text: string; backend: string }> {
-  const call = await startMessage(body, undefined, services, cancellation);
+async function foldedReply(
+  body: unknown,
+  cancellation: Cancellation,
+  request: IncomingMessage,
+  requestId: string,
+): Promise<{ text: string; backend: string }> {
+  const record = startRequest(requestId, 'POST', request.headers);
+  const call = await startMessage(body, undefined, services, cancellation, record);
   const fold = new MessageFold();
   for (let next = await call.events.next(); !next.done; next = await call.events.next())
     for (const event of next.value) fold.apply(event);
@@ -115,7 +122,7 @@ async function answer(request: IncomingMessage, response: ServerResponse): Promi
     checkMessageRules(parsed, registry.resolve(parsed.model).profile);
     reply = { text: echoReply(parsed as Parameters<typeof echoReply>[0]), backend: 'scripted' };
   } else {
-    reply = await foldedReply(body, cancellation);
+    reply = await foldedReply(body, cancellation, request, requestId);
   }
   // As the service writes its replies: together, at the end of the event loop's turn.
   batching.defer(() => {

@@ -2,16 +2,18 @@
  * The service on node:http: every route and the checks before them on one screen. Order of
  * checks on a request: request id -> the edge's own (a connection over listen.maxConnections:
  * 503; HTTP/1.1 without Host: 400; an Expect other than 100-continue: 417) -> API key (not for
- * /health and /ready) -> version header (on /v1) -> route (404 when none) -> body size and JSON (in the
- * routes that take a body). What node:http would answer on its own, before a request reaches
- * here, is answered in the same envelope (http/socket-error-reply.ts).
+ * /health and /ready, nor for /metrics when the config makes it public) -> version header (on
+ * /v1) -> route (404 when none) -> body size and JSON (in the routes that take a body). What
+ * node:http would answer on its own, before a request reaches here, is answered in the same
+ * envelope (http/socket-error-reply.ts). Every request that reaches here ends in one access log
+ * line, its metrics and its span (observability/request-observer.ts).
  *
  * No web framework: the one used before cost a fifth of the service's throughput on the
  * scripted backend, for routing five paths and reading a JSON body (docs/decisions/0012).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
 import { ServiceError, type ApiVersion } from '@model-messages/protocol';
 import type { ServerToolRunner } from './agent/server-tool-runner.js';
 import type { ServiceConfig } from './config/config-schema.js';
@@ -29,8 +31,11 @@ import { Router, WRITTEN } from './http/router.js';
 import { clientErrorOf, writeSocketErrorReply } from './http/socket-error-reply.js';
 import { assertVersionHeader } from './http/version-header.js';
 import type { ModelRegistry } from './models/model-registry.js';
+import type { RequestRecord } from './observability/request-record.js';
+import { RequestObserver } from './observability/request-observer.js';
 import { registerCountTokensRoute } from './routes/count-tokens/route.js';
 import { registerMessagesRoute } from './routes/messages/route.js';
+import { registerMetricsRoute } from './routes/metrics/route.js';
 import { registerModelsRoutes } from './routes/models/route.js';
 import { registerReadyRoute } from './routes/ready/route.js';
 import { Signer } from './signing/signer.js';
@@ -51,6 +56,8 @@ export interface AppOptions {
   signingKey?: string | Uint8Array;
   /** JSON log lines on stdout from this level up; silent when not given (tests, benchmarks). */
   logLevel?: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+  /** Where the log lines go instead of stdout (a test reads them). */
+  logDestination?: DestinationStream;
 }
 
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
@@ -62,6 +69,8 @@ const IDLE_SWEEP_MS = 100;
  * every second (every headersTimeoutMs, if shorter), a limit holds to within that.
  */
 const LONGEST_TIMEOUT_CHECK_MS = 1_000;
+/** The status the log and the metrics give a request whose client went away before its reply (nginx's). */
+const CLIENT_CLOSED_REQUEST = 499;
 /** The methods this service has routes for, for the 405 that answers CONNECT. */
 const ALLOWED_METHODS = 'GET, HEAD, POST';
 
@@ -89,13 +98,17 @@ export class App {
   private readonly redaction: ReplyRedaction;
   private readonly batching: ReplyBatching;
   private readonly serverTools: ServerToolRunner;
+  /** The access log, the metrics and the spans (observability/). */
+  private readonly observer: RequestObserver;
   private closed: Promise<void> | undefined;
   /** Requests being answered (a JSON reply counts until its write is queued, a stream until it ends). */
   private inFlight = 0;
   private readonly sockets = new Set<Socket>();
 
   constructor(private readonly options: AppOptions) {
-    this.log = pino({ level: options.logLevel ?? 'silent' });
+    const logOptions = { level: options.logLevel ?? 'silent' };
+    this.log = options.logDestination ? pino(logOptions, options.logDestination) : pino(logOptions);
+    this.observer = new RequestObserver(this.log, options.registry);
     const listen = options.config.listen;
     this.keys = new ApiKeyCheck(options.config.apiKeys);
     this.limit = new ConnectionLimit(listen.maxConnections ?? defaultMaxConnections());
@@ -132,6 +145,7 @@ export class App {
     registerCountTokensRoute(this.router, options.registry, this.signer, options.config.unknownFields);
     registerModelsRoutes(this.router, options.registry);
     registerReadyRoute(this.router, options.registry);
+    registerMetricsRoute(this.router, this.observer.metrics);
     this.server = createServer(
       {
         keepAliveTimeout: listen.keepAliveTimeoutMs,
@@ -203,6 +217,7 @@ export class App {
     }
     await this.options.registry.close();
     if (this.serverTools instanceof ServiceTools) await this.serverTools.close();
+    this.observer.close();
   }
 
   /**
@@ -225,6 +240,8 @@ export class App {
   private async handle(request: IncomingMessage, response: ServerResponse, refusal?: EdgeRefusal): Promise<void> {
     this.inFlight += 1;
     const requestId = newRequestId();
+    const method = request.method ?? 'GET';
+    const record = this.observer.begin(requestId, method, request.headers);
     this.limit.requestStarted(request.socket);
     const url = request.url ?? '/';
     const queryStart = url.indexOf('?');
@@ -232,16 +249,17 @@ export class App {
     try {
       const edge = refusal ?? this.edgeRefusal(request);
       if (edge !== undefined) {
-        this.sendError(response, requestId, edge.error, edge.closeConnection);
+        this.sendError(response, record, edge.error, edge.closeConnection);
         return;
       }
       let apiVersion: ApiVersion | undefined;
-      if (!isProbeRoute(path)) {
-        this.keys.assertAuthorized(request.headers);
+      if (this.needsKey(path)) {
+        record.keyId = this.keys.assertAuthorized(request.headers);
         if (path.startsWith('/v1/')) apiVersion = assertVersionHeader(request.headers);
       }
-      const match = this.router.find(request.method ?? 'GET', path);
-      if (!match) throw new ServiceError('not_found', `${request.method} ${path} is not an endpoint of this service`);
+      const match = this.router.find(method, path);
+      if (!match) throw new ServiceError('not_found', `${method} ${path} is not an endpoint of this service`);
+      record.route = match.route;
       const reply = await match.handler({
         request,
         response,
@@ -250,14 +268,40 @@ export class App {
         params: match.params,
         query: queryStart < 0 ? '' : url.slice(queryStart + 1),
         log: this.log,
+        record,
       });
-      if (reply !== WRITTEN)
-        this.sendJson(response, reply.status ?? 200, requestId, JSON.stringify(reply.body), reply.headers);
+      if (reply === WRITTEN) record.status = response.statusCode;
+      else if ('text' in reply) {
+        record.status = 200;
+        this.sendReply(response, 200, requestId, reply.text, reply.contentType, undefined);
+      } else {
+        record.status = reply.status ?? 200;
+        this.sendReply(
+          response,
+          record.status,
+          requestId,
+          JSON.stringify(reply.body),
+          JSON_CONTENT_TYPE,
+          reply.headers,
+        );
+      }
     } catch (error) {
-      this.sendError(response, requestId, error);
+      this.sendError(response, record, error);
     } finally {
       this.inFlight -= 1;
+      this.observer.end(record, response);
     }
+  }
+
+  /**
+   * Every path needs a key but the probes' routes, /health (liveness) and /ready (readiness),
+   * since probes carry none, and /metrics where the config makes it public. Each is taken with or
+   * without a query (a probe may add one to defeat caches); `/health/` is not such a route, so it
+   * is an unknown path, which needs a key like any other before it is told so.
+   */
+  private needsKey(path: string): boolean {
+    if (path === '/health' || path === '/ready') return false;
+    return !(path === '/metrics' && this.options.config.metrics.public);
   }
 
   /** What the edge answers before the key is checked: what node:http itself would refuse. */
@@ -293,17 +337,25 @@ export class App {
     else writeSocketErrorReply(socket, reply);
   }
 
-  private sendError(response: ServerResponse, requestId: string, error: unknown, closeConnection = false): void {
-    const { status, body, headers, unexpected, detail } = errorReply(error, requestId, this.redaction);
-    // An abort after the client went away is no failure of the service.
+  private sendError(response: ServerResponse, record: RequestRecord, error: unknown, closeConnection = false): void {
+    const requestId = record.requestId;
+    const { status, body, headers, code, unexpected, detail } = errorReply(error, requestId, this.redaction);
+    // An abort after the client went away is no failure of the service: nginx's 499, no error code.
+    const clientGone = response.destroyed && !response.headersSent;
+    if (!clientGone) {
+      record.errorCode = code;
+      record.errorStatus = status;
+    }
     if (unexpected && !response.destroyed) this.log.error({ err: error, reqId: requestId }, 'request failed');
     else if (detail !== undefined) this.log.warn({ reqId: requestId, detail }, body.error.message);
     if (response.headersSent) {
       // A route failed after its reply began: its status is out, so the reply can only be cut.
+      record.status = response.statusCode;
       response.destroy();
       return;
     }
-    this.sendJson(response, status, requestId, JSON.stringify(body), headers, closeConnection);
+    record.status = clientGone ? CLIENT_CLOSED_REQUEST : status;
+    this.sendReply(response, status, requestId, JSON.stringify(body), JSON_CONTENT_TYPE, headers, closeConnection);
   }
 
   /** A reply cut off by its write deadline (http/write-deadline.ts), for the log. */
@@ -315,17 +367,18 @@ export class App {
   };
 
   /** Replies go out together at the end of the event loop's turn (http/reply-batching.ts). */
-  private sendJson(
+  private sendReply(
     response: ServerResponse,
     status: number,
     requestId: string,
     text: string,
+    contentType: string,
     extraHeaders: Record<string, string> | undefined,
     closeConnection = false,
   ): void {
     this.batching.defer(() => {
       const headers: Record<string, string | number> = {
-        'content-type': JSON_CONTENT_TYPE,
+        'content-type': contentType,
         'content-length': Buffer.byteLength(text),
         'request-id': requestId,
         ...extraHeaders,
@@ -336,14 +389,4 @@ export class App {
       endJsonBody(response, text, this.options.config.listen.writeTimeoutMs, this.logCutOff);
     });
   }
-}
-
-/**
- * The probes' routes, /health (liveness) and /ready (readiness), with or without a query (a
- * probe may add one to defeat caches): the only routes that need no key, since probes carry
- * none. `/health/` is not such a route, so it is an unknown path, which needs a key like any
- * other before it is told so.
- */
-function isProbeRoute(path: string): boolean {
-  return path === '/health' || path === '/ready';
 }

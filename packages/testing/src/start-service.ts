@@ -5,6 +5,7 @@
 import type { AddressInfo } from 'node:net';
 import {
   buildApp,
+  type AppOptions,
   ModelRegistry,
   type Signer,
   validateConfig,
@@ -53,6 +54,8 @@ export interface StartOptions {
    * same key verify each other's blocks, as replicas do.
    */
   signingKey?: Uint8Array;
+  /** The service's log: silent unless a level is given; a destination to read its lines (default stdout). */
+  log?: { level: NonNullable<AppOptions['logLevel']>; destination?: AppOptions['logDestination'] };
 }
 
 export async function startService(
@@ -69,6 +72,8 @@ export async function startService(
     // Without a key or a data folder in the config, a random key: never the key file of the
     // default data folder, as tests must not write into the home folder.
     signingKey: options.signingKey,
+    logLevel: options.log?.level,
+    logDestination: options.log?.destination,
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const { port } = app.server.address() as AddressInfo;

@@ -18,6 +18,8 @@ import type { Backend } from '../backends/backend.js';
 import { buildStepCall } from '../backends/call/build-model-call.js';
 import type { ModelPrompt } from '../backends/call/model-call.js';
 import type { Cancellation } from '../backends/cancellation.js';
+import type { RequestRecord } from '../observability/request-record.js';
+import { endEngineSpan, startEngineSpan } from '../observability/tracing.js';
 import type { Signer } from '../signing/signer.js';
 import type { StreamPart } from '../streaming/stream-part.js';
 import { ContextBudget } from './context-budget.js';
@@ -38,6 +40,11 @@ export interface TurnOptions {
   cancellation: Cancellation;
   /** Signs the turn's thinking blocks and server call ids (step-reader.ts). */
   signer: Signer;
+  /**
+   * The request's record: its server tool calls are counted there, and each step gets a span
+   * under the request's (observability/). A turn run on its own (tests, benchmarks) has none.
+   */
+  record?: RequestRecord;
 }
 
 interface TurnState {
@@ -82,12 +89,30 @@ export async function* runTurn(options: TurnOptions): AsyncGenerator<StreamPart[
         outputBudget,
         fault: options.fault,
       });
-      const batches = options.backend.stream(call, options.cancellation);
-      for await (const batch of batches) {
-        const passed = reader.read(batch);
-        // Leaving the loop ends the backend's generator, which stops its generation.
-        if (reader.outcome) break;
-        yield passed;
+      const span = startEngineSpan(
+        options.record,
+        options.model.id,
+        call,
+        step === 0 ? options.inputTokens : undefined,
+      );
+      const tokensBefore = state.outputTokens;
+      let failure: unknown;
+      try {
+        const batches = options.backend.stream(call, options.cancellation);
+        for await (const batch of batches) {
+          const passed = reader.read(batch);
+          // Leaving the loop ends the backend's generator, which stops its generation.
+          if (reader.outcome) break;
+          yield passed;
+        }
+      } catch (error) {
+        failure = error;
+        throw error;
+      } finally {
+        if (span) {
+          const stepTokens = state.outputTokens - tokensBefore;
+          endEngineSpan(span, options.backend, options.model.id, reader.outcome?.stopReason, stepTokens, failure);
+        }
       }
     }
     const outcome = reader.outcome;
@@ -157,6 +182,7 @@ async function runServerTool(
   // usage.server_tool_use counts the calls that brought back a result: an error block is not
   // counted, whether it was refused before any request or its request failed.
   const madeRequest = !isErrorResult(result.content);
+  options.record?.serverToolCall(call.name, madeRequest ? 'ok' : errorCodeOf(result.content));
   if (madeRequest && call.name === SERVER_TOOL_NAMES.webSearch) state.webSearchRequests += 1;
   if (madeRequest && call.name === SERVER_TOOL_NAMES.webFetch) state.webFetchRequests += 1;
   return result;
@@ -215,6 +241,12 @@ async function dispatchServerTool(
   });
   if (isRefusal(result)) state.uses.set(call.name, (state.uses.get(call.name) ?? 1) - 1);
   return result;
+}
+
+/** The `error_code` of an error result block, for the metrics: a code of the tool's table, never text. */
+function errorCodeOf(content: unknown): string {
+  const code = (content as { error_code?: unknown }).error_code;
+  return typeof code === 'string' ? code : 'error';
 }
 
 function isErrorResult(content: unknown): boolean {

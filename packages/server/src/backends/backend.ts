@@ -17,8 +17,9 @@ export interface Backend {
    * Optional: a view of this backend for one request, for a backend that chooses among others
    * (a fallback list): the handler counts tokens and runs every step of the turn through it,
    * so that the turn stays on the backend that answered and the header can name it.
+   * `requestId` names the request in what the view reports (observability/service-events.ts).
    */
-  forRequest?(): Backend;
+  forRequest?(requestId?: string): Backend;
   /**
    * One model step, as batches of parts: whatever the engine had ready at once. Batching keeps
    * the await count per reply low; a streaming engine yields a batch per token or chunk.

@@ -11,9 +11,9 @@ import {
 import { ScriptedBackend } from './scripted/scripted-backend.js';
 
 /**
- * What the service hands every backend besides its config: where warnings go, the clock, how
- * error replies name the backend (`modelLabel`: by its model, never its address), and when its
- * model loads (the model's `load`, default eager).
+ * What the service hands every backend besides its config: where warnings and events go, the
+ * clock, how error replies name the backend (`modelLabel`: by its model, never its address), and
+ * when its model loads (the model's `load`, default eager).
  */
 export type BackendOptions = OpenAiCompatibleOptions & { load?: LoadMode };
 
@@ -31,7 +31,7 @@ export function createBackend(
         config.script === undefined ? undefined : resolve(configFolder, config.script),
       );
     case 'llama-cpp':
-      return new LlamaCppBackend(config, configFolder, profile, options.load);
+      return new LlamaCppBackend(config, configFolder, profile, options.load, options.report);
     case 'messages-upstream':
       return new MessagesUpstreamBackend(config, profile, options.modelLabel, options.now);
     case 'openai-compatible':

@@ -10,8 +10,10 @@ import { ModelDownloadError } from '../backends/llama-cpp/model-file.js';
 import type { ModelConfig } from '../config/config-schema.js';
 import { ConfigError, loadConfig } from '../config/load-config.js';
 import { ModelRegistry } from '../models/model-registry.js';
+import { BatchedLogDestination } from '../observability/batched-log-destination.js';
 import { defaultDataFolder, resolveSigningKey } from '../signing/signing-key.js';
 import { serveSettings, type ServeFlags, type ServeSettings } from './serve-settings.js';
+import { startTracing, type Tracing } from './tracing-setup.js';
 
 /** In-flight requests get this long to finish after SIGINT/SIGTERM before the process exits. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -20,6 +22,7 @@ export async function serve(flags: ServeFlags): Promise<void> {
   let settings: ServeSettings;
   let loaded;
   let signingKey: Buffer;
+  let tracing: Tracing | undefined;
   try {
     settings = serveSettings(flags);
     loaded = loadConfig(settings.config, {
@@ -37,6 +40,8 @@ export async function serve(flags: ServeFlags): Promise<void> {
       signingKey: loaded.config.signingKey,
       dataFolder: loaded.config.dataFolder ?? defaultDataFolder(),
     });
+    // Before the app: its first request's span goes to the SDK.
+    tracing = await startTracing();
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     process.stderr.write(`mms: ${error.message}\n`);
@@ -47,17 +52,36 @@ export async function serve(flags: ServeFlags): Promise<void> {
   try {
     // Building a backend reads its files (a scripted backend's script): a failure is a config error too.
     registry = ModelRegistry.fromConfig(config.models, folder);
+  } catch (error) {
+    process.stderr.write(`mms: ${(error as Error).message}\n`);
+    process.exit(2);
+  }
+  // Built before the models are prepared, so that its log has their downloads and what each found.
+  const app = buildApp({
+    config,
+    registry,
+    signingKey,
+    logLevel: settings.logLevel,
+    logDestination: new BatchedLogDestination(1),
+  });
+  // Node's warnings (a sandbox the kernel cannot limit, a deprecation) are log lines like the
+  // rest, rather than text on stderr beside them.
+  process.removeAllListeners('warning');
+  process.on('warning', (warning: NodeJS.ErrnoException) =>
+    app.log.warn({ event: 'warning', code: warning.code, name: warning.name }, warning.message),
+  );
+  try {
     for (const { id, prepared } of await registry.prepare({ progress: process.stderr.isTTY === true }))
-      process.stderr.write(`mms: ${id}: ${prepared}\n`);
+      app.log.info({ model: id, prepared }, `${id}: ${prepared}`);
   } catch (error) {
     process.stderr.write(
       error instanceof ModelDownloadError
         ? missingModels(error, config.models, folder, settings.config)
         : `mms: ${(error as Error).message}\n`,
     );
+    await app.close().catch(() => undefined);
     process.exit(2);
   }
-  const app = buildApp({ config, registry, signingKey, logLevel: settings.logLevel });
   // Before listening: from the `listening at` line on, a supervisor may signal, and a signal with
   // no listener yet kills the process outright. Listening for good, not once: node-llama-cpp
   // (through signal-exit) listens too, and sends the signal again to a process where no other
@@ -70,10 +94,14 @@ export async function serve(flags: ServeFlags): Promise<void> {
       stopping = true;
       app.log.info(`${signal}: finishing in-flight requests, then exiting`);
       setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS).unref();
-      app.close().then(
-        () => process.exit(0),
-        () => process.exit(1),
-      );
+      // The spans of the last requests are exported before the process goes.
+      app
+        .close()
+        .then(() => tracing?.shutdown())
+        .then(
+          () => process.exit(0),
+          () => process.exit(1),
+        );
     });
   }
   try {

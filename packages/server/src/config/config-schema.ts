@@ -314,6 +314,17 @@ export const serviceConfig = z.strictObject({
     .describe(
       'The key that signs thinking blocks, server tool call ids and web search content, so that they verify when they come back (docs/decisions/0014). Replicas must share it. Without it: a key made at first start and kept in dataFolder.',
     ),
+  metrics: z
+    .strictObject({
+      public: z
+        .boolean()
+        .default(false)
+        .describe(
+          'Serve GET /metrics without an API key, for a Prometheus that cannot send one; keep the port off the public network then. Default: the same keys as /v1.',
+        ),
+    })
+    .prefault({})
+    .describe('The Prometheus metrics at GET /metrics (docs/deployment.md).'),
   dataFolder: z
     .string()
     .min(1)

@@ -11,29 +11,35 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { ServiceError } from '@model-messages/protocol';
+import { keyId } from '../observability/key-id.js';
 
 export class ApiKeyCheck {
   private readonly keys: Buffer[];
+  /** Each key's id for the log (observability/key-id.ts), made once. */
+  private readonly ids: string[];
 
   constructor(keys: readonly string[]) {
     this.keys = keys.map((key) => Buffer.from(key, 'utf8'));
+    this.ids = keys.map(keyId);
   }
 
-  /** Throws 401 unless the headers carry a configured key. */
-  assertAuthorized(headers: IncomingHttpHeaders): void {
+  /** The id of the configured key the headers carry (never the key); throws 401 when they carry none. */
+  assertAuthorized(headers: IncomingHttpHeaders): string {
     const presented = presentedKey(headers);
     if (presented === undefined) {
       throw new ServiceError('authentication', 'x-api-key header is required');
     }
     const candidate = Buffer.from(presented, 'utf8');
-    let matched = false;
-    for (const known of this.keys) {
+    let matched = -1;
+    for (let index = 0; index < this.keys.length; index += 1) {
+      const known = this.keys[index]!;
       const sameLength = candidate.length === known.length;
       // Every configured key is compared, in full, whether or not an earlier one matched.
       const equal = timingSafeEqual(sameLength ? candidate : known, known);
-      matched = (sameLength && equal) || matched;
+      matched = sameLength && equal ? index : matched;
     }
-    if (!matched) throw new ServiceError('authentication', 'invalid x-api-key');
+    if (matched < 0) throw new ServiceError('authentication', 'invalid x-api-key');
+    return this.ids[matched]!;
   }
 }
 

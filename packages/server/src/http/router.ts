@@ -6,6 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
+import type { RequestRecord } from '../observability/request-record.js';
 import { ServiceError, type ApiVersion } from '@model-messages/protocol';
 
 export interface RouteContext {
@@ -23,6 +24,8 @@ export interface RouteContext {
   /** The query string, without the `?`: parsed only by the routes that read it. */
   query: string;
   log: Logger;
+  /** What the request did, for its access log line, metrics and span (observability/). */
+  record: RequestRecord;
 }
 
 /** A JSON reply for the app to write, with any headers of the route's own. */
@@ -33,19 +36,28 @@ export interface JsonReply {
   headers?: Record<string, string>;
 }
 
+/** A reply that is not JSON (the Prometheus text of /metrics), written as the JSON ones are. */
+export interface TextReply {
+  text: string;
+  contentType: string;
+}
+
 /** Returned by a route that wrote its reply itself (a stream). */
 export const WRITTEN = Symbol('written');
 
-export type RouteHandler = (context: RouteContext) => Promise<JsonReply | typeof WRITTEN>;
+export type RouteHandler = (context: RouteContext) => Promise<JsonReply | TextReply | typeof WRITTEN>;
 
 interface Route {
   method: string;
+  path: string;
   segments: readonly string[];
   handler: RouteHandler;
 }
 
 export interface RouteMatch {
   handler: RouteHandler;
+  /** The route's path as registered (`/v1/models/:id`): what the log, metrics and spans name. */
+  route: string;
   params: Readonly<Record<string, string>>;
 }
 
@@ -53,7 +65,7 @@ const NO_PARAMETERS: Readonly<Record<string, string>> = Object.freeze({});
 
 export class Router {
   /** Routes with no parameter, by `METHOD path`. */
-  private readonly exact = new Map<string, RouteHandler>();
+  private readonly exact = new Map<string, RouteMatch>();
   private readonly withParameters: Route[] = [];
 
   get(path: string, handler: RouteHandler): void {
@@ -68,19 +80,20 @@ export class Router {
   find(method: string, path: string): RouteMatch | undefined {
     const wanted = method === 'HEAD' ? 'GET' : method;
     const exact = this.exact.get(`${wanted} ${path}`);
-    if (exact) return { handler: exact, params: NO_PARAMETERS };
+    if (exact) return exact;
     const segments = path.split('/');
     for (const route of this.withParameters) {
       if (route.method !== wanted || route.segments.length !== segments.length) continue;
       const params = matchSegments(route.segments, segments);
-      if (params) return { handler: route.handler, params };
+      if (params) return { handler: route.handler, route: route.path, params };
     }
     return undefined;
   }
 
   private add(method: string, path: string, handler: RouteHandler): void {
-    if (path.includes('/:')) this.withParameters.push({ method, segments: path.split('/'), handler });
-    else this.exact.set(`${method} ${path}`, handler);
+    if (path.includes('/:')) this.withParameters.push({ method, path, segments: path.split('/'), handler });
+    // One match per route, made now: a request to it allocates none.
+    else this.exact.set(`${method} ${path}`, { handler, route: path, params: NO_PARAMETERS });
   }
 }
 

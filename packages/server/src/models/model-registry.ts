@@ -9,6 +9,7 @@ import type { LoadMode } from '../backends/llama-cpp/llama-cpp-backend.js';
 import { modelBackends, type ModelConfig } from '../config/config-schema.js';
 import { FieldError } from '../config/field-error.js';
 import { ConfigError } from '../config/load-config.js';
+import { ServiceEvents } from '../observability/service-events.js';
 import { AliasPattern, isAliasPattern } from './alias-pattern.js';
 
 export interface ModelEntry {
@@ -42,7 +43,14 @@ export class ModelRegistry {
   /** Registry creation time, reported as `created_at` by the models endpoint. */
   private readonly createdAt = new Date().toISOString();
 
-  constructor(entries: ModelEntry[]) {
+  /**
+   * `events`: where the backends report (fallbacks, circuit changes, model loads...); the app
+   * subscribes to it for its log and metrics.
+   */
+  constructor(
+    entries: ModelEntry[],
+    readonly events = new ServiceEvents(),
+  ) {
     this.entries = entries;
     // Ids first, so that an id wins even over an alias the config check would have refused.
     for (const entry of entries) this.byName.set(entry.profile.id, entry);
@@ -56,61 +64,64 @@ export class ModelRegistry {
 
   /**
    * `now` is the clock of the fallback lists' circuit breakers and the backends' retry timers;
-   * `warn` receives the backends' warnings, prefixed with the model id (the log by default).
-   * Tests pass their own of both.
+   * `warn` receives the backends' warnings, prefixed with the model id (by default they are
+   * `warning` events, which the app logs). Tests pass their own of both.
    */
   static fromConfig(
     models: readonly ModelConfig[],
     configFolder: string,
     options: { now?: () => number; warn?: (line: string) => void } = {},
   ): ModelRegistry {
-    const warn = options.warn ?? ((line: string) => process.stderr.write(`mms: ${line}\n`));
-    return new ModelRegistry(
-      models.map((model, modelIndex) => {
-        const profile: ModelProfile = {
-          id: model.id,
-          tier: model.tier,
-          generation: model.generation,
-          contextWindow: model.contextWindow,
-          maxOutputTokens: model.maxOutputTokens,
-          maxTokens: model.maxTokens,
-        };
-        const configs = modelBackends(model);
-        const primary = configs[0];
-        if (!primary) throw new Error(`model ${model.id} has no backend`);
-        const backendOptions = {
-          now: options.now,
-          warn: (line: string) => warn(`${model.id}: ${line}`),
-          load: model.load,
-        };
-        const backends = configs.map((config, backendIndex) => {
-          const modelLabel = model.backends ? `model ${model.id} (backends.${backendIndex})` : `model ${model.id}`;
-          try {
-            return createBackend(config, configFolder, profile, { ...backendOptions, modelLabel });
-          } catch (error) {
-            // A backend that cannot be built is a config error: name the field, as the config's checks do.
-            const where = model.backends
-              ? `models.${modelIndex}.backends.${backendIndex}`
-              : `models.${modelIndex}.backend`;
-            throw new ConfigError(
-              `${error instanceof FieldError ? `${where}.${error.field}` : where}: ${(error as Error).message}`,
-            );
-          }
-        });
-        return {
-          profile,
-          aliases: model.aliases,
-          displayName: model.displayName ?? model.id,
-          backend: model.backends
-            ? new FallbackBackend(backends, { ...(model.fallback ?? fallbackConfig.parse({})), now: options.now })
-            : backends[0]!,
-          // A list serves one model's traffic: its first backend's values admit it (fallbacks may
-          // not set their own; backends/backend-defaults.ts).
-          admission: new AdmissionController(primary.concurrency, primary.queue),
-          load: model.load,
-        };
-      }),
-    );
+    const events = new ServiceEvents();
+    const entries = models.map((model, modelIndex): ModelEntry => {
+      const profile: ModelProfile = {
+        id: model.id,
+        tier: model.tier,
+        generation: model.generation,
+        contextWindow: model.contextWindow,
+        maxOutputTokens: model.maxOutputTokens,
+        maxTokens: model.maxTokens,
+      };
+      const configs = modelBackends(model);
+      const primary = configs[0];
+      if (!primary) throw new Error(`model ${model.id} has no backend`);
+      const report = events.reportFor(model.id);
+      const warn = options.warn
+        ? (line: string) => options.warn!(`${model.id}: ${line}`)
+        : (message: string) => report({ type: 'warning', message });
+      const backendOptions = { now: options.now, warn, report, load: model.load };
+      const backends = configs.map((config, backendIndex) => {
+        const modelLabel = model.backends ? `model ${model.id} (backends.${backendIndex})` : `model ${model.id}`;
+        try {
+          return createBackend(config, configFolder, profile, { ...backendOptions, modelLabel });
+        } catch (error) {
+          // A backend that cannot be built is a config error: name the field, as the config's checks do.
+          const where = model.backends
+            ? `models.${modelIndex}.backends.${backendIndex}`
+            : `models.${modelIndex}.backend`;
+          throw new ConfigError(
+            `${error instanceof FieldError ? `${where}.${error.field}` : where}: ${(error as Error).message}`,
+          );
+        }
+      });
+      return {
+        profile,
+        aliases: model.aliases,
+        displayName: model.displayName ?? model.id,
+        backend: model.backends
+          ? new FallbackBackend(backends, {
+              ...(model.fallback ?? fallbackConfig.parse({})),
+              now: options.now,
+              report,
+            })
+          : backends[0]!,
+        // A list serves one model's traffic: its first backend's values admit it (fallbacks may
+        // not set their own; backends/backend-defaults.ts).
+        admission: new AdmissionController(primary.concurrency, primary.queue),
+        load: model.load,
+      };
+    });
+    return new ModelRegistry(entries, events);
   }
 
   resolve(name: string): ModelEntry {

@@ -12,6 +12,13 @@ export interface MessageHeader {
   inputTokens: number;
 }
 
+/** The stop reason (undefined until the message finished) and the usage so far. */
+export interface MessageSummary {
+  stopReason: StopReason | undefined;
+  inputTokens: number;
+  outputTokens: number;
+}
+
 export class MessageEncoder {
   private index = -1;
   private blockOpen = false;
@@ -19,6 +26,7 @@ export class MessageEncoder {
   /** The up-front count, until the engine reports its own (an `input-tokens` part). */
   private inputTokens: number;
   private finished = false;
+  private stopReason: StopReason | undefined;
   private serverToolUse: Usage['server_tool_use'] = null;
 
   constructor(private readonly header: MessageHeader) {
@@ -81,7 +89,13 @@ export class MessageEncoder {
     }
   }
 
+  /** What the message came to so far, for the access log and the metrics (observability/). */
+  summary(): MessageSummary {
+    return { stopReason: this.stopReason, inputTokens: this.inputTokens, outputTokens: this.outputTokens };
+  }
+
   private finish(stopReason: StopReason, stopSequence: string | null, events: StreamEvent[]): void {
+    this.stopReason = stopReason;
     if (this.blockOpen) {
       this.blockOpen = false;
       events.push({ type: 'content_block_stop', index: this.index });

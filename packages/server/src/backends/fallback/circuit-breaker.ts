@@ -11,6 +11,8 @@ export interface CircuitBreakerOptions {
   failureThreshold: number;
   cooldownMs: number;
   now: () => number;
+  /** Told of every change of state, for the log (observability/service-events.ts). */
+  onChange?: (from: CircuitState, to: CircuitState) => void;
 }
 
 export type CircuitState = 'closed' | 'open' | 'half-open';
@@ -47,25 +49,37 @@ export class CircuitBreaker {
     if (this.openedAt === undefined) return { probe: false };
     if (!this.available) return undefined;
     this.probing = true;
+    this.changed('open');
     return { probe: true };
   }
 
   success(ticket: CircuitTicket): void {
+    const before = this.state;
     this.consecutiveFailures = 0;
     this.openedAt = undefined;
     if (ticket.probe) this.probing = false;
+    this.changed(before);
   }
 
   failure(ticket: CircuitTicket): void {
+    const before = this.state;
     this.consecutiveFailures += 1;
     if (ticket.probe || (this.openedAt === undefined && this.consecutiveFailures >= this.options.failureThreshold))
       this.openedAt = this.options.now();
     if (ticket.probe) this.probing = false;
+    this.changed(before);
   }
 
   /** A request that ended with no verdict on the backend (the client left): a probe may run again. */
   release(ticket: CircuitTicket): void {
+    const before = this.state;
     if (ticket.probe) this.probing = false;
+    this.changed(before);
+  }
+
+  private changed(before: CircuitState): void {
+    const after = this.state;
+    if (after !== before) this.options.onChange?.(before, after);
   }
 }
 

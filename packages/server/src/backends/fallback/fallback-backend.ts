@@ -11,6 +11,7 @@
  * its circuit is open.
  */
 import { ServiceError } from '@model-messages/protocol';
+import type { BackendReport } from '../../observability/service-events.js';
 import type { Backend, BackendReadiness } from '../backend.js';
 import type { ModelCall, ModelPrompt } from '../call/model-call.js';
 import type { Cancellation } from '../cancellation.js';
@@ -25,6 +26,8 @@ export interface FallbackOptions {
   cooldownMs: number;
   /** The clock, in milliseconds; tests pass their own. */
   now?: () => number;
+  /** Where fallbacks and circuit changes are reported, for the log and the metrics. */
+  report?: BackendReport;
 }
 
 interface Member {
@@ -49,23 +52,34 @@ export function isRetryableFailure(error: unknown): boolean {
 export class FallbackBackend implements Backend {
   readonly name: string;
   private readonly members: readonly Member[];
+  private readonly report: BackendReport;
 
   constructor(backends: readonly Backend[], options: FallbackOptions) {
     if (backends.length === 0) throw new Error('a fallback list needs at least one backend');
     const now = options.now ?? Date.now;
+    const report = options.report ?? (() => undefined);
+    this.report = report;
     const counts = new Map<string, number>();
     for (const backend of backends) counts.set(backend.name, (counts.get(backend.name) ?? 0) + 1);
-    this.members = backends.map((backend, index) => ({
-      label: (counts.get(backend.name) ?? 0) > 1 ? `${backend.name}#${index + 1}` : backend.name,
-      backend,
-      breaker: new CircuitBreaker({ failureThreshold: options.failureThreshold, cooldownMs: options.cooldownMs, now }),
-    }));
+    this.members = backends.map((backend, index) => {
+      const label = (counts.get(backend.name) ?? 0) > 1 ? `${backend.name}#${index + 1}` : backend.name;
+      const breaker = new CircuitBreaker({
+        failureThreshold: options.failureThreshold,
+        cooldownMs: options.cooldownMs,
+        now,
+        onChange: (from, to) => report({ type: 'circuit', backend: label, from, to }),
+      });
+      return { label, backend, breaker };
+    });
     this.name = this.members.map((member) => member.label).join(',');
   }
 
-  /** A request's own view: it remembers which backend answered, for the header and later steps. */
-  forRequest(): Backend {
-    return new FallbackRequest(this.members, this.name);
+  /**
+   * A request's own view: it remembers which backend answered, for the header and later steps.
+   * `requestId` names the request in the log's fallback events.
+   */
+  forRequest(requestId?: string): Backend {
+    return new FallbackRequest(this.members, this.name, this.report, requestId);
   }
 
   stream(call: ModelCall, cancellation: Cancellation): AsyncIterable<StreamPart[]> {
@@ -120,6 +134,8 @@ class FallbackRequest implements Backend {
   constructor(
     private readonly members: readonly Member[],
     private readonly listName: string,
+    private readonly report: BackendReport,
+    private readonly requestId: string | undefined,
   ) {}
 
   get name(): string {
@@ -143,6 +159,7 @@ class FallbackRequest implements Backend {
       } catch (error) {
         if (!isRetryableFailure(error)) throw error;
         this.failed.add(member);
+        this.reportFallback(member, 'count', error);
         lastError = error;
       }
     }
@@ -179,6 +196,7 @@ class FallbackRequest implements Backend {
         }
         chargeFailure(member, ticket, error);
         this.failed.add(member);
+        this.reportFallback(member, 'generate', error);
         lastError = error;
         continue;
       }
@@ -201,6 +219,12 @@ class FallbackRequest implements Backend {
   }
 
   async close(): Promise<void> {}
+
+  /** A backend failed this request before its first output: the request moves on (or fails, when none is left). */
+  private reportFallback(member: Member, phase: 'count' | 'generate', error: unknown): void {
+    const errorCode = error instanceof ServiceError ? error.code : 'internal';
+    this.report({ type: 'fallback', requestId: this.requestId, backend: member.label, phase, errorCode });
+  }
 
   private candidates(): Member[] {
     return this.members.filter((member) => !this.failed.has(member));

@@ -10,6 +10,7 @@ import type { ModelProfile } from '@model-messages/protocol';
 import type { Backend, BackendReadiness } from '../backend.js';
 import type { Cancellation } from '../cancellation.js';
 import type { ModelCall, ModelPrompt } from '../call/model-call.js';
+import type { BackendReport } from '../../observability/service-events.js';
 import type { StreamPart } from '../../streaming/stream-part.js';
 import type { LlamaCppBackendConfig } from './llama-cpp-config.js';
 import type { LoadedModel } from './loaded-model.js';
@@ -32,6 +33,8 @@ export class LlamaCppBackend implements Backend {
     private readonly configFolder: string,
     private readonly profile: ModelProfile,
     private readonly loadMode: LoadMode = 'eager',
+    /** Where model loads, downloads and regenerations are reported (observability/service-events.ts). */
+    private readonly report: BackendReport = () => undefined,
   ) {}
 
   /**
@@ -44,6 +47,8 @@ export class LlamaCppBackend implements Backend {
       configFolder: this.configFolder,
       modelsFolder: this.config.modelsFolder,
       progress: options.progress,
+      downloaded: (seconds) =>
+        this.report({ type: 'model-download', backend: this.name, source: this.config.model, seconds }),
     }).then(async (path) => {
       await this.assertGguf(path);
       return path;
@@ -98,8 +103,12 @@ export class LlamaCppBackend implements Backend {
     this.loadState = 'loading';
     const path = await this.prepare({ progress: false });
     const { LoadedModel } = await import('./loaded-model.js');
+    // From here: the file is found, so the time is the load's alone.
+    const started = performance.now();
     try {
-      return await LoadedModel.load(this.config, this.profile, path);
+      const model = await LoadedModel.load(this.config, this.profile, path, this.report);
+      this.report({ type: 'model-load', backend: this.name, seconds: (performance.now() - started) / 1000 });
+      return model;
     } catch (error) {
       throw new Error(`model ${this.profile.id}: ${path} cannot be loaded: ${(error as Error).message}`, {
         cause: error,

@@ -12,6 +12,7 @@ import type { Cancellation } from '../cancellation.js';
 import type { ModelCall, ModelPrompt, OfferedTool } from '../call/model-call.js';
 import type { Regenerated } from '../call/output-check.js';
 import { thinkingBudget } from '../call/thinking-budget.js';
+import type { BackendReport } from '../../observability/service-events.js';
 import type { StreamPart } from '../../streaming/stream-part.js';
 import { promptTooLong } from '../prompt-too-long.js';
 import { toChatHistory } from './chat-history.js';
@@ -25,6 +26,9 @@ import { PromptTokenizer } from './prompt-tokenizer.js';
 import { SequencePool } from './sequence-pool.js';
 import { assertStrictSchemaCompiles, grammarFor } from './structured-output.js';
 
+/** The backend's name (llama-cpp-backend.ts), as its reports name it. */
+const BACKEND_NAME = 'llama-cpp';
+
 export class LoadedModel {
   private constructor(
     private readonly config: LlamaCppBackendConfig,
@@ -35,10 +39,17 @@ export class LoadedModel {
     private readonly pool: SequencePool,
     /** Chat wrappers with the model's thinking switch on and off. */
     private readonly wrappers: { thinking: ChatWrapper; plain: ChatWrapper },
+    /** Where a regeneration is reported (observability/service-events.ts). */
+    private readonly report: BackendReport,
   ) {}
 
   /** Loads the GGUF at `modelPath`; a failure says why, as llama.cpp logged it (llama-runtime.ts). */
-  static async load(config: LlamaCppBackendConfig, profile: ModelProfile, modelPath: string): Promise<LoadedModel> {
+  static async load(
+    config: LlamaCppBackendConfig,
+    profile: ModelProfile,
+    modelPath: string,
+    report: BackendReport,
+  ): Promise<LoadedModel> {
     const llama = await llamaRuntime(config.gpu);
     // Started first, so that its vocabulary loads while the model does.
     const tokenizer = new PromptTokenizer(modelPath);
@@ -57,7 +68,7 @@ export class LoadedModel {
         // The model's own switch where its wrapper has one (Qwen3: /no_think); the thought budget of 0 does the rest.
         plain: resolveChatWrapper(model, { type, customWrapperSettings: { qwen: { thoughts: 'discourage' } } }),
       };
-      return new LoadedModel(config, llama, model, context, tokenizer, new SequencePool(context), wrappers);
+      return new LoadedModel(config, llama, model, context, tokenizer, new SequencePool(context), wrappers, report);
     } catch (error) {
       await tokenizer.close();
       throw error;
@@ -101,15 +112,18 @@ export class LoadedModel {
         signal,
         spentTokens: () => sequence.tokenMeter.usedOutputTokens - outputTokensBefore,
         regenerateInput: (tool: OfferedTool, maxTokens: number) => {
+          this.report({ type: 'regeneration', backend: BACKEND_NAME, output: 'tool_input' });
           const forced = forcedToolPlan(tool);
           return generateAgain(toChatHistory(call, forced.instruction).history, forced.structured, maxTokens);
         },
-        retryFormat: (answer, violation, maxTokens) =>
-          generateAgain(
+        retryFormat: (answer, violation, maxTokens) => {
+          this.report({ type: 'regeneration', backend: BACKEND_NAME, output: 'format_answer' });
+          return generateAgain(
             formatRetryHistory(history, answer, violation),
             { ...plan.format!, strict: false, kind: 'format' },
             maxTokens,
-          ),
+          );
+        },
       });
     } finally {
       this.pool.giveBack(sequence);

@@ -27,6 +27,8 @@ export interface ModelFileOptions {
   modelsFolder?: string;
   /** Show a progress bar while downloading (the CLI does; tests do not). */
   progress: boolean;
+  /** Told how long a download took, once it is done (the service's log). */
+  downloaded?: (seconds: number) => void;
 }
 
 /** A remote model that is not in the models folder and could not be fetched. */
@@ -78,7 +80,9 @@ export async function modelFile(model: string, options: ModelFileOptions): Promi
   if (found !== undefined) return found;
   if (!isRemoteModel(model)) throw new Error(`model file ${resolve(options.configFolder, model)} does not exist`);
   const folder = modelsFolderFor(options);
+  const started = performance.now();
   const path = await download(model, folder, options.progress);
+  options.downloaded?.((performance.now() - started) / 1000);
   writeIndex(folder, { ...readIndex(folder), [model]: path });
   return path;
 }

@@ -22,6 +22,7 @@ import {
 } from '../call/output-check.js';
 import { notOfferedError, toolCallBlock } from '../call/tool-calls.js';
 import { answeredReadiness, PROBE_TIMEOUT_MS, ReadinessProbe, unreachable } from '../readiness-probe.js';
+import type { BackendReport } from '../../observability/service-events.js';
 import type { StreamPart } from '../../streaming/stream-part.js';
 import { toChatRequest } from './chat-request.js';
 import type { ChatCompletionRequest, ChatMessage } from './chat-types.js';
@@ -50,6 +51,8 @@ interface StepState {
 export interface OpenAiCompatibleOptions {
   /** Where a warning goes (a tokenizer endpoint that fails); the service's log by default. */
   warn?: (line: string) => void;
+  /** Where regenerations are reported, for the log and the metrics (observability/service-events.ts). */
+  report?: BackendReport;
   /** The clock, in milliseconds; tests pass their own. */
   now?: () => number;
   /**
@@ -66,6 +69,7 @@ export class OpenAiCompatibleBackend implements Backend {
   private readonly counter: PromptTokenCounter;
   /** GET <baseURL>/models, as the start-up check asks it, within the probe's short time limit. */
   private readonly probe: ReadinessProbe;
+  private readonly report: BackendReport;
 
   constructor(
     private readonly config: OpenAiCompatibleBackendConfig,
@@ -73,6 +77,7 @@ export class OpenAiCompatibleBackend implements Backend {
   ) {
     this.name = `openai-compatible:${config.engine}`;
     this.profile = ENGINE_PROFILES[config.engine];
+    this.report = options.report ?? (() => undefined);
     const apiKey = config.apiKey ?? (config.apiKeyEnv ? process.env[config.apiKeyEnv] : undefined);
     this.client = new EngineClient({ ...config, apiKey, modelLabel: options.modelLabel });
     this.counter = new PromptTokenCounter({
@@ -80,7 +85,7 @@ export class OpenAiCompatibleBackend implements Backend {
       profile: this.profile,
       mode: config.countTokens,
       where: `${this.name} at ${config.baseURL}`,
-      warn: options.warn ?? ((line) => process.stderr.write(`mms: ${line}\n`)),
+      warn: options.warn ?? ((message) => this.report({ type: 'warning', message })),
       now: options.now ?? Date.now,
     });
     this.probe = new ReadinessProbe(
@@ -115,6 +120,7 @@ export class OpenAiCompatibleBackend implements Backend {
         held: plan.holdAll,
         remaining: () => this.remaining(state),
         regenerate: async (answer, violation) => {
+          this.report({ type: 'regeneration', backend: this.name, output: 'format_answer' });
           const feedback = formatRetryMessages(answer, violation);
           ({ summary, sawDone } = await this.collect(
             this.chatRequest(state, plan, call.thinking.on, feedback),
@@ -271,7 +277,10 @@ export class OpenAiCompatibleBackend implements Backend {
       where: tool.where,
       held: true,
       remaining: () => this.remaining(state),
-      regenerate: async (_output, violation) => ({ text: await this.repair(tool, violation, state), truncated: false }),
+      regenerate: async (_output, violation) => {
+        this.report({ type: 'regeneration', backend: this.name, output: 'tool_input' });
+        return { text: await this.repair(tool, violation, state), truncated: false };
+      },
     });
     return blockParts(tool, settled.truncated ? settled.text : JSON.stringify(settled.value));
   }

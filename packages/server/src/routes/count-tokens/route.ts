@@ -9,6 +9,7 @@ import type { Router } from '../../http/router.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
 import { buildModelPrompt } from '../../backends/call/build-model-call.js';
 import { promptTooLong } from '../../backends/prompt-too-long.js';
+import { traceTokenCount } from '../../observability/tracing.js';
 import { checkSignedBlocks } from '../../signing/signed-blocks-check.js';
 import type { Signer } from '../../signing/signer.js';
 
@@ -24,11 +25,15 @@ export function registerCountTokensRoute(
       await readJsonBody(context.request),
       unknownFields === 'ignore' ? ignoredFields : undefined,
     );
+    context.record.requestedModel = body.model;
     const entry = registry.resolve(body.model);
+    const model = entry.profile.id;
+    context.record.model = model;
     checkConversationRules(body, entry.profile);
     // Before the prompt is built: it reads only the search content the check admitted.
     checkSignedBlocks(body, signer);
-    const tokens = await entry.backend.countTokens(buildModelPrompt(body, entry.profile));
+    const prompt = buildModelPrompt(body, entry.profile);
+    const tokens = await traceTokenCount(context.record, entry.backend, model, () => entry.backend.countTokens(prompt));
     // As the messages route answers it: a backend may refuse a prompt that cannot fit before it
     // has counted all of it, so a count past the window is refused too, whoever counted it.
     if (tokens > entry.profile.contextWindow) throw promptTooLong(tokens, entry.profile.contextWindow, 'exact');

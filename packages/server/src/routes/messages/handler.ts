@@ -19,6 +19,8 @@ import { buildModelPrompt } from '../../backends/call/build-model-call.js';
 import type { Cancellation } from '../../backends/cancellation.js';
 import { promptTooLong } from '../../backends/prompt-too-long.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
+import type { RequestRecord } from '../../observability/request-record.js';
+import { traceTokenCount } from '../../observability/tracing.js';
 import { checkSignedBlocks } from '../../signing/signed-blocks-check.js';
 import type { Signer } from '../../signing/signer.js';
 import { MessageEncoder } from '../../streaming/message-encoder.js';
@@ -55,22 +57,29 @@ export interface MessageCall {
   readonly backendChosenLater: boolean;
 }
 
+/** `record`: the request's record (observability/), which learns its model, and spans the engine calls. */
 export async function startMessage(
   body: unknown,
   fault: string | undefined,
   services: MessageServices,
   cancellation: Cancellation,
+  record: RequestRecord,
 ): Promise<MessageCall> {
   const ignoredFields: string[] = [];
   const requested = parseMessageRequest(body, services.unknownFields === 'ignore' ? ignoredFields : undefined);
+  record.requestedModel = requested.model;
   const entry = services.registry.resolve(requested.model);
+  const model = entry.profile.id;
+  // Known before any refusal below, so that a 529 or a prompt too long counts against its model.
+  record.model = model;
   // From here on the request as it runs: its max_tokens may be lowered to the model's limit.
   const request = checkMessageRules(requested, entry.profile);
+  record.maxTokens = request.max_tokens;
   checkSignedBlocks(request, services.signer);
   // A fallback list's per-request view: the count, every step and the header agree on one backend.
-  const backend = entry.backend.forRequest?.() ?? entry.backend;
+  const backend = entry.backend.forRequest?.(record.requestId) ?? entry.backend;
   const prompt = buildModelPrompt(request, entry.profile);
-  const inputTokens = await backend.countTokens(prompt);
+  const inputTokens = await traceTokenCount(record, backend, model, () => backend.countTokens(prompt));
   if (inputTokens > entry.profile.contextWindow) throw promptTooLong(inputTokens, entry.profile.contextWindow, 'exact');
   // Admitted here, or refused with a 529 thrown at once: the slot itself may still be a wait.
   const slot = entry.admission.admit(cancellation);
@@ -85,8 +94,9 @@ export async function startMessage(
     inputTokens,
     cancellation,
     signer: services.signer,
+    record,
   });
-  const encoder = new MessageEncoder({ id: newMessageId(), model: entry.profile.id, inputTokens });
+  const encoder = new MessageEncoder({ id: newMessageId(), model, inputTokens });
   const clamped =
     request.max_tokens === requested.max_tokens
       ? undefined

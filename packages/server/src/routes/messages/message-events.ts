@@ -8,7 +8,7 @@
  */
 import type { StreamEvent } from '@model-messages/protocol';
 import type { Release } from '../../admission/admission-controller.js';
-import type { MessageEncoder } from '../../streaming/message-encoder.js';
+import type { MessageEncoder, MessageSummary } from '../../streaming/message-encoder.js';
 import type { StreamPart } from '../../streaming/stream-part.js';
 
 export class MessageEvents implements AsyncIterator<StreamEvent[], undefined> {
@@ -18,6 +18,8 @@ export class MessageEvents implements AsyncIterator<StreamEvent[], undefined> {
   private release: Release | undefined;
   /** The wait for a slot, while the request is queued. */
   private queued: Promise<Release> | undefined;
+  /** `performance.now()` when the turn's first batch arrived: the time to first token's end. */
+  firstOutputAt: number | undefined;
 
   constructor(
     private readonly parts: AsyncIterator<StreamPart[]>,
@@ -62,6 +64,7 @@ export class MessageEvents implements AsyncIterator<StreamEvent[], undefined> {
       this.end();
       return { value: undefined, done: true };
     }
+    this.firstOutputAt ??= performance.now();
     try {
       return { value: this.encode(batch.value), done: false };
     } catch (error) {
@@ -69,6 +72,11 @@ export class MessageEvents implements AsyncIterator<StreamEvent[], undefined> {
       await this.return();
       throw error;
     }
+  }
+
+  /** The stop reason and usage so far, whatever ended the turn. */
+  summary(): MessageSummary {
+    return this.encoder.summary();
   }
 
   /** The reader stops early: the turn is stopped, which stops its generation. */

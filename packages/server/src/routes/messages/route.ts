@@ -10,6 +10,7 @@ import { readJsonBody } from '../../http/request-body.js';
 import { WRITTEN, type RouteContext, type Router } from '../../http/router.js';
 import { SseWriter } from '../../http/sse-writer.js';
 import { WriteDeadline } from '../../http/write-deadline.js';
+import type { RequestRecord } from '../../observability/request-record.js';
 import { MessageFold } from '../../streaming/message-fold.js';
 import { startMessage, type MessageCall, type MessageServices } from './handler.js';
 
@@ -31,24 +32,45 @@ export function registerMessagesRoute(router: Router, services: MessageServices,
     const body = await readJsonBody(context.request);
     // Resolves once the request is admitted (a slot, or a place in the queue); anything it
     // throws is an HTTP status, streamed or not.
-    const call = await startMessage(body, headerValue(context.request, 'mms-fault'), services, cancellation);
-    if (!call.stream) {
-      // The JSON reply is the fold of the very events a stream would write. Nothing is written
-      // before the last of them, so its failures are HTTP statuses wherever they happen.
-      const fold = new MessageFold();
-      for (let next = await call.events.next(); !next.done; next = await call.events.next())
-        for (const event of next.value) fold.apply(event);
-      return { body: fold.result(), headers: replyHeaders(call) };
-    }
-    const deadline = new WriteDeadline(context.response, options.writeTimeoutMs, options.onCut);
-    await streamReply(
-      context,
-      call,
-      new SseWriter(context.response, options.pingIntervalMs, options.closing, deadline),
-      options.redaction,
+    const call = await startMessage(
+      body,
+      headerValue(context.request, 'mms-fault'),
+      services,
+      cancellation,
+      context.record,
     );
-    return WRITTEN;
+    try {
+      if (!call.stream) {
+        // The JSON reply is the fold of the very events a stream would write. Nothing is written
+        // before the last of them, so its failures are HTTP statuses wherever they happen.
+        const fold = new MessageFold();
+        for (let next = await call.events.next(); !next.done; next = await call.events.next())
+          for (const event of next.value) fold.apply(event);
+        return { body: fold.result(), headers: replyHeaders(call) };
+      }
+      const deadline = new WriteDeadline(context.response, options.writeTimeoutMs, options.onCut);
+      await streamReply(
+        context,
+        call,
+        new SseWriter(context.response, options.pingIntervalMs, options.closing, deadline),
+        options.redaction,
+      );
+      return WRITTEN;
+    } finally {
+      recordOutcome(context.record, call);
+    }
   });
+}
+
+/** What the turn came to, however it ended, for the access log and the metrics (observability/). */
+function recordOutcome(record: RequestRecord, call: MessageCall): void {
+  const summary = call.events.summary();
+  record.streamed = call.stream;
+  record.backend = call.backendName();
+  record.stopReason = summary.stopReason;
+  record.inputTokens = summary.inputTokens;
+  record.outputTokens = summary.outputTokens;
+  record.firstOutputAt = call.events.firstOutputAt;
 }
 
 /**
@@ -83,6 +105,8 @@ async function streamReply(
     // nothing to log, nobody to tell.
     if (context.response.destroyed) return;
     const reply = errorReply(error, context.requestId, redaction);
+    context.record.errorCode = reply.code;
+    context.record.errorStatus = reply.status;
     if (reply.unexpected) context.log.error({ err: error, reqId: context.requestId }, 'stream failed');
     else if (reply.detail !== undefined)
       context.log.warn({ reqId: context.requestId, detail: reply.detail }, reply.body.error.message);

@@ -1,0 +1,49 @@
+/**
+ * Where a request's end is recorded, once per request (app.ts calls `end` when its reply has
+ * been handed over, or its stream has ended): the access log line, the metrics and the span.
+ * It also takes the backends' events from the registry, for the log and the metrics.
+ */
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import type { ModelRegistry } from '../models/model-registry.js';
+import { accessLogLine } from './access-log.js';
+import { logEvent } from './event-log.js';
+import type { RequestRecord } from './request-record.js';
+import { ServiceMetrics } from './service-metrics.js';
+import { endRequestSpan, startRequest } from './tracing.js';
+
+export class RequestObserver {
+  readonly metrics: ServiceMetrics;
+  private readonly unsubscribe: () => void;
+
+  constructor(
+    private readonly log: Logger,
+    registry: ModelRegistry,
+  ) {
+    this.metrics = new ServiceMetrics(registry);
+    this.unsubscribe = registry.events.subscribe((event) => {
+      this.metrics.event(event);
+      logEvent(log, event);
+    });
+  }
+
+  /** A request arrived: its record, with its span started. */
+  begin(requestId: string, method: string, headers: IncomingHttpHeaders): RequestRecord {
+    return startRequest(requestId, method, headers);
+  }
+
+  /** The request ended. A response closed before its reply was complete: its client went away, or was cut off. */
+  end(record: RequestRecord, response: ServerResponse): void {
+    const seconds = (performance.now() - record.startedAt) / 1000;
+    const disconnected = response.destroyed && !response.writableFinished;
+    // The line's object is built only when it is written: benchmarks and tests run silent.
+    if (this.log.isLevelEnabled('info')) this.log.info(accessLogLine(record, seconds, disconnected), 'request');
+    this.metrics.requestEnded(record, seconds);
+    endRequestSpan(record, disconnected);
+  }
+
+  /** Stops taking the registry's events (the app closed). */
+  close(): void {
+    this.unsubscribe();
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * What one request did, filled in where each fact becomes known and read once when the request
+ * ends: its access log line, its metrics and its span all come from here (request-observer.ts).
+ * Plain fields, so that recording a fact costs an assignment on the request's path.
+ *
+ * Nothing here holds request or response text: ids, names, codes, counts and times.
+ */
+import type { Context, Span } from '@opentelemetry/api';
+import type { ErrorCode, StopReason } from '@model-messages/protocol';
+
+export class RequestRecord {
+  /** `performance.now()` when the request arrived. */
+  readonly startedAt = performance.now();
+  /** The route that answered, as registered (`/v1/models/:id`); undefined when none did (404). */
+  route: string | undefined;
+  /** The id of the API key the request carried (observability/key-id.ts), once it was checked. */
+  keyId: string | undefined;
+  /** The model name the client sent (messages and count_tokens). */
+  requestedModel: string | undefined;
+  /** The configured model it resolved to. */
+  model: string | undefined;
+  /** The request's max_tokens as it runs (after a model's clamp). */
+  maxTokens: number | undefined;
+  /** The backend that answered (a fallback list's member once one did). */
+  backend: string | undefined;
+  /** The HTTP status sent; a stream that failed after its headers keeps its 200. */
+  status = 0;
+  /** The error's code (`mms-error-code`), a stream's `error` event included. */
+  errorCode: ErrorCode | undefined;
+  /** The status the error has in the error table: a stream's error event has one too. */
+  errorStatus: number | undefined;
+  stopReason: StopReason | null | undefined;
+  inputTokens: number | undefined;
+  outputTokens: number | undefined;
+  /** `performance.now()` when the first output arrived from the backend. */
+  firstOutputAt: number | undefined;
+  streamed = false;
+  /**
+   * Server tool calls: their tool's name and outcome (`ok`, or the error code of the result).
+   * Made with the first: most requests call none.
+   */
+  serverToolCalls: Array<{ tool: string; outcome: string }> | undefined;
+
+  constructor(
+    readonly requestId: string,
+    readonly method: string,
+    /** The request's span (observability/tracing.ts): a no-op one unless a tracing SDK is set up. */
+    readonly span: Span,
+    /** The context its child spans start in; undefined when nothing is traced. */
+    readonly traceContext: Context | undefined,
+  ) {}
+
+  /** A server tool call's outcome, from the model or from code in the sandbox. */
+  serverToolCall(tool: string, outcome: string): void {
+    (this.serverToolCalls ??= []).push({ tool, outcome });
+  }
+}

@@ -1,0 +1,363 @@
+/**
+ * The service's Prometheus metrics (`GET /metrics`), one registry per app: a process may run
+ * several apps (tests do). A request is counted once, when it ends, with plain additions on one
+ * series found by its label values (request-observer.ts); a backend's events as they come. The
+ * counts become prom-client metrics only when /metrics is scraped, and what is read from the
+ * service's state (admission queues, circuits) is read then too: nothing runs per token, and
+ * nothing hashes labels on a request's path.
+ *
+ * Every label value comes from a bounded set: registered routes, configured models and
+ * backends, statuses, the error table's codes, the server tools and their result codes.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { FallbackBackend } from '../backends/fallback/fallback-backend.js';
+import type { CircuitState } from '../backends/fallback/circuit-breaker.js';
+import type { ModelRegistry } from '../models/model-registry.js';
+import { BucketCounts } from './bucket-counts.js';
+import { CollectedHistogram, type LabelledCounts } from './collected-histogram.js';
+import type { RequestRecord } from './request-record.js';
+import type { ServiceEvent } from './service-events.js';
+
+/** Seconds; requests run from milliseconds (a refusal) to minutes (a research turn with server tools). */
+const DURATION_BOUNDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+/** Seconds from arrival to the backend's first output: the queue and the prefill. */
+const FIRST_TOKEN_BOUNDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+/** Seconds to load a model into an embedded engine. */
+const MODEL_LOAD_BOUNDS = [0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
+const CIRCUIT_STATES: readonly CircuitState[] = ['closed', 'open', 'half-open'];
+
+/** Requests that share every label: counted together, so that a request's end adds to one series. */
+interface RequestSeries {
+  labels: { route: string; model: string; backend: string; status: string; code: string };
+  requests: number;
+  duration: BucketCounts;
+  firstToken: BucketCounts;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+type Labels = Record<string, string>;
+
+/**
+ * The request series by their label values, one map level per label: a request's end finds its
+ * series without building a key string (the values are the same strings each time, whose hashes
+ * V8 keeps; a joined key was a new string to hash on every request, about a microsecond).
+ */
+class SeriesIndex {
+  private readonly root = new Map<string, Map<string, Map<string, Map<number, Map<string, RequestSeries>>>>>();
+
+  find(route: string, model: string, backend: string, status: number, code: string): RequestSeries {
+    const byModel = child(this.root, route);
+    const byBackend = child(byModel, model);
+    const byStatus = child(byBackend, backend);
+    const byCode = child(byStatus, status);
+    let series = byCode.get(code);
+    if (series === undefined) {
+      series = {
+        labels: { route, model, backend, status: String(status), code },
+        requests: 0,
+        duration: new BucketCounts(DURATION_BOUNDS),
+        firstToken: new BucketCounts(FIRST_TOKEN_BOUNDS),
+        inputTokens: 0,
+        outputTokens: 0,
+      };
+      byCode.set(code, series);
+    }
+    return series;
+  }
+
+  all(): RequestSeries[] {
+    const all: RequestSeries[] = [];
+    for (const byModel of this.root.values())
+      for (const byBackend of byModel.values())
+        for (const byStatus of byBackend.values()) for (const byCode of byStatus.values()) all.push(...byCode.values());
+    return all;
+  }
+}
+
+function child<Key, Value extends Map<unknown, unknown>>(map: Map<Key, Value>, key: Key): Value {
+  let found = map.get(key);
+  if (found === undefined) {
+    found = new Map() as Value;
+    map.set(key, found);
+  }
+  return found;
+}
+
+/** Counts by label set, for the events and the per-request counts that are not a request's series. */
+class CountTable {
+  private readonly rows = new Map<string, { labels: Labels; value: number }>();
+
+  add(labels: Labels, amount = 1): void {
+    const key = Object.values(labels).join('\n');
+    const row = this.rows.get(key);
+    if (row) row.value += amount;
+    else this.rows.set(key, { labels, value: amount });
+  }
+
+  values(): Iterable<{ labels: Labels; value: number }> {
+    return this.rows.values();
+  }
+}
+
+export class ServiceMetrics {
+  private readonly registry = new Registry();
+  private readonly requests = new SeriesIndex();
+  private readonly overloaded = new CountTable();
+  private readonly serverToolCalls = new CountTable();
+  private readonly fallbacks = new CountTable();
+  private readonly circuitChanges = new CountTable();
+  private readonly regenerations = new CountTable();
+  private readonly modelLoads = new Map<string, LabelledCounts>();
+
+  constructor(private readonly models: ModelRegistry) {
+    processRegistry();
+    const series = (): RequestSeries[] => this.requests.all();
+    this.counter(
+      'mms_requests_total',
+      'Requests answered, by route, model, the backend that answered, HTTP status and error code (mms-error-code; a stream that failed after its headers keeps its 200 and has the code of its error event).',
+      ['route', 'model', 'backend', 'status', 'code'],
+      () => series().map((one) => ({ labels: one.labels, value: one.requests })),
+    );
+    this.histogram(
+      'mms_request_duration_seconds',
+      "Time from a request's arrival to its end: a JSON reply handed to the socket, a stream's last event.",
+      () => sumBy(series(), ['route', 'model'], (one) => one.duration, DURATION_BOUNDS),
+    );
+    this.histogram(
+      'mms_time_to_first_token_seconds',
+      "Time from a message request's arrival to the backend's first output (its wait in the queue and the prefill included).",
+      () => sumBy(series(), ['model', 'backend'], (one) => one.firstToken, FIRST_TOKEN_BOUNDS),
+    );
+    this.counter(
+      'mms_input_tokens_total',
+      'Prompt tokens of message requests a backend answered (its first output came).',
+      ['model', 'backend'],
+      () => sumValues(series(), ['model', 'backend'], (one) => one.inputTokens),
+    );
+    this.counter('mms_output_tokens_total', 'Output tokens of message requests.', ['model', 'backend'], () =>
+      sumValues(series(), ['model', 'backend'], (one) => one.outputTokens),
+    );
+    this.counter(
+      'mms_overloaded_total',
+      "Requests answered overloaded (529): a full queue, every backend of a list failing, or an engine's own 529.",
+      ['model'],
+      () => this.overloaded.values(),
+    );
+    this.gauge('mms_queue_depth', 'Requests waiting for an admission slot.', ['model'], () =>
+      this.models.entries.map((entry) => ({
+        labels: { model: entry.profile.id },
+        value: entry.admission.stats.queued,
+      })),
+    );
+    this.gauge('mms_requests_in_flight', 'Requests holding an admission slot (generating).', ['model'], () =>
+      this.models.entries.map((entry) => ({
+        labels: { model: entry.profile.id },
+        value: entry.admission.stats.active,
+      })),
+    );
+    this.gauge(
+      'mms_circuit_state',
+      'The circuit of each backend of a fallback list: 1 for the state it is in, 0 for the others.',
+      ['model', 'backend', 'state'],
+      () => this.circuitStates(),
+    );
+    this.counter(
+      'mms_circuit_changes_total',
+      "Changes of a fallback list's circuits, by the state changed to.",
+      ['model', 'backend', 'state'],
+      () => this.circuitChanges.values(),
+    );
+    this.counter(
+      'mms_fallbacks_total',
+      'Requests a backend of a fallback list failed before its first output, so that they moved on to the next.',
+      ['model', 'backend', 'phase', 'code'],
+      () => this.fallbacks.values(),
+    );
+    this.counter(
+      'mms_server_tool_calls_total',
+      'Server tool calls (web_search, web_fetch, code_execution; from the model or from code), by outcome: ok, or the error code of the result.',
+      ['tool', 'outcome'],
+      () => this.serverToolCalls.values(),
+    );
+    this.counter(
+      'mms_output_regenerations_total',
+      "Schema-bound output that failed its check and was generated once more (a tool call's input, or a format answer).",
+      ['model', 'backend', 'output'],
+      () => this.regenerations.values(),
+    );
+    this.histogram('mms_model_load_seconds', 'Time to load a model into an embedded engine.', () =>
+      this.modelLoads.values(),
+    );
+  }
+
+  /** The Prometheus text: the process's own metrics, then the service's. */
+  async text(): Promise<string> {
+    return `${await processRegistry().metrics()}\n${await this.registry.metrics()}`;
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** A request ended (request-observer.ts), `seconds` after it arrived. */
+  requestEnded(record: RequestRecord, seconds: number): void {
+    const route = record.route ?? '';
+    const model = record.model ?? '';
+    const backend = record.backend ?? '';
+    const code = record.errorCode ?? '';
+    const series = this.requests.find(route, model, backend, record.status, code);
+    series.requests += 1;
+    series.duration.observe(seconds);
+    // Tokens count once a backend answered: a request refused or failed before its first output
+    // had its prompt counted, but no engine generated from it.
+    if (record.firstOutputAt !== undefined) {
+      series.firstToken.observe((record.firstOutputAt - record.startedAt) / 1000);
+      series.inputTokens += record.inputTokens ?? 0;
+      series.outputTokens += record.outputTokens ?? 0;
+    }
+    if (code === 'overloaded') this.overloaded.add({ model });
+    if (record.serverToolCalls === undefined) return;
+    for (const call of record.serverToolCalls) this.serverToolCalls.add({ tool: call.tool, outcome: call.outcome });
+  }
+
+  /** A backend's event (service-events.ts). */
+  event(event: ServiceEvent): void {
+    switch (event.type) {
+      case 'fallback':
+        this.fallbacks.add({ model: event.model, backend: event.backend, phase: event.phase, code: event.errorCode });
+        return;
+      case 'circuit':
+        this.circuitChanges.add({ model: event.model, backend: event.backend, state: event.to });
+        return;
+      case 'regeneration':
+        this.regenerations.add({ model: event.model, backend: event.backend, output: event.output });
+        return;
+      case 'model-load': {
+        const key = `${event.model}\n${event.backend}`;
+        let series = this.modelLoads.get(key);
+        if (series === undefined) {
+          series = {
+            labels: { model: event.model, backend: event.backend },
+            counts: new BucketCounts(MODEL_LOAD_BOUNDS),
+          };
+          this.modelLoads.set(key, series);
+        }
+        series.counts.observe(event.seconds);
+        return;
+      }
+      case 'model-download':
+      case 'warning':
+        // The log's alone.
+        return;
+      default:
+        event satisfies never;
+    }
+  }
+
+  private circuitStates(): Array<{ labels: Labels; value: number }> {
+    const values = [];
+    for (const entry of this.models.entries) {
+      if (!(entry.backend instanceof FallbackBackend)) continue;
+      for (const circuit of entry.backend.circuits()) {
+        for (const state of CIRCUIT_STATES) {
+          const labels = { model: entry.profile.id, backend: circuit.label, state };
+          values.push({ labels, value: circuit.state === state ? 1 : 0 });
+        }
+      }
+    }
+    return values;
+  }
+
+  private counter(
+    name: string,
+    help: string,
+    labelNames: string[],
+    read: () => Iterable<{ labels: Labels; value: number }>,
+  ): void {
+    new Counter({
+      name,
+      help,
+      labelNames,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const { labels, value } of read()) this.inc(labels, value);
+      },
+    });
+  }
+
+  private gauge(
+    name: string,
+    help: string,
+    labelNames: string[],
+    read: () => Iterable<{ labels: Labels; value: number }>,
+  ): void {
+    new Gauge({
+      name,
+      help,
+      labelNames,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const { labels, value } of read()) this.set(labels, value);
+      },
+    });
+  }
+
+  private histogram(name: string, help: string, read: () => Iterable<LabelledCounts>): void {
+    this.registry.registerMetric(new CollectedHistogram(name, help, read).asMetric());
+  }
+}
+
+/** Request series summed into fewer labels, as a histogram's series. */
+function sumBy(
+  series: readonly RequestSeries[],
+  labelNames: ReadonlyArray<keyof RequestSeries['labels']>,
+  counts: (one: RequestSeries) => BucketCounts,
+  bounds: readonly number[],
+): LabelledCounts[] {
+  const sums = new Map<string, LabelledCounts>();
+  for (const one of series) {
+    const own = counts(one);
+    if (own.count === 0) continue;
+    const labels = pick(one.labels, labelNames);
+    const key = Object.values(labels).join('\n');
+    let sum = sums.get(key);
+    if (sum === undefined) {
+      sum = { labels, counts: new BucketCounts(bounds) };
+      sums.set(key, sum);
+    }
+    sum.counts.add(own);
+  }
+  return [...sums.values()];
+}
+
+/** Request series summed into fewer labels, as a counter's series; series that never counted are left out. */
+function sumValues(
+  series: readonly RequestSeries[],
+  labelNames: ReadonlyArray<keyof RequestSeries['labels']>,
+  value: (one: RequestSeries) => number,
+): Iterable<{ labels: Labels; value: number }> {
+  const table = new CountTable();
+  for (const one of series) if (value(one) > 0) table.add(pick(one.labels, labelNames), value(one));
+  return table.values();
+}
+
+function pick(labels: RequestSeries['labels'], names: ReadonlyArray<keyof RequestSeries['labels']>): Labels {
+  return Object.fromEntries(names.map((name) => [name, labels[name]]));
+}
+
+/**
+ * The process's own metrics (CPU, memory, event loop lag, GC: prom-client's defaults), once per
+ * process however many apps it runs, and made with the first app so that they count from then.
+ */
+let processMetrics: Registry | undefined;
+
+function processRegistry(): Registry {
+  if (processMetrics === undefined) {
+    processMetrics = new Registry();
+    collectDefaultMetrics({ register: processMetrics });
+  }
+  return processMetrics;
+}

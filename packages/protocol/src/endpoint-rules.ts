@@ -18,6 +18,7 @@ import type {
 import { compileSchema } from './json-schema-validator.js';
 import { findSchemaProblem } from './strict-schema.js';
 import { checkToolPairing } from './tool-pairing.js';
+import { toolReferences } from './tool-references.js';
 
 export function isCustomTool(tool: ToolParam): tool is CustomToolParam {
   return tool.type === undefined || tool.type === 'custom';
@@ -188,19 +189,12 @@ function checkPrefill(request: ConversationRequest): void {
 /** A `tool_reference` loads a tool of the request (a deferred one): it must name one. */
 function checkToolReferences(request: ConversationRequest): void {
   const names = new Set((request.tools ?? []).map((tool) => tool.name));
-  request.messages.forEach((message, index) => {
-    if (message.role !== 'user' || typeof message.content === 'string') return;
-    message.content.forEach((block, position) => {
-      if (block.type !== 'tool_result' || typeof block.content === 'string') return;
-      (block.content ?? []).forEach((inner, place) => {
-        if (inner.type === 'tool_reference' && !names.has(inner.tool_name))
-          throw new ServiceError(
-            'invalid_request',
-            `messages.${index}.content.${position}.content.${place}: tool_reference names "${inner.tool_name}", which is not among the tools`,
-          );
-      });
-    });
-  });
+  for (const reference of toolReferences(request.messages))
+    if (!names.has(reference.toolName))
+      throw new ServiceError(
+        'invalid_request',
+        `${reference.where}: tool_reference names "${reference.toolName}", which is not among the tools`,
+      );
 }
 
 /** Rule 5 and Versioning: thinking per model generation. */

@@ -3,7 +3,13 @@
  * schemas, and server tools as plain tools whose calls the turn loop runs in this service (server
  * tools run here for every backend). A server tool's input is the public API's input of that tool.
  */
-import { isCustomTool, SERVER_TOOL_NAMES, type ConversationRequest, type ToolParam } from '@model-messages/protocol';
+import {
+  isCustomTool,
+  SERVER_TOOL_NAMES,
+  toolReferences,
+  type ConversationRequest,
+  type ToolParam,
+} from '@model-messages/protocol';
 import { cacheHint } from './cache-hint.js';
 import type { OfferedTool } from './model-call.js';
 
@@ -59,15 +65,8 @@ export function toolTable(request: ConversationRequest): OfferedTool[] {
 
 /** Names of the deferred tools the conversation loaded: by tool_reference, or forced by tool_choice. */
 function loadedTools(request: ConversationRequest): ReadonlySet<string> {
-  const loaded = new Set<string>();
+  const loaded = new Set(toolReferences(request.messages).map((reference) => reference.toolName));
   if (request.tool_choice?.type === 'tool') loaded.add(request.tool_choice.name);
-  for (const message of request.messages) {
-    if (message.role !== 'user' || typeof message.content === 'string') continue;
-    for (const block of message.content) {
-      if (block.type !== 'tool_result' || typeof block.content === 'string') continue;
-      for (const inner of block.content ?? []) if (inner.type === 'tool_reference') loaded.add(inner.tool_name);
-    }
-  }
   return loaded;
 }
 

@@ -11,10 +11,9 @@ import {
   type MessageRequest,
   type ModelProfile,
 } from '@model-messages/protocol';
-import { cacheHint } from './cache-hint.js';
 import { clearEarlierThinking, thinkingTurnsKept } from './context-management.js';
-import { conversationTurns, withTurnSoFar } from './conversation.js';
-import type { ModelCall, ModelPrompt, TextPart } from './model-call.js';
+import { conversationTurns, systemTextParts, withTurnSoFar } from './conversation.js';
+import type { ModelCall, ModelPrompt } from './model-call.js';
 import { outputTarget } from './output-target.js';
 import { toolTable } from './tool-table.js';
 
@@ -24,7 +23,7 @@ export function buildModelPrompt(request: ConversationRequest, model: ModelProfi
   const thinking = request.thinking;
   return {
     model,
-    system: systemParts(request.system),
+    system: systemTextParts(request.system),
     turns: clearEarlierThinking(conversationTurns(request.messages), thinkingTurnsKept(request.context_management)),
     tools,
     output: outputTarget(request, tools),
@@ -72,12 +71,6 @@ export function buildStepCall(prompt: ModelPrompt, request: MessageRequest, sett
     passOn: { metadata: request.metadata, serviceTier: request.service_tier },
     fault: settings.fault,
   };
-}
-
-function systemParts(system: ConversationRequest['system']): TextPart[] {
-  if (system === undefined) return [];
-  if (typeof system === 'string') return system === '' ? [] : [{ type: 'text', text: system }];
-  return system.map((block) => ({ type: 'text', text: block.text, ...cacheHint(block.cache_control) }));
 }
 
 /**

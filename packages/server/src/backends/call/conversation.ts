@@ -52,7 +52,8 @@ function awaitsResults(turn: Turn | undefined): boolean {
   return turn?.role === 'assistant' && turn.parts.some((part) => part.type === 'tool-call' && !part.server);
 }
 
-function systemTextParts(
+/** System text (the `system` field, or a system message's content) as text parts; '' is none. */
+export function systemTextParts(
   content: string | ReadonlyArray<{ text: string; cache_control?: CacheControl }> | undefined,
 ): TextPart[] {
   if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }];

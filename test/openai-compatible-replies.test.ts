@@ -201,6 +201,47 @@ describe("the engine's own usage", () => {
     }
   });
 
+  for (const kind of ['vllm', 'sglang', 'llama.cpp'] as const) {
+    test(`${kind}: the tokens its prefix cache held (cached_tokens) are cache_read_input_tokens, and input_tokens the rest`, async () => {
+      bench.engines[kind].reply({
+        stream: [
+          {
+            choices: [{ index: 0, delta: { role: 'assistant', content: 'Noted.' }, finish_reason: 'stop' }],
+            usage: {
+              prompt_tokens: 5_000,
+              completion_tokens: 2,
+              total_tokens: 5_002,
+              prompt_tokens_details: { cached_tokens: 4_800 },
+            },
+          },
+        ],
+      });
+      const response = await postJson(bench.service, '/v1/messages', {
+        model: kind,
+        max_tokens: 200,
+        stream: true,
+        messages: [user('Hello')],
+      });
+      const events = (await readSse(response)).map((event) => event.data as Body);
+      const usage = events.find((event) => event.type === 'message_delta')!.usage;
+      assert.deepEqual(
+        [usage.input_tokens, usage.cache_read_input_tokens, usage.cache_creation_input_tokens, usage.output_tokens],
+        [200, 4_800, 0, 2],
+      );
+      bench.engines[kind].reply({
+        stream: [
+          {
+            choices: [{ index: 0, delta: { role: 'assistant', content: 'Noted.' }, finish_reason: 'stop' }],
+            usage: { prompt_tokens: 900, completion_tokens: 2, prompt_tokens_details: { cached_tokens: 512 } },
+          },
+        ],
+      });
+      const { reply } = await send(bench, kind, {});
+      const json = reply.usage as { input_tokens: number; cache_read_input_tokens?: number };
+      assert.deepEqual([json.input_tokens, json.cache_read_input_tokens], [388, 512]);
+    });
+  }
+
   for (const kind of ['vllm', 'sglang', 'llama.cpp', 'generic'] as const) {
     test(`${kind}: a prompt_tokens of 0 is no count: the up-front count stays`, async () => {
       const counted = await countOf(kind, 'Hello');

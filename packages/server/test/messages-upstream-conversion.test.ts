@@ -287,6 +287,30 @@ describe('upstream events as parts', () => {
     ]);
   });
 
+  test("the upstream's cache use is passed on: message_start's, then message_delta's cumulative figures", () => {
+    const parts = read([
+      {
+        type: 'message_start',
+        message: { usage: { input_tokens: 12, cache_read_input_tokens: 3_000, cache_creation_input_tokens: 40 } },
+      },
+      { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+      { type: 'content_block_stop', index: 0 },
+      {
+        type: 'message_delta',
+        delta: { stop_reason: 'end_turn', stop_sequence: null },
+        usage: { output_tokens: 3, cache_read_input_tokens: 3_010 },
+      },
+      { type: 'message_stop' },
+    ]);
+    assert.deepEqual(
+      parts.filter((part) => part.type === 'input-tokens'),
+      [
+        { type: 'input-tokens', count: 12, cacheRead: 3_000, cacheCreation: 40 },
+        { type: 'input-tokens', count: 12, cacheRead: 3_010, cacheCreation: 40 },
+      ],
+    );
+  });
+
   test('an error event throws the same error type and message', () => {
     assert.throws(
       () => read([{ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }]),

@@ -76,6 +76,38 @@ test("the engine's own prompt count replaces the up-front one in message_delta a
   assert.deepEqual([fold.result().usage.input_tokens, fold.result().usage.output_tokens], [26, 2]);
 });
 
+test("an engine's cache use reaches message_delta's usage and the folded reply, split as the public API splits it", () => {
+  const encoder = new MessageEncoder({ id: 'msg_1', model: 'm', inputTokens: 5_000 });
+  const start = encoder.start();
+  const events = [
+    start,
+    ...encode(encoder, { type: 'input-tokens', count: 120, cacheRead: 4_800, cacheCreation: 60 }),
+    ...encode(encoder, { type: 'finish', stopReason: 'end_turn', stopSequence: null }),
+  ];
+  const startUsage = start.type === 'message_start' ? start.message.usage : undefined;
+  assert.deepEqual([startUsage?.cache_read_input_tokens, startUsage?.cache_creation_input_tokens], [0, 0]);
+  const delta = events.find((event) => event.type === 'message_delta');
+  const deltaUsage = delta?.type === 'message_delta' ? delta.usage : undefined;
+  assert.deepEqual(
+    [deltaUsage?.input_tokens, deltaUsage?.cache_read_input_tokens, deltaUsage?.cache_creation_input_tokens],
+    [120, 4_800, 60],
+  );
+  const fold = new MessageFold();
+  events.forEach((event) => fold.apply(event));
+  const usage = fold.result().usage;
+  assert.deepEqual(
+    [usage.input_tokens, usage.cache_read_input_tokens, usage.cache_creation_input_tokens],
+    [120, 4_800, 60],
+  );
+  assert.deepEqual(encoder.summary(), {
+    stopReason: 'end_turn',
+    inputTokens: 120,
+    outputTokens: 0,
+    cacheReadInputTokens: 4_800,
+    cacheCreationInputTokens: 60,
+  });
+});
+
 test('the encoder refuses parts out of order instead of writing a malformed stream', () => {
   const encoder = new MessageEncoder({ id: 'msg_1', model: 'm', inputTokens: 0 });
   assert.throws(

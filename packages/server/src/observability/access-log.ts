@@ -18,6 +18,8 @@ export interface AccessLogLine {
   stopReason: string | null | undefined;
   inputTokens: number | undefined;
   outputTokens: number | undefined;
+  cacheReadInputTokens: number | undefined;
+  cacheCreationInputTokens: number | undefined;
   firstTokenMs: number | undefined;
   durationMs: number;
   streamed: boolean;
@@ -38,6 +40,8 @@ export function accessLogLine(record: RequestRecord, seconds: number, disconnect
     stopReason: record.stopReason,
     inputTokens: record.inputTokens,
     outputTokens: record.outputTokens,
+    cacheReadInputTokens: record.cacheReadInputTokens,
+    cacheCreationInputTokens: record.cacheCreationInputTokens,
     firstTokenMs: record.firstOutputAt === undefined ? undefined : tenths(record.firstOutputAt - record.startedAt),
     durationMs: tenths(seconds * 1000),
     streamed: record.streamed,

@@ -30,8 +30,13 @@ export class RequestRecord {
   /** The status the error has in the error table: a stream's error event has one too. */
   errorStatus: number | undefined;
   stopReason: StopReason | null | undefined;
+  /** The prompt's tokens newly evaluated (`usage.input_tokens`: cache reads excluded). */
   inputTokens: number | undefined;
   outputTokens: number | undefined;
+  /** The prompt's tokens an engine's cache held (`usage.cache_read_input_tokens`). */
+  cacheReadInputTokens: number | undefined;
+  /** The prompt's tokens an engine evaluated and kept for later requests (`usage.cache_creation_input_tokens`). */
+  cacheCreationInputTokens: number | undefined;
   /** `performance.now()` when the first output arrived from the backend. */
   firstOutputAt: number | undefined;
   streamed = false;

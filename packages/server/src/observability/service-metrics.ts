@@ -34,6 +34,8 @@ interface RequestSeries {
   firstToken: BucketCounts;
   inputTokens: number;
   outputTokens: number;
+  cacheReadInputTokens: number;
+  cacheCreationInputTokens: number;
 }
 
 type Labels = Record<string, string>;
@@ -60,6 +62,8 @@ class SeriesIndex {
         firstToken: new BucketCounts(FIRST_TOKEN_BOUNDS),
         inputTokens: 0,
         outputTokens: 0,
+        cacheReadInputTokens: 0,
+        cacheCreationInputTokens: 0,
       };
       byCode.set(code, series);
     }
@@ -131,9 +135,21 @@ export class ServiceMetrics {
     );
     this.counter(
       'mms_input_tokens_total',
-      'Prompt tokens of message requests a backend answered (its first output came).',
+      "Prompt tokens of message requests a backend answered (its first output came), as usage.input_tokens counts them: not those read from the engine's cache.",
       ['model', 'backend'],
       () => sumValues(series(), ['model', 'backend'], (one) => one.inputTokens),
+    );
+    this.counter(
+      'mms_cache_read_input_tokens_total',
+      "Prompt tokens of message requests that the engine's prefix cache held (usage.cache_read_input_tokens).",
+      ['model', 'backend'],
+      () => sumValues(series(), ['model', 'backend'], (one) => one.cacheReadInputTokens),
+    );
+    this.counter(
+      'mms_cache_creation_input_tokens_total',
+      'Prompt tokens of message requests that the engine evaluated and kept for later requests (usage.cache_creation_input_tokens).',
+      ['model', 'backend'],
+      () => sumValues(series(), ['model', 'backend'], (one) => one.cacheCreationInputTokens),
     );
     this.counter('mms_output_tokens_total', 'Output tokens of message requests.', ['model', 'backend'], () =>
       sumValues(series(), ['model', 'backend'], (one) => one.outputTokens),
@@ -215,6 +231,8 @@ export class ServiceMetrics {
       series.firstToken.observe((record.firstOutputAt - record.startedAt) / 1000);
       series.inputTokens += record.inputTokens ?? 0;
       series.outputTokens += record.outputTokens ?? 0;
+      series.cacheReadInputTokens += record.cacheReadInputTokens ?? 0;
+      series.cacheCreationInputTokens += record.cacheCreationInputTokens ?? 0;
     }
     if (code === 'overloaded') this.overloaded.add({ model });
     if (record.serverToolCalls === undefined) return;

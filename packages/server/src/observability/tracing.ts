@@ -60,6 +60,9 @@ export function endRequestSpan(record: RequestRecord, clientDisconnected: boolea
     if (record.maxTokens !== undefined) attributes['gen_ai.request.max_tokens'] = record.maxTokens;
     if (record.inputTokens !== undefined) attributes['gen_ai.usage.input_tokens'] = record.inputTokens;
     if (record.outputTokens !== undefined) attributes['gen_ai.usage.output_tokens'] = record.outputTokens;
+    if (record.cacheReadInputTokens) attributes['gen_ai.usage.cache_read.input_tokens'] = record.cacheReadInputTokens;
+    if (record.cacheCreationInputTokens)
+      attributes['gen_ai.usage.cache_creation.input_tokens'] = record.cacheCreationInputTokens;
     if (record.stopReason) attributes['gen_ai.response.finish_reasons'] = [record.stopReason];
     if (record.backend !== undefined) attributes['mms.backend'] = record.backend;
     if (record.route === MESSAGES_ROUTE) attributes['mms.streamed'] = record.streamed;

@@ -17,6 +17,8 @@ export interface MessageSummary {
   stopReason: StopReason | undefined;
   inputTokens: number;
   outputTokens: number;
+  cacheReadInputTokens: number;
+  cacheCreationInputTokens: number;
 }
 
 export class MessageEncoder {
@@ -25,6 +27,8 @@ export class MessageEncoder {
   private outputTokens = 0;
   /** The up-front count, until the engine reports its own (an `input-tokens` part). */
   private inputTokens: number;
+  private cacheReadInputTokens = 0;
+  private cacheCreationInputTokens = 0;
   private finished = false;
   private stopReason: StopReason | undefined;
   private serverToolUse: Usage['server_tool_use'] = null;
@@ -77,6 +81,8 @@ export class MessageEncoder {
         return;
       case 'input-tokens':
         this.inputTokens = part.count;
+        this.cacheReadInputTokens = part.cacheRead ?? 0;
+        this.cacheCreationInputTokens = part.cacheCreation ?? 0;
         return;
       case 'server-tool-usage':
         this.serverToolUse = { web_search_requests: part.webSearchRequests, web_fetch_requests: part.webFetchRequests };
@@ -91,7 +97,13 @@ export class MessageEncoder {
 
   /** What the message came to so far, for the access log and the metrics (observability/). */
   summary(): MessageSummary {
-    return { stopReason: this.stopReason, inputTokens: this.inputTokens, outputTokens: this.outputTokens };
+    return {
+      stopReason: this.stopReason,
+      inputTokens: this.inputTokens,
+      outputTokens: this.outputTokens,
+      cacheReadInputTokens: this.cacheReadInputTokens,
+      cacheCreationInputTokens: this.cacheCreationInputTokens,
+    };
   }
 
   private finish(stopReason: StopReason, stopSequence: string | null, events: StreamEvent[]): void {
@@ -109,8 +121,8 @@ export class MessageEncoder {
       usage: {
         input_tokens: this.inputTokens,
         output_tokens: this.outputTokens,
-        cache_creation_input_tokens: 0,
-        cache_read_input_tokens: 0,
+        cache_creation_input_tokens: this.cacheCreationInputTokens,
+        cache_read_input_tokens: this.cacheReadInputTokens,
         server_tool_use: this.serverToolUse,
         output_tokens_details: null,
       },

@@ -14,11 +14,15 @@ export type StreamPart =
   | { type: 'output-tokens'; count: number }
   /**
    * The prompt's tokens as the engine itself counted them (its usage), where that beats the
-   * up-front count mms made (an estimate for some engines). It arrives after message_start,
-   * so it reaches the final usage (message_delta and the JSON reply) only. Only the turn's
-   * first step reports it: later steps' prompts hold the turn's own output too.
+   * up-front count mms made (an estimate for some engines), split as the public API splits
+   * them: `count` the tokens newly evaluated (`input_tokens`), `cacheRead` those the engine
+   * took from its cache of an earlier prompt (`cache_read_input_tokens`), `cacheCreation` those
+   * it evaluated and kept for later requests (`cache_creation_input_tokens`); the whole prompt
+   * is their sum. It arrives after message_start, so it reaches the final usage (message_delta
+   * and the JSON reply) only. Only the turn's first step reports it: later steps' prompts hold
+   * the turn's own output too.
    */
-  | { type: 'input-tokens'; count: number }
+  | { type: 'input-tokens'; count: number; cacheRead?: number; cacheCreation?: number }
   /** Server tool requests run so far in this turn (the agent loop counts them). */
   | { type: 'server-tool-usage'; webSearchRequests: number; webFetchRequests: number }
   /** The step's end. Always the last part of a backend step. */

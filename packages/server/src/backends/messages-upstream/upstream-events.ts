@@ -21,12 +21,24 @@ interface WireEvent {
   type?: unknown;
   content_block?: Record<string, unknown>;
   delta?: Record<string, unknown>;
-  usage?: { output_tokens?: unknown; input_tokens?: unknown };
+  message?: { usage?: WireUsage };
+  usage?: WireUsage;
+}
+
+interface WireUsage {
+  output_tokens?: unknown;
+  input_tokens?: unknown;
+  cache_read_input_tokens?: unknown;
+  cache_creation_input_tokens?: unknown;
 }
 
 export class UpstreamEventReader {
   private stopReason: StopReason | undefined;
   private stopSequence: string | null = null;
+  /** The prompt's usage as the upstream reported it so far: message_start's, then message_delta's. */
+  private readonly promptUsage: Extract<StreamPart, { type: 'input-tokens' }> = { type: 'input-tokens', count: 0 };
+  /** The upstream sent input_tokens: the parts above may go on. */
+  private promptCounted = false;
   /** The upstream sent message_stop: the step is complete. */
   finished = false;
 
@@ -65,6 +77,8 @@ export class UpstreamEventReader {
       case 'error':
         throw upstreamEventError(this.where, event as UpstreamErrorBody);
       case 'message_start':
+        this.readPromptUsage(event.message?.usage, parts);
+        return;
       case 'ping':
         return;
       default:
@@ -115,17 +129,38 @@ export class UpstreamEventReader {
       this.stopSequence = typeof event.delta?.stop_sequence === 'string' ? event.delta.stop_sequence : null;
     }
     // An upstream mms reports its engine's own prompt count here (it may have estimated it up front).
-    const inputTokens = event.usage?.input_tokens;
-    if (typeof inputTokens === 'number' && Number.isFinite(inputTokens))
-      parts.push({ type: 'input-tokens', count: inputTokens });
+    this.readPromptUsage(event.usage, parts);
     const outputTokens = event.usage?.output_tokens;
     if (typeof outputTokens === 'number' && Number.isFinite(outputTokens))
       parts.push({ type: 'output-tokens', count: outputTokens });
   }
 
+  /**
+   * The prompt's tokens and the upstream's cache use, passed on as they are (they are split as
+   * ours are). message_start carries them; message_delta may carry them again, cumulative, when
+   * they became known during generation (an upstream mms that estimated up front).
+   */
+  private readPromptUsage(usage: WireUsage | undefined, parts: StreamPart[]): void {
+    if (usage === undefined) return;
+    const { input_tokens: count, cache_read_input_tokens: cacheRead, cache_creation_input_tokens: created } = usage;
+    if (isCount(count)) {
+      this.promptUsage.count = count;
+      this.promptCounted = true;
+    }
+    if (isCount(cacheRead)) this.promptUsage.cacheRead = cacheRead;
+    if (isCount(created)) this.promptUsage.cacheCreation = created;
+    // Cache figures without the prompt's own count would make a usage of 0 input tokens.
+    if (this.promptCounted && (isCount(count) || isCount(cacheRead) || isCount(created)))
+      parts.push({ ...this.promptUsage });
+  }
+
   private protocolError(what: string): ServiceError {
     return new ServiceError('internal', `${this.where}: its upstream sent ${what}`);
   }
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0;
 }
 
 function stringField(value: unknown): string {

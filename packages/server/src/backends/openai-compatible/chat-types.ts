@@ -87,6 +87,8 @@ export interface ChatChoice {
 export interface ChatUsage {
   prompt_tokens?: number;
   completion_tokens?: number;
+  /** vLLM, SGLang and llama.cpp server: the prompt's tokens served from the engine's prefix cache. */
+  prompt_tokens_details?: { cached_tokens?: number | null } | null;
 }
 
 export interface ChatCompletionChunk {

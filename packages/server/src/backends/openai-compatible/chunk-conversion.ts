@@ -58,6 +58,8 @@ export interface ChunkSummary {
   completionTokens: number | undefined;
   /** The engine's own count of the prompt (usage.prompt_tokens), where it sent one. */
   promptTokens: number | undefined;
+  /** Of those, the tokens its prefix cache held (usage.prompt_tokens_details.cached_tokens). */
+  cachedTokens: number | undefined;
   /** Chunks that carried output: a token estimate where the engine sent no usage. */
   outputChunks: number;
 }
@@ -78,6 +80,7 @@ export class ChunkConverter {
   private reportedStop: string | number | undefined;
   private completionTokens: number | undefined;
   private promptTokens: number | undefined;
+  private cachedTokens: number | undefined;
   private outputChunks = 0;
   private readonly matcher: StopSequenceMatcher | undefined;
 
@@ -99,6 +102,8 @@ export class ChunkConverter {
     if (chunk.error !== undefined || chunk.object === 'error') throw streamError(this.options.engine, chunk);
     if (chunk.usage?.completion_tokens !== undefined) this.completionTokens = chunk.usage.completion_tokens;
     if (typeof chunk.usage?.prompt_tokens === 'number') this.promptTokens = chunk.usage.prompt_tokens;
+    const cached = chunk.usage?.prompt_tokens_details?.cached_tokens;
+    if (typeof cached === 'number') this.cachedTokens = cached;
     const choice = chunk.choices?.[0];
     if (choice && !this.stopped) this.choice(choice);
     const parts = this.out;
@@ -120,6 +125,7 @@ export class ChunkConverter {
       text: this.text,
       completionTokens: this.completionTokens,
       promptTokens: this.promptTokens,
+      cachedTokens: this.cachedTokens,
       outputChunks: this.outputChunks,
     };
   }

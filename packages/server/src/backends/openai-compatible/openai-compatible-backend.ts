@@ -108,7 +108,7 @@ export class OpenAiCompatibleBackend implements Backend {
       state,
     );
     /** The engine's count of the prompt as the request sent it: the first attempt's, not a retry's. */
-    const promptTokens = this.wholePrompt(summary.promptTokens);
+    const promptUsage = this.promptUsage(summary);
     let stop = stopOf(summary, call.sampling.stopSequences, sawDone, this.config.engine);
     const format = plan.formatCheck;
     if (format && stop.reason === 'end_turn') {
@@ -139,7 +139,7 @@ export class OpenAiCompatibleBackend implements Backend {
     for (const item of summary.held)
       parts.push(...(item.type === 'pending-call' ? await this.release(item, state, truncated) : [item]));
     // The engine's figure replaces mms's up-front count (an estimate for SGLang and generic) in the final usage.
-    if (promptTokens !== undefined) parts.push({ type: 'input-tokens', count: promptTokens });
+    if (promptUsage !== undefined) parts.push(promptUsage);
     parts.push(
       { type: 'output-tokens', count: state.outputTokens },
       { type: 'finish', stopReason: stop.reason, stopSequence: stop.sequence },
@@ -311,10 +311,15 @@ export class OpenAiCompatibleBackend implements Backend {
 
   /**
    * The engine's prompt count where it is the whole prompt: not from an engine that counts only
-   * what missed its cache (engine-profiles.ts), and not a 0, which no real prompt is.
+   * what missed its cache (engine-profiles.ts), and not a 0, which no real prompt is. The tokens
+   * its prefix cache held are split off as the public API splits them: `input_tokens` excludes
+   * what was read from the cache.
    */
-  private wholePrompt(reported: number | undefined): number | undefined {
-    return this.profile.wholePromptUsage && reported !== undefined && reported > 0 ? reported : undefined;
+  private promptUsage(summary: ChunkSummary): StreamPart | undefined {
+    const whole = summary.promptTokens;
+    if (!this.profile.wholePromptUsage || whole === undefined || whole <= 0) return undefined;
+    const cached = Math.min(Math.max(summary.cachedTokens ?? 0, 0), whole);
+    return { type: 'input-tokens', count: whole - cached, cacheRead: cached };
   }
 
   private remaining(state: StepState): number {

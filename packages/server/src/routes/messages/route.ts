@@ -70,6 +70,8 @@ function recordOutcome(record: RequestRecord, call: MessageCall): void {
   record.stopReason = summary.stopReason;
   record.inputTokens = summary.inputTokens;
   record.outputTokens = summary.outputTokens;
+  record.cacheReadInputTokens = summary.cacheReadInputTokens;
+  record.cacheCreationInputTokens = summary.cacheCreationInputTokens;
   record.firstOutputAt = call.events.firstOutputAt;
 }
 

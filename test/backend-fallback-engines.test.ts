@@ -47,12 +47,13 @@ describe('an openai-compatible primary (a fake vLLM) with a scripted fallback', 
   let lenient: RunningService;
   /** One failure opens the circuit: a test sees at once whether a failure was charged. */
   let strict: RunningService;
-  const primary = () => ({
+  const primary = (extra: Record<string, unknown> = {}) => ({
     type: 'openai-compatible',
     engine: 'vllm',
     baseURL: engine.baseURL,
     model: engine.model,
     firstByteTimeoutMs: 300,
+    ...extra,
   });
   const answeredBy = async (service: RunningService, body: Record<string, unknown> = hello) => {
     const response = await postJson(service, '/v1/messages', body);
@@ -143,8 +144,12 @@ describe('an openai-compatible primary (a fake vLLM) with a scripted fallback', 
 
   test('a tokenizer endpoint that hangs costs one first-byte limit: the next backend counts and answers, the engine is not asked to generate, and its circuit stays closed', async () => {
     // Its own service: another test's missing endpoint leaves a shared one's tokenizer alone for a minute.
+    // Every request counted by the endpoint: by default a short prompt is not (prompt-token-counter.ts).
     const service = await startService({
-      models: fallbackModel([primary(), { type: 'scripted' }], { failureThreshold: 1, cooldownMs: 3_600_000 }),
+      models: fallbackModel([primary({ countTokens: 'every-request' }), { type: 'scripted' }], {
+        failureThreshold: 1,
+        cooldownMs: 3_600_000,
+      }),
     });
     const chats = engine.chatBodies().length;
     engine.pathReplies.set('/tokenize', { stall: true });

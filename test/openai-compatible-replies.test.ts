@@ -173,7 +173,8 @@ describe("the engine's own usage", () => {
     ['generic', 9],
   ] as const) {
     test(`${kind}: the engine's prompt_tokens replaces mms's up-front count in message_delta and the JSON reply; message_start keeps the count`, async () => {
-      const counted = await countOf(kind, 'Hello');
+      // A prompt far from the window starts with the estimate, whatever the engine's tokenizer.
+      const counted = Math.ceil('Hello'.length / 4) + 4;
       assert.notEqual(counted, promptTokens);
       const { reply } = await send(bench, kind, {});
       assert.equal(reply.usage.input_tokens, promptTokens);

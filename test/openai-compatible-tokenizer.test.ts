@@ -7,7 +7,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeOpenAiEngine, postJson, startService, type RunningService } from '@model-messages/testing';
+import { FakeOpenAiEngine, postJson, readSse, startService, type RunningService } from '@model-messages/testing';
 import { TOKENIZER_RETRY_MS } from '../packages/server/src/backends/openai-compatible/prompt-token-counter.js';
 import { user } from './openai-compatible-support.js';
 
@@ -45,7 +45,12 @@ describe('a tokenizer endpoint that cannot count', () => {
     });
     service = await startService(
       {
-        models: [model('routed', vllm), model('old-llama', llama), model('flaky', flaky, { firstByteTimeoutMs: 300 })],
+        // Every message request counted by the endpoint: by default a short prompt is not (below).
+        models: [
+          model('routed', vllm, { countTokens: 'every-request' }),
+          model('old-llama', llama, { countTokens: 'every-request' }),
+          model('flaky', flaky, { firstByteTimeoutMs: 300, countTokens: 'every-request' }),
+        ],
       },
       process.cwd(),
       {
@@ -152,4 +157,102 @@ describe('a tokenizer endpoint that cannot count', () => {
       assert.equal(warnings.length, before, 'a transient failure is not logged as a missing endpoint');
     });
   }
+});
+
+describe('the default countTokens ("engine"): the endpoint counts where the count matters', () => {
+  let service: RunningService;
+  let vllm: FakeOpenAiEngine;
+  let llama: FakeOpenAiEngine;
+  before(async () => {
+    vllm = await FakeOpenAiEngine.start('vllm');
+    llama = await FakeOpenAiEngine.start('llama.cpp');
+    const model = (id: string, engine: FakeOpenAiEngine) => ({
+      id,
+      tier: 'mid' as const,
+      generation: 'newer' as const,
+      contextWindow: 2048,
+      maxOutputTokens: 1024,
+      backend: {
+        type: 'openai-compatible' as const,
+        engine: engine.kind,
+        baseURL: engine.baseURL,
+        model: engine.model,
+      },
+    });
+    service = await startService({ models: [model('vllm', vllm), model('llama.cpp', llama)] });
+  });
+  after(async () => {
+    await service.close();
+    await vllm.close();
+    await llama.close();
+  });
+  const endpointCalls = (engine: FakeOpenAiEngine) =>
+    engine.requests.filter((request) => request.path !== '/v1/chat/completions' && request.path !== '/v1/models')
+      .length;
+  const streamed = async (model: string, content: string) => {
+    const response = await postJson(service, '/v1/messages', {
+      model,
+      max_tokens: 50,
+      stream: true,
+      messages: [user(content)],
+    });
+    assert.equal(response.status, 200, await response.clone().text());
+    const events = (await readSse(response)).map((event) => event.data as Record<string, any>);
+    return {
+      start: events[0]!.message.usage.input_tokens as number,
+      final: events.find((event) => event.type === 'message_delta')!.usage.input_tokens as number,
+    };
+  };
+
+  test("a short prompt is not sent to the endpoint: message_start has the estimate, message_delta the engine's count", async () => {
+    const calls = endpointCalls(vllm);
+    // The recorded vLLM answer reports prompt_tokens 18.
+    assert.deepEqual(await streamed('vllm', 'Hello'), { start: Math.ceil('Hello'.length / 4) + 4, final: 18 });
+    assert.equal(endpointCalls(vllm), calls);
+    const counted = (await (
+      await postJson(service, '/v1/messages/count_tokens', { model: 'vllm', messages: [user('Hello')] })
+    ).json()) as { input_tokens: number };
+    assert.equal(counted.input_tokens, vllm.tokenCount, 'count_tokens is exact');
+    assert.equal(endpointCalls(vllm), calls + 1);
+  });
+
+  test('a prompt whose upper bound (a token per byte) passes the window is counted by the endpoint first', async () => {
+    // 700 characters of 3 bytes each: an estimate of 179 tokens, a bound of 2,100 and more.
+    const long = '語'.repeat(700);
+    // The recorded answers report prompt_tokens 18 (vLLM) and 20 (llama.cpp).
+    for (const [engine, perCount, reported] of [
+      [vllm, 1, 18],
+      [llama, 2, 20],
+    ] as const) {
+      const calls = endpointCalls(engine);
+      engine.tokenCount = 40;
+      assert.deepEqual(await streamed(engine.kind, long), { start: 40, final: reported });
+      assert.equal(endpointCalls(engine), calls + perCount);
+      engine.tokenCount = 2_100;
+      const chats = engine.chatBodies().length;
+      const refused = await postJson(service, '/v1/messages', {
+        model: engine.kind,
+        max_tokens: 50,
+        messages: [user(long)],
+      });
+      assert.equal(refused.status, 400);
+      assert.equal(
+        ((await refused.json()) as ErrorBody).error.message,
+        'prompt is too long: 2100 tokens > 2048 maximum',
+      );
+      assert.equal(engine.chatBodies().length, chats, 'refused before generation');
+      engine.tokenCount = 37;
+    }
+  });
+
+  test('an engine that sends no usage: its endpoint counts the prompt afterwards, so the final usage is exact', async () => {
+    vllm.tokenCount = 31;
+    vllm.reply({
+      stream: [{ choices: [{ index: 0, delta: { role: 'assistant', content: 'Noted.' }, finish_reason: 'stop' }] }],
+    });
+    const calls = endpointCalls(vllm);
+    assert.deepEqual(await streamed('vllm', 'Hello'), { start: Math.ceil('Hello'.length / 4) + 4, final: 31 });
+    assert.equal(endpointCalls(vllm), calls + 1);
+    vllm.tokenCount = 37;
+  });
 });

@@ -7,6 +7,8 @@ import type { StreamPart } from '../streaming/stream-part.js';
 import type { Cancellation } from './cancellation.js';
 import type { ModelCall, ModelPrompt } from './call/model-call.js';
 
+export type TokenCountPurpose = 'exact' | 'admission';
+
 export interface Backend {
   /**
    * For logs and the `mms-backend` response header. A request's view from `forRequest` names
@@ -27,8 +29,14 @@ export interface Backend {
    * hand to fetch, timers or an engine.
    */
   stream(call: ModelCall, cancellation: Cancellation): AsyncIterable<StreamPart[]>;
-  /** Exact input tokens of the prompt, in the model's own tokenizer. */
-  countTokens(prompt: ModelPrompt): Promise<number>;
+  /**
+   * Input tokens of the prompt. `exact` (count_tokens): in the model's own tokenizer. `admission`
+   * (a message request, before it runs: its `message_start` and context check): a backend may
+   * answer an estimate instead, where no prompt of this size can exceed the model's context
+   * window and its engine reports the exact count in its usage, which the final usage then
+   * carries (an `input-tokens` part).
+   */
+  countTokens(prompt: ModelPrompt, purpose: TokenCountPurpose): Promise<number>;
   /**
    * Gets the backend ready before the service listens (finds or downloads model files).
    * `progress` shows a progress bar for downloads. Returns what it prepared, for the log.

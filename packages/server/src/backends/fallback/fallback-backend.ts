@@ -12,7 +12,7 @@
  */
 import { ServiceError } from '@model-messages/protocol';
 import type { BackendReport } from '../../observability/service-events.js';
-import type { Backend, BackendReadiness } from '../backend.js';
+import type { Backend, BackendReadiness, TokenCountPurpose } from '../backend.js';
 import type { ModelCall, ModelPrompt } from '../call/model-call.js';
 import type { Cancellation } from '../cancellation.js';
 import type { StreamPart } from '../../streaming/stream-part.js';
@@ -86,8 +86,8 @@ export class FallbackBackend implements Backend {
     return this.forRequest().stream(call, cancellation);
   }
 
-  countTokens(prompt: ModelPrompt): Promise<number> {
-    return this.forRequest().countTokens(prompt);
+  countTokens(prompt: ModelPrompt, purpose: TokenCountPurpose): Promise<number> {
+    return this.forRequest().countTokens(prompt, purpose);
   }
 
   /** Each backend's circuit, by label: for tests and operators' logs. */
@@ -150,12 +150,12 @@ class FallbackRequest implements Backend {
    * generation (most backends count locally, and an engine's tokenizer endpoint is not its
    * generation), so only generation opens or closes a circuit.
    */
-  async countTokens(prompt: ModelPrompt): Promise<number> {
+  async countTokens(prompt: ModelPrompt, purpose: TokenCountPurpose): Promise<number> {
     let lastError: unknown;
     for (const member of this.candidates()) {
       if (!member.breaker.available) continue;
       try {
-        return await member.backend.countTokens(prompt);
+        return await member.backend.countTokens(prompt, purpose);
       } catch (error) {
         if (!isRetryableFailure(error)) throw error;
         this.failed.add(member);

@@ -9,7 +9,7 @@
  * its circuit for what one sample of the model wrote.
  */
 import { ServiceError } from '@model-messages/protocol';
-import type { Backend, BackendReadiness } from '../backend.js';
+import type { Backend, BackendReadiness, TokenCountPurpose } from '../backend.js';
 import type { Cancellation } from '../cancellation.js';
 import type { ModelCall, ModelPrompt, OfferedTool } from '../call/model-call.js';
 import {
@@ -138,8 +138,9 @@ export class OpenAiCompatibleBackend implements Backend {
     const parts = [...summary.tail];
     for (const item of summary.held)
       parts.push(...(item.type === 'pending-call' ? await this.release(item, state, truncated) : [item]));
-    // The engine's figure replaces mms's up-front count (an estimate for SGLang and generic) in the final usage.
-    if (promptUsage !== undefined) parts.push(promptUsage);
+    // The engine's figure replaces mms's up-front count (often an estimate) in the final usage.
+    const finalPrompt = promptUsage ?? (await this.countedAfterwards(call));
+    if (finalPrompt !== undefined) parts.push(finalPrompt);
     parts.push(
       { type: 'output-tokens', count: state.outputTokens },
       { type: 'finish', stopReason: stop.reason, stopSequence: stop.sequence },
@@ -147,7 +148,7 @@ export class OpenAiCompatibleBackend implements Backend {
     yield parts;
   }
 
-  async countTokens(prompt: ModelPrompt): Promise<number> {
+  async countTokens(prompt: ModelPrompt, purpose: TokenCountPurpose): Promise<number> {
     const body = toChatRequest({
       prompt,
       sampling: undefined,
@@ -159,7 +160,7 @@ export class OpenAiCompatibleBackend implements Backend {
       images: this.config.images,
       outputBudget: 1,
     });
-    return this.counter.count(body);
+    return this.counter.count(body, purpose, prompt.model.contextWindow);
   }
 
   prepare(): Promise<string> {
@@ -320,6 +321,19 @@ export class OpenAiCompatibleBackend implements Backend {
     if (!this.profile.wholePromptUsage || whole === undefined || whole <= 0) return undefined;
     const cached = Math.min(Math.max(summary.cachedTokens ?? 0, 0), whole);
     return { type: 'input-tokens', count: whole - cached, cacheRead: cached };
+  }
+
+  /**
+   * The first step's prompt counted by the engine's tokenizer, where the engine's usage gave no
+   * count (no usage, or a 0) and `message_start` may have carried the estimate (`countTokens:
+   * "engine"`, prompt-token-counter.ts): the final usage is then exact all the same. Rare (every
+   * engine with a tokenizer endpoint sends usage when asked); a count that fails now leaves the
+   * estimate, as the answer itself is whole.
+   */
+  private async countedAfterwards(call: ModelCall): Promise<StreamPart | undefined> {
+    if (call.step !== 0 || this.config.countTokens !== 'engine' || !this.counter.countsExactly) return undefined;
+    const count = await this.countTokens(call, 'exact').catch(() => undefined);
+    return count === undefined ? undefined : { type: 'input-tokens', count };
   }
 
   private remaining(state: StepState): number {

@@ -5,6 +5,8 @@ import type { WithPlacedDefaults } from '../backend-defaults.js';
 
 export const ENGINE_KINDS = ['vllm', 'sglang', 'llama.cpp', 'ollama', 'generic'] as const;
 export type EngineKind = (typeof ENGINE_KINDS)[number];
+export const COUNT_TOKENS_MODES = ['engine', 'every-request', 'estimate'] as const;
+export type CountTokensMode = (typeof COUNT_TOKENS_MODES)[number];
 
 const requestFields = z.record(z.string(), z.unknown());
 
@@ -38,10 +40,10 @@ export const openAiCompatibleBackendConfig = z
       ),
     idleTimeoutMs: z.int().min(1).default(60_000).describe('Longest silence between two streamed chunks.'),
     countTokens: z
-      .enum(['engine', 'estimate'])
+      .enum(COUNT_TOKENS_MODES)
       .default('engine')
       .describe(
-        "'engine' asks the engine's tokenizer endpoint where it has one (one extra round trip per request); 'estimate' counts 4 characters per token.",
+        "'engine' asks the engine's tokenizer endpoint where it has one for count_tokens and for a message request whose prompt may come near the context window; other message requests start with an estimate (message_start) and end with the engine's own count (message_delta). 'every-request' asks it before every message request too (one extra round trip each), so message_start is exact. 'estimate' counts 4 characters per token.",
       ),
     images: z
       .boolean()

@@ -21,6 +21,13 @@ import { engineMessage, statusError } from './error-mapping.js';
 const CHARACTERS_PER_TOKEN = 4;
 const TOKENS_PER_MESSAGE = 4;
 const TOKENS_PER_IMAGE = 1_600;
+/**
+ * What a chat template may add to a prompt's text, for the upper bound: its own instructions (a
+ * default system prompt, the tool-calling section: Qwen3's is about 100 tokens, Llama 3.1's with
+ * its dates about 150), and per message and per tool its framing (`<|im_start|>user\n` and its end).
+ */
+const TEMPLATE_TOKENS_BOUND = 1_024;
+const TEMPLATE_TOKENS_PER_ITEM_BOUND = 32;
 
 /**
  * The tokenizer endpoint cannot count this prompt, though the engine may generate well.
@@ -125,15 +132,38 @@ function templateFields(body: ChatCompletionRequest): Record<string, unknown> {
 }
 
 export function estimateTokens(body: ChatCompletionRequest): number {
-  // Summed, not joined: the estimate runs on the event loop, and a join copies the whole prompt.
+  return promptSize(body).estimate;
+}
+
+/**
+ * The prompt's estimate (4 characters a token, the spec's rule) and the tokens it cannot exceed,
+ * known without a tokenizer: every tokenizer the engines load (byte-level BPE, SentencePiece
+ * with byte fallback) spends at most one token per UTF-8 byte of text, tool definitions count
+ * twice their compact JSON (a template may indent them), and the template adds at most the
+ * allowances above. Images have no such bound (their tokens depend on the model's processor and
+ * the image's size): a prompt with one has none.
+ */
+export function promptSize(body: ChatCompletionRequest): { estimate: number; upperBound: number } {
+  // Summed, not joined: this runs on the event loop for every request, and a join copies the whole prompt.
   const pieces = conversationPieces(body);
   let characters = Math.max(pieces.length - 1, 0);
-  for (const piece of pieces) characters += piece.length;
-  return (
-    Math.ceil(characters / CHARACTERS_PER_TOKEN) +
-    TOKENS_PER_MESSAGE * body.messages.length +
-    imageCount(body.messages) * TOKENS_PER_IMAGE
-  );
+  let bytes = 0;
+  for (const piece of pieces) {
+    characters += piece.length;
+    bytes += Buffer.byteLength(piece);
+  }
+  // The tool definitions are the last piece: counted once more for the bound.
+  if (body.tools) bytes += Buffer.byteLength(pieces.at(-1) ?? '');
+  const images = imageCount(body.messages);
+  const items = body.messages.length + (body.tools?.length ?? 0);
+  return {
+    estimate:
+      Math.ceil(characters / CHARACTERS_PER_TOKEN) +
+      TOKENS_PER_MESSAGE * body.messages.length +
+      images * TOKENS_PER_IMAGE,
+    upperBound:
+      images > 0 ? Number.POSITIVE_INFINITY : bytes + items * TEMPLATE_TOKENS_PER_ITEM_BOUND + TEMPLATE_TOKENS_BOUND,
+  };
 }
 
 /** The conversation's text as the model reads it: contents, calls, and the tool definitions. */

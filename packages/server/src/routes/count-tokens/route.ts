@@ -33,7 +33,9 @@ export function registerCountTokensRoute(
     // Before the prompt is built: it reads only the search content the check admitted.
     checkSignedBlocks(body, signer);
     const prompt = buildModelPrompt(body, entry.profile);
-    const tokens = await traceTokenCount(context.record, entry.backend, model, () => entry.backend.countTokens(prompt));
+    const tokens = await traceTokenCount(context.record, entry.backend, model, () =>
+      entry.backend.countTokens(prompt, 'exact'),
+    );
     // As the messages route answers it: a backend may refuse a prompt that cannot fit before it
     // has counted all of it, so a count past the window is refused too, whoever counted it.
     if (tokens > entry.profile.contextWindow) throw promptTooLong(tokens, entry.profile.contextWindow, 'exact');

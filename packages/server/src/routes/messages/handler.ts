@@ -79,7 +79,7 @@ export async function startMessage(
   // A fallback list's per-request view: the count, every step and the header agree on one backend.
   const backend = entry.backend.forRequest?.(record.requestId) ?? entry.backend;
   const prompt = buildModelPrompt(request, entry.profile);
-  const inputTokens = await traceTokenCount(record, backend, model, () => backend.countTokens(prompt));
+  const inputTokens = await traceTokenCount(record, backend, model, () => backend.countTokens(prompt, 'admission'));
   if (inputTokens > entry.profile.contextWindow) throw promptTooLong(inputTokens, entry.profile.contextWindow, 'exact');
   // Admitted here, or refused with a 529 thrown at once: the slot itself may still be a wait.
   const slot = entry.admission.admit(cancellation);

@@ -5,8 +5,11 @@
  * no `stream: true`, otherwise the fixture's six SSE chunks (role, three content deltas, finish,
  * usage) and `data: [DONE]`. The bytes are serialised once at start and written in one piece,
  * with no delay, so the engine costs as little as a server that reads and parses the body can.
- * It also answers `GET /v1/models` (mms's start-up check). Runs as a child process: tells its
- * parent the port and the model it serves over IPC, and exits when the channel closes.
+ * It also answers `GET /v1/models` (mms's start-up check) and, as vLLM does, `POST /tokenize`
+ * with the chat messages (what mms's default settings ask for count_tokens and for a prompt near
+ * the context window; `countTokens: "every-request"` before every request): the body parsed, the
+ * fixture's prompt count answered. Runs as a child process: tells its parent the port and the
+ * model it serves over IPC, and exits when the channel closes.
  */
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -35,6 +38,15 @@ const STREAM_REPLY = Buffer.from(
   `${text.stream.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join('')}data: [DONE]\n\n`,
 );
 const MODELS_REPLY = Buffer.from(JSON.stringify(models));
+/** vLLM's TokenizeResponse: the count, the window, the token ids. */
+const PROMPT_TOKENS = (text.json as { usage: { prompt_tokens: number } }).usage.prompt_tokens;
+const TOKENIZE_REPLY = Buffer.from(
+  JSON.stringify({
+    count: PROMPT_TOKENS,
+    max_model_len: 8192,
+    tokens: Array.from({ length: PROMPT_TOKENS }, (_, index) => 1000 + index),
+  }),
+);
 
 function send(response: ServerResponse, status: number, contentType: string, body: Buffer): void {
   response.writeHead(status, { 'content-type': contentType, 'content-length': body.length });
@@ -44,6 +56,7 @@ function send(response: ServerResponse, status: number, contentType: string, bod
 async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
   const path = (request.url ?? '/').split('?')[0];
   if (request.method === 'GET' && path === '/v1/models') return send(response, 200, 'application/json', MODELS_REPLY);
+  if (request.method === 'POST' && path === '/tokenize') return tokenize(request, response);
   if (request.method !== 'POST' || path !== '/v1/chat/completions') {
     return send(
       response,
@@ -63,6 +76,18 @@ async function handle(request: IncomingMessage, response: ServerResponse): Promi
     return send(response, 400, 'application/json', Buffer.from('{"error":{"message":"messages is required"}}'));
   if (parsed.stream === true) return send(response, 200, 'text/event-stream', STREAM_REPLY);
   send(response, 200, 'application/json', JSON_REPLY);
+}
+
+async function tokenize(request: IncomingMessage, response: ServerResponse): Promise<void> {
+  let parsed: { messages?: unknown };
+  try {
+    parsed = JSON.parse(await readBody(request)) as { messages?: unknown };
+  } catch {
+    return send(response, 400, 'application/json', Buffer.from('{"error":{"message":"unreadable JSON"}}'));
+  }
+  if (!Array.isArray(parsed.messages))
+    return send(response, 400, 'application/json', Buffer.from('{"error":{"message":"messages is required"}}'));
+  send(response, 200, 'application/json', TOKENIZE_REPLY);
 }
 
 function listen(): void {

@@ -2,12 +2,13 @@
  * mms as a gateway, for bench/gateway.ts: one model, `bench`, served by the `openai-compatible`
  * backend pointing at the bench's fake engine. With `backends` it is the same engine listed
  * twice as `backends: [primary, fallback]`, the primary healthy, to measure what the fallback
- * wrapper (circuit breaker, first-output tracking) adds. `countTokens: "estimate"`, so mms makes
- * no tokenizer round trip to the engine before each request (the `engine` default would, on
- * vLLM). Runs as a child process: tells its parent the port over IPC and shuts down when the
- * channel closes.
+ * wrapper (circuit breaker, first-output tracking) adds. The backend has the default settings
+ * (`countTokens: "engine"`: no tokenizer round trip for a prompt far from the window), unless the
+ * last argument names another `countTokens` (`every-request`: a `/tokenize` round trip before
+ * each request, the default before issue 19). Runs as a child process: tells its parent the
+ * port over IPC and shuts down when the channel closes.
  *
- *   mms-gateway.ts <api key> <model id> <engine base URL> <engine model> single|backends
+ *   mms-gateway.ts <api key> <model id> <engine base URL> <engine model> single|backends [countTokens]
  */
 import type { AddressInfo } from 'node:net';
 import { buildApp, ModelRegistry, validateConfig } from '@model-messages/server';
@@ -18,8 +19,9 @@ function settingsFromArguments(): {
   baseURL: string;
   engineModel: string;
   layout: 'single' | 'backends';
+  countTokens: string | undefined;
 } {
-  const [apiKey, modelId, baseURL, engineModel, layout] = process.argv.slice(2);
+  const [apiKey, modelId, baseURL, engineModel, layout, countTokens] = process.argv.slice(2);
   if (
     apiKey === undefined ||
     modelId === undefined ||
@@ -27,9 +29,11 @@ function settingsFromArguments(): {
     engineModel === undefined ||
     (layout !== 'single' && layout !== 'backends')
   ) {
-    throw new Error('usage: mms-gateway.ts <api key> <model id> <engine base URL> <engine model> single|backends');
+    throw new Error(
+      'usage: mms-gateway.ts <api key> <model id> <engine base URL> <engine model> single|backends [countTokens]',
+    );
   }
-  return { apiKey, modelId, baseURL, engineModel, layout };
+  return { apiKey, modelId, baseURL, engineModel, layout, countTokens };
 }
 
 async function main(): Promise<void> {
@@ -40,7 +44,7 @@ async function main(): Promise<void> {
     baseURL: settings.baseURL,
     apiKey: 'bench-engine-key',
     model: settings.engineModel,
-    countTokens: 'estimate',
+    ...(settings.countTokens === undefined ? {} : { countTokens: settings.countTokens }),
     // Generous admission limits: the benchmark measures the request path, not 529s.
     concurrency: 1024,
     queue: 4096,

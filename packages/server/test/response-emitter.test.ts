@@ -71,3 +71,24 @@ test('a forced tool with no output still has its block', () => {
     ['block-start', 'block-stop'],
   );
 });
+
+test("whitespace between a thought and a call (Qwen's `</think>\\n\\n<tool_call>`) opens no text block; before text it is kept", () => {
+  const parts: StreamPart[] = [];
+  const emitter = new ResponseEmitter((part) => parts.push(part), { kind: 'text' });
+  [thoughtChunk('Look it up.'), textChunk('\n\n')].forEach((chunk) => emitter.chunk(chunk));
+  emitter.toolCall(RECORD_TOOL, { a: 1 });
+  assert.deepEqual(
+    parts.filter((part) => part.type === 'block-start').map((part) => part.type === 'block-start' && part.block.type),
+    ['thinking', 'tool_use'],
+  );
+  const spoken: StreamPart[] = [];
+  const second = new ResponseEmitter((part) => spoken.push(part), { kind: 'text' });
+  [thoughtChunk('Say it.'), textChunk('\n\n'), textChunk('Hello')].forEach((chunk) => second.chunk(chunk));
+  second.close();
+  assert.deepEqual(
+    spoken.flatMap((part) =>
+      part.type === 'block-delta' && part.delta.type === 'text_delta' ? [part.delta.text] : [],
+    ),
+    ['\n\nHello'],
+  );
+});

@@ -106,8 +106,20 @@ function addExtraWords(vocabulary: Vocabulary, seen: Set<string>, extraWords: nu
   }
 }
 
-/** The vocabulary: fixed pieces, `extraWords` generated ones, then any extra control tokens. */
-export function buildVocabulary(extraWords: number, specialTokens: readonly string[] = []): Vocabulary {
+/** A text as a vocabulary piece: SentencePiece writes a space as "▁". */
+export function pieceOf(text: string): string {
+  return text.replaceAll(' ', SPACE_MARK);
+}
+
+/**
+ * The vocabulary: fixed pieces, `extraWords` generated ones, then any extra control tokens, then
+ * whole-phrase pieces (a scripted model's, scripted-weights.ts) not already in it.
+ */
+export function buildVocabulary(
+  extraWords: number,
+  specialTokens: readonly string[] = [],
+  phrases: readonly string[] = [],
+): Vocabulary {
   const vocabulary: Vocabulary = { tokens: [], types: [], scores: new Float32Array(0) };
   const seen = new Set<string>();
   addUnique(vocabulary, seen, UNKNOWN_TOKEN, TOKEN_TYPE.unknown);
@@ -121,6 +133,7 @@ export function buildVocabulary(extraWords: number, specialTokens: readonly stri
   for (const piece of normalPieces()) addUnique(vocabulary, seen, piece, TOKEN_TYPE.normal);
   addExtraWords(vocabulary, seen, extraWords);
   for (const token of specialTokens) addUnique(vocabulary, seen, token, TOKEN_TYPE.control);
+  for (const phrase of phrases) addUnique(vocabulary, seen, pieceOf(phrase), TOKEN_TYPE.normal);
   vocabulary.scores = Float32Array.from(vocabulary.tokens, (_, index) => -index);
   return vocabulary;
 }

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { tensorElementCount, writeGguf, type GgufMetadataValue, type GgufTensor } from './gguf-writer.js';
 import { constantFill, randomFill, tensorSeed } from './random-weights.js';
+import { bigramTable, embeddingFill, outputFill } from './scripted-weights.js';
 import {
   BASE_VOCABULARY_SIZE,
   BEGIN_TOKEN,
@@ -40,6 +41,17 @@ export interface TinyLlamaOptions {
    * `<tool_call>`). Absent or empty: the same model, file and cache entry as without the option.
    */
   specialTokens?: readonly string[];
+  /**
+   * Weights that make decoding write these pieces in order, each one token (scripted-weights.ts),
+   * instead of noise: pieces not in the vocabulary are added to it whole, so `'{"name": "'` is one
+   * token. End with the end-of-turn token (`<|im_end|>`) for the generation to stop there. Each
+   * piece but the last must differ from the others (a token has one successor), and the script
+   * may have at most embeddingSize - 1 pieces. `logitBias` then orders the other tokens, for when a
+   * grammar refuses the scripted one. See scriptedLlamaModel.
+   */
+  script?: readonly string[];
+  /** The chat template written into the file (`tokenizer.chat_template`); ChatML by default. */
+  chatTemplate?: string;
 }
 
 /**
@@ -58,8 +70,8 @@ export const JSON_CLOSING_BIAS: Readonly<Record<string, number>> = { '"': 2, '}'
 const GENERATOR_VERSION = 2;
 const WEIGHT_STANDARD_DEVIATION = 0.02;
 
-type ResolvedOptions = Required<Omit<TinyLlamaOptions, 'logitBias' | 'specialTokens'>> &
-  Pick<TinyLlamaOptions, 'logitBias' | 'specialTokens'>;
+type OptionalFields = 'logitBias' | 'specialTokens' | 'script' | 'chatTemplate';
+type ResolvedOptions = Required<Omit<TinyLlamaOptions, OptionalFields>> & Pick<TinyLlamaOptions, OptionalFields>;
 
 const DEFAULTS: ResolvedOptions = {
   embeddingSize: 64,
@@ -91,7 +103,7 @@ export const TINY_LLAMA_CHAT_TEMPLATE =
   "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
 
 function resolveOptions(options: TinyLlamaOptions = {}): ResolvedOptions {
-  const { logitBias, specialTokens, ...rest } = definedOnly(options);
+  const { logitBias, specialTokens, script, chatTemplate, ...rest } = definedOnly(options);
   const resolved: ResolvedOptions = { ...DEFAULTS, ...rest };
   if (resolved.embeddingSize % resolved.heads !== 0) throw new Error('embeddingSize must be a multiple of heads');
   if (resolved.heads % resolved.kvHeads !== 0) throw new Error('heads must be a multiple of kvHeads');
@@ -102,6 +114,8 @@ function resolveOptions(options: TinyLlamaOptions = {}): ResolvedOptions {
     if (!Number.isFinite(bias)) throw new Error(`logitBias for ${JSON.stringify(piece)} is not a finite number`);
   if (biases.length > 0) resolved.logitBias = Object.fromEntries(biases);
   if (specialTokens !== undefined && specialTokens.length > 0) resolved.specialTokens = [...specialTokens];
+  if (script !== undefined) resolved.script = [...script];
+  if (chatTemplate !== undefined) resolved.chatTemplate = chatTemplate;
   return resolved;
 }
 
@@ -111,7 +125,11 @@ function definedOnly(options: TinyLlamaOptions): TinyLlamaOptions {
 
 export function tinyLlamaVocabularySize(options?: TinyLlamaOptions): number {
   const resolved = resolveOptions(options);
-  return BASE_VOCABULARY_SIZE + resolved.extraWords + (resolved.specialTokens?.length ?? 0);
+  return vocabularyOf(resolved).tokens.length;
+}
+
+function vocabularyOf(options: ResolvedOptions): Vocabulary {
+  return buildVocabulary(options.extraWords, options.specialTokens, options.script);
 }
 
 interface TensorShape {
@@ -249,7 +267,24 @@ function constantChannelFill(
   return fill;
 }
 
+/** A scripted model's tensors: the bigram table in the embeddings and output, zeros in every layer. */
+function scriptedTensors(options: ResolvedOptions, vocabulary: Vocabulary, script: readonly string[]): GgufTensor[] {
+  const table = bigramTable(vocabulary.tokens, script, options.embeddingSize, options.logitBias);
+  return tensorShapes(options, vocabulary.tokens.length).map((tensor) => ({
+    name: tensor.name,
+    shape: tensor.shape,
+    type: 'F32',
+    fill:
+      tensor.name === 'token_embd.weight'
+        ? embeddingFill(table, options.embeddingSize)
+        : tensor.name === 'output.weight'
+          ? outputFill(table, options.embeddingSize)
+          : constantFill(tensor.isNorm ? 1 : 0),
+  }));
+}
+
 function tensors(options: ResolvedOptions, vocabulary: Vocabulary): GgufTensor[] {
+  if (options.script !== undefined) return scriptedTensors(options, vocabulary, options.script);
   const outputWeights = options.logitBias === undefined ? undefined : outputChannelWeights(options, vocabulary);
   return tensorShapes(options, vocabulary.tokens.length).map((tensor, index) => {
     const fill = tensor.isNorm
@@ -287,7 +322,7 @@ function modelMetadata(options: ResolvedOptions, vocabularySize: number): Record
   };
 }
 
-function tokenizerMetadata(vocabulary: Vocabulary): Record<string, GgufMetadataValue> {
+function tokenizerMetadata(vocabulary: Vocabulary, chatTemplate: string): Record<string, GgufMetadataValue> {
   const tokenId = (token: string) => ({ type: 'uint32', value: vocabulary.tokens.indexOf(token) }) as const;
   return {
     'tokenizer.ggml.model': { type: 'string', value: 'llama' },
@@ -301,17 +336,20 @@ function tokenizerMetadata(vocabulary: Vocabulary): Record<string, GgufMetadataV
     'tokenizer.ggml.add_bos_token': { type: 'bool', value: false },
     // Without the leading-space convention, detokenize(tokenize(text)) gives back exactly `text`.
     'tokenizer.ggml.add_space_prefix': { type: 'bool', value: false },
-    'tokenizer.chat_template': { type: 'string', value: TINY_LLAMA_CHAT_TEMPLATE },
+    'tokenizer.chat_template': { type: 'string', value: chatTemplate },
   };
 }
 
 /** Writes the model for `options` to `path` (not cached; see tinyLlamaModel). */
 export async function writeTinyLlamaModel(path: string, options?: TinyLlamaOptions): Promise<void> {
   const resolved = resolveOptions(options);
-  const vocabulary = buildVocabulary(resolved.extraWords, resolved.specialTokens);
+  const vocabulary = vocabularyOf(resolved);
   await writeGguf(
     path,
-    { ...modelMetadata(resolved, vocabulary.tokens.length), ...tokenizerMetadata(vocabulary) },
+    {
+      ...modelMetadata(resolved, vocabulary.tokens.length),
+      ...tokenizerMetadata(vocabulary, resolved.chatTemplate ?? TINY_LLAMA_CHAT_TEMPLATE),
+    },
     tensors(resolved, vocabulary),
   );
 }

@@ -16,6 +16,11 @@ export type MainOutput = { kind: 'text' } | { kind: 'tool'; tool: OfferedTool } 
 
 export class ResponseEmitter {
   private open: 'thinking' | 'main' | undefined;
+  /**
+   * Whitespace that would open a text block, held until text follows: a chat format's own
+   * separator (Qwen writes `</think>\n\n<tool_call>`) is no text block of the answer.
+   */
+  private heldSpace = '';
   outputTokens = 0;
 
   constructor(
@@ -34,11 +39,17 @@ export class ResponseEmitter {
     }
     // The envelope becomes a call once it is whole (generate-response.ts); nothing of it is streamed.
     if (this.main.kind === 'envelope') return;
+    if (this.main.kind === 'text' && this.open !== 'main' && chunk.text.trim() === '') {
+      this.heldSpace += chunk.text;
+      return;
+    }
     this.switchTo('main');
+    const text = this.heldSpace + chunk.text;
+    this.heldSpace = '';
     const delta =
       this.main.kind === 'tool'
-        ? ({ type: 'input_json_delta', partial_json: chunk.text } as const)
-        : ({ type: 'text_delta', text: chunk.text } as const);
+        ? ({ type: 'input_json_delta', partial_json: text } as const)
+        : ({ type: 'text_delta', text } as const);
     this.push({ type: 'block-delta', delta });
   }
 
@@ -55,14 +66,18 @@ export class ResponseEmitter {
     if (this.open !== 'main') this.switchTo('main');
   }
 
+  /** Ends the open block; whitespace still held was a separator, not text, and is dropped. */
   close(): void {
     if (this.open) this.push({ type: 'block-stop' });
     this.open = undefined;
+    this.heldSpace = '';
   }
 
   private switchTo(kind: 'thinking' | 'main'): void {
     if (this.open === kind) return;
+    const held = this.heldSpace;
     this.close();
+    this.heldSpace = kind === 'main' ? held : '';
     this.open = kind;
     if (kind === 'thinking') {
       this.push({ type: 'block-start', block: { type: 'thinking', thinking: '', signature: '' } });

@@ -159,6 +159,15 @@ describe("the engine's own usage", () => {
         await postJson(bench.service, '/v1/messages/count_tokens', { model, messages: [user(content)] })
       ).json()) as { input_tokens: number }
     ).input_tokens;
+  const streamedHello = async (model: string): Promise<Body[]> => {
+    const response = await postJson(bench.service, '/v1/messages', {
+      model,
+      max_tokens: 200,
+      stream: true,
+      messages: [user('Hello')],
+    });
+    return (await readSse(response)).map((event) => event.data as Body);
+  };
   const answerWithPromptTokens = (promptTokens: number) => ({
     stream: [
       {
@@ -178,13 +187,7 @@ describe("the engine's own usage", () => {
       assert.notEqual(counted, promptTokens);
       const { reply } = await send(bench, kind, {});
       assert.equal(reply.usage.input_tokens, promptTokens);
-      const response = await postJson(bench.service, '/v1/messages', {
-        model: kind,
-        max_tokens: 200,
-        stream: true,
-        messages: [user('Hello')],
-      });
-      const events = (await readSse(response)).map((event) => event.data as Body);
+      const events = await streamedHello(kind);
       assert.equal(events[0]!.message.usage.input_tokens, counted);
       assert.equal(events.find((event) => event.type === 'message_delta')!.usage.input_tokens, promptTokens);
     });
@@ -217,13 +220,7 @@ describe("the engine's own usage", () => {
           },
         ],
       });
-      const response = await postJson(bench.service, '/v1/messages', {
-        model: kind,
-        max_tokens: 200,
-        stream: true,
-        messages: [user('Hello')],
-      });
-      const events = (await readSse(response)).map((event) => event.data as Body);
+      const events = await streamedHello(kind);
       const usage = events.find((event) => event.type === 'message_delta')!.usage;
       assert.deepEqual(
         [usage.input_tokens, usage.cache_read_input_tokens, usage.cache_creation_input_tokens, usage.output_tokens],

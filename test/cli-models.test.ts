@@ -13,8 +13,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startHuggingFaceMirror, tinyLlamaModel } from '@model-messages/testing';
+import { MMS } from './mms-command.js';
 
-const MMS = join(process.cwd(), 'packages/server/bin/mms.js');
 const KEY = 'cli-test-key-123';
 /** Port 9 (discard) on loopback has no listener: a download is refused at once, as offline. */
 const OFFLINE = 'http://127.0.0.1:9/';
@@ -30,7 +30,7 @@ interface Finished {
  * node-llama-cpp it wins over HF_ENDPOINT, and a value from the shell must not reach the network.
  */
 async function runMms(args: string[], env: Record<string, string>): Promise<Finished> {
-  const child = spawn(process.execPath, [MMS, ...args], {
+  const child = spawn(process.execPath, [...MMS, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: {
       ...process.env,

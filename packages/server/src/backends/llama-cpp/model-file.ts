@@ -9,7 +9,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
-import { resolveModelFile } from 'node-llama-cpp';
 
 const STALL_LIMIT_MS = 60_000;
 const INDEX_FILE = 'mms-models.json';

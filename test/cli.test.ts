@@ -23,13 +23,14 @@ interface Finished {
 
 /**
  * Runs `mms` to its end without blocking, so that several runs can share the wait. One that
- * should have stopped but serves instead is killed after 20 s rather than hanging the test.
+ * should have stopped but serves instead is killed after 60 s rather than hanging the test (the
+ * limit is generous: a start that loads a model takes several seconds on a loaded machine).
  */
 async function runMms(args: string[], env: Record<string, string> = {}): Promise<Finished> {
   const child = spawn(process.execPath, [...MMS, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...env },
-    timeout: 20_000,
+    timeout: 60_000,
   });
   let stdout = '';
   let stderr = '';
@@ -436,7 +437,8 @@ test('SIGTERM with keep-alive clients: in-flight JSON and streamed replies compl
   const elapsed = Date.now() - signalled;
   assert.ok((await jsonAnswered) > signalled, 'the JSON reply was still in flight at SIGTERM');
   assert.equal(code, 0);
-  assert.ok(elapsed < 5_000, `exited ${elapsed} ms after SIGTERM`);
+  // Before the 10 s grace ran out: the replies ended it, not the grace.
+  assert.ok(elapsed < 10_000, `exited ${elapsed} ms after SIGTERM`);
   assert.match(idleReply, /^HTTP\/1\.1 200 /);
   assert.match(streamedReply, /^HTTP\/1\.1 200 /);
   assert.match(streamedReply, /event: message_stop\n/);

@@ -33,13 +33,14 @@ const toolRequest = (tool: Record<string, unknown> = {}): MessageRequest =>
 
 /**
  * Runs the web_search tool on `provider` for one call, with the tool definition's extra fields
- * `tool`, and `share` characters of the turn's context budget for its results.
+ * `tool`, and `share` characters of the turn's context budget for its results. Its time limit is
+ * generous: the first search indexes the documents folder, slow on a loaded machine.
  */
 export async function runTool(
   provider: SearchProvider | undefined,
   input: Record<string, unknown>,
   tool: Record<string, unknown> = {},
-  timeoutMs = 5_000,
+  timeoutMs = 60_000,
   share = 400_000,
 ): Promise<ServerToolResultBlock> {
   const searchTool = new WebSearchTool({ maxResults: 3, maxResultCharacters: 500, timeoutMs }, TOOL_SIGNER, provider);

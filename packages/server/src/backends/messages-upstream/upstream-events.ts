@@ -77,7 +77,9 @@ export class UpstreamEventReader {
       case 'error':
         throw upstreamEventError(this.where, event as UpstreamErrorBody);
       case 'message_start':
-        this.readPromptUsage(event.message?.usage, parts);
+        // Held until message_delta: a part now would count as the step's first output, which
+        // stops the first-output timer and a fallback list's move to the next backend.
+        this.readPromptUsage(event.message?.usage);
         return;
       case 'ping':
         return;
@@ -129,7 +131,9 @@ export class UpstreamEventReader {
       this.stopSequence = typeof event.delta?.stop_sequence === 'string' ? event.delta.stop_sequence : null;
     }
     // An upstream mms reports its engine's own prompt count here (it may have estimated it up front).
-    this.readPromptUsage(event.usage, parts);
+    this.readPromptUsage(event.usage);
+    // Cache figures without the prompt's own count would make a usage of 0 input tokens.
+    if (this.promptCounted) parts.push({ ...this.promptUsage });
     const outputTokens = event.usage?.output_tokens;
     if (typeof outputTokens === 'number' && Number.isFinite(outputTokens))
       parts.push({ type: 'output-tokens', count: outputTokens });
@@ -137,10 +141,11 @@ export class UpstreamEventReader {
 
   /**
    * The prompt's tokens and the upstream's cache use, passed on as they are (they are split as
-   * ours are). message_start carries them; message_delta may carry them again, cumulative, when
-   * they became known during generation (an upstream mms that estimated up front).
+   * ours are) with message_delta. message_start carries them; message_delta may carry them
+   * again, cumulative, when they became known during generation (an upstream mms that
+   * estimated up front).
    */
-  private readPromptUsage(usage: WireUsage | undefined, parts: StreamPart[]): void {
+  private readPromptUsage(usage: WireUsage | undefined): void {
     if (usage === undefined) return;
     const { input_tokens: count, cache_read_input_tokens: cacheRead, cache_creation_input_tokens: created } = usage;
     if (isCount(count)) {
@@ -149,9 +154,6 @@ export class UpstreamEventReader {
     }
     if (isCount(cacheRead)) this.promptUsage.cacheRead = cacheRead;
     if (isCount(created)) this.promptUsage.cacheCreation = created;
-    // Cache figures without the prompt's own count would make a usage of 0 input tokens.
-    if (this.promptCounted && (isCount(count) || isCount(cacheRead) || isCount(created)))
-      parts.push({ ...this.promptUsage });
   }
 
   private protocolError(what: string): ServiceError {

@@ -25,6 +25,9 @@ export class MessageEncoder {
   private outputTokens = 0;
   /** The up-front count, until the engine reports its own (an `input-tokens` part). */
   private inputTokens: number;
+  /** Prompt tokens an engine took from a kept prefix, and those it evaluated up to a cache_control breakpoint. */
+  private cacheRead = 0;
+  private cacheCreation = 0;
   private finished = false;
   private stopReason: StopReason | undefined;
   private serverToolUse: Usage['server_tool_use'] = null;
@@ -77,6 +80,8 @@ export class MessageEncoder {
         return;
       case 'input-tokens':
         this.inputTokens = part.count;
+        this.cacheRead = part.cacheRead ?? 0;
+        this.cacheCreation = part.cacheCreation ?? 0;
         return;
       case 'server-tool-usage':
         this.serverToolUse = { web_search_requests: part.webSearchRequests, web_fetch_requests: part.webFetchRequests };
@@ -109,8 +114,8 @@ export class MessageEncoder {
       usage: {
         input_tokens: this.inputTokens,
         output_tokens: this.outputTokens,
-        cache_creation_input_tokens: 0,
-        cache_read_input_tokens: 0,
+        cache_creation_input_tokens: this.cacheCreation,
+        cache_read_input_tokens: this.cacheRead,
         server_tool_use: this.serverToolUse,
         output_tokens_details: null,
       },

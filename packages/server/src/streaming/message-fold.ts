@@ -43,6 +43,8 @@ export class MessageFold {
     message.stop_sequence = event.delta.stop_sequence;
     message.usage.input_tokens = event.usage.input_tokens;
     message.usage.output_tokens = event.usage.output_tokens;
+    message.usage.cache_creation_input_tokens = event.usage.cache_creation_input_tokens;
+    message.usage.cache_read_input_tokens = event.usage.cache_read_input_tokens;
     message.usage.server_tool_use = event.usage.server_tool_use;
   }
 

@@ -5,9 +5,14 @@
 import { parseSse } from '@model-messages/testing';
 import { askChild, startBenchChild, type BenchChild } from './child-process.js';
 import type { GenerationSample } from './direct-engine.js';
+import type { ServiceSettings } from './service-process.js';
 import { API_KEY, MODEL_ID } from './shared-settings.js';
 
-const REQUEST_HEADERS = { 'x-api-key': API_KEY, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' };
+export const REQUEST_HEADERS = {
+  'x-api-key': API_KEY,
+  'anthropic-version': '2023-06-01',
+  'content-type': 'application/json',
+};
 
 export interface ServiceProcess {
   url: string;
@@ -22,8 +27,11 @@ function readPort(message: unknown): number {
   return port;
 }
 
-export async function startServiceProcess(modelPath: string): Promise<ServiceProcess> {
-  const child = await startBenchChild('./service-process.ts', [modelPath]);
+export async function startServiceProcess(modelPath: string, settings?: ServiceSettings): Promise<ServiceProcess> {
+  const child = await startBenchChild('./service-process.ts', [
+    modelPath,
+    ...(settings ? [JSON.stringify(settings)] : []),
+  ]);
   return { url: `http://127.0.0.1:${readPort(child.ready)}/v1/messages`, child, stop: () => child.stop() };
 }
 

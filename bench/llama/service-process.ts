@@ -1,19 +1,28 @@
 /**
  * The mms service with one llama-cpp model, in a process of its own: started by
- * bench/llama-engine.ts so that the benchmark's client (and its direct engine) never share the
+ * bench/llama-engine.ts (and the prefix-reuse and concurrency benches) so that the benchmark's client (and its direct engine) never share the
  * service's event loop. Tells its parent the port over IPC; exits when that channel closes.
  */
 import type { AddressInfo } from 'node:net';
 import { buildApp, ModelRegistry, validateConfig } from '@model-messages/server';
 import { API_KEY, CONTEXT_SIZE, MAX_OUTPUT_TOKENS, MODEL_ID, THREADS } from './shared-settings.js';
 
-function modelPathFromArguments(): string {
-  const [modelPath] = process.argv.slice(2);
-  if (modelPath === undefined) throw new Error('usage: service-process.ts <model.gguf>');
-  return modelPath;
+/** What a bench changes of the model entry: its window and backend settings. */
+export interface ServiceSettings {
+  contextWindow?: number;
+  backend?: Record<string, unknown>;
 }
 
-async function startService(modelPath: string): Promise<{ port: number; close: () => Promise<void> }> {
+function readArguments(): { modelPath: string; settings: ServiceSettings } {
+  const [modelPath, settings] = process.argv.slice(2);
+  if (modelPath === undefined) throw new Error('usage: service-process.ts <model.gguf> [settings JSON]');
+  return { modelPath, settings: settings === undefined ? {} : (JSON.parse(settings) as ServiceSettings) };
+}
+
+async function startService(
+  modelPath: string,
+  settings: ServiceSettings,
+): Promise<{ port: number; close: () => Promise<void> }> {
   const config = validateConfig(
     {
       apiKeys: [API_KEY],
@@ -22,9 +31,9 @@ async function startService(modelPath: string): Promise<{ port: number; close: (
           id: MODEL_ID,
           tier: 'mid',
           generation: 'newer',
-          contextWindow: CONTEXT_SIZE,
+          contextWindow: settings.contextWindow ?? CONTEXT_SIZE,
           maxOutputTokens: MAX_OUTPUT_TOKENS,
-          backend: { type: 'llama-cpp', model: modelPath, threads: THREADS, concurrency: 1 },
+          backend: { type: 'llama-cpp', model: modelPath, threads: THREADS, concurrency: 1, ...settings.backend },
         },
       ],
     },
@@ -44,7 +53,8 @@ function answerCpuQueries(): void {
 }
 
 async function main(): Promise<void> {
-  const service = await startService(modelPathFromArguments());
+  const { modelPath, settings } = readArguments();
+  const service = await startService(modelPath, settings);
   answerCpuQueries();
   process.on('disconnect', () => {
     void service.close().then(() => process.exit(0));

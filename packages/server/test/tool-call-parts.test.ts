@@ -64,6 +64,7 @@ async function finish(
     call: request,
     plan: planGeneration(request),
     outputBudget: 100,
+    inputTokens: { type: 'input-tokens', count: 20, cacheRead: 0, cacheCreation: 0 },
     spentTokens: () => meter.spent,
     regenerateInput: async (tool: OfferedTool, maxTokens: number) => {
       repaired.push(tool.name);

@@ -45,6 +45,8 @@ export interface GenerationInput {
   thoughtBudget: number;
   seed: number;
   signal: AbortSignal;
+  /** The prompt's split into evaluated, reused and marked tokens (loaded-model.ts), reported with the finish. */
+  inputTokens: Extract<StreamPart, { type: 'input-tokens' }>;
   /**
    * Output tokens the step has spent so far, second passes included: the sequence's meter, which
    * counts every sampled token, control tokens with no text too, which the chunks do not show.
@@ -132,7 +134,9 @@ async function runGeneration(
 
 /**
  * Exported for tests: the end of a generation, from the engine's response to the final parts
- * (the held ones, or what replaced them, then usage and the finish).
+ * (the held ones, or what replaced them, then usage and the finish). Usage comes last, so a
+ * fallback list (which commits to a backend at its first output) still moves on from a failure
+ * before any output.
  */
 export async function finishParts(
   response: LlamaChatResponse,
@@ -178,6 +182,7 @@ export async function finishParts(
   }
   return [
     ...parts,
+    input.inputTokens,
     { type: 'output-tokens', count: input.spentTokens() },
     { type: 'finish', stopReason: stop.reason, stopSequence: stop.sequence },
   ];

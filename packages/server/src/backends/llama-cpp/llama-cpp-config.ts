@@ -20,13 +20,32 @@ export const llamaCppBackendConfig = z.strictObject({
     .min(1)
     .optional()
     .describe('CPU threads for generation; default: what llama.cpp picks. Tiny models run fastest on 1.'),
-  contextSize: z.int().min(64).optional().describe('Tokens per sequence; default: the model entry contextWindow.'),
+  contextSize: z
+    .int()
+    .min(64)
+    .optional()
+    .describe(
+      'Tokens per sequence; default: the model entry contextWindow. Each sequence gets the whole size: the KV cache holds contextSize x sequences tokens.',
+    ),
   concurrency: z
     .int()
     .min(1)
     .optional()
     .describe(
       'Requests generating at once; each gets its own context sequence. Default 1. As a fallback in a backends list: its own sequences (default 1), while the first backend admits the list; a request it has no free sequence for moves on with a 529.',
+    ),
+  sequences: z
+    .int()
+    .min(1)
+    .optional()
+    .describe(
+      'Context sequences, each keeping the prompt it last evaluated for reuse by a later request that starts the same way; default (and at least) concurrency. More than concurrency keeps more conversations warm, at contextSize tokens of KV cache each.',
+    ),
+  reusePrefix: z
+    .boolean()
+    .default(true)
+    .describe(
+      'Evaluate only the part of a prompt that the chosen sequence does not hold already (reported as cache_read_input_tokens). false: every prompt is evaluated whole, as on a cold start.',
     ),
   queue: z
     .int()

@@ -1,12 +1,21 @@
 /**
  * A GGUF model loaded by node-llama-cpp (llama.cpp), and generation on it. The model's own chat
  * template formats the conversation; strict tools and output formats are held to their schemas
- * by a grammar; each admitted request gets its own context sequence. llama-cpp-backend.ts
+ * by a grammar; each admitted request gets its own context sequence, the one that holds the
+ * longest prefix of its prompt (sequence-pool.ts), so that only the rest is evaluated. llama-cpp-backend.ts
  * imports this module only when it loads its model, so that a service without a llama-cpp model
  * never loads node-llama-cpp.
  */
 import { randomInt } from 'node:crypto';
-import { resolveChatWrapper, type ChatWrapper, type Llama, type LlamaContext, type LlamaModel } from 'node-llama-cpp';
+import {
+  resolveChatWrapper,
+  type ChatHistoryItem,
+  type ChatWrapper,
+  type Llama,
+  type LlamaContext,
+  type LlamaModel,
+  type Token,
+} from 'node-llama-cpp';
 import type { ModelProfile } from '@model-messages/protocol';
 import type { Cancellation } from '../cancellation.js';
 import type { ModelCall, ModelPrompt, OfferedTool } from '../call/model-call.js';
@@ -22,8 +31,9 @@ import { generateResponse } from './generate-response.js';
 import { forcedToolPlan, planGeneration, type GenerationPlan } from './generation-plan.js';
 import type { LlamaCppBackendConfig } from './llama-cpp-config.js';
 import { llamaRuntime, withLoggedReason } from './llama-runtime.js';
+import { markedPrefix, sharedPrefix } from './marked-prefix.js';
 import { PromptTokenizer } from './prompt-tokenizer.js';
-import { SequencePool } from './sequence-pool.js';
+import { reusablePrefix, SequencePool } from './sequence-pool.js';
 import { assertStrictSchemaCompiles, grammarFor } from './structured-output.js';
 
 /** The backend's name (llama-cpp-backend.ts), as its reports name it. */
@@ -57,9 +67,10 @@ export class LoadedModel {
     try {
       const model = await withLoggedReason(() => llama.loadModel({ modelPath }));
       const contextSize = config.contextSize ?? Math.min(profile.contextWindow, model.trainContextSize);
+      // node-llama-cpp gives each sequence the whole contextSize: memory grows with the sequences.
       const context = await model.createContext({
         contextSize,
-        sequences: config.concurrency,
+        sequences: Math.max(config.sequences ?? config.concurrency, config.concurrency),
         threads: config.threads,
       });
       const type = config.chatWrapper;
@@ -68,7 +79,16 @@ export class LoadedModel {
         // The model's own switch where its wrapper has one (Qwen3: /no_think); the thought budget of 0 does the rest.
         plain: resolveChatWrapper(model, { type, customWrapperSettings: { qwen: { thoughts: 'discourage' } } }),
       };
-      return new LoadedModel(config, llama, model, context, tokenizer, new SequencePool(context), wrappers, report);
+      return new LoadedModel(
+        config,
+        llama,
+        model,
+        context,
+        tokenizer,
+        new SequencePool(context, config.concurrency),
+        wrappers,
+        report,
+      );
     } catch (error) {
       await tokenizer.close();
       throw error;
@@ -80,12 +100,13 @@ export class LoadedModel {
     const plan = planGeneration(call);
     const { history } = toChatHistory(call, plan.instruction);
     const chatWrapper = call.thinking.on ? this.wrappers.thinking : this.wrappers.plain;
-    await this.promptTokens(chatWrapper, history, plan);
+    const tokens = await this.promptTokens(chatWrapper, history, plan);
+    const marked = await this.markedTokens(call, plan, chatWrapper, tokens);
     const guide = plan.structured ? await grammarFor(this.llama, plan.structured) : undefined;
     // A strict tool's input that fails is generated again under its grammar: a schema that cannot
     // compile is refused now, as a 400, rather than after the model called the tool.
     plan.strictCalls.forEach(assertStrictSchemaCompiles);
-    const sequence = await this.pool.borrow({ wait: call.step > 0, signal });
+    const sequence = await this.pool.borrow({ wait: call.step > 0, signal, tokens });
     const outputTokensBefore = sequence.tokenMeter.usedOutputTokens;
     const generateAgain = (
       history: Parameters<typeof collectText>[0]['history'],
@@ -96,6 +117,10 @@ export class LoadedModel {
         collectText({ sequence, chatWrapper: this.wrappers.plain, history, grammar, maxTokens, signal }),
       );
     try {
+      if (!this.config.reusePrefix) await sequence.clearHistory();
+      // Read before the generation aligns the sequence with the prompt: what it keeps.
+      const cacheRead = reusablePrefix(sequence, tokens);
+      const cacheCreation = Math.max(0, marked - cacheRead);
       yield* generateResponse({
         sequence,
         chatWrapper,
@@ -110,6 +135,12 @@ export class LoadedModel {
         // node-llama-cpp's default seed is fixed: every request would sample the same answer.
         seed: this.config.seed ?? randomInt(2 ** 31),
         signal,
+        inputTokens: {
+          type: 'input-tokens',
+          count: tokens.length - cacheRead - cacheCreation,
+          cacheRead,
+          cacheCreation,
+        },
         spentTokens: () => sequence.tokenMeter.usedOutputTokens - outputTokensBefore,
         regenerateInput: (tool: OfferedTool, maxTokens: number) => {
           this.report({ type: 'regeneration', backend: BACKEND_NAME, output: 'tool_input' });
@@ -126,7 +157,7 @@ export class LoadedModel {
         },
       });
     } finally {
-      this.pool.giveBack(sequence);
+      this.pool.giveBack(sequence, marked);
     }
   }
 
@@ -134,10 +165,10 @@ export class LoadedModel {
    * The same rendering as `stream` uses, so usage and count_tokens agree with what is evaluated.
    * A prompt that cannot fit the context is refused (prompt-tokenizer.ts).
    */
-  countTokens(prompt: ModelPrompt): Promise<number> {
+  async countTokens(prompt: ModelPrompt): Promise<number> {
     const plan = planGeneration(prompt);
     const chatWrapper = prompt.thinking.on ? this.wrappers.thinking : this.wrappers.plain;
-    return this.promptTokens(chatWrapper, toChatHistory(prompt, plan.instruction).history, plan);
+    return (await this.promptTokens(chatWrapper, toChatHistory(prompt, plan.instruction).history, plan)).length;
   }
 
   async close(): Promise<void> {
@@ -147,22 +178,50 @@ export class LoadedModel {
   }
 
   /**
-   * The prompt's tokens, counted off the event loop. The context is per sequence: a prompt that
-   * fills it leaves no room to answer, so it is refused (400 prompt_too_long).
+   * The prompt's tokens, tokenized off the event loop, as LlamaChat renders and evaluates them.
+   * The context is per sequence: a prompt that fills it leaves no room to answer, so it is
+   * refused (400 prompt_too_long).
    */
   private async promptTokens(
     chatWrapper: ChatWrapper,
-    history: ReturnType<typeof toChatHistory>['history'],
+    history: ChatHistoryItem[],
     plan: GenerationPlan,
+  ): Promise<Token[]> {
+    const maximum = this.context.contextSize - 1;
+    const tokens = await this.tokenizer.tokenize(this.render(chatWrapper, history, plan), maximum);
+    if (tokens.length > maximum) throw promptTooLong(tokens.length, maximum, 'exact');
+    return tokens;
+  }
+
+  /**
+   * Tokens of the prompt up to its last cache_control breakpoint (marked-prefix.ts); 0 without
+   * one. Only a breakpoint before the last turn costs a second tokenizing, of that prefix.
+   */
+  private async markedTokens(
+    call: ModelCall,
+    plan: GenerationPlan,
+    chatWrapper: ChatWrapper,
+    tokens: Token[],
   ): Promise<number> {
-    const state = chatWrapper.generateContextState({
+    const marked = markedPrefix(call, plan.instruction);
+    if (marked.kind === 'none') return 0;
+    if (marked.kind === 'whole') return tokens.length;
+    let text;
+    try {
+      text = this.render(chatWrapper, marked.history, plan);
+    } catch {
+      // A template that cannot render the cut conversation (one that demands a user turn, say):
+      // the breakpoint is only a hint, and nothing is marked.
+      return 0;
+    }
+    return sharedPrefix(await this.tokenizer.tokenize(text, tokens.length), tokens);
+  }
+
+  private render(chatWrapper: ChatWrapper, history: ChatHistoryItem[], plan: GenerationPlan) {
+    return chatWrapper.generateContextState({
       chatHistory: history,
       availableFunctions: plan.functions,
       documentFunctionParams: true,
-    });
-    const maximum = this.context.contextSize - 1;
-    const tokens = await this.tokenizer.count(state.contextText, maximum);
-    if (tokens > maximum) throw promptTooLong(tokens, maximum, 'exact');
-    return tokens;
+    }).contextText;
   }
 }

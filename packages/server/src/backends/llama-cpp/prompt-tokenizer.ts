@@ -11,12 +11,12 @@
  * tokenizer whose tokens cover every byte: true of BPE, SentencePiece and RWKV vocabularies, and
  * the bound is skipped for the others (tokenizer-thread.ts).
  *
- * The count itself runs in a worker thread holding the model's vocabulary alone, one per model,
- * started with the model; prompts are counted one at a time in arrival order. A worker that
- * fails takes the counts waiting on it with it (a 500), and the next count starts a fresh one.
+ * The tokenizing itself runs in a worker thread holding the model's vocabulary alone, one per model,
+ * started with the model; prompts are tokenized one at a time in arrival order. A worker that
+ * fails takes the prompts waiting on it with it (a 500), and the next one starts a fresh one.
  */
 import type { Worker } from 'node:worker_threads';
-import type { LlamaText } from 'node-llama-cpp';
+import type { LlamaText, Token } from 'node-llama-cpp';
 import { startWorker } from '../../runtime/start-worker.js';
 import { promptTooLong } from '../prompt-too-long.js';
 import type { TokenizerReply, TokenizerRequest } from './tokenizer-thread.js';
@@ -27,7 +27,7 @@ interface Facts {
 }
 
 interface Pending {
-  resolve: (count: number) => void;
+  resolve: (tokens: Token[]) => void;
   reject: (error: Error) => void;
 }
 
@@ -46,16 +46,17 @@ export class PromptTokenizer {
 
   /**
    * The tokens of `text`, which holds at most `maximum`; a text that cannot fit is refused
-   * (prompt_too_long) from its length alone, without tokenizing.
+   * (prompt_too_long) from its length alone, without tokenizing. The tokens are what the engine
+   * evaluates: the sequence pool matches them against what each sequence holds.
    */
-  async count(text: LlamaText, maximum: number): Promise<number> {
+  async tokenize(text: LlamaText, maximum: number): Promise<Token[]> {
     const facts = await this.ready();
     if (facts.boundHolds) {
       const atLeast = Math.ceil(characters(text) / facts.longestTokenBytes);
       if (atLeast > maximum) throw promptTooLong(atLeast, maximum, 'at least');
     }
     const id = (this.nextId += 1);
-    return new Promise<number>((resolve, reject) => {
+    return new Promise<Token[]>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       this.worker!.postMessage({ id, text: text.toJSON() } satisfies TokenizerRequest);
     });
@@ -94,11 +95,11 @@ export class PromptTokenizer {
   private settle(reply: Exclude<TokenizerReply, { type: 'ready' }>): void {
     const pending = this.pending.get(reply.id);
     this.pending.delete(reply.id);
-    if (reply.type === 'counted') pending?.resolve(reply.count);
+    if (reply.type === 'tokenized') pending?.resolve(Array.from(reply.tokens) as Token[]);
     else pending?.reject(new Error(`tokenizing the prompt failed: ${reply.message}`));
   }
 
-  /** Fails every count waiting on `worker`; the next count starts a fresh one. */
+  /** Fails every prompt waiting on `worker`; the next one starts a fresh one. */
   private lose(worker: Worker | undefined, why: string): void {
     if (worker === undefined || this.worker !== worker) return;
     this.worker = undefined;

@@ -1,6 +1,6 @@
 /**
  * The body of a llama.cpp tokenizer worker (prompt-tokenizer.ts): the model file's vocabulary
- * alone (`vocabOnly`: no weights), loaded once; prompts in, token counts out, one at a time. Says
+ * alone (`vocabOnly`: no weights), loaded once; prompts in, their tokens out, one at a time. Says
  * `ready` with what the length bound needs: the longest token's text in UTF-8 bytes, and whether
  * the vocabulary's kind makes the bound sound.
  */
@@ -14,7 +14,8 @@ export interface TokenizerRequest {
 
 export type TokenizerReply =
   | { type: 'ready'; longestTokenBytes: number; boundHolds: boolean }
-  | { type: 'counted'; id: number; count: number }
+  /** The tokens' buffer is transferred, not copied: a long prompt's tokens cross once. */
+  | { type: 'tokenized'; id: number; tokens: Uint32Array }
   | { type: 'failed'; id: number; message: string };
 
 /**
@@ -40,13 +41,15 @@ for (const token of model.iterateAllTokens()) {
   longestTokenBytes = Math.max(longestTokenBytes, Buffer.byteLength(model.detokenize([token], true)));
 }
 port.on('message', ({ id, text }: TokenizerRequest) => {
-  let reply: TokenizerReply;
+  let tokens: Uint32Array<ArrayBuffer>;
   try {
-    reply = { type: 'counted', id, count: LlamaText.fromJSON(text).tokenize(model.tokenizer).length };
+    tokens = Uint32Array.from(LlamaText.fromJSON(text).tokenize(model.tokenizer));
   } catch (error) {
-    reply = { type: 'failed', id, message: error instanceof Error ? error.message : String(error) };
+    const message = error instanceof Error ? error.message : String(error);
+    port.postMessage({ type: 'failed', id, message } satisfies TokenizerReply);
+    return;
   }
-  port.postMessage(reply);
+  port.postMessage({ type: 'tokenized', id, tokens } satisfies TokenizerReply, [tokens.buffer]);
 });
 port.postMessage({
   type: 'ready',

@@ -1,0 +1,218 @@
+/**
+ * Prefix reuse on the embedded llama.cpp engine (issue 19), measured side by side in one run (see
+ * docs/benchmarks.md, "Prefix reuse"): a 10-turn conversation under a long system prompt (6,000
+ * tokens by default) on the 125M-parameter test model, and the time to first token of its last
+ * turn, three ways:
+ *
+ *   reused   mms, the conversation's earlier turns sent first, so a sequence holds their prefix;
+ *   cold     mms with `reusePrefix: false`, the same last request, evaluated whole;
+ *   session  node-llama-cpp's own LlamaChatSession, which keeps its sequence across the turns.
+ *
+ *   node --import tsx bench/llama-prefix-reuse.ts [--rounds 3] [--system-tokens 6000] [--turns 10]
+ *
+ * Prints; asserts nothing about timing. Each mms arm is a service in a child process
+ * (bench/llama/service-process.ts); the session runs in this process while the services are
+ * idle. Every turn is greedy with 16 output tokens, and each mms turn sends back the replies
+ * mms gave, as a client does. Each round runs the reused conversation first (the cold arm
+ * sends its last request), then cold and session in alternating order; figures are medians.
+ */
+import { parseArgs } from 'node:util';
+import { LlamaChatSession, type Token } from 'node-llama-cpp';
+import { parameterCount, TINY_LLAMA_BENCH_OPTIONS, tinyLlamaModel } from '@model-messages/testing';
+import { positiveInteger } from './command-arguments.js';
+import { llamaRuntime } from './llama/direct-engine.js';
+import { REQUEST_HEADERS, startServiceProcess, type ServiceProcess } from './llama/service-client.js';
+import { MODEL_ID, THREADS } from './llama/shared-settings.js';
+import { median } from './statistics.js';
+
+/** The bench model with room for the long prefix and ten turns. */
+const MODEL_OPTIONS = { ...TINY_LLAMA_BENCH_OPTIONS, contextLength: 8192 };
+const CONTEXT_SIZE = 8192;
+const TURN_TOKENS = 16;
+const REUSED_AIM = 0.15;
+
+interface Settings {
+  rounds: number;
+  systemTokens: number;
+  turns: number;
+}
+
+function readSettings(): Settings {
+  const { values } = parseArgs({
+    options: {
+      rounds: { type: 'string', default: '3' },
+      'system-tokens': { type: 'string', default: '6000' },
+      turns: { type: 'string', default: '10' },
+    },
+  });
+  return {
+    rounds: positiveInteger(values.rounds, 'rounds'),
+    systemTokens: positiveInteger(values['system-tokens'], 'system-tokens'),
+    turns: positiveInteger(values.turns, 'turns'),
+  };
+}
+
+const WORDS = (
+  'keeper lamp storm tide harbour beacon rope ledger signal reef gull mast anchor chart compass ' +
+  'lantern shutter wick oil glass tower stair rock current fog horn vessel hull keel sail'
+).split(' ');
+
+/** A system prompt of about `tokens` tokens in the model's tokenizer: numbered rules of varied words. */
+function systemPrompt(tokens: number, tokenize: (text: string) => Token[]): string {
+  const rules: string[] = [];
+  let text = '';
+  for (let rule = 1; tokenize(text).length < tokens; rule += 1) {
+    const words = Array.from({ length: 12 }, (_, index) => WORDS[(rule * 7 + index * 13) % WORDS.length]);
+    rules.push(`Rule ${rule}: ${words.join(' ')}.`);
+    text = rules.join('\n');
+  }
+  return text;
+}
+
+const question = (round: number, turn: number) =>
+  `Round ${round}, question ${turn + 1}: what should the keeper check next, and why?`;
+
+type Message = { role: 'user' | 'assistant'; content: string };
+
+/** One streamed turn: the time to the first content delta, and the reply's text. */
+async function streamTurn(
+  service: ServiceProcess,
+  system: string,
+  messages: Message[],
+): Promise<{ firstTokenMilliseconds: number; text: string; usage: unknown }> {
+  const started = performance.now();
+  const response = await fetch(service.url, {
+    method: 'POST',
+    headers: REQUEST_HEADERS,
+    body: JSON.stringify({ model: MODEL_ID, max_tokens: TURN_TOKENS, temperature: 0, stream: true, system, messages }),
+  });
+  if (response.status !== 200) throw new Error(`the service answered ${response.status}: ${await response.text()}`);
+  let firstTokenMilliseconds: number | undefined;
+  let body = '';
+  const decoder = new TextDecoder();
+  for await (const chunk of response.body!) {
+    body += decoder.decode(chunk, { stream: true });
+    if (firstTokenMilliseconds === undefined && body.includes('event: content_block_delta'))
+      firstTokenMilliseconds = performance.now() - started;
+  }
+  const events = body
+    .split('\n')
+    .filter((line) => line.startsWith('data: '))
+    .map((line) => JSON.parse(line.slice(6)) as Record<string, any>);
+  const text = events
+    .filter((event) => event.type === 'content_block_delta' && event.delta.type === 'text_delta')
+    .map((event) => event.delta.text as string)
+    .join('');
+  const usage = events.find((event) => event.type === 'message_delta')?.usage;
+  return { firstTokenMilliseconds: firstTokenMilliseconds ?? performance.now() - started, text, usage };
+}
+
+interface TurnResult {
+  milliseconds: number;
+  usage?: unknown;
+}
+
+/** mms, keeping prefixes: turns 1..n-1 first, then the timed last turn. Returns the last request's messages too. */
+async function reusedConversation(
+  service: ServiceProcess,
+  system: string,
+  round: number,
+  turns: number,
+): Promise<TurnResult & { messages: Message[] }> {
+  const messages: Message[] = [];
+  for (let turn = 0; ; turn += 1) {
+    messages.push({ role: 'user', content: question(round, turn) });
+    const reply = await streamTurn(service, system, messages);
+    if (turn === turns - 1) return { milliseconds: reply.firstTokenMilliseconds, usage: reply.usage, messages };
+    // An empty reply is not a valid assistant turn; a client would send what it got, or a placeholder.
+    messages.push({ role: 'assistant', content: reply.text === '' ? '(no answer)' : reply.text });
+  }
+}
+
+/** node-llama-cpp's own chat session on one sequence, kept across the turns. */
+async function sessionConversation(
+  session: () => Promise<LlamaChatSession>,
+  round: number,
+  turns: number,
+): Promise<TurnResult> {
+  const chat = await session();
+  let milliseconds = 0;
+  for (let turn = 0; turn < turns; turn += 1) {
+    const started = performance.now();
+    let first: number | undefined;
+    await chat.prompt(question(round, turn), {
+      maxTokens: TURN_TOKENS,
+      temperature: 0,
+      onTextChunk: () => (first ??= performance.now() - started),
+    });
+    milliseconds = first ?? performance.now() - started;
+  }
+  chat.dispose();
+  return { milliseconds };
+}
+
+async function main(): Promise<void> {
+  const settings = readSettings();
+  const modelPath = await tinyLlamaModel(MODEL_OPTIONS);
+  const llama = await llamaRuntime();
+  const model = await llama.loadModel({ modelPath });
+  const context = await model.createContext({ contextSize: CONTEXT_SIZE, sequences: 1, threads: THREADS });
+  const sequence = context.getSequence();
+  const system = systemPrompt(settings.systemTokens, (text) => model.tokenize(text));
+  const session = async () => {
+    return new LlamaChatSession({ contextSequence: sequence, systemPrompt: system, autoDisposeSequence: false });
+  };
+  const service = (reusePrefix: boolean) =>
+    startServiceProcess(modelPath, { contextWindow: CONTEXT_SIZE, backend: { reusePrefix } });
+  const [warm, cold] = [await service(true), await service(false)];
+  console.log(
+    `model: ${(parameterCount(MODEL_OPTIONS) / 1e6).toFixed(0)}M parameters (F16), context ${CONTEXT_SIZE}, ` +
+      `threads ${THREADS}; system prompt ${model.tokenize(system).length} tokens; ${settings.turns} turns of ` +
+      `${TURN_TOKENS} greedy tokens; ${settings.rounds} rounds`,
+  );
+  const samples: Record<'reused' | 'cold' | 'session', number[]> = { reused: [], cold: [], session: [] };
+  try {
+    for (let round = 0; round < settings.rounds; round += 1) {
+      // The reused arm first: the cold arm sends its very last request.
+      const reusedRun = await reusedConversation(warm, system, round, settings.turns);
+      const arms: Array<['reused' | 'cold' | 'session', () => Promise<TurnResult>]> = [
+        ['cold', async () => coldTurn(cold, system, reusedRun.messages)],
+        ['session', () => sessionConversation(session, round, settings.turns)],
+      ];
+      const rotated = round % 2 === 0 ? arms : [...arms].reverse();
+      for (const [label, run] of [['reused', async () => reusedRun] as const, ...rotated]) {
+        const result = await run();
+        samples[label].push(result.milliseconds);
+        console.log(
+          `round ${round + 1} ${label.padEnd(7)} turn ${settings.turns} first token ${result.milliseconds.toFixed(1)} ms` +
+            (result.usage ? ` usage ${JSON.stringify(result.usage)}` : ''),
+        );
+      }
+    }
+  } finally {
+    await warm.stop();
+    await cold.stop();
+    await context.dispose();
+    await model.dispose();
+  }
+  const [reused, coldMedian, sessionMedian] = [median(samples.reused), median(samples.cold), median(samples.session)];
+  console.log('\n| arm | turn-10 time to first token (median) | vs cold |');
+  console.log('|---|---:|---:|');
+  console.log(`| mms, prefix reused | ${reused.toFixed(1)} ms | ${(reused / coldMedian).toFixed(3)} |`);
+  console.log(`| mms, cold (reusePrefix: false) | ${coldMedian.toFixed(1)} ms | 1.000 |`);
+  console.log(
+    `| node-llama-cpp LlamaChatSession | ${sessionMedian.toFixed(1)} ms | ${(sessionMedian / coldMedian).toFixed(3)} |`,
+  );
+  console.log(
+    `\nreused / cold = ${(reused / coldMedian).toFixed(3)} (aim <= ${REUSED_AIM}); ` +
+      `reused / session = ${(reused / sessionMedian).toFixed(3)} (aim <= 1)`,
+  );
+}
+
+/** The cold arm: the reused arm's last request, evaluated whole. */
+async function coldTurn(cold: ServiceProcess, system: string, messages: Message[]): Promise<TurnResult> {
+  const reply = await streamTurn(cold, system, messages);
+  return { milliseconds: reply.firstTokenMilliseconds, usage: reply.usage };
+}
+
+await main();

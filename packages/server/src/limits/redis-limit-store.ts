@@ -119,6 +119,11 @@ export class RedisLimitStore implements LimitStore {
     // Failures reach the requests that meet them (and the limiter's log); without a listener
     // ioredis would print each reconnection's error on stderr.
     client.on('error', () => undefined);
+    // Loaded on every (re)connection, ahead of any request's call: EVALSHA then finds them, and a
+    // settling never falls back to EVAL behind an admission sent after it.
+    client.on('ready', () => {
+      for (const { text } of [ADMIT, SETTLE, RENEW]) client.script('LOAD', text).catch(() => undefined);
+    });
     client.connect().catch(() => undefined);
     return client;
   }

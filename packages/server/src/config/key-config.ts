@@ -44,11 +44,16 @@ const keyHash = z
   .superRefine((hash, context) => {
     const colon = hash.indexOf(':');
     const scheme = colon < 0 ? undefined : hash.slice(0, colon);
-    if (scheme !== undefined && `${scheme}:` === KEY_HASH_PREFIX && HASH_DIGITS.test(hash.slice(colon + 1))) return;
-    const known = /^[a-z0-9-]{1,20}$/i.test(scheme ?? '') ? `unknown hash format "${scheme}"` : 'not a key hash';
+    if (`${scheme}:` === KEY_HASH_PREFIX && HASH_DIGITS.test(hash.slice(colon + 1))) return;
+    const problem =
+      scheme === 'sha256'
+        ? 'a sha256 hash has 64 hex digits after "sha256:"'
+        : /^[a-z0-9-]{1,20}$/i.test(scheme ?? '')
+          ? `unknown hash format "${scheme}"`
+          : 'not a key hash';
     context.addIssue({
       code: 'custom',
-      message: `${known}: write "sha256:" and the key's 64-digit hex SHA-256 (mms keys new --id <id> prints it); the config holds a key's hash, never the key`,
+      message: `${problem}: write "sha256:" and the key's 64-digit hex SHA-256 (mms keys new --id <id> prints it); the config holds a key's hash, never the key`,
     });
   })
   .transform((hash) => hash.toLowerCase())

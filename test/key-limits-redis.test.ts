@@ -113,7 +113,7 @@ describe('limits in Redis', { skip: missing }, () => {
         const refused = await failure(ask(service));
         assert.equal(refused.status, 429);
         assert.equal(refused.type, 'rate_limit_error');
-        assert.ok(Number(refused.headers.get('retry-after')) >= 14, refused.headers.get('retry-after') ?? '');
+        assert.ok(Number(refused.headers?.get('retry-after')) >= 14, refused.headers?.get('retry-after') ?? '');
       }
     } finally {
       await Promise.all([first.close(), second.close()]);
@@ -169,8 +169,8 @@ describe('limits in Redis', { skip: missing }, () => {
       const refused = await failure(ask(refusing));
       assert.equal(refused.status, 503);
       assert.equal(refused.type, 'api_error');
-      assert.equal(refused.headers.get('mms-error-code'), 'limits_unavailable');
-      assert.equal(refused.headers.get('retry-after'), '1');
+      assert.equal(refused.headers?.get('mms-error-code'), 'limits_unavailable');
+      assert.equal(refused.headers?.get('retry-after'), '1');
 
       assert.equal(await metric(allowing, /mms_limit_store_failures_total\{outcome="allowed"\} (\d+)/), 1);
       assert.equal(await metric(refusing, /mms_limit_store_failures_total\{outcome="refused"\} (\d+)/), 1);

@@ -11,7 +11,7 @@
  * (all 32 bytes long). Both lists are always walked whole, whichever matched. The hash is
  * skipped when no such key is configured: a byte comparison is about a fifth of its cost.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, hash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { ServiceError } from '@model-messages/protocol';
 import { KEY_HASH_PREFIX, type KeyConfig } from '../config/key-config.js';
@@ -45,7 +45,7 @@ export class ApiKeyCheck {
       matched = sameLength && equal ? index : matched;
     }
     if (this.hashes.length > 0) {
-      const digest = createHash('sha256').update(candidate).digest();
+      const digest = sha256(candidate);
       for (let index = 0; index < this.hashes.length; index += 1) {
         const equal = timingSafeEqual(digest, this.hashes[index]!);
         matched = equal ? this.plainKeys.length + index : matched;
@@ -55,6 +55,15 @@ export class ApiKeyCheck {
     return this.identities[matched]!;
   }
 }
+
+/**
+ * crypto.hash costs a third of createHash for one short input; it came with Node 20.12, and the
+ * service runs on any Node 20.
+ */
+const sha256: (data: Buffer) => Buffer =
+  typeof hash === 'function'
+    ? (data) => hash('sha256', data, 'buffer')
+    : (data) => createHash('sha256').update(data).digest();
 
 function presentedKey(headers: IncomingHttpHeaders): string | undefined {
   const apiKey = headers['x-api-key'];

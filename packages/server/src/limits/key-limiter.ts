@@ -102,8 +102,8 @@ export class KeyLimiter {
   }
 
   /** The reply ended (LimitCharge.settle): output tokens charged, the place in flight given back. */
-  settle(keyId: string, limits: KeyLimits, lease: string | undefined, outputTokens: number): void {
-    this.store.settle(keyId, limits, outputTokens, lease).then(
+  settle(keyId: string, limits: KeyLimits, lease: string | undefined, outputTokens: number): Promise<void> {
+    return this.store.settle(keyId, limits, outputTokens, lease).then(
       () => this.storeAnswered(),
       (error: unknown) => {
         this.storeFailures.unsettled += 1;
@@ -162,10 +162,14 @@ export class LimitCharge {
     readonly headers: Readonly<Record<string, string>>,
   ) {}
 
-  /** Once; a second call does nothing, so that every way out of a request may call it. */
-  settle(outputTokens: number): void {
-    if (this.settled) return;
+  /**
+   * Once; a second call does nothing, so that every way out of a request may call it. Nothing
+   * waits for it on a request's path; the promise (never rejected: a failure is counted) is for
+   * a benchmark that times the admission alone.
+   */
+  settle(outputTokens: number): Promise<void> {
+    if (this.settled) return Promise.resolve();
     this.settled = true;
-    this.limiter.settle(this.keyId, this.limits, this.lease, outputTokens);
+    return this.limiter.settle(this.keyId, this.limits, this.lease, outputTokens);
   }
 }

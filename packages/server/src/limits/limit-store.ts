@@ -7,13 +7,8 @@
 import type { KeyLimits } from '../keys/client-key.js';
 import type { Admission } from './token-bucket.js';
 
-export interface AdmittedRequest extends Admission {
-  /** What `settle` needs to give the request's place in flight back (the store's own handle). */
-  lease: string | undefined;
-}
-
 export interface LimitStore {
-  admit(keyId: string, limits: KeyLimits, inputTokens: number): Promise<AdmittedRequest>;
+  admit(keyId: string, limits: KeyLimits, inputTokens: number): Promise<Admission>;
   settle(keyId: string, limits: KeyLimits, outputTokens: number, lease: string | undefined): Promise<void>;
   close(): Promise<void>;
 }

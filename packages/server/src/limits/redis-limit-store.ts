@@ -16,9 +16,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { KeyLimits } from '../keys/client-key.js';
-import type { AdmittedRequest, LimitStore } from './limit-store.js';
+import type { LimitStore } from './limit-store.js';
 import { ADMIT_SCRIPT, RENEW_SCRIPT, SETTLE_SCRIPT } from './redis-scripts.js';
-import { BUCKETS, readAll, type BucketName, type LimitName } from './token-bucket.js';
+import { BUCKETS, readAll, type Admission, type BucketName, type LimitName } from './token-bucket.js';
 
 export interface RedisStoreOptions {
   url: string;
@@ -67,7 +67,7 @@ export class RedisLimitStore implements LimitStore {
     this.renewal = setInterval(() => void this.renewLeases(), LEASE_MS / 3).unref();
   }
 
-  async admit(keyId: string, limits: KeyLimits, inputTokens: number): Promise<AdmittedRequest> {
+  async admit(keyId: string, limits: KeyLimits, inputTokens: number): Promise<Admission> {
     const lease = limits.concurrent === undefined ? undefined : `${this.leasePrefix}:${(this.leaseCount += 1)}`;
     const keys = this.keys(keyId);
     const reply = (await this.run(ADMIT, keys, [

@@ -51,6 +51,8 @@ export interface Admission {
   retryAfterMs: number | undefined;
   /** The buckets after the charge (or as they stand, when refused); only those the key has. */
   readings: Partial<Record<BucketName, BucketReading>>;
+  /** What settling needs to give the request's place in flight back: the Redis store's lease id. */
+  lease: string | undefined;
 }
 
 /** The state of one key: each bucket's full-again time, and its requests in flight. */
@@ -88,7 +90,7 @@ export function admitRequest(state: KeyState, limits: KeyLimits, inputTokens: nu
     }
     if (concurrent !== undefined) state.inFlight += 1;
   }
-  return { refusedBy, retryAfterMs: waitMs, readings: readAll(state, limits, now) };
+  return { refusedBy, retryAfterMs: waitMs, readings: readAll(state, limits, now), lease: undefined };
 }
 
 /** The reply ended: its output tokens are charged and its place in flight given back. */

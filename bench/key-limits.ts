@@ -116,7 +116,11 @@ async function main(): Promise<void> {
   );
   const { Redis } = await import('ioredis');
   const pinger = new Redis(redis.url);
-  console.log(`load average at start: ${loadavg().map((load) => load.toFixed(2)).join(' ')}`);
+  console.log(
+    `load average at start: ${loadavg()
+      .map((load) => load.toFixed(2))
+      .join(' ')}`,
+  );
 
   const limiterRows = new Map<string, Array<{ p50: number; p99: number }>>();
   for (let round = 0; round < settings.rounds; round += 1) {
@@ -194,7 +198,11 @@ async function main(): Promise<void> {
     const p50 = median(rows);
     console.log(`| ${name} | ${p50.toFixed(1)} | ${(p50 - baseline).toFixed(1)} | ${(p50 / baseline).toFixed(3)} |`);
   }
-  console.log(`\nload average at end: ${loadavg().map((load) => load.toFixed(2)).join(' ')}`);
+  console.log(
+    `\nload average at end: ${loadavg()
+      .map((load) => load.toFixed(2))
+      .join(' ')}`,
+  );
   await agent.close();
   pinger.disconnect();
   await Promise.all([memoryService.close(), redisService.close(), memoryLimiter.close(), redisLimiter.close()]);

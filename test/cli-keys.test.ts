@@ -91,7 +91,10 @@ test('a bad key entry or limit stops mms serve naming the field, exit 2', async 
   const hash = `sha256:${'0'.repeat(64)}`;
   const cases: Array<[unknown, RegExp]> = [
     [{ id: 'a', hash: 'bcrypt:$2b$10$abc' }, /keys\.0\.hash: unknown hash format "bcrypt"/],
-    [{ id: 'a', hash, limits: { inputTokensPerMinute: 0 } }, /keys\.0\.limits\.inputTokensPerMinute: must be a positive integer/],
+    [
+      { id: 'a', hash, limits: { inputTokensPerMinute: 0 } },
+      /keys\.0\.limits\.inputTokensPerMinute: must be a positive integer/,
+    ],
     [{ id: 'a', hash, limits: { concurrent: 2.5 } }, /keys\.0\.limits\.concurrent: must be a positive integer/],
     [{ hash }, /keys\.0\.id:/],
   ];

@@ -266,9 +266,7 @@ describe('seen per key', () => {
   test('the access log line and the metrics carry the key id', async () => {
     const line = logLines.find((entry) => entry.msg === 'request' && entry.keyId === 'team-b');
     assert.ok(line, 'no access log line of team-b');
-    const metrics = await (
-      await fetch(`${service.baseURL}/metrics`, { headers: { 'x-api-key': KEYS.ops } })
-    ).text();
+    const metrics = await (await fetch(`${service.baseURL}/metrics`, { headers: { 'x-api-key': KEYS.ops } })).text();
     assert.match(metrics, /mms_requests_total\{route="\/v1\/messages",key="team-b",model="large-newer"/);
     assert.match(metrics, /mms_input_tokens_total\{key="team-a",model="mid-newer",backend="scripted"\} \d+/);
     assert.match(metrics, /mms_rate_limited_total\{key="burst",limit="requests"\} [1-9]/);

@@ -39,7 +39,7 @@ export const ERROR_TABLE = {
     status: 403,
     type: 'permission_error',
     description:
-      "The key may not use this resource: a model outside its `models`, or GET /v1/usage with a key that is not an admin key.",
+      'The key may not use this resource: a model outside its `models`, or GET /v1/usage with a key that is not an admin key.',
   },
   not_found: {
     status: 404,
@@ -66,7 +66,7 @@ export const ERROR_TABLE = {
     status: 429,
     type: 'rate_limit_error',
     description:
-      "A limit of the key (requests, input or output tokens per minute, requests in flight) is reached; the response carries retry-after and the anthropic-ratelimit-* headers.",
+      'A limit of the key (requests, input or output tokens per minute, requests in flight) is reached; the response carries retry-after and the anthropic-ratelimit-* headers.',
   },
   headers_too_large: {
     status: 431,

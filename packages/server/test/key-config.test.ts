@@ -29,7 +29,10 @@ function configError(input: Record<string, unknown>): string {
 }
 
 test('a key entry gets its defaults; limits default to memory, served without limits when the store fails', () => {
-  const config = validateConfig({ models: [model], keys: [{ id: 'team-a', hash: HASH.toUpperCase().replace('SHA256', 'sha256') }] }, 't');
+  const config = validateConfig(
+    { models: [model], keys: [{ id: 'team-a', hash: HASH.toUpperCase().replace('SHA256', 'sha256') }] },
+    't',
+  );
   assert.deepEqual(config.keys, [{ id: 'team-a', hash: HASH, admin: false }]);
   assert.deepEqual(config.limits, { store: { type: 'memory' }, onStoreError: 'allow' });
   const redis = validateConfig(
@@ -56,7 +59,11 @@ test('a hash in an unknown format, or not a hash at all, is refused naming the f
 test('a limit that is not a positive integer is refused naming it', () => {
   for (const value of [0, -1, 1.5, '60']) {
     const message = configError({ keys: [{ id: 'a', hash: HASH, limits: { requestsPerMinute: value } }] });
-    assert.match(message, /^config test\.json: keys\.0\.limits\.requestsPerMinute: must be a positive integer/, String(value));
+    assert.match(
+      message,
+      /^config test\.json: keys\.0\.limits\.requestsPerMinute: must be a positive integer/,
+      String(value),
+    );
   }
   assert.match(
     configError({ keys: [{ id: 'a', hash: HASH, limits: { concurrent: 0 } }] }),
@@ -83,11 +90,21 @@ test('a malformed entry is refused naming the field', () => {
 
 test('an id or a key given twice is refused naming both places', () => {
   assert.match(
-    configError({ keys: [{ id: 'a', hash: HASH }, { id: 'a', hash: `sha256:${'cd'.repeat(32)}` }] }),
+    configError({
+      keys: [
+        { id: 'a', hash: HASH },
+        { id: 'a', hash: `sha256:${'cd'.repeat(32)}` },
+      ],
+    }),
     /keys\.1\.id: "a" is also keys\.0's id/,
   );
   assert.match(
-    configError({ keys: [{ id: 'a', hash: HASH }, { id: 'b', hash: HASH }] }),
+    configError({
+      keys: [
+        { id: 'a', hash: HASH },
+        { id: 'b', hash: HASH },
+      ],
+    }),
     /keys\.1\.hash: the same key as keys\.0/,
   );
   const plain = 'plain-key-0123';

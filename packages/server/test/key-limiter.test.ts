@@ -31,7 +31,12 @@ function freshKey(name: string): string {
 }
 
 /** The 429 (or other ServiceError) an admission throws; fails when it admits. */
-async function refusal(limiter: KeyLimiter, keyId: string, keyLimits: KeyLimits, tokens: number): Promise<ServiceError> {
+async function refusal(
+  limiter: KeyLimiter,
+  keyId: string,
+  keyLimits: KeyLimits,
+  tokens: number,
+): Promise<ServiceError> {
   const error = await limiter.admit(keyId, keyLimits, tokens).then(
     () => undefined,
     (thrown: unknown) => thrown,
@@ -108,7 +113,10 @@ function storeCases(name: string, makeStore: () => LimitStore | undefined, skip:
       assert.equal(refused.code, 'rate_limited');
       assert.match(refused.message, /100 output tokens per minute/);
       // 50 tokens of debt and one of room: 51 tokens at 0.6 s each.
-      assert.ok(refused.retryAfterSeconds! >= 30 && refused.retryAfterSeconds! <= 31, String(refused.retryAfterSeconds));
+      assert.ok(
+        refused.retryAfterSeconds! >= 30 && refused.retryAfterSeconds! <= 31,
+        String(refused.retryAfterSeconds),
+      );
       assert.equal(refused.headers?.['anthropic-ratelimit-output-tokens-remaining'], '0');
       const reset = Date.parse(refused.headers!['anthropic-ratelimit-output-tokens-reset']!) - Date.now();
       assert.ok(reset > 80_000 && reset <= 91_000, `reset in ${reset} ms`);
@@ -148,8 +156,4 @@ before(async () => {
   if (missing === undefined) redis = await startRedisServer();
 });
 after(() => redis?.close());
-storeCases(
-  'redis',
-  () => new RedisLimitStore({ url: redis!.url, keyPrefix: 'mms-test:', timeoutMs: 1_000 }),
-  missing,
-);
+storeCases('redis', () => new RedisLimitStore({ url: redis!.url, keyPrefix: 'mms-test:', timeoutMs: 1_000 }), missing);

@@ -292,7 +292,9 @@ export const serviceConfig = z.strictObject({
   apiKeys: z
     .array(apiKey)
     .default([])
-    .describe('Plain API keys: each may use every model, with no limits; the log names each key-<8 hex of its SHA-256>.'),
+    .describe(
+      'Plain API keys: each may use every model, with no limits; the log names each key-<8 hex of its SHA-256>.',
+    ),
   keys: z
     .array(keyConfig)
     .default([])

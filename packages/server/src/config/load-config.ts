@@ -90,7 +90,8 @@ function checkKeyIdentities(config: ServiceConfig, source: string): void {
   config.keys.forEach((key, index) => {
     const place = `keys.${index}`;
     const idOwner = ids.get(key.id);
-    if (idOwner !== undefined) throw new ConfigError(`config ${source}: ${place}.id: "${key.id}" is also ${idOwner}'s id`);
+    if (idOwner !== undefined)
+      throw new ConfigError(`config ${source}: ${place}.id: "${key.id}" is also ${idOwner}'s id`);
     const hashOwner = hashes.get(key.hash);
     if (hashOwner !== undefined)
       throw new ConfigError(`config ${source}: ${place}.hash: the same key as ${hashOwner}; give each key once`);

@@ -214,8 +214,7 @@ export class ServiceMetrics {
       'mms_limit_store_failures_total',
       "Requests whose key's limits could not be checked as the limits' store did not answer, by what followed (limits.onStoreError): allowed without limits, refused with 503, or unsettled (a reply's output tokens not charged).",
       ['outcome'],
-      () =>
-        Object.entries(limiter.stats.storeFailures).map(([outcome, value]) => ({ labels: { outcome }, value })),
+      () => Object.entries(limiter.stats.storeFailures).map(([outcome, value]) => ({ labels: { outcome }, value })),
     );
   }
 
@@ -225,7 +224,10 @@ export class ServiceMetrics {
    * once a backend answered.
    */
   usage(): Array<{ key: string; model: string; requests: number; inputTokens: number; outputTokens: number }> {
-    const rows = new Map<string, { key: string; model: string; requests: number; inputTokens: number; outputTokens: number }>();
+    const rows = new Map<
+      string,
+      { key: string; model: string; requests: number; inputTokens: number; outputTokens: number }
+    >();
     for (const one of this.requests.all()) {
       const { route, key, model } = one.labels;
       if (route !== MESSAGES_ROUTE || model === '') continue;

@@ -29,15 +29,13 @@ export function registerUsageRoute(router: Router, metrics: ServiceMetrics): voi
     if (context.key?.admin !== true) throw new ServiceError('permission', 'GET /v1/usage needs an admin API key');
     const data = metrics
       .usage()
-      .map(
-        (row): UsageRow => ({
-          key_id: row.key,
-          model: row.model,
-          requests: row.requests,
-          input_tokens: row.inputTokens,
-          output_tokens: row.outputTokens,
-        }),
-      )
+      .map((row): UsageRow => ({
+        key_id: row.key,
+        model: row.model,
+        requests: row.requests,
+        input_tokens: row.inputTokens,
+        output_tokens: row.outputTokens,
+      }))
       .sort((first, second) => first.key_id.localeCompare(second.key_id) || first.model.localeCompare(second.model));
     const reply: UsageReply = { since, data };
     return { body: reply };

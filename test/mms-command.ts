@@ -8,6 +8,7 @@
  *
  * `spawn(process.execPath, [...MMS, 'serve', ...])`.
  */
+import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 export const MMS = [
@@ -15,3 +16,14 @@ export const MMS = [
   import.meta.resolve('tsx'),
   fileURLToPath(new URL('../packages/server/src/cli/main.ts', import.meta.url)),
 ];
+
+/** The port a served `mms` (started with `stdio: pipe`) says it listens on, from its log. */
+export async function listeningPort(child: ChildProcess): Promise<number> {
+  let output = '';
+  for await (const chunk of child.stdout!) {
+    output += String(chunk);
+    const match = output.match(/listening at http:\/\/127\.0\.0\.1:(\d+)/);
+    if (match) return Number(match[1]);
+  }
+  throw new Error(`mms exited before listening: ${output}`);
+}

@@ -1,14 +1,14 @@
 /** The `mms` command as a user runs it: help, config errors, serving, graceful shutdown. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { once } from 'node:events';
 import { connect, createServer, type AddressInfo } from 'node:net';
 import { readSse, tinyLlamaModel } from '@model-messages/testing';
-import { MMS } from './mms-command.js';
+import { listeningPort, MMS } from './mms-command.js';
 
 const KEY = 'cli-test-key-123';
 // Every `mms serve` run here inherits it: a served service keeps its signing key in its data
@@ -296,16 +296,6 @@ test('a port already in use stops serve with "cannot listen on host:port" and th
     holder.close();
   }
 });
-
-async function listeningPort(child: ChildProcess): Promise<number> {
-  let output = '';
-  for await (const chunk of child.stdout!) {
-    output += String(chunk);
-    const match = output.match(/listening at http:\/\/127\.0\.0\.1:(\d+)/);
-    if (match) return Number(match[1]);
-  }
-  throw new Error(`mms exited before listening: ${output}`);
-}
 
 test('a signingKey under 32 characters, or a key file that holds no key, stops serve naming it, exit 2', async () => {
   const folder = mkdtempSync(join(tmpdir(), 'mms-cli-data-'));

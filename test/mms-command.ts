@@ -8,7 +8,7 @@
  *
  * `spawn(process.execPath, [...MMS, 'serve', ...])`.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,3 +33,14 @@ const stale = ['protocol', 'server', 'client'].some((name) => {
 if (stale) execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
 
 export const MMS = [join(ROOT, 'packages/server/bin/mms.js')];
+
+/** The port a served `mms` (started with `stdio: pipe`) says it listens on, from its log. */
+export async function listeningPort(child: ChildProcess): Promise<number> {
+  let output = '';
+  for await (const chunk of child.stdout!) {
+    output += String(chunk);
+    const match = output.match(/listening at http:\/\/127\.0\.0\.1:(\d+)/);
+    if (match) return Number(match[1]);
+  }
+  throw new Error(`mms exited before listening: ${output}`);
+}

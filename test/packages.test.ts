@@ -8,11 +8,12 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { listeningPort } from './mms-command.js';
 
 const ROOT = process.cwd();
 const KEY = 'packages-test-key-123';
@@ -87,16 +88,6 @@ function cpuOnlyOverrides(): Record<string, string> {
       spec.startsWith('file:') ? `file:${join(ROOT, spec.slice('file:'.length))}` : spec,
     ]),
   );
-}
-
-async function listeningPort(child: ChildProcess): Promise<number> {
-  let output = '';
-  for await (const chunk of child.stdout!) {
-    output += String(chunk);
-    const match = output.match(/listening at http:\/\/127\.0\.0\.1:(\d+)/);
-    if (match) return Number(match[1]);
-  }
-  throw new Error(`mms exited before listening: ${output}`);
 }
 
 test(

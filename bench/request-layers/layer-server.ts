@@ -22,6 +22,8 @@ import { checkMessageRules, parseMessageRequest } from '@model-messages/protocol
 import { buildApp, ModelRegistry } from '@model-messages/server';
 import { Cancellation } from '../../packages/server/src/backends/cancellation.js';
 import { ApiKeyCheck } from '../../packages/server/src/http/auth.js';
+import type { ClientKey } from '../../packages/server/src/keys/client-key.js';
+import { KeyLimiter } from '../../packages/server/src/limits/key-limiter.js';
 import { ReplyBatching } from '../../packages/server/src/http/reply-batching.js';
 import { newRequestId } from '../../packages/server/src/http/request-id.js';
 import { startRequest } from '../../packages/server/src/observability/tracing.js';
@@ -49,6 +51,7 @@ const services = {
   maxSteps: config.maxSteps,
   signer,
   unknownFields: config.unknownFields,
+  limiter: KeyLimiter.fromConfig(config.limits, () => undefined),
 };
 const keys = new ApiKeyCheck(config.apiKeys);
 const batching = new ReplyBatching((error) => console.error('layer-server: writing a reply failed', error));
@@ -91,9 +94,10 @@ async function foldedReply(
   cancellation: Cancellation,
   request: IncomingMessage,
   requestId: string,
+  key: ClientKey,
 ): Promise<{ text: string; backend: string }> {
   const record = startRequest(requestId, 'POST', request.headers);
-  const call = await startMessage(body, undefined, services, cancellation, record);
+  const call = await startMessage(body, undefined, services, cancellation, key, record);
   const fold = new MessageFold();
   for (let next = await call.events.next(); !next.done; next = await call.events.next())
     for (const event of next.value) fold.apply(event);
@@ -111,7 +115,7 @@ async function answer(request: IncomingMessage, response: ServerResponse): Promi
     return;
   }
   const requestId = newRequestId();
-  keys.assertAuthorized(request.headers);
+  const key = keys.assertAuthorized(request.headers);
   assertVersionHeader(request.headers);
   const cancellation = abortOnDisconnect(response);
   let reply: { text: string; backend: string };
@@ -122,7 +126,7 @@ async function answer(request: IncomingMessage, response: ServerResponse): Promi
     checkMessageRules(parsed, registry.resolve(parsed.model).profile);
     reply = { text: echoReply(parsed as Parameters<typeof echoReply>[0]), backend: 'scripted' };
   } else {
-    reply = await foldedReply(body, cancellation, request, requestId);
+    reply = await foldedReply(body, cancellation, request, requestId, key);
   }
   // As the service writes its replies: together, at the end of the event loop's turn.
   batching.defer(() => {

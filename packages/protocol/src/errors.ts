@@ -38,7 +38,8 @@ export const ERROR_TABLE = {
   permission: {
     status: 403,
     type: 'permission_error',
-    description: 'The key may not use this resource. Reserved: no configuration produces it yet.',
+    description:
+      'The key may not use this resource: a model outside its `models`, or GET /v1/usage with a key that is not an admin key.',
   },
   not_found: {
     status: 404,
@@ -64,7 +65,8 @@ export const ERROR_TABLE = {
   rate_limited: {
     status: 429,
     type: 'rate_limit_error',
-    description: 'Too many requests; the response carries retry-after.',
+    description:
+      'A limit of the key (requests, input or output tokens per minute, requests in flight) is reached; the response carries retry-after and the anthropic-ratelimit-* headers.',
   },
   headers_too_large: {
     status: 431,
@@ -83,6 +85,12 @@ export const ERROR_TABLE = {
     type: 'overloaded_error',
     description:
       'The service holds listen.maxConnections connections and every one has a request in flight; the response carries retry-after.',
+  },
+  limits_unavailable: {
+    status: 503,
+    type: 'api_error',
+    description:
+      'The store of the keys\' limits (Redis) cannot be reached and limits.onStoreError is "refuse"; the response carries retry-after.',
   },
   timeout: {
     status: 504,
@@ -110,12 +118,19 @@ export class ServiceError extends Error {
   readonly code: ErrorCode;
   /** Seconds, sent as `retry-after` (429 and 529). */
   readonly retryAfterSeconds: number | undefined;
+  /** More headers of the reply (a 429's `anthropic-ratelimit-*`). */
+  readonly headers: Readonly<Record<string, string>> | undefined;
 
-  constructor(code: ErrorCode, message: string, options: { retryAfterSeconds?: number; cause?: unknown } = {}) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: { retryAfterSeconds?: number; cause?: unknown; headers?: Record<string, string> } = {},
+  ) {
     super(message, { cause: options.cause });
     this.name = 'ServiceError';
     this.code = code;
     this.retryAfterSeconds = options.retryAfterSeconds;
+    this.headers = options.headers;
   }
 
   get status(): number {

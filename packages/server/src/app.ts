@@ -19,6 +19,8 @@ import type { ServerToolRunner } from './agent/server-tool-runner.js';
 import type { ServiceConfig } from './config/config-schema.js';
 import { configuredSecrets } from './config/configured-secrets.js';
 import { ApiKeyCheck } from './http/auth.js';
+import type { ClientKey } from './keys/client-key.js';
+import { KeyLimiter } from './limits/key-limiter.js';
 import { ConnectionClosing } from './http/connection-closing.js';
 import { ConnectionLimit } from './http/connection-limit.js';
 import { errorReply } from './http/error-reply.js';
@@ -38,6 +40,7 @@ import { registerMessagesRoute } from './routes/messages/route.js';
 import { registerMetricsRoute } from './routes/metrics/route.js';
 import { registerModelsRoutes } from './routes/models/route.js';
 import { registerReadyRoute } from './routes/ready/route.js';
+import { registerUsageRoute } from './routes/usage/route.js';
 import { Signer } from './signing/signer.js';
 import { resolveSigningKey } from './signing/signing-key.js';
 import { ServiceTools, type ToolProviders } from './tools/service-tools.js';
@@ -91,6 +94,8 @@ export class App {
   /** Signs and verifies with the service's key (docs/decisions/0014-signed-server-blocks.md). */
   readonly signer: Signer;
   private readonly keys: ApiKeyCheck;
+  /** The limits of the config's keys (limits/key-limiter.ts). */
+  private readonly limiter: KeyLimiter;
   private readonly router = new Router();
   private readonly closing = new ConnectionClosing();
   private readonly limit: ConnectionLimit;
@@ -108,9 +113,10 @@ export class App {
   constructor(private readonly options: AppOptions) {
     const logOptions = { level: options.logLevel ?? 'silent' };
     this.log = options.logDestination ? pino(logOptions, options.logDestination) : pino(logOptions);
-    this.observer = new RequestObserver(this.log, options.registry);
+    this.limiter = KeyLimiter.fromConfig(options.config.limits, (event) => this.observer.report(event));
+    this.observer = new RequestObserver(this.log, options.registry, this.limiter);
     const listen = options.config.listen;
-    this.keys = new ApiKeyCheck(options.config.apiKeys);
+    this.keys = new ApiKeyCheck(options.config.apiKeys, options.config.keys);
     this.limit = new ConnectionLimit(listen.maxConnections ?? defaultMaxConnections());
     this.redaction = new ReplyRedaction(configuredSecrets(options.config));
     this.batching = new ReplyBatching((error) => this.log.error({ err: error }, 'writing a reply failed'));
@@ -133,6 +139,7 @@ export class App {
         maxSteps: options.config.maxSteps,
         signer: this.signer,
         unknownFields: options.config.unknownFields,
+        limiter: this.limiter,
       },
       {
         pingIntervalMs: options.config.pingIntervalMs,
@@ -146,6 +153,7 @@ export class App {
     registerModelsRoutes(this.router, options.registry);
     registerReadyRoute(this.router, options.registry);
     registerMetricsRoute(this.router, this.observer.metrics);
+    registerUsageRoute(this.router, this.observer.metrics);
     this.server = createServer(
       {
         keepAliveTimeout: listen.keepAliveTimeoutMs,
@@ -217,6 +225,7 @@ export class App {
     }
     await this.options.registry.close();
     if (this.serverTools instanceof ServiceTools) await this.serverTools.close();
+    await this.limiter.close();
     this.observer.close();
   }
 
@@ -253,8 +262,10 @@ export class App {
         return;
       }
       let apiVersion: ApiVersion | undefined;
+      let key: ClientKey | undefined;
       if (this.needsKey(path)) {
-        record.keyId = this.keys.assertAuthorized(request.headers);
+        key = this.keys.assertAuthorized(request.headers);
+        record.keyId = key.id;
         if (path.startsWith('/v1/')) apiVersion = assertVersionHeader(request.headers);
       }
       const match = this.router.find(method, path);
@@ -265,6 +276,7 @@ export class App {
         response,
         requestId,
         apiVersion,
+        key,
         params: match.params,
         query: queryStart < 0 ? '' : url.slice(queryStart + 1),
         log: this.log,

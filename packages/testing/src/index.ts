@@ -12,3 +12,4 @@ export * from './claude-code-requests.js';
 export * from './claude-code-cli.js';
 export * from './stream-with-trailers.js';
 export * from './hugging-face-mirror.js';
+export * from './redis-server.js';

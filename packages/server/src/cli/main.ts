@@ -68,5 +68,17 @@ function commandLine(): Command {
       const { pull } = await import('./pull.js');
       await pull(uris, options);
     });
+
+  const keys = program.command('keys').description("Make API keys for the config's keys list.");
+  keys
+    .command('new')
+    .description(
+      "Print a new random API key, once, and the config entry that holds its SHA-256 (never the key): add the entry to the config's keys, and give the key to its user.",
+    )
+    .requiredOption('--id <id>', 'the id the log, the metrics and GET /v1/usage name the key by (e.g. team-a)')
+    .action(async (options: { id: string }) => {
+      const { newKey } = await import('./keys-new.js');
+      process.exitCode = newKey(options.id, process.stdout, process.stderr);
+    });
   return program;
 }

@@ -31,8 +31,10 @@ export async function serve(flags: ServeFlags): Promise<void> {
       apiKeys: settings.apiKeys,
       dataFolder: settings.dataFolder,
     });
-    if (loaded.config.apiKeys.length === 0) {
-      throw new ConfigError('no API keys are configured: set MMS_API_KEYS=<key> or add apiKeys to the config file');
+    if (loaded.config.apiKeys.length === 0 && loaded.config.keys.length === 0) {
+      throw new ConfigError(
+        'no API keys are configured: set MMS_API_KEYS=<key>, or add keys (mms keys new --id <id>) or apiKeys to the config file',
+      );
     }
     // Read here, not in buildApp, so that a key file that cannot be read stops the start like a
     // config error. A served service always has a data folder: its key must outlive the process.

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { backendConfig, type BackendConfig } from '../backends/backend-config.js';
 import { fallbackOnlyViolations, withPlacedDefaults } from '../backends/backend-defaults.js';
 import { fallbackConfig } from '../backends/fallback/fallback-config.js';
+import { keyConfig, limitsConfig } from './key-config.js';
 
 export const modelConfig = z
   .strictObject({
@@ -288,7 +289,17 @@ export const apiKey = z.string().min(8, 'an API key must have at least 8 charact
 export const serviceConfig = z.strictObject({
   $schema: z.string().optional(),
   listen: listenConfig.prefault({}),
-  apiKeys: z.array(apiKey).default([]),
+  apiKeys: z
+    .array(apiKey)
+    .default([])
+    .describe(
+      'Plain API keys: each may use every model, with no limits; the log names each key-<8 hex of its SHA-256>.',
+    ),
+  keys: z
+    .array(keyConfig)
+    .default([])
+    .describe('API keys with an identity: an id, the SHA-256 of the key, the models it may use, its limits.'),
+  limits: limitsConfig.prefault({}),
   models: z.array(modelConfig).min(1),
   /** SSE keep-alive: a ping this often while a stream has nothing else to send. */
   pingIntervalMs: z.int().min(100).default(10_000),

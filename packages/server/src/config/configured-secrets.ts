@@ -1,8 +1,8 @@
 /**
  * What the config holds that no reply may show (http/reply-redaction.ts): every secret (the
  * service's own API keys and signing key, each backend's apiKey or the value of its apiKeyEnv,
- * the search provider's key) and every address the service is configured to reach (each
- * backend's baseURL, the search provider's). Read once, when the app is built: an environment
+ * the search provider's key, the limits' Redis URL and its password) and every address the
+ * service is configured to reach (each backend's baseURL, the search provider's, the Redis's). Read once, when the app is built: an environment
  * variable changed later is not searched for, and is not used by the backend either.
  */
 import { modelBackends, type ServiceConfig } from './config-schema.js';
@@ -25,12 +25,21 @@ export function configuredSecrets(
       baseURLs.push(backend.baseURL);
     }
   }
+  // A redis: URL has no origin (URL gives "null"): its forms are its host:port and host name.
+  const redisForms: string[] = [];
+  const store = config.limits.store;
+  if (store.type === 'redis') {
+    const url = new URL(store.url);
+    secrets.push(decodeURIComponent(url.password), store.url);
+    redisForms.push(url.host);
+    if (!LOOPBACK_NAMES.has(url.hostname)) redisForms.push(url.hostname);
+  }
   const provider = config.serverTools.webSearch.provider;
   if (provider?.type === 'brave') secrets.push(provider.apiKey);
   if (provider?.type === 'brave' || provider?.type === 'searxng') baseURLs.push(provider.baseURL);
   return {
     secrets: secrets.filter((secret): secret is string => secret !== undefined && secret !== ''),
-    addresses: baseURLs.flatMap(addressForms),
+    addresses: [...baseURLs.flatMap(addressForms), ...redisForms],
   };
 }
 

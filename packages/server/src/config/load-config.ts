@@ -4,6 +4,8 @@ import { dirname, resolve } from 'node:path';
 import { describeIssue } from '@model-messages/protocol';
 import { serviceConfig, type ServiceConfig } from './config-schema.js';
 import { defaultConfig } from './default-config.js';
+import { KEY_HASH_PREFIX } from './key-config.js';
+import { keyId, sha256Hex } from '../observability/key-id.js';
 import { AliasPattern, isAliasPattern } from '../models/alias-pattern.js';
 
 export class ConfigError extends Error {
@@ -71,7 +73,31 @@ export function validateConfig(input: unknown, source: string, overrides: Config
   if (overrides.dataFolder !== undefined) config.dataFolder = resolve(overrides.dataFolder);
   config.apiKeys = [...new Set([...config.apiKeys, ...(overrides.apiKeys ?? [])])];
   checkModelNames(config, source);
+  checkKeyIdentities(config, source);
   return config;
+}
+
+/**
+ * Each key is one identity: an id given twice would merge two keys' limits and usage, and a key
+ * given twice (two entries with one hash, or a plain key whose hash an entry holds) would be
+ * counted as whichever comes first. A plain key's id (observability/key-id.ts) is taken too.
+ */
+function checkKeyIdentities(config: ServiceConfig, source: string): void {
+  const ids = new Map<string, string>(config.apiKeys.map((key, index) => [keyId(key), `apiKeys.${index}`]));
+  const hashes = new Map<string, string>(
+    config.apiKeys.map((key, index) => [`${KEY_HASH_PREFIX}${sha256Hex(key)}`, `apiKeys.${index}`]),
+  );
+  config.keys.forEach((key, index) => {
+    const place = `keys.${index}`;
+    const idOwner = ids.get(key.id);
+    if (idOwner !== undefined)
+      throw new ConfigError(`config ${source}: ${place}.id: "${key.id}" is also ${idOwner}'s id`);
+    const hashOwner = hashes.get(key.hash);
+    if (hashOwner !== undefined)
+      throw new ConfigError(`config ${source}: ${place}.hash: the same key as ${hashOwner}; give each key once`);
+    ids.set(key.id, place);
+    hashes.set(key.hash, place);
+  });
 }
 
 /**

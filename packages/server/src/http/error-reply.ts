@@ -41,7 +41,7 @@ function toServiceError(error: unknown): { serviceError: ServiceError; unexpecte
 
 export function errorReply(error: unknown, requestId: string, redaction: ReplyRedaction = NO_REDACTION): ErrorReply {
   const { serviceError, unexpected } = toServiceError(error);
-  const headers: Record<string, string> = { [ERROR_CODE_HEADER]: serviceError.code };
+  const headers: Record<string, string> = { ...serviceError.headers, [ERROR_CODE_HEADER]: serviceError.code };
   if (serviceError.retryAfterSeconds !== undefined) headers['retry-after'] = String(serviceError.retryAfterSeconds);
   return {
     status: serviceError.status,

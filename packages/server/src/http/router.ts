@@ -6,6 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
+import type { ClientKey } from '../keys/client-key.js';
 import type { RequestRecord } from '../observability/request-record.js';
 import { ServiceError, type ApiVersion } from '@model-messages/protocol';
 
@@ -19,6 +20,8 @@ export interface RouteContext {
    * reads it here.
    */
   apiVersion: ApiVersion | undefined;
+  /** The API key the request carried (keys/client-key.ts); undefined on the routes that need none (/health). */
+  key: ClientKey | undefined;
   /** Path parameters, percent-decoded. */
   params: Readonly<Record<string, string>>;
   /** The query string, without the `?`: parsed only by the routes that read it. */

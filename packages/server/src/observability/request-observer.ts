@@ -1,14 +1,16 @@
 /**
  * Where a request's end is recorded, once per request (app.ts calls `end` when its reply has
  * been handed over, or its stream has ended): the access log line, the metrics and the span.
- * It also takes the backends' events from the registry, for the log and the metrics.
+ * It also takes the backends' events from the registry, and the keys' limiter's, for the log and the metrics.
  */
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
+import type { KeyLimiter } from '../limits/key-limiter.js';
 import type { ModelRegistry } from '../models/model-registry.js';
 import { accessLogLine } from './access-log.js';
 import { logEvent } from './event-log.js';
 import type { RequestRecord } from './request-record.js';
+import type { ServiceEvent } from './service-events.js';
 import { ServiceMetrics } from './service-metrics.js';
 import { endRequestSpan, startRequest } from './tracing.js';
 
@@ -19,12 +21,16 @@ export class RequestObserver {
   constructor(
     private readonly log: Logger,
     registry: ModelRegistry,
+    limiter: KeyLimiter,
   ) {
-    this.metrics = new ServiceMetrics(registry);
-    this.unsubscribe = registry.events.subscribe((event) => {
-      this.metrics.event(event);
-      logEvent(log, event);
-    });
+    this.metrics = new ServiceMetrics(registry, limiter);
+    this.unsubscribe = registry.events.subscribe((event) => this.report(event));
+  }
+
+  /** An event of a backend, or of the keys' limiter: its metrics and its log line. */
+  report(event: ServiceEvent): void {
+    this.metrics.event(event);
+    logEvent(this.log, event);
   }
 
   /** A request arrived: its record, with its span started. */

@@ -1,6 +1,6 @@
 /**
  * What backends report beside their replies: the events the log and the metrics are told of
- * (request-observer.ts). Backends are built with the registry, before the app that logs and
+ * (request-observer.ts); the keys' limiter reports its store's state the same way. Backends are built with the registry, before the app that logs and
  * counts exists, so the registry holds this hub and the app subscribes to it; a process may run
  * several apps (tests do), each subscribed to its own registry.
  *
@@ -33,7 +33,17 @@ export type ServiceEvent =
   /** A model loaded into an embedded engine (llama-cpp, on first use). */
   | { type: 'model-load'; model: string; backend: string; seconds: number }
   /** A model file downloaded (llama-cpp, while the service starts). */
-  | { type: 'model-download'; model: string; backend: string; source: string; seconds: number };
+  | { type: 'model-download'; model: string; backend: string; source: string; seconds: number }
+  /**
+   * The store of the keys' limits (Redis) stopped answering, or answered again (limits/key-limiter.ts);
+   * `detail`: the failure, which names no key.
+   */
+  | {
+      type: 'limit-store';
+      state: 'unreachable' | 'reachable';
+      onStoreError: 'allow' | 'refuse';
+      detail: string | undefined;
+    };
 
 /** What was generated again: a tool call's input, or an `output_config.format` answer. */
 export type RegeneratedOutput = 'tool_input' | 'format_answer';

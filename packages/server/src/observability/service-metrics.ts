@@ -12,6 +12,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { FallbackBackend } from '../backends/fallback/fallback-backend.js';
 import type { CircuitState } from '../backends/fallback/circuit-breaker.js';
+import type { KeyLimiter, LimiterStats } from '../limits/key-limiter.js';
 import type { ModelRegistry } from '../models/model-registry.js';
 import { BucketCounts } from './bucket-counts.js';
 import { CollectedHistogram, type LabelledCounts } from './collected-histogram.js';
@@ -25,10 +26,12 @@ const FIRST_TOKEN_BOUNDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
 /** Seconds to load a model into an embedded engine. */
 const MODEL_LOAD_BOUNDS = [0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
 const CIRCUIT_STATES: readonly CircuitState[] = ['closed', 'open', 'half-open'];
+/** The route whose requests /v1/usage counts. */
+const MESSAGES_ROUTE = '/v1/messages';
 
 /** Requests that share every label: counted together, so that a request's end adds to one series. */
 interface RequestSeries {
-  labels: { route: string; model: string; backend: string; status: string; code: string };
+  labels: { route: string; key: string; model: string; backend: string; status: string; code: string };
   requests: number;
   duration: BucketCounts;
   firstToken: BucketCounts;
@@ -46,17 +49,21 @@ type Labels = Record<string, string>;
  * V8 keeps; a joined key was a new string to hash on every request, about a microsecond).
  */
 class SeriesIndex {
-  private readonly root = new Map<string, Map<string, Map<string, Map<number, Map<string, RequestSeries>>>>>();
+  private readonly root = new Map<
+    string,
+    Map<string, Map<string, Map<string, Map<number, Map<string, RequestSeries>>>>>
+  >();
 
-  find(route: string, model: string, backend: string, status: number, code: string): RequestSeries {
-    const byModel = child(this.root, route);
+  find(route: string, key: string, model: string, backend: string, status: number, code: string): RequestSeries {
+    const byKey = child(this.root, route);
+    const byModel = child(byKey, key);
     const byBackend = child(byModel, model);
     const byStatus = child(byBackend, backend);
     const byCode = child(byStatus, status);
     let series = byCode.get(code);
     if (series === undefined) {
       series = {
-        labels: { route, model, backend, status: String(status), code },
+        labels: { route, key, model, backend, status: String(status), code },
         requests: 0,
         duration: new BucketCounts(DURATION_BOUNDS),
         firstToken: new BucketCounts(FIRST_TOKEN_BOUNDS),
@@ -72,9 +79,11 @@ class SeriesIndex {
 
   all(): RequestSeries[] {
     const all: RequestSeries[] = [];
-    for (const byModel of this.root.values())
-      for (const byBackend of byModel.values())
-        for (const byStatus of byBackend.values()) for (const byCode of byStatus.values()) all.push(...byCode.values());
+    for (const byKey of this.root.values())
+      for (const byModel of byKey.values())
+        for (const byBackend of byModel.values())
+          for (const byStatus of byBackend.values())
+            for (const byCode of byStatus.values()) all.push(...byCode.values());
     return all;
   }
 }
@@ -114,13 +123,16 @@ export class ServiceMetrics {
   private readonly regenerations = new CountTable();
   private readonly modelLoads = new Map<string, LabelledCounts>();
 
-  constructor(private readonly models: ModelRegistry) {
+  constructor(
+    private readonly models: ModelRegistry,
+    limiter: KeyLimiter,
+  ) {
     processRegistry();
     const series = (): RequestSeries[] => this.requests.all();
     this.counter(
       'mms_requests_total',
-      'Requests answered, by route, model, the backend that answered, HTTP status and error code (mms-error-code; a stream that failed after its headers keeps its 200 and has the code of its error event).',
-      ['route', 'model', 'backend', 'status', 'code'],
+      'Requests answered, by route, API key id, model, the backend that answered, HTTP status and error code (mms-error-code; a stream that failed after its headers keeps its 200 and has the code of its error event).',
+      ['route', 'key', 'model', 'backend', 'status', 'code'],
       () => series().map((one) => ({ labels: one.labels, value: one.requests })),
     );
     this.histogram(
@@ -135,9 +147,9 @@ export class ServiceMetrics {
     );
     this.counter(
       'mms_input_tokens_total',
-      "Prompt tokens of message requests a backend answered (its first output came), as usage.input_tokens counts them: not those read from the engine's cache.",
-      ['model', 'backend'],
-      () => sumValues(series(), ['model', 'backend'], (one) => one.inputTokens),
+      "Prompt tokens of message requests a backend answered (its first output came), by API key id, as usage.input_tokens counts them: not those read from the engine's cache.",
+      ['key', 'model', 'backend'],
+      () => sumValues(series(), ['key', 'model', 'backend'], (one) => one.inputTokens),
     );
     this.counter(
       'mms_cache_read_input_tokens_total',
@@ -151,8 +163,11 @@ export class ServiceMetrics {
       ['model', 'backend'],
       () => sumValues(series(), ['model', 'backend'], (one) => one.cacheCreationInputTokens),
     );
-    this.counter('mms_output_tokens_total', 'Output tokens of message requests.', ['model', 'backend'], () =>
-      sumValues(series(), ['model', 'backend'], (one) => one.outputTokens),
+    this.counter(
+      'mms_output_tokens_total',
+      'Output tokens of message requests, by API key id.',
+      ['key', 'model', 'backend'],
+      () => sumValues(series(), ['key', 'model', 'backend'], (one) => one.outputTokens),
     );
     this.counter(
       'mms_overloaded_total',
@@ -205,6 +220,44 @@ export class ServiceMetrics {
     this.histogram('mms_model_load_seconds', 'Time to load a model into an embedded engine.', () =>
       this.modelLoads.values(),
     );
+    this.counter(
+      'mms_rate_limited_total',
+      "Message requests answered 429 by their API key's limits, by key id and the limit reached (requests, inputTokens, outputTokens, concurrent).",
+      ['key', 'limit'],
+      () => refusalValues(limiter.stats),
+    );
+    this.counter(
+      'mms_limit_store_failures_total',
+      "Requests whose key's limits could not be checked as the limits' store did not answer, by what followed (limits.onStoreError): allowed without limits, refused with 503, or unsettled (a reply's output tokens not charged).",
+      ['outcome'],
+      () => Object.entries(limiter.stats.storeFailures).map(([outcome, value]) => ({ labels: { outcome }, value })),
+    );
+  }
+
+  /**
+   * Message requests and their tokens since this app started, by API key id and model: what
+   * GET /v1/usage answers (routes/usage/route.ts). The same counts as the metrics': tokens count
+   * once a backend answered.
+   */
+  usage(): Array<{ key: string; model: string; requests: number; inputTokens: number; outputTokens: number }> {
+    const rows = new Map<
+      string,
+      { key: string; model: string; requests: number; inputTokens: number; outputTokens: number }
+    >();
+    for (const one of this.requests.all()) {
+      const { route, key, model } = one.labels;
+      if (route !== MESSAGES_ROUTE || model === '') continue;
+      const id = `${key}\n${model}`;
+      let row = rows.get(id);
+      if (row === undefined) {
+        row = { key, model, requests: 0, inputTokens: 0, outputTokens: 0 };
+        rows.set(id, row);
+      }
+      row.requests += one.requests;
+      row.inputTokens += one.inputTokens;
+      row.outputTokens += one.outputTokens;
+    }
+    return [...rows.values()];
   }
 
   /** The Prometheus text: the process's own metrics, then the service's. */
@@ -219,10 +272,11 @@ export class ServiceMetrics {
   /** A request ended (request-observer.ts), `seconds` after it arrived. */
   requestEnded(record: RequestRecord, seconds: number): void {
     const route = record.route ?? '';
+    const key = record.keyId ?? '';
     const model = record.model ?? '';
     const backend = record.backend ?? '';
     const code = record.errorCode ?? '';
-    const series = this.requests.find(route, model, backend, record.status, code);
+    const series = this.requests.find(route, key, model, backend, record.status, code);
     series.requests += 1;
     series.duration.observe(seconds);
     // Tokens count once a backend answered: a request refused or failed before its first output
@@ -266,6 +320,7 @@ export class ServiceMetrics {
       }
       case 'model-download':
       case 'warning':
+      case 'limit-store':
         // The log's alone.
         return;
       default:
@@ -326,6 +381,13 @@ export class ServiceMetrics {
   private histogram(name: string, help: string, read: () => Iterable<LabelledCounts>): void {
     this.registry.registerMetric(new CollectedHistogram(name, help, read).asMetric());
   }
+}
+
+function refusalValues(stats: LimiterStats): Array<{ labels: Labels; value: number }> {
+  const values = [];
+  for (const [key, byLimit] of stats.refusals)
+    for (const [limit, value] of byLimit) values.push({ labels: { key, limit }, value });
+  return values;
 }
 
 /** Request series summed into fewer labels, as a histogram's series. */

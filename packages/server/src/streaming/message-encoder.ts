@@ -25,6 +25,11 @@ export class MessageEncoder {
   private index = -1;
   private blockOpen = false;
   private outputTokens = 0;
+  /**
+   * Generated deltas (text, thinking, tool input) since the engine last reported its count: a turn
+   * cut short (its client left) between two counts still generated them, at least a token each.
+   */
+  private uncountedDeltas = 0;
   /** The up-front count, until the engine reports its own (an `input-tokens` part). */
   private inputTokens: number;
   private cacheReadInputTokens = 0;
@@ -70,6 +75,7 @@ export class MessageEncoder {
       case 'block-delta':
         if (!this.blockOpen) throw new Error('block-delta outside a block');
         events.push({ type: 'content_block_delta', index: this.index, delta: part.delta });
+        if (part.delta.type !== 'signature_delta') this.uncountedDeltas += 1;
         return;
       case 'block-stop':
         if (!this.blockOpen) throw new Error('block-stop with no open block');
@@ -78,6 +84,7 @@ export class MessageEncoder {
         return;
       case 'output-tokens':
         this.outputTokens = part.count;
+        this.uncountedDeltas = 0;
         return;
       case 'input-tokens':
         this.inputTokens = part.count;
@@ -95,12 +102,15 @@ export class MessageEncoder {
     }
   }
 
-  /** What the message came to so far, for the access log and the metrics (observability/). */
+  /**
+   * What the message came to so far, for the access log, the metrics (observability/) and the
+   * key's limits: output tokens as last counted, and at least one for each delta generated since.
+   */
   summary(): MessageSummary {
     return {
       stopReason: this.stopReason,
       inputTokens: this.inputTokens,
-      outputTokens: this.outputTokens,
+      outputTokens: this.outputTokens + this.uncountedDeltas,
       cacheReadInputTokens: this.cacheReadInputTokens,
       cacheCreationInputTokens: this.cacheCreationInputTokens,
     };

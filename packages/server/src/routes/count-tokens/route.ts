@@ -1,11 +1,13 @@
 /**
  * `POST /v1/messages/count_tokens`: the same validation, rules and signature checks, then the
- * backend's tokenizer, and the same refusal of a prompt over the context window.
+ * backend's tokenizer, and the same refusal of a prompt over the context window. A model outside
+ * the key's `models` is refused as the messages route refuses it; the key's limits do not apply.
  */
 import { checkConversationRules, parseCountTokensRequest, type CountTokensResponse } from '@model-messages/protocol';
 import { ignoredFieldsHeader } from '../../http/ignored-fields-header.js';
 import { readJsonBody } from '../../http/request-body.js';
 import type { Router } from '../../http/router.js';
+import { resolvePermitted } from '../../keys/model-permission.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
 import { buildModelPrompt } from '../../backends/call/build-model-call.js';
 import { promptTooLong } from '../../backends/prompt-too-long.js';
@@ -26,7 +28,7 @@ export function registerCountTokensRoute(
       unknownFields === 'ignore' ? ignoredFields : undefined,
     );
     context.record.requestedModel = body.model;
-    const entry = registry.resolve(body.model);
+    const entry = resolvePermitted(registry, context.key?.models, body.model);
     const model = entry.profile.id;
     context.record.model = model;
     checkConversationRules(body, entry.profile);

@@ -1,13 +1,15 @@
 /**
- * Orchestration of one `POST /v1/messages`, with no HTTP in it: validate, resolve the model,
- * apply the endpoint rules, check the signed blocks that came back (signing/signed-blocks-check.ts),
- * count the prompt, admit the request (a slot or a place in the queue), run the turn once it holds
- * a slot, and encode its parts as wire events. Streaming writes these events; the JSON reply
- * folds them.
+ * Orchestration of one `POST /v1/messages`, with no HTTP in it: validate, resolve the model (one
+ * the key may use: keys/model-permission.ts), apply the endpoint rules, check the signed blocks
+ * that came back (signing/signed-blocks-check.ts), count the prompt, check and charge the key's
+ * limits (limits/key-limiter.ts), admit the request (a slot or a place in the queue), run the
+ * turn once it holds a slot, and encode its parts as wire events. Streaming writes these events;
+ * the JSON reply folds them.
  *
  * `startMessage` returns once the request is admitted, before it has a slot or any output: every
- * refusal up to there (a bad request, an unknown model, a prompt too long by its count, a full
- * queue) is thrown from it, so it is an HTTP status for a stream too. What fails after it (the
+ * refusal up to there (a bad request, an unknown model or one the key may not use, a prompt too
+ * long by its count, a key's limit, a full queue) is thrown from it, so it is an HTTP status for
+ * a stream too. What fails after it (the
  * wait in the queue, the backend, the turn) fails through `events`, which a stream that has
  * opened at admission writes as an `error` event (docs/decisions/0015).
  */
@@ -17,6 +19,9 @@ import type { ServerToolRunner } from '../../agent/server-tool-runner.js';
 import type { Backend } from '../../backends/backend.js';
 import { buildModelPrompt } from '../../backends/call/build-model-call.js';
 import type { Cancellation } from '../../backends/cancellation.js';
+import type { ClientKey } from '../../keys/client-key.js';
+import { resolvePermitted } from '../../keys/model-permission.js';
+import type { KeyLimiter, LimitCharge } from '../../limits/key-limiter.js';
 import { promptTooLong } from '../../backends/prompt-too-long.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
 import type { RequestRecord } from '../../observability/request-record.js';
@@ -35,6 +40,8 @@ export interface MessageServices {
   signer: Signer;
   /** The config's `unknownFields`: refuse a field the service does not know, or drop and name it. */
   unknownFields: 'refuse' | 'ignore';
+  /** The limits of the config's keys. */
+  limiter: KeyLimiter;
 }
 
 export interface MessageCall {
@@ -55,20 +62,29 @@ export interface MessageCall {
   readonly maxTokensClamped: { requested: number; granted: number } | undefined;
   /** True when `backendName()` may change once output comes: a fallback list not yet chosen. */
   readonly backendChosenLater: boolean;
+  /**
+   * What the key's limits charged: its `anthropic-ratelimit-*` headers go on the reply, and it is
+   * settled with the output tokens once the reply ends. Undefined for a key with no limits.
+   */
+  readonly limitCharge: LimitCharge | undefined;
 }
 
-/** `record`: the request's record (observability/), which learns its model, and spans the engine calls. */
+/**
+ * `key`: the API key the request carried. `record`: the request's record (observability/), which
+ * learns its model, and spans the engine calls.
+ */
 export async function startMessage(
   body: unknown,
   fault: string | undefined,
   services: MessageServices,
   cancellation: Cancellation,
+  key: ClientKey,
   record: RequestRecord,
 ): Promise<MessageCall> {
   const ignoredFields: string[] = [];
   const requested = parseMessageRequest(body, services.unknownFields === 'ignore' ? ignoredFields : undefined);
   record.requestedModel = requested.model;
-  const entry = services.registry.resolve(requested.model);
+  const entry = resolvePermitted(services.registry, key.models, requested.model);
   const model = entry.profile.id;
   // Known before any refusal below, so that a 529 or a prompt too long counts against its model.
   record.model = model;
@@ -81,8 +97,17 @@ export async function startMessage(
   const prompt = buildModelPrompt(request, entry.profile);
   const inputTokens = await traceTokenCount(record, backend, model, () => backend.countTokens(prompt, 'admission'));
   if (inputTokens > entry.profile.contextWindow) throw promptTooLong(inputTokens, entry.profile.contextWindow, 'exact');
+  const limitCharge =
+    key.limits === undefined ? undefined : await services.limiter.admit(key.id, key.limits, inputTokens);
   // Admitted here, or refused with a 529 thrown at once: the slot itself may still be a wait.
-  const slot = entry.admission.admit(cancellation);
+  let slot;
+  try {
+    slot = entry.admission.admit(cancellation);
+  } catch (error) {
+    // Nothing was generated, and its place in flight goes back.
+    limitCharge?.settle(0);
+    throw error;
+  }
   const parts = runTurn({
     backend,
     request,
@@ -108,6 +133,7 @@ export async function startMessage(
     backend !== entry.backend,
     ignoredFields,
     clamped,
+    limitCharge,
   );
 }
 
@@ -123,6 +149,7 @@ class StartedMessage implements MessageCall {
     readonly backendChosenLater: boolean,
     readonly ignoredFields: readonly string[],
     readonly maxTokensClamped: MessageCall['maxTokensClamped'],
+    readonly limitCharge: LimitCharge | undefined,
   ) {}
 
   backendName(): string {

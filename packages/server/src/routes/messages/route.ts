@@ -37,6 +37,8 @@ export function registerMessagesRoute(router: Router, services: MessageServices,
       headerValue(context.request, 'mms-fault'),
       services,
       cancellation,
+      // Every /v1 route is behind the key check (app.ts).
+      context.key!,
       context.record,
     );
     try {
@@ -62,9 +64,13 @@ export function registerMessagesRoute(router: Router, services: MessageServices,
   });
 }
 
-/** What the turn came to, however it ended, for the access log and the metrics (observability/). */
+/**
+ * What the turn came to, however it ended, for the access log and the metrics (observability/),
+ * and the output tokens it generated for the key's limits (a stream cut short pays what it produced).
+ */
 function recordOutcome(record: RequestRecord, call: MessageCall): void {
   const summary = call.events.summary();
+  call.limitCharge?.settle(summary.outputTokens);
   record.streamed = call.stream;
   record.backend = call.backendName();
   record.stopReason = summary.stopReason;
@@ -121,11 +127,12 @@ async function streamReply(
 
 /**
  * What the service says about a reply, JSON or streamed, beside its body: the backend that
- * answered, a max_tokens the model lowered (`mms-max-tokens-clamped: 128000 -> 64000`), and the
- * unknown fields dropped (`mms-ignored-fields`), so that neither is ever silent.
+ * answered, a max_tokens the model lowered (`mms-max-tokens-clamped: 128000 -> 64000`), the
+ * unknown fields dropped (`mms-ignored-fields`), so that neither is ever silent, and the key's
+ * limits as they stand (`anthropic-ratelimit-*`, limits/rate-limit-headers.ts).
  */
 function replyHeaders(call: MessageCall): Record<string, string> {
-  const headers: Record<string, string> = { 'mms-backend': call.backendName() };
+  const headers: Record<string, string> = { 'mms-backend': call.backendName(), ...call.limitCharge?.headers };
   const clamped = call.maxTokensClamped;
   if (clamped) headers['mms-max-tokens-clamped'] = `${clamped.requested} -> ${clamped.granted}`;
   return call.ignoredFields.length === 0 ? headers : { ...headers, ...ignoredFieldsHeader(call.ignoredFields) };

@@ -1,6 +1,10 @@
-/** `GET /v1/models` (paged as the public API pages it) and `GET /v1/models/{id}` (ids and aliases). */
+/**
+ * `GET /v1/models` (paged as the public API pages it) and `GET /v1/models/{id}` (ids and aliases):
+ * of a key with `models`, only those it may use (keys/model-permission.ts).
+ */
 import { ServiceError, type ModelInfo } from '@model-messages/protocol';
 import type { Router } from '../../http/router.js';
+import { permitsEntry, resolvePermitted, type ModelPermission } from '../../keys/model-permission.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
 
 interface ListQuery {
@@ -10,8 +14,12 @@ interface ListQuery {
 }
 
 export function registerModelsRoutes(router: Router, registry: ModelRegistry): void {
-  router.get('/v1/models', async (context) => ({ body: listPage(registry, listQuery(context.query)) }));
-  router.get('/v1/models/:id', async (context) => ({ body: registry.info(registry.resolve(context.params.id ?? '')) }));
+  router.get('/v1/models', async (context) => ({
+    body: listPage(registry, context.key?.models, listQuery(context.query)),
+  }));
+  router.get('/v1/models/:id', async (context) => ({
+    body: registry.info(resolvePermitted(registry, context.key?.models, context.params.id ?? '')),
+  }));
 }
 
 /** The paging parameters; one given twice is refused rather than one of its values picked. */
@@ -25,8 +33,10 @@ function listQuery(query: string): ListQuery {
   return { limit: read('limit'), after_id: read('after_id'), before_id: read('before_id') };
 }
 
-function listPage(registry: ModelRegistry, query: ListQuery) {
-  const all: ModelInfo[] = registry.entries.map((entry) => registry.info(entry));
+function listPage(registry: ModelRegistry, permission: ModelPermission | undefined, query: ListQuery) {
+  const all: ModelInfo[] = registry.entries
+    .filter((entry) => permitsEntry(permission, entry))
+    .map((entry) => registry.info(entry));
   const limit = query.limit === undefined ? 20 : Number(query.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
     throw new ServiceError('invalid_request', 'limit: must be an integer from 1 to 1000');

@@ -1,0 +1,165 @@
+/**
+ * Limit state in Redis (`limits.store: {"type": "redis", "url": ...}`), so that replicas behind
+ * one load balancer enforce one limit (docs/deployment.md). One script call per admission and one
+ * per settling (redis-scripts.ts), each one round trip. ioredis is loaded only when a config asks
+ * for Redis.
+ *
+ * Nothing waits for a Redis that is gone: commands are not queued while the connection is down
+ * (they fail at once), and one that gets no answer within `timeoutMs` fails too; the limiter then
+ * does what `limits.onStoreError` says. The client reconnects on its own, with a growing pause up
+ * to a second. Only the first connection is waited for, up to `timeoutMs`, so that the requests
+ * of a service that has just started are not counted as failures of a store it is still reaching.
+ *
+ * Concurrency across replicas: each request in flight holds a lease in the key's set, renewed
+ * while it runs; a replica that dies leaves its leases to expire after LEASE_MS.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { KeyLimits } from '../keys/client-key.js';
+import type { LimitStore } from './limit-store.js';
+import { ADMIT_SCRIPT, RENEW_SCRIPT, SETTLE_SCRIPT } from './redis-scripts.js';
+import { BUCKETS, readAll, type Admission, type BucketName, type LimitName } from './token-bucket.js';
+
+export interface RedisStoreOptions {
+  url: string;
+  keyPrefix: string;
+  timeoutMs: number;
+}
+
+/** How long a request's place in flight outlives its replica; renewed every third of it. */
+const LEASE_MS = 60_000;
+/** Reconnection pauses grow by this much per try, up to a second. */
+const RECONNECT_STEP_MS = 100;
+const LIMIT_NAMES: readonly (LimitName | undefined)[] = [undefined, ...BUCKETS, 'concurrent'];
+
+interface Script {
+  text: string;
+  sha: string;
+}
+
+function script(text: string): Script {
+  return { text, sha: createHash('sha1').update(text).digest('hex') };
+}
+
+const ADMIT = script(ADMIT_SCRIPT);
+const SETTLE = script(SETTLE_SCRIPT);
+const RENEW = script(RENEW_SCRIPT);
+
+export class RedisLimitStore implements LimitStore {
+  private readonly client: Promise<Redis>;
+  /** Resolves once the first connection is made, or `timeoutMs` has passed: the client from then on. */
+  private readonly firstConnection: Promise<Redis>;
+  /** The client, once the first connection was waited for: no await on a request's path. */
+  private settledClient: Redis | undefined;
+  /** Leases of requests in flight here, by lease id: the in-flight set each is in. */
+  private readonly leases = new Map<string, string>();
+  private readonly leasePrefix = randomBytes(6).toString('hex');
+  private leaseCount = 0;
+  private readonly renewal: NodeJS.Timeout;
+
+  constructor(private readonly options: RedisStoreOptions) {
+    this.client = this.open();
+    this.firstConnection = this.client.then(async (client) => {
+      await this.connected(client);
+      this.settledClient = client;
+      return client;
+    });
+    this.renewal = setInterval(() => void this.renewLeases(), LEASE_MS / 3).unref();
+  }
+
+  async admit(keyId: string, limits: KeyLimits, inputTokens: number): Promise<Admission> {
+    const lease = limits.concurrent === undefined ? undefined : `${this.leasePrefix}:${(this.leaseCount += 1)}`;
+    const keys = this.keys(keyId);
+    const reply = (await this.run(ADMIT, keys, [
+      limits.requestsPerMinute ?? 0,
+      limits.inputTokensPerMinute ?? 0,
+      limits.outputTokensPerMinute ?? 0,
+      limits.concurrent ?? 0,
+      inputTokens,
+      lease ?? '',
+      LEASE_MS,
+    ])) as [number, string, string, string, string, string];
+    const refusedBy = LIMIT_NAMES[reply[0]];
+    if (refusedBy === undefined && lease !== undefined) this.leases.set(lease, keys[3]!);
+    const now = Number(reply[2]);
+    const fullAt = {} as Record<BucketName, number>;
+    BUCKETS.forEach((bucket, index) => (fullAt[bucket] = reply[3 + index] === '' ? now : Number(reply[3 + index])));
+    const wait = Number(reply[1]);
+    return {
+      refusedBy,
+      retryAfterMs: wait < 0 ? undefined : wait,
+      readings: readAll(fullAt, limits, now),
+      lease: refusedBy === undefined ? lease : undefined,
+    };
+  }
+
+  async settle(keyId: string, limits: KeyLimits, outputTokens: number, lease: string | undefined): Promise<void> {
+    if (lease !== undefined) this.leases.delete(lease);
+    if (lease === undefined && (limits.outputTokensPerMinute === undefined || outputTokens === 0)) return;
+    const keys = this.keys(keyId);
+    await this.run(SETTLE, [keys[2]!, keys[3]!], [limits.outputTokensPerMinute ?? 0, outputTokens, lease ?? '']);
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.renewal);
+    const client = await this.client;
+    client.disconnect();
+  }
+
+  private async open(): Promise<Redis> {
+    const { Redis } = await import('ioredis');
+    const client = new Redis(this.options.url, {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: this.options.timeoutMs,
+      connectTimeout: Math.max(this.options.timeoutMs, 1_000),
+      retryStrategy: (tries: number) => Math.min(tries * RECONNECT_STEP_MS, 1_000),
+    });
+    // Failures reach the requests that meet them (and the limiter's log); without a listener
+    // ioredis would print each reconnection's error on stderr.
+    client.on('error', () => undefined);
+    // Loaded on every (re)connection, ahead of any request's call: EVALSHA then finds them, and a
+    // settling never falls back to EVAL behind an admission sent after it.
+    client.on('ready', () => {
+      for (const { text } of [ADMIT, SETTLE, RENEW]) client.script('LOAD', text).catch(() => undefined);
+    });
+    client.connect().catch(() => undefined);
+    return client;
+  }
+
+  private connected(client: Redis): Promise<void> {
+    if (client.status === 'ready') return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, this.options.timeoutMs);
+      client.once('ready', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  /** The key's buckets and in-flight set, in one hash slot (`{id}`), as a script's keys must be in a cluster. */
+  private keys(keyId: string): string[] {
+    const base = `${this.options.keyPrefix}{${keyId}}:`;
+    return [`${base}requests`, `${base}input-tokens`, `${base}output-tokens`, `${base}in-flight`];
+  }
+
+  /** EVALSHA, and EVAL when Redis does not have the script yet (a first call, a restarted Redis). */
+  private async run(which: Script, keys: string[], args: Array<string | number>): Promise<unknown> {
+    const client = this.settledClient ?? (await this.firstConnection);
+    try {
+      return await client.evalsha(which.sha, keys.length, ...keys, ...args);
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      return client.eval(which.text, keys.length, ...keys, ...args);
+    }
+  }
+
+  private async renewLeases(): Promise<void> {
+    if (this.leases.size === 0) return;
+    const keys = [...this.leases.values()];
+    // A failure here is one the next admission meets too; the leases are renewed next time.
+    await this.run(RENEW, keys, [LEASE_MS, ...this.leases.keys()]).catch(() => undefined);
+  }
+}

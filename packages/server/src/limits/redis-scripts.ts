@@ -1,0 +1,87 @@
+/**
+ * The Lua scripts the Redis store runs: each request's check-and-charge and its settling are one
+ * script call each, one round trip, atomic across replicas. They follow token-bucket.ts's rules
+ * line for line; the tests run the same cases against both stores. Time is Redis's own (TIME),
+ * so that replicas whose clocks differ still share one bucket. Floats go back as strings: Redis
+ * turns a Lua number in a reply into an integer.
+ */
+import { CONCURRENT_RETRY_MS, WINDOW_MS } from './token-bucket.js';
+
+/**
+ * KEYS: the requests, input-tokens and output-tokens buckets (each a full-again time in ms), the
+ * set of requests in flight (lease id -> expiry). ARGV: the three limits (0: none), the
+ * concurrency limit (0: none), the input tokens, the lease id, the lease's length in ms.
+ * Returns: the refusing limit (0 none, 1-3 a bucket, 4 in flight), the wait in ms ("-1": never),
+ * now, and the three buckets' full-again times ("" for a bucket the key does not have).
+ */
+export const ADMIT_SCRIPT = `
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000
+local window = ${WINDOW_MS}
+local amounts = {1, tonumber(ARGV[5]), 0}
+local refused, wait = 0, 0
+local fullAt = {}
+for i = 1, 3 do
+  local limit = tonumber(ARGV[i])
+  if limit > 0 then
+    fullAt[i] = math.max(tonumber(redis.call('GET', KEYS[i]) or '0'), now)
+    local needed = amounts[i] * window / limit
+    if i == 3 then needed = window / limit end
+    if needed > window then refused, wait = i, -1 end
+    local over = fullAt[i] + needed - now - window
+    if wait >= 0 and over > wait then refused, wait = i, over end
+  end
+end
+local concurrent = tonumber(ARGV[4])
+if concurrent > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+  if redis.call('ZCARD', KEYS[4]) >= concurrent and wait >= 0 and ${CONCURRENT_RETRY_MS} > wait then refused, wait = 4, ${CONCURRENT_RETRY_MS} end
+end
+if refused == 0 then
+  for i = 1, 2 do
+    if fullAt[i] then
+      fullAt[i] = fullAt[i] + amounts[i] * window / tonumber(ARGV[i])
+      redis.call('SET', KEYS[i], fullAt[i], 'PX', math.ceil(fullAt[i] - now) + 1000)
+    end
+  end
+  if concurrent > 0 then
+    redis.call('ZADD', KEYS[4], now + tonumber(ARGV[7]), ARGV[6])
+    redis.call('PEXPIRE', KEYS[4], tonumber(ARGV[7]))
+  end
+end
+local function text(value) if value then return string.format('%.3f', value) end return '' end
+return {refused, text(wait), text(now), text(fullAt[1]), text(fullAt[2]), text(fullAt[3])}
+`;
+
+/**
+ * KEYS: the output-tokens bucket, the set of requests in flight. ARGV: the output limit (0:
+ * none), the output tokens, the lease id ("" for none).
+ */
+export const SETTLE_SCRIPT = `
+local limit = tonumber(ARGV[1])
+local tokens = tonumber(ARGV[2])
+if limit > 0 and tokens > 0 then
+  local time = redis.call('TIME')
+  local now = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000
+  local fullAt = math.max(tonumber(redis.call('GET', KEYS[1]) or '0'), now) + tokens * ${WINDOW_MS} / limit
+  redis.call('SET', KEYS[1], fullAt, 'PX', math.ceil(fullAt - now) + 1000)
+end
+if ARGV[3] ~= '' then redis.call('ZREM', KEYS[2], ARGV[3]) end
+return 0
+`;
+
+/**
+ * Keeps the leases of requests still in flight: a replica that dies leaves its leases to expire
+ * rather than to hold the key's concurrency forever. KEYS: in-flight sets; ARGV: the lease's
+ * length in ms, then one lease id per key.
+ */
+export const RENEW_SCRIPT = `
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000
+local length = tonumber(ARGV[1])
+for i = 1, #KEYS do
+  redis.call('ZADD', KEYS[i], 'XX', now + length, ARGV[i + 1])
+  redis.call('PEXPIRE', KEYS[i], length)
+end
+return 0
+`;

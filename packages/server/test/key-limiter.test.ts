@@ -1,0 +1,159 @@
+/**
+ * limits/: the same cases against both stores, the memory store and a real redis-server (skipped,
+ * saying why, where none is installed): the requests, input-token and output-token buckets, the
+ * requests in flight, what a 429 says, and the headers successes carry.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { ServiceError } from '@model-messages/protocol';
+import { redisServerMissing, startRedisServer, type RedisServer } from '@model-messages/testing';
+import type { KeyLimits } from '../src/keys/client-key.js';
+import { KeyLimiter, type LimitCharge } from '../src/limits/key-limiter.js';
+import type { LimitStore } from '../src/limits/limit-store.js';
+import { MemoryLimitStore } from '../src/limits/memory-limit-store.js';
+import { RedisLimitStore } from '../src/limits/redis-limit-store.js';
+
+const NO_LIMITS: KeyLimits = {
+  requestsPerMinute: undefined,
+  inputTokensPerMinute: undefined,
+  outputTokensPerMinute: undefined,
+  concurrent: undefined,
+};
+
+function limits(given: Partial<KeyLimits>): KeyLimits {
+  return { ...NO_LIMITS, ...given };
+}
+
+/** A fresh key id per case, so that the cases share no state in one Redis. */
+function freshKey(name: string): string {
+  return `${name}-${randomBytes(4).toString('hex')}`;
+}
+
+/** The 429 (or other ServiceError) an admission throws; fails when it admits. */
+async function refusal(
+  limiter: KeyLimiter,
+  keyId: string,
+  keyLimits: KeyLimits,
+  tokens: number,
+): Promise<ServiceError> {
+  const error = await limiter.admit(keyId, keyLimits, tokens).then(
+    () => undefined,
+    (thrown: unknown) => thrown,
+  );
+  assert.ok(error instanceof ServiceError, `expected a refusal, got ${String(error)}`);
+  return error;
+}
+
+async function admitted(limiter: KeyLimiter, keyId: string, keyLimits: KeyLimits, tokens = 0): Promise<LimitCharge> {
+  const charge = await limiter.admit(keyId, keyLimits, tokens);
+  assert.ok(charge !== undefined, 'the store failed');
+  return charge;
+}
+
+function storeCases(name: string, makeStore: () => LimitStore | undefined, skip: string | undefined): void {
+  describe(`${name} store`, { skip }, () => {
+    let limiter: KeyLimiter;
+    before(() => {
+      limiter = new KeyLimiter(makeStore()!, 'refuse', () => undefined);
+    });
+    after(() => limiter?.close());
+
+    test('a requests limit admits a minute of requests at once, then 429 with retry-after and the headers', async () => {
+      const keyId = freshKey('requests');
+      const keyLimits = limits({ requestsPerMinute: 3 });
+      const remaining = [];
+      for (let index = 0; index < 3; index += 1) {
+        const charge = await admitted(limiter, keyId, keyLimits);
+        remaining.push(charge.headers['anthropic-ratelimit-requests-remaining']);
+        assert.equal(charge.headers['anthropic-ratelimit-requests-limit'], '3');
+        assert.equal(charge.headers['anthropic-ratelimit-input-tokens-limit'], undefined);
+        charge.settle(0);
+      }
+      assert.deepEqual(remaining, ['2', '1', '0']);
+      const error = await refusal(limiter, keyId, keyLimits, 0);
+      assert.equal(error.code, 'rate_limited');
+      assert.equal(error.status, 429);
+      assert.equal(error.type, 'rate_limit_error');
+      assert.match(error.message, /limit of 3 requests per minute is reached/);
+      // One request refills in 20 s: the wait is at most that, rounded up to whole seconds.
+      assert.ok(error.retryAfterSeconds! >= 19 && error.retryAfterSeconds! <= 20, String(error.retryAfterSeconds));
+      assert.equal(error.headers?.['anthropic-ratelimit-requests-remaining'], '0');
+      const reset = error.headers?.['anthropic-ratelimit-requests-reset'];
+      assert.match(reset ?? '', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+      const resetIn = Date.parse(reset!) - Date.now();
+      assert.ok(resetIn > 50_000 && resetIn <= 61_000, `reset in ${resetIn} ms`);
+    });
+
+    test('input tokens are charged from the count; a prompt over the whole limit is refused with no retry-after', async () => {
+      const keyId = freshKey('input');
+      const keyLimits = limits({ inputTokensPerMinute: 100 });
+      const charge = await admitted(limiter, keyId, keyLimits, 60);
+      assert.equal(charge.headers['anthropic-ratelimit-input-tokens-remaining'], '40');
+      const over = await refusal(limiter, keyId, keyLimits, 50);
+      assert.equal(over.code, 'rate_limited');
+      assert.ok(over.retryAfterSeconds! >= 6, String(over.retryAfterSeconds));
+      assert.equal(over.headers?.['anthropic-ratelimit-input-tokens-remaining'], '40');
+      const never = await refusal(limiter, keyId, keyLimits, 101);
+      assert.equal(never.retryAfterSeconds, undefined);
+      assert.match(never.message, /101 input tokens are more than this API key's limit of 100 input tokens per minute/);
+      // Refusals charge nothing.
+      const after = await admitted(limiter, keyId, keyLimits, 40);
+      assert.equal(after.headers['anthropic-ratelimit-input-tokens-remaining'], '0');
+    });
+
+    test('output tokens are charged when the reply ends; a debt refuses the next request until it is paid off', async () => {
+      const keyId = freshKey('output');
+      const keyLimits = limits({ outputTokensPerMinute: 100 });
+      const first = await admitted(limiter, keyId, keyLimits);
+      assert.equal(first.headers['anthropic-ratelimit-output-tokens-remaining'], '100');
+      first.settle(150);
+      first.settle(150);
+      const refused = await refusal(limiter, keyId, keyLimits, 0);
+      assert.equal(refused.code, 'rate_limited');
+      assert.match(refused.message, /100 output tokens per minute/);
+      // 50 tokens of debt and one of room: 51 tokens at 0.6 s each.
+      assert.ok(
+        refused.retryAfterSeconds! >= 30 && refused.retryAfterSeconds! <= 31,
+        String(refused.retryAfterSeconds),
+      );
+      assert.equal(refused.headers?.['anthropic-ratelimit-output-tokens-remaining'], '0');
+      const reset = Date.parse(refused.headers!['anthropic-ratelimit-output-tokens-reset']!) - Date.now();
+      assert.ok(reset > 80_000 && reset <= 91_000, `reset in ${reset} ms`);
+    });
+
+    test('requests in flight past the concurrency limit are refused until one ends', async () => {
+      const keyId = freshKey('concurrent');
+      const keyLimits = limits({ concurrent: 2 });
+      const first = await admitted(limiter, keyId, keyLimits);
+      const second = await admitted(limiter, keyId, keyLimits);
+      const refused = await refusal(limiter, keyId, keyLimits, 0);
+      assert.match(refused.message, /limit of 2 requests in flight is reached/);
+      assert.equal(refused.retryAfterSeconds, 1);
+      first.settle(0);
+      const third = await admitted(limiter, keyId, keyLimits);
+      second.settle(0);
+      third.settle(0);
+      (await admitted(limiter, keyId, keyLimits)).settle(0);
+    });
+
+    test('each key has its own limits', async () => {
+      const keyLimits = limits({ requestsPerMinute: 1 });
+      const first = freshKey('one');
+      await admitted(limiter, first, keyLimits);
+      await refusal(limiter, first, keyLimits, 0);
+      await admitted(limiter, freshKey('other'), keyLimits);
+      assert.deepEqual(limiter.stats.refusals.get(first), new Map([['requests', 1]]));
+    });
+  });
+}
+
+storeCases('memory', () => new MemoryLimitStore(), undefined);
+
+let redis: RedisServer | undefined;
+const missing = redisServerMissing();
+before(async () => {
+  if (missing === undefined) redis = await startRedisServer();
+});
+after(() => redis?.close());
+storeCases('redis', () => new RedisLimitStore({ url: redis!.url, keyPrefix: 'mms-test:', timeoutMs: 1_000 }), missing);

@@ -1,0 +1,200 @@
+/**
+ * Limits kept in Redis (issue 20), against a real redis-server this test starts on a free port
+ * and stops (skipped, saying why, where none is installed): two replicas on one Redis enforce one
+ * limit, requests in flight included; a Redis stopped mid-run is what `limits.onStoreError` says
+ * (served without limits, or 503), logged and counted; once it is back, limits apply again.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import Anthropic from '@anthropic-ai/sdk';
+import {
+  redisServerMissing,
+  scriptedModels,
+  startRedisServer,
+  startService,
+  type RedisServer,
+  type RunningService,
+} from '@model-messages/testing';
+
+const KEY = 'mms-shared-key-0123456789abcdef';
+const HASH = `sha256:${createHash('sha256').update(KEY).digest('hex')}`;
+const missing = redisServerMissing();
+/** A model whose stream lasts, to hold a place in flight. */
+const SLOW_MODEL = {
+  id: 'slow',
+  tier: 'mid' as const,
+  generation: 'newer' as const,
+  contextWindow: 4096,
+  maxOutputTokens: 512,
+  backend: { type: 'scripted' as const, tokenDelayMs: 40 },
+};
+
+function client(service: RunningService): Anthropic {
+  return new Anthropic({ baseURL: service.baseURL, apiKey: KEY, maxRetries: 0 });
+}
+
+function ask(service: RunningService) {
+  return client(service)
+    .messages.create({ model: 'mid', max_tokens: 16, messages: [{ role: 'user', content: 'hello' }] })
+    .withResponse();
+}
+
+async function failure(promise: Promise<unknown>): Promise<InstanceType<typeof Anthropic.APIError>> {
+  const error = await promise.then(
+    () => assert.fail('expected a failure'),
+    (thrown: unknown) => thrown,
+  );
+  assert.ok(error instanceof Anthropic.APIError, String(error));
+  return error;
+}
+
+/** A replica: the same config (one Redis, one key prefix), its own process state. */
+function replica(
+  redis: RedisServer,
+  prefix: string,
+  limits: Record<string, number>,
+  onStoreError: 'allow' | 'refuse' = 'allow',
+  logLines?: Array<Record<string, unknown>>,
+): Promise<RunningService> {
+  return startService(
+    {
+      models: [...scriptedModels(), SLOW_MODEL],
+      keys: [{ id: 'shared', hash: HASH, limits }],
+      limits: { store: { type: 'redis', url: redis.url, keyPrefix: prefix, timeoutMs: 500 }, onStoreError },
+    },
+    process.cwd(),
+    logLines === undefined
+      ? {}
+      : {
+          log: {
+            level: 'info',
+            destination: {
+              write(text: string) {
+                for (const line of text.split('\n').filter(Boolean)) logLines.push(JSON.parse(line));
+              },
+            },
+          },
+        },
+  );
+}
+
+function prefix(): string {
+  return `mms-test-${randomBytes(4).toString('hex')}:`;
+}
+
+async function metric(service: RunningService, pattern: RegExp): Promise<number> {
+  const text = await (await fetch(`${service.baseURL}/metrics`, { headers: { 'x-api-key': KEY } })).text();
+  const match = text.match(pattern);
+  return match ? Number(match[1]) : 0;
+}
+
+describe('limits in Redis', { skip: missing }, () => {
+  let redis: RedisServer;
+  before(async () => {
+    redis = await startRedisServer();
+  });
+  after(() => redis?.close());
+
+  test('two replicas on one Redis enforce one requests limit', async () => {
+    const shared = prefix();
+    const [first, second] = await Promise.all([
+      replica(redis, shared, { requestsPerMinute: 4 }),
+      replica(redis, shared, { requestsPerMinute: 4 }),
+    ]);
+    try {
+      const remaining = [];
+      for (const service of [first, second, first, second]) {
+        const { response } = await ask(service);
+        remaining.push(response.headers.get('anthropic-ratelimit-requests-remaining'));
+      }
+      assert.deepEqual(remaining, ['3', '2', '1', '0']);
+      for (const service of [first, second]) {
+        const refused = await failure(ask(service));
+        assert.equal(refused.status, 429);
+        assert.equal(refused.type, 'rate_limit_error');
+        assert.ok(Number(refused.headers?.get('retry-after')) >= 14, refused.headers?.get('retry-after') ?? '');
+      }
+    } finally {
+      await Promise.all([first.close(), second.close()]);
+    }
+  });
+
+  test('two replicas on one Redis share one concurrency limit', async () => {
+    const shared = prefix();
+    const [first, second] = await Promise.all([
+      replica(redis, shared, { concurrent: 1 }),
+      replica(redis, shared, { concurrent: 1 }),
+    ]);
+    try {
+      const controller = new AbortController();
+      const stream = client(first).messages.stream(
+        { model: 'slow', max_tokens: 200, messages: [{ role: 'user', content: 'word '.repeat(100) }] },
+        { signal: controller.signal },
+      );
+      const reading = stream.done().catch(() => undefined);
+      await new Promise<void>((resolve) => stream.on('text', () => resolve()));
+      const refused = await failure(ask(second));
+      assert.equal(refused.status, 429, 'the other replica sees the request in flight');
+      controller.abort();
+      await reading;
+      let admitted = false;
+      for (let attempt = 0; attempt < 50 && !admitted; attempt += 1) {
+        admitted = await ask(second).then(
+          () => true,
+          () => false,
+        );
+        if (!admitted) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      assert.ok(admitted, 'the place in flight never came back');
+    } finally {
+      await Promise.all([first.close(), second.close()]);
+    }
+  });
+
+  test('a Redis stopped mid-run: allow serves without limits, refuse answers 503; both logged and counted', async () => {
+    const allowLog: Array<Record<string, unknown>> = [];
+    const allowing = await replica(redis, prefix(), { requestsPerMinute: 1000 }, 'allow', allowLog);
+    const refusing = await replica(redis, prefix(), { requestsPerMinute: 1000 }, 'refuse');
+    try {
+      for (const service of [allowing, refusing]) {
+        const { response } = await ask(service);
+        assert.equal(response.headers.get('anthropic-ratelimit-requests-limit'), '1000');
+      }
+      await redis.stop();
+
+      const served = await ask(allowing);
+      assert.equal(served.data.type, 'message');
+      assert.equal(served.response.headers.get('anthropic-ratelimit-requests-limit'), null, 'served without limits');
+      const refused = await failure(ask(refusing));
+      assert.equal(refused.status, 503);
+      assert.equal(refused.type, 'api_error');
+      assert.equal(refused.headers?.get('mms-error-code'), 'limits_unavailable');
+      assert.equal(refused.headers?.get('retry-after'), '1');
+
+      assert.equal(await metric(allowing, /mms_limit_store_failures_total\{outcome="allowed"\} (\d+)/), 1);
+      assert.equal(await metric(refusing, /mms_limit_store_failures_total\{outcome="refused"\} (\d+)/), 1);
+      const down = allowLog.filter((line) => line.event === 'limit-store');
+      assert.deepEqual(
+        down.map((line) => line.state),
+        ['unreachable'],
+      );
+
+      await redis.start();
+      let limited = false;
+      for (let attempt = 0; attempt < 100 && !limited; attempt += 1) {
+        const { response } = await ask(allowing);
+        limited = response.headers.get('anthropic-ratelimit-requests-limit') === '1000';
+        if (!limited) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      assert.ok(limited, 'limits never applied again');
+      assert.equal((await ask(refusing)).response.headers.get('anthropic-ratelimit-requests-limit'), '1000');
+      assert.deepEqual(
+        allowLog.filter((line) => line.event === 'limit-store').map((line) => line.state),
+        ['unreachable', 'reachable'],
+      );
+    } finally {
+      await Promise.all([allowing.close(), refusing.close()]);
+    }
+  });
+});

@@ -9,9 +9,9 @@
 // on sockets, timers and child processes, so several files run at once; the checks keep
 // their results in .cache/ and redo only what changed.
 import { spawn, spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 
 function findTests(folder) {
   let found = [];
@@ -28,6 +28,21 @@ function findTests(folder) {
     else if (entry.endsWith('.test.ts')) found.push(path);
   }
   return found;
+}
+
+/**
+ * The files, longest first by the last run's times (scripts/file-durations-reporter.mjs), new
+ * files before them all: started last, a long file alone kept the run going for a minute.
+ */
+function inRunOrder(files) {
+  let seconds = {};
+  try {
+    seconds = JSON.parse(readFileSync('.cache/test-durations.json', 'utf8'));
+  } catch {
+    return files;
+  }
+  const time = (file) => seconds[resolve(file)] ?? Infinity;
+  return [...files].sort((one, other) => time(other) - time(one) || one.localeCompare(other));
 }
 
 /** Runs `npm run <script>` with its output held, and says in one line how it went. */
@@ -55,7 +70,7 @@ if (build.status !== 0) process.exit(build.status ?? 1);
 const checks = Promise.all([runCheck('typecheck'), runCheck('format:check')]);
 
 const roots = [...readdirSync('packages').map((name) => join('packages', name, 'test')), 'test'];
-const files = roots.flatMap(findTests).sort();
+const files = inRunOrder(roots.flatMap(findTests).sort());
 const flags = process.argv.slice(2);
 // Twice the cores: a file waiting on its service or a child process leaves its core to another.
 const concurrency = flags.some((flag) => flag.startsWith('--test-concurrency'))
@@ -63,7 +78,18 @@ const concurrency = flags.some((flag) => flag.startsWith('--test-concurrency'))
   : [`--test-concurrency=${Math.max(2, availableParallelism() * 2)}`];
 const tests = spawn(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-reporter=spec', ...concurrency, ...flags, ...files],
+  [
+    '--import',
+    'tsx',
+    '--test',
+    '--test-reporter=spec',
+    '--test-reporter-destination=stdout',
+    '--test-reporter=./scripts/file-durations-reporter.mjs',
+    '--test-reporter-destination=/dev/null',
+    ...concurrency,
+    ...flags,
+    ...files,
+  ],
   { stdio: 'inherit' },
 );
 const testStatus = await new Promise((resolve) => tests.on('close', resolve));

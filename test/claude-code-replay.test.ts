@@ -98,10 +98,28 @@ describe('Claude Code requests replayed: embedded llama.cpp backend', () => {
   });
   after(() => service.close());
 
-  // The first request, and the tool result: each takes the tiny model ~12 s of prefill on two
-  // cores (about 12,000 tokens), and the Write request reads as the first does.
-  for (const recorded of RECORDED.filter((entry) => entry.name !== 'write-request'))
-    test(`${recorded.name}: a whole 200 stream`, async () => assertWholeStream(await replay(service, recorded)));
+  // The first request takes the tiny model ~12 s of prefill on two cores (about 12,000 tokens).
+  // The tool result, of another conversation, shares its system prompt and tools once Claude
+  // Code's billing header is left out of the prompt (call/client-metadata.ts): the engine reuses
+  // them. The Write request reads as the first does.
+  test('plain-prompt: a whole 200 stream', async () =>
+    assertWholeStream(
+      await replay(
+        service,
+        RECORDED.find((entry) => entry.name === 'plain-prompt')!,
+      ),
+    ));
+
+  test("write-tool-result: a whole 200 stream, another conversation's system prompt and tools reused", async () => {
+    const response = await replay(
+      service,
+      RECORDED.find((entry) => entry.name === 'write-tool-result')!,
+    );
+    await assertWholeStream(response);
+    const events = await readSse(response);
+    const usage = (events.at(-2)!.data as unknown as { usage: Record<string, number> }).usage;
+    assert.ok(usage.cache_read_input_tokens! > 10_000, JSON.stringify(usage));
+  });
 });
 
 describe('Claude Code requests replayed: OpenAI-compatible backend (vLLM)', () => {

@@ -232,3 +232,20 @@ describe('tools', () => {
     assert.equal(prompt.tools[0]?.description, 'Look up.\n\nExamples of input:\n{"word":"cat"}');
   });
 });
+
+describe("Claude Code's billing header", () => {
+  test('is left out of the system prompt every engine sees; text that only mentions it is kept', () => {
+    const prompt = promptOf({
+      system: [
+        { type: 'text', text: 'x-anthropic-billing-header: cc_version=2.1.332.467; cc_entrypoint=sdk-cli;' },
+        { type: 'text', text: 'You are an agent.' },
+        { type: 'text', text: 'Quote it: x-anthropic-billing-header: cc_version=1;' },
+      ],
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    assert.deepEqual(
+      prompt.system.map((part) => part.text),
+      ['You are an agent.', 'Quote it: x-anthropic-billing-header: cc_version=1;'],
+    );
+  });
+});

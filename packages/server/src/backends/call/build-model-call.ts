@@ -11,6 +11,7 @@ import {
   type MessageRequest,
   type ModelProfile,
 } from '@model-messages/protocol';
+import { withoutClientMetadata } from './client-metadata.js';
 import { clearEarlierThinking, thinkingTurnsKept } from './context-management.js';
 import { conversationTurns, systemTextParts, withTurnSoFar } from './conversation.js';
 import type { ModelCall, ModelPrompt } from './model-call.js';
@@ -23,7 +24,7 @@ export function buildModelPrompt(request: ConversationRequest, model: ModelProfi
   const thinking = request.thinking;
   return {
     model,
-    system: systemTextParts(request.system),
+    system: withoutClientMetadata(systemTextParts(request.system)),
     turns: clearEarlierThinking(conversationTurns(request.messages), thinkingTurnsKept(request.context_management)),
     tools,
     output: outputTarget(request, tools),

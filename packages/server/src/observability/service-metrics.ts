@@ -113,6 +113,39 @@ class CountTable {
   }
 }
 
+/** The token counters: each a sum over the request series, by the labels it names. */
+const TOKEN_COUNTERS: ReadonlyArray<{
+  name: string;
+  help: string;
+  labelNames: ReadonlyArray<keyof RequestSeries['labels']>;
+  value: (one: RequestSeries) => number;
+}> = [
+  {
+    name: 'mms_input_tokens_total',
+    help: "Prompt tokens of message requests a backend answered (its first output came), by API key id, as usage.input_tokens counts them: not those read from the engine's cache.",
+    labelNames: ['key', 'model', 'backend'],
+    value: (one) => one.inputTokens,
+  },
+  {
+    name: 'mms_cache_read_input_tokens_total',
+    help: "Prompt tokens of message requests that the engine's prefix cache held (usage.cache_read_input_tokens).",
+    labelNames: ['model', 'backend'],
+    value: (one) => one.cacheReadInputTokens,
+  },
+  {
+    name: 'mms_cache_creation_input_tokens_total',
+    help: 'Prompt tokens of message requests that the engine evaluated and kept for later requests (usage.cache_creation_input_tokens).',
+    labelNames: ['model', 'backend'],
+    value: (one) => one.cacheCreationInputTokens,
+  },
+  {
+    name: 'mms_output_tokens_total',
+    help: 'Output tokens of message requests, by API key id.',
+    labelNames: ['key', 'model', 'backend'],
+    value: (one) => one.outputTokens,
+  },
+];
+
 export class ServiceMetrics {
   private readonly registry = new Registry();
   private readonly requests = new SeriesIndex();
@@ -145,30 +178,8 @@ export class ServiceMetrics {
       "Time from a message request's arrival to the backend's first output (its wait in the queue and the prefill included).",
       () => sumBy(series(), ['model', 'backend'], (one) => one.firstToken, FIRST_TOKEN_BOUNDS),
     );
-    this.counter(
-      'mms_input_tokens_total',
-      "Prompt tokens of message requests a backend answered (its first output came), by API key id, as usage.input_tokens counts them: not those read from the engine's cache.",
-      ['key', 'model', 'backend'],
-      () => sumValues(series(), ['key', 'model', 'backend'], (one) => one.inputTokens),
-    );
-    this.counter(
-      'mms_cache_read_input_tokens_total',
-      "Prompt tokens of message requests that the engine's prefix cache held (usage.cache_read_input_tokens).",
-      ['model', 'backend'],
-      () => sumValues(series(), ['model', 'backend'], (one) => one.cacheReadInputTokens),
-    );
-    this.counter(
-      'mms_cache_creation_input_tokens_total',
-      'Prompt tokens of message requests that the engine evaluated and kept for later requests (usage.cache_creation_input_tokens).',
-      ['model', 'backend'],
-      () => sumValues(series(), ['model', 'backend'], (one) => one.cacheCreationInputTokens),
-    );
-    this.counter(
-      'mms_output_tokens_total',
-      'Output tokens of message requests, by API key id.',
-      ['key', 'model', 'backend'],
-      () => sumValues(series(), ['key', 'model', 'backend'], (one) => one.outputTokens),
-    );
+    for (const { name, help, labelNames, value } of TOKEN_COUNTERS)
+      this.counter(name, help, [...labelNames], () => sumValues(series(), labelNames, value));
     this.counter(
       'mms_overloaded_total',
       "Requests answered overloaded (529): a full queue, every backend of a list failing, or an engine's own 529.",

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm test`: builds the packages, then runs the type check and Prettier's check beside every
-// *.test.ts under packages/*/test and test/ (node's own test runner through tsx). Exits 1 when
-// any of them fails; the test runner's summary stays the last lines of the output.
+// *.test.ts under packages/*/test and test/ (node's own test runner, on the tests compiled to
+// plain JavaScript by scripts/compile-tests.mjs). Exits 1 when any of them fails; the test
+// runner's summary stays the last lines of the output.
 //
 // Why this shape (measured on 2 cores): run one after another, the build, the type check
 // (21 s) and Prettier (19 s) came before the first test, and Node 20 runs one test file at a
@@ -11,7 +12,8 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { compiledPath, compileTests } from './compile-tests.mjs';
 
 function findTests(folder) {
   let found = [];
@@ -31,8 +33,8 @@ function findTests(folder) {
 }
 
 /**
- * The files, longest first by the last run's times (scripts/file-durations-reporter.mjs), new
- * files before them all: started last, a long file alone kept the run going for a minute.
+ * The compiled files, longest first by the last run's times (scripts/file-durations-reporter.mjs),
+ * new files before them all: started last, a long file alone kept the run going for a minute.
  */
 function inRunOrder(files) {
   let seconds = {};
@@ -41,7 +43,7 @@ function inRunOrder(files) {
   } catch {
     return files;
   }
-  const time = (file) => seconds[resolve(file)] ?? Infinity;
+  const time = (file) => seconds[file] ?? Infinity;
   return [...files].sort((one, other) => time(other) - time(one) || one.localeCompare(other));
 }
 
@@ -68,9 +70,10 @@ const build = spawnSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' 
 if (build.status !== 0) process.exit(build.status ?? 1);
 
 const checks = Promise.all([runCheck('typecheck'), runCheck('format:check')]);
+await compileTests();
 
 const roots = [...readdirSync('packages').map((name) => join('packages', name, 'test')), 'test'];
-const files = inRunOrder(roots.flatMap(findTests).sort());
+const files = inRunOrder(roots.flatMap(findTests).sort().map(compiledPath));
 const flags = process.argv.slice(2);
 // Twice the cores: a file waiting on its service or a child process leaves its core to another.
 const concurrency = flags.some((flag) => flag.startsWith('--test-concurrency'))
@@ -79,8 +82,8 @@ const concurrency = flags.some((flag) => flag.startsWith('--test-concurrency'))
 const tests = spawn(
   process.execPath,
   [
-    '--import',
-    'tsx',
+    // Failures point at the TypeScript sources.
+    '--enable-source-maps',
     '--test',
     '--test-reporter=spec',
     '--test-reporter-destination=stdout',

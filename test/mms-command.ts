@@ -9,11 +9,13 @@
  * `spawn(process.execPath, [...MMS, 'serve', ...])`.
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { readdirSync, realpathSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
+// The real root also when this file runs compiled from .cache/compiled/ (a mirror whose
+// package.json is a link).
+const ROOT = dirname(realpathSync(fileURLToPath(new URL('../package.json', import.meta.url))));
 
 /** The newest modification time of the files under `folder`. */
 function newestUnder(folder: string): number {

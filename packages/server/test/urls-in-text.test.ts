@@ -11,7 +11,9 @@ import { linksInPage, urlsInText } from '../src/tools/web-fetch/urls-in-text.js'
 
 /** Inputs of 200,000 characters: linear work finishes in moments, quadratic work in minutes. */
 const LARGE = 200_000;
-const SCANNER_MODULE = new URL('../src/tools/web-fetch/urls-in-text.ts', import.meta.url).href;
+// The source through tsx, or its compiled form under plain node (`npm test`).
+const SCANNER_MODULE = import.meta.resolve('../src/tools/web-fetch/urls-in-text.js');
+const LOADER = SCANNER_MODULE.endsWith('.ts') ? ['--import', 'tsx'] : [];
 const CHILD_SCAN = `
 const [scanner, pageUrl] = process.argv.slice(1);
 const { urlsInText, linksInPage } = await import(${JSON.stringify(SCANNER_MODULE)});
@@ -28,11 +30,10 @@ process.stdout.write(JSON.stringify(scanner === 'linksInPage' ? linksInPage(text
  */
 function scanWithinBound(scanner: 'urlsInText' | 'linksInPage', text: string, pageUrl = ''): Promise<string[]> {
   return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', '--input-type=module', '-e', CHILD_SCAN, scanner, pageUrl],
-      { timeout: 60_000, stdio: ['pipe', 'pipe', 'inherit'] },
-    );
+    const child = spawn(process.execPath, [...LOADER, '--input-type=module', '-e', CHILD_SCAN, scanner, pageUrl], {
+      timeout: 60_000,
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
     let output = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
     child.on('error', reject);

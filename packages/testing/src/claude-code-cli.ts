@@ -8,12 +8,12 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { REPOSITORY_ROOT } from './repository-root.js';
 
 /** The version whose requests are recorded in fixtures/claude-code/. */
 export const CLAUDE_CODE_VERSION = '2.1.332';
 
-const INSTALL_FOLDER = fileURLToPath(new URL(`../../../.cache/claude-code-${CLAUDE_CODE_VERSION}/`, import.meta.url));
+const INSTALL_FOLDER = join(REPOSITORY_ROOT, '.cache', `claude-code-${CLAUDE_CODE_VERSION}`);
 
 /** Longest an install may take: the package is a ~400 MB native binary. */
 const INSTALL_TIMEOUT_MS = 300_000;

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { REPOSITORY_ROOT } from '../repository-root.js';
 import { tensorElementCount, writeGguf, type GgufMetadataValue, type GgufTensor } from './gguf-writer.js';
 import { constantFill, randomFill, tensorSeed } from './random-weights.js';
 import { bigramTable, embeddingFill, outputFill } from './scripted-weights.js';
@@ -355,7 +355,7 @@ export async function writeTinyLlamaModel(path: string, options?: TinyLlamaOptio
 }
 
 /** <repo>/.cache/models, which /.cache/ in .gitignore keeps out of git. */
-export const TINY_LLAMA_CACHE_DIRECTORY = fileURLToPath(new URL('../../../../.cache/models/', import.meta.url));
+export const TINY_LLAMA_CACHE_DIRECTORY = join(REPOSITORY_ROOT, '.cache', 'models');
 
 function cachedModelPath(options: ResolvedOptions): string {
   const hash = createHash('sha256')

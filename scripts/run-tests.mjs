@@ -8,12 +8,14 @@
 // (21 s) and Prettier (19 s) came before the first test, and Node 20 runs one test file at a
 // time there (its default concurrency is cores - 1). Most test files spend their time waiting
 // on sockets, timers and child processes, so several files run at once; the checks keep
-// their results in .cache/ and redo only what changed.
+// their results in .cache/ and redo only what changed. Short files share a process
+// (scripts/test-groups.mjs).
 import { spawn, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { compiledPath, compileTests } from './compile-tests.mjs';
+import { testProcesses } from './test-groups.mjs';
 
 function findTests(folder) {
   let found = [];
@@ -30,21 +32,6 @@ function findTests(folder) {
     else if (entry.endsWith('.test.ts')) found.push(path);
   }
   return found;
-}
-
-/**
- * The compiled files, longest first by the last run's times (scripts/file-durations-reporter.mjs),
- * new files before them all: started last, a long file alone kept the run going for a minute.
- */
-function inRunOrder(files) {
-  let seconds = {};
-  try {
-    seconds = JSON.parse(readFileSync('.cache/test-durations.json', 'utf8'));
-  } catch {
-    return files;
-  }
-  const time = (file) => seconds[file] ?? Infinity;
-  return [...files].sort((one, other) => time(other) - time(one) || one.localeCompare(other));
 }
 
 /** Runs `npm run <script>` with its output held, and says in one line how it went. */
@@ -73,7 +60,12 @@ const checks = Promise.all([runCheck('typecheck'), runCheck('format:check')]);
 await compileTests();
 
 const roots = [...readdirSync('packages').map((name) => join('packages', name, 'test')), 'test'];
-const files = inRunOrder(roots.flatMap(findTests).sort().map(compiledPath));
+const files = testProcesses(
+  roots
+    .flatMap(findTests)
+    .sort()
+    .map((source) => ({ source, compiled: compiledPath(source) })),
+);
 const flags = process.argv.slice(2);
 // Twice the cores: a file waiting on its service or a child process leaves its core to another.
 const concurrency = flags.some((flag) => flag.startsWith('--test-concurrency'))

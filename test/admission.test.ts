@@ -43,13 +43,13 @@ describe('admission control', () => {
     await waitFor(() => stats().active === 1, 2000);
     const queued = startAbortable(slowRequest);
     await waitFor(() => stats().queued === 1, 2000);
-    const started = Date.now();
     const refused = await postJson(service, '/v1/messages', slowRequest);
-    const elapsed = Date.now() - started;
+    // At once: the refusal came while the slot and the queue were still held (the active request
+    // generates for 20 s), not when one of them let go. A clock would fail on a busy machine.
+    assert.deepEqual({ active: stats().active, queued: stats().queued }, { active: 1, queued: 1 });
     assert.equal(refused.status, 529);
     assert.equal(refused.headers.get('retry-after'), '1');
     assert.equal(((await refused.json()) as { error: { type: string } }).error.type, 'overloaded_error');
-    assert.ok(elapsed < 1000, `refusal took ${elapsed} ms`);
     active.abort();
     queued.abort();
     await waitFor(() => stats().active === 0 && stats().queued === 0, 2000);

@@ -57,11 +57,12 @@ function replica(
   onStoreError: 'allow' | 'refuse' = 'allow',
   logLines?: Array<Record<string, unknown>>,
 ): Promise<RunningService> {
+  // timeoutMs: long enough for a busy machine, where 500 ms once passed before the first answer.
   return startService(
     {
       models: [...scriptedModels(), SLOW_MODEL],
       keys: [{ id: 'shared', hash: HASH, limits }],
-      limits: { store: { type: 'redis', url: redis.url, keyPrefix: prefix, timeoutMs: 500 }, onStoreError },
+      limits: { store: { type: 'redis', url: redis.url, keyPrefix: prefix, timeoutMs: 2_000 }, onStoreError },
     },
     process.cwd(),
     logLines === undefined

@@ -13,10 +13,15 @@ import { openSocket, readUntilClosed, requestHead } from './raw-http-support.js'
 /**
  * 8 MB of 64-letter words, the longest the scripted tokenizer makes one token of: the backend
  * echoes it, so the reply is far larger than the socket buffers of a loopback connection whose
- * reader has stopped.
+ * reader has stopped (on Linux those take about 4 MB of it before the writes stall).
  */
 const LONG_TEXT = `${'x'.repeat(63)} `.repeat(128 * 1024);
 const LONG_TEXT_TOKENS = 2 * 128 * 1024;
+/**
+ * Half of it for a streamed reply: about 180 bytes of event for each 64-letter token, so its
+ * 12 MB of events are as far past the socket buffers as the JSON reply of all 8 MB is.
+ */
+const STREAMED_TEXT = LONG_TEXT.slice(0, LONG_TEXT.length / 2);
 
 let service: RunningService;
 before(async () => {
@@ -42,7 +47,7 @@ async function pausedReader(stream: boolean): Promise<Socket> {
     model: 'single',
     max_tokens: LONG_TEXT_TOKENS,
     stream,
-    messages: [{ role: 'user', content: LONG_TEXT }],
+    messages: [{ role: 'user', content: stream ? STREAMED_TEXT : LONG_TEXT }],
   });
   const socket = await openSocket(service);
   socket.pause();
@@ -54,10 +59,10 @@ async function pausedReader(stream: boolean): Promise<Socket> {
 
 const hello = { model: 'single', max_tokens: 10, messages: [{ role: 'user', content: 'hello' }] };
 
-/** Asks again, a little later each time, until `status` comes back (the test's timeout bounds it). */
+/** Asks again every 50 ms until `status` comes back (the test's timeout bounds it). */
 async function untilStatus(status: number): Promise<void> {
   while ((await postJson(service, '/v1/messages', hello)).status !== status)
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, 50));
 }
 
 describe('a client that stops reading', { timeout: 60_000 }, () => {

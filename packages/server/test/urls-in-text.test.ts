@@ -3,8 +3,9 @@
  * page after its real conversion to markdown, and its work bounded by the input's length (a
  * request may be 32 MB).
  */
-import { spawn } from 'node:child_process';
-import { describe, test } from 'node:test';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
+import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { htmlToMarkdown } from '../src/tools/web-fetch/html-to-markdown.js';
 import { linksInPage, urlsInText } from '../src/tools/web-fetch/urls-in-text.js';
@@ -14,39 +15,82 @@ const LARGE = 200_000;
 // The source through tsx, or its compiled form under plain node (`npm test`).
 const SCANNER_MODULE = import.meta.resolve('../src/tools/web-fetch/urls-in-text.js');
 const LOADER = SCANNER_MODULE.endsWith('.ts') ? ['--import', 'tsx'] : [];
+/** Answers each line of stdin, a scan to run, with a line of stdout: its result. */
 const CHILD_SCAN = `
-const [scanner, pageUrl] = process.argv.slice(1);
+import { createInterface } from 'node:readline';
 const { urlsInText, linksInPage } = await import(${JSON.stringify(SCANNER_MODULE)});
-let text = '';
-process.stdin.setEncoding('utf8');
-for await (const chunk of process.stdin) text += chunk;
-process.stdout.write(JSON.stringify(scanner === 'linksInPage' ? linksInPage(text, pageUrl) : urlsInText(text)));
+for await (const line of createInterface({ input: process.stdin })) {
+  const { scanner, text, pageUrl } = JSON.parse(line);
+  const found = scanner === 'linksInPage' ? linksInPage(text, pageUrl) : urlsInText(text);
+  process.stdout.write(JSON.stringify(found) + '\\n');
+}
 `;
+type ScanChild = ChildProcessByStdio<Writable, Readable, null>;
+/** A scan is given a minute; linear work takes a fraction of a second. */
+const SCAN_BOUND_MS = 60_000;
 
 /**
- * The scanner's answer for `text`, from a child process killed after a minute. A quadratic scan
- * of these inputs runs for minutes and blocks the thread it runs on, where no test timeout can
- * stop it: only a separate process turns it into a failure rather than a hung run.
+ * Runs the scans in a child process, one at a time, each within its bound. A quadratic scan of
+ * these inputs runs for minutes and blocks the thread it runs on, where no test timeout can stop
+ * it: only a separate process, killed at the bound, turns it into a failure rather than a hung
+ * run. One child serves every scan (a start costs more than a scan); a scan past its bound kills
+ * it, and the next scan starts a fresh one.
  */
-function scanWithinBound(scanner: 'urlsInText' | 'linksInPage', text: string, pageUrl = ''): Promise<string[]> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...LOADER, '--input-type=module', '-e', CHILD_SCAN, scanner, pageUrl], {
-      timeout: 60_000,
+class BoundedScanner {
+  private child: ScanChild | undefined;
+  private output = '';
+  private pending: { resolve(line: string): void; reject(error: Error): void } | undefined;
+
+  scan(scanner: 'urlsInText' | 'linksInPage', text: string, pageUrl = ''): Promise<string[]> {
+    const child = this.child ?? this.start();
+    return new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending = undefined;
+        this.child = undefined;
+        child.kill('SIGKILL');
+        reject(new Error('the scan did not finish within its bound: its work is no longer linear in the input'));
+      }, SCAN_BOUND_MS);
+      this.pending = {
+        resolve: (line) => (clearTimeout(timer), resolve(line)),
+        reject: (error) => (clearTimeout(timer), reject(error)),
+      };
+      child.stdin.write(`${JSON.stringify({ scanner, text, pageUrl })}\n`);
+    }).then((line) => JSON.parse(line) as string[]);
+  }
+
+  close(): void {
+    this.child?.stdin.end();
+    this.child = undefined;
+  }
+
+  private start(): ScanChild {
+    const child = spawn(process.execPath, [...LOADER, '--input-type=module', '-e', CHILD_SCAN], {
       stdio: ['pipe', 'pipe', 'inherit'],
     });
-    let output = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      if (signal !== null)
-        reject(
-          new Error(`the scan did not finish within its bound (${signal}): its work is no longer linear in the input`),
-        );
-      else if (code !== 0) reject(new Error(`the scan failed with exit code ${code}`));
-      else resolve(JSON.parse(output) as string[]);
+    this.child = child;
+    this.output = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      this.output += chunk;
+      const end = this.output.indexOf('\n');
+      if (end < 0) return;
+      const line = this.output.slice(0, end);
+      this.output = this.output.slice(end + 1);
+      const pending = this.pending;
+      this.pending = undefined;
+      pending?.resolve(line);
     });
-    child.stdin.end(text);
-  });
+    // A child killed at its bound, or closed, is no longer this.child: its end fails no scan.
+    const lost = (error: Error) => {
+      if (this.child !== child) return;
+      this.child = undefined;
+      const pending = this.pending;
+      this.pending = undefined;
+      pending?.reject(error);
+    };
+    child.on('error', lost);
+    child.on('close', (code, signal) => lost(new Error(`the scan failed (exit code ${code}, signal ${signal})`)));
+    return child;
+  }
 }
 
 describe('URLs in text', () => {
@@ -120,6 +164,10 @@ describe('links of a fetched page, after its conversion to markdown', () => {
 });
 
 describe('the scan is linear in its input', () => {
+  const scanner = new BoundedScanner();
+  after(() => scanner.close());
+  const scanWithinBound = scanner.scan.bind(scanner);
+
   test('a URL followed by 200,000 closing parentheses is found', async () => {
     assert.deepEqual(await scanWithinBound('urlsInText', `see https://a.example/${')'.repeat(LARGE)}`), [
       'https://a.example/',

@@ -5,7 +5,8 @@
  * programmatic tool calling, where code calls web_fetch and only what it prints enters the turn.
  *
  * One service with a warm pool serves every test: each execution gets a fresh sandbox, and the
- * pool loads the next ones while a test runs.
+ * pool loads the next one while a test runs. One waiting sandbox is enough for tests that run
+ * one at a time; a second would only be loaded again and again, and thrown away at the end.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -31,7 +32,7 @@ process.env.MMS_TEST_SECRET = SECRET;
 // The time limits are generous: on a loaded machine Pyodide runs the battery's programs several
 // times slower, and each must end by itself, not by a limit.
 const LIMITS = {
-  poolSize: 2,
+  poolSize: 1,
   timeoutMs: 10_000,
   wallTimeoutMs: 15_000,
   memoryMb: 400,

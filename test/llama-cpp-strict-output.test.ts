@@ -28,7 +28,8 @@ before(async () => {
         generation: 'newer',
         contextWindow: 2048,
         maxOutputTokens: 2048,
-        backend: { type: 'llama-cpp', model, threads: 1, concurrency: 1 },
+        // The wrapper `auto` resolves to for this template, named: resolving it costs most of a second.
+        backend: { type: 'llama-cpp', model, threads: 1, concurrency: 1, chatWrapper: 'chatML' },
       },
     ],
   });

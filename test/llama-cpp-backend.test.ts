@@ -6,7 +6,6 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { getLlama } from 'node-llama-cpp';
 import {
   postJson,
   readSse,
@@ -15,6 +14,7 @@ import {
   tinyLlamaModel,
   type RunningService,
 } from '@model-messages/testing';
+import { llamaRuntime } from '../packages/server/src/backends/llama-cpp/llama-runtime.js';
 
 let service: RunningService;
 let modelPath: string;
@@ -76,8 +76,9 @@ describe('llama-cpp backend', () => {
       messages: [{ role: 'user', content: 'Hello there' }],
     });
     const { input_tokens } = (await response.json()) as { input_tokens: number };
-    const llama = await getLlama({ gpu: false, build: 'never', progressLogs: false });
-    const model = await llama.loadModel({ modelPath });
+    // The service's own runtime (one per process): a second getLlama would load and test the binding again.
+    const llama = await llamaRuntime('none');
+    const model = await llama.loadModel({ modelPath, vocabOnly: true });
     // node-llama-cpp's ChatML wrapper starts the context with BOS (`<s>`), and it is evaluated.
     const rendered =
       '<s><|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHello there<|im_end|>\n<|im_start|>assistant\n';

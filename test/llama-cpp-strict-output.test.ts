@@ -2,7 +2,8 @@
  * Strict output on the embedded engine: a battery of strict schemas, each answered many times
  * with fresh sampling seeds, and every answer must be valid against its schema. The test model
  * favours closing `"`, `}` and `]` (JSON_CLOSING_BIAS), so answers end well inside the budget;
- * validity comes from the grammar alone, since the weights are random.
+ * validity comes from the grammar alone, since the weights are random. Last, schemas at the
+ * grammar's limits (issue 16), on the same model and service.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -26,9 +27,11 @@ before(async () => {
         id: 'tiny',
         tier: 'mid',
         generation: 'newer',
-        contextWindow: 2048,
+        // The model's 4,096 tokens: the schemas at the grammar's limits are documented in the prompt.
+        contextWindow: 4096,
         maxOutputTokens: 2048,
-        backend: { type: 'llama-cpp', model, threads: 1, concurrency: 1 },
+        // The wrapper `auto` resolves to for this template, named: resolving it costs most of a second.
+        backend: { type: 'llama-cpp', model, threads: 1, concurrency: 1, chatWrapper: 'chatML' },
       },
     ],
   });
@@ -278,5 +281,68 @@ describe('strict schemas with $ref or anyOf beside other keywords on llama.cpp',
         /^tools\.0\.input_schema\.properties\.pair\.anyOf\.0\.properties: unsupported "properties" beside "enum"\/"const"/,
       );
     }
+  });
+});
+
+/**
+ * Schemas whose grammar llama.cpp's parser refused were a 500 (issue 16): extra keys beside a
+ * long property name nested one grammar group per character. The embedded engine now compiles
+ * them, and a schema past the grammar's limits is a 400 naming its place when strict, and is
+ * generated under a shape grammar and checked when not.
+ */
+describe('strict schemas at the grammar limits on llama.cpp', () => {
+  async function forcedTool(inputSchema: Record<string, unknown>, strict: boolean) {
+    const response = await postJson(service, '/v1/messages', {
+      model: 'tiny',
+      max_tokens: 200,
+      messages: [{ role: 'user', content: 'Record it.' }],
+      tools: [{ name: 'record', description: 'Record it.', strict, input_schema: inputSchema }],
+      tool_choice: { type: 'tool', name: 'record' },
+    });
+    const json = (await response.json()) as {
+      content?: Array<{ type: string; input?: unknown }>;
+      error?: { message: string };
+    };
+    return { status: response.status, json };
+  }
+
+  /**
+   * Names of 1,000 characters each, nine of them: past the characters an extra key is kept from.
+   * Written with `false`, one token of the test vocabulary, so that the prompt documenting them is
+   * about 2,000 tokens rather than 9,000.
+   */
+  const longNames = Object.fromEntries(Array.from({ length: 9 }, (_, index) => [`${index}${'false'.repeat(200)}`, {}]));
+
+  test('a strict tool with extra keys beside a 700-character property name is answered', async () => {
+    const name = 'p'.repeat(700);
+    const { status, json } = await forcedTool(
+      { type: 'object', properties: { [name]: { type: 'string' } }, additionalProperties: true },
+      true,
+    );
+    assert.equal(status, 200, JSON.stringify(json));
+    const call = json.content?.find((block) => block.type === 'tool_use');
+    assert.equal(typeof call?.input, 'object');
+  });
+
+  test('a strict schema past the grammar limits is a 400 naming its place', async () => {
+    const schema = {
+      type: 'object',
+      properties: { inner: { type: 'object', properties: longNames, additionalProperties: true } },
+    };
+    const { status, json } = await forcedTool(schema, true);
+    assert.equal(status, 400, JSON.stringify(json));
+    assert.match(
+      json.error?.message ?? '',
+      /^tools\.0\.input_schema\.properties\.inner: extra keys \(additionalProperties\) beside declared names of more than 8192 characters in all; the llama-cpp backend cannot hold output to this strict schema/,
+    );
+  });
+
+  test('the same schema without strict is generated under a shape grammar, not refused', async () => {
+    const schema = {
+      type: 'object',
+      properties: { inner: { type: 'object', properties: longNames, additionalProperties: true } },
+    };
+    const { status, json } = await forcedTool(schema, false);
+    assert.equal(status, 200, JSON.stringify(json));
   });
 });

@@ -53,7 +53,8 @@ before(async () => {
     {
       models: [
         model('scripted', { type: 'scripted' }),
-        model('llama', { type: 'llama-cpp', model: await tinyLlamaModel(), threads: 1 }),
+        // chatML: the wrapper `auto` resolves to for this template, named: resolving it costs most of a second.
+        model('llama', { type: 'llama-cpp', model: await tinyLlamaModel(), threads: 1, chatWrapper: 'chatML' }),
         model('vllm', { type: 'openai-compatible', engine: 'vllm', baseURL: engine.baseURL, model: engine.model }),
         model('upstream', { type: 'messages-upstream', baseURL: upstream.baseURL }),
       ],

@@ -8,6 +8,7 @@
  */
 import { randomInt } from 'node:crypto';
 import {
+  QwenChatWrapper,
   resolveChatWrapper,
   type ChatHistoryItem,
   type ChatWrapper,
@@ -74,10 +75,16 @@ export class LoadedModel {
         threads: config.threads,
       });
       const type = config.chatWrapper;
+      const thinking = resolveChatWrapper(model, { type });
       const wrappers = {
-        thinking: resolveChatWrapper(model, { type }),
+        thinking,
         // The model's own switch where its wrapper has one (Qwen3: /no_think); the thought budget of 0 does the rest.
-        plain: resolveChatWrapper(model, { type, customWrapperSettings: { qwen: { thoughts: 'discourage' } } }),
+        // Only a Qwen wrapper reads that setting: any other resolves to the same wrapper again, and
+        // resolving `auto` renders the model's Jinja template under many options (about half a second).
+        plain:
+          thinking instanceof QwenChatWrapper
+            ? resolveChatWrapper(model, { type, customWrapperSettings: { qwen: { thoughts: 'discourage' } } })
+            : thinking,
       };
       return new LoadedModel(
         config,

@@ -33,7 +33,7 @@ import { forcedToolPlan, planGeneration, type GenerationPlan } from './generatio
 import type { LlamaCppBackendConfig } from './llama-cpp-config.js';
 import { llamaRuntime, withLoggedReason } from './llama-runtime.js';
 import { markedPrefix, sharedPrefix } from './marked-prefix.js';
-import { PromptTokenizer } from './prompt-tokenizer.js';
+import { sharedPromptTokenizer, type PromptTokenizer, type TokenizerLease } from './prompt-tokenizer.js';
 import { reusablePrefix, SequencePool } from './sequence-pool.js';
 import { assertStrictSchemaCompiles, grammarFor } from './structured-output.js';
 
@@ -46,7 +46,7 @@ export class LoadedModel {
     private readonly llama: Llama,
     private readonly model: LlamaModel,
     private readonly context: LlamaContext,
-    private readonly tokenizer: PromptTokenizer,
+    private readonly tokenizerLease: TokenizerLease,
     private readonly pool: SequencePool,
     /** Chat wrappers with the model's thinking switch on and off. */
     private readonly wrappers: { thinking: ChatWrapper; plain: ChatWrapper },
@@ -62,9 +62,9 @@ export class LoadedModel {
     report: BackendReport,
   ): Promise<LoadedModel> {
     const llama = await llamaRuntime(config.gpu);
-    // Started first, so that its vocabulary loads while the model does.
-    const tokenizer = new PromptTokenizer(modelPath);
-    tokenizer.start();
+    // Started first, so that its vocabulary loads while the model does; shared with the other
+    // models loaded from the same file.
+    const tokenizer = sharedPromptTokenizer(modelPath);
     try {
       const model = await withLoggedReason(() => llama.loadModel({ modelPath }));
       const contextSize = config.contextSize ?? Math.min(profile.contextWindow, model.trainContextSize);
@@ -97,7 +97,7 @@ export class LoadedModel {
         report,
       );
     } catch (error) {
-      await tokenizer.close();
+      await tokenizer.release();
       throw error;
     }
   }
@@ -179,7 +179,7 @@ export class LoadedModel {
   }
 
   async close(): Promise<void> {
-    await this.tokenizer.close();
+    await this.tokenizerLease.release();
     await this.context.dispose();
     await this.model.dispose();
   }
@@ -195,7 +195,7 @@ export class LoadedModel {
     plan: GenerationPlan,
   ): Promise<Token[]> {
     const maximum = this.context.contextSize - 1;
-    const tokens = await this.tokenizer.tokenize(this.render(chatWrapper, history, plan), maximum);
+    const tokens = await this.tokenizer().tokenize(this.render(chatWrapper, history, plan), maximum);
     if (tokens.length > maximum) throw promptTooLong(tokens.length, maximum, 'exact');
     return tokens;
   }
@@ -221,7 +221,11 @@ export class LoadedModel {
       // the breakpoint is only a hint, and nothing is marked.
       return 0;
     }
-    return sharedPrefix(await this.tokenizer.tokenize(text, tokens.length), tokens);
+    return sharedPrefix(await this.tokenizer().tokenize(text, tokens.length), tokens);
+  }
+
+  private tokenizer(): PromptTokenizer {
+    return this.tokenizerLease.tokenizer;
   }
 
   private render(chatWrapper: ChatWrapper, history: ChatHistoryItem[], plan: GenerationPlan) {

@@ -11,9 +11,10 @@
  * tokenizer whose tokens cover every byte: true of BPE, SentencePiece and RWKV vocabularies, and
  * the bound is skipped for the others (tokenizer-thread.ts).
  *
- * The tokenizing itself runs in a worker thread holding the model's vocabulary alone, one per model,
- * started with the model; prompts are tokenized one at a time in arrival order. A worker that
- * fails takes the prompts waiting on it with it (a 500), and the next one starts a fresh one.
+ * The tokenizing itself runs in a worker thread holding the model's vocabulary alone, one per model
+ * file, started with the first model loaded from it and shared by every other loaded from the same
+ * file (sharedPromptTokenizer); prompts are tokenized one at a time in arrival order. A worker
+ * that fails takes the prompts waiting on it with it (a 500), and the next one starts a fresh one.
  */
 import type { Worker } from 'node:worker_threads';
 import type { LlamaText, Token } from 'node-llama-cpp';
@@ -29,6 +30,44 @@ interface Facts {
 interface Pending {
   resolve: (tokens: Token[]) => void;
   reject: (error: Error) => void;
+}
+
+/** What a loaded model holds: the tokenizer of its file, until it gives it back. */
+export interface TokenizerLease {
+  tokenizer: PromptTokenizer;
+  /** Gives the tokenizer back; the last model of the file to give it back closes it. */
+  release(): Promise<void>;
+}
+
+/** The tokenizers in use, by model file, with how many loaded models use each. */
+const shared = new Map<string, { tokenizer: PromptTokenizer; users: number }>();
+
+/**
+ * The tokenizer of the model file at `modelPath`, started now if no other loaded model uses it:
+ * a thread costs ~1.5 s of CPU to start (node-llama-cpp loaded again in it), and two models of the
+ * same file (two entries with other settings) tokenize alike.
+ */
+export function sharedPromptTokenizer(modelPath: string): TokenizerLease {
+  let entry = shared.get(modelPath);
+  if (!entry) {
+    entry = { tokenizer: new PromptTokenizer(modelPath), users: 0 };
+    shared.set(modelPath, entry);
+    entry.tokenizer.start();
+  }
+  entry.users += 1;
+  const held = entry;
+  let released = false;
+  return {
+    tokenizer: held.tokenizer,
+    release: async () => {
+      if (released) return;
+      released = true;
+      held.users -= 1;
+      if (held.users > 0) return;
+      if (shared.get(modelPath) === held) shared.delete(modelPath);
+      await held.tokenizer.close();
+    },
+  };
 }
 
 export class PromptTokenizer {

@@ -86,7 +86,16 @@ describe('Claude Code requests replayed: scripted backend', () => {
 describe('Claude Code requests replayed: embedded llama.cpp backend', () => {
   let service: RunningService;
   before(async () => {
-    const model = await tinyLlamaModel({ contextLength: 131_072 });
+    // The smallest shape llama.cpp's flash attention takes (one layer, one head of 16): the prompt
+    // is ~32,500 of its tokens, and attending over them is the whole cost, ~7x that of the default
+    // 64x2 model. What is replayed here is the service around the engine, not the model.
+    const model = await tinyLlamaModel({
+      contextLength: 131_072,
+      embeddingSize: 16,
+      heads: 1,
+      kvHeads: 1,
+      layers: 1,
+    });
     service = await startService({
       models: [
         claudeModel(
@@ -98,7 +107,7 @@ describe('Claude Code requests replayed: embedded llama.cpp backend', () => {
   });
   after(() => service.close());
 
-  // The first request takes the tiny model ~12 s of prefill on two cores (about 12,000 tokens).
+  // The first request is ~32,500 tokens of the tiny vocabulary, ~2 s of prefill on this shape.
   // The tool result, of another conversation, shares its system prompt and tools once Claude
   // Code's billing header is left out of the prompt (call/client-metadata.ts): the engine reuses
   // them. The Write request reads as the first does.

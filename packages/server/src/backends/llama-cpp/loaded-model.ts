@@ -62,8 +62,7 @@ export class LoadedModel {
     report: BackendReport,
   ): Promise<LoadedModel> {
     const llama = await llamaRuntime(config.gpu);
-    // Started first, so that its vocabulary loads while the model does; shared with the other
-    // models loaded from the same file.
+    // Shared with the other models loaded from the same file (prompt-tokenizer.ts).
     const tokenizer = sharedPromptTokenizer(modelPath);
     try {
       const model = await withLoggedReason(() => llama.loadModel({ modelPath }));
@@ -195,7 +194,7 @@ export class LoadedModel {
     plan: GenerationPlan,
   ): Promise<Token[]> {
     const maximum = this.context.contextSize - 1;
-    const tokens = await this.tokenizer().tokenize(this.render(chatWrapper, history, plan), maximum);
+    const tokens = await this.tokenizer().tokenize(this.render(chatWrapper, history, plan), maximum, this.model);
     if (tokens.length > maximum) throw promptTooLong(tokens.length, maximum, 'exact');
     return tokens;
   }
@@ -221,7 +220,7 @@ export class LoadedModel {
       // the breakpoint is only a hint, and nothing is marked.
       return 0;
     }
-    return sharedPrefix(await this.tokenizer().tokenize(text, tokens.length), tokens);
+    return sharedPrefix(await this.tokenizer().tokenize(text, tokens.length, this.model), tokens);
   }
 
   private tokenizer(): PromptTokenizer {

@@ -1,30 +1,60 @@
 /**
- * A prompt's tokens in the model's own tokenizer, off the event loop, and refused by its length
- * before any tokenizing when it cannot fit. node-llama-cpp tokenizes synchronously: on the loop a
- * 31 MB prompt held every request for 11 to 13 s before admission control saw it.
+ * A prompt's tokens in the model's own tokenizer, refused by its length before any tokenizing
+ * when it cannot fit, and off the event loop when it is long. node-llama-cpp tokenizes
+ * synchronously: on the loop a 31 MB prompt held every request for 11 to 13 s before admission
+ * control saw it.
  *
  * The bound: each token stands for at most its own text, so a prompt of B UTF-8 bytes has at
- * least B / L tokens, L being the vocabulary's longest token text in bytes (the worker reads it
- * from the vocabulary; at least 4, for an unknown token that stands for one character). A
- * JavaScript string's length in UTF-16 units is at most its UTF-8 byte length (one unit is 1 to 3
- * bytes, a pair of them 4), so the rendered prompt's length / L is a lower bound for any
- * tokenizer whose tokens cover every byte: true of BPE, SentencePiece and RWKV vocabularies, and
- * the bound is skipped for the others (tokenizer-thread.ts).
+ * least B / L tokens, L being the vocabulary's longest token text in bytes (read from the
+ * vocabulary once; at least 4, for an unknown token that stands for one character). A JavaScript
+ * string's length in UTF-16 units is at most its UTF-8 byte length (one unit is 1 to 3 bytes, a
+ * pair of them 4), so the rendered prompt's length / L is a lower bound for any tokenizer whose
+ * tokens cover every byte: true of BPE, SentencePiece and RWKV vocabularies, and the bound is
+ * skipped for the others.
  *
- * The tokenizing itself runs in a worker thread holding the model's vocabulary alone, one per model
- * file, started with the first model loaded from it and shared by every other loaded from the same
- * file (sharedPromptTokenizer); prompts are tokenized one at a time in arrival order. A worker
- * that fails takes the prompts waiting on it with it (a 500), and the next one starts a fresh one.
+ * A prompt of up to IN_LOOP_CHARACTERS is tokenized on the loop, in a few milliseconds; a longer
+ * one in a worker thread holding the model's vocabulary alone, one per model file, started by the
+ * first long prompt and shared by every model loaded from the same file (sharedPromptTokenizer):
+ * a thread costs ~1.5 s of CPU to start (node-llama-cpp loaded again in it), which a service that
+ * only sees short prompts never pays. The worker tokenizes one prompt at a time in arrival order.
+ * A worker that fails takes the prompts waiting on it with it (a 500), and the next long prompt
+ * starts a fresh one.
  */
 import type { Worker } from 'node:worker_threads';
-import type { LlamaText, Token } from 'node-llama-cpp';
+import { LlamaVocabularyType, type LlamaModel, type LlamaText, type Token } from 'node-llama-cpp';
 import { startWorker } from '../../runtime/start-worker.js';
 import { promptTooLong } from '../prompt-too-long.js';
 import type { TokenizerReply, TokenizerRequest } from './tokenizer-thread.js';
 
+/** Characters of prompt text tokenized on the event loop, a few milliseconds of work; past it, in the worker. */
+export const IN_LOOP_CHARACTERS = 4096;
+
+/**
+ * Vocabularies whose tokens together cover every byte of the text, each token at most its own
+ * text's length: byte-level BPE, SentencePiece (a space becomes `▁`, three bytes for one) and
+ * RWKV's byte trie. WordPiece and Unigram normalise whitespace away, so a text of spaces can be
+ * few tokens: no bound from its length holds for them.
+ */
+const COVERING_VOCABULARIES: ReadonlySet<LlamaVocabularyType> = new Set([
+  LlamaVocabularyType.spm,
+  LlamaVocabularyType.bpe,
+  LlamaVocabularyType.rwkv,
+]);
+
+/** An unknown token may stand for one character of up to four bytes, whatever its own text. */
+const LONGEST_CHARACTER_BYTES = 4;
+
 interface Facts {
   longestTokenBytes: number;
   boundHolds: boolean;
+}
+
+/** What the length bound needs, read from the model's vocabulary. */
+function vocabularyFacts(model: LlamaModel): Facts {
+  let longestTokenBytes = LONGEST_CHARACTER_BYTES;
+  for (const token of model.iterateAllTokens())
+    longestTokenBytes = Math.max(longestTokenBytes, Buffer.byteLength(model.detokenize([token], true)));
+  return { longestTokenBytes, boundHolds: COVERING_VOCABULARIES.has(model.vocabularyType) };
 }
 
 interface Pending {
@@ -43,16 +73,14 @@ export interface TokenizerLease {
 const shared = new Map<string, { tokenizer: PromptTokenizer; users: number }>();
 
 /**
- * The tokenizer of the model file at `modelPath`, started now if no other loaded model uses it:
- * a thread costs ~1.5 s of CPU to start (node-llama-cpp loaded again in it), and two models of the
- * same file (two entries with other settings) tokenize alike.
+ * The tokenizer of the model file at `modelPath`, shared by every loaded model of the file (two
+ * entries with other settings tokenize alike): one worker, started by the first long prompt.
  */
 export function sharedPromptTokenizer(modelPath: string): TokenizerLease {
   let entry = shared.get(modelPath);
   if (!entry) {
     entry = { tokenizer: new PromptTokenizer(modelPath), users: 0 };
     shared.set(modelPath, entry);
-    entry.tokenizer.start();
   }
   entry.users += 1;
   const held = entry;
@@ -72,28 +100,28 @@ export function sharedPromptTokenizer(modelPath: string): TokenizerLease {
 
 export class PromptTokenizer {
   private worker: Worker | undefined;
-  private facts: Promise<Facts> | undefined;
+  private started: Promise<void> | undefined;
+  private facts: Facts | undefined;
   private readonly pending = new Map<number, Pending>();
   private nextId = 0;
 
   constructor(private readonly modelPath: string) {}
 
-  /** Starts the worker now, so that loading its vocabulary overlaps the model's own load. */
-  start(): void {
-    this.ready().catch(() => undefined);
-  }
-
   /**
-   * The tokens of `text`, which holds at most `maximum`; a text that cannot fit is refused
-   * (prompt_too_long) from its length alone, without tokenizing. The tokens are what the engine
-   * evaluates: the sequence pool matches them against what each sequence holds.
+   * The tokens of `text`, which holds at most `maximum`, in `model`'s tokenizer (a model of this
+   * tokenizer's file); a text that cannot fit is refused (prompt_too_long) from its length
+   * alone, without tokenizing. The tokens are what the engine evaluates: the sequence pool
+   * matches them against what each sequence holds.
    */
-  async tokenize(text: LlamaText, maximum: number): Promise<Token[]> {
-    const facts = await this.ready();
+  async tokenize(text: LlamaText, maximum: number, model: LlamaModel): Promise<Token[]> {
+    const facts = (this.facts ??= vocabularyFacts(model));
+    const length = characters(text);
     if (facts.boundHolds) {
-      const atLeast = Math.ceil(characters(text) / facts.longestTokenBytes);
+      const atLeast = Math.ceil(length / facts.longestTokenBytes);
       if (atLeast > maximum) throw promptTooLong(atLeast, maximum, 'at least');
     }
+    if (length <= IN_LOOP_CHARACTERS) return text.tokenize(model.tokenizer);
+    await this.ready();
     const id = (this.nextId += 1);
     return new Promise<Token[]>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
@@ -107,13 +135,12 @@ export class PromptTokenizer {
     await worker?.terminate();
   }
 
-  private ready(): Promise<Facts> {
-    this.facts ??= new Promise<Facts>((resolve, reject) => {
+  private ready(): Promise<void> {
+    this.started ??= new Promise<void>((resolve, reject) => {
       const worker = startWorker(import.meta.url, 'tokenizer-thread', { workerData: { modelPath: this.modelPath } });
       this.worker = worker;
       worker.on('message', (reply: TokenizerReply) => {
-        if (reply.type === 'ready')
-          resolve({ longestTokenBytes: reply.longestTokenBytes, boundHolds: reply.boundHolds });
+        if (reply.type === 'ready') resolve();
         else this.settle(reply);
       });
       worker.on('error', (error) => {
@@ -128,7 +155,7 @@ export class PromptTokenizer {
       // listener refs a worker again.
       worker.unref();
     });
-    return this.facts;
+    return this.started;
   }
 
   private settle(reply: Exclude<TokenizerReply, { type: 'ready' }>): void {
@@ -142,7 +169,7 @@ export class PromptTokenizer {
   private lose(worker: Worker | undefined, why: string): void {
     if (worker === undefined || this.worker !== worker) return;
     this.worker = undefined;
-    this.facts = undefined;
+    this.started = undefined;
     for (const pending of this.pending.values()) pending.reject(new Error(`the tokenizer worker failed: ${why}`));
     this.pending.clear();
   }

@@ -8,6 +8,7 @@
  */
 import { randomInt } from 'node:crypto';
 import {
+  QwenChatWrapper,
   resolveChatWrapper,
   type ChatHistoryItem,
   type ChatWrapper,
@@ -74,10 +75,17 @@ export class LoadedModel {
         threads: config.threads,
       });
       const type = config.chatWrapper;
+      // Resolving "auto" renders test conversations through the model's Jinja template for each
+      // candidate wrapper (seconds of CPU where none matches), and the qwen settings below do not
+      // change which wrapper it picks: only a Qwen wrapper is resolved a second time.
+      const thinking = resolveChatWrapper(model, { type });
       const wrappers = {
-        thinking: resolveChatWrapper(model, { type }),
+        thinking,
         // The model's own switch where its wrapper has one (Qwen3: /no_think); the thought budget of 0 does the rest.
-        plain: resolveChatWrapper(model, { type, customWrapperSettings: { qwen: { thoughts: 'discourage' } } }),
+        plain:
+          thinking instanceof QwenChatWrapper
+            ? resolveChatWrapper(model, { type, customWrapperSettings: { qwen: { thoughts: 'discourage' } } })
+            : thinking,
       };
       return new LoadedModel(
         config,

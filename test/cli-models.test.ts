@@ -12,7 +12,10 @@ import { once } from 'node:events';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startHuggingFaceMirror, tinyLlamaModel } from '@model-messages/testing';
+// From their modules, not the package's index, which loads the whole service (0.6 s of CPU) that
+// only the started commands run here.
+import { startHuggingFaceMirror } from '../packages/testing/src/hugging-face-mirror.js';
+import { tinyLlamaModel } from '../packages/testing/src/gguf/tiny-llama.js';
 import { MMS } from './mms-command.js';
 
 const KEY = 'cli-test-key-123';

@@ -277,7 +277,9 @@ test("an embedded model's load time", async () => {
         generation: 'newer',
         contextWindow: 1024,
         maxOutputTokens: 1024,
-        backend: { type: 'llama-cpp', model: await tinyLlamaModel(), threads: 1 },
+        // The tiny model's template is ChatML, which "auto" finds by rendering test conversations
+        // through it for each candidate wrapper (a second or more of CPU at every load): named here.
+        backend: { type: 'llama-cpp', model: await tinyLlamaModel(), threads: 1, chatWrapper: 'chatML' },
       },
     ],
   });

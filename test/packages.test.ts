@@ -5,6 +5,11 @@
  * scripted config until /health answers, and the client imported from a plain .mjs under plain
  * node. No tsx and no sources, only what the tarballs hold. Third-party dependencies come from
  * the registry through npm's cache (--prefer-offline); without a registry the test is skipped.
+ *
+ * npm runs no scripts here. Packing, each package's prepack would run `tsc -b` again over a build
+ * that importing test/mms-command.ts has just brought up to date (it rebuilds when a source is
+ * newer); installing, node-llama-cpp's postinstall would probe its binaries (2 s of CPU) for a
+ * service that serves the scripted config. Nor does npm write a lockfile nobody reads.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -102,10 +107,22 @@ test(
     mkdirSync(tarballs);
     mkdirSync(project);
 
+    // What prepack would run is the build the root's `npm run build` makes.
+    for (const name of PACKAGES) {
+      const manifest = JSON.parse(readFileSync(join(ROOT, 'packages', name, 'package.json'), 'utf8')) as {
+        scripts: Record<string, string>;
+      };
+      assert.equal(manifest.scripts.prepack, 'tsc -b tsconfig.build.json', name);
+    }
     const workspaces = PACKAGES.flatMap((name) => ['--workspace', `packages/${name}`]);
-    const pack = await run('npm', ['pack', ...workspaces, '--pack-destination', tarballs, '--json'], ROOT, 300_000);
+    const pack = await run(
+      'npm',
+      ['pack', ...workspaces, '--pack-destination', tarballs, '--json', '--ignore-scripts'],
+      ROOT,
+      300_000,
+    );
     assert.equal(pack.status, 0, pack.stderr);
-    // prepack's tsc prints nothing, so stdout is npm's JSON alone.
+    // No script runs, so stdout is npm's JSON alone.
     const packed = JSON.parse(pack.stdout) as Packed[];
     assert.deepEqual(
       packed.map((entry) => entry.name),
@@ -147,6 +164,8 @@ test(
         '--no-audit',
         '--no-fund',
         '--prefer-offline',
+        '--ignore-scripts',
+        '--no-package-lock',
         '--loglevel=error',
       ],
       project,
@@ -164,7 +183,9 @@ test(
     );
     assert.equal(installed.dependencies.tsx, undefined, 'tsx is no dependency of the installed server');
 
-    const version = await run('npx', ['mms', '--version'], project, 60_000);
+    // Through the link npm made in node_modules/.bin, which npx finds; npx itself (1 s of CPU)
+    // starts the service below.
+    const version = await run(join(project, 'node_modules/.bin/mms'), ['--version'], project, 60_000);
     assert.equal(version.status, 0, version.stderr);
     assert.equal(version.stdout, `${installed.version}\n`);
 

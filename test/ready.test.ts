@@ -53,7 +53,9 @@ const llamaModel = (id: string, model: string, load: 'eager' | 'lazy') => ({
   contextWindow: 1024,
   maxOutputTokens: 256,
   load,
-  backend: { type: 'llama-cpp' as const, model, threads: 1 },
+  // The tiny model's template is ChatML, which "auto" finds by rendering test conversations
+  // through it for each candidate wrapper (a second or more of CPU at every load): named here.
+  backend: { type: 'llama-cpp' as const, model, threads: 1, chatWrapper: 'chatML' as const },
 });
 
 test('scripted models: /ready answers 200 without a key, every model and backend ready', async (t) => {

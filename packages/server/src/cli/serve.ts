@@ -3,14 +3,14 @@
  * build the app, listen, load the eager models, and shut down gracefully. Models load once the
  * service listens, so that /health (liveness) answers while a large model loads and /ready
  * says when it is done; a model that cannot be loaded stops the service, exit 2.
+ *
+ * The settings, the config and the signing key are checked before the service's modules are
+ * imported (about half of a start's CPU), so that a mistake in them is reported at once.
  */
-import { buildApp } from '../app.js';
-import { configuredModelFiles } from '../backends/llama-cpp/configured-models.js';
-import { ModelDownloadError } from '../backends/llama-cpp/model-file.js';
+import type { ModelDownloadError } from '../backends/llama-cpp/model-file.js';
 import type { ModelConfig } from '../config/config-schema.js';
 import { ConfigError, loadConfig } from '../config/load-config.js';
-import { ModelRegistry } from '../models/model-registry.js';
-import { BatchedLogDestination } from '../observability/batched-log-destination.js';
+import type { ModelRegistry } from '../models/model-registry.js';
 import { defaultDataFolder, resolveSigningKey } from '../signing/signing-key.js';
 import { serveSettings, type ServeFlags, type ServeSettings } from './serve-settings.js';
 import { startTracing, type Tracing } from './tracing-setup.js';
@@ -50,6 +50,12 @@ export async function serve(flags: ServeFlags): Promise<void> {
     process.exit(2);
   }
   const { config, folder } = loaded;
+  const [{ buildApp }, { ModelRegistry }, { BatchedLogDestination }, { ModelDownloadError }] = await Promise.all([
+    import('../app.js'),
+    import('../models/model-registry.js'),
+    import('../observability/batched-log-destination.js'),
+    import('../backends/llama-cpp/model-file.js'),
+  ]);
   let registry: ModelRegistry;
   try {
     // Building a backend reads its files (a scripted backend's script): a failure is a config error too.
@@ -78,7 +84,7 @@ export async function serve(flags: ServeFlags): Promise<void> {
   } catch (error) {
     process.stderr.write(
       error instanceof ModelDownloadError
-        ? missingModels(error, config.models, folder, settings.config)
+        ? await missingModels(error, config.models, folder, settings.config)
         : `mms: ${(error as Error).message}\n`,
     );
     await app.close().catch(() => undefined);
@@ -132,12 +138,13 @@ export async function serve(flags: ServeFlags): Promise<void> {
  * found without the network, and the one command that fetches them all, so that following the
  * advice takes one round rather than one per model.
  */
-function missingModels(
+async function missingModels(
   error: ModelDownloadError,
   models: readonly ModelConfig[],
   configFolder: string,
   configPath: string | undefined,
-): string {
+): Promise<string> {
+  const { configuredModelFiles } = await import('../backends/llama-cpp/configured-models.js');
   const missing = configuredModelFiles(models, configFolder).filter((file) => file.remote && file.path === undefined);
   const folders = new Set(missing.map((file) => file.location));
   const oneFolder = folders.size === 1 ? [...folders][0] : undefined;

@@ -130,7 +130,9 @@ describe('time limit and abort', () => {
         maxBytes: 10 * 1024 * 1024,
         timeoutMs: 10_000,
         maxRedirects: 0,
-        conversionTimeoutMs: 100,
+        // Far below the big page's whole conversion, far above the small page's cold one in a fresh
+        // worker (which at 100 ms failed on a busy machine).
+        conversionTimeoutMs: 1_000,
       });
       const run = async (path: string) => {
         const url = `${origin}${path}`;

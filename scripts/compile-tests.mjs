@@ -43,6 +43,9 @@ const WORKSPACE_ENTRIES = {
   '@model-messages/client/compare-command': 'packages/client/src/cli/compare-command.js',
 };
 
+/** What `node:test` is in the mirror: it lets short files share a process (scripts/test-api.mjs). */
+const TEST_API = 'scripts/test-api.mjs';
+
 function packageNames() {
   return readdirSync(join(ROOT, 'packages')).filter((name) => existsSync(join(ROOT, 'packages', name, 'package.json')));
 }
@@ -90,13 +93,13 @@ function linkSiblings(folder) {
   }
 }
 
-/** Marks every import external, pointing the workspace's package names at the mirror. */
+/** Marks every import external, pointing the workspace's package names and node:test at the mirror. */
 const keepImports = {
   name: 'keep-imports',
   setup(builder) {
     builder.onResolve({ filter: /.*/ }, (args) => {
       if (args.kind === 'entry-point') return undefined;
-      const entry = WORKSPACE_ENTRIES[args.path];
+      const entry = args.path === 'node:test' ? TEST_API : WORKSPACE_ENTRIES[args.path];
       if (entry === undefined) return { path: args.path, external: true };
       const importerInMirror = join(COMPILED, relative(ROOT, args.importer));
       let path = relative(dirname(importerInMirror), join(COMPILED, entry));

@@ -6,13 +6,14 @@
 // the short files run in groups of about GROUP_SECONDS each: one process imports them one after
 // another, and node's test runner, in that process, runs their tests in order.
 //
-// What stays alone: a long file (its own process runs beside the others), and a file that
-// changes what every file in its process would see (process.env, process listeners, mock timers,
-// a global provider, top-level beforeEach/afterEach, which would apply to the other files' tests).
-// A file's top-level after() hooks run when its whole group ends.
+// Each file of a group is one suite named after it (scripts/test-api.mjs), its top-level hooks
+// its own. What stays alone: a long file (its own process runs beside the others), and a file
+// that changes what every file in its process would see (process.env, process listeners, mock
+// timers, a global provider).
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { COMPILED } from './compile-tests.mjs';
 
 const RECORD = '.cache/test-durations.json';
 const GROUPS_FOLDER = '.cache/test-groups';
@@ -24,8 +25,7 @@ const GROUP_SECONDS = 15;
 /** A file without a recorded time (new, or a first run) counts as this long. */
 const UNKNOWN_SECONDS = 2;
 
-const CHANGES_PROCESS_STATE =
-  /process\.env\b|process\.(on|once|prependListener)\(|mock\.timers|setGlobal\w*\(|^(beforeEach|afterEach)\(/m;
+const CHANGES_PROCESS_STATE = /process\.env\b|process\.(on|once|prependListener)\(|mock\.timers|setGlobal\w*\(/;
 
 function recordedSeconds() {
   try {
@@ -44,28 +44,38 @@ export function testProcesses(tests) {
   const alone = [];
   const grouped = [];
   for (const test of tests) {
-    const time = seconds[test.compiled] ?? UNKNOWN_SECONDS;
+    // Recorded under the TypeScript source's path: the runner reports through the source maps.
+    const time = seconds[resolve(test.source)] ?? UNKNOWN_SECONDS;
     if (time >= ALONE_SECONDS || CHANGES_PROCESS_STATE.test(readFileSync(test.source, 'utf8')))
-      alone.push({ paths: [test.compiled], time });
-    else grouped.push({ path: test.compiled, time });
+      alone.push({ paths: [test], time });
+    else grouped.push({ test, time });
   }
   // First fit, longest first: few groups, each about GROUP_SECONDS.
   const groups = [];
-  for (const file of grouped.sort((one, other) => other.time - one.time || one.path.localeCompare(other.path))) {
+  for (const file of grouped.sort(
+    (one, other) => other.time - one.time || one.test.source.localeCompare(other.test.source),
+  )) {
     const group = groups.find((candidate) => candidate.time + file.time <= GROUP_SECONDS);
     if (group) {
-      group.paths.push(file.path);
+      group.paths.push(file.test);
       group.time += file.time;
-    } else groups.push({ paths: [file.path], time: file.time });
+    } else groups.push({ paths: [file.test], time: file.time });
   }
   rmSync(GROUPS_FOLDER, { recursive: true, force: true });
   mkdirSync(GROUPS_FOLDER, { recursive: true });
   const processes = [...alone, ...groups].sort((one, other) => other.time - one.time);
   return processes.map((process, index) => {
-    if (process.paths.length === 1) return process.paths[0];
+    if (process.paths.length === 1) return process.paths[0].compiled;
     const entry = join(GROUPS_FOLDER, `group-${String(index + 1).padStart(3, '0')}.test.mjs`);
-    const imports = process.paths.map((path) => `await import(${JSON.stringify(pathToFileURL(path).href)});`);
-    writeFileSync(entry, `// Test files in one process (scripts/test-groups.mjs).\n${imports.join('\n')}\n`);
+    const imports = process.paths.map(
+      ({ compiled, source }) =>
+        `await importIntoGroup(${JSON.stringify(pathToFileURL(compiled).href)}, ${JSON.stringify(source)});`,
+    );
+    const api = JSON.stringify(pathToFileURL(join(COMPILED, 'scripts', 'test-api.mjs')).href);
+    writeFileSync(
+      entry,
+      `// Test files in one process (scripts/test-groups.mjs).\nimport { importIntoGroup } from ${api};\n${imports.join('\n')}\n`,
+    );
     return entry;
   });
 }

@@ -14,7 +14,7 @@ export default async function* fileDurations(source) {
     const { file, name, nesting, details } = event.data;
     if (file === undefined || nesting !== 0) continue;
     // A file run in a group is one suite named after its source (scripts/test-api.mjs).
-    const source = file.includes('/.cache/test-groups/') ? resolve(name) : file;
+    const source = file.endsWith('/scripts/test-api.mjs') ? resolve(name) : file;
     seconds[source] = (seconds[source] ?? 0) + (details?.duration_ms ?? 0) / 1000;
   }
   let earlier = {};

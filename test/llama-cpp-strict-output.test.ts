@@ -324,11 +324,14 @@ describe('strict schemas at the grammar limits on llama.cpp', () => {
     assert.equal(typeof call?.input, 'object');
   });
 
+  /** Extra keys beside declared names past the grammar's limits. */
+  const pastLimits = () => ({
+    type: 'object',
+    properties: { inner: { type: 'object', properties: longNames, additionalProperties: true } },
+  });
+
   test('a strict schema past the grammar limits is a 400 naming its place', async () => {
-    const schema = {
-      type: 'object',
-      properties: { inner: { type: 'object', properties: longNames, additionalProperties: true } },
-    };
+    const schema = pastLimits();
     const { status, json } = await forcedTool(schema, true);
     assert.equal(status, 400, JSON.stringify(json));
     assert.match(
@@ -338,10 +341,7 @@ describe('strict schemas at the grammar limits on llama.cpp', () => {
   });
 
   test('the same schema without strict is generated under a shape grammar, not refused', async () => {
-    const schema = {
-      type: 'object',
-      properties: { inner: { type: 'object', properties: longNames, additionalProperties: true } },
-    };
+    const schema = pastLimits();
     const { status, json } = await forcedTool(schema, false);
     assert.equal(status, 200, JSON.stringify(json));
   });

@@ -51,7 +51,7 @@ function packageNames() {
 }
 
 /** Every file under `folder` (relative to the root), node_modules left out. */
-function filesUnder(folder) {
+export function filesUnder(folder) {
   const found = [];
   const walk = (relativeFolder) => {
     for (const entry of readdirSync(join(ROOT, relativeFolder), { withFileTypes: true })) {
@@ -119,11 +119,12 @@ export async function compileTests() {
     if (existsSync(inMirror) && lstatSync(inMirror).isSymbolicLink()) rmSync(inMirror);
   }
   const files = COMPILED_FOLDERS.flatMap(filesUnder);
-  const sources = files.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'));
+  const isSource = (file) => file.endsWith('.ts') && !file.endsWith('.d.ts');
+  const sources = files.filter(isSource);
   // Other files in compiled folders are copied, not linked: a linked .mjs would run from the
   // original folder, where its relative imports find no .js files.
   for (const file of files) {
-    if (sources.includes(file)) continue;
+    if (isSource(file)) continue;
     const copy = join(COMPILED, file);
     if (existsSync(copy) && statSync(copy).mtimeMs >= statSync(join(ROOT, file)).mtimeMs) continue;
     mkdirSync(dirname(copy), { recursive: true });

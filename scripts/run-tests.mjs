@@ -11,28 +11,11 @@
 // their results in .cache/ and redo only what changed. Short files share a process
 // (scripts/test-groups.mjs).
 import { spawn, spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { compiledPath, compileTests } from './compile-tests.mjs';
+import { compiledPath, compileTests, filesUnder } from './compile-tests.mjs';
 import { testProcesses } from './test-groups.mjs';
-
-function findTests(folder) {
-  let found = [];
-  let entries;
-  try {
-    entries = readdirSync(folder);
-  } catch {
-    return found;
-  }
-  for (const entry of entries) {
-    const path = join(folder, entry);
-    if (entry === 'node_modules') continue;
-    if (statSync(path).isDirectory()) found = found.concat(findTests(path));
-    else if (entry.endsWith('.test.ts')) found.push(path);
-  }
-  return found;
-}
 
 /** Runs `npm run <script>` with its output held, and says in one line how it went. */
 function runCheck(script) {
@@ -62,7 +45,7 @@ await compileTests();
 const roots = [...readdirSync('packages').map((name) => join('packages', name, 'test')), 'test'];
 const files = testProcesses(
   roots
-    .flatMap(findTests)
+    .flatMap((folder) => filesUnder(folder).filter((file) => file.endsWith('.test.ts')))
     .sort()
     .map((source) => ({ source, compiled: compiledPath(source) })),
 );

@@ -66,6 +66,7 @@ export class LoadedModel {
     const tokenizer = sharedPromptTokenizer(modelPath);
     try {
       const model = await withLoggedReason(() => llama.loadModel({ modelPath }));
+      tokenizer.tokenizer.readVocabulary(model);
       const contextSize = config.contextSize ?? Math.min(profile.contextWindow, model.trainContextSize);
       // node-llama-cpp gives each sequence the whole contextSize: memory grows with the sequences.
       const context = await model.createContext({

@@ -44,7 +44,7 @@ const COVERING_VOCABULARIES: ReadonlySet<LlamaVocabularyType> = new Set([
 /** An unknown token may stand for one character of up to four bytes, whatever its own text. */
 const LONGEST_CHARACTER_BYTES = 4;
 
-interface Facts {
+export interface Facts {
   longestTokenBytes: number;
   boundHolds: boolean;
 }
@@ -108,13 +108,22 @@ export class PromptTokenizer {
   constructor(private readonly modelPath: string) {}
 
   /**
+   * Reads what the length bound needs from `model`'s vocabulary (every token detokenized: tens of
+   * milliseconds for a large one), once per file. The model's load calls it, so that no request
+   * waits on it.
+   */
+  readVocabulary(model: LlamaModel): Facts {
+    return (this.facts ??= vocabularyFacts(model));
+  }
+
+  /**
    * The tokens of `text`, which holds at most `maximum`, in `model`'s tokenizer (a model of this
    * tokenizer's file); a text that cannot fit is refused (prompt_too_long) from its length
    * alone, without tokenizing. The tokens are what the engine evaluates: the sequence pool
    * matches them against what each sequence holds.
    */
   async tokenize(text: LlamaText, maximum: number, model: LlamaModel): Promise<Token[]> {
-    const facts = (this.facts ??= vocabularyFacts(model));
+    const facts = this.readVocabulary(model);
     const length = characters(text);
     if (facts.boundHolds) {
       const atLeast = Math.ceil(length / facts.longestTokenBytes);

@@ -1,4 +1,4 @@
-/** A request's cancellation and the AbortSignal it makes on demand (backends/cancellation.ts). */
+/** A request's cancellation, its listeners and the AbortSignal it makes on demand (backends/cancellation.ts). */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Cancellation } from '../src/backends/cancellation.js';
@@ -47,4 +47,22 @@ test('the first abort wins; without a reason it is an AbortError, as AbortContro
   assert.ok(thrown instanceof DOMException);
   assert.equal(thrown.name, 'AbortError');
   assert.equal(cancellation.signal.reason, thrown);
+});
+
+test('onAbort: a listener hears the reason once, one that stopped listening does not, and a late one hears it at once', () => {
+  const cancellation = new Cancellation();
+  const heard: string[] = [];
+  cancellation.onAbort((reason) => heard.push(`kept: ${(reason as Error).message}`));
+  const stop = cancellation.onAbort(() => heard.push('stopped'));
+  stop();
+  stop(); // stopping twice changes nothing
+  assert.equal(cancellation.reason, undefined);
+  const reason = new Error('gone');
+  cancellation.abort(reason);
+  cancellation.abort(new Error('later'));
+  assert.deepEqual(heard, ['kept: gone']);
+  assert.equal(cancellation.reason, reason);
+  const late = cancellation.onAbort((lateReason) => heard.push(`late: ${(lateReason as Error).message}`));
+  assert.deepEqual(heard, ['kept: gone', 'late: gone']);
+  late();
 });

@@ -7,6 +7,7 @@
 import { SseParser, type SseFrame } from '@model-messages/protocol';
 import type { Agent, Dispatcher } from 'undici';
 import { undici } from '../../http/undici.js';
+import type { Cancellation } from '../cancellation.js';
 import type { ChatCompletionChunk, ChatCompletionRequest } from './chat-types.js';
 import { drainInBackground, headerValue } from '../response-body.js';
 import { statusError, streamError, transportError, UpstreamTimeoutError, type TimeoutPhase } from './error-mapping.js';
@@ -55,20 +56,24 @@ export class EngineClient {
     };
   }
 
-  /** The chat completion's chunks as they arrive; a server that answered with one JSON body yields it once. */
+  /**
+   * The chat completion's chunks as they arrive; a server that answered with one JSON body yields
+   * it once. One AbortController ends the request: our time limits abort it, and it follows the
+   * caller's cancellation (aborted with the caller's reason, which the caller gets back).
+   */
   async *streamChat(
     body: ChatCompletionRequest,
-    signal: AbortSignal,
+    cancellation: Cancellation,
   ): AsyncGenerator<ChatCompletionChunk, { done: boolean }> {
     const timer = new Deadline();
     const controller = new AbortController();
-    const combined = AbortSignal.any([signal, controller.signal]);
+    const stopFollowing = cancellation.onAbort((reason) => controller.abort(reason));
     timer.arm(controller, 'first byte', this.options.firstByteTimeoutMs);
     let response: Dispatcher.ResponseData | undefined;
     /** After `[DONE]` the rest of the body is read in the background, which then owns the body and the timer. */
     let draining = false;
     try {
-      response = await this.send(`${this.apiBase}/chat/completions`, 'POST', body, combined, {
+      response = await this.send(`${this.apiBase}/chat/completions`, 'POST', body, controller.signal, {
         accept: 'text/event-stream',
       });
       if (response.statusCode !== 200)
@@ -87,8 +92,9 @@ export class EngineClient {
       draining = ending.draining;
       return { done: ending.done };
     } catch (error) {
-      throw this.failure(error, controller, signal);
+      throw this.failure(error, controller, cancellation);
     } finally {
+      stopFollowing();
       if (!draining) {
         timer.clear();
         response?.body.destroy();
@@ -241,10 +247,10 @@ export class EngineClient {
   }
 
   /** Our timeout, the caller's abort (passed on as it is), or the engine's failure. */
-  private failure(error: unknown, controller: AbortController, signal?: AbortSignal): unknown {
+  private failure(error: unknown, controller: AbortController, cancellation?: Cancellation): unknown {
     if (controller.signal.aborted && controller.signal.reason instanceof UpstreamTimeoutError)
       return transportError(this.options.engine, controller.signal.reason);
-    if (signal?.aborted) return signal.reason ?? error;
+    if (cancellation?.aborted) return cancellation.reason ?? error;
     return transportError(this.options.engine, error);
   }
 }

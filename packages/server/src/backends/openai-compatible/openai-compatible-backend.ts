@@ -45,7 +45,7 @@ interface StepState {
   call: ModelCall;
   plan: ChatPlan;
   outputTokens: number;
-  signal: AbortSignal;
+  cancellation: Cancellation;
 }
 
 export interface OpenAiCompatibleOptions {
@@ -100,7 +100,7 @@ export class OpenAiCompatibleBackend implements Backend {
 
   async *stream(call: ModelCall, cancellation: Cancellation): AsyncIterable<StreamPart[]> {
     const plan = planChat(call, this.profile);
-    const state: StepState = { call, plan, outputTokens: 0, signal: cancellation.signal };
+    const state: StepState = { call, plan, outputTokens: 0, cancellation };
     let { summary, sawDone } = yield* this.attempt(
       this.chatRequest(state, plan, call.thinking.on, []),
       plan,
@@ -210,7 +210,7 @@ export class OpenAiCompatibleBackend implements Backend {
   ): AsyncGenerator<StreamPart[], Attempt> {
     const stopSequences = this.profile.stopReport ? [] : state.call.sampling.stopSequences;
     const converter = new ChunkConverter({ engine: this.config.engine, plan, thinks, stopSequences });
-    const chunks = this.client.streamChat(body, state.signal);
+    const chunks = this.client.streamChat(body, state.cancellation);
     let sawDone = false;
     try {
       for (let next = await chunks.next(); ; next = await chunks.next()) {

@@ -20,10 +20,11 @@
  * Modes: `json` (non-streaming) and `stream` (`stream: true` on every arm).
  *
  * Aim (issues 6 and 19): with the default settings mms adds under 0.5 ms at p50 over direct.
- * Per arm and round: a warm-up at the load's connection count, then latency on one keep-alive
- * connection, one request at a time (microsecond timer; what a gateway adds to a request),
- * then throughput at a fixed number of connections (autocannon). The order of the arms
- * alternates from round to round (A B C, C B A, ...), and the tables are medians of the rounds.
+ * Per round: each arm in turn gets a warm-up and then throughput at a fixed number of
+ * connections (autocannon), the order alternating from round to round (A B C, C B A, ...); then
+ * latency on one keep-alive connection per arm, one request at a time (microsecond timer; what
+ * a gateway adds to a request), the arms taking turns in quarter-second slices so that all are
+ * measured in the same stretch of time. The tables are medians of the rounds.
  * The peers are installed on the first run with `npm install --prefix bench/gateway/peers`.
  */
 import { fork, type ChildProcess } from 'node:child_process';
@@ -31,7 +32,7 @@ import { once } from 'node:events';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { probeLatency, runLoad, type HttpTarget, type Latency, type Throughput } from './gateway/load.js';
+import { LatencyProbe, runLoad, type HttpTarget, type Latency, type Throughput } from './gateway/load.js';
 import {
   ensurePeersInstalled,
   portkeyHeaders,
@@ -223,12 +224,34 @@ interface RoundResult {
   throughput: Throughput;
 }
 
-async function measureArm(arm: Arm, mode: Mode, settings: BenchSettings): Promise<RoundResult> {
+/** Warm-up, then throughput, at the load's connection count. */
+async function measureThroughput(arm: Arm, mode: Mode, settings: BenchSettings): Promise<Throughput> {
   const target = arm.target(mode);
   await runLoad(target, settings.connections, settings.warmupSeconds, 'warm-up');
-  const latency = await probeLatency(target, settings.latencySeconds);
-  const throughput = await runLoad(target, settings.connections, settings.durationSeconds, 'run');
-  return { latency, throughput };
+  return runLoad(target, settings.connections, settings.durationSeconds, 'run');
+}
+
+/** How long each arm's latency probe runs before the next arm's takes its turn. */
+const LATENCY_SLICE_SECONDS = 0.25;
+
+/**
+ * Every arm's latency, on one connection each, in slices that take turns (the order rotating
+ * from slice to slice) until each arm has had `latencySeconds`: an arm's added latency is then
+ * measured against the direct arm in the same stretch of time. (Measured one arm after the
+ * other, several seconds apart, the added p50 moved by 0.3 ms from round to round as the VM's
+ * speed drifted: the engine's own CPU per request went from 45 to 76 µs within a minute.)
+ */
+async function measureLatencies(arms: Arm[], mode: Mode, settings: BenchSettings): Promise<Map<string, Latency>> {
+  const probes = arms.map((arm) => new LatencyProbe(arm.target(mode)));
+  try {
+    const slices = Math.max(1, Math.round(settings.latencySeconds / LATENCY_SLICE_SECONDS));
+    for (let slice = 0; slice < slices; slice += 1)
+      for (let turn = 0; turn < probes.length; turn += 1)
+        await probes[(slice + turn) % probes.length]!.run(LATENCY_SLICE_SECONDS);
+    return new Map(arms.map((arm, index) => [arm.name, probes[index]!.latency()]));
+  } finally {
+    for (const probe of probes) probe.close();
+  }
 }
 
 interface ArmSummary {
@@ -255,12 +278,17 @@ async function measureMode(arms: Arm[], mode: Mode, settings: BenchSettings): Pr
   const results = new Map<string, RoundResult[]>(arms.map((arm) => [arm.name, []]));
   for (let round = 0; round < settings.rounds; round += 1) {
     const order = round % 2 === 0 ? arms : [...arms].reverse();
-    for (const arm of order) {
-      const result = await measureArm(arm, mode, settings);
-      results.get(arm.name)?.push(result);
+    const throughputs = new Map<string, Throughput>();
+    for (const arm of order) throughputs.set(arm.name, await measureThroughput(arm, mode, settings));
+    // Every arm has just run under load: all of them are warm for the latency slices.
+    const latencies = await measureLatencies(arms, mode, settings);
+    for (const arm of arms) {
+      const latency = latencies.get(arm.name)!;
+      const throughput = throughputs.get(arm.name)!;
+      results.get(arm.name)?.push({ latency, throughput });
       console.log(
-        `${mode} round ${round + 1}: ${arm.name.padEnd(12)} 1 conn p50 ${result.latency.p50.toFixed(3)} ms p99 ${result.latency.p99.toFixed(3)} ms (${result.latency.samples} req)` +
-          `  |  ${settings.connections} conns ${result.throughput.requestsPerSecond.toFixed(0)} req/s p50 ${result.throughput.p50} ms p99 ${result.throughput.p99} ms`,
+        `${mode} round ${round + 1}: ${arm.name.padEnd(12)} 1 conn p50 ${latency.p50.toFixed(3)} ms p99 ${latency.p99.toFixed(3)} ms (${latency.samples} req)` +
+          `  |  ${settings.connections} conns ${throughput.requestsPerSecond.toFixed(0)} req/s p50 ${throughput.p50} ms p99 ${throughput.p99} ms`,
       );
     }
   }
@@ -379,8 +407,8 @@ async function main(): Promise<void> {
       `node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? 'unknown'}), load average ${loadBefore.toFixed(2)}`,
     );
     console.log(
-      `per arm and round: ${settings.warmupSeconds} s warm-up at ${settings.connections} connections, ${settings.latencySeconds} s on 1 connection (latency), ` +
-        `${settings.durationSeconds} s at ${settings.connections} connections (throughput); ${settings.rounds} rounds, alternating order`,
+      `per arm and round: ${settings.warmupSeconds} s warm-up and ${settings.durationSeconds} s at ${settings.connections} connections (throughput), ` +
+        `then ${settings.latencySeconds} s on 1 connection (latency) in ${LATENCY_SLICE_SECONDS} s slices, the arms taking turns; ${settings.rounds} rounds, alternating order`,
     );
     const summaries = new Map<Mode, ArmSummary[]>();
     for (const mode of settings.modes) {

@@ -2,9 +2,11 @@
  * The two kinds of load bench/gateway.ts puts on each arm:
  * - `runLoad`: autocannon at a fixed number of connections, for throughput (and p50/p99 under
  *   that load, which autocannon records in whole milliseconds);
- * - `probeLatency`: one keep-alive connection, one request at a time, timed with
+ * - `LatencyProbe`: one keep-alive connection, one request at a time, timed with
  *   `performance.now()` from sending to the last byte of the body, for latency with
  *   microsecond resolution on an otherwise idle path: what a gateway adds to one request.
+ *   The bench runs the arms' probes in short slices, taking turns, so that every arm's samples
+ *   come from the same stretch of time (this VM's speed drifts by half within seconds).
  */
 import { Agent, request } from 'node:http';
 import { postUnderLoad, requestsPerSecond } from '../autocannon-load.js';
@@ -81,17 +83,31 @@ function once(target: HttpTarget, agent: Agent, url: URL, body: Buffer): Promise
   });
 }
 
-export async function probeLatency(target: HttpTarget, durationSeconds: number): Promise<Latency> {
-  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-  const url = new URL(target.url);
-  const body = Buffer.from(target.body);
-  const samples: number[] = [];
-  const deadline = performance.now() + durationSeconds * 1000;
-  try {
-    while (performance.now() < deadline) samples.push(await once(target, agent, url, body));
-  } finally {
-    agent.destroy();
+/** One keep-alive connection to one arm, kept open between slices. */
+export class LatencyProbe {
+  private readonly agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  private readonly url: URL;
+  private readonly body: Buffer;
+  readonly samples: number[] = [];
+
+  constructor(private readonly target: HttpTarget) {
+    this.url = new URL(target.url);
+    this.body = Buffer.from(target.body);
   }
-  samples.sort((left, right) => left - right);
-  return { p50: percentile(samples, 0.5), p99: percentile(samples, 0.99), samples: samples.length };
+
+  /** Requests one at a time for `seconds`, each one's time kept in `samples`. */
+  async run(seconds: number): Promise<void> {
+    const deadline = performance.now() + seconds * 1000;
+    while (performance.now() < deadline) this.samples.push(await once(this.target, this.agent, this.url, this.body));
+  }
+
+  /** The percentiles of every sample so far. */
+  latency(): Latency {
+    const sorted = [...this.samples].sort((left, right) => left - right);
+    return { p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), samples: sorted.length };
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
 }

@@ -4,6 +4,7 @@
  * bytes of the body) and idle (between chunks). The caller's abort signal cancels the request,
  * and a consumer that stops reading closes the connection, which engines treat as a cancel.
  */
+import { EventEmitter } from 'node:events';
 import { SseParser, type SseFrame } from '@model-messages/protocol';
 import type { Agent, Dispatcher } from 'undici';
 import { undici } from '../../http/undici.js';
@@ -58,7 +59,7 @@ export class EngineClient {
 
   /**
    * The chat completion's chunks as they arrive; a server that answered with one JSON body yields
-   * it once. One AbortController ends the request: our time limits abort it, and it follows the
+   * it once. One RequestAbort (below) ends the request: our time limits abort it, and it follows the
    * caller's cancellation (aborted with the caller's reason, which the caller gets back).
    */
   async *streamChat(
@@ -66,14 +67,14 @@ export class EngineClient {
     cancellation: Cancellation,
   ): AsyncGenerator<ChatCompletionChunk, { done: boolean }> {
     const timer = new Deadline();
-    const controller = new AbortController();
+    const controller = new RequestAbort();
     const stopFollowing = cancellation.onAbort((reason) => controller.abort(reason));
     timer.arm(controller, 'first byte', this.options.firstByteTimeoutMs);
     let response: Dispatcher.ResponseData | undefined;
     /** After `[DONE]` the rest of the body is read in the background, which then owns the body and the timer. */
     let draining = false;
     try {
-      response = await this.send(`${this.apiBase}/chat/completions`, 'POST', body, controller.signal, {
+      response = await this.send(`${this.apiBase}/chat/completions`, 'POST', body, controller, {
         accept: 'text/event-stream',
       });
       if (response.statusCode !== 200)
@@ -141,10 +142,10 @@ export class EngineClient {
     timeoutMs: number,
   ): Promise<EngineAnswer> {
     const timer = new Deadline();
-    const controller = new AbortController();
+    const controller = new RequestAbort();
     timer.arm(controller, 'first byte', timeoutMs);
     try {
-      const response = await this.send(url, method, body, controller.signal, {});
+      const response = await this.send(url, method, body, controller, {});
       const text = await readLimited(response.body, response.statusCode === 200 ? okLimit : ERROR_BODY_LIMIT);
       return { status: response.statusCode, text, retryAfter: headerValue(response, 'retry-after') };
     } catch (error) {
@@ -158,7 +159,7 @@ export class EngineClient {
     url: string,
     method: 'GET' | 'POST',
     body: unknown,
-    signal: AbortSignal,
+    signal: RequestAbort,
     headers: Record<string, string>,
   ): Promise<Dispatcher.ResponseData> {
     return undici().request(url, {
@@ -181,7 +182,7 @@ export class EngineClient {
   private async *events(
     body: Dispatcher.ResponseData['body'],
     timer: Deadline,
-    controller: AbortController,
+    controller: RequestAbort,
   ): AsyncGenerator<ChatCompletionChunk, { done: boolean; draining: boolean }> {
     const parser = new SseParser();
     body.setEncoding('utf8');
@@ -247,11 +248,29 @@ export class EngineClient {
   }
 
   /** Our timeout, the caller's abort (passed on as it is), or the engine's failure. */
-  private failure(error: unknown, controller: AbortController, cancellation?: Cancellation): unknown {
-    if (controller.signal.aborted && controller.signal.reason instanceof UpstreamTimeoutError)
-      return transportError(this.options.engine, controller.signal.reason);
+  private failure(error: unknown, controller: RequestAbort, cancellation?: Cancellation): unknown {
+    if (controller.aborted && controller.reason instanceof UpstreamTimeoutError)
+      return transportError(this.options.engine, controller.reason);
     if (cancellation?.aborted) return cancellation.reason ?? error;
     return transportError(this.options.engine, error);
+  }
+}
+
+/**
+ * What ends one request to the engine: our time limits, and the caller's cancellation, which it
+ * follows. undici takes an EventEmitter for its `signal` (an `abort` event, `aborted`, `reason`);
+ * an AbortController would make an AbortSignal per request, an EventTarget whose prototype is
+ * swapped, which Node 20 makes and reads slowly (backends/cancellation.ts).
+ */
+class RequestAbort extends EventEmitter {
+  aborted = false;
+  reason: unknown;
+
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    this.emit('abort');
   }
 }
 
@@ -261,7 +280,7 @@ class Deadline {
   /** The consumer has a chunk and has not asked for the next: the engine is not the one waited on. */
   waiting = false;
 
-  arm(controller: AbortController, phase: TimeoutPhase, ms: number): void {
+  arm(controller: RequestAbort, phase: TimeoutPhase, ms: number): void {
     clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       if (this.waiting) this.timer?.refresh();

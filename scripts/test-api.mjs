@@ -1,11 +1,13 @@
 // node:test as the compiled tests see it: scripts/compile-tests.mjs points their `node:test`
-// imports here. A file alone in its process goes straight to node:test. In a group of files
-// sharing a process (scripts/test-groups.mjs), what a file registers while it is imported is held,
+// imports here. A compiled file run by itself (`node --test .cache/compiled/test/x.test.js`) goes
+// straight to node:test. Under `npm test` every process is an entry of scripts/test-groups.mjs,
+// one file or several sharing the process: what a file registers while it is imported is held,
 // then registered inside one suite named after the file, so that its top-level hooks stay its
-// own, as when it runs alone: its before() runs before its tests, its after() when they end, its
-// beforeEach() around its tests only. (At the top level of a shared process they were the
+// own, as when it runs by itself: its before() runs before its tests, its after() when they end,
+// its beforeEach() around its tests only. (At the top level of a shared process they were the
 // process's: node ran one file's before() while another's tests ran, and once after its root
-// had ended.)
+// had ended.) The suite's name is also what says which file a test is in: node:test takes the
+// caller of test() for its file, which is this module.
 import * as nodeTest from 'node:test';
 
 /** The registrations of the file being imported into a group; undefined: straight through. */

@@ -7,9 +7,9 @@
 // another, and node's test runner, in that process, runs their tests in order.
 //
 // Each file of a group is one suite named after it (scripts/test-api.mjs), its top-level hooks
-// its own. What stays alone: a long file (its own process runs beside the others), and a file
-// that changes what every file in its process would see (process.env, process listeners, mock
-// timers, a global provider).
+// its own; a file alone in its process is one too. What stays alone: a long file (its own process
+// runs beside the others), and a file that changes what every file in its process would see
+// (process.env, process listeners, mock timers, a global provider).
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -64,8 +64,10 @@ export function testProcesses(tests) {
   rmSync(GROUPS_FOLDER, { recursive: true, force: true });
   mkdirSync(GROUPS_FOLDER, { recursive: true });
   const processes = [...alone, ...groups].sort((one, other) => other.time - one.time);
+  // A file alone gets an entry too: node:test takes the caller of test() for a test's file, which
+  // for the compiled tests is scripts/test-api.mjs, so only the suite named after the file says
+  // which file a test is in (scripts/file-durations-reporter.mjs records by it).
   return processes.map((process, index) => {
-    if (process.paths.length === 1) return process.paths[0].compiled;
     const entry = join(GROUPS_FOLDER, `group-${String(index + 1).padStart(3, '0')}.test.mjs`);
     const imports = process.paths.map(
       ({ compiled, source }) =>

@@ -1,8 +1,12 @@
-/** The SSE writer against a fake response: backpressure waits and pings, without a socket. */
+/**
+ * The SSE writer against a fake response (backpressure waits and pings, without a socket), and
+ * against a real socket (a held opening goes out in one write with what follows it).
+ */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { EventEmitter } from 'node:events';
-import type { ServerResponse } from 'node:http';
+import { EventEmitter, once } from 'node:events';
+import { Agent, createServer, request, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { StreamEvent } from '@model-messages/protocol';
 import { ConnectionClosing } from '../src/http/connection-closing.js';
 import { SseWriter } from '../src/http/sse-writer.js';
@@ -119,4 +123,75 @@ test('the stream says Connection: keep-alive itself (no Keep-Alive timeout hint)
   askedToClose.shouldKeepAlive = false;
   new SseWriter(askedToClose as unknown as ServerResponse, 10_000, new ConnectionClosing()).open({});
   assert.equal(askedToClose.headers.connection, 'close');
+});
+
+const START = { type: 'message_start', message: { id: 'msg_test' } } as unknown as StreamEvent;
+
+/**
+ * A real server whose one reply `serve` writes with an SseWriter, and a client that records each
+ * chunk as it arrives with what the server had written by then (`served`: its steps so far).
+ */
+async function chunksOfOneReply(
+  serve: (writer: SseWriter, step: (name: string) => void) => Promise<void>,
+): Promise<{ chunk: string; served: string[] }[]> {
+  const served: string[] = [];
+  const agent = new Agent({ keepAlive: true });
+  const server = createServer((_request, response) => {
+    const writer = new SseWriter(response, 60_000);
+    writer.open({ 'request-id': 'req_test' });
+    void serve(writer, (name) => served.push(name));
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  try {
+    // Kept alive, so that the server's socket is not ended after the reply: ending a socket
+    // uncorks it whatever was held.
+    const outgoing = request({ port: (server.address() as AddressInfo).port, method: 'POST', agent });
+    outgoing.end();
+    const [response] = (await once(outgoing, 'response')) as [NodeJS.ReadableStream];
+    const chunks: { chunk: string; served: string[] }[] = [];
+    response.setEncoding('utf8');
+    response.on('data', (chunk: string) => chunks.push({ chunk, served: [...served] }));
+    await once(response, 'end');
+    return chunks;
+  } finally {
+    agent.destroy();
+    server.close();
+  }
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+test('a held opening goes out in one write with the output that comes within the hold', async () => {
+  const chunks = await chunksOfOneReply(async (writer, step) => {
+    await writer.write([START], 60_000);
+    await sleep(20);
+    step('delta written');
+    await writer.write([DELTA]);
+    writer.end();
+  });
+  assert.match(chunks[0]!.chunk, /event: message_start[\s\S]*event: content_block_delta/);
+  assert.deepEqual(chunks[0]!.served, ['delta written'], 'nothing reached the client before the delta was written');
+});
+
+test('a held opening goes out by itself when the hold ends first', async () => {
+  const chunks = await chunksOfOneReply(async (writer, step) => {
+    await writer.write([START], 10);
+    await sleep(300);
+    step('delta written');
+    await writer.write([DELTA]);
+    writer.end();
+  });
+  assert.match(chunks[0]!.chunk, /event: message_start/);
+  assert.doesNotMatch(chunks[0]!.chunk, /content_block_delta/);
+  assert.deepEqual(chunks[0]!.served, [], 'the opening arrived before the delta was written');
+});
+
+test('ending the stream lets a held opening out with the end', { timeout: 20_000 }, async () => {
+  // Held for a minute: the reply can only end in time if end() lets the opening go.
+  const chunks = await chunksOfOneReply(async (writer) => {
+    await writer.write([START], 60_000);
+    writer.end();
+  });
+  assert.match(chunks.map((entry) => entry.chunk).join(''), /event: message_start/);
 });

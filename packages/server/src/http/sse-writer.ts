@@ -15,6 +15,8 @@ export class SseWriter {
   private lastWrite = Date.now();
   /** Set while a write waits for 'drain': the socket is behind, a ping would only add to it. */
   private waitingForDrain = false;
+  /** Set while what was written waits in the corked socket for the next write (`holdMs`). */
+  private holdTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly response: ServerResponse,
@@ -51,9 +53,21 @@ export class SseWriter {
   /**
    * Writes a batch of events in one socket write; a batch larger than a socket buffer (one very
    * long token) in pieces, so that the write deadline sees each one drain.
+   *
+   * With `holdMs`, the batch waits in the corked socket for up to that long, and goes out in one
+   * write with the next batch if that comes sooner (or with the end). The stream's opening is
+   * written so: an engine that answers within the hold costs one socket write fewer, and each
+   * write wakes the client (on this project's 2-core VM about 50 µs of the writer's time). The
+   * opening is late by at most the hold, which is short against what it is for (a queue or a
+   * prefill that takes seconds), and the first output is not late at all.
    */
-  async write(events: readonly StreamEvent[]): Promise<void> {
+  async write(events: readonly StreamEvent[], holdMs = 0): Promise<void> {
     if (this.response.destroyed || events.length === 0) return;
+    if (holdMs > 0 && this.holdTimer === undefined) {
+      this.response.cork();
+      this.holdTimer = setTimeout(this.release, holdMs);
+      this.holdTimer.unref();
+    }
     this.lastWrite = Date.now();
     let frames = '';
     for (const event of events) {
@@ -61,7 +75,12 @@ export class SseWriter {
       if (event.type === 'message_start') frames += PING;
     }
     // A character is at most 3 bytes in UTF-8: a batch this short is one piece.
-    if (frames.length * 3 <= PIECE_BYTES) return this.send(frames);
+    if (frames.length * 3 <= PIECE_BYTES) {
+      const sent = this.send(frames);
+      if (holdMs === 0) this.release();
+      return sent;
+    }
+    this.release();
     const bytes = Buffer.from(frames);
     for (let offset = 0; offset < bytes.length && !this.response.destroyed; offset += PIECE_BYTES)
       await this.send(bytes.subarray(offset, offset + PIECE_BYTES));
@@ -70,7 +89,7 @@ export class SseWriter {
   /** Ends the stream, with `trailers` after its last chunk (chunked replies only: HTTP/1.0 has none). */
   end(trailers?: Record<string, string>): void {
     clearInterval(this.pingTimer);
-    if (this.response.destroyed) return;
+    if (this.response.destroyed) return this.release();
     if (trailers !== undefined && this.response.chunkedEncoding) this.response.addTrailers(trailers);
     const socket = this.response.socket;
     // Closing started after the headers promised keep-alive: end the connection once the last
@@ -78,6 +97,7 @@ export class SseWriter {
     // our end is sent, since the server keeps half-open sockets for a client that never ends its own.
     if (this.closing?.started && socket) this.response.once('finish', () => socket.end(() => socket.destroy()));
     this.response.end();
+    this.release();
     this.deadline?.watchUntilFinished();
   }
 
@@ -88,6 +108,17 @@ export class SseWriter {
     await (this.deadline ? this.deadline.drained() : drainOrClose(this.response));
     this.waitingForDrain = false;
   }
+
+  /**
+   * Lets what was held go out (nothing, unless a hold is on) at the next tick, as node:http does
+   * with each write: the writes and the end of this tick then share the one socket write.
+   */
+  private readonly release = (): void => {
+    if (this.holdTimer === undefined) return;
+    clearTimeout(this.holdTimer);
+    this.holdTimer = undefined;
+    process.nextTick(() => this.response.uncork());
+  };
 
   private pingIfQuiet(): void {
     if (Date.now() - this.lastWrite < this.pingIntervalMs || this.response.destroyed || this.waitingForDrain) return;

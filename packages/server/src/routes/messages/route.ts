@@ -82,10 +82,19 @@ function recordOutcome(record: RequestRecord, call: MessageCall): void {
 }
 
 /**
+ * How long a stream's opening may wait for the first output, to go out in one socket write with
+ * it (http/sse-writer.ts). Short against the 50 ms within which the opening must reach the client
+ * (docs/benchmarks.md, early stream start), and long enough for an engine on the same machine or
+ * network that answers at once: through the gateway bench a stream took three writes, not two.
+ */
+const OPENING_HOLD_MS = 5;
+
+/**
  * The stream opens as soon as the request is admitted: headers, message_start and a ping go out
- * before the request has its slot or the backend its first output, so that a deep queue or a
- * long prefill does not look like a dead server to a client's first-byte timer; the ping every
- * `pingIntervalMs` that a quiet stream gets keeps its idle timer fed while it waits.
+ * before the request has its slot or the backend its first output (after OPENING_HOLD_MS at most),
+ * so that a deep queue or a long prefill does not look like a dead server to a client's
+ * first-byte timer; the ping every `pingIntervalMs` that a quiet stream gets keeps its idle timer
+ * fed while it waits.
  */
 async function streamReply(
   context: RouteContext,
@@ -98,7 +107,7 @@ async function streamReply(
   // names the list, and a trailer the backend that answered (docs/decisions/0015).
   sse.open({ 'request-id': context.requestId, ...replyHeaders(call) }, call.backendChosenLater ? ['mms-backend'] : []);
   try {
-    await sse.write(events.start());
+    await sse.write(events.start(), OPENING_HOLD_MS);
     if (context.response.destroyed) return;
     for (let next = await events.next(); !next.done; next = await events.next()) {
       await sse.write(next.value);

@@ -24,7 +24,8 @@
  * connections (autocannon), the order alternating from round to round (A B C, C B A, ...); then
  * latency on one keep-alive connection per arm, one request at a time (microsecond timer; what
  * a gateway adds to a request), the arms taking turns in quarter-second slices so that all are
- * measured in the same stretch of time. The tables are medians of the rounds.
+ * measured in the same stretch of time (bench/gateway/measure.ts). The tables are medians of
+ * the rounds; an added latency is the median of each round's own difference to direct.
  * The peers are installed on the first run with `npm install --prefix bench/gateway/peers`.
  */
 import { fork, type ChildProcess } from 'node:child_process';
@@ -32,7 +33,15 @@ import { once } from 'node:events';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { LatencyProbe, runLoad, type HttpTarget, type Latency, type Throughput } from './gateway/load.js';
+import type { HttpTarget } from './gateway/load.js';
+import {
+  LATENCY_SLICE_SECONDS,
+  measureMode,
+  type Arm,
+  type ArmSummary,
+  type MeasureSettings,
+  type Mode,
+} from './gateway/measure.js';
 import {
   ensurePeersInstalled,
   portkeyHeaders,
@@ -40,7 +49,6 @@ import {
   startPortkey,
   type PeerProcess,
 } from './gateway/peers.js';
-import { median } from './statistics.js';
 import { positiveNumber } from './command-arguments.js';
 
 const API_KEY = 'bench-key-123456';
@@ -50,14 +58,7 @@ const AIM_ADDED_P50_MS = 0.5;
 /** Words of the fake engine's recorded reply (packages/testing/fixtures/openai-engines/vllm/text.json). */
 const REPLY_WORDS = 'Paris is';
 
-type Mode = 'json' | 'stream';
-
-interface BenchSettings {
-  durationSeconds: number;
-  latencySeconds: number;
-  warmupSeconds: number;
-  connections: number;
-  rounds: number;
+interface BenchSettings extends MeasureSettings {
   modes: Mode[];
   peers: boolean;
 }
@@ -126,14 +127,6 @@ async function forkServer(name: string, file: string, childArguments: string[]):
 }
 
 // --- arms --------------------------------------------------------------------------------
-
-interface Arm {
-  name: string;
-  label: string;
-  /** What the arm's request is: the gateways translate Messages, or pass chat completions. */
-  request: string;
-  target(mode: Mode): HttpTarget;
-}
 
 const MESSAGES_HEADERS = {
   'x-api-key': API_KEY,
@@ -215,94 +208,6 @@ async function checkArm(arm: Arm, mode: Mode): Promise<void> {
             ? 'answered a stream without its end'
             : undefined;
   if (problem !== undefined) throw new Error(`${arm.label} (${mode}) ${problem}: ${text.slice(0, 300)}`);
-}
-
-// --- measuring ---------------------------------------------------------------------------
-
-interface RoundResult {
-  latency: Latency;
-  throughput: Throughput;
-  /** This round's p50 and p99 less the direct arm's in the same round (0 for direct itself). */
-  addedP50: number;
-  addedP99: number;
-}
-
-/** Warm-up, then throughput, at the load's connection count. */
-async function measureThroughput(arm: Arm, mode: Mode, settings: BenchSettings): Promise<Throughput> {
-  const target = arm.target(mode);
-  await runLoad(target, settings.connections, settings.warmupSeconds, 'warm-up');
-  return runLoad(target, settings.connections, settings.durationSeconds, 'run');
-}
-
-/** How long each arm's latency probe runs before the next arm's takes its turn. */
-const LATENCY_SLICE_SECONDS = 0.25;
-
-/**
- * Every arm's latency, on one connection each, in slices that take turns (the order rotating
- * from slice to slice) until each arm has had `latencySeconds`: an arm's added latency is then
- * measured against the direct arm in the same stretch of time. (Measured one arm after the
- * other, several seconds apart, the added p50 moved by 0.3 ms from round to round as the VM's
- * speed drifted: the engine's own CPU per request went from 45 to 76 µs within a minute.)
- */
-async function measureLatencies(arms: Arm[], mode: Mode, settings: BenchSettings): Promise<Map<string, Latency>> {
-  const probes = arms.map((arm) => new LatencyProbe(arm.target(mode)));
-  try {
-    const slices = Math.max(1, Math.round(settings.latencySeconds / LATENCY_SLICE_SECONDS));
-    for (let slice = 0; slice < slices; slice += 1)
-      for (let turn = 0; turn < probes.length; turn += 1)
-        await probes[(slice + turn) % probes.length]!.run(LATENCY_SLICE_SECONDS);
-    return new Map(arms.map((arm, index) => [arm.name, probes[index]!.latency()]));
-  } finally {
-    for (const probe of probes) probe.close();
-  }
-}
-
-interface ArmSummary {
-  arm: Arm;
-  p50: number;
-  p99: number;
-  /** Medians of the rounds' own differences: each measured against direct in the same slices. */
-  addedP50: number;
-  addedP99: number;
-  requestsPerSecond: number;
-  loadedP50: number;
-  loadedP99: number;
-}
-
-function summarize(arm: Arm, results: RoundResult[]): ArmSummary {
-  return {
-    arm,
-    p50: median(results.map((result) => result.latency.p50)),
-    p99: median(results.map((result) => result.latency.p99)),
-    addedP50: median(results.map((result) => result.addedP50)),
-    addedP99: median(results.map((result) => result.addedP99)),
-    requestsPerSecond: median(results.map((result) => result.throughput.requestsPerSecond)),
-    loadedP50: median(results.map((result) => result.throughput.p50)),
-    loadedP99: median(results.map((result) => result.throughput.p99)),
-  };
-}
-
-async function measureMode(arms: Arm[], mode: Mode, settings: BenchSettings): Promise<ArmSummary[]> {
-  const results = new Map<string, RoundResult[]>(arms.map((arm) => [arm.name, []]));
-  for (let round = 0; round < settings.rounds; round += 1) {
-    const order = round % 2 === 0 ? arms : [...arms].reverse();
-    const throughputs = new Map<string, Throughput>();
-    for (const arm of order) throughputs.set(arm.name, await measureThroughput(arm, mode, settings));
-    // Every arm has just run under load: all of them are warm for the latency slices.
-    const latencies = await measureLatencies(arms, mode, settings);
-    const direct = latencies.get('direct')!;
-    for (const arm of arms) {
-      const latency = latencies.get(arm.name)!;
-      const throughput = throughputs.get(arm.name)!;
-      const addedP50 = latency.p50 - direct.p50;
-      results.get(arm.name)?.push({ latency, throughput, addedP50, addedP99: latency.p99 - direct.p99 });
-      console.log(
-        `${mode} round ${round + 1}: ${arm.name.padEnd(12)} 1 conn p50 ${latency.p50.toFixed(3)} ms (added ${addedP50.toFixed(3)}) p99 ${latency.p99.toFixed(3)} ms (${latency.samples} req)` +
-          `  |  ${settings.connections} conns ${throughput.requestsPerSecond.toFixed(0)} req/s p50 ${throughput.p50} ms p99 ${throughput.p99} ms`,
-      );
-    }
-  }
-  return arms.map((arm) => summarize(arm, results.get(arm.name) ?? []));
 }
 
 // --- report ------------------------------------------------------------------------------

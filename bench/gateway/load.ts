@@ -88,7 +88,7 @@ export class LatencyProbe {
   private readonly agent = new Agent({ keepAlive: true, maxSockets: 1 });
   private readonly url: URL;
   private readonly body: Buffer;
-  readonly samples: number[] = [];
+  private readonly samples: number[] = [];
 
   constructor(private readonly target: HttpTarget) {
     this.url = new URL(target.url);

@@ -1,7 +1,7 @@
 /**
  * HTTP to one engine (undici, one connection pool per backend), with the three time limits of
  * the backend's config: connect (undici's connector), first byte (from sending to the first
- * bytes of the body) and idle (between chunks). The caller's abort signal cancels the request,
+ * bytes of the body) and idle (between chunks). The caller's cancellation ends the request,
  * and a consumer that stops reading closes the connection, which engines treat as a cancel.
  */
 import { EventEmitter } from 'node:events';

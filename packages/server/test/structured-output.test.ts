@@ -78,3 +78,16 @@ test('a strict schema that cannot compile is a 400 naming its path in the reques
       error.message.startsWith('tools.2.input_schema.properties.a.anyOf.0.properties: unsupported "properties"'),
   );
 });
+
+test('grammars are kept per runtime: a second runtime (another gpu setting) compiles its own', async () => {
+  // node-llama-cpp refuses to generate with a grammar of another runtime ("The given LlamaModel
+  // and LlamaGrammar must be from the same Llama instance"): one cache for the process answered
+  // a model of the second runtime with the first one's grammar, a 500.
+  const other = await getLlama({ gpu: false, build: 'never', progressLogs: false });
+  const target = format({ type: 'object', properties: { n: { type: 'integer', minimum: 5 } }, required: ['n'] });
+  const first = await grammarFor(llama, target);
+  assert.equal((await grammarFor(llama, target)).grammar, first.grammar, 'kept for the same runtime');
+  const second = await grammarFor(other, target);
+  assert.notEqual(second.grammar, first.grammar);
+  assert.equal((await grammarFor(other, target)).grammar, second.grammar);
+});

@@ -27,11 +27,19 @@ export interface Guide {
   exact: boolean;
 }
 
-const grammars = new Map<string, Promise<LlamaGrammar>>();
+/**
+ * Compiled grammars by their text, per runtime: a grammar works only with models of the runtime
+ * that compiled it (node-llama-cpp refuses the pair otherwise), and models configured with
+ * different `gpu` settings run on different runtimes in one process.
+ */
+const grammarsByRuntime = new WeakMap<Llama, Map<string, Promise<LlamaGrammar>>>();
+/** Grammars kept per runtime; the oldest compiled goes first. */
 const GRAMMAR_CACHE_LIMIT = 256;
 
 export async function grammarFor(llama: Llama, target: StructuredTarget): Promise<Guide> {
   const { text, exact } = gbnfFor(target);
+  let grammars = grammarsByRuntime.get(llama);
+  if (!grammars) grammarsByRuntime.set(llama, (grammars = new Map()));
   let grammar = grammars.get(text);
   if (!grammar) {
     grammar = llama.createGrammar({ grammar: text });

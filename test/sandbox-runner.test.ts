@@ -138,8 +138,12 @@ print("survived")`,
         `\\((more than ${MAX_UNREAD_BYTES} bytes of answers left unread|more than ${MAX_CALLS_IN_FLIGHT} calls waiting for answers at once)\\)`,
       ),
     );
-    // Every answer the service held for it was one of these calls' answers.
-    assert.ok(outcome.calls <= MAX_CALLS_IN_FLIGHT, `${outcome.calls} answers made`);
+    // The service made no more answers than the cap lets wait unread (the kernel's pipe, 64 KiB,
+    // takes one more part of one) and the calls waiting for theirs when it was hit: far fewer
+    // than the 400 sent. Under load the calls arrive several in one read, all of them made
+    // before any answer is written, so the count varies (10 was seen inside `npm test`).
+    const answersUnread = Math.ceil(MAX_UNREAD_BYTES / ANSWER_BYTES) + 1;
+    assert.ok(outcome.calls <= answersUnread + MAX_CALLS_IN_FLIGHT, `${outcome.calls} answers made`);
   });
 });
 

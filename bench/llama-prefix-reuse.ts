@@ -13,8 +13,12 @@
  * Prints; asserts nothing about timing. Each mms arm is a service in a child process
  * (bench/llama/service-process.ts); the session runs in this process while the services are
  * idle. Every turn is greedy with 16 output tokens, and each mms turn sends back the replies
- * mms gave, as a client does. Each round runs the reused conversation first (the cold arm
- * sends its last request), then cold and session in alternating order; figures are medians.
+ * mms gave, as a client does. In each round the reused and session conversations go in
+ * lockstep, a turn of each in turn (the first of each pair alternating), so that the machine's
+ * drift in speed, which on this VM doubles a turn's time within minutes, falls on both; then the
+ * cold arm sends the reused arm's last request. Figures are medians over the rounds; the
+ * session's line also says how many tokens it evaluated for its last turn (its sequence's
+ * token meter), beside mms's usage.
  */
 import { parseArgs } from 'node:util';
 import { LlamaChatSession, type Token } from 'node-llama-cpp';
@@ -110,45 +114,73 @@ async function streamTurn(
 interface TurnResult {
   milliseconds: number;
   usage?: unknown;
+  /** The session's: tokens its sequence evaluated for the turn's prompt, before its first text. */
+  evaluatedTokens?: number;
 }
 
-/** mms, keeping prefixes: turns 1..n-1 first, then the timed last turn. Returns the last request's messages too. */
-async function reusedConversation(
-  service: ServiceProcess,
-  system: string,
-  round: number,
-  turns: number,
-): Promise<TurnResult & { messages: Message[] }> {
-  const messages: Message[] = [];
-  for (let turn = 0; ; turn += 1) {
-    messages.push({ role: 'user', content: question(round, turn) });
-    const reply = await streamTurn(service, system, messages);
-    if (turn === turns - 1) return { milliseconds: reply.firstTokenMilliseconds, usage: reply.usage, messages };
-    // An empty reply is not a valid assistant turn; a client would send what it got, or a placeholder.
-    messages.push({ role: 'assistant', content: reply.text === '' ? '(no answer)' : reply.text });
-  }
+/** One side of the conversation, a turn at a time. */
+interface Conversation {
+  turn(turn: number): Promise<TurnResult>;
+}
+
+/** mms, keeping prefixes: each turn sends the whole conversation so far, mms's own replies included, as a client does. */
+function reusedConversation(service: ServiceProcess, system: string, round: number, messages: Message[]): Conversation {
+  return {
+    async turn(turn) {
+      messages.push({ role: 'user', content: question(round, turn) });
+      const reply = await streamTurn(service, system, messages);
+      // An empty reply is not a valid assistant turn; a client would send what it got, or a placeholder.
+      messages.push({ role: 'assistant', content: reply.text === '' ? '(no answer)' : reply.text });
+      return { milliseconds: reply.firstTokenMilliseconds, usage: reply.usage };
+    },
+  };
 }
 
 /** node-llama-cpp's own chat session on one sequence, kept across the turns. */
-async function sessionConversation(
-  session: () => Promise<LlamaChatSession>,
+function sessionConversation(chat: LlamaChatSession, round: number): Conversation {
+  const meter = chat.sequence.tokenMeter;
+  return {
+    async turn(turn) {
+      const started = performance.now();
+      const evaluatedBefore = meter.usedInputTokens;
+      let first: number | undefined;
+      let evaluatedTokens = 0;
+      await chat.prompt(question(round, turn), {
+        maxTokens: TURN_TOKENS,
+        temperature: 0,
+        onTextChunk: () => {
+          if (first !== undefined) return;
+          first = performance.now() - started;
+          evaluatedTokens = meter.usedInputTokens - evaluatedBefore;
+        },
+      });
+      return { milliseconds: first ?? performance.now() - started, evaluatedTokens };
+    },
+  };
+}
+
+/**
+ * The reused and session arms in lockstep, a turn of each in turn (which goes first alternates),
+ * so that a change in the machine's speed during the round falls on both. Returns their last
+ * turns, and the last request mms was sent (without mms's reply to it).
+ */
+async function conversationsInLockstep(
+  service: ServiceProcess,
+  chat: LlamaChatSession,
+  system: string,
   round: number,
   turns: number,
-): Promise<TurnResult> {
-  const chat = await session();
-  let milliseconds = 0;
+): Promise<{ reused: TurnResult; session: TurnResult; lastRequest: Message[] }> {
+  const messages: Message[] = [];
+  const reused = reusedConversation(service, system, round, messages);
+  const session = sessionConversation(chat, round);
+  let last: { reused?: TurnResult; session?: TurnResult } = {};
   for (let turn = 0; turn < turns; turn += 1) {
-    const started = performance.now();
-    let first: number | undefined;
-    await chat.prompt(question(round, turn), {
-      maxTokens: TURN_TOKENS,
-      temperature: 0,
-      onTextChunk: () => (first ??= performance.now() - started),
-    });
-    milliseconds = first ?? performance.now() - started;
+    last = {};
+    const order = (round + turn) % 2 === 0 ? (['reused', 'session'] as const) : (['session', 'reused'] as const);
+    for (const arm of order) last[arm] = await (arm === 'reused' ? reused : session).turn(turn);
   }
-  chat.dispose();
-  return { milliseconds };
+  return { reused: last.reused!, session: last.session!, lastRequest: messages.slice(0, -1) };
 }
 
 async function main(): Promise<void> {
@@ -159,9 +191,6 @@ async function main(): Promise<void> {
   const context = await model.createContext({ contextSize: CONTEXT_SIZE, sequences: 1, threads: THREADS });
   const sequence = context.getSequence();
   const system = systemPrompt(settings.systemTokens, (text) => model.tokenize(text));
-  const session = async () => {
-    return new LlamaChatSession({ contextSequence: sequence, systemPrompt: system, autoDisposeSequence: false });
-  };
   const service = (reusePrefix: boolean) =>
     startServiceProcess(modelPath, { contextWindow: CONTEXT_SIZE, backend: { reusePrefix } });
   const [warm, cold] = [await service(true), await service(false)];
@@ -173,19 +202,22 @@ async function main(): Promise<void> {
   const samples: Record<'reused' | 'cold' | 'session', number[]> = { reused: [], cold: [], session: [] };
   try {
     for (let round = 0; round < settings.rounds; round += 1) {
-      // The reused arm first: the cold arm sends its very last request.
-      const reusedRun = await reusedConversation(warm, system, round, settings.turns);
-      const arms: Array<['reused' | 'cold' | 'session', () => Promise<TurnResult>]> = [
-        ['cold', async () => coldTurn(cold, system, reusedRun.messages)],
-        ['session', () => sessionConversation(session, round, settings.turns)],
-      ];
-      const rotated = round % 2 === 0 ? arms : [...arms].reverse();
-      for (const [label, run] of [['reused', async () => reusedRun] as const, ...rotated]) {
-        const result = await run();
+      const chat = new LlamaChatSession({
+        contextSequence: sequence,
+        systemPrompt: system,
+        autoDisposeSequence: false,
+      });
+      const lockstep = await conversationsInLockstep(warm, chat, system, round, settings.turns);
+      chat.dispose();
+      // The cold arm last: the very request the reused arm sent on its last turn.
+      const results = { ...lockstep, cold: await coldTurn(cold, system, lockstep.lastRequest) };
+      for (const label of ['reused', 'session', 'cold'] as const) {
+        const result = results[label];
         samples[label].push(result.milliseconds);
         console.log(
           `round ${round + 1} ${label.padEnd(7)} turn ${settings.turns} first token ${result.milliseconds.toFixed(1)} ms` +
-            (result.usage ? ` usage ${JSON.stringify(result.usage)}` : ''),
+            (result.usage ? ` usage ${JSON.stringify(result.usage)}` : '') +
+            (result.evaluatedTokens === undefined ? '' : ` evaluated ${result.evaluatedTokens} tokens`),
         );
       }
     }
@@ -206,6 +238,13 @@ async function main(): Promise<void> {
   console.log(
     `\nreused / cold = ${(reused / coldMedian).toFixed(3)} (aim <= ${REUSED_AIM}); ` +
       `reused / session = ${(reused / sessionMedian).toFixed(3)} (aim <= 1)`,
+  );
+  // The paired figure: each round's two last turns ran back to back, so their ratio is the least
+  // touched by the machine's drift.
+  const paired = samples.reused.map((milliseconds, round) => milliseconds / samples.session[round]!);
+  console.log(
+    `reused / session per round: ${paired.map((ratio) => ratio.toFixed(3)).join(', ')}; ` +
+      `median ${median(paired).toFixed(3)} (aim <= 1)`,
   );
 }
 

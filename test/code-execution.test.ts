@@ -15,7 +15,14 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo, type Server as TcpServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { postJson, readSse, scriptedModels, startService, type RunningService } from '@model-messages/testing';
+import {
+  postJson,
+  readSse,
+  scriptedModels,
+  startService,
+  TEST_SNAPSHOT_FOLDER,
+  type RunningService,
+} from '@model-messages/testing';
 import { askWithTools, CODE_TOOL, executionResult, type CodeBlock, type CodeReply } from './code-execution-support.js';
 import { sandboxPlatform } from '../packages/server/src/tools/code-execution/sandbox-platform.js';
 
@@ -31,17 +38,22 @@ process.env.MMS_TEST_SECRET = SECRET;
 
 // The time limits are generous: on a loaded machine Pyodide runs the battery's programs several
 // times slower (the memory bomb, which grows wasm memory to 400 MB, took over 4 s inside
-// `npm test`), and each must end by itself, not by a limit. The wall-clock limit is only a
-// little longer: the slow calls wait it out.
+// `npm test`), and each must end by itself, not by a limit.
 const LIMITS = {
   poolSize: 1,
   timeoutMs: 10_000,
-  wallTimeoutMs: 12_000,
   memoryMb: 400,
   maxOutputBytes: 4_096,
   maxFileBytes: 1 << 20,
   maxFolderBytes: 2 << 20,
+  snapshotFolder: TEST_SNAPSHOT_FOLDER,
 };
+/**
+ * The programs that only a limit ends run on a second service with short ones: the infinite loop
+ * burns its CPU until the limit (10 s of it under LIMITS), and the slow calls wait out the wall
+ * clock. No pool: each of its two executions starts its sandbox, from the same snapshot.
+ */
+const SHORT_LIMITS = { ...LIMITS, poolSize: 0, timeoutMs: 2_000, wallTimeoutMs: 3_000 };
 const PAGE = [
   'Field notes, day 12.',
   'The zebra codeword is PLATYPUS-7731.',
@@ -50,6 +62,8 @@ const PAGE = [
 ].join('\n');
 
 let service: RunningService;
+/** The service with SHORT_LIMITS. */
+let limited: RunningService;
 let scriptFolder: string;
 let pages: Server;
 let origin: string;
@@ -164,7 +178,7 @@ print([line for line in page["content"]["source"]["data"].splitlines() if "otter
     ],
   });
   // Each fetch of /slow waits out web fetch's 2 s limit; thirty of them pause the running-time
-  // deadline for 60 s, so only the wall-clock limit (12 s) can end this execution in time.
+  // deadline for 60 s, so only the wall-clock limit (SHORT_LIMITS: 3 s) can end this execution in time.
   const slowCalls = `for attempt in range(30):
     page = await web_fetch("${origin}/slow")
     print(attempt, page.get("error_code"))
@@ -202,18 +216,22 @@ before(async () => {
     `---\nurl: ${origin}/notes\ntitle: Otter field notes\n---\nSea otters sleep floating on their backs and hold hands.\n`,
   );
   const script = writeScript();
+  const serverTools = {
+    webFetch: { allowNetworks: ['127.0.0.0/8'], timeoutMs: 2_000 },
+    webSearch: { provider: { type: 'folder' as const, folder: documents, watch: false } },
+  };
   service = await startService({
     models: scriptedModels({ script }),
-    serverTools: {
-      webFetch: { allowNetworks: ['127.0.0.0/8'], timeoutMs: 2_000 },
-      webSearch: { provider: { type: 'folder', folder: documents, watch: false } },
-      codeExecution: { ...LIMITS, warmAtStart: true },
-    },
+    serverTools: { ...serverTools, codeExecution: { ...LIMITS, warmAtStart: true } },
+  });
+  limited = await startService({
+    models: scriptedModels({ script }),
+    serverTools: { ...serverTools, codeExecution: SHORT_LIMITS },
   });
 });
 
 after(async () => {
-  await service.close();
+  await Promise.all([service.close(), limited.close()]);
   pages.closeAllConnections();
   pages.close();
   probe.close();
@@ -295,7 +313,7 @@ describe('code execution through the loop', () => {
 
 describe('sandbox battery', () => {
   test('an infinite loop ends in execution_time_exceeded', async () => {
-    const reply = await ask('run infinite loop');
+    const reply = await askWithTools(limited, 'run infinite loop', 2000);
     assert.deepEqual(executionResult(reply), {
       type: 'code_execution_tool_result_error',
       error_code: 'execution_time_exceeded',
@@ -304,7 +322,7 @@ describe('sandbox battery', () => {
   });
 
   test('slow web_fetch calls from code do not stop the wall clock: past wallTimeoutMs the answer is execution_time_exceeded', async () => {
-    const reply = await ask(`slow calls ${origin}/slow`, [
+    const reply = await askWithTools(limited, `slow calls ${origin}/slow`, 2000, [
       CODE_TOOL,
       { type: 'web_fetch_20260209', name: 'web_fetch' },
     ]);

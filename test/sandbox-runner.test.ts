@@ -1,7 +1,8 @@
 /**
  * The child-process runner driven directly, one runner for the whole file: before its first
- * execution a runner makes a Python snapshot and loads a probe sandbox to measure the
- * address-space limit, seconds of CPU that every test here shares. It keeps no pool, so an
+ * execution a runner takes the Python snapshot from the tests' snapshot folder (making it the
+ * first time) and loads a probe sandbox to measure the address-space limit, seconds of CPU that
+ * every test here shares. It keeps no pool, so an
  * execution's sandbox is the only one running (the memory tests rely on that), and none is
  * loaded only to be thrown away.
  *
@@ -23,6 +24,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
+import { TEST_SNAPSHOT_FOLDER } from '@model-messages/testing';
 import { codeExecutionConfig } from '../packages/server/src/config/config-schema.js';
 import { MAX_UNREAD_BYTES } from '../packages/server/src/tools/code-execution/answer-writer.js';
 import { ChildProcessRunner } from '../packages/server/src/tools/code-execution/child-process-runner.js';
@@ -56,6 +58,7 @@ before(() => {
       memoryMb: LIMIT_MB,
       timeoutMs: 60_000,
       maxHostCalls: MAX_HOST_CALLS,
+      snapshotFolder: TEST_SNAPSHOT_FOLDER,
     }),
   });
 });

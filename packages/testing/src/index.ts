@@ -13,3 +13,4 @@ export * from './claude-code-cli.js';
 export * from './stream-with-trailers.js';
 export * from './hugging-face-mirror.js';
 export * from './redis-server.js';
+export * from './python-snapshots.js';

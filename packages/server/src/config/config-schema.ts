@@ -200,6 +200,12 @@ export const codeExecutionConfig = z
       .describe(
         "Memory of one sandbox: Python's heap cannot grow past it (a MemoryError), and a sandbox whose resident memory passes it is killed (return code 137).",
       ),
+    snapshotFolder: z
+      .union([z.string().min(1), z.literal(false)])
+      .optional()
+      .describe(
+        "Where the Python snapshot every sandbox starts from is kept between starts, one per pyodide build and memoryMb (about 30 MB each, the newest 4 kept); it must be the service user's and writable by no one else. Default ~/.cache/mms/python-snapshots; false: made at every start (a few seconds of CPU before the first execution).",
+      ),
     cgroupFolder: z
       .string()
       .min(1)

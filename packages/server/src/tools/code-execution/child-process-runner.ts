@@ -12,6 +12,7 @@ import { makePythonSnapshot, type PythonSnapshot } from './python-snapshot.js';
 import { chooseKernelMemoryLimit } from './kernel-memory-limit.js';
 import type { SandboxPaths } from './sandbox-command.js';
 import { sandboxPlatform } from './sandbox-platform.js';
+import { defaultSnapshotFolder, openSnapshotCache, type SnapshotCache } from './snapshot-cache.js';
 import { SandboxProcess, type SandboxLimits } from './sandbox-process.js';
 import { WarmPool } from './warm-pool.js';
 
@@ -32,6 +33,8 @@ export interface ChildProcessRunnerOptions extends SandboxLimits {
   pyodideFolder?: string;
   /** false: every sandbox loads Python from scratch instead of from the snapshot (to measure what it saves). */
   useSnapshot?: boolean;
+  /** Where the snapshot is kept between starts (snapshot-cache.ts); false: made for this runner alone. */
+  snapshotFolder?: string | false | undefined;
 }
 
 export class ChildProcessRunner implements CodeRunner {
@@ -100,13 +103,27 @@ export class ChildProcessRunner implements CodeRunner {
     process.emitWarning(`code execution unavailable: ${detail}`, { code: 'MMS_SANDBOX_UNAVAILABLE' });
   }
 
+  private async snapshotCache(): Promise<SnapshotCache | undefined> {
+    const folder = this.options.snapshotFolder;
+    if (folder === false) return undefined;
+    return openSnapshotCache(folder ?? defaultSnapshotFolder(), (detail) =>
+      process.emitWarning(`code execution: ${detail}`, { code: 'MMS_SANDBOX_SNAPSHOT_FOLDER' }),
+    );
+  }
+
   /** The pool, made on first use: the platform probe, the Python snapshot and the kernel memory limit come first. */
   private warmPool(): Promise<WarmPool> {
     this.pool ??= (async () => {
       const platform = await sandboxPlatform();
       try {
         if (this.options.useSnapshot !== false)
-          this.snapshot = await makePythonSnapshot(platform, this.options, this.paths, this.closing.signal);
+          this.snapshot = await makePythonSnapshot(
+            platform,
+            this.options,
+            this.paths,
+            this.closing.signal,
+            await this.snapshotCache(),
+          );
       } catch (error) {
         // Sandboxes still work without it, each loading Python from scratch (seconds, not a fraction of one).
         if (!this.closed)

@@ -4,10 +4,12 @@
  * (measured in docs/benchmarks.md), which makes a cold start cheap and refilling the pool
  * cheaper still.
  *
- * It is made once per runner by a sandbox child of its own (the same walls; it runs no
- * program, so nothing untrusted has touched the image), then copied into a folder the service
- * owns, which sandboxes may read but not write. It lives as long as the runner: no cache on
- * disk can go stale against an upgraded pyodide.
+ * It is made by a sandbox child of its own (the same walls; it runs no program, so nothing
+ * untrusted has touched the image), and kept between starts in the snapshot cache
+ * (snapshot-cache.ts) under a key of everything it is made from, so a later start, or another
+ * runner, copies it instead of making it again. Each runner reads its own copy, in a folder the
+ * service owns, which sandboxes may read but not write; the cache folder itself is the
+ * service's alone.
  */
 import { spawn } from 'node:child_process';
 import { chmodSync, chownSync, copyFileSync, mkdtempSync } from 'node:fs';
@@ -22,6 +24,7 @@ import {
   type SandboxPaths,
 } from './sandbox-command.js';
 import type { SandboxPlatform } from './sandbox-platform.js';
+import { snapshotKey, type SnapshotCache } from './snapshot-cache.js';
 
 const SNAPSHOT_NAME = 'python.snapshot';
 /** The image is some tens of megabytes; the sandbox's file size limit is for programs, not for it. */
@@ -39,7 +42,40 @@ export async function makePythonSnapshot(
   limits: CommandLimits,
   paths: SandboxPaths,
   signal: AbortSignal,
+  cache?: SnapshotCache,
 ): Promise<PythonSnapshot> {
+  const folder = mkdtempSync(join(tmpdir(), 'mms-python-snapshot-'));
+  const snapshot = { file: join(folder, SNAPSHOT_NAME), remove: () => rm(folder, { recursive: true, force: true }) };
+  try {
+    const key = cache && (await snapshotKey({ ...paths, memoryMb: limits.memoryMb }));
+    if (!(cache && key && (await cache.copyOut(key, snapshot.file)))) {
+      await makeInChild(platform, limits, paths, signal, snapshot.file);
+      // A cache that cannot take it costs the next start the making, nothing else.
+      if (cache && key)
+        await cache.store(key, snapshot.file).catch((error: Error) =>
+          process.emitWarning(`code execution: the Python snapshot was not kept: ${error.message}`, {
+            code: 'MMS_SANDBOX_SNAPSHOT_NOT_KEPT',
+          }),
+        );
+    }
+    // Sandboxes run as another user where the service is root: they may read it, not change it.
+    chmodSync(snapshot.file, 0o444);
+    chmodSync(folder, 0o755);
+    return snapshot;
+  } catch (error) {
+    await snapshot.remove();
+    throw error;
+  }
+}
+
+/** Makes a snapshot in a sandbox child of its own and copies it to `destination`. */
+async function makeInChild(
+  platform: SandboxPlatform,
+  limits: CommandLimits,
+  paths: SandboxPaths,
+  signal: AbortSignal,
+  destination: string,
+): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'mms-snapshot-work-'));
   try {
     if (platform.user) chownSync(work, platform.user.uid, platform.user.gid);
@@ -62,6 +98,8 @@ export async function makePythonSnapshot(
     const kill = () => child.kill('SIGKILL');
     const timer = setTimeout(kill, limits.startTimeoutMs);
     signal.addEventListener('abort', kill, { once: true });
+    // A runner closed before the child started: its listener would never hear the abort.
+    if (signal.aborted) kill();
     const exit = await new Promise<{ code: number | null; signal: string | null }>((resolve) => {
       child.on('error', (error) => resolve({ code: null, signal: error.message }));
       child.on('close', (code, exitSignal) => resolve({ code, signal: exitSignal }));
@@ -73,12 +111,7 @@ export async function makePythonSnapshot(
         `making the Python snapshot failed (${exit.signal ?? `code ${exit.code}`}): ${describeStartFailure(stderr)}`,
       );
     // Copied rather than moved: the copy belongs to the service, not to the sandbox user.
-    const folder = mkdtempSync(join(tmpdir(), 'mms-python-snapshot-'));
-    const file = join(folder, SNAPSHOT_NAME);
-    copyFileSync(join(work, SNAPSHOT_NAME), file);
-    chmodSync(file, 0o444);
-    chmodSync(folder, 0o755);
-    return { file, remove: () => rm(folder, { recursive: true, force: true }) };
+    copyFileSync(join(work, SNAPSHOT_NAME), destination);
   } finally {
     await rm(work, { recursive: true, force: true });
   }

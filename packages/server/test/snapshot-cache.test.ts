@@ -5,7 +5,16 @@
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync, readdirSync } from 'node:fs';
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  existsSync,
+  readdirSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -19,19 +28,21 @@ const scratch = mkdtempSync(join(tmpdir(), 'mms-snapshot-cache-test-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** A pyodide folder and child script of a few bytes each: the key reads their contents. */
-for (const name of ['pyodide.asm.wasm', 'python_stdlib.zip', 'pyodide.asm.js', 'pyodide.mjs', 'package.json'])
-  writeFileSync(join(scratch, name), name);
+const fakePyodide = join(scratch, 'pyodide');
+mkdirSync(fakePyodide);
+for (const name of ['pyodide.asm.wasm', 'python_stdlib.zip', 'pyodide.asm.mjs', 'pyodide.mjs', 'package.json'])
+  writeFileSync(join(fakePyodide, name), name);
 writeFileSync(join(scratch, 'child.mjs'), 'prelude 1');
 
 function source(memoryMb = 512): SnapshotSource {
-  return { pyodideFolder: scratch, childScript: join(scratch, 'child.mjs'), memoryMb };
+  return { pyodideFolder: fakePyodide, childScript: join(scratch, 'child.mjs'), memoryMb };
 }
 
 function noWarning(detail: string): never {
   throw new Error(`unexpected warning: ${detail}`);
 }
 
-test('the key changes with the memory limit, the child script (its prelude) and pyodide, and with nothing else', async () => {
+test('the key changes with the memory limit, the child script (its prelude) and any file of pyodide', async () => {
   const base = await snapshotKey(source());
   assert.match(base, /^[0-9a-f]{64}$/);
   assert.equal(await snapshotKey(source()), base);
@@ -39,8 +50,11 @@ test('the key changes with the memory limit, the child script (its prelude) and 
   writeFileSync(join(scratch, 'child.mjs'), 'prelude 2');
   const edited = await snapshotKey(source());
   assert.notEqual(edited, base);
-  writeFileSync(join(scratch, 'pyodide.asm.wasm'), 'another build');
-  assert.notEqual(await snapshotKey(source()), edited);
+  writeFileSync(join(fakePyodide, 'pyodide.asm.wasm'), 'another build');
+  const rebuilt = await snapshotKey(source());
+  assert.notEqual(rebuilt, edited);
+  writeFileSync(join(fakePyodide, 'pyodide-lock.json'), '{}');
+  assert.notEqual(await snapshotKey(source()), rebuilt, 'a file added to the package');
 });
 
 test('an entry stored is copied out whole; a missing or damaged one is not, and leaves nothing behind', async () => {

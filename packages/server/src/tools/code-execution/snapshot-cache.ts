@@ -2,10 +2,10 @@
  * Python snapshots kept between starts (python-snapshot.ts makes them): making one costs a
  * sandbox start of its own, about 4 s of CPU and 3.4 s of wall on two cores, before the first
  * execution of every service start, and every runner in a process made its own. A snapshot
- * depends only on what the sandbox loads, so it is kept under a key of exactly that: pyodide's
- * WebAssembly module, standard library and loader (their bytes), the sandbox child script (it
- * holds the prelude the snapshot has run), the Node version, and the WebAssembly memory's
- * maximum (memoryMb). An upgraded pyodide or Node, or an edited prelude, is another key: no
+ * depends only on what the sandbox loads, so it is kept under a key of exactly that: the bytes of
+ * every file of the pyodide package (its WebAssembly module, standard library and loader), the
+ * sandbox child script (it holds the prelude the snapshot has run), the Node version, and the
+ * WebAssembly memory's maximum (memoryMb). An upgraded pyodide or Node, or an edited prelude, is another key: no
  * entry can go stale.
  *
  * The folder must be the service user's own and writable by no one else (mode 0700 when made
@@ -20,7 +20,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { chmod, copyFile, mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 
 /** Where snapshots are kept unless `codeExecution.snapshotFolder` says otherwise. */
 export function defaultSnapshotFolder(): string {
@@ -31,8 +31,6 @@ export function defaultSnapshotFolder(): string {
 const KEPT_ENTRIES = 4;
 const SNAPSHOT_SUFFIX = '.snapshot';
 const RECORD_SUFFIX = '.json';
-/** What a snapshot is made from, in the pyodide package: the module, the standard library, the loader. */
-const PYODIDE_FILES = ['pyodide.asm.wasm', 'python_stdlib.zip', 'pyodide.asm.js', 'pyodide.mjs', 'package.json'];
 
 export interface SnapshotSource {
   pyodideFolder: string;
@@ -49,11 +47,15 @@ interface EntryRecord {
 export async function snapshotKey(source: SnapshotSource): Promise<string> {
   const hash = createHash('sha256');
   hash.update(`node ${process.version}\nmemoryMb ${source.memoryMb}\n`);
-  for (const path of [...PYODIDE_FILES.map((name) => join(source.pyodideFolder, name)), source.childScript]) {
-    hash.update(`${path.slice(path.lastIndexOf('/') + 1)}\n`);
-    // A file missing from this pyodide build is part of what it is, not an error here.
-    hash.update((await fileSha256(path).catch(() => 'missing')) + '\n');
-  }
+  // Every file of the pyodide package (its module, standard library, loader, lock file: 14 MB,
+  // some tens of milliseconds), then the child script.
+  const entries = await readdir(source.pyodideFolder, { withFileTypes: true });
+  const files = entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => entry.name)
+    .sort()
+    .map((name) => join(source.pyodideFolder, name));
+  for (const path of [...files, source.childScript]) hash.update(`${basename(path)} ${await fileSha256(path)}\n`);
   return hash.digest('hex');
 }
 

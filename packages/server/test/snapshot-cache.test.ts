@@ -21,7 +21,6 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { codeExecutionConfig } from '../src/config/config-schema.js';
 import { makePythonSnapshot } from '../src/tools/code-execution/python-snapshot.js';
-import { sandboxPlatform } from '../src/tools/code-execution/sandbox-platform.js';
 import { openSnapshotCache, snapshotKey, type SnapshotSource } from '../src/tools/code-execution/snapshot-cache.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'mms-snapshot-cache-test-'));
@@ -118,17 +117,18 @@ test('a runner whose key is in the cache copies it and starts no child to make o
   const entry = join(scratch, 'entry.snapshot');
   writeFileSync(entry, 'the image a start made earlier');
   await cache.store(await snapshotKey({ ...paths, memoryMb: 300 }), entry);
-  // Aborted before it starts: a child made now would be killed at once, and the making fail.
-  const aborted = AbortSignal.abort();
-  const snapshot = await makePythonSnapshot(await sandboxPlatform(), limits, paths, aborted, cache);
+  // A platform whose prlimit does not exist: a child started to make a snapshot fails at once.
+  const noChild = { namespaces: undefined, user: undefined, prlimit: join(scratch, 'no-such-prlimit') };
+  const signal = new AbortController().signal;
+  const snapshot = await makePythonSnapshot(noChild, limits, paths, signal, cache);
   try {
     assert.equal(readFileSync(snapshot.file, 'utf8'), 'the image a start made earlier');
   } finally {
     await snapshot.remove();
   }
   await assert.rejects(
-    makePythonSnapshot(await sandboxPlatform(), { ...limits, memoryMb: 400 }, paths, aborted, cache),
-    /making the Python snapshot failed/,
-    'another memoryMb is another key: made, here killed by the abort',
+    makePythonSnapshot(noChild, { ...limits, memoryMb: 400 }, paths, signal, cache),
+    /making the Python snapshot failed .*ENOENT/,
+    'another memoryMb is another key: a child is started to make it',
   );
 });

@@ -19,12 +19,17 @@
  * only sees short prompts never pays. The worker tokenizes one prompt at a time in arrival order.
  * A worker that fails takes the prompts waiting on it with it (a 500), and the next long prompt
  * starts a fresh one.
+ *
+ * A long prompt's long runs of text (its system prompt, its tools) are kept once tokenized
+ * (tokenized-runs.ts): the next turn of a conversation tokenizes only what is new in it, on the
+ * loop when that is short, in the worker when it is not.
  */
 import type { Worker } from 'node:worker_threads';
 import { LlamaVocabularyType, type LlamaModel, type LlamaText, type Token } from 'node-llama-cpp';
 import { startWorker } from '../../runtime/start-worker.js';
 import { promptTooLong } from '../prompt-too-long.js';
 import type { TokenizerReply, TokenizerRequest } from './tokenizer-thread.js';
+import { isLongRun, planRuns, TokenizedRuns } from './tokenized-runs.js';
 
 /** Characters of prompt text tokenized on the event loop, a few milliseconds of work; past it, in the worker. */
 export const IN_LOOP_CHARACTERS = 4096;
@@ -104,6 +109,8 @@ export class PromptTokenizer {
   private facts: Facts | undefined;
   private readonly pending = new Map<number, Pending>();
   private nextId = 0;
+  /** Long runs of text tokenized before, by this file's vocabulary. */
+  private readonly runs = new TokenizedRuns();
 
   constructor(private readonly modelPath: string) {}
 
@@ -130,11 +137,30 @@ export class PromptTokenizer {
       if (atLeast > maximum) throw promptTooLong(atLeast, maximum, 'at least');
     }
     if (length <= IN_LOOP_CHARACTERS) return text.tokenize(model.tokenizer);
+    // A long prompt is mostly what the conversation's earlier turns sent too: its long runs of
+    // text come from those turns' tokenizing (tokenized-runs.ts).
+    const planned = facts.boundHolds ? planRuns(text, model, IN_LOOP_CHARACTERS) : undefined;
+    if (planned === undefined) return this.inWorker({ text: text.toJSON() });
+    const missing = planned.filter(isLongRun).filter((run) => this.runs.get(run) === undefined);
+    const missingCharacters = missing.reduce((total, run) => total + run.text.length, 0);
+    const tokenized = await Promise.all(
+      missing.map((run) =>
+        missingCharacters <= IN_LOOP_CHARACTERS
+          ? model.tokenizer(run.text, false, run.options)
+          : this.inWorker({ run }),
+      ),
+    );
+    missing.forEach((run, index) => this.runs.set(run, tokenized[index]!));
+    return planned.flatMap((part) => (isLongRun(part) ? this.runs.get(part)! : part));
+  }
+
+  /** Tokenized in the worker: a whole prompt, or one run of it. */
+  private async inWorker(request: DistributiveOmit<TokenizerRequest, 'id'>): Promise<Token[]> {
     await this.ready();
     const id = (this.nextId += 1);
     return new Promise<Token[]>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.worker!.postMessage({ id, text: text.toJSON() } satisfies TokenizerRequest);
+      this.worker!.postMessage({ id, ...request } satisfies TokenizerRequest);
     });
   }
 
@@ -183,6 +209,8 @@ export class PromptTokenizer {
     this.pending.clear();
   }
 }
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 /** Characters of the text's plain strings; special tokens count as none, which keeps the bound low. */
 function characters(text: LlamaText): number {

@@ -1,15 +1,15 @@
 /**
  * The body of a llama.cpp tokenizer worker (prompt-tokenizer.ts): the model file's vocabulary
- * alone (`vocabOnly`: no weights), loaded once; prompts in, their tokens out, one at a time. Says
+ * alone (`vocabOnly`: no weights), loaded once; prompts (or runs of a prompt's text) in, their
+ * tokens out, one at a time. Says
  * `ready` once the vocabulary is loaded.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { getLlama, LlamaText, type LlamaTextJSON } from 'node-llama-cpp';
 
-export interface TokenizerRequest {
-  id: number;
-  text: LlamaTextJSON;
-}
+/** A whole prompt, or one run of plain text with the options it is tokenized with (tokenized-runs.ts). */
+export type TokenizerRequest =
+  { id: number; text: LlamaTextJSON } | { id: number; run: { text: string; options: 'trimLeadingSpace' | undefined } };
 
 export type TokenizerReply =
   | { type: 'ready' }
@@ -20,10 +20,15 @@ export type TokenizerReply =
 const port = parentPort!;
 const llama = await getLlama({ gpu: false, build: 'never', progressLogs: false, logLevel: 'error' as never });
 const model = await llama.loadModel({ modelPath: (workerData as { modelPath: string }).modelPath, vocabOnly: true });
-port.on('message', ({ id, text }: TokenizerRequest) => {
+port.on('message', (request: TokenizerRequest) => {
+  const id = request.id;
   let tokens: Uint32Array<ArrayBuffer>;
   try {
-    tokens = Uint32Array.from(LlamaText.fromJSON(text).tokenize(model.tokenizer));
+    tokens = Uint32Array.from(
+      'run' in request
+        ? model.tokenizer(request.run.text, false, request.run.options)
+        : LlamaText.fromJSON(request.text).tokenize(model.tokenizer),
+    );
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     port.postMessage({ type: 'failed', id, message } satisfies TokenizerReply);

@@ -103,3 +103,15 @@ test('many short runs past the budget: the whole prompt in the thread, exact', a
   assert.deepEqual(await tokenizer.tokenize(text, 1_000_000, spied.model), text.tokenize(model.tokenizer));
   assert.ok(spied.characters() <= IN_LOOP_CHARACTERS + KEPT_RUN_CHARACTERS, `${spied.characters()} on the loop`);
 });
+
+test('a prompt whose long runs are more than is kept still comes out whole and exact', async () => {
+  // Room for one run of 1,500 characters: keeping each of this prompt's runs drops the one before.
+  const small = new PromptTokenizer(await tinyLlamaModel(), 2_000);
+  try {
+    const text = rendered(conversation(words(1_500, 5), [words(1_500, 6), words(1_500, 7), words(1_500, 8)]));
+    assert.deepEqual(await small.tokenize(text, 1_000_000, model), text.tokenize(model.tokenizer));
+    assert.deepEqual(await small.tokenize(text, 1_000_000, model), text.tokenize(model.tokenizer), 'again');
+  } finally {
+    await small.close();
+  }
+});

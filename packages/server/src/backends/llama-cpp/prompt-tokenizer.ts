@@ -29,7 +29,7 @@ import { LlamaVocabularyType, type LlamaModel, type LlamaText, type Token } from
 import { startWorker } from '../../runtime/start-worker.js';
 import { promptTooLong } from '../prompt-too-long.js';
 import type { TokenizerReply, TokenizerRequest } from './tokenizer-thread.js';
-import { isLongRun, planRuns, TokenizedRuns } from './tokenized-runs.js';
+import { isLongRun, KEPT_CHARACTERS, planRuns, TokenizedRuns, type LongRun } from './tokenized-runs.js';
 
 /** Characters of prompt text tokenized on the event loop, a few milliseconds of work; past it, in the worker. */
 export const IN_LOOP_CHARACTERS = 4096;
@@ -110,9 +110,15 @@ export class PromptTokenizer {
   private readonly pending = new Map<number, Pending>();
   private nextId = 0;
   /** Long runs of text tokenized before, by this file's vocabulary. */
-  private readonly runs = new TokenizedRuns();
+  private readonly runs: TokenizedRuns;
 
-  constructor(private readonly modelPath: string) {}
+  /** `keptCharacters`: of long runs, all together (tokenized-runs.ts); tests make it small. */
+  constructor(
+    private readonly modelPath: string,
+    keptCharacters = KEPT_CHARACTERS,
+  ) {
+    this.runs = new TokenizedRuns(keptCharacters);
+  }
 
   /**
    * Reads what the length bound needs from `model`'s vocabulary (every token detokenized: tens of
@@ -141,7 +147,14 @@ export class PromptTokenizer {
     // text come from those turns' tokenizing (tokenized-runs.ts).
     const planned = facts.boundHolds ? planRuns(text, model, IN_LOOP_CHARACTERS) : undefined;
     if (planned === undefined) return this.inWorker({ text: text.toJSON() });
-    const missing = planned.filter(isLongRun).filter((run) => this.runs.get(run) === undefined);
+    // This prompt's runs by their place in it: keeping one may drop another of the same prompt.
+    const known = new Map<LongRun, Token[]>();
+    const missing: LongRun[] = [];
+    for (const run of planned.filter(isLongRun)) {
+      const kept = this.runs.get(run);
+      if (kept === undefined) missing.push(run);
+      else known.set(run, kept);
+    }
     const missingCharacters = missing.reduce((total, run) => total + run.text.length, 0);
     const tokenized = await Promise.all(
       missing.map((run) =>
@@ -150,8 +163,11 @@ export class PromptTokenizer {
           : this.inWorker({ run }),
       ),
     );
-    missing.forEach((run, index) => this.runs.set(run, tokenized[index]!));
-    return planned.flatMap((part) => (isLongRun(part) ? this.runs.get(part)! : part));
+    missing.forEach((run, index) => {
+      known.set(run, tokenized[index]!);
+      this.runs.set(run, tokenized[index]!);
+    });
+    return planned.flatMap((part) => (isLongRun(part) ? known.get(part)! : part));
   }
 
   /** Tokenized in the worker: a whole prompt, or one run of it. */

@@ -22,7 +22,7 @@ import type { LlamaText, LlamaModel, Token, Tokenizer } from 'node-llama-cpp';
 /** A run of plain text this long or longer is kept; shorter ones cost less to tokenize than to look up. */
 export const KEPT_RUN_CHARACTERS = 1024;
 /** Characters of kept runs, all together (about twice as many bytes, and 4 bytes per token besides). */
-const KEPT_CHARACTERS = 8 * 1024 * 1024;
+export const KEPT_CHARACTERS = 8 * 1024 * 1024;
 
 export interface LongRun {
   text: string;
@@ -73,6 +73,8 @@ export class TokenizedRuns {
   private readonly runs = new Map<string, Token[]>();
   private characters = 0;
 
+  constructor(private readonly keptCharacters = KEPT_CHARACTERS) {}
+
   get(run: LongRun): Token[] | undefined {
     const key = keyOf(run);
     const tokens = this.runs.get(key);
@@ -84,12 +86,12 @@ export class TokenizedRuns {
 
   set(run: LongRun, tokens: Token[]): void {
     const key = keyOf(run);
-    if (key.length > KEPT_CHARACTERS) return;
+    if (key.length > this.keptCharacters) return;
     if (this.runs.has(key)) return;
     this.runs.set(key, tokens);
     this.characters += key.length;
     for (const [oldest] of this.runs) {
-      if (this.characters <= KEPT_CHARACTERS) break;
+      if (this.characters <= this.keptCharacters) break;
       this.runs.delete(oldest);
       this.characters -= oldest.length;
     }

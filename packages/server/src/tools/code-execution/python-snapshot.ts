@@ -47,16 +47,16 @@ export async function makePythonSnapshot(
   const folder = mkdtempSync(join(tmpdir(), 'mms-python-snapshot-'));
   const snapshot = { file: join(folder, SNAPSHOT_NAME), remove: () => rm(folder, { recursive: true, force: true }) };
   try {
-    const key = cache && (await snapshotKey({ ...paths, memoryMb: limits.memoryMb }));
-    if (!(cache && key && (await cache.copyOut(key, snapshot.file)))) {
+    const key = cache === undefined ? undefined : await snapshotKey({ ...paths, memoryMb: limits.memoryMb });
+    const copied = key !== undefined && (await cache!.copyOut(key, snapshot.file));
+    if (!copied) {
       await makeInChild(platform, limits, paths, signal, snapshot.file);
       // A cache that cannot take it costs the next start the making, nothing else.
-      if (cache && key)
-        await cache.store(key, snapshot.file).catch((error: Error) =>
-          process.emitWarning(`code execution: the Python snapshot was not kept: ${error.message}`, {
-            code: 'MMS_SANDBOX_SNAPSHOT_NOT_KEPT',
-          }),
-        );
+      await cache?.store(key!, snapshot.file).catch((error: Error) =>
+        process.emitWarning(`code execution: the Python snapshot was not kept: ${error.message}`, {
+          code: 'MMS_SANDBOX_SNAPSHOT_NOT_KEPT',
+        }),
+      );
     }
     // Sandboxes run as another user where the service is root: they may read it, not change it.
     chmodSync(snapshot.file, 0o444);

@@ -38,6 +38,13 @@ const GROUP_SECONDS = 30;
 const UNKNOWN_SECONDS = 2;
 
 const CHANGES_PROCESS_STATE = /process\.env\b|process\.(on|once|prependListener)\(|mock\.timers|setGlobal\w*\(/;
+/**
+ * A file that loads llama.cpp. Each process that does pays for node-llama-cpp's check of its
+ * binary (on Linux it forks a process that loads the binding first: about 1 s of CPU, 26 times in
+ * a run when these files were spread over every group), so they are grouped among themselves and
+ * share one runtime per process (llama-runtime.ts).
+ */
+const LOADS_LLAMA = /\b(llamaRuntime|getLlama|tinyLlamaModel|scriptedQwenModel)\(/;
 
 function readTimes(path) {
   try {
@@ -64,20 +71,22 @@ export function testProcesses(tests) {
   for (const test of tests) {
     // Recorded under the TypeScript source's path: the runner reports through the source maps.
     const time = seconds[resolve(test.source)] ?? UNKNOWN_SECONDS;
-    if (time >= ALONE_SECONDS || CHANGES_PROCESS_STATE.test(readFileSync(test.source, 'utf8')))
-      alone.push({ paths: [test], time });
-    else grouped.push({ test, time });
+    const source = readFileSync(test.source, 'utf8');
+    if (time >= ALONE_SECONDS || CHANGES_PROCESS_STATE.test(source)) alone.push({ paths: [test], time });
+    else grouped.push({ test, time, llama: LOADS_LLAMA.test(source) });
   }
-  // First fit, longest first: few groups, each about GROUP_SECONDS.
+  // First fit, longest first: few groups, each about GROUP_SECONDS, llama.cpp's files apart.
   const groups = [];
   for (const file of grouped.sort(
     (one, other) => other.time - one.time || one.test.source.localeCompare(other.test.source),
   )) {
-    const group = groups.find((candidate) => candidate.time + file.time <= GROUP_SECONDS);
+    const group = groups.find(
+      (candidate) => candidate.llama === file.llama && candidate.time + file.time <= GROUP_SECONDS,
+    );
     if (group) {
       group.paths.push(file.test);
       group.time += file.time;
-    } else groups.push({ paths: [file.test], time: file.time });
+    } else groups.push({ paths: [file.test], time: file.time, llama: file.llama });
   }
   rmSync(GROUPS_FOLDER, { recursive: true, force: true });
   mkdirSync(GROUPS_FOLDER, { recursive: true });

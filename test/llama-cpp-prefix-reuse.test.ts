@@ -8,7 +8,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import Anthropic from '@anthropic-ai/sdk';
-import { getLlama, LlamaChat, resolveChatWrapper, type ChatHistoryItem } from 'node-llama-cpp';
+import { LlamaChat, resolveChatWrapper, type ChatHistoryItem } from 'node-llama-cpp';
+import { llamaRuntime } from '../packages/server/src/backends/llama-cpp/llama-runtime.js';
 import { startService, tinyLlamaModel, type RunningService } from '@model-messages/testing';
 import { reusablePrefix } from '../packages/server/src/backends/llama-cpp/sequence-pool.js';
 
@@ -74,7 +75,7 @@ function assertSplit(usage: Anthropic.Usage, prompt: number): void {
 
 describe('prefix reuse', () => {
   test('node-llama-cpp evaluates exactly the tokens reusablePrefix says it will not keep', async () => {
-    const llama = await getLlama({ gpu: false, build: 'never', progressLogs: false });
+    const llama = await llamaRuntime('none');
     const model = await llama.loadModel({ modelPath });
     const context = await model.createContext({ contextSize: 1024, threads: 1 });
     const sequence = context.getSequence();

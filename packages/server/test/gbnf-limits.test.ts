@@ -5,13 +5,14 @@
  */
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { getLlama, type Llama } from 'node-llama-cpp';
+import type { Llama } from 'node-llama-cpp';
+import { llamaRuntime } from '../src/backends/llama-cpp/llama-runtime.js';
 import { assertParserLimits, type GrammarRule } from '../src/grammar/gbnf-limits.js';
 import { GrammarCompileError, jsonSchemaToGbnf } from '../src/grammar/json-schema-to-gbnf.js';
 
 let llama: Llama;
 before(async () => {
-  llama = await getLlama({ gpu: false, build: 'never', progressLogs: false, logLevel: 'error' as never });
+  llama = await llamaRuntime('none');
 });
 
 async function llamaParses(rules: readonly GrammarRule[]): Promise<boolean> {

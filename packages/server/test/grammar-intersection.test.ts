@@ -6,7 +6,8 @@
  */
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { getLlama, type Llama } from 'node-llama-cpp';
+import type { Llama } from 'node-llama-cpp';
+import { llamaRuntime } from '../src/backends/llama-cpp/llama-runtime.js';
 import { GrammarCompileError, jsonSchemaToGbnf } from '../src/grammar/json-schema-to-gbnf.js';
 import {
   grammarAccepts,
@@ -106,7 +107,7 @@ const cases: readonly GrammarCase[] = [
 
 let llama: Llama;
 before(async () => {
-  llama = await getLlama({ gpu: false, build: 'never', progressLogs: false });
+  llama = await llamaRuntime('none');
 });
 
 for (const intersectionCase of cases) {

@@ -1,6 +1,7 @@
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { getLlama, type Llama, type LlamaGrammar } from 'node-llama-cpp';
+import type { Llama, LlamaGrammar } from 'node-llama-cpp';
+import { llamaRuntime } from '../src/backends/llama-cpp/llama-runtime.js';
 import { GrammarCompileError, jsonSchemaToGbnf } from '../src/grammar/json-schema-to-gbnf.js';
 import {
   grammarAccepts,
@@ -346,7 +347,7 @@ function batteryCompileTime(): number {
 }
 
 before(async () => {
-  llama = await getLlama({ gpu: false, build: 'never', progressLogs: false });
+  llama = await llamaRuntime('none');
   const coldMilliseconds = batteryCompileTime();
   const warmRuns = Array.from({ length: 20 }, batteryCompileTime);
   const texts = battery.map((grammarCase) => jsonSchemaToGbnf(grammarCase.schema));

@@ -5,7 +5,8 @@
  */
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { getLlama, type Llama } from 'node-llama-cpp';
+import type { Llama } from 'node-llama-cpp';
+import { llamaRuntime } from '../src/backends/llama-cpp/llama-runtime.js';
 import { compileSchema } from '@model-messages/protocol';
 import { exampleInstance } from '../src/backends/scripted/schema-instance.js';
 import { jsonSchemaToGbnf } from '../src/grammar/json-schema-to-gbnf.js';
@@ -53,7 +54,7 @@ const tree = (reference: string) => ({
 
 let llama: Llama;
 before(async () => {
-  llama = await getLlama({ gpu: false, build: 'never', progressLogs: false });
+  llama = await llamaRuntime('none');
 });
 
 async function grammarFor(schema: unknown) {

@@ -7,6 +7,7 @@
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { getLlama, type Llama } from 'node-llama-cpp';
+import { llamaRuntime } from '../src/backends/llama-cpp/llama-runtime.js';
 import { ServiceError } from '@model-messages/protocol';
 import {
   assertStrictSchemaCompiles,
@@ -24,7 +25,7 @@ const format = (schema: Record<string, unknown>): StructuredTarget => ({
 
 let llama: Llama;
 before(async () => {
-  llama = await getLlama({ gpu: false, build: 'never', progressLogs: false });
+  llama = await llamaRuntime('none');
 });
 
 test('a format schema the compiler expresses is its own grammar, exact', async () => {

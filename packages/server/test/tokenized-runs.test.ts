@@ -6,7 +6,9 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ChatMLChatWrapper, getLlama, type ChatHistoryItem, type LlamaModel, type Token } from 'node-llama-cpp';
+import { ChatMLChatWrapper, type ChatHistoryItem, type LlamaModel, type Token } from 'node-llama-cpp';
+import { llamaRuntime } from '../src/backends/llama-cpp/llama-runtime.js';
+import { tokenizerThread } from '../src/backends/llama-cpp/shared-tokenizer-thread.js';
 import { tinyLlamaModel } from '@model-messages/testing';
 import { IN_LOOP_CHARACTERS, PromptTokenizer } from '../src/backends/llama-cpp/prompt-tokenizer.js';
 import { KEPT_RUN_CHARACTERS } from '../src/backends/llama-cpp/tokenized-runs.js';
@@ -16,7 +18,7 @@ let tokenizer: PromptTokenizer;
 // The tokenizer thread does not keep a process alive (a service's server does): this does, here.
 const keepAlive = setInterval(() => {}, 60_000);
 before(async () => {
-  const llama = await getLlama({ gpu: false, build: 'never', progressLogs: false });
+  const llama = await llamaRuntime('none');
   const modelPath = await tinyLlamaModel();
   model = await llama.loadModel({ modelPath });
   tokenizer = new PromptTokenizer(modelPath);
@@ -113,5 +115,36 @@ test('a prompt whose long runs are more than is kept still comes out whole and e
     assert.deepEqual(await small.tokenize(text, 1_000_000, model), text.tokenize(model.tokenizer), 'again');
   } finally {
     await small.close();
+  }
+});
+
+test('one tokenizer thread serves every model file; closing one file leaves the others their vocabulary', async () => {
+  const otherPath = await tinyLlamaModel({ extraWords: 40, seed: 11 });
+  const other = await (await llamaRuntime('none')).loadModel({ modelPath: otherPath, vocabOnly: true });
+  const otherTokenizer = new PromptTokenizer(otherPath);
+  try {
+    // All in the thread: one long run, past the loop's budget.
+    const text = rendered(conversation(words(IN_LOOP_CHARACTERS * 2, 9), ['Hello']));
+    assert.notDeepEqual(text.tokenize(other.tokenizer), text.tokenize(model.tokenizer), 'two vocabularies');
+    assert.deepEqual(await tokenizer.tokenize(text, 1_000_000, model), text.tokenize(model.tokenizer));
+    const thread = tokenizerThread.threadId();
+    assert.ok(thread !== undefined);
+    assert.deepEqual(await otherTokenizer.tokenize(text, 1_000_000, other), text.tokenize(other.tokenizer));
+    assert.equal(tokenizerThread.threadId(), thread, 'the same thread');
+
+    await otherTokenizer.close();
+    const next = rendered(conversation(words(IN_LOOP_CHARACTERS * 2, 10), ['Hello']));
+    assert.deepEqual(await tokenizer.tokenize(next, 1_000_000, model), next.tokenize(model.tokenizer));
+    // A file opened again after its last tokenizer closed is read again in the thread.
+    const again = new PromptTokenizer(otherPath);
+    try {
+      assert.deepEqual(await again.tokenize(next, 1_000_000, other), next.tokenize(other.tokenizer));
+    } finally {
+      await again.close();
+    }
+    assert.equal(tokenizerThread.threadId(), thread);
+  } finally {
+    await otherTokenizer.close();
+    await other.dispose();
   }
 });

@@ -13,25 +13,22 @@
  * skipped for the others.
  *
  * A prompt of up to IN_LOOP_CHARACTERS is tokenized on the loop, in a few milliseconds; a longer
- * one in a worker thread holding the model's vocabulary alone, one per model file, started by the
- * first long prompt and shared by every model loaded from the same file (sharedPromptTokenizer):
- * a thread costs ~1.5 s of CPU to start (node-llama-cpp loaded again in it), which a service that
- * only sees short prompts never pays. The worker tokenizes one prompt at a time in arrival order.
- * A worker that fails takes the prompts waiting on it with it (a 500), and the next long prompt
- * starts a fresh one.
+ * one in the process's tokenizer thread (shared-tokenizer-thread.ts), which holds the vocabulary
+ * alone of each file it tokenizes for, started by the first long prompt: a service that only sees
+ * short prompts never pays its start. Every model loaded from the same file shares one
+ * PromptTokenizer (sharedPromptTokenizer), and with it the file's kept runs.
  *
  * A long prompt's long runs of text (its system prompt, its tools) are kept once tokenized
  * (tokenized-runs.ts): the next turn of a conversation tokenizes only what is new in it, on the
- * loop when that is short, in the worker when it is not.
+ * loop when that is short, in the thread when it is not.
  */
-import type { Worker } from 'node:worker_threads';
 import { LlamaVocabularyType, type LlamaModel, type LlamaText, type Token } from 'node-llama-cpp';
-import { startWorker } from '../../runtime/start-worker.js';
 import { promptTooLong } from '../prompt-too-long.js';
-import type { TokenizerReply, TokenizerRequest } from './tokenizer-thread.js';
+import { tokenizerThread } from './shared-tokenizer-thread.js';
+import type { Tokenizable } from './tokenizer-thread.js';
 import { isLongRun, KEPT_CHARACTERS, planRuns, TokenizedRuns, type LongRun } from './tokenized-runs.js';
 
-/** Characters of prompt text tokenized on the event loop, a few milliseconds of work; past it, in the worker. */
+/** Characters of prompt text tokenized on the event loop, a few milliseconds of work; past it, in the tokenizer thread. */
 export const IN_LOOP_CHARACTERS = 4096;
 
 /**
@@ -62,11 +59,6 @@ function vocabularyFacts(model: LlamaModel): Facts {
   return { longestTokenBytes, boundHolds: COVERING_VOCABULARIES.has(model.vocabularyType) };
 }
 
-interface Pending {
-  resolve: (tokens: Token[]) => void;
-  reject: (error: Error) => void;
-}
-
 /** What a loaded model holds: the tokenizer of its file, until it gives it back. */
 export interface TokenizerLease {
   tokenizer: PromptTokenizer;
@@ -79,7 +71,7 @@ const shared = new Map<string, { tokenizer: PromptTokenizer; users: number }>();
 
 /**
  * The tokenizer of the model file at `modelPath`, shared by every loaded model of the file (two
- * entries with other settings tokenize alike): one worker, started by the first long prompt.
+ * entries with other settings tokenize alike).
  */
 export function sharedPromptTokenizer(modelPath: string): TokenizerLease {
   let entry = shared.get(modelPath);
@@ -104,11 +96,8 @@ export function sharedPromptTokenizer(modelPath: string): TokenizerLease {
 }
 
 export class PromptTokenizer {
-  private worker: Worker | undefined;
-  private started: Promise<void> | undefined;
   private facts: Facts | undefined;
-  private readonly pending = new Map<number, Pending>();
-  private nextId = 0;
+  private closed = false;
   /** Long runs of text tokenized before, by this file's vocabulary. */
   private readonly runs: TokenizedRuns;
 
@@ -118,6 +107,7 @@ export class PromptTokenizer {
     keptCharacters = KEPT_CHARACTERS,
   ) {
     this.runs = new TokenizedRuns(keptCharacters);
+    tokenizerThread.hold(modelPath);
   }
 
   /**
@@ -146,7 +136,7 @@ export class PromptTokenizer {
     // A long prompt is mostly what the conversation's earlier turns sent too: its long runs of
     // text come from those turns' tokenizing (tokenized-runs.ts).
     const planned = facts.boundHolds ? planRuns(text, model, IN_LOOP_CHARACTERS) : undefined;
-    if (planned === undefined) return this.inWorker({ text: text.toJSON() });
+    if (planned === undefined) return this.inThread({ text: text.toJSON() });
     // This prompt's runs by their place in it: keeping one may drop another of the same prompt.
     const known = new Map<LongRun, Token[]>();
     const missing: LongRun[] = [];
@@ -160,7 +150,7 @@ export class PromptTokenizer {
       missing.map((run) =>
         missingCharacters <= IN_LOOP_CHARACTERS
           ? model.tokenizer(run.text, false, run.options)
-          : this.inWorker({ run }),
+          : this.inThread({ run }),
       ),
     );
     missing.forEach((run, index) => {
@@ -170,63 +160,18 @@ export class PromptTokenizer {
     return planned.flatMap((part) => (isLongRun(part) ? known.get(part)! : part));
   }
 
-  /** Tokenized in the worker: a whole prompt, or one run of it. */
-  private async inWorker(request: DistributiveOmit<TokenizerRequest, 'id'>): Promise<Token[]> {
-    await this.ready();
-    const id = (this.nextId += 1);
-    return new Promise<Token[]>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      this.worker!.postMessage({ id, ...request } satisfies TokenizerRequest);
-    });
+  /** Tokenized in the process's tokenizer thread: a whole prompt, or one run of it. */
+  private inThread(what: Tokenizable): Promise<Token[]> {
+    return tokenizerThread.tokenize(this, this.modelPath, what);
   }
 
+  /** Fails the prompts still waiting on the thread; the last tokenizer of the file drops its vocabulary there. */
   async close(): Promise<void> {
-    const worker = this.worker;
-    this.lose(worker, 'the tokenizer was closed');
-    await worker?.terminate();
-  }
-
-  private ready(): Promise<void> {
-    this.started ??= new Promise<void>((resolve, reject) => {
-      const worker = startWorker(import.meta.url, 'tokenizer-thread', { workerData: { modelPath: this.modelPath } });
-      this.worker = worker;
-      worker.on('message', (reply: TokenizerReply) => {
-        if (reply.type === 'ready') resolve();
-        else this.settle(reply);
-      });
-      worker.on('error', (error) => {
-        reject(error);
-        this.lose(worker, error.message);
-      });
-      worker.on('exit', (code) => {
-        reject(new Error(`the tokenizer worker exited with code ${code} before it was ready`));
-        this.lose(worker, `exited with code ${code}`);
-      });
-      // An idle worker must not keep the service alive. After the listeners: adding a 'message'
-      // listener refs a worker again.
-      worker.unref();
-    });
-    return this.started;
-  }
-
-  private settle(reply: Exclude<TokenizerReply, { type: 'ready' }>): void {
-    const pending = this.pending.get(reply.id);
-    this.pending.delete(reply.id);
-    if (reply.type === 'tokenized') pending?.resolve(Array.from(reply.tokens) as Token[]);
-    else pending?.reject(new Error(`tokenizing the prompt failed: ${reply.message}`));
-  }
-
-  /** Fails every prompt waiting on `worker`; the next one starts a fresh one. */
-  private lose(worker: Worker | undefined, why: string): void {
-    if (worker === undefined || this.worker !== worker) return;
-    this.worker = undefined;
-    this.started = undefined;
-    for (const pending of this.pending.values()) pending.reject(new Error(`the tokenizer worker failed: ${why}`));
-    this.pending.clear();
+    if (this.closed) return;
+    this.closed = true;
+    tokenizerThread.letGo(this, this.modelPath);
   }
 }
-
-type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 /** Characters of the text's plain strings; special tokens count as none, which keeps the bound low. */
 function characters(text: LlamaText): number {

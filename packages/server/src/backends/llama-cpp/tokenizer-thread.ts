@@ -1,15 +1,23 @@
 /**
- * The body of a llama.cpp tokenizer worker (prompt-tokenizer.ts): the model file's vocabulary
- * alone (`vocabOnly`: no weights), loaded once; prompts (or runs of a prompt's text) in, their
- * tokens out, one at a time. Says
- * `ready` once the vocabulary is loaded.
+ * The body of the process's llama.cpp tokenizer thread (shared-tokenizer-thread.ts): the
+ * vocabularies alone (`vocabOnly`: no weights) of the model files it is asked about, each loaded
+ * by the first prompt of its file and dropped when the main thread releases it; prompts (or runs
+ * of a prompt's text) in, their tokens out. Says `ready` once node-llama-cpp is loaded.
  */
-import { parentPort, workerData } from 'node:worker_threads';
-import { getLlama, LlamaText, type LlamaTextJSON } from 'node-llama-cpp';
+import { parentPort } from 'node:worker_threads';
+import { getLlama, LlamaText, type LlamaModel, type LlamaTextJSON } from 'node-llama-cpp';
 
 /** A whole prompt, or one run of plain text with the options it is tokenized with (tokenized-runs.ts). */
-export type TokenizerRequest =
-  { id: number; text: LlamaTextJSON } | { id: number; run: { text: string; options: 'trimLeadingSpace' | undefined } };
+export type Tokenizable = { text: LlamaTextJSON } | { run: { text: string; options: 'trimLeadingSpace' | undefined } };
+
+export type TokenizeRequest = { id: number; modelPath: string } & Tokenizable;
+
+/** No file of the main thread uses `modelPath` any longer: its vocabulary is dropped. */
+export interface ReleaseRequest {
+  release: string;
+}
+
+export type TokenizerRequest = TokenizeRequest | ReleaseRequest;
 
 export type TokenizerReply =
   | { type: 'ready' }
@@ -19,11 +27,24 @@ export type TokenizerReply =
 
 const port = parentPort!;
 const llama = await getLlama({ gpu: false, build: 'never', progressLogs: false, logLevel: 'error' as never });
-const model = await llama.loadModel({ modelPath: (workerData as { modelPath: string }).modelPath, vocabOnly: true });
-port.on('message', (request: TokenizerRequest) => {
+const vocabularies = new Map<string, Promise<LlamaModel>>();
+
+function vocabulary(modelPath: string): Promise<LlamaModel> {
+  let loaded = vocabularies.get(modelPath);
+  if (loaded === undefined) {
+    loaded = llama.loadModel({ modelPath, vocabOnly: true });
+    vocabularies.set(modelPath, loaded);
+    // A file that failed to load is read again by its next prompt.
+    loaded.catch(() => vocabularies.get(modelPath) === loaded && vocabularies.delete(modelPath));
+  }
+  return loaded;
+}
+
+async function tokenize(request: TokenizeRequest): Promise<void> {
   const id = request.id;
   let tokens: Uint32Array<ArrayBuffer>;
   try {
+    const model = await vocabulary(request.modelPath);
     tokens = Uint32Array.from(
       'run' in request
         ? model.tokenizer(request.run.text, false, request.run.options)
@@ -35,5 +56,16 @@ port.on('message', (request: TokenizerRequest) => {
     return;
   }
   port.postMessage({ type: 'tokenized', id, tokens } satisfies TokenizerReply, [tokens.buffer]);
+}
+
+async function release(modelPath: string): Promise<void> {
+  const loaded = vocabularies.get(modelPath);
+  vocabularies.delete(modelPath);
+  await (await loaded?.catch(() => undefined))?.dispose();
+}
+
+port.on('message', (request: TokenizerRequest) => {
+  if ('release' in request) void release(request.release);
+  else void tokenize(request);
 });
 port.postMessage({ type: 'ready' } satisfies TokenizerReply);

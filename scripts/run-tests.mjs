@@ -5,7 +5,8 @@
 // runner's summary stays the last lines of the output.
 //
 // Why this shape (measured on 2 cores): run one after another, the build, the type check
-// (21 s) and Prettier (19 s) came before the first test, and Node 20 runs one test file at a
+// (21 s with TypeScript 5.9; 4 s from scratch with the native TypeScript 7) and Prettier (19 s)
+// came before the first test, and Node 20 runs one test file at a
 // time there (its default concurrency is cores - 1). Most test files spend their time waiting
 // on sockets, timers and child processes, so several files run at once; the checks keep
 // their results in .cache/ and redo only what changed. Short files share a process

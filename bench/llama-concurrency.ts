@@ -6,7 +6,7 @@
  * sequences, a LlamaChat per generation, all four generating at once, which node-llama-cpp
  * decodes in one batch).
  *
- *   node --import tsx bench/llama-concurrency.ts [--rounds 5] [--tokens 64]
+ *   node --import tsx bench/llama-concurrency.ts [--rounds 5] [--tokens 64] [--threads 1]
  *
  * Prints; asserts nothing about timing. mms runs in a child process (bench/llama/service-process.ts);
  * the direct engine in this process while the service is idle. Every request is greedy on the
@@ -29,11 +29,20 @@ const CONTEXT_SIZE = 1024;
 const SCALING_AIM = 2;
 const DIRECT_AIM = 0.95;
 
-function readSettings(): { rounds: number; tokens: number } {
+/** `threads`: llama.cpp's, on both sides; more than the default 1 only where there are cores for them. */
+function readSettings(): { rounds: number; tokens: number; threads: number } {
   const { values } = parseArgs({
-    options: { rounds: { type: 'string', default: '5' }, tokens: { type: 'string', default: '64' } },
+    options: {
+      rounds: { type: 'string', default: '5' },
+      tokens: { type: 'string', default: '64' },
+      threads: { type: 'string', default: String(THREADS) },
+    },
   });
-  return { rounds: positiveInteger(values.rounds, 'rounds'), tokens: positiveInteger(values.tokens, 'tokens') };
+  return {
+    rounds: positiveInteger(values.rounds, 'rounds'),
+    tokens: positiveInteger(values.tokens, 'tokens'),
+    threads: positiveInteger(values.threads, 'threads'),
+  };
 }
 
 interface Sample {
@@ -90,16 +99,20 @@ async function main(): Promise<void> {
   const modelPath = await tinyLlamaModel(TINY_LLAMA_BENCH_OPTIONS);
   const llama = await llamaRuntime();
   const model = await llama.loadModel({ modelPath });
-  const context = await model.createContext({ contextSize: CONTEXT_SIZE, sequences: SEQUENCES, threads: THREADS });
+  const context = await model.createContext({
+    contextSize: CONTEXT_SIZE,
+    sequences: SEQUENCES,
+    threads: settings.threads,
+  });
   const sequences = Array.from({ length: SEQUENCES }, () => context.getSequence());
   const chatWrapper = resolveChatWrapper(model);
   const service = await startServiceProcess(modelPath, {
     contextWindow: CONTEXT_SIZE,
-    backend: { concurrency: SEQUENCES },
+    backend: { concurrency: SEQUENCES, threads: settings.threads },
   });
   console.log(
     `model: ${(parameterCount(TINY_LLAMA_BENCH_OPTIONS) / 1e6).toFixed(0)}M parameters (F16), ${SEQUENCES} sequences ` +
-      `of ${CONTEXT_SIZE} tokens, threads ${THREADS}; ${settings.tokens} greedy tokens per request; ${settings.rounds} rounds`,
+      `of ${CONTEXT_SIZE} tokens, threads ${settings.threads}; ${settings.tokens} greedy tokens per request; ${settings.rounds} rounds`,
   );
   type Label = 'mms x1' | 'mms x4' | 'direct x1' | 'direct x4';
   const arms: Array<[Label, () => Promise<Sample>]> = [

@@ -52,7 +52,8 @@ describe('an openai-compatible primary (a fake vLLM) with a scripted fallback', 
     engine: 'vllm',
     baseURL: engine.baseURL,
     model: engine.model,
-    firstByteTimeoutMs: 300,
+    // Long enough for an answer on a loaded machine (300 ms was not always), short for a stall.
+    firstByteTimeoutMs: 1_000,
     ...extra,
   });
   const answeredBy = async (service: RunningService, body: Record<string, unknown> = hello) => {

@@ -18,9 +18,14 @@ import {
 } from '@model-messages/testing';
 import { BOOKING, CITY_FORMAT, ENGINE_KINDS, send, useEngines, user, WEATHER } from './openai-compatible-support.js';
 
+// Short engine time limits only where a stall is the test: on a loaded machine the fake engine
+// itself took over 300 ms to answer (an error fixture came back as a 504).
+const SHORT_LIMITS = 'vllm-short-limits';
 const bench = useEngines({
-  backend: { vllm: { idleTimeoutMs: 300, firstByteTimeoutMs: 300 } },
-  variants: [{ suffix: 'estimate', engine: 'vllm', backend: { countTokens: 'estimate' } }],
+  variants: [
+    { suffix: 'estimate', engine: 'vllm', backend: { countTokens: 'estimate' } },
+    { suffix: 'short-limits', engine: 'vllm', backend: { idleTimeoutMs: 300, firstByteTimeoutMs: 300 } },
+  ],
 });
 
 type Body = Record<string, any>;
@@ -95,7 +100,7 @@ describe('engine errors', () => {
 
   test('an engine that stalls before answering is a 504 timeout_error', async () => {
     bench.engines.vllm.reply({ stall: 'before-headers' });
-    const { status, reply } = await send(bench, 'vllm', {});
+    const { status, reply } = await send(bench, SHORT_LIMITS, {});
     assert.equal(status, 504);
     assert.equal(reply.error?.type, 'timeout_error');
     assert.match(reply.error?.message ?? '', /first byte timeout \(300 ms\)/);
@@ -108,7 +113,7 @@ describe('engine errors', () => {
     const response = await fetch(`${bench.service.baseURL}/v1/messages`, {
       method: 'POST',
       headers: bench.service.headers,
-      body: JSON.stringify({ model: 'vllm', max_tokens: 100, stream: true, messages: [user('Hi')] }),
+      body: JSON.stringify({ model: SHORT_LIMITS, max_tokens: 100, stream: true, messages: [user('Hi')] }),
     });
     assert.equal(response.status, 200);
     const reader = response.body!.getReader();
@@ -125,7 +130,7 @@ describe('engine errors', () => {
     const chunk = { choices: [{ index: 0, delta: { content: 'Partial' } }] };
     bench.engines.vllm.reply({ stall: 'after-headers', stream: [chunk] });
     const response = await postJson(bench.service, '/v1/messages', {
-      model: 'vllm',
+      model: SHORT_LIMITS,
       max_tokens: 100,
       stream: true,
       messages: [user('Hi')],

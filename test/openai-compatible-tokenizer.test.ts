@@ -49,7 +49,8 @@ describe('a tokenizer endpoint that cannot count', () => {
         models: [
           model('routed', vllm, { countTokens: 'every-request' }),
           model('old-llama', llama, { countTokens: 'every-request' }),
-          model('flaky', flaky, { firstByteTimeoutMs: 300, countTokens: 'every-request' }),
+          // Long enough for an answer on a loaded machine (300 ms was not always), short for a stall.
+          model('flaky', flaky, { firstByteTimeoutMs: 1_000, countTokens: 'every-request' }),
         ],
       },
       process.cwd(),

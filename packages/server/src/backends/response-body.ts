@@ -1,7 +1,8 @@
 /** What both remote backends (openai-compatible, messages-upstream) do with an undici response. */
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
 
-export function headerValue(response: Dispatcher.ResponseData, name: string): string | undefined {
+export function headerValue(response: { headers: IncomingHttpHeaders }, name: string): string | undefined {
   const value = response.headers[name];
   return Array.isArray(value) ? value[0] : value;
 }

@@ -1,16 +1,17 @@
 /**
- * HTTP to one engine (undici, one connection pool per backend), with the three time limits of
- * the backend's config: connect (undici's connector), first byte (from sending to the first
- * bytes of the body) and idle (between chunks). The caller's cancellation ends the request,
- * and a consumer that stops reading closes the connection, which engines treat as a cancel.
+ * HTTP to one engine (undici, one connection pool per backend, requests sent with `dispatch` and
+ * read by dispatched-response.ts), with the three time limits of the backend's config: connect
+ * (undici's connector), first byte (from sending to the first bytes of the body) and idle
+ * (between chunks). The caller's cancellation ends the request, and a consumer that stops
+ * reading closes the connection, which engines treat as a cancel.
  */
-import { EventEmitter } from 'node:events';
 import { SseParser, type SseFrame } from '@model-messages/protocol';
-import type { Agent, Dispatcher } from 'undici';
+import type { Agent } from 'undici';
 import { undici } from '../../http/undici.js';
 import type { Cancellation } from '../cancellation.js';
+import { DispatchedResponse } from '../dispatched-response.js';
 import type { ChatCompletionChunk, ChatCompletionRequest } from './chat-types.js';
-import { drainInBackground, headerValue } from '../response-body.js';
+import { headerValue } from '../response-body.js';
 import { statusError, streamError, transportError, UpstreamTimeoutError, type TimeoutPhase } from './error-mapping.js';
 
 export interface EngineClientOptions {
@@ -59,47 +60,41 @@ export class EngineClient {
 
   /**
    * The chat completion's chunks as they arrive; a server that answered with one JSON body yields
-   * it once. One RequestAbort (below) ends the request: our time limits abort it, and it follows the
-   * caller's cancellation (aborted with the caller's reason, which the caller gets back).
+   * it once. The response's `abort` ends the request: our time limits abort it, and it follows
+   * the caller's cancellation (aborted with the caller's reason, which the caller gets back).
    */
   async *streamChat(
     body: ChatCompletionRequest,
     cancellation: Cancellation,
   ): AsyncGenerator<ChatCompletionChunk, { done: boolean }> {
     const timer = new Deadline();
-    const controller = new RequestAbort();
-    const stopFollowing = cancellation.onAbort((reason) => controller.abort(reason));
-    timer.arm(controller, 'first byte', this.options.firstByteTimeoutMs);
-    let response: Dispatcher.ResponseData | undefined;
-    /** After `[DONE]` the rest of the body is read in the background, which then owns the body and the timer. */
-    let draining = false;
+    const response = new DispatchedResponse();
+    const stopFollowing = cancellation.onAbort((reason) => response.abort(reason));
+    timer.arm(response, 'first byte', this.options.firstByteTimeoutMs);
     try {
-      response = await this.send(`${this.apiBase}/chat/completions`, 'POST', body, controller, {
+      await this.send(`${this.apiBase}/chat/completions`, 'POST', body, response, {
         accept: 'text/event-stream',
       });
       if (response.statusCode !== 200)
         throw statusError(
           this.options.engine,
           response.statusCode,
-          await readLimited(response.body),
+          await response.text(ERROR_BODY_LIMIT),
           headerValue(response, 'retry-after'),
           this.options.modelLabel,
         );
       if (headerValue(response, 'content-type')?.includes('application/json')) {
-        yield (await response.body.json()) as ChatCompletionChunk;
+        yield JSON.parse(await response.text(Number.POSITIVE_INFINITY)) as ChatCompletionChunk;
         return { done: true };
       }
-      const ending = yield* this.events(response.body, timer, controller);
-      draining = ending.draining;
-      return { done: ending.done };
+      return { done: yield* this.events(response, timer) };
     } catch (error) {
-      throw this.failure(error, controller, cancellation);
+      throw this.failure(error, response, cancellation);
     } finally {
       stopFollowing();
-      if (!draining) {
-        timer.clear();
-        response?.body.destroy();
-      }
+      timer.clear();
+      // Left before its end (an error, a consumer that stopped): closing is the cancel.
+      response.leave();
     }
   }
 
@@ -142,88 +137,77 @@ export class EngineClient {
     timeoutMs: number,
   ): Promise<EngineAnswer> {
     const timer = new Deadline();
-    const controller = new RequestAbort();
-    timer.arm(controller, 'first byte', timeoutMs);
+    const response = new DispatchedResponse();
+    timer.arm(response, 'first byte', timeoutMs);
     try {
-      const response = await this.send(url, method, body, controller, {});
-      const text = await readLimited(response.body, response.statusCode === 200 ? okLimit : ERROR_BODY_LIMIT);
+      await this.send(url, method, body, response, {});
+      const text = await response.text(response.statusCode === 200 ? okLimit : ERROR_BODY_LIMIT);
       return { status: response.statusCode, text, retryAfter: headerValue(response, 'retry-after') };
     } catch (error) {
-      throw this.failure(error, controller);
+      throw this.failure(error, response);
     } finally {
       timer.clear();
     }
   }
 
+  /** Sends the request; settles when `response` has its status and headers. */
   private send(
     url: string,
     method: 'GET' | 'POST',
     body: unknown,
-    signal: RequestAbort,
+    response: DispatchedResponse,
     headers: Record<string, string>,
-  ): Promise<Dispatcher.ResponseData> {
-    return undici().request(url, {
-      method,
-      dispatcher: this.agent,
-      signal,
-      headers: { ...this.headers, ...headers },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
+  ): Promise<void> {
+    const { origin, pathname, search } = new URL(url);
+    this.agent.dispatch(
+      {
+        origin,
+        path: pathname + search,
+        method,
+        headers: { ...this.headers, ...headers },
+        body: body === undefined ? null : JSON.stringify(body),
+      },
+      response,
+    );
+    return response.started;
   }
 
   /**
-   * The stream's chunks up to `[DONE]`. The body is read with its iterator rather than
-   * `for await`: leaving a `for await` early destroys the body, and a body destroyed before its
-   * end builds an AbortError whose stack is formatted, on every request (docs/benchmarks.md:
-   * about 6 % of the gateway's CPU). After `[DONE]` the answer is complete and returned at once;
-   * the rest is read to the end in the background (`drainInBackground`), which also keeps the
-   * connection for the next request, without holding back the reply's last events.
+   * The stream's chunks up to `[DONE]`; whether it came. After `[DONE]` the answer is complete and
+   * returned at once; what the engine still sends is dropped as it comes (`discardRest`), which
+   * keeps the connection for the next request, without holding back the reply's last events.
    */
-  private async *events(
-    body: Dispatcher.ResponseData['body'],
-    timer: Deadline,
-    controller: RequestAbort,
-  ): AsyncGenerator<ChatCompletionChunk, { done: boolean; draining: boolean }> {
+  private async *events(response: DispatchedResponse, timer: Deadline): AsyncGenerator<ChatCompletionChunk, boolean> {
     const parser = new SseParser();
-    body.setEncoding('utf8');
-    const texts = (body as AsyncIterable<string>)[Symbol.asyncIterator]();
-    let ended = false;
-    try {
-      let first = true;
-      for (let next = await texts.next(); !next.done; next = await texts.next()) {
-        if (first) {
-          first = false;
-          timer.arm(controller, 'idle', this.options.idleTimeoutMs);
-        } else {
-          timer.refresh();
-        }
-        for (const frame of parser.push(next.value)) {
-          const chunk = this.chunkOf(frame);
-          if (chunk === 'done') {
-            ended = true;
-            timer.clear();
-            drainInBackground(texts, body);
-            return { done: true, draining: true };
-          }
-          // Time our own client takes to read is not the engine's silence.
-          timer.waiting = true;
-          yield chunk;
-          timer.waiting = false;
-          timer.refresh();
-        }
+    let first = true;
+    for (let text = await response.next(); text !== undefined; text = await response.next()) {
+      if (first) {
+        first = false;
+        timer.arm(response, 'idle', this.options.idleTimeoutMs);
+      } else {
+        timer.refresh();
       }
-      ended = true;
-    } finally {
-      // Left early (the consumer stopped, or a chunk was an error): closing is the cancel.
-      if (!ended) await texts.return?.();
+      for (const frame of parser.push(text)) {
+        const chunk = this.chunkOf(frame);
+        if (chunk === 'done') {
+          timer.clear();
+          response.discardRest();
+          return true;
+        }
+        // Time our own client takes to read is not the engine's silence.
+        timer.waiting = true;
+        yield chunk;
+        timer.waiting = false;
+        timer.refresh();
+      }
     }
     // Engines close right after their last line: a frame without its blank line still counts.
     for (const frame of parser.end()) {
       const chunk = this.chunkOf(frame);
-      if (chunk === 'done') return { done: true, draining: false };
+      if (chunk === 'done') return true;
       yield chunk;
     }
-    return { done: false, draining: false };
+    return false;
   }
 
   /**
@@ -248,29 +232,11 @@ export class EngineClient {
   }
 
   /** Our timeout, the caller's abort (passed on as it is), or the engine's failure. */
-  private failure(error: unknown, controller: RequestAbort, cancellation?: Cancellation): unknown {
-    if (controller.aborted && controller.reason instanceof UpstreamTimeoutError)
-      return transportError(this.options.engine, controller.reason);
+  private failure(error: unknown, response: DispatchedResponse, cancellation?: Cancellation): unknown {
+    if (response.aborted && response.reason instanceof UpstreamTimeoutError)
+      return transportError(this.options.engine, response.reason);
     if (cancellation?.aborted) return cancellation.reason ?? error;
     return transportError(this.options.engine, error);
-  }
-}
-
-/**
- * What ends one request to the engine: our time limits, and the caller's cancellation, which it
- * follows. undici takes an EventEmitter for its `signal` (an `abort` event, `aborted`, `reason`);
- * an AbortController would make an AbortSignal per request, an EventTarget whose prototype is
- * swapped, which Node 20 makes and reads slowly (backends/cancellation.ts).
- */
-class RequestAbort extends EventEmitter {
-  aborted = false;
-  reason: unknown;
-
-  abort(reason: unknown): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    this.reason = reason;
-    this.emit('abort');
   }
 }
 
@@ -280,11 +246,11 @@ class Deadline {
   /** The consumer has a chunk and has not asked for the next: the engine is not the one waited on. */
   waiting = false;
 
-  arm(controller: RequestAbort, phase: TimeoutPhase, ms: number): void {
+  arm(response: DispatchedResponse, phase: TimeoutPhase, ms: number): void {
     clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       if (this.waiting) this.timer?.refresh();
-      else controller.abort(new UpstreamTimeoutError(phase, ms));
+      else response.abort(new UpstreamTimeoutError(phase, ms));
     }, ms);
   }
 
@@ -295,14 +261,4 @@ class Deadline {
   clear(): void {
     clearTimeout(this.timer);
   }
-}
-
-async function readLimited(body: Dispatcher.ResponseData['body'], limit = ERROR_BODY_LIMIT): Promise<string> {
-  let text = '';
-  body.setEncoding('utf8');
-  for await (const piece of body as AsyncIterable<string>) {
-    text += piece;
-    if (text.length >= limit) break;
-  }
-  return text;
 }

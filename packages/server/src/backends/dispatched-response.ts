@@ -1,11 +1,11 @@
 /**
- * One HTTP response read through undici's dispatch handler: its status and headers, then its
- * body's text as it arrives, without the Readable stream and async iterator that undici's
- * `request` puts around a body. Measured against the bench's fake engine, 8 rounds of 3,000
+ * One HTTP response of a remote backend (an engine, a Messages upstream) read through undici's
+ * dispatch handler: its status and headers, then its body's text as it arrives, without the
+ * Readable stream and async iterator that undici's `request` puts around a body. Measured against the bench's fake engine, 8 rounds of 3,000
  * streamed chat completions each: 84 µs of client CPU per request against 137 µs for `request`
  * (medians; the request's own socket write is in both).
  *
- * The reader takes pieces with `next()`; an engine that sends faster than it is read is paused
+ * The reader takes pieces with `next()`; a server that sends faster than it is read is paused
  * (HIGH_WATER pieces held) and resumed once the reader catches up. `abort` ends the request, and
  * with it the connection: before the response, the request fails with that reason; after it, the
  * next `next()` throws it.
@@ -13,12 +13,12 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
 
-/** Pieces held before the engine is paused; it is resumed below half of it. */
+/** Pieces held before the server is paused; it is resumed below half of it. */
 const HIGH_WATER = 16;
 
 /**
- * What may follow the end of an answer (`[DONE]`) before the server closes: more than this, or a
- * longer wait, and the connection is dropped instead of kept. Nothing waits on it.
+ * What may follow the end of an answer (`[DONE]`, message_stop) before the server closes: more
+ * than this, or a longer wait, and the connection is dropped instead of kept. Nothing waits on it.
  */
 const DISCARD_LIMIT_MS = 1_000;
 const DISCARD_LIMIT_BYTES = 64 * 1024;
@@ -121,8 +121,8 @@ export class DispatchedResponse implements Dispatcher.DispatchHandler {
   }
 
   /**
-   * The reader is done with the response: one not read to its end is ended (for an engine,
-   * closing is the cancel); one whose rest is being discarded is left to end by itself.
+   * The reader is done with the response: one not read to its end is ended (for an engine or an
+   * upstream, closing is the cancel); one whose rest is being discarded is left to end by itself.
    */
   leave(): void {
     if (this.discarded === undefined) this.abort(new Error('the reader left the response'));

@@ -14,9 +14,10 @@ import {
   VERSION_HEADER,
   type ModelProfile,
 } from '@model-messages/protocol';
-import type { Agent, Dispatcher } from 'undici';
+import type { Agent } from 'undici';
 import { undici } from '../../http/undici.js';
-import { drainInBackground, headerValue } from '../response-body.js';
+import { DispatchedResponse } from '../dispatched-response.js';
+import { headerValue } from '../response-body.js';
 import type { Backend, BackendReadiness } from '../backend.js';
 import type { ModelCall, ModelPrompt } from '../call/model-call.js';
 import type { Cancellation } from '../cancellation.js';
@@ -27,10 +28,10 @@ import { transportError, upstreamError, type UpstreamErrorBody } from './upstrea
 import { UpstreamEventReader } from './upstream-events.js';
 import { serverToolNames, upstreamCountBody, upstreamMessageBody } from './upstream-request.js';
 
-/** Longest error body read from the upstream. */
-const MAX_ERROR_BODY_BYTES = 64 * 1024;
-
-type ResponseBody = Dispatcher.ResponseData['body'];
+/** Longest error body read from the upstream, in characters. */
+const MAX_ERROR_BODY_LENGTH = 64 * 1024;
+/** Longest answer read from the upstream's model endpoint (the start-up check, readiness). */
+const MAX_MODEL_BODY_LENGTH = 1024 * 1024;
 
 export class MessagesUpstreamBackend implements Backend {
   readonly name = 'messages-upstream';
@@ -91,13 +92,13 @@ export class MessagesUpstreamBackend implements Backend {
       this.config.forwardFaults && call.fault ? { ...this.headers, 'mms-fault': call.fault } : this.headers;
     const body = JSON.stringify(upstreamMessageBody(call, this.model));
     const reader = new UpstreamEventReader(this.label, serverToolNames(call));
-    // One controller per call: the caller's abort, and the first-output timer, both end it.
-    const controller = new AbortController();
-    const onAbort = () => controller.abort(signal.reason);
+    // One response per call: the caller's abort, and the first-output timer, both end it.
+    const response = new DispatchedResponse();
+    const onAbort = () => response.abort(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
     const firstOutputTimer = setTimeout(
       () =>
-        controller.abort(
+        response.abort(
           new ServiceError(
             'timeout',
             `${this.label} failed: no output within firstByteTimeoutMs (${this.config.firstByteTimeoutMs} ms)`,
@@ -105,21 +106,14 @@ export class MessagesUpstreamBackend implements Backend {
         ),
       this.config.firstByteTimeoutMs,
     );
-    let responseBody: ResponseBody | undefined;
     try {
-      const response = await this.agent
-        .request({
-          origin: this.origin,
-          path: `${this.basePath}/v1/messages`,
-          method: 'POST',
-          headers,
-          body,
-          signal: controller.signal,
-        })
-        .catch((error: unknown) => {
-          throw this.failure(error, controller.signal);
-        });
-      responseBody = response.body;
+      this.agent.dispatch(
+        { origin: this.origin, path: `${this.basePath}/v1/messages`, method: 'POST', headers, body },
+        response,
+      );
+      await response.started.catch((error: unknown) => {
+        throw this.failure(error, response);
+      });
       if (response.statusCode !== 200) throw await this.statusError(response);
       const contentType = String(response.headers['content-type'] ?? '');
       if (!contentType.startsWith('text/event-stream'))
@@ -127,19 +121,16 @@ export class MessagesUpstreamBackend implements Backend {
           'internal',
           `${this.label} failed: its upstream answered a streamed request with ${contentType || 'no content-type'}, not text/event-stream`,
         );
-      const iterator = response.body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
       const parser = new SseParser();
-      // One streaming decoder for the whole body: a UTF-8 character split across chunks stays whole.
-      const decoder = new TextDecoder('utf-8');
       for (;;) {
-        const next = await iterator.next().catch((error: unknown) => {
-          throw this.failure(error, controller.signal);
+        const text = await response.next().catch((error: unknown) => {
+          throw this.failure(error, response);
         });
-        if (next.done) break;
+        if (text === undefined) break;
         const parts: StreamPart[] = [];
         let failure: unknown;
         try {
-          for (const event of parser.push(decoder.decode(next.value, { stream: true }))) {
+          for (const event of parser.push(text)) {
             // `error:` lines are llama.cpp's, not this contract's: a frame of only those carries
             // no event. A frame cut off by the end of the body is never read (no parser.end()):
             // the stream counts as ended before message_stop.
@@ -158,10 +149,10 @@ export class MessagesUpstreamBackend implements Backend {
           throw failure;
         }
         if (reader.finished) {
-          // The end of the response is read in the background, so that the connection goes
-          // back to the pool instead of being closed, without holding back message_stop for
-          // an upstream (or a proxy) that lingers before closing.
-          drainInBackground(iterator, response.body);
+          // What follows is dropped as it comes, so that the connection goes back to the pool
+          // instead of being closed, without holding back message_stop for an upstream (or a
+          // proxy) that lingers before closing.
+          response.discardRest();
           yield parts;
           return;
         }
@@ -173,30 +164,37 @@ export class MessagesUpstreamBackend implements Backend {
       signal.removeEventListener('abort', onAbort);
       // A step left early (client gone, a single tool call taken): closing the connection
       // is what tells the upstream to stop generating.
-      if (!reader.finished) {
-        controller.abort(signal.aborted ? signal.reason : new Error('step ended'));
-        responseBody?.destroy();
-      }
+      if (!reader.finished) response.abort(signal.aborted ? signal.reason : new Error('step ended'));
     }
   }
 
   async countTokens(prompt: ModelPrompt): Promise<number> {
     const body = JSON.stringify(upstreamCountBody(prompt, this.model));
-    const response = await this.agent
-      .request({
+    const response = new DispatchedResponse();
+    this.agent.dispatch(
+      {
         origin: this.origin,
         path: `${this.basePath}/v1/messages/count_tokens`,
         method: 'POST',
         headers: this.headers,
         body,
-      })
-      .catch((error: unknown) => {
-        throw transportError(this.label, error);
-      });
-    if (response.statusCode !== 200) throw await this.statusError(response);
-    const counted = (await response.body.json().catch((error: unknown) => {
+      },
+      response,
+    );
+    let text: string;
+    try {
+      await response.started;
+      if (response.statusCode !== 200) throw await this.statusError(response);
+      text = await response.text(Number.POSITIVE_INFINITY);
+    } catch (error) {
+      throw error instanceof ServiceError ? error : transportError(this.label, error);
+    }
+    let counted: { input_tokens?: unknown };
+    try {
+      counted = JSON.parse(text) as { input_tokens?: unknown };
+    } catch (error) {
       throw new ServiceError('internal', `${this.label} failed: its count_tokens answer is not JSON`, { cause: error });
-    })) as { input_tokens?: unknown };
+    }
     if (typeof counted.input_tokens !== 'number')
       throw new ServiceError(
         'internal',
@@ -248,25 +246,34 @@ export class MessagesUpstreamBackend implements Backend {
 
   /** The status of GET /v1/models/<model> on the upstream; a failure to get one is thrown. */
   private async modelStatus(timeoutMs: number): Promise<number> {
-    const response = await this.agent.request({
-      origin: this.origin,
-      path: `${this.basePath}/v1/models/${encodeURIComponent(this.model)}`,
-      method: 'GET',
-      headers: this.headers,
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    await response.body.dump();
-    return response.statusCode;
+    const response = new DispatchedResponse();
+    const timer = setTimeout(() => response.abort(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    try {
+      this.agent.dispatch(
+        {
+          origin: this.origin,
+          path: `${this.basePath}/v1/models/${encodeURIComponent(this.model)}`,
+          method: 'GET',
+          headers: this.headers,
+        },
+        response,
+      );
+      await response.started;
+      await response.text(MAX_MODEL_BODY_LENGTH);
+      return response.statusCode;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** A transport failure, unless it is the caller's abort (passed on as is) or our own timer. */
-  private failure(error: unknown, signal: AbortSignal): unknown {
-    if (signal.aborted) return signal.reason instanceof ServiceError ? signal.reason : (signal.reason ?? error);
+  private failure(error: unknown, response: DispatchedResponse): unknown {
+    if (response.aborted) return response.reason instanceof ServiceError ? response.reason : (response.reason ?? error);
     return transportError(this.label, error);
   }
 
-  private async statusError(response: Dispatcher.ResponseData): Promise<ServiceError> {
-    const text = await readCapped(response.body, MAX_ERROR_BODY_BYTES).catch(() => '');
+  private async statusError(response: DispatchedResponse): Promise<ServiceError> {
+    const text = (await response.text(MAX_ERROR_BODY_LENGTH).catch(() => '')).slice(0, MAX_ERROR_BODY_LENGTH);
     let parsed: UpstreamErrorBody | undefined;
     try {
       parsed = JSON.parse(text) as UpstreamErrorBody;
@@ -282,18 +289,4 @@ export class MessagesUpstreamBackend implements Backend {
       this.where,
     );
   }
-}
-
-async function readCapped(body: ResponseBody, maxBytes: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    chunks.push(chunk);
-    size += chunk.length;
-    if (size >= maxBytes) {
-      body.destroy();
-      break;
-    }
-  }
-  return Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8');
 }

@@ -126,7 +126,15 @@ describe('llama-cpp backend', () => {
         ],
       },
     ];
-    const { status, reply } = await send({ system: 'You are terse.', messages, tools, tool_choice: { type: 'none' } });
+    // Greedy: sampled at temperature 1, random weights now and then end the turn at once, with no
+    // text (seen once beside a CPU hog).
+    const { status, reply } = await send({
+      system: 'You are terse.',
+      messages,
+      tools,
+      tool_choice: { type: 'none' },
+      temperature: 0,
+    });
     assert.equal(status, 200, JSON.stringify(reply));
     assert.equal(reply.content[0]?.type, 'text');
   });

@@ -123,7 +123,10 @@ interface Conversation {
   turn(turn: number): Promise<TurnResult>;
 }
 
-/** mms, keeping prefixes: each turn sends the whole conversation so far, mms's own replies included, as a client does. */
+/**
+ * mms, keeping prefixes: each turn sends the whole conversation so far, mms's own replies
+ * included, as a client does.
+ */
 function reusedConversation(service: ServiceProcess, system: string, round: number, messages: Message[]): Conversation {
   return {
     async turn(turn) {

@@ -28,7 +28,7 @@ import { tokenizerThread } from './shared-tokenizer-thread.js';
 import type { Tokenizable } from './tokenizer-thread.js';
 import { isLongRun, KEPT_CHARACTERS, planRuns, TokenizedRuns, type LongRun } from './tokenized-runs.js';
 
-/** Characters of prompt text tokenized on the event loop, a few milliseconds of work; past it, in the tokenizer thread. */
+/** Characters of prompt text tokenized on the event loop, a few milliseconds of work; past it, in the thread. */
 export const IN_LOOP_CHARACTERS = 4096;
 
 /**

@@ -107,13 +107,11 @@ export class MessagesUpstreamBackend implements Backend {
       this.config.firstByteTimeoutMs,
     );
     try {
-      this.agent.dispatch(
-        { origin: this.origin, path: `${this.basePath}/v1/messages`, method: 'POST', headers, body },
-        response,
-      );
-      await response.started.catch((error: unknown) => {
-        throw this.failure(error, response);
-      });
+      await response
+        .send(this.agent, { origin: this.origin, path: `${this.basePath}/v1/messages`, method: 'POST', headers, body })
+        .catch((error: unknown) => {
+          throw this.failure(error, response);
+        });
       if (response.statusCode !== 200) throw await this.statusError(response);
       const contentType = String(response.headers['content-type'] ?? '');
       if (!contentType.startsWith('text/event-stream'))
@@ -171,19 +169,15 @@ export class MessagesUpstreamBackend implements Backend {
   async countTokens(prompt: ModelPrompt): Promise<number> {
     const body = JSON.stringify(upstreamCountBody(prompt, this.model));
     const response = new DispatchedResponse();
-    this.agent.dispatch(
-      {
+    let text: string;
+    try {
+      await response.send(this.agent, {
         origin: this.origin,
         path: `${this.basePath}/v1/messages/count_tokens`,
         method: 'POST',
         headers: this.headers,
         body,
-      },
-      response,
-    );
-    let text: string;
-    try {
-      await response.started;
+      });
       if (response.statusCode !== 200) throw await this.statusError(response);
       text = await response.text(Number.POSITIVE_INFINITY);
     } catch (error) {
@@ -249,16 +243,12 @@ export class MessagesUpstreamBackend implements Backend {
     const response = new DispatchedResponse();
     const timer = setTimeout(() => response.abort(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
     try {
-      this.agent.dispatch(
-        {
-          origin: this.origin,
-          path: `${this.basePath}/v1/models/${encodeURIComponent(this.model)}`,
-          method: 'GET',
-          headers: this.headers,
-        },
-        response,
-      );
-      await response.started;
+      await response.send(this.agent, {
+        origin: this.origin,
+        path: `${this.basePath}/v1/models/${encodeURIComponent(this.model)}`,
+        method: 'GET',
+        headers: this.headers,
+      });
       await response.text(MAX_MODEL_BODY_LENGTH);
       return response.statusCode;
     } finally {

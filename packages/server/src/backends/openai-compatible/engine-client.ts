@@ -42,10 +42,13 @@ export class EngineClient {
   readonly root: string;
   private readonly agent: Agent;
   private readonly headers: Record<string, string>;
+  /** Where chat completions go, read once: every request of the backend is one. */
+  private readonly chatTarget: Target;
 
   constructor(private readonly options: EngineClientOptions) {
     this.apiBase = options.baseURL.replace(/\/+$/, '');
     this.root = this.apiBase.replace(/\/v1$/, '');
+    this.chatTarget = target(`${this.apiBase}/chat/completions`);
     // Our own timers cover first byte and idle; undici's would measure something slightly different.
     this.agent = new (undici().Agent)({
       connect: { timeout: options.connectTimeoutMs },
@@ -72,7 +75,7 @@ export class EngineClient {
     const stopFollowing = cancellation.onAbort((reason) => response.abort(reason));
     timer.arm(response, 'first byte', this.options.firstByteTimeoutMs);
     try {
-      await this.send(`${this.apiBase}/chat/completions`, 'POST', body, response, {
+      await this.send(this.chatTarget, 'POST', body, response, {
         accept: 'text/event-stream',
       });
       if (response.statusCode !== 200)
@@ -140,7 +143,7 @@ export class EngineClient {
     const response = new DispatchedResponse();
     timer.arm(response, 'first byte', timeoutMs);
     try {
-      await this.send(url, method, body, response, {});
+      await this.send(target(url), method, body, response, {});
       const text = await response.text(response.statusCode === 200 ? okLimit : ERROR_BODY_LIMIT);
       return { status: response.statusCode, text, retryAfter: headerValue(response, 'retry-after') };
     } catch (error) {
@@ -152,24 +155,19 @@ export class EngineClient {
 
   /** Sends the request; settles when `response` has its status and headers. */
   private send(
-    url: string,
+    { origin, path }: Target,
     method: 'GET' | 'POST',
     body: unknown,
     response: DispatchedResponse,
     headers: Record<string, string>,
   ): Promise<void> {
-    const { origin, pathname, search } = new URL(url);
-    this.agent.dispatch(
-      {
-        origin,
-        path: pathname + search,
-        method,
-        headers: { ...this.headers, ...headers },
-        body: body === undefined ? null : JSON.stringify(body),
-      },
-      response,
-    );
-    return response.started;
+    return response.send(this.agent, {
+      origin,
+      path,
+      method,
+      headers: { ...this.headers, ...headers },
+      body: body === undefined ? null : JSON.stringify(body),
+    });
   }
 
   /**
@@ -238,6 +236,17 @@ export class EngineClient {
     if (cancellation?.aborted) return cancellation.reason ?? error;
     return transportError(this.options.engine, error);
   }
+}
+
+/** An engine URL as undici's dispatch takes it. */
+interface Target {
+  origin: string;
+  path: string;
+}
+
+function target(url: string): Target {
+  const { origin, pathname, search } = new URL(url);
+  return { origin, path: pathname + search };
 }
 
 /** One timer per request, re-armed per phase and refreshed per chunk (Timeout.refresh allocates nothing). */

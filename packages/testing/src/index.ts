@@ -1,6 +1,7 @@
 export * from './start-service.js';
 export * from './sse.js';
 export * from './gguf/tiny-llama.js';
+export type { GgufTensorType } from './gguf/gguf-writer.js';
 export * from './gguf/scripted-llama.js';
 export * from './fake-openai-engine.js';
 export * from './signed-blocks.js';

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { getLlama, GgmlType, LlamaCompletion, readGgufFileInfo, type Llama, type LlamaModel } from 'node-llama-cpp';
 import { float32ToFloat16 } from '../src/gguf/float16.js';
+import { Q4_0_BLOCK_BYTES, Q8_0_BLOCK_BYTES, quantizeQ4_0, quantizeQ8_0 } from '../src/gguf/quantize.js';
 import {
   JSON_CLOSING_BIAS,
   parameterCount,
@@ -95,6 +96,49 @@ async function completionLengths(
   } finally {
     await context.dispose();
   }
+}
+
+/** The logits after the last token of `prompt`, on a one-thread context. */
+async function lastLogits(target: LlamaModel, prompt: string): Promise<ReadonlyMap<number, number>> {
+  const context = await target.createContext({ contextSize: 256, threads: 1 });
+  try {
+    const tokens = target.tokenize(prompt);
+    const outputs = await context
+      .getSequence()
+      .controlledEvaluate(
+        tokens.map((token, index) =>
+          index === tokens.length - 1 ? [token, { generateNext: { logits: true } }] : token,
+        ),
+      );
+    const logits = outputs.at(-1)?.next.logits;
+    assert.ok(logits);
+    return logits as ReadonlyMap<number, number>;
+  } finally {
+    await context.dispose();
+  }
+}
+
+/** Pearson's correlation of two tokens-to-logits maps, over the tokens of the first. */
+function correlation(left: ReadonlyMap<number, number>, right: ReadonlyMap<number, number>): number {
+  const pairs = [...left].map(([token, value]) => [value, right.get(token) ?? Number.NaN] as const);
+  const average = (side: 0 | 1) => pairs.reduce((total, pair) => total + pair[side], 0) / pairs.length;
+  const [leftMean, rightMean] = [average(0), average(1)];
+  let [product, leftSquares, rightSquares] = [0, 0, 0];
+  for (const [leftValue, rightValue] of pairs) {
+    const [x, y] = [leftValue - leftMean, rightValue - rightMean];
+    product += x * y;
+    leftSquares += x * x;
+    rightSquares += y * y;
+  }
+  return product / Math.sqrt(leftSquares * rightSquares);
+}
+
+/** A float16 bit pattern's value, decoded independently of float16.ts. */
+function float16Value(bits: number): number {
+  const sign = bits & 0x8000 ? -1 : 1;
+  const exponent = (bits >> 10) & 0x1f;
+  const fraction = bits & 0x3ff;
+  return exponent === 0 ? sign * fraction * 2 ** -24 : sign * (1 + fraction / 1024) * 2 ** (exponent - 15);
 }
 
 const mean = (values: readonly number[]) => values.reduce((total, value) => total + value, 0) / values.length;
@@ -197,6 +241,70 @@ describe('gguf writer', () => {
     } finally {
       await halfModel.dispose();
     }
+  });
+
+  test('Q8_0 and Q4_0 blocks hold a float16 scale and the values as ggml lays them out', () => {
+    const values = Float32Array.from({ length: 64 }, (_, index) => Math.sin(index * 1.7) * (index < 32 ? 0.05 : 3));
+    values[40] = -4; // the second block's value of largest magnitude, negative
+    const eight = new Uint8Array(2 * Q8_0_BLOCK_BYTES);
+    assert.equal(quantizeQ8_0(values, eight), eight.length);
+    const four = new Uint8Array(2 * Q4_0_BLOCK_BYTES);
+    assert.equal(quantizeQ4_0(values, four), four.length);
+    for (let block = 0; block < 2; block++) {
+      const slice = values.subarray(block * 32, block * 32 + 32);
+      const largest = Math.max(...slice.map(Math.abs));
+      const eightView = new DataView(eight.buffer, block * Q8_0_BLOCK_BYTES, Q8_0_BLOCK_BYTES);
+      const eightScale = float16Value(eightView.getUint16(0, true));
+      assert.equal(eightView.getUint16(0, true), float32ToFloat16(largest / 127));
+      const fourView = new DataView(four.buffer, block * Q4_0_BLOCK_BYTES, Q4_0_BLOCK_BYTES);
+      const fourScale = float16Value(fourView.getUint16(0, true));
+      const signedLargest = slice.find((value) => Math.abs(value) === largest) ?? 0;
+      assert.equal(fourView.getUint16(0, true), float32ToFloat16(signedLargest / -8));
+      for (let index = 0; index < 32; index++) {
+        const value = slice[index] ?? 0;
+        const quantized = eightView.getInt8(2 + index);
+        assert.ok(Math.abs(quantized) <= 127);
+        assert.ok(Math.abs(quantized * eightScale - value) <= eightScale * 0.51, `Q8_0 value ${index}`);
+        const byte = fourView.getUint8(2 + (index % 16));
+        const level = index < 16 ? byte & 0x0f : byte >> 4;
+        // Levels stop at 15, so a value near the opposite extreme is off by up to one step, as in ggml.
+        const step = level === 15 ? 1.01 : 0.51;
+        assert.ok(Math.abs((level - 8) * fourScale - value) <= Math.abs(fourScale) * step, `Q4_0 value ${index}`);
+      }
+    }
+    // The largest magnitude is stored exactly: 127 in Q8_0, level 0 (-8 times the scale) in Q4_0.
+    assert.equal(new DataView(eight.buffer).getInt8(Q8_0_BLOCK_BYTES + 2 + 8), -127);
+    assert.equal(new DataView(four.buffer).getUint8(Q4_0_BLOCK_BYTES + 2 + 8) & 0x0f, 0);
+    assert.throws(() => quantizeQ8_0(new Float32Array(40), new Uint8Array(100)), /whole blocks of 32/);
+  });
+
+  test('Q8_0 and Q4_0 models load with their type and compute what the F32 model does, within rounding', async () => {
+    const prompt = '<|im_start|>user\nhello the world<|im_end|>\n<|im_start|>assistant\n';
+    const exact = await lastLogits(model, prompt);
+    for (const [tensorType, ggmlType, least] of [
+      ['Q8_0', GgmlType.Q8_0, 0.999],
+      ['Q4_0', GgmlType.Q4_0, 0.95],
+    ] as const) {
+      const path = join(scratchDirectory, `${tensorType}.gguf`);
+      await writeTinyLlamaModel(path, { tensorType });
+      const info = await readGgufFileInfo(path, { logWarnings: false });
+      const tensors = info.tensorInfo ?? [];
+      assert.equal(tensors.find((tensor) => tensor.name === 'blk.1.ffn_up.weight')?.ggmlType, ggmlType);
+      assert.equal(tensors.find((tensor) => tensor.name === 'output_norm.weight')?.ggmlType, GgmlType.F32);
+      const quantized = await llama.loadModel({ modelPath: path });
+      try {
+        // A wrong layout (nibbles swapped, scale misplaced) leaves logits about uncorrelated with the F32 model's.
+        const agreement = correlation(exact, await lastLogits(quantized, prompt));
+        assert.ok(agreement >= least, `${tensorType}: logits correlate ${agreement.toFixed(4)} with F32's`);
+        assert.equal((await generateTokens(quantized, 'hello', 5)).length, 5);
+      } finally {
+        await quantized.dispose();
+      }
+    }
+    await assert.rejects(
+      writeTinyLlamaModel(join(scratchDirectory, 'x.gguf'), { tensorType: 'Q8_0', logitBias: { a: 1 } }),
+      /F32 or F16/,
+    );
   });
 
   test('float32 to float16 rounds to nearest even and handles the edges', () => {

@@ -3,6 +3,7 @@
 // hundreds of megabytes never has to sit in memory whole.
 import { open, type FileHandle } from 'node:fs/promises';
 import { float32ArrayToFloat16 } from './float16.js';
+import { Q4_0_BLOCK_BYTES, Q8_0_BLOCK_BYTES, QUANTIZATION_BLOCK, quantizeQ4_0, quantizeQ8_0 } from './quantize.js';
 
 export type GgufMetadataValue =
   | { type: 'uint32'; value: number }
@@ -14,7 +15,7 @@ export type GgufMetadataValue =
   | { type: 'float32[]'; value: ArrayLike<number> }
   | { type: 'int32[]'; value: ArrayLike<number> };
 
-export type GgufTensorType = 'F32' | 'F16';
+export type GgufTensorType = 'F32' | 'F16' | 'Q8_0' | 'Q4_0';
 
 export interface GgufTensor {
   name: string;
@@ -31,9 +32,38 @@ export const GGUF_ALIGNMENT = 32;
 
 // Value type ids from ggml's gguf.h.
 const VALUE_TYPE = { uint32: 4, int32: 5, float32: 6, bool: 7, string: 8, array: 9 } as const;
-const TENSOR_TYPE: Record<GgufTensorType, { id: number; bytes: number }> = {
-  F32: { id: 0, bytes: 4 },
-  F16: { id: 1, bytes: 2 },
+interface TensorEncoding {
+  /** ggml_type. */
+  id: number;
+  /** Values per block and the bytes a block takes; 1 and the value's size for the plain types. */
+  blockElements: number;
+  blockBytes: number;
+  /** Writes `values` (whole blocks) into `target` and returns the bytes written. */
+  encode(values: Float32Array, target: Uint8Array): number;
+}
+
+const TENSOR_TYPE: Record<GgufTensorType, TensorEncoding> = {
+  F32: {
+    id: 0,
+    blockElements: 1,
+    blockBytes: 4,
+    encode: (values, target) => {
+      // Typed arrays are little-endian on every platform Node supports, matching GGUF.
+      target.set(new Uint8Array(values.buffer, values.byteOffset, values.byteLength));
+      return values.byteLength;
+    },
+  },
+  F16: {
+    id: 1,
+    blockElements: 1,
+    blockBytes: 2,
+    encode: (values, target) => {
+      float32ArrayToFloat16(values, new Uint16Array(target.buffer, target.byteOffset, values.length));
+      return values.length * 2;
+    },
+  },
+  Q4_0: { id: 2, blockElements: QUANTIZATION_BLOCK, blockBytes: Q4_0_BLOCK_BYTES, encode: quantizeQ4_0 },
+  Q8_0: { id: 8, blockElements: QUANTIZATION_BLOCK, blockBytes: Q8_0_BLOCK_BYTES, encode: quantizeQ8_0 },
 };
 const CHUNK_ELEMENTS = 1 << 20;
 
@@ -147,7 +177,11 @@ export function tensorElementCount(tensor: Pick<GgufTensor, 'shape'>): number {
 }
 
 function tensorDataBytes(tensor: GgufTensor): number {
-  return tensorElementCount(tensor) * TENSOR_TYPE[tensor.type].bytes;
+  const { blockElements, blockBytes } = TENSOR_TYPE[tensor.type];
+  // ggml quantizes row by row, so a row (ne[0]) must hold whole blocks.
+  if ((tensor.shape[0] ?? 1) % blockElements !== 0)
+    throw new Error(`${tensor.name}: rows of ${tensor.shape[0]} values do not split into ${tensor.type} blocks`);
+  return (tensorElementCount(tensor) / blockElements) * blockBytes;
 }
 
 /** Everything before the tensor data: header, key-values (plus general.alignment), tensor infos, padding. */
@@ -183,15 +217,15 @@ export function encodeGgufHeader(
 
 async function writeTensorData(file: FileHandle, tensor: GgufTensor): Promise<void> {
   const total = tensorElementCount(tensor);
+  const encoding = TENSOR_TYPE[tensor.type];
+  // CHUNK_ELEMENTS is a multiple of every block size, so only a tensor's last chunk can be short, and a
+  // tensor holds whole blocks (tensorDataBytes), so that one does too.
   const chunk = new Float32Array(Math.min(CHUNK_ELEMENTS, total));
-  const halfChunk = tensor.type === 'F16' ? new Uint16Array(chunk.length) : undefined;
+  const encoded = new Uint8Array((chunk.length / encoding.blockElements) * encoding.blockBytes);
   for (let written = 0; written < total; written += chunk.length) {
     const values = chunk.subarray(0, Math.min(chunk.length, total - written));
     tensor.fill(values);
-    const encoded = halfChunk === undefined ? values : halfChunk.subarray(0, values.length);
-    if (halfChunk !== undefined) float32ArrayToFloat16(values, halfChunk);
-    // Typed arrays are little-endian on every platform Node supports, matching GGUF.
-    await file.write(new Uint8Array(encoded.buffer, encoded.byteOffset, encoded.byteLength));
+    await file.write(encoded.subarray(0, encoding.encode(values, encoded)));
   }
   const padding = paddingFor(tensorDataBytes(tensor));
   if (padding > 0) await file.write(new Uint8Array(padding));

@@ -6,7 +6,13 @@ import { existsSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { REPOSITORY_ROOT } from '../repository-root.js';
-import { tensorElementCount, writeGguf, type GgufMetadataValue, type GgufTensor } from './gguf-writer.js';
+import {
+  tensorElementCount,
+  writeGguf,
+  type GgufMetadataValue,
+  type GgufTensor,
+  type GgufTensorType,
+} from './gguf-writer.js';
 import { constantFill, randomFill, tensorSeed } from './random-weights.js';
 import { bigramTable, embeddingFill, outputFill } from './scripted-weights.js';
 import {
@@ -27,8 +33,12 @@ export interface TinyLlamaOptions {
   /** Generated vocabulary pieces added after the fixed ones; the vocabulary size is BASE + extraWords. */
   extraWords?: number;
   seed?: number;
-  /** Type of the matrices; norm weights stay F32 as llama.cpp's converters keep them. */
-  tensorType?: 'F32' | 'F16';
+  /**
+   * Type of the matrices; norm weights stay F32 as llama.cpp's converters keep them. Q8_0 and Q4_0 are
+   * how models are run on CPUs (benchmarks of batching want them); they cannot carry `logitBias`, whose
+   * one large value per row would take each block's whole range.
+   */
+  tensorType?: GgufTensorType;
   /**
    * Logits added to the listed vocabulary pieces (keys exactly as in the vocabulary: '"', '}', '▁the'), built
    * into the weights, as llama.cpp reads no per-model bias from GGUF. Exact to a few percent at any position.
@@ -112,6 +122,8 @@ function resolveOptions(options: TinyLlamaOptions = {}): ResolvedOptions {
   const biases = Object.entries(logitBias ?? {}).sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0));
   for (const [piece, bias] of biases)
     if (!Number.isFinite(bias)) throw new Error(`logitBias for ${JSON.stringify(piece)} is not a finite number`);
+  if (biases.length > 0 && resolved.tensorType !== 'F32' && resolved.tensorType !== 'F16')
+    throw new Error(`logitBias needs F32 or F16 matrices, not ${resolved.tensorType}`);
   if (biases.length > 0) resolved.logitBias = Object.fromEntries(biases);
   if (specialTokens !== undefined && specialTokens.length > 0) resolved.specialTokens = [...specialTokens];
   if (script !== undefined) resolved.script = [...script];
@@ -302,13 +314,15 @@ function tensors(options: ResolvedOptions, vocabulary: Vocabulary): GgufTensor[]
   });
 }
 
+/** llama_ftype of a file whose matrices are all of one type. */
+const FILE_TYPE: Record<GgufTensorType, number> = { F32: 0, F16: 1, Q4_0: 2, Q8_0: 7 };
+
 function modelMetadata(options: ResolvedOptions, vocabularySize: number): Record<string, GgufMetadataValue> {
   const uint32 = (value: number) => ({ type: 'uint32', value }) as const;
   return {
     'general.architecture': { type: 'string', value: 'llama' },
     'general.name': { type: 'string', value: `tiny-llama-${options.embeddingSize}x${options.layers}` },
-    // llama_ftype: 0 = all F32, 1 = mostly F16.
-    'general.file_type': uint32(options.tensorType === 'F16' ? 1 : 0),
+    'general.file_type': uint32(FILE_TYPE[options.tensorType]),
     'llama.context_length': uint32(options.contextLength),
     'llama.embedding_length': uint32(options.embeddingSize),
     'llama.block_count': uint32(options.layers),

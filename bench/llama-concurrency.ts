@@ -6,7 +6,13 @@
  * sequences, a LlamaChat per generation, all four generating at once, which node-llama-cpp
  * decodes in one batch).
  *
- *   node --import tsx bench/llama-concurrency.ts [--rounds 5] [--tokens 64] [--threads 1]
+ *   node --import tsx bench/llama-concurrency.ts [--rounds 5] [--tokens 64] [--threads 1] [--type Q8_0]
+ *
+ * `--type`: the matrices' type (F16, Q8_0 or Q4_0; Q4_0 by default, as CPUs run models quantized).
+ *
+ * A fifth arm, "batched x4", is node-llama-cpp driven directly with the service's batching strategy
+ * (packages/server/src/backends/llama-cpp/sequence-batching.ts) on a second context: the same
+ * batches as mms forms, so mms x4 against it is what the service's own layers cost.
  *
  * Prints; asserts nothing about timing. mms runs in a child process (bench/llama/service-process.ts);
  * the direct engine in this process while the service is idle. Every request is greedy on the
@@ -16,12 +22,13 @@
  */
 import { parseArgs } from 'node:util';
 import { LlamaChat, resolveChatWrapper, type ChatWrapper, type LlamaContextSequence } from 'node-llama-cpp';
-import { parameterCount, TINY_LLAMA_BENCH_OPTIONS, tinyLlamaModel } from '@model-messages/testing';
+import { parameterCount, TINY_LLAMA_BENCH_OPTIONS, tinyLlamaModel, type GgufTensorType } from '@model-messages/testing';
 import { positiveInteger } from './command-arguments.js';
 import { llamaRuntime, singleTurnHistory } from './llama/direct-engine.js';
 import { REQUEST_HEADERS, startServiceProcess, type ServiceProcess } from './llama/service-client.js';
 import { MODEL_ID, PROMPT, THREADS } from './llama/shared-settings.js';
 import { median } from './statistics.js';
+import { createBatchedContext } from '../packages/server/src/backends/llama-cpp/sequence-batching.js';
 
 const SEQUENCES = 4;
 /** Tokens per sequence, on both sides. */
@@ -29,19 +36,32 @@ const CONTEXT_SIZE = 1024;
 const SCALING_AIM = 2;
 const DIRECT_AIM = 0.95;
 
+const TENSOR_TYPES: readonly GgufTensorType[] = ['F16', 'Q8_0', 'Q4_0'];
+
+interface Settings {
+  rounds: number;
+  tokens: number;
+  threads: number;
+  tensorType: GgufTensorType;
+}
+
 /** `threads`: llama.cpp's, on both sides; more than the default 1 only where there are cores for them. */
-function readSettings(): { rounds: number; tokens: number; threads: number } {
+function readSettings(): Settings {
   const { values } = parseArgs({
     options: {
       rounds: { type: 'string', default: '5' },
       tokens: { type: 'string', default: '64' },
       threads: { type: 'string', default: String(THREADS) },
+      type: { type: 'string', default: 'Q4_0' },
     },
   });
+  const tensorType = TENSOR_TYPES.find((type) => type === values.type);
+  if (tensorType === undefined) throw new Error(`--type must be one of ${TENSOR_TYPES.join(', ')}, got ${values.type}`);
   return {
     rounds: positiveInteger(values.rounds, 'rounds'),
     tokens: positiveInteger(values.tokens, 'tokens'),
     threads: positiveInteger(values.threads, 'threads'),
+    tensorType,
   };
 }
 
@@ -96,7 +116,8 @@ const perSecond = (sample: Sample) => (sample.tokens * 1000) / sample.millisecon
 
 async function main(): Promise<void> {
   const settings = readSettings();
-  const modelPath = await tinyLlamaModel(TINY_LLAMA_BENCH_OPTIONS);
+  const modelOptions = { ...TINY_LLAMA_BENCH_OPTIONS, tensorType: settings.tensorType };
+  const modelPath = await tinyLlamaModel(modelOptions);
   const llama = await llamaRuntime();
   const model = await llama.loadModel({ modelPath });
   const context = await model.createContext({
@@ -105,21 +126,28 @@ async function main(): Promise<void> {
     threads: settings.threads,
   });
   const sequences = Array.from({ length: SEQUENCES }, () => context.getSequence());
+  const batchedContext = await createBatchedContext(model, {
+    contextSize: CONTEXT_SIZE,
+    sequences: SEQUENCES,
+    threads: settings.threads,
+  });
+  const batchedSequences = Array.from({ length: SEQUENCES }, () => batchedContext.getSequence());
   const chatWrapper = resolveChatWrapper(model);
   const service = await startServiceProcess(modelPath, {
     contextWindow: CONTEXT_SIZE,
     backend: { concurrency: SEQUENCES, threads: settings.threads },
   });
   console.log(
-    `model: ${(parameterCount(TINY_LLAMA_BENCH_OPTIONS) / 1e6).toFixed(0)}M parameters (F16), ${SEQUENCES} sequences ` +
+    `model: ${(parameterCount(modelOptions) / 1e6).toFixed(0)}M parameters (${settings.tensorType}), ${SEQUENCES} sequences ` +
       `of ${CONTEXT_SIZE} tokens, threads ${settings.threads}; ${settings.tokens} greedy tokens per request; ${settings.rounds} rounds`,
   );
-  type Label = 'mms x1' | 'mms x4' | 'direct x1' | 'direct x4';
+  type Label = 'mms x1' | 'mms x4' | 'direct x1' | 'direct x4' | 'batched x4';
   const arms: Array<[Label, () => Promise<Sample>]> = [
     ['mms x1', () => throughService(service, 1, settings.tokens)],
     ['mms x4', () => throughService(service, SEQUENCES, settings.tokens)],
     ['direct x1', () => direct(sequences, chatWrapper, 1, settings.tokens)],
     ['direct x4', () => direct(sequences, chatWrapper, SEQUENCES, settings.tokens)],
+    ['batched x4', () => direct(batchedSequences, chatWrapper, SEQUENCES, settings.tokens)],
   ];
   const rates = new Map<Label, number[]>(arms.map(([label]) => [label, []]));
   try {
@@ -139,6 +167,7 @@ async function main(): Promise<void> {
   } finally {
     await service.stop();
     await context.dispose();
+    await batchedContext.dispose();
     await model.dispose();
   }
   const rate = (label: Label) => median(rates.get(label)!);
@@ -149,7 +178,11 @@ async function main(): Promise<void> {
     console.log(`| ${count} | ${ours.toFixed(1)} | ${theirs.toFixed(1)} | ${(ours / theirs).toFixed(3)} |`);
   }
   console.log(
-    `\nmms x${SEQUENCES} / mms x1 = ${(rate('mms x4') / rate('mms x1')).toFixed(2)} (aim >= ${SCALING_AIM}); ` +
+    `\nnode-llama-cpp x${SEQUENCES} with the service's batching strategy: ${rate('batched x4').toFixed(1)} tokens/s; ` +
+      `mms x${SEQUENCES} / it = ${(rate('mms x4') / rate('batched x4')).toFixed(3)}`,
+  );
+  console.log(
+    `mms x${SEQUENCES} / mms x1 = ${(rate('mms x4') / rate('mms x1')).toFixed(2)} (aim >= ${SCALING_AIM}); ` +
       `mms x${SEQUENCES} / direct x${SEQUENCES} = ${(rate('mms x4') / rate('direct x4')).toFixed(3)} (aim >= ${DIRECT_AIM})`,
   );
 }

@@ -34,6 +34,7 @@ import type { LlamaCppBackendConfig } from './llama-cpp-config.js';
 import { llamaRuntime, withLoggedReason } from './llama-runtime.js';
 import { markedPrefix, sharedPrefix } from './marked-prefix.js';
 import { sharedPromptTokenizer, type PromptTokenizer, type TokenizerLease } from './prompt-tokenizer.js';
+import { createBatchedContext } from './sequence-batching.js';
 import { reusablePrefix, SequencePool } from './sequence-pool.js';
 import { assertStrictSchemaCompiles, grammarFor } from './structured-output.js';
 
@@ -69,7 +70,8 @@ export class LoadedModel {
       tokenizer.tokenizer.readVocabulary(model);
       const contextSize = config.contextSize ?? Math.min(profile.contextWindow, model.trainContextSize);
       // node-llama-cpp gives each sequence the whole contextSize: memory grows with the sequences.
-      const context = await model.createContext({
+      // Concurrent generations share decode batches (sequence-batching.ts).
+      const context = await createBatchedContext(model, {
         contextSize,
         sequences: Math.max(config.sequences ?? config.concurrency, config.concurrency),
         threads: config.threads,

@@ -32,14 +32,14 @@ export const llamaCppBackendConfig = z.strictObject({
     .min(1)
     .optional()
     .describe(
-      'Requests generating at once; each gets its own context sequence. Default 1. As a fallback in a backends list: its own sequences (default 1), while the first backend admits the list; a request it has no free sequence for moves on with a 529.',
+      'Requests generating at once; each gets its own context sequence, and requests generating together share decode batches (on a CPU, a quantized model gains from groups of 4). Default 1. As a fallback in a backends list: its own sequences (default 1), while the first backend admits the list; a request it has no free sequence for moves on with a 529.',
     ),
   sequences: z
     .int()
     .min(1)
     .optional()
     .describe(
-      'Context sequences, each keeping the prompt it last evaluated for reuse by a later request that starts the same way; default (and at least) concurrency. More than concurrency keeps more conversations warm, at contextSize tokens of KV cache each.',
+      'Context sequences, each keeping the prompt it last evaluated for reuse by a later request that starts the same way; default (and at least) concurrency. More than concurrency keeps more conversations warm, at contextSize tokens of KV cache each, but requests decode in one batch only on consecutive sequences.',
     ),
   reusePrefix: z
     .boolean()

@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   describeStartFailure,
+  killSandbox,
   sandboxCommand,
   sandboxSpawnOptions,
   type CommandLimits,
@@ -95,7 +96,7 @@ async function makeInChild(
       'data',
       (chunk: Buffer) => (stderr = (stderr + chunk.toString('utf8')).slice(-KEPT_STDERR_CHARACTERS)),
     );
-    const kill = () => child.kill('SIGKILL');
+    const kill = () => killSandbox(child);
     const timer = setTimeout(kill, limits.startTimeoutMs);
     signal.addEventListener('abort', kill, { once: true });
     // A runner closed before the child started: its listener would never hear the abort.

@@ -5,6 +5,7 @@
  * folder, and to write only its working folder. Not allowed: any other file, child processes,
  * worker threads, native addons.
  */
+import type { ChildProcess } from 'node:child_process';
 import type { SandboxPlatform } from './sandbox-platform.js';
 
 export interface SandboxPaths {
@@ -102,13 +103,39 @@ export function sandboxCommand(
   return memory.cgroup === undefined ? launched : ['/bin/sh', '-c', ENTER_CGROUP, memory.cgroup, ...launched];
 }
 
-/** Spawn options shared by every sandbox child: an empty environment, its folder as cwd. */
+/**
+ * Spawn options shared by every sandbox child: an empty environment, its folder as cwd, and a
+ * process group of its own (`detached`), which killSandbox kills whole.
+ */
 export function sandboxSpawnOptions(
   platform: SandboxPlatform,
   folder: string,
-): { env: Record<string, string>; cwd: string; uid?: number; gid?: number } {
+): { env: Record<string, string>; cwd: string; detached: true; uid?: number; gid?: number } {
   // Without unshare a root service still drops the child's user through spawn itself.
-  return { env: {}, cwd: folder, ...(platform.namespaces === undefined && platform.user ? platform.user : {}) };
+  return {
+    env: {},
+    cwd: folder,
+    detached: true,
+    ...(platform.namespaces === undefined && platform.user ? platform.user : {}),
+  };
+}
+
+/**
+ * Kills a sandbox child spawned with sandboxSpawnOptions and every process in its group at once.
+ * Killing only the spawned process is not enough: unshare's forked child, the sandbox itself,
+ * gets its parent-death signal (`--kill-child`) cleared by the kernel when unshare then changes
+ * its user (`--setuid`), so a sandbox killed while it loads went on loading Python for seconds.
+ */
+export function killSandbox(child: ChildProcess): void {
+  try {
+    if (child.pid !== undefined) {
+      process.kill(-child.pid, 'SIGKILL');
+      return;
+    }
+  } catch {
+    // The group is gone already, or was never made: the child alone, below.
+  }
+  child.kill('SIGKILL');
 }
 
 /** One line on why a child failed to start: its own `sandbox failure:` line, else its last words. */

@@ -36,6 +36,7 @@ import { PausableDeadline } from './pausable-deadline.js';
 import { SandboxCgroup } from './sandbox-cgroup.js';
 import {
   describeStartFailure,
+  killSandbox,
   sandboxCommand,
   sandboxSpawnOptions,
   type SandboxMemory,
@@ -256,9 +257,8 @@ export class SandboxProcess {
     this.lines.stop();
     this.input.close();
     (this.child.stdio[3] as Readable).destroy();
-    // The node process first: killing only unshare would leave its death to PR_SET_PDEATHSIG.
-    if (this.nodePid !== undefined && this.nodePid !== this.child.pid) signalQuietly(this.nodePid);
-    this.child.kill('SIGKILL');
+    // The whole group: unshare and the sandbox it forked, whether or not that one is known yet.
+    killSandbox(this.child);
   }
 
   /** Kills a sandbox nobody will use (pool shut down) and waits until it is gone. */
@@ -384,12 +384,4 @@ async function childPid(launcherPid: number): Promise<number | undefined> {
     if (Number(stat.split(') ')[1]?.split(' ')[1]) === launcherPid) return Number(entry);
   }
   return undefined;
-}
-
-function signalQuietly(pid: number): void {
-  try {
-    process.kill(pid, 'SIGKILL');
-  } catch {
-    // Already gone.
-  }
 }

@@ -3,7 +3,7 @@
  * streamed from the upstream, whether or not our caller streams: its events become our parts,
  * so our encoder frames them and the JSON reply stays the fold of the stream. Our rules have
  * already run in the handler; the upstream checks its own again. Server tools run here, not
- * upstream (upstream-request.ts). The abort signal closes the upstream connection, which stops
+ * upstream (upstream-request.ts). The caller's cancellation closes the upstream connection, which stops
  * its generation.
  */
 import {
@@ -87,15 +87,13 @@ export class MessagesUpstreamBackend implements Backend {
 
   async *stream(call: ModelCall, cancellation: Cancellation): AsyncGenerator<StreamPart[]> {
     cancellation.throwIfAborted();
-    const signal = cancellation.signal;
     const headers =
       this.config.forwardFaults && call.fault ? { ...this.headers, 'mms-fault': call.fault } : this.headers;
     const body = JSON.stringify(upstreamMessageBody(call, this.model));
     const reader = new UpstreamEventReader(this.label, serverToolNames(call));
     // One response per call: the caller's abort, and the first-output timer, both end it.
     const response = new DispatchedResponse();
-    const onAbort = () => response.abort(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
+    const stopFollowing = cancellation.onAbort((reason) => response.abort(reason));
     const firstOutputTimer = setTimeout(
       () =>
         response.abort(
@@ -159,10 +157,10 @@ export class MessagesUpstreamBackend implements Backend {
       throw new ServiceError('internal', `${this.label} failed: its upstream's stream ended before message_stop`);
     } finally {
       clearTimeout(firstOutputTimer);
-      signal.removeEventListener('abort', onAbort);
+      stopFollowing();
       // A step left early (client gone, a single tool call taken): closing the connection
       // is what tells the upstream to stop generating.
-      if (!reader.finished) response.abort(signal.aborted ? signal.reason : new Error('step ended'));
+      if (!reader.finished) response.abort(cancellation.aborted ? cancellation.reason : new Error('step ended'));
     }
   }
 

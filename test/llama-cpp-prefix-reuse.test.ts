@@ -191,3 +191,31 @@ describe('prefix reuse', () => {
     for (const reply of replies) assert.ok(reply.usage.output_tokens > 0 && reply.stop_reason !== null);
   });
 });
+
+describe('batched generations under cancellation', () => {
+  test('one of four concurrent requests cancelled mid-stream: the other three answer as the cold engine does', async () => {
+    const topics = ['tides', 'shoals', 'reefs'];
+    const long = (model: string, topic: string) =>
+      client.messages.create({
+        model,
+        max_tokens: 40,
+        temperature: 0,
+        system: SYSTEM,
+        messages: conversation(topic, 1),
+      });
+    const expected = await Promise.all(topics.map((topic) => long('cold', topic)));
+    const cancelled = client.messages.stream({
+      model: 'four',
+      max_tokens: 200,
+      temperature: 0,
+      system: SYSTEM,
+      messages: conversation('squalls', 1),
+    });
+    const replies = Promise.all(topics.map((topic) => long('four', topic)));
+    // Cancelled once it decodes alongside the others: they go on without it in their batches.
+    await new Promise<void>((resolve) => cancelled.on('text', () => resolve()));
+    cancelled.abort();
+    await cancelled.done().catch(() => undefined);
+    assert.deepEqual((await replies).map(textOf), expected.map(textOf));
+  });
+});

@@ -2,7 +2,7 @@
  * How the embedded engine fills llama.cpp's decode batches when several requests generate at once
  * on one context: node-llama-cpp's `itemPrioritizationStrategy`, called by its dispatch loop with
  * the queued evaluations each time it forms a batch. Its default leaves four generations about as
- * fast together as one alone (1.05x aggregate tokens/s, bench/llama-concurrency.ts), for two reasons:
+ * fast together as one alone (1.04 to 1.19x aggregate tokens/s, bench/llama-concurrency.ts), for two reasons:
  *
  * - The dispatch loop forms the next batch as soon as the last one is sampled. By then the
  *   sequences sampled first have queued their next token, but the last one's continuation has not

@@ -1,12 +1,12 @@
 /**
  * Concurrency on the embedded llama.cpp engine (issue 19), measured side by side in one run (see
- * docs/benchmarks.md, "Concurrent requests"): aggregate decode tokens/s of 1 and of 4 requests
- * at once on the 125M-parameter test model, through mms (`concurrency: 4`, one context of four
- * sequences) and through node-llama-cpp driven directly the same way (one context of four
- * sequences, a LlamaChat per generation, all four generating at once, which node-llama-cpp
- * decodes in one batch).
+ * docs/benchmarks.md, "Issue 19: concurrent requests on the embedded engine"): aggregate decode
+ * tokens/s of 1 and of 4 requests at once on the 125M-parameter test model, through mms
+ * (`concurrency: 4`, one context of four sequences) and through node-llama-cpp driven directly
+ * the same way (one context of four sequences, a LlamaChat per generation, all four generating
+ * at once, batched as node-llama-cpp does by default).
  *
- *   node --import tsx bench/llama-concurrency.ts [--rounds 5] [--tokens 64] [--threads 1] [--type Q8_0]
+ *   node --import tsx bench/llama-concurrency.ts [--rounds 5] [--tokens 64] [--threads 1] [--type Q4_0]
  *
  * `--type`: the matrices' type (F16, Q8_0 or Q4_0; Q4_0 by default, as CPUs run models quantized).
  *

@@ -1,7 +1,9 @@
-// ggml's two simplest block quantizations, written the way its reference quantizers write them
-// (quantize_row_q8_0_ref, quantize_row_q4_0_ref), so a test model can be stored as real deployments
-// store theirs: on a CPU, llama.cpp decodes quantized weights with integer dot products and packs
-// them for several tokens at once, where F16 weights cost the same per token alone or in a batch.
+// ggml's two simplest block quantizations, as its reference quantizers write them
+// (quantize_row_q8_0_ref, quantize_row_q4_0_ref). Their arithmetic is float32: Math.fround after
+// each step gives the same results (double rounding is exact for one operation on float32 values),
+// so values on a rounding boundary round as they do there. Test models can then be stored as real
+// deployments on a CPU store theirs, which llama.cpp runs with other kernels than F16: Q4_0 weights
+// are repacked, and four tokens at once go through one matrix product (bench/llama-concurrency.ts).
 import { float32ToFloat16 } from './float16.js';
 
 /** Elements per block, in both formats. */
@@ -28,13 +30,13 @@ export function quantizeQ8_0(values: Float32Array, target: Uint8Array): number {
     let largest = 0;
     for (let index = 0; index < QUANTIZATION_BLOCK; index++)
       largest = Math.max(largest, Math.abs(values[start + index] ?? 0));
-    const scale = largest / 127;
-    const inverse = scale === 0 ? 0 : 1 / scale;
+    const scale = Math.fround(largest / 127);
+    const inverse = scale === 0 ? 0 : Math.fround(1 / scale);
     const offset = block * Q8_0_BLOCK_BYTES;
     view.setUint16(offset, float32ToFloat16(scale), true);
     // C's roundf: halves away from zero, which Math.round does not do for negative values.
     for (let index = 0; index < QUANTIZATION_BLOCK; index++) {
-      const scaled = (values[start + index] ?? 0) * inverse;
+      const scaled = Math.fround((values[start + index] ?? 0) * inverse);
       view.setInt8(offset + 2 + index, Math.sign(scaled) * Math.round(Math.abs(scaled)));
     }
   }
@@ -57,12 +59,12 @@ export function quantizeQ4_0(values: Float32Array, target: Uint8Array): number {
       const value = values[start + index] ?? 0;
       if (Math.abs(value) > largest) [largest, signedLargest] = [Math.abs(value), value];
     }
-    const scale = signedLargest / -8;
-    const inverse = scale === 0 ? 0 : 1 / scale;
+    const scale = Math.fround(signedLargest / -8);
+    const inverse = scale === 0 ? 0 : Math.fround(1 / scale);
     const offset = block * Q4_0_BLOCK_BYTES;
     view.setUint16(offset, float32ToFloat16(scale), true);
     // (int8_t)(x + 8.5f) truncates; x >= -8 here, so truncation is floor.
-    const level = (value: number) => Math.min(15, Math.trunc(value * inverse + 8.5));
+    const level = (value: number) => Math.min(15, Math.trunc(Math.fround(Math.fround(value * inverse) + 8.5)));
     for (let index = 0; index < half; index++) {
       const low = level(values[start + index] ?? 0);
       const high = level(values[start + half + index] ?? 0);

@@ -1,6 +1,7 @@
 // Decode batches of concurrent generations (sequence-batching.ts): the strategy alone against a
 // stand-in queue, then real llama.cpp batches of four generations on the tiny model, read from the
-// context's native calls.
+// context's native calls. Both read node-llama-cpp internals (`_queuedDecodes`, `_ctx`): a version
+// that changes them fails here, where the service itself would quietly fall back to its order.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {

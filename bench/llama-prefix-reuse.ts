@@ -21,12 +21,13 @@
  * token meter), beside mms's usage.
  */
 import { parseArgs } from 'node:util';
-import { LlamaChatSession, type Token } from 'node-llama-cpp';
+import { LlamaChatSession } from 'node-llama-cpp';
 import { parameterCount, TINY_LLAMA_BENCH_OPTIONS, tinyLlamaModel } from '@model-messages/testing';
 import { positiveInteger } from './command-arguments.js';
 import { llamaRuntime } from './llama/direct-engine.js';
-import { REQUEST_HEADERS, startServiceProcess, type ServiceProcess } from './llama/service-client.js';
-import { MODEL_ID, THREADS } from './llama/shared-settings.js';
+import { streamTurn, systemPrompt, type Message } from './llama/conversation-requests.js';
+import { startServiceProcess, type ServiceProcess } from './llama/service-client.js';
+import { THREADS } from './llama/shared-settings.js';
 import { median } from './statistics.js';
 
 /** The bench model with room for the long prefix and ten turns. */
@@ -56,60 +57,8 @@ function readSettings(): Settings {
   };
 }
 
-const WORDS = (
-  'keeper lamp storm tide harbour beacon rope ledger signal reef gull mast anchor chart compass ' +
-  'lantern shutter wick oil glass tower stair rock current fog horn vessel hull keel sail'
-).split(' ');
-
-/** A system prompt of about `tokens` tokens in the model's tokenizer: numbered rules of varied words. */
-function systemPrompt(tokens: number, tokenize: (text: string) => Token[]): string {
-  const rules: string[] = [];
-  let text = '';
-  for (let rule = 1; tokenize(text).length < tokens; rule += 1) {
-    const words = Array.from({ length: 12 }, (_, index) => WORDS[(rule * 7 + index * 13) % WORDS.length]);
-    rules.push(`Rule ${rule}: ${words.join(' ')}.`);
-    text = rules.join('\n');
-  }
-  return text;
-}
-
 const question = (round: number, turn: number) =>
   `Round ${round}, question ${turn + 1}: what should the keeper check next, and why?`;
-
-type Message = { role: 'user' | 'assistant'; content: string };
-
-/** One streamed turn: the time to the first content delta, and the reply's text. */
-async function streamTurn(
-  service: ServiceProcess,
-  system: string,
-  messages: Message[],
-): Promise<{ firstTokenMilliseconds: number; text: string; usage: unknown }> {
-  const started = performance.now();
-  const response = await fetch(service.url, {
-    method: 'POST',
-    headers: REQUEST_HEADERS,
-    body: JSON.stringify({ model: MODEL_ID, max_tokens: TURN_TOKENS, temperature: 0, stream: true, system, messages }),
-  });
-  if (response.status !== 200) throw new Error(`the service answered ${response.status}: ${await response.text()}`);
-  let firstTokenMilliseconds: number | undefined;
-  let body = '';
-  const decoder = new TextDecoder();
-  for await (const chunk of response.body!) {
-    body += decoder.decode(chunk, { stream: true });
-    if (firstTokenMilliseconds === undefined && body.includes('event: content_block_delta'))
-      firstTokenMilliseconds = performance.now() - started;
-  }
-  const events = body
-    .split('\n')
-    .filter((line) => line.startsWith('data: '))
-    .map((line) => JSON.parse(line.slice(6)) as Record<string, any>);
-  const text = events
-    .filter((event) => event.type === 'content_block_delta' && event.delta.type === 'text_delta')
-    .map((event) => event.delta.text as string)
-    .join('');
-  const usage = events.find((event) => event.type === 'message_delta')?.usage;
-  return { firstTokenMilliseconds: firstTokenMilliseconds ?? performance.now() - started, text, usage };
-}
 
 interface TurnResult {
   milliseconds: number;
@@ -131,7 +80,7 @@ function reusedConversation(service: ServiceProcess, system: string, round: numb
   return {
     async turn(turn) {
       messages.push({ role: 'user', content: question(round, turn) });
-      const reply = await streamTurn(service, system, messages);
+      const reply = await streamTurn(service, system, messages, TURN_TOKENS);
       // An empty reply is not a valid assistant turn; a client would send what it got, or a placeholder.
       messages.push({ role: 'assistant', content: reply.text === '' ? '(no answer)' : reply.text });
       return { milliseconds: reply.firstTokenMilliseconds, usage: reply.usage };
@@ -253,7 +202,7 @@ async function main(): Promise<void> {
 
 /** The cold arm: the reused arm's last request, evaluated whole. */
 async function coldTurn(cold: ServiceProcess, system: string, messages: Message[]): Promise<TurnResult> {
-  const reply = await streamTurn(cold, system, messages);
+  const reply = await streamTurn(cold, system, messages, TURN_TOKENS);
   return { milliseconds: reply.firstTokenMilliseconds, usage: reply.usage };
 }
 

@@ -33,6 +33,7 @@ before(async () => {
       entry('warm', { concurrency: 2 }),
       entry('cold', { concurrency: 1, reusePrefix: false }),
       entry('four', { concurrency: 4 }),
+      entry('pair', { concurrency: 2 }),
     ],
   });
   client = new Anthropic({ baseURL: service.baseURL, apiKey: service.apiKey, maxRetries: 0 });
@@ -217,5 +218,45 @@ describe('batched generations under cancellation', () => {
     cancelled.abort();
     await cancelled.done().catch(() => undefined);
     assert.deepEqual((await replies).map(textOf), expected.map(textOf));
+  });
+});
+
+describe('a prefix copied from another sequence', () => {
+  test('a new conversation under the same system prompt copies it from the sequence holding it, and answers as cold', async () => {
+    // Sequence 0 holds the system prompt under a long conversation: more than twice what a new
+    // conversation shares with it, so the new one takes the empty sequence 1, and copies the prefix.
+    const long = conversation('harbours', 8);
+    await ask('pair', long);
+    const held = await promptTokens(long);
+    const fresh = conversation('lanterns', 1);
+    const shared = (await promptTokens([{ role: 'user', content: 'x' }])) - 8;
+    assert.ok(held > 2 * shared, `${held} tokens held, about ${shared} shared`);
+    const copied = await ask('pair', fresh);
+    assertSplit(copied.usage, await promptTokens(fresh));
+    assert.ok(
+      (copied.usage.cache_read_input_tokens ?? 0) >= shared,
+      `the system prompt came from the other sequence: ${JSON.stringify(copied.usage)}`,
+    );
+    assert.equal(textOf(copied), textOf(await ask('cold', fresh)));
+    // The source kept its conversation: its next turn reuses all of it.
+    const next = await ask('pair', conversation('harbours', 9));
+    assert.ok((next.usage.cache_read_input_tokens ?? 0) >= held - 8, JSON.stringify(next.usage));
+  });
+
+  test('a new conversation while another generates on the sequence holding the prefix answers as cold', async () => {
+    const running = client.messages.stream({
+      model: 'pair',
+      max_tokens: 200,
+      temperature: 0,
+      system: SYSTEM,
+      messages: conversation('currents', 2),
+    });
+    await new Promise<void>((resolve) => running.on('text', () => resolve()));
+    const fresh = conversation('buoys', 1);
+    const reply = await ask('pair', fresh);
+    await running.done().catch(() => undefined);
+    assertSplit(reply.usage, await promptTokens(fresh));
+    assert.ok((reply.usage.cache_read_input_tokens ?? 0) > 0, JSON.stringify(reply.usage));
+    assert.equal(textOf(reply), textOf(await ask('cold', fresh)));
   });
 });

@@ -9,7 +9,7 @@ import type { LlamaContextSequence, Token } from 'node-llama-cpp';
 import { FallbackBackend, isRetryableFailure } from '../src/backends/fallback/fallback-backend.js';
 import type { Backend } from '../src/backends/backend.js';
 import { Cancellation } from '../src/backends/cancellation.js';
-import { reusablePrefix, SequencePool } from '../src/backends/llama-cpp/sequence-pool.js';
+import { COPY_MIN_TOKENS, reusablePrefix, SequencePool } from '../src/backends/llama-cpp/sequence-pool.js';
 
 /** A sequence holding `held` tokens; only what the pool reads of it, compared as node-llama-cpp compares. */
 class HeldTokens {
@@ -166,4 +166,75 @@ test('with more sequences than concurrency, at most concurrency are lent at once
   const waiting = pool.borrow({ wait: true, signal: live(), tokens: [] });
   pool.giveBack(held);
   assert.ok(await waiting);
+});
+
+/** A HeldTokens with node-llama-cpp's internal copy: `fail` makes the copy report that it did not take. */
+class CopyableTokens extends HeldTokens {
+  fail = false;
+  copies: Array<{ from: number; count: number }> = [];
+  async _copyStateFromOtherSequence(source: HeldTokens, upToTokenIndex: number) {
+    this.copies.push({ from: source.id, count: upToTokenIndex });
+    if (this.fail) return false;
+    this.held = source.held.slice(0, upToTokenIndex);
+    return true;
+  }
+  async clearHistory() {
+    this.held = [];
+  }
+}
+
+function copyableContext(held: number[][]) {
+  let made = 0;
+  const sequences: CopyableTokens[] = [];
+  return {
+    sequences,
+    get sequencesLeft() {
+      return held.length - made;
+    },
+    getSequence: () => {
+      const sequence = new CopyableTokens(made, held[made]);
+      sequences.push(sequence);
+      made += 1;
+      return sequence as unknown as LlamaContextSequence;
+    },
+  };
+}
+
+test('a longer prefix held by another sequence, even a lent one, is copied into the one chosen', async () => {
+  const system = range(0, 100);
+  const context = copyableContext([[...system, ...range(500, 520)], []]);
+  const pool = new SequencePool(context as never);
+  const busy = await pool.borrow({ wait: false, signal: live(), tokens: [...system, ...range(500, 530)] });
+  assert.equal(idOf(busy), 0);
+  // A new conversation under the same system prompt: sequence 1 is empty, sequence 0 is lent.
+  const prompt = [...system, ...range(900, 910)];
+  const fresh = await pool.borrow({ wait: false, signal: live(), tokens: prompt });
+  assert.equal(idOf(fresh), 1);
+  assert.deepEqual(context.sequences[1]!.copies, [{ from: 0, count: 100 }]);
+  assert.equal(reusablePrefix(fresh, prompt), 100, 'the system prompt is held: only the rest is evaluated');
+  assert.equal(context.sequences[0]!.held.length, 120, 'the source keeps what it held');
+});
+
+test('a prefix fewer than COPY_MIN_TOKENS longer is evaluated, not copied; a failed copy leaves the sequence empty', async () => {
+  const context = copyableContext([range(0, 40), range(0, 20 + COPY_MIN_TOKENS - 1), []]);
+  const pool = new SequencePool(context as never);
+  const first = await pool.borrow({ wait: false, signal: live(), tokens: range(0, 500) });
+  assert.equal(idOf(first), 1, 'the longest prefix: 51 tokens');
+  // Sequence 0 holds 40 of the prompt, the lent sequence 1 holds 51: 11 more is not worth a copy.
+  const second = await pool.borrow({ wait: false, signal: live(), tokens: range(0, 500) });
+  assert.equal(idOf(second), 0);
+  assert.deepEqual(context.sequences[0]!.copies, []);
+  context.sequences[2]!.fail = true;
+  const third = await pool.borrow({ wait: false, signal: live(), tokens: range(0, 500) });
+  assert.equal(idOf(third), 2);
+  assert.equal(context.sequences[2]!.copies.length, 1);
+  assert.equal(context.sequences[2]!.held.length, 0);
+});
+
+test('a pool that evaluates every prompt whole copies nothing', async () => {
+  const context = copyableContext([range(0, 100), []]);
+  const pool = new SequencePool(context as never, undefined, false);
+  await pool.borrow({ wait: false, signal: live(), tokens: range(0, 200) });
+  await pool.borrow({ wait: false, signal: live(), tokens: range(0, 200) });
+  assert.deepEqual(context.sequences[1]!.copies, []);
 });

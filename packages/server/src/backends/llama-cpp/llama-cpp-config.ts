@@ -45,7 +45,7 @@ export const llamaCppBackendConfig = z.strictObject({
     .boolean()
     .default(true)
     .describe(
-      'Evaluate only the part of a prompt that the chosen sequence does not hold already (reported as cache_read_input_tokens). false: every prompt is evaluated whole, as on a cold start.',
+      'Evaluate only the part of a prompt that the chosen sequence does not hold already, or that another sequence holds (copied from it); reported as cache_read_input_tokens. false: every prompt is evaluated whole, as on a cold start.',
     ),
   queue: z
     .int()

@@ -94,7 +94,7 @@ export class LoadedModel {
         model,
         context,
         tokenizer,
-        new SequencePool(context, config.concurrency),
+        new SequencePool(context, config.concurrency, config.reusePrefix),
         wrappers,
         report,
       );

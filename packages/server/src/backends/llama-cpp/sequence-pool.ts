@@ -12,6 +12,12 @@
  * least recently used. There may be more sequences than steps allowed at once (`sequences` over
  * `concurrency`): the extra ones keep more conversations' prefixes.
  *
+ * When another sequence, free or lent, holds a longer prefix of the prompt than the one chosen
+ * (the same system prompt and tools under another conversation, say, or a step generating on the
+ * only sequence that holds them), that prefix is copied into the chosen one (copyPrefix) instead of
+ * evaluated again: a copy of the KV cache, milliseconds, where evaluating thousands of tokens
+ * takes seconds on a CPU. The copied tokens count as reused, as vLLM's shared prefix blocks do.
+ *
  * A lone llama-cpp backend, or a list's primary, is admitted by its own concurrency, so a borrow
  * always finds room. A llama-cpp fallback keeps its own concurrency under the list's larger
  * admission (backend-defaults.ts): when all are busy a turn's first step is refused at once
@@ -42,8 +48,15 @@ export class SequencePool {
   private readonly concurrency: number;
   private uses = 0;
 
-  /** Takes every sequence the context has left; at most `concurrency` (default: all) are lent at once. */
-  constructor(context: Pick<LlamaContext, 'sequencesLeft' | 'getSequence'>, concurrency?: number) {
+  /**
+   * Takes every sequence the context has left; at most `concurrency` (default: all) are lent at
+   * once. `copyPrefixes: false` (a backend that evaluates every prompt whole) never copies.
+   */
+  constructor(
+    context: Pick<LlamaContext, 'sequencesLeft' | 'getSequence'>,
+    concurrency?: number,
+    private readonly copyPrefixes = true,
+  ) {
     while (context.sequencesLeft > 0) this.free.push({ sequence: context.getSequence(), lastUsed: 0, marked: 0 });
     this.concurrency = Math.min(concurrency ?? this.free.length, this.free.length);
   }
@@ -58,6 +71,22 @@ export class SequencePool {
     tokens?: readonly Token[];
   }): Promise<LlamaContextSequence> {
     const tokens = options.tokens ?? [];
+    const sequence = await this.lendOrWait(tokens, options);
+    if (!this.copyPrefixes) return sequence;
+    try {
+      await this.copyLongestPrefix(sequence, tokens);
+    } catch (error) {
+      // Not even cleared (the context is going away): the sequence goes back, the step fails.
+      this.giveBack(sequence);
+      throw error;
+    }
+    return sequence;
+  }
+
+  private lendOrWait(
+    tokens: readonly Token[],
+    options: { wait: boolean; signal: AbortSignal },
+  ): LlamaContextSequence | Promise<LlamaContextSequence> {
     if (this.lent.size < this.concurrency) return this.lend(tokens);
     if (!options.wait)
       throw new CapacityError(
@@ -97,12 +126,60 @@ export class SequencePool {
     if (next) next.take(this.lend(next.tokens));
   }
 
+  /**
+   * Copies into `target` (just lent) the longest prefix of `tokens` that another sequence holds,
+   * where that is at least COPY_MIN_TOKENS more than `target` holds itself. A failed copy leaves
+   * `target` empty: the step then evaluates its whole prompt.
+   */
+  private async copyLongestPrefix(target: LlamaContextSequence, tokens: readonly Token[]): Promise<void> {
+    if (!canCopy(target)) return;
+    const own = reusablePrefix(target, tokens);
+    let source: { sequence: LlamaContextSequence; shared: number } | undefined;
+    for (const slot of [...this.free, ...this.lent.values()]) {
+      if (slot.sequence === target) continue;
+      const shared = reusablePrefix(slot.sequence, tokens);
+      if (shared >= own + COPY_MIN_TOKENS && shared > (source?.shared ?? 0))
+        source = { sequence: slot.sequence, shared };
+    }
+    if (source === undefined) return;
+    const copied = await copyPrefix(source.sequence, target, source.shared).catch(() => false);
+    if (!copied) await target.clearHistory();
+  }
+
   private lend(tokens: readonly Token[]): LlamaContextSequence {
     const slot = chooseSlot(this.free, tokens);
     this.free.splice(this.free.indexOf(slot), 1);
     this.lent.set(slot.sequence, slot);
     return slot.sequence;
   }
+}
+
+/** Fewer shared tokens than this are evaluated rather than copied: a copy moves the source's whole KV cache. */
+export const COPY_MIN_TOKENS = 32;
+
+/**
+ * Copies the first `count` tokens `source` holds into `target`, replacing what `target` held:
+ * node-llama-cpp's own sequence copy (llama.cpp's `llama_memory_seq_cp` under the context lock,
+ * then the tail past `count` erased), which it keeps internal and uses for its decision contexts.
+ * False where this node-llama-cpp has no such method (the pool then copies nothing), or the copy
+ * did not take.
+ */
+export async function copyPrefix(
+  source: LlamaContextSequence,
+  target: LlamaContextSequence,
+  count: number,
+): Promise<boolean> {
+  if (!canCopy(target)) return false;
+  return (await target._copyStateFromOtherSequence(source, count)) === true && target.nextTokenIndex === count;
+}
+
+type CopyingSequence = LlamaContextSequence & {
+  _copyStateFromOtherSequence(source: LlamaContextSequence, upToTokenIndex: number): Promise<boolean>;
+};
+
+/** Whether this node-llama-cpp has its internal sequence copy. */
+function canCopy(sequence: LlamaContextSequence): sequence is CopyingSequence {
+  return typeof (sequence as Partial<CopyingSequence>)._copyStateFromOtherSequence === 'function';
 }
 
 /**

@@ -19,12 +19,16 @@ import {
 import { BOOKING, CITY_FORMAT, ENGINE_KINDS, send, useEngines, user, WEATHER } from './openai-compatible-support.js';
 
 // Short engine time limits only where a stall is the test: on a loaded machine the fake engine
-// itself took over 300 ms to answer (an error fixture came back as a 504).
+// itself took over 300 ms to answer (an error fixture came back as a 504), and its first byte
+// too (a stall midway met the first-byte limit before the idle one): each stall test gets a
+// short limit only for the wait it is about.
 const SHORT_LIMITS = 'vllm-short-limits';
+const SHORT_IDLE = 'vllm-short-idle';
 const bench = useEngines({
   variants: [
     { suffix: 'estimate', engine: 'vllm', backend: { countTokens: 'estimate' } },
     { suffix: 'short-limits', engine: 'vllm', backend: { idleTimeoutMs: 300, firstByteTimeoutMs: 300 } },
+    { suffix: 'short-idle', engine: 'vllm', backend: { idleTimeoutMs: 300, firstByteTimeoutMs: 5_000 } },
   ],
 });
 
@@ -130,7 +134,7 @@ describe('engine errors', () => {
     const chunk = { choices: [{ index: 0, delta: { content: 'Partial' } }] };
     bench.engines.vllm.reply({ stall: 'after-headers', stream: [chunk] });
     const response = await postJson(bench.service, '/v1/messages', {
-      model: SHORT_LIMITS,
+      model: SHORT_IDLE,
       max_tokens: 100,
       stream: true,
       messages: [user('Hi')],

@@ -18,6 +18,7 @@ import {
   createBatchedContext,
   fairShares,
   HOLD_LIMIT,
+  LOCK_YIELD_MS,
   sequenceBatching,
 } from '../src/backends/llama-cpp/sequence-batching.js';
 
@@ -28,6 +29,8 @@ function queued(sequenceId: number, tokens: number, logits: 'last' | 'none' = 'l
   const item: BatchItem = { tokens: tokenList, logits: logitList, evaluationPriority: 5 };
   return { entry: { sequenceId, tokens: tokenList, logits: logitList }, item };
 }
+
+type QueuedEntry = ReturnType<typeof queued>['entry'];
 
 /** A strategy attached to a stand-in context whose queue is `entries`. */
 function strategyOver(entries: ReturnType<typeof queued>[]) {
@@ -118,6 +121,46 @@ describe('the batching strategy', () => {
     }
   });
 
+  test('every LOCK_YIELD_MS the queue is taken out, so the loop ends and lets go of the lock, then put back', async () => {
+    let clock = 0;
+    const batching = sequenceBatching(() => clock);
+    const entries = [queued(1, 1), queued(0, 1)];
+    let dispatches = 0;
+    const stand: {
+      _queuedDecodes: QueuedEntry[];
+      _queuedDecodeSequenceIds: Set<number>;
+      dispatchPendingBatch(): void;
+    } = {
+      _queuedDecodes: entries.map(({ entry }) => entry),
+      _queuedDecodeSequenceIds: new Set([1, 0]),
+      dispatchPendingBatch: () => (dispatches += 1),
+    };
+    batching.attach(stand as unknown as LlamaContext);
+    assert.equal(
+      batching.strategy({ items: entries.map(({ item }) => item), size: 512 }).length,
+      2,
+      'within the interval: a batch',
+    );
+    clock = LOCK_YIELD_MS;
+    assert.deepEqual(batching.strategy({ items: entries.map(({ item }) => item), size: 512 }), []);
+    assert.equal(stand._queuedDecodes.length, 0, 'the queue is empty: the dispatch loop ends');
+    assert.equal(stand._queuedDecodeSequenceIds.size, 0);
+    // A token queued before the loop ends joins the others aside.
+    const late = queued(2, 1);
+    stand._queuedDecodes.push(late.entry);
+    stand._queuedDecodeSequenceIds.add(2);
+    assert.deepEqual(batching.strategy({ items: [late.item], size: 512 }), []);
+    assert.equal(dispatches, 0);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(
+      stand._queuedDecodes.map((entry) => entry.sequenceId),
+      [1, 0, 2],
+      'back in their order',
+    );
+    assert.deepEqual([...stand._queuedDecodeSequenceIds], [1, 0, 2]);
+    assert.equal(dispatches, 1, 'and a dispatch asked for, behind whoever waited for the lock');
+  });
+
   test('fair shares split the batch evenly, then give what is left to the clipped items', () => {
     const items = [queued(0, 10).item, queued(1, 500).item, queued(2, 500).item];
     assert.deepEqual(
@@ -141,6 +184,39 @@ describe('batches of four generations on llama.cpp', () => {
 
   after(async () => {
     await model?.dispose();
+  });
+
+  test('while two sequences generate without pause, a third gets the context lock', async () => {
+    const context = await createBatchedContext(model, { contextSize: 2048, sequences: 3, threads: 1 });
+    try {
+      const [first, second, third] = [context.getSequence(), context.getSequence(), context.getSequence()];
+      await third.evaluateWithoutGeneratingNewTokens(model.tokenize('something held'));
+      let stop = false;
+      let generated = 0;
+      // Each generates until told to stop, or 1,500 tokens (a bound only if the lock never came).
+      const generate = async (sequence: typeof first, text: string) => {
+        for await (const token of sequence.evaluate(model.tokenize(text), { temperature: 0 })) {
+          void token;
+          generated += 1;
+          if (stop || sequence.nextTokenIndex >= 1_500) break;
+        }
+        return sequence.nextTokenIndex;
+      };
+      const generations = [generate(first, 'The sea at dawn'), generate(second, 'A storm at night')];
+      while (generated < 20) await new Promise((resolve) => setImmediate(resolve));
+      // clearHistory takes the context lock, as a new request's first step does.
+      await third.clearHistory();
+      const whileRunning = generated;
+      stop = true;
+      const lengths = await Promise.all(generations);
+      assert.equal(third.nextTokenIndex, 0);
+      assert.ok(
+        lengths.every((length) => length < 1_500),
+        `the lock came while both generated (after ${whileRunning} tokens), not when they ended: ${lengths}`,
+      );
+    } finally {
+      await context.dispose();
+    }
   });
 
   test('every decode holds all four generating sequences, in sequence order', async () => {

@@ -17,6 +17,8 @@
  * has queued its next token, for at most HOLD_LIMIT asks in a row: a sequence whose generation
  * ended, or that waits on anything but promise callbacks, costs one bounded hold (HOLD_LIMIT).
  * Items go in sequence id order. Holding never waits on a timer, and a lone sequence never waits.
+ * And every LOCK_YIELD_MS the dispatch loop is made to give up the context lock (takeQueued), which
+ * a request arriving while others generate needs for its first step.
  *
  * The items do not say which sequence queued them: the strategy reads that from the context's
  * queue (`_queuedDecodes`, which node-llama-cpp builds the items from, in order), checking that
@@ -39,6 +41,15 @@ interface QueuedDecode {
   tokens: unknown;
 }
 
+/** node-llama-cpp's queue of evaluations on a context (internal; read and moved, never made). */
+interface ContextQueue {
+  _queuedDecodes: QueuedDecode[];
+  _queuedDecodeSequenceIds: Set<number>;
+}
+
+/** How long the dispatch loop keeps the context lock, at most, before waiters get it (takeQueued). */
+export const LOCK_YIELD_MS = 50;
+
 export interface SequenceBatching {
   /** For `createContext({ batching: { itemPrioritizationStrategy } })`. */
   readonly strategy: Strategy;
@@ -60,14 +71,32 @@ export async function createBatchedContext(
   return context;
 }
 
-export function sequenceBatching(): SequenceBatching {
+/** `now`: the clock the lock's yields go by (tests give their own). */
+export function sequenceBatching(now: () => number = () => performance.now()): SequenceBatching {
   let context: LlamaContext | undefined;
   /** Sequences that had a token with logits (one that samples) in the last batch formed. */
   let generating = new Set<number>();
   let holds = 0;
+  let lastYield = now();
+  /** The queue's entries while the dispatch loop lets go of the lock (takeQueued). */
+  let aside: QueuedDecode[] | undefined;
   const strategy: Strategy = ({ items, size }) => {
     const sequenceIds = queuedSequenceIds(context, items);
     if (sequenceIds === undefined) return fairShares(items, size);
+    // Letting go of the lock (takeQueued): while aside, whatever is queued joins it.
+    if (aside === undefined && now() - lastYield >= LOCK_YIELD_MS) {
+      lastYield = now();
+      aside = [];
+      setImmediate(restore);
+    }
+    if (aside !== undefined) {
+      const taken = takeQueued(context!);
+      if (taken !== undefined) {
+        aside.push(...taken);
+        return [];
+      }
+      aside = undefined;
+    }
     const queued = new Set(sequenceIds);
     if (holds < HOLD_LIMIT && [...generating].some((sequenceId) => !queued.has(sequenceId))) {
       holds += 1;
@@ -88,12 +117,44 @@ export function sequenceBatching(): SequenceBatching {
     );
     return shares;
   };
+  /** The entries taken out go back, in their order, and a dispatch is asked for (it queues behind the waiters). */
+  const restore = () => {
+    const entries = aside ?? [];
+    aside = undefined;
+    if (entries.length === 0) return;
+    const internal = context as unknown as ContextQueue;
+    internal._queuedDecodes.push(...entries);
+    for (const entry of entries) internal._queuedDecodeSequenceIds.add(entry.sequenceId);
+    context!.dispatchPendingBatch();
+  };
   return {
     strategy,
     attach(target) {
       context = target;
     },
   };
+}
+
+/**
+ * Takes every entry out of node-llama-cpp's queue of evaluations, so that its dispatch loop can
+ * give up the context lock. The loop holds it for as long as any evaluation is queued, so with two
+ * or more sequences generating it never lets go, and whatever else needs the lock waits for every
+ * generation to end: the start of a new request (LlamaChat aligning its sequence with the prompt),
+ * a prefix copy, a cancelled generation's cleanup. Measured before this (two 600-token
+ * generations, a third request sent just after): its first token came with the end of the other
+ * two, 5.7 to 7.7 s later.
+ *
+ * Every LOCK_YIELD_MS the strategy takes the entries out and returns no items: the loop finds its
+ * queue empty and ends, the lock goes to whoever waits for it, and on the next turn of the event
+ * loop `restore` puts the entries back, in order, and asks for a dispatch, which queues for the
+ * lock behind them. Undefined, and nothing taken, where the queue is not as expected.
+ */
+function takeQueued(context: LlamaContext): QueuedDecode[] | undefined {
+  const internal = context as unknown as Partial<ContextQueue>;
+  if (!Array.isArray(internal._queuedDecodes) || !(internal._queuedDecodeSequenceIds instanceof Set)) return undefined;
+  const entries = internal._queuedDecodes.splice(0, internal._queuedDecodes.length);
+  for (const entry of entries) internal._queuedDecodeSequenceIds.delete(entry.sequenceId);
+  return entries;
 }
 
 /** The sequence of each item, read from the context's queue, or undefined where the queue does not match the items. */

@@ -164,7 +164,7 @@ export const COPY_MIN_TOKENS = 32;
  * False where this node-llama-cpp has no such method (the pool then copies nothing), or the copy
  * did not take.
  */
-export async function copyPrefix(
+async function copyPrefix(
   source: LlamaContextSequence,
   target: LlamaContextSequence,
   count: number,

@@ -164,11 +164,7 @@ export const COPY_MIN_TOKENS = 32;
  * False where this node-llama-cpp has no such method (the pool then copies nothing), or the copy
  * did not take.
  */
-async function copyPrefix(
-  source: LlamaContextSequence,
-  target: LlamaContextSequence,
-  count: number,
-): Promise<boolean> {
+async function copyPrefix(source: LlamaContextSequence, target: LlamaContextSequence, count: number): Promise<boolean> {
   if (!canCopy(target)) return false;
   return (await target._copyStateFromOtherSequence(source, count)) === true && target.nextTokenIndex === count;
 }

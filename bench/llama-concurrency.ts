@@ -138,8 +138,9 @@ async function main(): Promise<void> {
     backend: { concurrency: SEQUENCES, threads: settings.threads },
   });
   console.log(
-    `model: ${(parameterCount(modelOptions) / 1e6).toFixed(0)}M parameters (${settings.tensorType}), ${SEQUENCES} sequences ` +
-      `of ${CONTEXT_SIZE} tokens, threads ${settings.threads}; ${settings.tokens} greedy tokens per request; ${settings.rounds} rounds`,
+    `model: ${(parameterCount(modelOptions) / 1e6).toFixed(0)}M parameters (${settings.tensorType}), ` +
+      `${SEQUENCES} sequences of ${CONTEXT_SIZE} tokens, threads ${settings.threads}; ` +
+      `${settings.tokens} greedy tokens per request; ${settings.rounds} rounds`,
   );
   type Label = 'mms x1' | 'mms x4' | 'direct x1' | 'direct x4' | 'batched x4';
   const arms: Array<[Label, () => Promise<Sample>]> = [

@@ -117,7 +117,8 @@ async function main(): Promise<void> {
   console.log('\n| arm | new conversation, time to first token (median) | vs cold |');
   console.log('|---|---:|---:|');
   console.log(
-    `| mms, system prompt copied from the generating sequence | ${copied.toFixed(1)} ms | ${(copied / cold).toFixed(3)} |`,
+    `| mms, system prompt copied from the generating sequence | ${copied.toFixed(1)} ms | ` +
+      `${(copied / cold).toFixed(3)} |`,
   );
   console.log(`| mms, cold (reusePrefix: false) | ${cold.toFixed(1)} ms | 1.000 |`);
   console.log(`\ncopied / cold = ${(copied / cold).toFixed(3)} (aim <= ${COPIED_AIM}, as for a reused prefix)`);

@@ -98,6 +98,12 @@ export class DispatchedResponse implements Dispatcher.DispatchHandler {
     this.finish();
   }
 
+  /** A response header's value; the first, where the server sent it more than once. */
+  header(name: string): string | undefined {
+    const value = this.headers[name];
+    return Array.isArray(value) ? value[0] : value;
+  }
+
   /** The body's next piece of text, or undefined at its end; throws what ended the request. */
   async next(): Promise<string | undefined> {
     while (this.pieces.length === 0) {

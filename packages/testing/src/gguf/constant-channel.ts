@@ -13,7 +13,10 @@ export interface ChannelShape {
   weightStandardDeviation: number;
 }
 
-/** C over the expected length of the rest of the residual stream: large enough that misjudging that length by 2x moves h[0] by 3%. */
+/**
+ * C over the expected length of the rest of the residual stream: large enough that misjudging
+ * that length by 2x moves h[0] by 3%.
+ */
 const CONSTANT_CHANNEL_DOMINANCE = 4;
 
 /**
@@ -32,7 +35,10 @@ export function constantChannel(shape: ChannelShape): number {
   return CONSTANT_CHANNEL_DOMINANCE * Math.sqrt(residualEnergy(shape));
 }
 
-/** h[0] after the final norm: sqrt(n) * C / sqrt(C^2 + energy), which with C = D * sqrt(energy) is sqrt(n) * D / sqrt(D^2 + 1). */
+/**
+ * h[0] after the final norm: sqrt(n) * C / sqrt(C^2 + energy), which with C = D * sqrt(energy)
+ * is sqrt(n) * D / sqrt(D^2 + 1).
+ */
 function constantChannelAfterNorm(shape: ChannelShape): number {
   return (Math.sqrt(shape.embeddingSize) * CONSTANT_CHANNEL_DOMINANCE) / Math.sqrt(CONSTANT_CHANNEL_DOMINANCE ** 2 + 1);
 }

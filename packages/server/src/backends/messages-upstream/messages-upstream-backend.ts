@@ -17,7 +17,6 @@ import {
 import type { Agent } from 'undici';
 import { undici } from '../../http/undici.js';
 import { DispatchedResponse } from '../dispatched-response.js';
-import { headerValue } from '../response-body.js';
 import type { Backend, BackendReadiness } from '../backend.js';
 import type { ModelCall, ModelPrompt } from '../call/model-call.js';
 import type { Cancellation } from '../cancellation.js';
@@ -111,7 +110,7 @@ export class MessagesUpstreamBackend implements Backend {
           throw this.failure(error, response);
         });
       if (response.statusCode !== 200) throw await this.statusError(response);
-      const contentType = String(response.headers['content-type'] ?? '');
+      const contentType = response.header('content-type') ?? '';
       if (!contentType.startsWith('text/event-stream'))
         throw new ServiceError(
           'internal',
@@ -272,8 +271,8 @@ export class MessagesUpstreamBackend implements Backend {
       this.label,
       response.statusCode,
       parsed,
-      headerValue(response, 'retry-after'),
-      headerValue(response, ERROR_CODE_HEADER),
+      response.header('retry-after'),
+      response.header(ERROR_CODE_HEADER),
       this.where,
     );
   }

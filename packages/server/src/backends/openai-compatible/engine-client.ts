@@ -11,7 +11,6 @@ import { undici } from '../../http/undici.js';
 import type { Cancellation } from '../cancellation.js';
 import { DispatchedResponse } from '../dispatched-response.js';
 import type { ChatCompletionChunk, ChatCompletionRequest } from './chat-types.js';
-import { headerValue } from '../response-body.js';
 import { statusError, streamError, transportError, UpstreamTimeoutError, type TimeoutPhase } from './error-mapping.js';
 
 export interface EngineClientOptions {
@@ -83,10 +82,10 @@ export class EngineClient {
           this.options.engine,
           response.statusCode,
           await response.text(ERROR_BODY_LIMIT),
-          headerValue(response, 'retry-after'),
+          response.header('retry-after'),
           this.options.modelLabel,
         );
-      if (headerValue(response, 'content-type')?.includes('application/json')) {
+      if (response.header('content-type')?.includes('application/json')) {
         yield JSON.parse(await response.text(Number.POSITIVE_INFINITY)) as ChatCompletionChunk;
         return { done: true };
       }
@@ -145,7 +144,7 @@ export class EngineClient {
     try {
       await this.send(target(url), method, body, response, {});
       const text = await response.text(response.statusCode === 200 ? okLimit : ERROR_BODY_LIMIT);
-      return { status: response.statusCode, text, retryAfter: headerValue(response, 'retry-after') };
+      return { status: response.statusCode, text, retryAfter: response.header('retry-after') };
     } catch (error) {
       throw this.failure(error, response);
     } finally {

@@ -1,6 +1,7 @@
 /** Every rule of POST /v1/messages (spec: "Rules tied to this endpoint", Errors), over HTTP. */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { compiledValidatorBytes } from '@model-messages/protocol';
 import { postJson, startService, type RunningService } from '@model-messages/testing';
 
 let service: RunningService;
@@ -175,6 +176,36 @@ describe('schema identifiers', () => {
     ];
     const { status, json } = await send({ ...base, tools });
     assert.equal(status, 200, JSON.stringify(json));
+  });
+});
+
+describe('what a schema costs (issue 31)', () => {
+  // 60 patterns that each unroll to 1,000 Unicode classes: 0.5 s and 90 MB to compile.
+  const patternHeavy = (seed: number) => ({
+    type: 'object',
+    properties: Object.fromEntries(
+      Array.from({ length: 60 }, (_, index) => [
+        `p${index}`,
+        { type: 'string', pattern: `^(a+)+\\pL{1000}${seed}x${index}$` },
+      ]),
+    ),
+  });
+
+  test("a non-strict tool's schema is only checked, never compiled: pattern-heavy tools compile no validator", async () => {
+    const before = compiledValidatorBytes();
+    for (let seed = 0; seed < 5; seed += 1) {
+      const tool = { name: 'loose', description: 'd', input_schema: patternHeavy(seed) };
+      const { status, json } = await send({ ...base, tools: [tool] });
+      assert.equal(status, 200, JSON.stringify(json));
+    }
+    assert.equal(compiledValidatorBytes(), before);
+  });
+
+  test('an output format whose patterns unroll past the budget is refused naming the pattern', async () => {
+    await expectRefusal(
+      { ...base, output_config: { format: { type: 'json_schema', schema: patternHeavy(9) } } },
+      /^output_config\.format\.schema: not a valid JSON Schema: the pattern "\^\(a\+\)\+\\\\pL\{1000\}9x0\$" takes the schema's patterns past/,
+    );
   });
 });
 

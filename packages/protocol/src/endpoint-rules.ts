@@ -15,7 +15,7 @@ import type {
   MessageRequest,
   ToolParam,
 } from './request-schema.js';
-import { compileSchema } from './json-schema-validator.js';
+import { checkSchemaDocument, compileSchema } from './json-schema-validator.js';
 import { findSchemaProblem } from './strict-schema.js';
 import { checkToolPairing } from './tool-pairing.js';
 import { toolReferences } from './tool-references.js';
@@ -63,24 +63,31 @@ function checkTurnsPresent(request: ConversationRequest): void {
     throw new ServiceError('invalid_request', 'messages: at least one user or assistant message is required');
 }
 
-/** Rule 1, plus size and depth caps on every schema. */
+/**
+ * Rule 1, plus size and depth caps on every schema. A schema is compiled only where something
+ * validates against it: a strict tool's input and the output format. A non-strict tool's schema
+ * is only shown to the model, so it is checked against its meta-schema and never compiled (issue
+ * 31: compiling such schemas was the whole cost of a crash).
+ */
 function checkToolSchemas(request: ConversationRequest): void {
   (request.tools ?? []).forEach((tool, index) => {
     if (!isCustomTool(tool)) return;
-    checkSchema(tool.input_schema, `tools.${index}.input_schema`, tool.strict === true);
+    const strict = tool.strict === true;
+    checkSchema(tool.input_schema, `tools.${index}.input_schema`, strict, strict ? 'validated' : 'shown');
   });
   const format = request.output_config?.format;
-  if (format) checkSchema(format.schema, 'output_config.format.schema', false);
+  if (format) checkSchema(format.schema, 'output_config.format.schema', false, 'validated');
 }
 
-function checkSchema(schema: unknown, where: string, strict: boolean): void {
+function checkSchema(schema: unknown, where: string, strict: boolean, use: 'validated' | 'shown'): void {
   const problem = findSchemaProblem(schema, { strict });
   if (problem) {
     const code = problem.keyword ? 'strict_schema_keyword' : 'invalid_request';
     throw new ServiceError(code, `${[where, problem.path].filter(Boolean).join('.')}: ${problem.message}`);
   }
   // Only after the caps: a schema Ajv cannot compile is refused here, not when a backend uses it.
-  compileSchema(schema, where);
+  if (use === 'validated') compileSchema(schema, where);
+  else checkSchemaDocument(schema, where);
 }
 
 function checkToolNames(request: ConversationRequest): void {

@@ -11,6 +11,7 @@ import type { Llama, LlamaGrammar } from 'node-llama-cpp';
 import { ServiceError } from '@model-messages/protocol';
 import { GrammarCompileError, jsonSchemaToGbnf } from '../../grammar/json-schema-to-gbnf.js';
 import { schemaFieldPath } from '../../json-schema/json-pointer.js';
+import { GrammarCache } from './grammar-cache.js';
 
 export interface StructuredTarget {
   schema: Record<string, unknown>;
@@ -28,22 +29,19 @@ export interface Guide {
 }
 
 /**
- * Compiled grammars by their text, per runtime: a grammar works only with models of the runtime
- * that compiled it (node-llama-cpp refuses the pair otherwise), and models configured with
- * different `gpu` settings run on different runtimes in one process.
+ * Compiled grammars per runtime: a grammar works only with models of the runtime that compiled it
+ * (node-llama-cpp refuses the pair otherwise), and models configured with different `gpu`
+ * settings run on different runtimes in one process.
  */
-const grammarsByRuntime = new WeakMap<Llama, Map<string, Promise<LlamaGrammar>>>();
-/** Grammars kept per runtime; the oldest compiled goes first. */
-const GRAMMAR_CACHE_LIMIT = 256;
+const grammarsByRuntime = new WeakMap<Llama, GrammarCache>();
 
 export async function grammarFor(llama: Llama, target: StructuredTarget): Promise<Guide> {
   const { text, exact } = gbnfFor(target);
   let grammars = grammarsByRuntime.get(llama);
-  if (!grammars) grammarsByRuntime.set(llama, (grammars = new Map()));
+  if (!grammars) grammarsByRuntime.set(llama, (grammars = new GrammarCache()));
   let grammar = grammars.get(text);
   if (!grammar) {
     grammar = llama.createGrammar({ grammar: text });
-    if (grammars.size >= GRAMMAR_CACHE_LIMIT) grammars.delete(grammars.keys().next().value!);
     grammars.set(text, grammar);
   }
   return { grammar: await grammar, exact };

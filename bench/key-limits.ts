@@ -22,7 +22,6 @@ import { Agent, request } from 'undici';
 import { redisServerMissing, scriptedModels, startRedisServer, startService } from '@model-messages/testing';
 import type { KeyLimits } from '../packages/server/src/keys/client-key.js';
 import { KeyLimiter } from '../packages/server/src/limits/key-limiter.js';
-import { MemoryLimitStore } from '../packages/server/src/limits/memory-limit-store.js';
 import { RedisLimitStore } from '../packages/server/src/limits/redis-limit-store.js';
 import { positiveInteger } from './command-arguments.js';
 import { median } from './statistics.js';
@@ -83,17 +82,20 @@ async function timeEach(
  * service runs them (the settling not awaited). `settled`: the last settling, waited for untimed
  * before the next admission, so that only the admission's round trip is timed.
  */
+let memoryLimiter: KeyLimiter | undefined;
+
 function limiterRequest(
   limiter: KeyLimiter | undefined,
   keyId: string,
 ): { run: () => Promise<void>; settled: () => Promise<void> } {
-  const key = { id: keyId, limits: limiter === undefined ? undefined : LIMITS };
+  const key = { id: keyId, limits: limiter === undefined ? undefined : LIMITS, models: undefined, admin: false };
   let settling: Promise<void> = Promise.resolve();
   return {
     run: async () => {
       if (key.limits === undefined) return;
-      const charge = await limiter!.admit(key.id, key.limits, 20);
-      if (charge === undefined) throw new Error('the store failed');
+      const charge = limiter!.enter(key)!;
+      await charge.admit(20);
+      if (!charge.sharedAdmission && limiter !== memoryLimiter) throw new Error('the store failed');
       settling = charge.settle(20);
     },
     settled: () => settling,
@@ -108,7 +110,7 @@ async function main(): Promise<void> {
   const missing = redisServerMissing();
   if (missing !== undefined) throw new Error(`bench/key-limits.ts needs Redis: ${missing}`);
   const redis = await startRedisServer();
-  const memoryLimiter = new KeyLimiter(new MemoryLimitStore(), 'refuse', () => undefined);
+  memoryLimiter = new KeyLimiter(undefined, 'refuse', () => undefined);
   const redisLimiter = new KeyLimiter(
     new RedisLimitStore({ url: redis.url, keyPrefix: 'bench:', timeoutMs: 1_000 }),
     'refuse',

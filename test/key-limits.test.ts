@@ -9,6 +9,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import Anthropic from '@anthropic-ai/sdk';
 import { scriptedModels, startService, TEST_API_KEY, type RunningService } from '@model-messages/testing';
 
@@ -230,6 +232,43 @@ describe('past a limit', () => {
     // 10 a minute, one every 6 s: the 3 or more tokens the cut stream produced are not back yet.
     const remaining = Number(headers.get('anthropic-ratelimit-output-tokens-remaining'));
     assert.ok(remaining <= 7, `output tokens remaining ${remaining}`);
+  });
+});
+
+describe('requests in flight, from their first byte (issue 31)', () => {
+  test("a request still sending its body holds the key's place: the next is a 429 before its body is read", async () => {
+    const port = Number(new URL(service.baseURL).port);
+    const body = JSON.stringify({ model: 'slow', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] });
+    const head = (length: number) =>
+      `POST /v1/messages HTTP/1.1\r\nHost: localhost\r\nx-api-key: ${KEYS.slow}\r\nanthropic-version: 2023-06-01\r\n` +
+      `content-type: application/json\r\ncontent-length: ${length}\r\n\r\n`;
+    // The first request sends its head and half its body, and waits.
+    const holding = connect(port, '127.0.0.1');
+    await once(holding, 'connect');
+    holding.write(head(body.length) + body.slice(0, 10));
+    holding.on('data', () => undefined);
+    try {
+      // The second sends only its head: the 429 comes without a byte of its body.
+      const second = connect(port, '127.0.0.1');
+      await once(second, 'connect');
+      second.write(head(30 * 1024 * 1024));
+      const [reply] = (await once(second, 'data')) as [Buffer];
+      second.destroy();
+      assert.match(reply.toString(), /^HTTP\/1\.1 429 /);
+      assert.match(reply.toString(), /limit of 1 requests in flight is reached/);
+    } finally {
+      holding.destroy();
+    }
+    // The held request's place comes back once its client has gone.
+    let answered = false;
+    for (let attempt = 0; attempt < 50 && !answered; attempt += 1) {
+      answered = await ask(KEYS.slow, 'slow').then(
+        () => true,
+        () => false,
+      );
+      if (!answered) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    assert.ok(answered, 'the place in flight never came back');
   });
 });
 

@@ -62,3 +62,38 @@ export function legitimateTrafficRow(
     peakRssMb: service.peakRssMb() ?? null,
   };
 }
+
+/** Replies counted by status (`200`, `429`) or by why there was none (`ECONNRESET`). */
+export type StatusCounts = Map<string, number>;
+
+/** `10 x 200, 1490 x 429` */
+export function statusCountText(statuses: StatusCounts): string {
+  return [...statuses].map(([status, count]) => `${count} x ${status}`).join(', ');
+}
+
+/**
+ * The summary row of a case whose replies were counted by status, with the case's own findings
+ * (limit-bursts.ts, schema-flood.ts); a crash of the service is one more.
+ */
+export function statusCountRow(
+  name: string,
+  service: ServiceChild,
+  statuses: StatusCounts,
+  worstGapMs: number,
+  startedAt: number,
+  findings: string[],
+): SummaryRow {
+  const crashed = service.crashed();
+  if (crashed !== undefined) findings.push(`the service ended: ${crashed}`);
+  let serverErrors = 0;
+  for (const [status, count] of statuses) if (isServerError(Number(status))) serverErrors += count;
+  return {
+    case: name,
+    crashes: crashed === undefined ? 0 : 1,
+    serverErrors,
+    worstStallMs: worstGapMs,
+    worstLoopDelayMs: service.worstLoopDelay(startedAt).delayMs,
+    peakRssMb: service.peakRssMb() ?? null,
+    otherFindings: findings.length,
+  };
+}

@@ -48,6 +48,10 @@ const STEPS: Step[] = [
     arguments: ['--mode', 'trickle', '--seconds', '10'],
     limitSeconds: 60,
   },
+  // Issue 31: three kinds of schema, 100 distinct ones each, on a fresh service each.
+  { name: 'schema flood', script: 'schema-flood.ts', arguments: ['--count', '100'], limitSeconds: 240 },
+  // Issue 31: bursts of 1,500 requests on the memory store and on Redis, healthy, paused, killed.
+  { name: 'limit bursts', script: 'limit-bursts.ts', arguments: ['--burst', '1500'], limitSeconds: 300 },
   {
     name: 'bad-input fuzz',
     script: 'bad-input-fuzz.ts',

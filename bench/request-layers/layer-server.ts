@@ -23,7 +23,6 @@ import { buildApp, ModelRegistry } from '@model-messages/server';
 import { Cancellation } from '../../packages/server/src/backends/cancellation.js';
 import { ApiKeyCheck } from '../../packages/server/src/http/auth.js';
 import type { ClientKey } from '../../packages/server/src/keys/client-key.js';
-import { KeyLimiter } from '../../packages/server/src/limits/key-limiter.js';
 import { ReplyBatching } from '../../packages/server/src/http/reply-batching.js';
 import { newRequestId } from '../../packages/server/src/http/request-id.js';
 import { startRequest } from '../../packages/server/src/observability/tracing.js';
@@ -51,7 +50,6 @@ const services = {
   maxSteps: config.maxSteps,
   signer,
   unknownFields: config.unknownFields,
-  limiter: KeyLimiter.fromConfig(config.limits, () => undefined),
 };
 const keys = new ApiKeyCheck(config.apiKeys);
 const batching = new ReplyBatching((error) => console.error('layer-server: writing a reply failed', error));
@@ -97,7 +95,7 @@ async function foldedReply(
   key: ClientKey,
 ): Promise<{ text: string; backend: string }> {
   const record = startRequest(requestId, 'POST', request.headers);
-  const call = await startMessage(body, undefined, services, cancellation, key, record);
+  const call = await startMessage(body, undefined, services, cancellation, key, undefined, record);
   const fold = new MessageFold();
   for (let next = await call.events.next(); !next.done; next = await call.events.next())
     for (const event of next.value) fold.apply(event);

@@ -139,8 +139,8 @@ export class App {
         maxSteps: options.config.maxSteps,
         signer: this.signer,
         unknownFields: options.config.unknownFields,
-        limiter: this.limiter,
       },
+      this.limiter,
       {
         pingIntervalMs: options.config.pingIntervalMs,
         writeTimeoutMs: listen.writeTimeoutMs,

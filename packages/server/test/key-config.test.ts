@@ -28,7 +28,7 @@ function configError(input: Record<string, unknown>): string {
   throw new Error('expected a ConfigError');
 }
 
-test('a key entry gets its defaults; limits default to memory, served without limits when the store fails', () => {
+test("a key entry gets its defaults; limits default to memory, served on the replica's own count when the store fails", () => {
   const config = validateConfig(
     { models: [model], keys: [{ id: 'team-a', hash: HASH.toUpperCase().replace('SHA256', 'sha256') }] },
     't',

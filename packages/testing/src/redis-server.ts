@@ -25,6 +25,10 @@ export interface RedisServer {
   stop(): Promise<void>;
   /** Starts it again on the same port, empty. */
   start(): Promise<void>;
+  /** Freezes it (SIGSTOP): connections stay open, commands wait unanswered, as on a stalled host. */
+  pause(): void;
+  /** Lets a paused server go on (SIGCONT): it answers what waited. */
+  resume(): void;
   /** Stops it for good and removes its folder. */
   close(): Promise<void>;
 }
@@ -47,6 +51,7 @@ export async function startRedisServer(): Promise<RedisServer> {
     child = undefined;
     if (running === undefined || running.exitCode !== null) return;
     const exited = new Promise((resolve) => running.once('exit', resolve));
+    // A paused process takes its SIGKILL too.
     running.kill('SIGKILL');
     await exited;
   };
@@ -56,6 +61,8 @@ export async function startRedisServer(): Promise<RedisServer> {
     port,
     stop,
     start,
+    pause: () => child?.kill('SIGSTOP'),
+    resume: () => child?.kill('SIGCONT'),
     close: async () => {
       await stop();
       rmSync(folder, { recursive: true, force: true });

@@ -23,13 +23,15 @@ export const keyLimitsConfig = z
     requestsPerMinute: perMinute('Requests to POST /v1/messages'),
     inputTokensPerMinute: perMinute('Input tokens, charged from the count before generation,'),
     outputTokensPerMinute: perMinute(
-      'Output tokens, charged from what was generated once the reply ends (a request is admitted while any are left),',
+      'Output tokens, charged from what was generated once the reply ends (a request is admitted while any are left, so requests admitted together may generate past it; the debt is paid off before the next),',
     ),
     concurrent: z
       .int('must be a positive integer')
       .min(1, 'must be a positive integer')
       .optional()
-      .describe('Message requests in flight at once (queued or generating).'),
+      .describe(
+        'Message requests in flight at once, from the first byte of the request (its body being read, queued or generating).',
+      ),
   })
   .describe('Limits of this key; past one the answer is 429 rate_limit_error with retry-after. None: no limit.');
 
@@ -94,7 +96,9 @@ const redisStore = z.strictObject({
     .int()
     .min(10)
     .default(250)
-    .describe("How long a request waits for Redis's answer before the store counts as unreachable."),
+    .describe(
+      'How long Redis may stay silent while a request waits for its answer before the store counts as unreachable (judged after the service has read what Redis sent).',
+    ),
 });
 
 export const limitsConfig = z
@@ -109,7 +113,7 @@ export const limitsConfig = z
       .enum(['allow', 'refuse'])
       .default('allow')
       .describe(
-        'A request whose limits cannot be checked, Redis being unreachable: allow serves it without limits (the default); refuse answers 503 api_error. Either way it is logged and counted (mms_limit_store_failures_total).',
+        "A request whose limits cannot be checked, Redis being unreachable: allow serves it on this replica's own count of the key's limits (the default); refuse answers 503 api_error. Either way it is logged and counted (mms_limit_store_failures_total).",
       ),
   })
   .describe("Where the keys' limits are kept and what happens when that store fails.");

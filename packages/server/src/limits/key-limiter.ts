@@ -1,26 +1,30 @@
 /**
- * The keys' limits on a message request (issue 20): checked and charged once the prompt is
- * counted and before the request is admitted to its model, so that a refused request costs no
- * queue place and no generation; settled when its reply ends, with the output tokens it
- * generated (a stream cut short pays what it produced). Past a limit: 429 rate_limit_error with
- * `retry-after` and the `anthropic-ratelimit-*` headers, which successful replies carry too.
+ * The keys' limits on a message request (issue 20). A request counts against its key's requests
+ * in flight from its first byte (`enter`, before its body is read: issue 31), and is checked and
+ * charged once its prompt is counted and before it is admitted to its model (`LimitCharge.admit`),
+ * so that a refused request costs no queue place and no generation; it is settled when its reply
+ * ends, with the output tokens it generated (a stream cut short pays what it produced). Past a
+ * limit: 429 rate_limit_error with `retry-after` and the `anthropic-ratelimit-*` headers, which
+ * successful replies carry too.
  *
- * A store that fails (Redis unreachable, or slower than its timeout) is `limits.onStoreError`'s
- * case: "allow" serves the request without limits (and without the headers), "refuse" answers
- * 503 limits_unavailable. Each such request is counted (mms_limit_store_failures_total); the
- * log says when the store became unreachable and when it answered again, not once per request.
+ * This replica counts every key's limits itself (replica-limits.ts): alone with the memory store;
+ * with Redis as a guard beside the shared count, charged first and taken back when Redis refuses.
+ * A shared store that fails (Redis unreachable, or silent past its timeout) is
+ * `limits.onStoreError`'s case: "allow" serves the request on this replica's own limits, "refuse"
+ * answers 503 limits_unavailable. Each such request is counted (mms_limit_store_failures_total);
+ * the log says when the store became unreachable and when it answered again, not once per request.
  */
 import { ServiceError } from '@model-messages/protocol';
 import type { LimitsConfig } from '../config/key-config.js';
-import type { KeyLimits } from '../keys/client-key.js';
+import type { ClientKey, KeyLimits } from '../keys/client-key.js';
 import type { ServiceEvent } from '../observability/service-events.js';
 import type { LimitStore } from './limit-store.js';
-import { MemoryLimitStore } from './memory-limit-store.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
 import { RedisLimitStore } from './redis-limit-store.js';
-import { BUCKET_LIMITS, type LimitName } from './token-bucket.js';
+import { ReplicaLimits } from './replica-limits.js';
+import { BUCKET_LIMITS, CONCURRENT_RETRY_MS, type Admission, type LimitName } from './token-bucket.js';
 
-/** What a store failure did to a request: served without limits, refused, or a settling lost. */
+/** What a store failure did to a request: served on this replica's limits, refused, or a settling lost. */
 export type StoreFailureOutcome = 'allowed' | 'refused' | 'unsettled';
 
 /** Counts the metrics read when /metrics is scraped (observability/service-metrics.ts). */
@@ -28,6 +32,8 @@ export interface LimiterStats {
   /** Requests refused, by key id and limit. */
   readonly refusals: ReadonlyMap<string, ReadonlyMap<LimitName, number>>;
   readonly storeFailures: Readonly<Record<StoreFailureOutcome, number>>;
+  /** Whether the shared store answers; true where there is none. */
+  readonly storeReachable: boolean;
 }
 
 const LIMIT_WORDS: Readonly<Record<LimitName, string>> = {
@@ -38,72 +44,98 @@ const LIMIT_WORDS: Readonly<Record<LimitName, string>> = {
 };
 
 export class KeyLimiter {
+  private readonly replica = new ReplicaLimits();
   private readonly refusals = new Map<string, Map<LimitName, number>>();
   private readonly storeFailures: Record<StoreFailureOutcome, number> = { allowed: 0, refused: 0, unsettled: 0 };
   private storeReachable = true;
 
   constructor(
-    private readonly store: LimitStore,
+    /** The store shared by replicas; undefined with the memory store, where this replica's count is all. */
+    private readonly shared: LimitStore | undefined,
     private readonly onStoreError: LimitsConfig['onStoreError'],
     /** Where the store's state changes go: the log (observability/event-log.ts). */
     private readonly report: (event: ServiceEvent) => void,
   ) {}
 
   static fromConfig(config: LimitsConfig, report: (event: ServiceEvent) => void): KeyLimiter {
-    const store =
+    const shared =
       config.store.type === 'redis'
         ? new RedisLimitStore({
             url: config.store.url,
             keyPrefix: config.store.keyPrefix,
             timeoutMs: config.store.timeoutMs,
           })
-        : new MemoryLimitStore();
-    return new KeyLimiter(store, config.onStoreError, report);
+        : undefined;
+    return new KeyLimiter(shared, config.onStoreError, report);
   }
 
   get stats(): LimiterStats {
-    return { refusals: this.refusals, storeFailures: this.storeFailures };
+    return { refusals: this.refusals, storeFailures: this.storeFailures, storeReachable: this.storeReachable };
   }
 
   /**
-   * Checks and charges the key's limits for a request of `inputTokens`; throws the 429 when one
-   * is reached. The charge it returns must be settled once the reply ends, however it ends.
-   * Undefined: the store failed and the request is served without limits.
+   * A request of `key` begins, before its body is read: the 429 when the key's requests in flight
+   * on this replica are at its concurrency limit. Undefined for a key without limits. The charge
+   * must be settled once the request ends, however it ends.
    */
-  async admit(keyId: string, limits: KeyLimits, inputTokens: number): Promise<LimitCharge | undefined> {
-    let admitted;
+  enter(key: ClientKey): LimitCharge | undefined {
+    const limits = key.limits;
+    if (limits === undefined) return undefined;
+    if (!this.replica.enter(key.id, limits)) {
+      const readings = this.replica.readings(key.id, limits, Date.now());
+      throw this.refusal(key.id, limits, 0, {
+        refusedBy: 'concurrent',
+        retryAfterMs: CONCURRENT_RETRY_MS,
+        readings,
+        lease: undefined,
+      });
+    }
+    return new LimitCharge(this, key.id, limits);
+  }
+
+  /** LimitCharge.admit: checks and charges the key's limits for `inputTokens`; throws the 429 when one is reached. */
+  async admit(charge: LimitCharge, inputTokens: number): Promise<void> {
+    const { keyId, limits } = charge;
+    const local = this.replica.admit(keyId, limits, inputTokens, Date.now());
+    if (local.refusedBy !== undefined) throw this.refusal(keyId, limits, inputTokens, local);
+    if (this.shared === undefined) return charge.admitted(undefined, local);
+    let shared: Admission;
     try {
-      admitted = await this.store.admit(keyId, limits, inputTokens);
+      shared = await this.shared.admit(keyId, limits, inputTokens);
     } catch (error) {
-      return this.storeFailed(error);
+      this.storeUnreachable(error);
+      if (this.onStoreError === 'allow') {
+        this.storeFailures.allowed += 1;
+        return charge.admitted(undefined, local);
+      }
+      this.replica.refund(keyId, limits, inputTokens, Date.now());
+      this.storeFailures.refused += 1;
+      throw new ServiceError(
+        'limits_unavailable',
+        "this API key's limits cannot be checked now (their store does not answer); try again shortly",
+        { retryAfterSeconds: 1, cause: error },
+      );
     }
     this.storeAnswered();
-    const headers = rateLimitHeaders(admitted.readings);
-    const refusedBy = admitted.refusedBy;
-    if (refusedBy === undefined) return new LimitCharge(this, keyId, limits, admitted.lease, headers);
-    this.countRefusal(keyId, refusedBy);
-    const limit = limits[refusedBy === 'concurrent' ? 'concurrent' : BUCKET_LIMITS[refusedBy]]!;
-    if (admitted.retryAfterMs === undefined)
-      throw new ServiceError(
-        'rate_limited',
-        `this request's ${inputTokens} input tokens are more than this API key's limit of ${limit} ${LIMIT_WORDS[refusedBy]}: shorten the prompt`,
-        { headers },
-      );
-    const retryAfterSeconds = Math.max(1, Math.ceil(admitted.retryAfterMs / 1000));
-    throw new ServiceError(
-      'rate_limited',
-      `this API key's limit of ${limit} ${LIMIT_WORDS[refusedBy]} is reached; retry after ${retryAfterSeconds} s`,
-      { retryAfterSeconds, headers },
-    );
+    if (shared.refusedBy !== undefined) {
+      this.replica.refund(keyId, limits, inputTokens, Date.now());
+      throw this.refusal(keyId, limits, inputTokens, shared);
+    }
+    charge.admitted(shared.lease, shared, true);
   }
 
   close(): Promise<void> {
-    return this.store.close();
+    return this.shared?.close() ?? Promise.resolve();
   }
 
-  /** The reply ended (LimitCharge.settle): output tokens charged, the place in flight given back. */
-  settle(keyId: string, limits: KeyLimits, lease: string | undefined, outputTokens: number): Promise<void> {
-    return this.store.settle(keyId, limits, outputTokens, lease).then(
+  /** LimitCharge.settle: output tokens charged, the place in flight given back, here and in the shared store. */
+  settle(charge: LimitCharge, outputTokens: number): Promise<void> {
+    const { keyId, limits } = charge;
+    this.replica.leave(keyId, limits);
+    if (!charge.wasAdmitted) return Promise.resolve();
+    this.replica.settle(keyId, limits, outputTokens, Date.now());
+    if (this.shared === undefined || !charge.sharedAdmission) return Promise.resolve();
+    return this.shared.settle(keyId, limits, outputTokens, charge.lease).then(
       () => this.storeAnswered(),
       (error: unknown) => {
         this.storeFailures.unsettled += 1;
@@ -112,17 +144,23 @@ export class KeyLimiter {
     );
   }
 
-  private storeFailed(error: unknown): undefined {
-    this.storeUnreachable(error);
-    if (this.onStoreError === 'allow') {
-      this.storeFailures.allowed += 1;
-      return undefined;
-    }
-    this.storeFailures.refused += 1;
-    throw new ServiceError(
-      'limits_unavailable',
-      "this API key's limits cannot be checked now (their store does not answer); try again shortly",
-      { retryAfterSeconds: 1, cause: error },
+  /** The 429 for a refused admission: with `retry-after`, or without when the input alone is over the limit. */
+  private refusal(keyId: string, limits: KeyLimits, inputTokens: number, refused: Admission): ServiceError {
+    const refusedBy = refused.refusedBy!;
+    this.countRefusal(keyId, refusedBy);
+    const headers = rateLimitHeaders(refused.readings);
+    const limit = limits[refusedBy === 'concurrent' ? 'concurrent' : BUCKET_LIMITS[refusedBy]]!;
+    if (refused.retryAfterMs === undefined)
+      return new ServiceError(
+        'rate_limited',
+        `this request's ${inputTokens} input tokens are more than this API key's limit of ${limit} ${LIMIT_WORDS[refusedBy]}: shorten the prompt`,
+        { headers },
+      );
+    const retryAfterSeconds = Math.max(1, Math.ceil(refused.retryAfterMs / 1000));
+    return new ServiceError(
+      'rate_limited',
+      `this API key's limit of ${limit} ${LIMIT_WORDS[refusedBy]} is reached; retry after ${retryAfterSeconds} s`,
+      { retryAfterSeconds, headers },
     );
   }
 
@@ -149,18 +187,35 @@ export class KeyLimiter {
   }
 }
 
-/** A request's charge, to settle once its reply ends; its headers go on the reply. */
+/** A request's charge against its key's limits, from its first byte until its reply ends. */
 export class LimitCharge {
   private settled = false;
+  /** Set by the admission. */
+  wasAdmitted = false;
+  /** The shared store admitted the request too, so it settles there as well. */
+  sharedAdmission = false;
+  lease: string | undefined;
+  /** The `anthropic-ratelimit-*` headers, as the buckets stand after this request's charge. */
+  headers: Readonly<Record<string, string>> = {};
 
   constructor(
     private readonly limiter: KeyLimiter,
-    private readonly keyId: string,
-    private readonly limits: KeyLimits,
-    private readonly lease: string | undefined,
-    /** The `anthropic-ratelimit-*` headers, as the buckets stand after this request's charge. */
-    readonly headers: Readonly<Record<string, string>>,
+    readonly keyId: string,
+    readonly limits: KeyLimits,
   ) {}
+
+  /** Checks and charges the key's limits for a prompt of `inputTokens`; throws the 429 (or 503) that refuses it. */
+  admit(inputTokens: number): Promise<void> {
+    return this.limiter.admit(this, inputTokens);
+  }
+
+  /** KeyLimiter's record of an admission. */
+  admitted(lease: string | undefined, admission: Admission, shared = false): void {
+    this.wasAdmitted = true;
+    this.sharedAdmission = shared;
+    this.lease = lease;
+    this.headers = rateLimitHeaders(admission.readings);
+  }
 
   /**
    * Once; a second call does nothing, so that every way out of a request may call it. Nothing
@@ -170,6 +225,6 @@ export class LimitCharge {
   settle(outputTokens: number): Promise<void> {
     if (this.settled) return Promise.resolve();
     this.settled = true;
-    return this.limiter.settle(this.keyId, this.limits, this.lease, outputTokens);
+    return this.limiter.settle(this, outputTokens);
   }
 }

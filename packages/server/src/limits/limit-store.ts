@@ -1,8 +1,9 @@
 /**
- * Where the keys' limit state lives: this process's memory, or Redis, shared by replicas
- * (docs/deployment.md). Each request costs one call at admission (check and charge, at once)
- * and one when its reply ends (its output tokens, its place in flight); each is one round trip
- * to Redis. A store that cannot answer rejects, and the limiter applies `limits.onStoreError`.
+ * A store of the keys' limits shared by replicas (Redis, docs/deployment.md). Each request costs
+ * one call at admission (check and charge, the requests in flight across replicas included) and
+ * one when its reply ends (its output tokens, its place in flight); each is one round trip. A
+ * store that cannot answer rejects, and the limiter applies `limits.onStoreError`. An admission
+ * the limiter gave up on is the store's to take back once it answers (redis-limit-store.ts).
  */
 import type { KeyLimits } from '../keys/client-key.js';
 import type { Admission } from './token-bucket.js';

@@ -5,19 +5,26 @@
  * for Redis.
  *
  * Nothing waits for a Redis that is gone: commands are not queued while the connection is down
- * (they fail at once), and one that gets no answer within `timeoutMs` fails too; the limiter then
- * does what `limits.onStoreError` says. The client reconnects on its own, with a growing pause up
- * to a second. Only the first connection is waited for, up to `timeoutMs`, so that the requests
- * of a service that has just started are not counted as failures of a store it is still reaching.
+ * (they fail at once), and one whose connection stays silent for `timeoutMs` fails too, judged
+ * after the event loop has read what waits in the socket (reply-watch.ts); the limiter then does
+ * what `limits.onStoreError` says. An admission given up on that Redis carries out after all is
+ * taken back when its reply comes (WITHDRAW_SCRIPT): the request was served on this replica's
+ * own limits, or refused, so neither its charge nor its lease belong in Redis (issue 31: three
+ * such leases locked a key out for 58 s). The client reconnects on its own, with a growing pause
+ * up to a second. Only the first connection is waited for, up to `timeoutMs`, so that the
+ * requests of a service that has just started are not counted as failures of a store it is still
+ * reaching.
  *
- * Concurrency across replicas: each request in flight holds a lease in the key's set, renewed
- * while it runs; a replica that dies leaves its leases to expire after LEASE_MS.
+ * Concurrency across replicas: each request in flight holds a lease in the key's set, renewed by
+ * its replica alone while it runs; a replica that dies leaves its leases to expire after LEASE_MS,
+ * and a lease whose settling failed is removed at the next renewal that gets through.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { KeyLimits } from '../keys/client-key.js';
 import type { LimitStore } from './limit-store.js';
-import { ADMIT_SCRIPT, RENEW_SCRIPT, SETTLE_SCRIPT } from './redis-scripts.js';
+import { ReplyWatch } from './reply-watch.js';
+import { ADMIT_SCRIPT, RENEW_SCRIPT, SETTLE_SCRIPT, WITHDRAW_SCRIPT } from './redis-scripts.js';
 import { BUCKETS, readAll, type Admission, type BucketName, type LimitName } from './token-bucket.js';
 
 export interface RedisStoreOptions {
@@ -27,7 +34,7 @@ export interface RedisStoreOptions {
 }
 
 /** How long a request's place in flight outlives its replica; renewed every third of it. */
-const LEASE_MS = 60_000;
+export const LEASE_MS = 15_000;
 /** Reconnection pauses grow by this much per try, up to a second. */
 const RECONNECT_STEP_MS = 100;
 const LIMIT_NAMES: readonly (LimitName | undefined)[] = [undefined, ...BUCKETS, 'concurrent'];
@@ -44,6 +51,9 @@ function script(text: string): Script {
 const ADMIT = script(ADMIT_SCRIPT);
 const SETTLE = script(SETTLE_SCRIPT);
 const RENEW = script(RENEW_SCRIPT);
+const WITHDRAW = script(WITHDRAW_SCRIPT);
+
+type AdmitReply = [number, string, string, string, string, string];
 
 export class RedisLimitStore implements LimitStore {
   private readonly client: Promise<Redis>;
@@ -53,11 +63,15 @@ export class RedisLimitStore implements LimitStore {
   private settledClient: Redis | undefined;
   /** Leases of requests in flight here, by lease id: the in-flight set each is in. */
   private readonly leases = new Map<string, string>();
+  /** Leases whose settling failed, by lease id: the key's output bucket and in-flight set. */
+  private readonly orphans = new Map<string, [string, string]>();
+  private readonly watch: ReplyWatch;
   private readonly leasePrefix = randomBytes(6).toString('hex');
   private leaseCount = 0;
   private readonly renewal: NodeJS.Timeout;
 
   constructor(private readonly options: RedisStoreOptions) {
+    this.watch = new ReplyWatch(options.timeoutMs);
     this.client = this.open();
     this.firstConnection = this.client.then(async (client) => {
       await this.connected(client);
@@ -70,15 +84,24 @@ export class RedisLimitStore implements LimitStore {
   async admit(keyId: string, limits: KeyLimits, inputTokens: number): Promise<Admission> {
     const lease = limits.concurrent === undefined ? undefined : `${this.leasePrefix}:${(this.leaseCount += 1)}`;
     const keys = this.keys(keyId);
-    const reply = (await this.run(ADMIT, keys, [
+    const limitArguments = [
       limits.requestsPerMinute ?? 0,
       limits.inputTokensPerMinute ?? 0,
       limits.outputTokensPerMinute ?? 0,
       limits.concurrent ?? 0,
-      inputTokens,
-      lease ?? '',
-      LEASE_MS,
-    ])) as [number, string, string, string, string, string];
+    ];
+    const withdraw = (late: AdmitReply): void => {
+      if (late[0] !== 0) return;
+      const arguments_ = [...limitArguments.slice(0, 2), inputTokens, lease ?? ''];
+      // A failure leaves the charge to refill and the lease to expire (LEASE_MS).
+      this.run(WITHDRAW, [keys[0]!, keys[1]!, keys[3]!], arguments_).catch(() => undefined);
+    };
+    const reply = (await this.run(
+      ADMIT,
+      keys,
+      [...limitArguments, inputTokens, lease ?? '', LEASE_MS],
+      withdraw,
+    )) as AdmitReply;
     const refusedBy = LIMIT_NAMES[reply[0]];
     if (refusedBy === undefined && lease !== undefined) this.leases.set(lease, keys[3]!);
     const now = Number(reply[2]);
@@ -97,7 +120,12 @@ export class RedisLimitStore implements LimitStore {
     if (lease !== undefined) this.leases.delete(lease);
     if (lease === undefined && (limits.outputTokensPerMinute === undefined || outputTokens === 0)) return;
     const keys = this.keys(keyId);
-    await this.run(SETTLE, [keys[2]!, keys[3]!], [limits.outputTokensPerMinute ?? 0, outputTokens, lease ?? '']);
+    try {
+      await this.run(SETTLE, [keys[2]!, keys[3]!], [limits.outputTokensPerMinute ?? 0, outputTokens, lease ?? '']);
+    } catch (error) {
+      if (lease !== undefined) this.orphans.set(lease, [keys[2]!, keys[3]!]);
+      throw error;
+    }
   }
 
   async close(): Promise<void> {
@@ -112,17 +140,19 @@ export class RedisLimitStore implements LimitStore {
       lazyConnect: true,
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
-      commandTimeout: this.options.timeoutMs,
+      // No commandTimeout: its timer fires on a busy loop before the replies waiting are read.
       connectTimeout: Math.max(this.options.timeoutMs, 1_000),
       retryStrategy: (tries: number) => Math.min(tries * RECONNECT_STEP_MS, 1_000),
     });
     // Failures reach the requests that meet them (and the limiter's log); without a listener
     // ioredis would print each reconnection's error on stderr.
     client.on('error', () => undefined);
+    // Every byte the connection reads tells the reply watch that Redis is answering.
+    client.on('connect', () => client.stream.on('data', () => this.watch.heard()));
     // Loaded on every (re)connection, ahead of any request's call: EVALSHA then finds them, and a
     // settling never falls back to EVAL behind an admission sent after it.
     client.on('ready', () => {
-      for (const { text } of [ADMIT, SETTLE, RENEW]) client.script('LOAD', text).catch(() => undefined);
+      for (const { text } of [ADMIT, SETTLE, RENEW, WITHDRAW]) client.script('LOAD', text).catch(() => undefined);
     });
     client.connect().catch(() => undefined);
     return client;
@@ -145,18 +175,33 @@ export class RedisLimitStore implements LimitStore {
     return [`${base}requests`, `${base}input-tokens`, `${base}output-tokens`, `${base}in-flight`];
   }
 
-  /** EVALSHA, and EVAL when Redis does not have the script yet (a first call, a restarted Redis). */
-  private async run(which: Script, keys: string[], args: Array<string | number>): Promise<unknown> {
+  /**
+   * EVALSHA, and EVAL when Redis does not have the script yet (a first call, a restarted Redis),
+   * within the reply watch; a reply after the watch gave up goes to `late`.
+   */
+  private async run<Reply>(
+    which: Script,
+    keys: string[],
+    args: Array<string | number>,
+    late: (reply: Reply) => void = () => undefined,
+  ): Promise<unknown> {
     const client = this.settledClient ?? (await this.firstConnection);
-    try {
-      return await client.evalsha(which.sha, keys.length, ...keys, ...args);
-    } catch (error) {
+    const sent = client.evalsha(which.sha, keys.length, ...keys, ...args).catch((error: unknown) => {
       if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
       return client.eval(which.text, keys.length, ...keys, ...args);
-    }
+    });
+    return this.watch.within(sent as Promise<Reply>, late);
   }
 
   private async renewLeases(): Promise<void> {
+    for (const [lease, keys] of this.orphans) {
+      const removed = await this.run(SETTLE, keys, [0, 0, lease]).then(
+        () => true,
+        () => false,
+      );
+      if (!removed) return;
+      this.orphans.delete(lease);
+    }
     if (this.leases.size === 0) return;
     const keys = [...this.leases.values()];
     // A failure here is one the next admission meets too; the leases are renewed next time.

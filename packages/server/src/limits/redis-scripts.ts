@@ -85,3 +85,26 @@ for i = 1, #KEYS do
 end
 return 0
 `;
+
+/**
+ * Takes back an admission the limiter gave up on before Redis answered (redis-limit-store.ts):
+ * the request and input tokens it charged, and its lease. KEYS: the requests and input-tokens
+ * buckets, the set of requests in flight. ARGV: the two limits (0: none), the input tokens, the
+ * lease id ("" for none). Charges add up, so taking one away leaves the others'; a bucket is never
+ * given more room than full.
+ */
+export const WITHDRAW_SCRIPT = `
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000
+local amounts = {1, tonumber(ARGV[3])}
+for i = 1, 2 do
+  local limit = tonumber(ARGV[i])
+  local fullAt = tonumber(redis.call('GET', KEYS[i]) or '0')
+  if limit > 0 and fullAt > now then
+    fullAt = math.max(fullAt - amounts[i] * ${WINDOW_MS} / limit, now)
+    redis.call('SET', KEYS[i], fullAt, 'PX', math.ceil(fullAt - now) + 1000)
+  end
+end
+if ARGV[4] ~= '' then redis.call('ZREM', KEYS[3], ARGV[4]) end
+return 0
+`;

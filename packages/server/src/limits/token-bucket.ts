@@ -67,7 +67,7 @@ export function emptyKeyState(): KeyState {
   return { requests: 0, inputTokens: 0, outputTokens: 0, inFlight: 0 };
 }
 
-/** Checks every limit of the key and charges them all when every one has room; changes `state` only then. */
+/** Checks every bucket of the key and charges them all when every one has room; changes `state` only then. */
 export function admitRequest(state: KeyState, limits: KeyLimits, inputTokens: number, now: number): Admission {
   const amounts: Record<BucketName, number> = { requests: 1, inputTokens, outputTokens: 0 };
   let refusedBy: LimitName | undefined;
@@ -80,25 +80,48 @@ export function admitRequest(state: KeyState, limits: KeyLimits, inputTokens: nu
     const over = Math.max(state[bucket], now) + needed - now - WINDOW_MS;
     if (waitMs !== undefined && over > waitMs) [refusedBy, waitMs] = [bucket, over];
   }
-  const concurrent = limits.concurrent;
-  if (concurrent !== undefined && state.inFlight >= concurrent && waitMs !== undefined && CONCURRENT_RETRY_MS > waitMs)
-    [refusedBy, waitMs] = ['concurrent', CONCURRENT_RETRY_MS];
   if (refusedBy === undefined) {
     for (const bucket of BUCKETS) {
       const limit = limits[BUCKET_LIMITS[bucket]];
       if (limit !== undefined) state[bucket] = Math.max(state[bucket], now) + (amounts[bucket] * WINDOW_MS) / limit;
     }
-    if (concurrent !== undefined) state.inFlight += 1;
   }
   return { refusedBy, retryAfterMs: waitMs, readings: readAll(state, limits, now), lease: undefined };
 }
 
-/** The reply ended: its output tokens are charged and its place in flight given back. */
+/**
+ * Takes back the charge of an admission that did not stand (the shared store refused the request,
+ * or failed under `"refuse"`). Charges add up, so taking one away leaves what the others charged;
+ * a bucket is never given more room than full.
+ */
+export function refundRequest(state: KeyState, limits: KeyLimits, inputTokens: number, now: number): void {
+  const amounts: Record<BucketName, number> = { requests: 1, inputTokens, outputTokens: 0 };
+  for (const bucket of BUCKETS) {
+    const limit = limits[BUCKET_LIMITS[bucket]];
+    if (limit !== undefined) state[bucket] = Math.max(state[bucket] - (amounts[bucket] * WINDOW_MS) / limit, now);
+  }
+}
+
+/**
+ * A request of the key begins (its first byte): refused when the key's requests in flight are at
+ * its concurrency limit, else counted until `leaveRequest`.
+ */
+export function enterRequest(state: KeyState, limits: KeyLimits): boolean {
+  if (limits.concurrent === undefined) return true;
+  if (state.inFlight >= limits.concurrent) return false;
+  state.inFlight += 1;
+  return true;
+}
+
+export function leaveRequest(state: KeyState, limits: KeyLimits): void {
+  if (limits.concurrent !== undefined) state.inFlight = Math.max(0, state.inFlight - 1);
+}
+
+/** The reply ended: its output tokens are charged. */
 export function settleRequest(state: KeyState, limits: KeyLimits, outputTokens: number, now: number): void {
   const limit = limits.outputTokensPerMinute;
   if (limit !== undefined && outputTokens > 0)
     state.outputTokens = Math.max(state.outputTokens, now) + (outputTokens * WINDOW_MS) / limit;
-  if (limits.concurrent !== undefined) state.inFlight = Math.max(0, state.inFlight - 1);
 }
 
 /** The bucket's time a request needs: the output bucket needs room for one token, charged later. */

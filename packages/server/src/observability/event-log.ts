@@ -60,7 +60,7 @@ export function logEvent(log: Logger, event: ServiceEvent): void {
         log.warn(
           { event: event.type, state: event.state, onStoreError: event.onStoreError, detail: event.detail },
           event.onStoreError === 'allow'
-            ? "the limits' store does not answer: requests are served without limits until it does (limits.onStoreError)"
+            ? "the limits' store does not answer: requests are served on this replica's own count of the keys' limits until it does (limits.onStoreError)"
             : "the limits' store does not answer: requests of keys with limits are answered 503 until it does (limits.onStoreError)",
         );
       else log.info({ event: event.type, state: event.state }, "the limits' store answers again: limits apply");

@@ -239,7 +239,7 @@ export class ServiceMetrics {
     );
     this.counter(
       'mms_limit_store_failures_total',
-      "Requests whose key's limits could not be checked as the limits' store did not answer, by what followed (limits.onStoreError): allowed without limits, refused with 503, or unsettled (a reply's output tokens not charged).",
+      "Requests whose key's limits could not be checked as the limits' store did not answer, by what followed (limits.onStoreError): allowed on this replica's own count of the limits, refused with 503, or unsettled (a reply's output tokens not charged).",
       ['outcome'],
       () => Object.entries(limiter.stats.storeFailures).map(([outcome, value]) => ({ labels: { outcome }, value })),
     );

@@ -21,7 +21,7 @@ import { buildModelPrompt } from '../../backends/call/build-model-call.js';
 import type { Cancellation } from '../../backends/cancellation.js';
 import type { ClientKey } from '../../keys/client-key.js';
 import { resolvePermitted } from '../../keys/model-permission.js';
-import type { KeyLimiter, LimitCharge } from '../../limits/key-limiter.js';
+import type { LimitCharge } from '../../limits/key-limiter.js';
 import { promptTooLong } from '../../backends/prompt-too-long.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
 import type { RequestRecord } from '../../observability/request-record.js';
@@ -40,8 +40,6 @@ export interface MessageServices {
   signer: Signer;
   /** The config's `unknownFields`: refuse a field the service does not know, or drop and name it. */
   unknownFields: 'refuse' | 'ignore';
-  /** The limits of the config's keys. */
-  limiter: KeyLimiter;
 }
 
 export interface MessageCall {
@@ -62,16 +60,15 @@ export interface MessageCall {
   readonly maxTokensClamped: { requested: number; granted: number } | undefined;
   /** True when `backendName()` may change once output comes: a fallback list not yet chosen. */
   readonly backendChosenLater: boolean;
-  /**
-   * What the key's limits charged: its `anthropic-ratelimit-*` headers go on the reply, and it is
-   * settled with the output tokens once the reply ends. Undefined for a key with no limits.
-   */
+  /** What the key's limits charged: its `anthropic-ratelimit-*` headers go on the reply. */
   readonly limitCharge: LimitCharge | undefined;
 }
 
 /**
- * `key`: the API key the request carried. `record`: the request's record (observability/), which
- * learns its model, and spans the engine calls.
+ * `key`: the API key the request carried. `limitCharge`: its charge against the key's limits,
+ * made when the request began (undefined for a key without limits), charged here once the prompt
+ * is counted; the route settles it. `record`: the request's record (observability/), which learns
+ * its model, and spans the engine calls.
  */
 export async function startMessage(
   body: unknown,
@@ -79,6 +76,7 @@ export async function startMessage(
   services: MessageServices,
   cancellation: Cancellation,
   key: ClientKey,
+  limitCharge: LimitCharge | undefined,
   record: RequestRecord,
 ): Promise<MessageCall> {
   const ignoredFields: string[] = [];
@@ -97,17 +95,9 @@ export async function startMessage(
   const prompt = buildModelPrompt(request, entry.profile);
   const inputTokens = await traceTokenCount(record, backend, model, () => backend.countTokens(prompt, 'admission'));
   if (inputTokens > entry.profile.contextWindow) throw promptTooLong(inputTokens, entry.profile.contextWindow, 'exact');
-  const limitCharge =
-    key.limits === undefined ? undefined : await services.limiter.admit(key.id, key.limits, inputTokens);
+  await limitCharge?.admit(inputTokens);
   // Admitted here, or refused with a 529 thrown at once: the slot itself may still be a wait.
-  let slot;
-  try {
-    slot = entry.admission.admit(cancellation);
-  } catch (error) {
-    // Nothing was generated, and its place in flight goes back.
-    limitCharge?.settle(0);
-    throw error;
-  }
+  const slot = entry.admission.admit(cancellation);
   const parts = runTurn({
     backend,
     request,

@@ -10,6 +10,7 @@ import { readJsonBody } from '../../http/request-body.js';
 import { WRITTEN, type RouteContext, type Router } from '../../http/router.js';
 import { SseWriter } from '../../http/sse-writer.js';
 import { WriteDeadline } from '../../http/write-deadline.js';
+import type { KeyLimiter } from '../../limits/key-limiter.js';
 import type { RequestRecord } from '../../observability/request-record.js';
 import { MessageFold } from '../../streaming/message-fold.js';
 import { startMessage, type MessageCall, type MessageServices } from './handler.js';
@@ -26,51 +27,66 @@ export interface ReplyOptions {
   onCut?: (response: ServerResponse) => void;
 }
 
-export function registerMessagesRoute(router: Router, services: MessageServices, options: ReplyOptions): void {
+export function registerMessagesRoute(
+  router: Router,
+  services: MessageServices,
+  limiter: KeyLimiter,
+  options: ReplyOptions,
+): void {
   router.post('/v1/messages', async (context) => {
-    const cancellation = abortOnDisconnect(context.response);
-    const body = await readJsonBody(context.request);
-    // Resolves once the request is admitted (a slot, or a place in the queue); anything it
-    // throws is an HTTP status, streamed or not.
-    const call = await startMessage(
-      body,
-      headerValue(context.request, 'mms-fault'),
-      services,
-      cancellation,
-      // Every /v1 route is behind the key check (app.ts).
-      context.key!,
-      context.record,
-    );
+    // Every /v1 route is behind the key check (app.ts).
+    const key = context.key!;
+    // The request counts against its key's requests in flight from here, before its body is read.
+    const limitCharge = limiter.enter(key);
+    let outputTokens = 0;
     try {
-      if (!call.stream) {
-        // The JSON reply is the fold of the very events a stream would write. Nothing is written
-        // before the last of them, so its failures are HTTP statuses wherever they happen.
-        const fold = new MessageFold();
-        for (let next = await call.events.next(); !next.done; next = await call.events.next())
-          for (const event of next.value) fold.apply(event);
-        return { body: fold.result(), headers: replyHeaders(call) };
-      }
-      const deadline = new WriteDeadline(context.response, options.writeTimeoutMs, options.onCut);
-      await streamReply(
-        context,
-        call,
-        new SseWriter(context.response, options.pingIntervalMs, options.closing, deadline),
-        options.redaction,
+      const cancellation = abortOnDisconnect(context.response);
+      const body = await readJsonBody(context.request);
+      // Resolves once the request is admitted (a slot, or a place in the queue); anything it
+      // throws is an HTTP status, streamed or not.
+      const call = await startMessage(
+        body,
+        headerValue(context.request, 'mms-fault'),
+        services,
+        cancellation,
+        key,
+        limitCharge,
+        context.record,
       );
-      return WRITTEN;
+      try {
+        if (!call.stream) {
+          // The JSON reply is the fold of the very events a stream would write. Nothing is written
+          // before the last of them, so its failures are HTTP statuses wherever they happen.
+          const fold = new MessageFold();
+          for (let next = await call.events.next(); !next.done; next = await call.events.next())
+            for (const event of next.value) fold.apply(event);
+          return { body: fold.result(), headers: replyHeaders(call) };
+        }
+        const deadline = new WriteDeadline(context.response, options.writeTimeoutMs, options.onCut);
+        await streamReply(
+          context,
+          call,
+          new SseWriter(context.response, options.pingIntervalMs, options.closing, deadline),
+          options.redaction,
+        );
+        return WRITTEN;
+      } finally {
+        outputTokens = recordOutcome(context.record, call);
+      }
     } finally {
-      recordOutcome(context.record, call);
+      // However the request ended: its place in flight goes back, and it pays what it generated
+      // (a stream cut short included; nothing when it was refused before generating).
+      limitCharge?.settle(outputTokens);
     }
   });
 }
 
 /**
- * What the turn came to, however it ended, for the access log and the metrics (observability/),
- * and the output tokens it generated for the key's limits (a stream cut short pays what it produced).
+ * What the turn came to, however it ended, for the access log and the metrics (observability/);
+ * answers the output tokens it generated, for the key's limits.
  */
-function recordOutcome(record: RequestRecord, call: MessageCall): void {
+function recordOutcome(record: RequestRecord, call: MessageCall): number {
   const summary = call.events.summary();
-  call.limitCharge?.settle(summary.outputTokens);
   record.streamed = call.stream;
   record.backend = call.backendName();
   record.stopReason = summary.stopReason;
@@ -79,6 +95,7 @@ function recordOutcome(record: RequestRecord, call: MessageCall): void {
   record.cacheReadInputTokens = summary.cacheReadInputTokens;
   record.cacheCreationInputTokens = summary.cacheCreationInputTokens;
   record.firstOutputAt = call.events.firstOutputAt;
+  return summary.outputTokens;
 }
 
 /**

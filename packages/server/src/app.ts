@@ -42,7 +42,7 @@ import { registerModelsRoutes } from './routes/models/route.js';
 import { registerReadyRoute } from './routes/ready/route.js';
 import { registerUsageRoute } from './routes/usage/route.js';
 import { Signer } from './signing/signer.js';
-import { resolveSigningKey } from './signing/signing-key.js';
+import { resolveSigningKey, type SigningKeys } from './signing/signing-key.js';
 import { ServiceTools, type ToolProviders } from './tools/service-tools.js';
 
 export interface AppOptions {
@@ -54,9 +54,10 @@ export interface AppOptions {
   /**
    * The signing key (docs/decisions/0014-signed-server-blocks.md), in place of the config's
    * `signingKey` or the key file in its `dataFolder`; with none of the three, a random key for
-   * this app alone. A string needs 32 characters, bytes 32 bytes.
+   * this app alone. A string needs 32 characters, bytes 32 bytes; a list of strings, or resolved
+   * keys, signs with the first and verifies with all.
    */
-  signingKey?: string | Uint8Array;
+  signingKey?: string | readonly string[] | Uint8Array | SigningKeys;
   /** JSON log lines on stdout from this level up; silent when not given (tests, benchmarks). */
   logLevel?: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
   /** Where the log lines go instead of stdout (a test reads them). */
@@ -120,14 +121,16 @@ export class App {
     this.limit = new ConnectionLimit(listen.maxConnections ?? defaultMaxConnections());
     this.redaction = new ReplyRedaction(configuredSecrets(options.config));
     this.batching = new ReplyBatching((error) => this.log.error({ err: error }, 'writing a reply failed'));
-    this.signer = new Signer(
+    const keys =
       options.signingKey instanceof Uint8Array
-        ? options.signingKey
-        : resolveSigningKey({
-            signingKey: options.signingKey ?? options.config.signingKey,
-            dataFolder: options.config.dataFolder,
-          }),
-    );
+        ? { current: Buffer.from(options.signingKey), retired: [] }
+        : options.signingKey !== undefined && typeof options.signingKey === 'object' && 'current' in options.signingKey
+          ? options.signingKey
+          : resolveSigningKey({
+              signingKey: options.signingKey ?? options.config.signingKey,
+              dataFolder: options.config.dataFolder,
+            });
+    this.signer = new Signer(keys.current, keys.retired);
     this.serverTools =
       options.serverTools ?? new ServiceTools(options.config.serverTools, this.signer, options.toolProviders);
     this.router.get('/health', async () => ({ body: { status: 'ok' } }));

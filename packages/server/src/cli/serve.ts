@@ -11,7 +11,7 @@ import type { ModelDownloadError } from '../backends/llama-cpp/model-file.js';
 import type { ModelConfig } from '../config/config-schema.js';
 import { ConfigError, loadConfig } from '../config/load-config.js';
 import type { ModelRegistry } from '../models/model-registry.js';
-import { defaultDataFolder, resolveSigningKey } from '../signing/signing-key.js';
+import { defaultDataFolder, resolveSigningKey, type SigningKeys } from '../signing/signing-key.js';
 import { serveSettings, type ServeFlags, type ServeSettings } from './serve-settings.js';
 import { startTracing, type Tracing } from './tracing-setup.js';
 
@@ -21,7 +21,7 @@ const SHUTDOWN_GRACE_MS = 10_000;
 export async function serve(flags: ServeFlags): Promise<void> {
   let settings: ServeSettings;
   let loaded;
-  let signingKey: Buffer;
+  let signingKey: SigningKeys;
   let tracing: Tracing | undefined;
   try {
     settings = serveSettings(flags);

@@ -325,11 +325,13 @@ export const serviceConfig = z.strictObject({
       'A request field this service does not know: "refuse" answers 400 naming it, as the public API does; "ignore" drops it and names it in the mms-ignored-fields reply header (for clients newer than docs/compatibility.md).',
     ),
   signingKey: z
-    .string()
-    .min(32, 'must have at least 32 characters')
+    .union([
+      z.string().min(32, 'must have at least 32 characters'),
+      z.array(z.string().min(32, 'must have at least 32 characters')).min(1, 'a list needs at least one key'),
+    ])
     .optional()
     .describe(
-      'The key that signs thinking blocks, server tool call ids and web search content, so that they verify when they come back (docs/decisions/0014). Replicas must share it. Without it: a key made at first start and kept in dataFolder.',
+      'The key that signs thinking blocks, server tool call ids and web search content, so that they verify when they come back (docs/decisions/0014). Replicas must share it. A list rotates keys: the first signs, the others only verify, so that what an old key signed stays good until it is dropped. Without it: a key made at first start and kept in dataFolder.',
     ),
   metrics: z
     .strictObject({

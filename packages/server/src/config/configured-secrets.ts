@@ -16,7 +16,8 @@ export function configuredSecrets(
   config: ServiceConfig,
   environment: NodeJS.ProcessEnv = process.env,
 ): ConfiguredSecrets {
-  const secrets: Array<string | undefined> = [...config.apiKeys, config.signingKey];
+  const signingKeys = typeof config.signingKey === 'string' ? [config.signingKey] : (config.signingKey ?? []);
+  const secrets: Array<string | undefined> = [...config.apiKeys, ...signingKeys];
   const baseURLs: string[] = [];
   for (const model of config.models) {
     for (const backend of modelBackends(model)) {

@@ -18,26 +18,41 @@ const TAG_BYTES = 16;
 export const TAG_CHARACTERS = 22;
 
 export class Signer {
-  private readonly key: Buffer;
+  private readonly keys: Buffer[];
 
-  constructor(key: Uint8Array) {
-    if (key.byteLength < MIN_KEY_BYTES) throw new Error(`a signing key needs at least ${MIN_KEY_BYTES} bytes`);
-    this.key = Buffer.from(key);
+  /**
+   * `key` signs; `retired` keys (a rotation's old ones, issue 32) only verify, so that what they
+   * signed, a paused turn or a thinking block in a conversation still going, stays good while
+   * the new key takes over.
+   */
+  constructor(key: Uint8Array, retired: readonly Uint8Array[] = []) {
+    for (const each of [key, ...retired])
+      if (each.byteLength < MIN_KEY_BYTES) throw new Error(`a signing key needs at least ${MIN_KEY_BYTES} bytes`);
+    this.keys = [key, ...retired].map((each) => Buffer.from(each));
   }
 
-  /** The tag of `fields` for `purpose`: TAG_CHARACTERS base64url characters. */
+  /** The tag of `fields` for `purpose` under the signing key: TAG_CHARACTERS base64url characters. */
   tag(purpose: SigningPurpose, fields: readonly string[]): string {
-    const hmac = createHmac('sha256', this.key);
-    addField(hmac, purpose);
-    for (const field of fields) addField(hmac, field);
-    return hmac.digest().subarray(0, TAG_BYTES).toString('base64url');
+    return tagUnder(this.keys[0]!, purpose, fields);
   }
 
-  /** Whether `tag` is the tag of `fields` for `purpose`, compared in constant time. */
+  /** Whether `tag` is the tag of `fields` for `purpose` under any of the keys, compared in constant time. */
   verifies(tag: string, purpose: SigningPurpose, fields: readonly string[]): boolean {
     if (tag.length !== TAG_CHARACTERS) return false;
-    return timingSafeEqual(Buffer.from(tag), Buffer.from(this.tag(purpose, fields)));
+    const given = Buffer.from(tag);
+    let verified = false;
+    // Every key is tried, whichever matches, so that the time taken says nothing of which did.
+    for (const key of this.keys)
+      verified = timingSafeEqual(given, Buffer.from(tagUnder(key, purpose, fields))) || verified;
+    return verified;
   }
+}
+
+function tagUnder(key: Buffer, purpose: SigningPurpose, fields: readonly string[]): string {
+  const hmac = createHmac('sha256', key);
+  addField(hmac, purpose);
+  for (const field of fields) addField(hmac, field);
+  return hmac.digest().subarray(0, TAG_BYTES).toString('base64url');
 }
 
 /** Adds `field` to a MAC or hash with its length in bytes in front (4 bytes, big-endian). */

@@ -1,9 +1,10 @@
 /**
  * Where the signing key comes from (docs/decisions/0014-signed-server-blocks.md): the config's
- * `signingKey`, which replicas share; else a key file in the data folder, made with 32 random
- * bytes at first start and read at every later one, so that a restart keeps what the service
- * signed verifiable; else, for a program that embeds the service and names neither, a random key
- * that lives as long as the process.
+ * `signingKey`, which replicas share (a list while a key is rotated: the first signs, the others
+ * only verify); else a key file in the data folder, made with 32 random bytes at first start and
+ * read at every later one, so that a restart keeps what the service signed verifiable; else, for
+ * a program that embeds the service and names neither, a random key that lives as long as the
+ * process.
  */
 import { randomBytes } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
@@ -21,19 +22,33 @@ export function defaultDataFolder(): string {
 }
 
 export interface KeySources {
-  signingKey?: string | undefined;
+  /** One key, or the signing key first and then retired ones that still verify. */
+  signingKey?: string | readonly string[] | undefined;
   dataFolder?: string | undefined;
 }
 
-/** The key bytes: `signingKey`'s UTF-8, the data folder's key file, or random ones. */
-export function resolveSigningKey(sources: KeySources): Buffer {
+/** The key that signs, and retired ones that only verify (a rotation's old keys). */
+export interface SigningKeys {
+  current: Buffer;
+  retired: Buffer[];
+}
+
+/** The keys: `signingKey`'s UTF-8, the data folder's key file, or random ones. */
+export function resolveSigningKey(sources: KeySources): SigningKeys {
   if (sources.signingKey !== undefined) {
-    if (sources.signingKey.length < MIN_KEY_BYTES)
-      throw new ConfigError(`signingKey: must have at least ${MIN_KEY_BYTES} characters`);
-    return Buffer.from(sources.signingKey, 'utf8');
+    const given = typeof sources.signingKey === 'string' ? [sources.signingKey] : sources.signingKey;
+    const keys = given.map((key, index) => {
+      if (key.length < MIN_KEY_BYTES) {
+        const field = typeof sources.signingKey === 'string' ? 'signingKey' : `signingKey.${index}`;
+        throw new ConfigError(`${field}: must have at least ${MIN_KEY_BYTES} characters`);
+      }
+      return Buffer.from(key, 'utf8');
+    });
+    if (keys.length === 0) throw new ConfigError('signingKey: a list needs at least one key');
+    return { current: keys[0]!, retired: keys.slice(1) };
   }
-  if (sources.dataFolder !== undefined) return keyFileIn(sources.dataFolder);
-  return randomBytes(MIN_KEY_BYTES);
+  if (sources.dataFolder !== undefined) return { current: keyFileIn(sources.dataFolder), retired: [] };
+  return { current: randomBytes(MIN_KEY_BYTES), retired: [] };
 }
 
 /**

@@ -29,7 +29,7 @@ export interface ReplyOptions {
 export function registerMessagesRoute(router: Router, services: MessageServices, options: ReplyOptions): void {
   router.post('/v1/messages', async (context) => {
     const cancellation = abortOnDisconnect(context.response);
-    const body = await readJsonBody(context.request);
+    const body = await readJsonBody(context.request, context.bodyBytes);
     // Resolves once the request is admitted (a slot, or a place in the queue); anything it
     // throws is an HTTP status, streamed or not.
     const call = await startMessage(

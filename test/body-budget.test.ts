@@ -9,7 +9,14 @@ import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Socket } from 'node:net';
 import { postJson, startService, type RunningService } from '@model-messages/testing';
-import { assertEnvelope, openSocket, parseReply, readUntilClosed, requestHead } from './raw-http-support.js';
+import {
+  assertEnvelope,
+  openSocket,
+  parseReply,
+  readUntilClosed,
+  requestHead,
+  type RawReply,
+} from './raw-http-support.js';
 
 const MEGABYTE = 1024 * 1024;
 const BUDGET = 40 * MEGABYTE;
@@ -44,15 +51,34 @@ async function bodyBytesInFlightReach(bytes: number): Promise<void> {
     await new Promise((resume) => setTimeout(resume, 10));
 }
 
-/** A request in flight that declares `length` bytes of body and sends only its first few. */
-async function bodyInFlight(length: number): Promise<Socket> {
+/**
+ * A message request whose head, sent alone on a connection of its own, frames its body with
+ * `framing` (`content-length: N`, `transfer-encoding: chunked`): its socket, and all the service
+ * sends on it until the connection closes.
+ */
+async function sendHead(framing: string): Promise<{ socket: Socket; received: Promise<string> }> {
   const socket = await openSocket(service);
   sockets.push(socket);
-  socket.write(
-    `${requestHead(service, 'POST', '/v1/messages', [...JSON_HEADERS, `content-length: ${length}`])}\r\n\r\n{"model":`,
-  );
+  const received = readUntilClosed(socket);
+  socket.write(`${requestHead(service, 'POST', '/v1/messages', [...JSON_HEADERS, framing])}\r\n\r\n`);
+  return { socket, received };
+}
+
+/** A request in flight that declares `length` bytes of body and sends only its first few. */
+async function bodyInFlight(length: number): Promise<Socket> {
+  const { socket } = await sendHead(`content-length: ${length}`);
+  socket.write('{"model":');
   await bodyBytesInFlightReach(length);
   return socket;
+}
+
+/** The budget's refusal: a 529 in the envelope that names the setting, with retry-after, and the connection closed. */
+function assertBudgetRefusal(reply: RawReply): void {
+  const envelope = assertEnvelope(reply, 529, 'overloaded');
+  assert.equal(envelope.error.type, 'overloaded_error');
+  assert.match(envelope.error.message, /\(40 MB, listen\.maxBodyBytesInFlight\)/);
+  assert.equal(reply.headers['retry-after'], '1');
+  assert.equal(reply.headers.connection, 'close');
 }
 
 /** A valid request `bytes` long whose prompt is far past the model's window: read whole, then refused by the model. */
@@ -70,19 +96,9 @@ function chunk(data: string): string {
 describe('the budget of request-body bytes in flight', () => {
   test('a declared body over what is left gets a 529 with retry-after before any of it is sent, and its connection closes', async () => {
     await bodyInFlight(30 * MEGABYTE);
-    const socket = await openSocket(service);
-    sockets.push(socket);
-    const reading = readUntilClosed(socket);
     // The head alone: the reply and the close come back without a byte of the body.
-    socket.write(
-      `${requestHead(service, 'POST', '/v1/messages', [...JSON_HEADERS, `content-length: ${20 * MEGABYTE}`])}\r\n\r\n`,
-    );
-    const reply = parseReply(await reading);
-    const envelope = assertEnvelope(reply, 529, 'overloaded');
-    assert.equal(envelope.error.type, 'overloaded_error');
-    assert.match(envelope.error.message, /\(40 MB, listen\.maxBodyBytesInFlight\)/);
-    assert.equal(reply.headers['retry-after'], '1');
-    assert.equal(reply.headers.connection, 'close');
+    const { received } = await sendHead(`content-length: ${20 * MEGABYTE}`);
+    assertBudgetRefusal(parseReply(await received));
     assert.equal(await metric('mms_body_budget_refusals_total'), 1);
     assert.equal(await metric('mms_request_body_bytes_in_flight'), 30 * MEGABYTE);
   });
@@ -106,20 +122,12 @@ describe('the budget of request-body bytes in flight', () => {
 
   test('a chunked body is refused 529 once it would pass the budget, and its connection closes', async () => {
     await bodyInFlight(30 * MEGABYTE);
-    const socket = await openSocket(service);
-    sockets.push(socket);
-    const reading = readUntilClosed(socket);
-    socket.write(
-      `${requestHead(service, 'POST', '/v1/messages', [...JSON_HEADERS, 'transfer-encoding: chunked'])}\r\n\r\n`,
-    );
+    const { socket, received } = await sendHead('transfer-encoding: chunked');
     // 4 MB at a time, past the 10 MB left by the third; the service closes before the last.
     const piece = 'x'.repeat(4 * MEGABYTE);
     socket.write(chunk(`{"model":"mid","max_tokens":5,"messages":[{"role":"user","content":"${piece}`));
     for (let sent = 1; sent < 5 && !socket.destroyed; sent += 1) socket.write(chunk(piece));
-    const reply = parseReply(await reading);
-    assertEnvelope(reply, 529, 'overloaded');
-    assert.equal(reply.headers.connection, 'close');
-    assert.equal(reply.headers['retry-after'], '1');
+    assertBudgetRefusal(parseReply(await received));
   });
 
   test('a client that goes away mid-body gives its bytes back', async () => {

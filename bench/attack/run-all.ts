@@ -48,6 +48,8 @@ const STEPS: Step[] = [
     arguments: ['--mode', 'trickle', '--seconds', '10'],
     limitSeconds: 60,
   },
+  // 60 bodies of 30 MB at once: past the default budget of any machine (at most 1 GB).
+  { name: 'body flood', script: 'body-flood.ts', arguments: ['--bodies', '60'], limitSeconds: 180 },
   {
     name: 'bad-input fuzz',
     script: 'bad-input-fuzz.ts',

@@ -8,6 +8,7 @@ import type { IncomingMessage } from 'node:http';
 import { MAX_REQUEST_BYTES, ServiceError } from '@model-messages/protocol';
 import type { BodyBytesHold } from './body-bytes-budget.js';
 import { jsonBodyParser } from './json-body-parser.js';
+import { lingerAfterLastReply } from './lingering-close.js';
 import { parseJsonText } from './json-text.js';
 
 /**
@@ -34,7 +35,7 @@ export function readJsonBody(request: IncomingMessage, bodyBytes: BodyBytesHold)
   if (!chunked) {
     const length = Number(declaredLength);
     if (length > MAX_REQUEST_BYTES) return Promise.reject(tooLarge());
-    if (!bodyBytes.take(length)) return Promise.reject(bodyBytes.refusal());
+    if (!bodyBytes.take(length)) return Promise.reject(budgetRefusal(request, bodyBytes));
   }
   return new Promise((resolve, reject) => {
     // Inline arrows, not named ones: tsx names a named function each time it is created, at a
@@ -53,6 +54,15 @@ function isJsonMediaType(contentType: string | undefined): boolean {
   const semicolon = contentType.indexOf(';');
   const mediaType = (semicolon < 0 ? contentType : contentType.slice(0, semicolon)).trim().toLowerCase();
   return mediaType === 'application/json';
+}
+
+/**
+ * The budget's 529 (body-bytes-budget.ts). Its reply closes the connection, which then reads no
+ * further and lingers for the client, still sending, to read the reply (lingering-close.ts).
+ */
+function budgetRefusal(request: IncomingMessage, bodyBytes: BodyBytesHold): ServiceError {
+  lingerAfterLastReply(request.socket);
+  return bodyBytes.refusal();
 }
 
 function tooLarge(): ServiceError {
@@ -86,9 +96,8 @@ class BodyCollector {
       return;
     }
     if (this.chunkedRequest !== undefined && !this.bodyBytes.take(chunk.length)) {
-      // Read no further: the reply closes the connection (body-bytes-budget.ts).
       this.chunkedRequest.pause();
-      this.fail(this.bodyBytes.refusal());
+      this.fail(budgetRefusal(this.chunkedRequest, this.bodyBytes));
       return;
     }
     this.chunks.push(chunk);

@@ -8,8 +8,8 @@ import type { IncomingMessage } from 'node:http';
 import { MAX_REQUEST_BYTES, ServiceError } from '@model-messages/protocol';
 import type { BodyBytesHold } from './body-bytes-budget.js';
 import { jsonBodyParser } from './json-body-parser.js';
-import { lingerAfterLastReply } from './lingering-close.js';
 import { parseJsonText } from './json-text.js';
+import { lingerAfterLastReply } from './lingering-close.js';
 
 /**
  * Up to here a body is parsed on the event loop: the costliest 512 KB (a quarter of a million

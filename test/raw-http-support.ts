@@ -40,7 +40,9 @@ export async function readUntilClosed(socket: Socket): Promise<string> {
   socket.on('error', () => undefined);
   // A socket paused on purpose stays paused when a 'data' listener is added.
   socket.resume();
-  if (!socket.destroyed) await once(socket, 'close');
+  // Not events.once(socket, 'close'), which rejects on the 'error' before it: a write that fails
+  // (EPIPE) once the service closed is no failure of the reply.
+  if (!socket.destroyed) await new Promise((closed) => socket.once('close', closed));
   return text;
 }
 

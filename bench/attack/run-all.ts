@@ -52,6 +52,8 @@ const STEPS: Step[] = [
   { name: 'schema flood', script: 'schema-flood.ts', arguments: ['--count', '100'], limitSeconds: 240 },
   // Issue 31: bursts of 1,500 requests on the memory store and on Redis, healthy, paused, killed.
   { name: 'limit bursts', script: 'limit-bursts.ts', arguments: ['--burst', '1500'], limitSeconds: 300 },
+  // 60 bodies of 30 MB at once: past the default budget of any machine (at most 1 GB).
+  { name: 'body flood', script: 'body-flood.ts', arguments: ['--bodies', '60'], limitSeconds: 180 },
   {
     name: 'bad-input fuzz',
     script: 'bad-input-fuzz.ts',

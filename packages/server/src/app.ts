@@ -3,10 +3,11 @@
  * checks on a request: request id -> the edge's own (a connection over listen.maxConnections:
  * 503; HTTP/1.1 without Host: 400; an Expect other than 100-continue: 417) -> API key (not for
  * /health and /ready, nor for /metrics when the config makes it public) -> version header (on
- * /v1) -> route (404 when none) -> body size and JSON (in the routes that take a body). What
- * node:http would answer on its own, before a request reaches here, is answered in the same
- * envelope (http/socket-error-reply.ts). Every request that reaches here ends in one access log
- * line, its metrics and its span (observability/request-observer.ts).
+ * /v1) -> route (404 when none) -> body size, the budget of body bytes in flight (issue 31) and
+ * JSON (in the routes that take a body). What node:http would answer on its own, before a request
+ * reaches here, is answered in the same envelope (http/socket-error-reply.ts). Every request that
+ * reaches here ends in one access log line, its metrics and its span
+ * (observability/request-observer.ts).
  *
  * No web framework: the one used before cost a fifth of the service's throughput on the
  * scripted backend, for routing five paths and reading a JSON body (docs/decisions/0012).
@@ -21,10 +22,12 @@ import { configuredSecrets } from './config/configured-secrets.js';
 import { ApiKeyCheck } from './http/auth.js';
 import type { ClientKey } from './keys/client-key.js';
 import { KeyLimiter } from './limits/key-limiter.js';
+import { BodyBytesBudget } from './http/body-bytes-budget.js';
 import { ConnectionClosing } from './http/connection-closing.js';
 import { ConnectionLimit } from './http/connection-limit.js';
 import { errorReply } from './http/error-reply.js';
 import { endJsonBody } from './http/json-body-writing.js';
+import { defaultMaxBodyBytesInFlight } from './http/machine-memory.js';
 import { defaultMaxConnections } from './http/open-file-limit.js';
 import { ReplyBatching } from './http/reply-batching.js';
 import { ReplyRedaction } from './http/reply-redaction.js';
@@ -100,6 +103,8 @@ export class App {
   private readonly router = new Router();
   private readonly closing = new ConnectionClosing();
   private readonly limit: ConnectionLimit;
+  /** listen.maxBodyBytesInFlight: the request-body bytes held at once (issue 31). */
+  private readonly bodyBudget: BodyBytesBudget;
   /** Takes the configured secrets and addresses out of error replies (http/reply-redaction.ts). */
   private readonly redaction: ReplyRedaction;
   private readonly batching: ReplyBatching;
@@ -114,9 +119,10 @@ export class App {
   constructor(private readonly options: AppOptions) {
     const logOptions = { level: options.logLevel ?? 'silent' };
     this.log = options.logDestination ? pino(logOptions, options.logDestination) : pino(logOptions);
-    this.limiter = KeyLimiter.fromConfig(options.config.limits, (event) => this.observer.report(event));
-    this.observer = new RequestObserver(this.log, options.registry, this.limiter);
     const listen = options.config.listen;
+    this.limiter = KeyLimiter.fromConfig(options.config.limits, (event) => this.observer.report(event));
+    this.bodyBudget = new BodyBytesBudget(listen.maxBodyBytesInFlight ?? defaultMaxBodyBytesInFlight());
+    this.observer = new RequestObserver(this.log, options.registry, this.limiter, this.bodyBudget);
     this.keys = new ApiKeyCheck(options.config.apiKeys, options.config.keys);
     this.limit = new ConnectionLimit(listen.maxConnections ?? defaultMaxConnections());
     this.redaction = new ReplyRedaction(configuredSecrets(options.config));
@@ -204,7 +210,7 @@ export class App {
     const bound = this.server.address() as AddressInfo;
     const host = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
     this.log.info(
-      `Server listening at http://${host}:${bound.port}, holding at most ${this.limit.max} connections (listen.maxConnections)`,
+      `Server listening at http://${host}:${bound.port}, holding at most ${this.limit.max} connections (listen.maxConnections) and ${this.bodyBudget.limitMegabytes} MB of request bodies at once (listen.maxBodyBytesInFlight)`,
     );
   }
 
@@ -254,6 +260,8 @@ export class App {
     const requestId = newRequestId();
     const method = request.method ?? 'GET';
     const record = this.observer.begin(requestId, method, request.headers);
+    // What this request's body takes from the budget, held until the request ends.
+    const bodyBytes = this.bodyBudget.hold();
     this.limit.requestStarted(request.socket);
     const url = request.url ?? '/';
     const queryStart = url.indexOf('?');
@@ -284,6 +292,7 @@ export class App {
         query: queryStart < 0 ? '' : url.slice(queryStart + 1),
         log: this.log,
         record,
+        bodyBytes,
       });
       if (reply === WRITTEN) record.status = response.statusCode;
       else if ('text' in reply) {
@@ -304,6 +313,7 @@ export class App {
       this.sendError(response, record, error);
     } finally {
       this.inFlight -= 1;
+      bodyBytes.release();
       this.observer.end(record, response);
     }
   }

@@ -4,6 +4,7 @@
  * generated from this and kept in step by a test.
  */
 import { z } from 'zod';
+import { MAX_REQUEST_BYTES } from '@model-messages/protocol';
 import { backendConfig, type BackendConfig } from '../backends/backend-config.js';
 import { fallbackOnlyViolations, withPlacedDefaults } from '../backends/backend-defaults.js';
 import { fallbackConfig } from '../backends/fallback/fallback-config.js';
@@ -256,6 +257,13 @@ const listenConfig = z
       .optional()
       .describe(
         "Connections held at once. At the limit a new connection takes the place of the oldest one with no request in flight; when every one has a request in flight, the new one's request is answered 503. Default: the process's open file limit less 256 for the service's own files, at most 4096 (docs/deployment.md).",
+      ),
+    maxBodyBytesInFlight: z
+      .int()
+      .min(MAX_REQUEST_BYTES)
+      .optional()
+      .describe(
+        "Request-body bytes held at once, by every request together: a body holds its bytes from its first byte until its request ends. A body whose declared length does not fit in what is left is answered 529 (retry-after) before any of it is read, a chunked one once it would pass it; the connection then closes. At least 33554432 (32 MB, the largest body). Default: a sixteenth of the machine's memory (or of the container's limit), at least 128 MB and at most 1 GB (docs/deployment.md).",
       ),
     headersTimeoutMs: z
       .int()

@@ -1,12 +1,15 @@
 /**
  * The request body as JSON: JSON content only (spec: Authentication, content-type), at most
- * 32 MB (413 past it), parsed as json-text.ts says; a body over `PARSE_ON_LOOP_BYTES` is
- * scanned and parsed in a worker (json-body-parser.ts).
+ * 32 MB (413 past it), within what is left of the service's budget of body bytes in flight (529
+ * past it, body-bytes-budget.ts), parsed as json-text.ts says; a body over `PARSE_ON_LOOP_BYTES`
+ * is scanned and parsed in a worker (json-body-parser.ts).
  */
 import type { IncomingMessage } from 'node:http';
 import { MAX_REQUEST_BYTES, ServiceError } from '@model-messages/protocol';
+import type { BodyBytesHold } from './body-bytes-budget.js';
 import { jsonBodyParser } from './json-body-parser.js';
 import { parseJsonText } from './json-text.js';
+import { lingerAfterLastReply } from './lingering-close.js';
 
 /**
  * Up to here a body is parsed on the event loop: the costliest 512 KB (a quarter of a million
@@ -15,20 +18,29 @@ import { parseJsonText } from './json-text.js';
  */
 export const PARSE_ON_LOOP_BYTES = 512 * 1024;
 
-/** The parsed body; undefined when the request has none (a POST with no body is the route's to refuse). */
-export function readJsonBody(request: IncomingMessage): Promise<unknown> {
+/**
+ * The parsed body; undefined when the request has none (a POST with no body is the route's to
+ * refuse). Its bytes are taken from the app's budget into `bodyBytes`, which holds them until the
+ * request ends (app.ts gives them back).
+ */
+export function readJsonBody(request: IncomingMessage, bodyBytes: BodyBytesHold): Promise<unknown> {
   const headers = request.headers;
   const declaredLength = headers['content-length'];
-  if (headers['transfer-encoding'] === undefined && (declaredLength === undefined || declaredLength === '0'))
-    return Promise.resolve(undefined);
+  const chunked = headers['transfer-encoding'] !== undefined;
+  if (!chunked && (declaredLength === undefined || declaredLength === '0')) return Promise.resolve(undefined);
   if (!isJsonMediaType(headers['content-type']))
     return Promise.reject(new ServiceError('invalid_request', 'content-type: must be application/json'));
-  // A declared length over the limit is refused before a byte of the body is read.
-  if (declaredLength !== undefined && Number(declaredLength) > MAX_REQUEST_BYTES) return Promise.reject(tooLarge());
+  // A declared length over the limit, or over what is left of the budget, is refused before a
+  // byte of the body is read; one that fits takes all of it now (body-bytes-budget.ts).
+  if (!chunked) {
+    const length = Number(declaredLength);
+    if (length > MAX_REQUEST_BYTES) return Promise.reject(tooLarge());
+    if (!bodyBytes.take(length)) return Promise.reject(budgetRefusal(request, bodyBytes));
+  }
   return new Promise((resolve, reject) => {
     // Inline arrows, not named ones: tsx names a named function each time it is created, at a
     // cost on every request. Nothing is detached: after the first outcome the rest are no-ops.
-    const body = new BodyCollector(resolve, reject);
+    const body = new BodyCollector(resolve, reject, chunked ? request : undefined, bodyBytes);
     request.on('data', (chunk: Buffer) => body.add(chunk));
     request.on('end', () => body.end());
     request.on('error', (error: Error) => body.failedToRead(error));
@@ -44,13 +56,24 @@ function isJsonMediaType(contentType: string | undefined): boolean {
   return mediaType === 'application/json';
 }
 
+/**
+ * The budget's 529 (body-bytes-budget.ts). Its reply closes the connection, which then reads no
+ * further and lingers for the client, still sending, to read the reply (lingering-close.ts).
+ */
+function budgetRefusal(request: IncomingMessage, bodyBytes: BodyBytesHold): ServiceError {
+  lingerAfterLastReply(request.socket);
+  return bodyBytes.refusal();
+}
+
 function tooLarge(): ServiceError {
   return new ServiceError('request_too_large', 'Request exceeds the maximum allowed number of bytes (32 MB).');
 }
 
 /**
  * The body's chunks until its end. A body past the limit is answered at once; the rest of it is
- * read and dropped by node:http once the reply has gone out.
+ * read and dropped by node:http once the reply has gone out. A chunked body takes each chunk from
+ * the budget as it comes; one past what is left is answered 529, and is not read further: its
+ * connection closes after the reply.
  */
 class BodyCollector {
   private chunks: Buffer[] = [];
@@ -60,13 +83,24 @@ class BodyCollector {
   constructor(
     private readonly resolve: (value: unknown) => void,
     private readonly reject: (error: unknown) => void,
+    /** A chunked body's request: its chunks take from the budget as they come. */
+    private readonly chunkedRequest: IncomingMessage | undefined,
+    private readonly bodyBytes: BodyBytesHold,
   ) {}
 
   add(chunk: Buffer): void {
     if (this.settled) return;
     this.bytes += chunk.length;
-    if (this.bytes > MAX_REQUEST_BYTES) this.fail(tooLarge());
-    else this.chunks.push(chunk);
+    if (this.bytes > MAX_REQUEST_BYTES) {
+      this.fail(tooLarge());
+      return;
+    }
+    if (this.chunkedRequest !== undefined && !this.bodyBytes.take(chunk.length)) {
+      this.chunkedRequest.pause();
+      this.fail(budgetRefusal(this.chunkedRequest, this.bodyBytes));
+      return;
+    }
+    this.chunks.push(chunk);
   }
 
   end(): void {

@@ -8,15 +8,8 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { ERROR_CODE_HEADER, errorEnvelope, ServiceError } from '@model-messages/protocol';
+import { destroyAfterLinger } from './lingering-close.js';
 import { newRequestId } from './request-id.js';
-
-/**
- * How long a socket answered here stays open for its client to read the reply. Destroyed at
- * once, a socket with unread bytes from its client sends a reset, which can discard the reply
- * before the client reads it; left open, a client that never closes its side (node:http's
- * sockets are half-open) would hold the descriptor for good.
- */
-const LINGER_MS = 1_000;
 
 export interface ClientErrorLimits {
   headersTimeoutMs: number;
@@ -52,7 +45,7 @@ export function clientErrorOf(
   }
 }
 
-/** Writes `error` as the connection's last reply and closes it. */
+/** Writes `error` as the connection's last reply and closes it, lingering for its client to read it (lingering-close.ts). */
 export function writeSocketErrorReply(
   socket: Socket,
   error: ServiceError,
@@ -72,6 +65,5 @@ export function writeSocketErrorReply(
   let head = `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? ''}\r\n`;
   for (const [name, value] of Object.entries(headers)) head += `${name}: ${value}\r\n`;
   socket.end(`${head}\r\n${body}`);
-  const linger = setTimeout(() => socket.destroy(), LINGER_MS).unref();
-  socket.once('close', () => clearTimeout(linger));
+  destroyAfterLinger(socket);
 }

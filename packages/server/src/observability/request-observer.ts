@@ -5,6 +5,7 @@
  */
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
+import type { BodyBytesBudget } from '../http/body-bytes-budget.js';
 import type { KeyLimiter } from '../limits/key-limiter.js';
 import type { ModelRegistry } from '../models/model-registry.js';
 import { accessLogLine } from './access-log.js';
@@ -22,8 +23,9 @@ export class RequestObserver {
     private readonly log: Logger,
     registry: ModelRegistry,
     limiter: KeyLimiter,
+    bodyBudget: BodyBytesBudget,
   ) {
-    this.metrics = new ServiceMetrics(registry, limiter);
+    this.metrics = new ServiceMetrics(registry, limiter, bodyBudget);
     this.unsubscribe = registry.events.subscribe((event) => this.report(event));
   }
 

@@ -1,14 +1,16 @@
 /**
- * listen.maxBodyBytesInFlight (issue 31): the request-body bytes the service holds at once. A body
+ * listen.maxBodyMemoryInFlight (issue 31): the memory request bodies hold at once, twice a body's
+ * length (MEMORY_PER_BODY_BYTE). A body
  * whose declared length does not fit in what is left is answered 529 before any of it is sent,
  * a chunked body once it would pass the budget, and the connection closes; bodies that fit are
  * served, and each request gives its bytes back when it ends, whether its client stayed or not.
- * The budget's own accounting: packages/server/test/body-bytes-budget.test.ts.
+ * The budget's own accounting: packages/server/test/body-memory-budget.test.ts.
  */
 import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Socket } from 'node:net';
 import { postJson, startService, type RunningService } from '@model-messages/testing';
+import { MEMORY_PER_BODY_BYTE } from '../packages/server/src/http/body-memory-budget.js';
 import {
   assertEnvelope,
   openSocket,
@@ -19,7 +21,8 @@ import {
 } from './raw-http-support.js';
 
 const MEGABYTE = 1024 * 1024;
-const BUDGET = 40 * MEGABYTE;
+/** Room for 40 MB of body. */
+const BUDGET = 80 * MEGABYTE;
 /** More than half the budget: two such bodies never fit together. */
 const LARGE_BODY = 21 * MEGABYTE;
 const JSON_HEADERS = ['content-type: application/json'];
@@ -28,7 +31,7 @@ const hello = { model: 'mid', max_tokens: 5, messages: [{ role: 'user', content:
 let service: RunningService;
 const sockets: Socket[] = [];
 before(async () => {
-  service = await startService({ listen: { maxBodyBytesInFlight: BUDGET } });
+  service = await startService({ listen: { maxBodyMemoryInFlight: BUDGET } });
 });
 afterEach(async () => {
   for (const socket of sockets.splice(0)) socket.destroy();
@@ -45,9 +48,9 @@ async function metric(name: string): Promise<number> {
   return Number(line.slice(name.length + 1));
 }
 
-/** Waits until the bytes held by bodies in flight are `bytes` (the test's own time limit bounds it). */
+/** Waits until the bodies in flight hold the memory of `bytes` body bytes (the test's own time limit bounds it). */
 async function bodyBytesInFlightReach(bytes: number): Promise<void> {
-  while ((await metric('mms_request_body_bytes_in_flight')) !== bytes)
+  while ((await metric('mms_request_body_memory_bytes')) !== bytes * MEMORY_PER_BODY_BYTE)
     await new Promise((resume) => setTimeout(resume, 10));
 }
 
@@ -76,7 +79,7 @@ async function bodyInFlight(length: number): Promise<Socket> {
 function assertBudgetRefusal(reply: RawReply): void {
   const envelope = assertEnvelope(reply, 529, 'overloaded');
   assert.equal(envelope.error.type, 'overloaded_error');
-  assert.match(envelope.error.message, /\(40 MB, listen\.maxBodyBytesInFlight\)/);
+  assert.match(envelope.error.message, /\(80 MB of memory, listen\.maxBodyMemoryInFlight\)/);
   assert.equal(reply.headers['retry-after'], '1');
   assert.equal(reply.headers.connection, 'close');
 }
@@ -100,7 +103,7 @@ describe('the budget of request-body bytes in flight', () => {
     const { received } = await sendHead(`content-length: ${20 * MEGABYTE}`);
     assertBudgetRefusal(parseReply(await received));
     assert.equal(await metric('mms_body_budget_refusals_total'), 1);
-    assert.equal(await metric('mms_request_body_bytes_in_flight'), 30 * MEGABYTE);
+    assert.equal(await metric('mms_request_body_memory_bytes'), 30 * MEGABYTE * MEMORY_PER_BODY_BYTE);
   });
 
   test('a body that fits in what is left is served while others hold the rest', async () => {
@@ -116,7 +119,7 @@ describe('the budget of request-body bytes in flight', () => {
       // Read whole and parsed: the model refuses the prompt, not the budget the body.
       assert.equal(response.status, 400, `round ${round}`);
       assert.equal(response.headers.get('mms-error-code'), 'prompt_too_long');
-      assert.equal(await metric('mms_request_body_bytes_in_flight'), 0);
+      assert.equal(await metric('mms_request_body_memory_bytes'), 0);
     }
   });
 

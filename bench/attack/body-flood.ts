@@ -14,9 +14,9 @@
  * between two /health replies (health-watch.ts) and the service's worst event-loop delay.
  *
  *   node --import tsx bench/attack/body-flood.ts [--bodies 100] [--megabytes 30] [--body prompt|unparsable]
- *     [--budget-mb <listen.maxBodyBytesInFlight in MB>] [--timeout-seconds 180] [--checkout ../mms-main]
+ *     [--budget-mb <listen.maxBodyMemoryInFlight in MB>] [--timeout-seconds 180] [--checkout ../mms-main]
  *
- * --budget-mb sets listen.maxBodyBytesInFlight (a checkout from before it refuses the field: leave
+ * --budget-mb sets listen.maxBodyMemoryInFlight (a checkout from before it refuses the field: leave
  * it out there); without it the service's default applies, which its start-up line states.
  */
 import { request, type IncomingHttpHeaders } from 'node:http';
@@ -142,7 +142,7 @@ async function main(): Promise<void> {
   const service = await startServiceChild({
     checkout: values.checkout,
     config: {
-      ...(settings.budgetMb === undefined ? {} : { listen: { maxBodyBytesInFlight: settings.budgetMb * MEGABYTE } }),
+      ...(settings.budgetMb === undefined ? {} : { listen: { maxBodyMemoryInFlight: settings.budgetMb * MEGABYTE } }),
       models: [
         {
           id: MODEL,
@@ -174,7 +174,7 @@ async function main(): Promise<void> {
     console.log(
       `\n${caseName}, ${values.checkout ?? 'this checkout'}; node ${process.version}; load average before ${loadBefore}`,
     );
-    console.log(`budget (listen.maxBodyBytesInFlight): ${stateBudget(service)}\n`);
+    console.log(`budget (listen.maxBodyMemoryInFlight): ${stateBudget(service)}\n`);
     console.log('| outcome | requests |');
     console.log('|---|--:|');
     for (const [outcome, count] of countBy(answers)) console.log(`| ${outcome} | ${count} |`);

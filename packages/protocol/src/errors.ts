@@ -101,7 +101,7 @@ export const ERROR_TABLE = {
     status: 529,
     type: 'overloaded_error',
     description:
-      'The backend is at its concurrency limit and its queue is full, or the request bodies held at once leave no room for this one (listen.maxBodyBytesInFlight; the connection closes); the response carries retry-after.',
+      'The backend is at its concurrency limit and its queue is full, or the request bodies held at once leave no room for this one (listen.maxBodyMemoryInFlight; the connection closes); the response carries retry-after.',
   },
 } as const satisfies Record<string, { status: number; type: string; description: string }>;
 

@@ -22,12 +22,12 @@ import { configuredSecrets } from './config/configured-secrets.js';
 import { ApiKeyCheck } from './http/auth.js';
 import type { ClientKey } from './keys/client-key.js';
 import { KeyLimiter } from './limits/key-limiter.js';
-import { BodyBytesBudget } from './http/body-bytes-budget.js';
+import { BodyMemoryBudget } from './http/body-memory-budget.js';
 import { ConnectionClosing } from './http/connection-closing.js';
 import { ConnectionLimit } from './http/connection-limit.js';
 import { errorReply } from './http/error-reply.js';
 import { endJsonBody } from './http/json-body-writing.js';
-import { defaultMaxBodyBytesInFlight } from './http/machine-memory.js';
+import { defaultMaxBodyMemoryInFlight } from './http/machine-memory.js';
 import { defaultMaxConnections } from './http/open-file-limit.js';
 import { ReplyBatching } from './http/reply-batching.js';
 import { ReplyRedaction } from './http/reply-redaction.js';
@@ -103,8 +103,8 @@ export class App {
   private readonly router = new Router();
   private readonly closing = new ConnectionClosing();
   private readonly limit: ConnectionLimit;
-  /** listen.maxBodyBytesInFlight: the request-body bytes held at once (issue 31). */
-  private readonly bodyBudget: BodyBytesBudget;
+  /** listen.maxBodyMemoryInFlight: the request-body bytes held at once (issue 31). */
+  private readonly bodyBudget: BodyMemoryBudget;
   /** Takes the configured secrets and addresses out of error replies (http/reply-redaction.ts). */
   private readonly redaction: ReplyRedaction;
   private readonly batching: ReplyBatching;
@@ -121,7 +121,7 @@ export class App {
     this.log = options.logDestination ? pino(logOptions, options.logDestination) : pino(logOptions);
     const listen = options.config.listen;
     this.limiter = KeyLimiter.fromConfig(options.config.limits, (event) => this.observer.report(event));
-    this.bodyBudget = new BodyBytesBudget(listen.maxBodyBytesInFlight ?? defaultMaxBodyBytesInFlight());
+    this.bodyBudget = new BodyMemoryBudget(listen.maxBodyMemoryInFlight ?? defaultMaxBodyMemoryInFlight());
     this.observer = new RequestObserver(this.log, options.registry, this.limiter, this.bodyBudget);
     this.keys = new ApiKeyCheck(options.config.apiKeys, options.config.keys);
     this.limit = new ConnectionLimit(listen.maxConnections ?? defaultMaxConnections());
@@ -210,7 +210,7 @@ export class App {
     const bound = this.server.address() as AddressInfo;
     const host = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
     this.log.info(
-      `Server listening at http://${host}:${bound.port}, holding at most ${this.limit.max} connections (listen.maxConnections) and ${this.bodyBudget.limitMegabytes} MB of request bodies at once (listen.maxBodyBytesInFlight)`,
+      `Server listening at http://${host}:${bound.port}, holding at most ${this.limit.max} connections (listen.maxConnections) and ${this.bodyBudget.limitMegabytes} MB of request bodies at once (listen.maxBodyMemoryInFlight)`,
     );
   }
 
@@ -261,7 +261,7 @@ export class App {
     const method = request.method ?? 'GET';
     const record = this.observer.begin(requestId, method, request.headers);
     // What this request's body takes from the budget, held until the request ends.
-    const bodyBytes = this.bodyBudget.hold();
+    const bodyMemory = this.bodyBudget.hold();
     this.limit.requestStarted(request.socket);
     const url = request.url ?? '/';
     const queryStart = url.indexOf('?');
@@ -292,7 +292,7 @@ export class App {
         query: queryStart < 0 ? '' : url.slice(queryStart + 1),
         log: this.log,
         record,
-        bodyBytes,
+        bodyMemory,
       });
       if (reply === WRITTEN) record.status = response.statusCode;
       else if ('text' in reply) {
@@ -313,7 +313,7 @@ export class App {
       this.sendError(response, record, error);
     } finally {
       this.inFlight -= 1;
-      bodyBytes.release();
+      bodyMemory.release();
       this.observer.end(record, response);
     }
   }

@@ -258,12 +258,12 @@ const listenConfig = z
       .describe(
         "Connections held at once. At the limit a new connection takes the place of the oldest one with no request in flight; when every one has a request in flight, the new one's request is answered 503. Default: the process's open file limit less 256 for the service's own files, at most 4096 (docs/deployment.md).",
       ),
-    maxBodyBytesInFlight: z
+    maxBodyMemoryInFlight: z
       .int()
-      .min(MAX_REQUEST_BYTES)
+      .min(2 * MAX_REQUEST_BYTES)
       .optional()
       .describe(
-        "Request-body bytes held at once, by every request together: a body holds its bytes from its first byte until its request ends. A body whose declared length does not fit in what is left is answered 529 (retry-after) before any of it is read, a chunked one once it would pass it; the connection then closes. At least 33554432 (32 MB, the largest body). Default: a sixteenth of the machine's memory (or of the container's limit), at least 128 MB and at most 1 GB (docs/deployment.md).",
+        "Memory request bodies may hold at once, in bytes, by every request together: a body holds twice its length (its bytes, then its parsed request and the prompt made from it) from its first byte until its request ends. A body whose declared length does not fit in what is left is answered 529 (retry-after) before any of it is read, a chunked one once it would pass it; the connection then closes. At least 67108864 (64 MB, what the largest body takes). Default: a sixteenth of the machine's memory (or of the container's limit), at least 256 MB and at most 1 GB (docs/deployment.md).",
       ),
     headersTimeoutMs: z
       .int()

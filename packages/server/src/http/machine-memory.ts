@@ -1,26 +1,28 @@
 /**
- * The default of listen.maxBodyBytesInFlight (issue 31, http/body-bytes-budget.ts), from the
- * memory the process may use: a sixteenth of it, at least four of the largest bodies (128 MB) and
- * at most 1 GB.
+ * The default of listen.maxBodyMemoryInFlight (issue 31, http/body-memory-budget.ts), from the
+ * memory the process may use: a sixteenth of it, at least what four of the largest bodies take
+ * (256 MB) and at most 1 GB.
  *
  * - A sixteenth: the rest of the memory has other owners (the V8 heap, an embedded model's
- *   weights, code execution sandboxes of 512 MB each), and each byte a body holds costs up to a
- *   few more while it is parsed (the parse workers' copies, docs/reliability.md, "Request bodies
- *   in flight"). A 2 GB container gets 128 MB, a 16 GB host 1 GB.
+ *   weights, code execution sandboxes of 512 MB each, and the fixed half gigabyte past the
+ *   budget that reading and parsing take: docs/reliability.md, "Request bodies in flight"). A
+ *   16 GB host gets 1 GB, a 2 GB container the floor.
  * - At least four 32 MB bodies, so that on the smallest host the largest body still fits beside
  *   a few others.
- * - At most 1 GB: 32 of the largest bodies at once, or a thousand 1 MB conversations, is more
+ * - At most 1 GB: 16 of the largest bodies at once, or five hundred 1 MB conversations, is more
  *   than one replica reads at once; past that, more memory only lets an attacker hold more.
  */
 import { totalmem } from 'node:os';
 import { MAX_REQUEST_BYTES } from '@model-messages/protocol';
+import { MEMORY_PER_BODY_BYTE } from './body-memory-budget.js';
 
 const MEMORY_SHARE = 1 / 16;
 const LEAST_BODIES = 4;
 const MOST_BYTES = 1024 * 1024 * 1024;
 
-export function defaultMaxBodyBytesInFlight(memory = machineMemory()): number {
-  return Math.round(Math.min(MOST_BYTES, Math.max(LEAST_BODIES * MAX_REQUEST_BYTES, memory * MEMORY_SHARE)));
+export function defaultMaxBodyMemoryInFlight(memory = machineMemory()): number {
+  const least = LEAST_BODIES * MAX_REQUEST_BYTES * MEMORY_PER_BODY_BYTE;
+  return Math.round(Math.min(MOST_BYTES, Math.max(least, memory * MEMORY_SHARE)));
 }
 
 /**

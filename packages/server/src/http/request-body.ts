@@ -1,12 +1,12 @@
 /**
  * The request body as JSON: JSON content only (spec: Authentication, content-type), at most
  * 32 MB (413 past it), within what is left of the service's budget of body bytes in flight (529
- * past it, body-bytes-budget.ts), parsed as json-text.ts says; a body over `PARSE_ON_LOOP_BYTES`
+ * past it, body-memory-budget.ts), parsed as json-text.ts says; a body over `PARSE_ON_LOOP_BYTES`
  * is scanned and parsed in a worker (json-body-parser.ts).
  */
 import type { IncomingMessage } from 'node:http';
 import { MAX_REQUEST_BYTES, ServiceError } from '@model-messages/protocol';
-import type { BodyBytesHold } from './body-bytes-budget.js';
+import type { BodyMemoryHold } from './body-memory-budget.js';
 import { jsonBodyParser } from './json-body-parser.js';
 import { parseJsonText } from './json-text.js';
 import { lingerAfterLastReply } from './lingering-close.js';
@@ -20,10 +20,10 @@ export const PARSE_ON_LOOP_BYTES = 512 * 1024;
 
 /**
  * The parsed body; undefined when the request has none (a POST with no body is the route's to
- * refuse). Its bytes are taken from the app's budget into `bodyBytes`, which holds them until the
+ * refuse). Its bytes are taken from the app's budget into `bodyMemory`, which holds them until the
  * request ends (app.ts gives them back).
  */
-export function readJsonBody(request: IncomingMessage, bodyBytes: BodyBytesHold): Promise<unknown> {
+export function readJsonBody(request: IncomingMessage, bodyMemory: BodyMemoryHold): Promise<unknown> {
   const headers = request.headers;
   const declaredLength = headers['content-length'];
   const chunked = headers['transfer-encoding'] !== undefined;
@@ -31,16 +31,16 @@ export function readJsonBody(request: IncomingMessage, bodyBytes: BodyBytesHold)
   if (!isJsonMediaType(headers['content-type']))
     return Promise.reject(new ServiceError('invalid_request', 'content-type: must be application/json'));
   // A declared length over the limit, or over what is left of the budget, is refused before a
-  // byte of the body is read; one that fits takes all of it now (body-bytes-budget.ts).
+  // byte of the body is read; one that fits takes all of it now (body-memory-budget.ts).
   if (!chunked) {
     const length = Number(declaredLength);
     if (length > MAX_REQUEST_BYTES) return Promise.reject(tooLarge());
-    if (!bodyBytes.take(length)) return Promise.reject(budgetRefusal(request, bodyBytes));
+    if (!bodyMemory.take(length)) return Promise.reject(budgetRefusal(request, bodyMemory));
   }
   return new Promise((resolve, reject) => {
     // Inline arrows, not named ones: tsx names a named function each time it is created, at a
     // cost on every request. Nothing is detached: after the first outcome the rest are no-ops.
-    const body = new BodyCollector(resolve, reject, chunked ? request : undefined, bodyBytes);
+    const body = new BodyCollector(resolve, reject, chunked ? request : undefined, bodyMemory);
     request.on('data', (chunk: Buffer) => body.add(chunk));
     request.on('end', () => body.end());
     request.on('error', (error: Error) => body.failedToRead(error));
@@ -57,12 +57,12 @@ function isJsonMediaType(contentType: string | undefined): boolean {
 }
 
 /**
- * The budget's 529 (body-bytes-budget.ts). Its reply closes the connection, which then reads no
+ * The budget's 529 (body-memory-budget.ts). Its reply closes the connection, which then reads no
  * further and lingers for the client, still sending, to read the reply (lingering-close.ts).
  */
-function budgetRefusal(request: IncomingMessage, bodyBytes: BodyBytesHold): ServiceError {
+function budgetRefusal(request: IncomingMessage, bodyMemory: BodyMemoryHold): ServiceError {
   lingerAfterLastReply(request.socket);
-  return bodyBytes.refusal();
+  return bodyMemory.refusal();
 }
 
 function tooLarge(): ServiceError {
@@ -85,7 +85,7 @@ class BodyCollector {
     private readonly reject: (error: unknown) => void,
     /** A chunked body's request: its chunks take from the budget as they come. */
     private readonly chunkedRequest: IncomingMessage | undefined,
-    private readonly bodyBytes: BodyBytesHold,
+    private readonly bodyMemory: BodyMemoryHold,
   ) {}
 
   add(chunk: Buffer): void {
@@ -95,9 +95,9 @@ class BodyCollector {
       this.fail(tooLarge());
       return;
     }
-    if (this.chunkedRequest !== undefined && !this.bodyBytes.take(chunk.length)) {
+    if (this.chunkedRequest !== undefined && !this.bodyMemory.take(chunk.length)) {
       this.chunkedRequest.pause();
-      this.fail(budgetRefusal(this.chunkedRequest, this.bodyBytes));
+      this.fail(budgetRefusal(this.chunkedRequest, this.bodyMemory));
       return;
     }
     this.chunks.push(chunk);

@@ -7,7 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { ClientKey } from '../keys/client-key.js';
-import type { BodyBytesHold } from './body-bytes-budget.js';
+import type { BodyMemoryHold } from './body-memory-budget.js';
 import type { RequestRecord } from '../observability/request-record.js';
 import { ServiceError, type ApiVersion } from '@model-messages/protocol';
 
@@ -30,8 +30,8 @@ export interface RouteContext {
   log: Logger;
   /** What the request did, for its access log line, metrics and span (observability/). */
   record: RequestRecord;
-  /** What the request's body holds of the app's budget of body bytes in flight (http/body-bytes-budget.ts). */
-  bodyBytes: BodyBytesHold;
+  /** What the request's body holds of the app's budget of body bytes in flight (http/body-memory-budget.ts). */
+  bodyMemory: BodyMemoryHold;
 }
 
 /** A JSON reply for the app to write, with any headers of the route's own. */

@@ -5,7 +5,7 @@
  */
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import type { BodyBytesBudget } from '../http/body-bytes-budget.js';
+import type { BodyMemoryBudget } from '../http/body-memory-budget.js';
 import type { KeyLimiter } from '../limits/key-limiter.js';
 import type { ModelRegistry } from '../models/model-registry.js';
 import { accessLogLine } from './access-log.js';
@@ -23,7 +23,7 @@ export class RequestObserver {
     private readonly log: Logger,
     registry: ModelRegistry,
     limiter: KeyLimiter,
-    bodyBudget: BodyBytesBudget,
+    bodyBudget: BodyMemoryBudget,
   ) {
     this.metrics = new ServiceMetrics(registry, limiter, bodyBudget);
     this.unsubscribe = registry.events.subscribe((event) => this.report(event));

@@ -12,7 +12,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { FallbackBackend } from '../backends/fallback/fallback-backend.js';
 import type { CircuitState } from '../backends/fallback/circuit-breaker.js';
-import type { BodyBytesBudget } from '../http/body-bytes-budget.js';
+import type { BodyMemoryBudget } from '../http/body-memory-budget.js';
 import type { KeyLimiter, LimiterStats } from '../limits/key-limiter.js';
 import type { ModelRegistry } from '../models/model-registry.js';
 import { BucketCounts } from './bucket-counts.js';
@@ -160,7 +160,7 @@ export class ServiceMetrics {
   constructor(
     private readonly models: ModelRegistry,
     limiter: KeyLimiter,
-    bodyBudget: BodyBytesBudget,
+    bodyBudget: BodyMemoryBudget,
   ) {
     processRegistry();
     const series = (): RequestSeries[] => this.requests.all();
@@ -184,21 +184,21 @@ export class ServiceMetrics {
       this.counter(name, help, [...labelNames], () => sumValues(series(), labelNames, value));
     this.counter(
       'mms_overloaded_total',
-      "Requests answered overloaded (529): a full queue, every backend of a list failing, or an engine's own 529; with no model, a body that did not fit in listen.maxBodyBytesInFlight.",
+      "Requests answered overloaded (529): a full queue, every backend of a list failing, or an engine's own 529; with no model, a body that did not fit in listen.maxBodyMemoryInFlight.",
       ['model'],
       () => this.overloaded.values(),
     );
     this.counter(
       'mms_body_budget_refusals_total',
-      'Requests answered 529 because their body did not fit in what was left of listen.maxBodyBytesInFlight (issue 31).',
+      'Requests answered 529 because their body did not fit in what was left of listen.maxBodyMemoryInFlight (issue 31).',
       [],
       () => [{ labels: {}, value: bodyBudget.refusals }],
     );
     this.gauge(
-      'mms_request_body_bytes_in_flight',
-      'Request-body bytes held against listen.maxBodyBytesInFlight: each body from its first byte (all of a declared length at once) until its request ends.',
+      'mms_request_body_memory_bytes',
+      'Request-body bytes held against listen.maxBodyMemoryInFlight: each body from its first byte (all of a declared length at once) until its request ends.',
       [],
-      () => [{ labels: {}, value: bodyBudget.bytesInFlight }],
+      () => [{ labels: {}, value: bodyBudget.heldBytes }],
     );
     this.gauge('mms_queue_depth', 'Requests waiting for an admission slot.', ['model'], () =>
       this.models.entries.map((entry) => ({

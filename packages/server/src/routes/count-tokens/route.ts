@@ -24,7 +24,7 @@ export function registerCountTokensRoute(
   router.post('/v1/messages/count_tokens', async (context) => {
     const ignoredFields: string[] = [];
     const body = parseCountTokensRequest(
-      await readJsonBody(context.request, context.bodyBytes),
+      await readJsonBody(context.request, context.bodyMemory),
       unknownFields === 'ignore' ? ignoredFields : undefined,
     );
     context.record.requestedModel = body.model;

@@ -41,7 +41,7 @@ export function registerMessagesRoute(
     let outputTokens = 0;
     try {
       const cancellation = abortOnDisconnect(context.response);
-      const body = await readJsonBody(context.request, context.bodyBytes);
+      const body = await readJsonBody(context.request, context.bodyMemory);
       // Resolves once the request is admitted (a slot, or a place in the queue); anything it
       // throws is an HTTP status, streamed or not.
       const call = await startMessage(

@@ -207,19 +207,21 @@ describe('server tools run in the front service', () => {
     });
     try {
       // A paused turn as the relay would have returned it.
-      const turn = signedTurn(relay.signer, [
-        { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_fetch', input: { url: `${pagesOrigin}/doc` } },
-        {
-          type: 'web_fetch_tool_result',
-          tool_use_id: 'srvtoolu_1',
-          content: { type: 'web_fetch_result', url: `${pagesOrigin}/doc` },
-        },
-      ]);
+      const ask = { role: 'user' as const, content: `read the page ${pagesOrigin}/doc` };
+      const turn = signedTurn(
+        relay.signer,
+        [
+          { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_fetch', input: { url: `${pagesOrigin}/doc` } },
+          {
+            type: 'web_fetch_tool_result',
+            tool_use_id: 'srvtoolu_1',
+            content: { type: 'web_fetch_result', url: `${pagesOrigin}/doc` },
+          },
+        ],
+        [ask],
+      );
       const id = turn[0]!.type === 'server_tool_use' ? turn[0]!.id : '';
-      const messages = [
-        { role: 'user', content: `read the page ${pagesOrigin}/doc` },
-        { role: 'assistant', content: turn },
-      ];
+      const messages = [ask, { role: 'assistant', content: turn }];
       await json(relay, { ...hello, messages, tools: [WEB_FETCH, LOOKUP] });
       for (const path of ['/v1/messages/count_tokens', '/v1/messages']) {
         const sent = seen.requests.find((entry) => entry.path === path)?.body as {

@@ -19,6 +19,7 @@ import { checkSchemaDocument, compileSchema } from './json-schema-validator.js';
 import { findSchemaProblem } from './strict-schema.js';
 import { checkToolPairing } from './tool-pairing.js';
 import { toolReferences } from './tool-references.js';
+import { usesTools } from './tool-use.js';
 
 export function isCustomTool(tool: ToolParam): tool is CustomToolParam {
   return tool.type === undefined || tool.type === 'custom';
@@ -179,13 +180,14 @@ function checkProgrammaticCalling(request: ConversationRequest): void {
 }
 
 /**
- * Rule 4: a request that uses tools ends on a user turn. A paused turn sent back to be resumed
- * is not a prefill (docs/decisions/0006): it ends on a server tool's result, which only the
- * service writes, so no caller can use it to put words in the model's mouth.
+ * Rule 4: a request that uses tools (tool-use.ts) ends on a user turn. A paused turn sent back to
+ * be resumed is not a prefill (docs/decisions/0006): it ends on a server tool's result, which only
+ * the service writes (the service verifies that it did: signing/signed-blocks-check.ts), so no
+ * caller can use it to put words in the model's mouth.
  */
 function checkPrefill(request: ConversationRequest): void {
   const last = request.messages.at(-1);
-  if ((request.tools?.length ?? 0) > 0 && last?.role === 'assistant' && !isPausedTurn(last)) {
+  if (last?.role === 'assistant' && !isPausedTurn(last) && usesTools(request)) {
     throw new ServiceError(
       'rule_refused',
       'Rule 4: a prefill (a final assistant turn) cannot be combined with tool use; end the messages on a user turn',

@@ -9,6 +9,7 @@ export * from './endpoint-rules.js';
 export * from './callable-from-code.js';
 export * from './tool-pairing.js';
 export * from './tool-references.js';
+export * from './tool-use.js';
 export * from './model-profile.js';
 export * from './response.js';
 export * from './json-schema-validator.js';

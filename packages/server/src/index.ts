@@ -12,5 +12,5 @@ export type { HostLookup } from './tools/web-fetch/guarded-agent.js';
 export { Signer } from './signing/signer.js';
 export { signThinking } from './signing/thinking-signature.js';
 export { signedServerCallId } from './signing/server-call-id.js';
-export { TurnDigest, type TurnBlock } from './signing/turn-digest.js';
+export { conversationDigest, resultDigest, TurnDigest, type TurnBlock } from './signing/turn-digest.js';
 export { encodeSearchContent } from './tools/web-search/encrypted-content.js';

@@ -21,7 +21,7 @@ import type { ServerToolRunner } from '../src/agent/server-tool-runner.js';
 import { serverCallIdVerifies } from '../src/signing/server-call-id.js';
 import { Signer } from '../src/signing/signer.js';
 import { innerSignature, thinkingSignatureVerifies } from '../src/signing/thinking-signature.js';
-import { turnDigest } from '../src/signing/turn-digest.js';
+import { conversationDigest, resultDigest, turnDigest } from '../src/signing/turn-digest.js';
 import type { StreamPart } from '../src/streaming/stream-part.js';
 
 const signer = new Signer(Buffer.alloc(32, 3));
@@ -265,8 +265,13 @@ describe('allowed_callers without "direct"', () => {
       tool_use_id: direct,
       content: { type: 'web_search_tool_result_error', error_code: 'invalid_tool_input' },
     });
-    assert.deepEqual(tools.ran, [`code_execution ${code}`, `web_search ${code}_1`]);
+    // Tools run before the ids are signed (over their results): code's call is named after the
+    // code call's id of that moment.
+    const [codeRun, nestedRun] = tools.ran;
+    const ranAs = codeRun?.replace('code_execution ', '');
+    assert.deepEqual([codeRun, nestedRun], [`code_execution ${ranAs}`, `web_search ${ranAs}_1`]);
     assert.equal(results[1]?.type, 'code_execution_tool_result');
+    assert.equal(results[1]?.tool_use_id, code);
   });
 
   test('with "direct" in the list, or no list, the model calls it', async () => {
@@ -554,7 +559,7 @@ describe('what the step reader signs, for every backend', () => {
     assert.equal(thinkingSignatureVerifies(signer, 'Hmm.', changedInner), false);
   });
 
-  test('a server call is held until it stops, then passed on whole with an id signed over it and the blocks before it', async () => {
+  test('a server call is held until it has run, then passed on with an id signed over what precedes it and its result', async () => {
     const backend = fakeBackend([]);
     const seen: StreamPart[][] = [];
     backend.stream = async function* () {
@@ -564,12 +569,8 @@ describe('what the step reader signs, for every backend', () => {
       yield [start!, delta!];
       yield [stop!, { type: 'output-tokens', count: 9 }, finish('end_turn')];
     };
-    const request = parseMessageRequest({
-      model: 'fake',
-      max_tokens: 100,
-      messages: [{ role: 'user', content: 'go https://a.example/page' }],
-      tools: [FETCH],
-    });
+    const ask = { role: 'user' as const, content: 'go https://a.example/page' };
+    const request = parseMessageRequest({ model: 'fake', max_tokens: 100, messages: [ask], tools: [FETCH] });
     const turn = runTurn({
       backend,
       request,
@@ -583,32 +584,53 @@ describe('what the step reader signs, for every backend', () => {
       signer,
     });
     for await (const batch of turn) seen.push(batch);
-    // Text passes at once; the call's start and input wait for its stop, then go on together.
+    // Text passes at once; the call's parts wait for its result, then go on together, and the result after them.
     assert.deepEqual(
-      seen.slice(0, 3).map((batch) => batch.map((part) => part.type)),
-      [['block-start'], ['block-delta', 'block-stop'], []],
+      seen.map((batch) => batch.map((part) => part.type)),
+      [
+        ['block-start'],
+        ['block-delta', 'block-stop'],
+        [],
+        ['output-tokens'],
+        ['block-start', 'block-delta', 'block-stop'],
+        ['block-start', 'block-stop', 'server-tool-usage'],
+        ['finish'],
+      ],
     );
-    const callBatch = seen[3]!;
-    assert.deepEqual(
-      callBatch.slice(0, 3).map((part) => part.type),
-      ['block-start', 'block-delta', 'block-stop'],
-    );
-    const start = callBatch[0]!;
+    const start = seen[4]![0]!;
     assert.ok(start.type === 'block-start' && start.block.type === 'server_tool_use');
     const id = start.block.id;
     assert.match(id, /^srvtoolu_1[A-Za-z0-9_-]{34}$/);
-    const before = turnDigest([{ type: 'text', text: 'Reading.', citations: null }]);
+    const resultStart = seen[5]![0]!;
+    assert.ok(resultStart.type === 'block-start' && resultStart.block.type === 'web_fetch_tool_result');
+    const result = resultStart.block as { type: string; tool_use_id: string; content: unknown };
+    assert.equal(result.tool_use_id, id);
+    const conversation = conversationDigest([ask]);
+    const place = {
+      before: turnDigest([{ type: 'text', text: 'Reading.', citations: null }], conversation),
+      result: resultDigest(result),
+    };
     const call = { name: 'web_fetch', input: { url: 'https://a.example/page' } };
-    assert.ok(serverCallIdVerifies(signer, id, call, before));
-    assert.equal(serverCallIdVerifies(signer, id, call, turnDigest([])), false, 'moved behind other blocks');
+    assert.ok(serverCallIdVerifies(signer, id, call, place));
+    const elsewhere = [
+      ['moved behind other blocks', { ...place, before: turnDigest([], conversation) }],
+      [
+        'under another conversation',
+        {
+          ...place,
+          before: turnDigest([{ type: 'text', text: 'Reading.' }], conversationDigest([{ ...ask, content: 'other' }])),
+        },
+      ],
+      [
+        'its result rewritten',
+        { ...place, result: resultDigest({ ...result, content: { type: 'web_fetch_result', url: 'x' } }) },
+      ],
+    ] as const;
+    for (const [why, other] of elsewhere) assert.equal(serverCallIdVerifies(signer, id, call, other), false, why);
     assert.equal(
-      serverCallIdVerifies(signer, id, { ...call, input: { url: 'https://b.example/' } }, before),
+      serverCallIdVerifies(signer, id, { ...call, input: { url: 'https://b.example/' } }, place),
       false,
       'another input',
     );
-    const result = seen
-      .flat()
-      .find((part) => part.type === 'block-start' && part.block.type === 'web_fetch_tool_result');
-    assert.equal(result?.type === 'block-start' && 'tool_use_id' in result.block && result.block.tool_use_id, id);
   });
 });

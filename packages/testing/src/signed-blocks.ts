@@ -4,27 +4,42 @@
  * service's own signer (`RunningService.signer`) makes them, so that they verify there and the
  * checks stay as strict as they are for any client.
  */
-import type { ContentBlockParam } from '@model-messages/protocol';
-import { signedServerCallId, signThinking, TurnDigest, type Signer, type TurnBlock } from '@model-messages/server';
+import type { ContentBlockParam, MessageParam } from '@model-messages/protocol';
+import {
+  conversationDigest,
+  resultDigest,
+  signedServerCallId,
+  signThinking,
+  TurnDigest,
+  type Signer,
+  type TurnBlock,
+} from '@model-messages/server';
 
 /**
- * `blocks` as this service would have returned them for a turn resumed after `resumed`: each
- * thinking block signed, each server_tool_use given a signed id, and each result block's
- * `tool_use_id` following its call's new id.
+ * `blocks` as this service would have returned them for a turn after `conversation` (the messages
+ * before it), resuming `resumed`: each thinking block signed, each server_tool_use given an id
+ * signed over what comes before it and its result (the result block that answers it later in
+ * `blocks`), and each result block's `tool_use_id` following its call's new id.
  */
 export function signedTurn<Block extends ContentBlockParam>(
   signer: Signer,
   blocks: readonly Block[],
+  conversation: readonly MessageParam[] = [],
   resumed: readonly TurnBlock[] = [],
 ): Block[] {
-  const digest = new TurnDigest();
+  const digest = new TurnDigest(conversationDigest(conversation));
   for (const block of resumed) digest.add(block);
   const ids = new Map<string, string>();
-  return blocks.map((block) => {
+  return blocks.map((block, position) => {
     let signed: ContentBlockParam = block;
     if (block.type === 'thinking') signed = { ...block, signature: signThinking(signer, block.thinking, '') };
     else if (block.type === 'server_tool_use') {
-      const id = signedServerCallId(signer, block, digest.value());
+      const result = blocks
+        .slice(position + 1)
+        .find((candidate) => 'tool_use_id' in candidate && candidate.tool_use_id === block.id);
+      if (result === undefined) throw new Error(`signedTurn: the server_tool_use ${block.id} has no result after it`);
+      const place = { before: digest.value(), result: resultDigest(result as { type: string; content?: unknown }) };
+      const id = signedServerCallId(signer, block, place);
       ids.set(block.id, id);
       signed = { ...block, id };
     } else if ('tool_use_id' in block && ids.has(block.tool_use_id))

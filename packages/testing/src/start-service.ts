@@ -51,9 +51,10 @@ export interface StartOptions {
   /**
    * The service's signing key, in place of the config's; default: the config's `signingKey` or
    * the key file in its `dataFolder`, else a random key for this service. Two services given the
-   * same key verify each other's blocks, as replicas do.
+   * same key verify each other's blocks, as replicas do; a list signs with the first key and
+   * verifies with all (a rotation).
    */
-  signingKey?: Uint8Array;
+  signingKey?: AppOptions['signingKey'];
   /** The service's log: silent unless a level is given; a destination to read its lines (default stdout). */
   log?: { level: NonNullable<AppOptions['logLevel']>; destination?: AppOptions['logDestination'] };
 }

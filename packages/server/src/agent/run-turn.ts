@@ -20,6 +20,7 @@ import type { ModelPrompt } from '../backends/call/model-call.js';
 import type { Cancellation } from '../backends/cancellation.js';
 import type { RequestRecord } from '../observability/request-record.js';
 import { endEngineSpan, startEngineSpan } from '../observability/tracing.js';
+import { signServerCalls, turnStartOf } from '../signing/server-call-signing.js';
 import type { Signer } from '../signing/signer.js';
 import type { StreamPart } from '../streaming/stream-part.js';
 import { ContextBudget } from './context-budget.js';
@@ -68,6 +69,7 @@ interface TurnState {
 
 export async function* runTurn(options: TurnOptions): AsyncGenerator<StreamPart[]> {
   const budget = new ContextBudget(options.request, options.inputTokens, options.model.contextWindow);
+  const turnStart = turnStartOf(options.request.messages);
   const state: TurnState = {
     blocks: [],
     outputTokens: 0,
@@ -117,16 +119,29 @@ export async function* runTurn(options: TurnOptions): AsyncGenerator<StreamPart[
     }
     const outcome = reader.outcome;
     if (!outcome) throw new Error(`backend ${options.backend.name} ended a step without a finish part`);
-    const pending = unansweredServerCalls(outcome.stepBlocks);
+    const calls = outcome.stepBlocks.filter((block): block is ServerToolUseBlock => block.type === 'server_tool_use');
     // The step's last batch travels with the turn's finish, unless server results come between.
     let held = outcome.tail;
-    if (pending.length > 0) {
+    if (calls.length > 0) {
       if (held.length > 0) yield held;
       held = [];
       // Server calls are answered whatever ended the step, even a client tool call or the output
       // budget: the turn goes back to the client complete, because a request must carry every
       // server call's result (protocol/src/tool-pairing.ts) and the client cannot write one.
-      yield* runServerTools(pending, options, state, outcome.cutCalls);
+      const results = await runServerTools(calls, options, state, outcome.cutCalls);
+      // Each call's id covers its result (issue 32): the step's parts from its first call on
+      // were held until now, and go out with the ids signed, followed by the results.
+      const provisional = calls.map((call) => call.id);
+      signServerCalls(options.signer, turnStart, state.blocks, calls, results);
+      yield withSignedIds(outcome.held, provisional, calls);
+      yield [
+        ...results.flatMap((result): StreamPart[] => [{ type: 'block-start', block: result }, { type: 'block-stop' }]),
+        {
+          type: 'server-tool-usage',
+          webSearchRequests: state.webSearchRequests,
+          webFetchRequests: state.webFetchRequests,
+        },
+      ];
       // Server calls only: their results go back to the model in the next step.
       if (outcome.stopReason === 'tool_use' && !outcome.stepBlocks.some((block) => block.type === 'tool_use')) continue;
     }
@@ -136,32 +151,36 @@ export async function* runTurn(options: TurnOptions): AsyncGenerator<StreamPart[
   yield [{ type: 'finish', stopReason: 'pause_turn', stopSequence: null }];
 }
 
-function unansweredServerCalls(blocks: readonly ContentBlock[]): ServerToolUseBlock[] {
-  // Most steps call no server tool: no set of answered ids to build.
-  if (!blocks.some((block) => block.type === 'server_tool_use')) return [];
-  const answered = new Set(blocks.flatMap((block) => ('tool_use_id' in block ? [block.tool_use_id] : [])));
-  return blocks.filter(
-    (block): block is ServerToolUseBlock => block.type === 'server_tool_use' && !answered.has(block.id),
-  );
-}
-
-async function* runServerTools(
+/** Runs a step's server calls in order, each result appended to the turn; answers the results in the calls' order. */
+async function runServerTools(
   calls: readonly ServerToolUseBlock[],
   options: TurnOptions,
   state: TurnState,
   cutCalls: ReadonlySet<ContentBlock>,
-): AsyncGenerator<StreamPart[]> {
+): Promise<ServerToolResultBlock[]> {
+  const results: ServerToolResultBlock[] = [];
   for (const call of calls) {
     const result = cutCalls.has(call)
       ? serverToolError(call, 'invalid_tool_input')
       : await runServerTool(call, 'direct', options, state);
     state.blocks.push(result);
     state.budget.spend(result);
-    yield [{ type: 'block-start', block: result }, { type: 'block-stop' }];
+    results.push(result);
   }
-  yield [
-    { type: 'server-tool-usage', webSearchRequests: state.webSearchRequests, webFetchRequests: state.webFetchRequests },
-  ];
+  return results;
+}
+
+/** The held parts of a step, each server call's block-start with its signed id in place of its provisional one. */
+function withSignedIds(
+  held: readonly StreamPart[],
+  provisional: readonly string[],
+  calls: readonly ServerToolUseBlock[],
+): StreamPart[] {
+  return held.map((part) => {
+    if (part.type !== 'block-start' || part.block.type !== 'server_tool_use') return part;
+    const call = calls[provisional.indexOf(part.block.id)];
+    return call === undefined ? part : { type: 'block-start', block: { ...part.block, id: call.id } };
+  });
 }
 
 /** Who made a server call: the model (`direct`), or code in the sandbox through a host function. */

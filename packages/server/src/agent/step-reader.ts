@@ -3,18 +3,19 @@
  * the client sees, collects the step's blocks, and says when the step is over and why. The
  * step's `finish` part is held back: the turn loop decides what finishes the turn. It also
  * enforces `disable_parallel_tool_use` for every backend: after one tool block, client or server,
- * the step ends. And it signs, for every backend (docs/decisions/0014-signed-server-blocks.md):
- * a thinking block gets its signature as it stops, and a server_tool_use block its id, once its
- * input is whole.
+ * the step ends. And it signs thinking, for every backend (docs/decisions/0014-signed-server-blocks.md):
+ * a thinking block gets its signature as it stops. A server_tool_use block's id is signed over its
+ * result too (issue 32), which exists only once the step is over and the call has run: so the
+ * step's parts from its first server call on are held (`held`), the call given an id of the
+ * service's own until then, and the turn loop passes them on once it has signed the calls
+ * (signing/server-call-signing.ts).
  *
  * A reader the loop feeds, rather than a generator the loop delegates to: every reply passes
  * through the turn loop, and each layer of async generators costs it about 300 ns and 1 KB.
  */
 import type { ContentBlock, MessageRequest, StopReason } from '@model-messages/protocol';
-import { signedServerCallId } from '../signing/server-call-id.js';
 import type { Signer } from '../signing/signer.js';
 import { signThinking } from '../signing/thinking-signature.js';
-import { contentBlocks, turnDigest } from '../signing/turn-digest.js';
 import { BlockAssembler, type StoppedBlock } from '../streaming/block-assembler.js';
 import type { StreamPart } from '../streaming/stream-part.js';
 
@@ -29,6 +30,11 @@ export interface StepOutcome {
   stopSequence: string | null;
   /** Parts of the last batch, held back so that the turn's finish can travel with them. */
   tail: StreamPart[];
+  /**
+   * The step's parts from its first server call on, held until its calls are signed; each
+   * server call's block-start still carries its provisional id (`srvtoolu_held_<n>`).
+   */
+  held: StreamPart[];
 }
 
 /** What a step reads and writes of its turn. */
@@ -60,11 +66,9 @@ export class StepReader {
    * after it says the latter.
    */
   private callWithoutInput: ContentBlock | undefined;
-  /**
-   * The parts of a server_tool_use block that has not stopped yet: its id is signed over its
-   * input, known only once the block is whole, and the id travels in the block's first part.
-   */
-  private heldCall: StreamPart[] | undefined;
+  /** The step's parts from its first server call on (StepOutcome.held); undefined before one. */
+  private held: StreamPart[] | undefined;
+  private provisionalIds = 0;
 
   private readonly thinkingOmitted: boolean;
 
@@ -142,22 +146,24 @@ export class StepReader {
   }
 
   private outcomeOf(stopReason: StopReason, stopSequence: string | null, tail: StreamPart[]): StepOutcome {
-    return { stepBlocks: this.assembler.blocks, cutCalls: this.cutCalls, stopReason, stopSequence, tail };
+    const held = this.held ?? [];
+    return { stepBlocks: this.assembler.blocks, cutCalls: this.cutCalls, stopReason, stopSequence, tail, held };
   }
 
-  /** Passes `part` on (into `passed`, or held with its call), and returns the block it stopped. */
+  /** Passes `part` on (into `passed`, or into `held` from the first server call on), and returns the block it stopped. */
   private take(part: StreamPart, passed: StreamPart[]): StoppedBlock | undefined {
     if (part.type === 'block-start') {
-      this.assembler.start(part.block);
-      const block = part.block;
-      if (block.type === 'server_tool_use') this.heldCall = [part];
+      let block = part.block;
+      if (block.type === 'server_tool_use') {
+        // Unique within the turn whatever the engine named it, until the signed id replaces it.
+        block = { ...block, id: `srvtoolu_held_${this.step}_${(this.provisionalIds += 1)}` };
+        this.held ??= [];
+      }
+      this.assembler.start(block);
       // An engine's own signature travels inside ours, which the block gets as it stops.
-      else if (block.type === 'thinking' && (block.signature !== '' || (this.thinkingOmitted && block.thinking !== '')))
-        passed.push({
-          type: 'block-start',
-          block: { ...block, signature: '', thinking: this.thinkingOmitted ? '' : block.thinking },
-        });
-      else passed.push(part);
+      if (block.type === 'thinking' && (block.signature !== '' || (this.thinkingOmitted && block.thinking !== '')))
+        block = { ...block, signature: '', thinking: this.thinkingOmitted ? '' : block.thinking };
+      (this.held ?? passed).push(block === part.block ? part : { type: 'block-start', block });
       return undefined;
     }
     if (part.type === 'block-delta') {
@@ -166,7 +172,7 @@ export class StepReader {
       if (part.delta.type === 'signature_delta') return undefined;
       // `display: "omitted"`: the thinking happens and is counted, its text travels in the signature.
       if (part.delta.type === 'thinking_delta' && this.thinkingOmitted) return undefined;
-      (this.heldCall ?? passed).push(part);
+      (this.held ?? passed).push(part);
       return undefined;
     }
     if (part.type !== 'block-stop') {
@@ -175,33 +181,16 @@ export class StepReader {
     }
     const stopped = this.assembler.stop();
     const block = stopped.block;
+    const into = this.held ?? passed;
     if (block.type === 'thinking') {
       block.signature = signThinking(this.signer, block.thinking, block.signature, this.thinkingOmitted);
       if (this.thinkingOmitted) block.thinking = '';
-      passed.push({ type: 'block-delta', delta: { type: 'signature_delta', signature: block.signature } }, part);
-    } else if (block.type === 'server_tool_use' && this.heldCall) {
-      block.id = signedServerCallId(this.signer, block, this.digestBeforeCall());
-      const [start, ...rest] = this.heldCall;
-      this.heldCall = undefined;
-      if (start?.type === 'block-start' && start.block.type === 'server_tool_use')
-        passed.push({ type: 'block-start', block: { ...start.block, id: block.id } });
-      passed.push(...rest, part);
+      into.push({ type: 'block-delta', delta: { type: 'signature_delta', signature: block.signature } }, part);
     } else {
-      passed.push(part);
+      into.push(part);
     }
     this.turn.blocks.push(block);
     return stopped;
-  }
-
-  /**
-   * The digest a server call's id is bound to: the turn's blocks before it, those of the paused
-   * turn this request resumes first (the final assistant message; a client appends the reply's
-   * blocks to it). Made only when the step makes a server call: most replies make none.
-   */
-  private digestBeforeCall(): string {
-    const last = this.request.messages.at(-1);
-    const resumed = last?.role === 'assistant' ? contentBlocks(last.content) : [];
-    return turnDigest([...resumed, ...this.turn.blocks]);
   }
 }
 

@@ -1,16 +1,18 @@
 /**
  * A `server_tool_use` block's id: `srvtoolu_1<nonce><tag>`, with 12 characters of random nonce
  * (ids stay unique when a conversation makes the same call twice) and a tag over the nonce, the
- * call's name, its input (canonical JSON) and the digest of the turn's blocks before it
- * (turn-digest.ts). Only this service can make an id that verifies, and only for that call after
- * those blocks: an invented call, or a real one moved behind other words, does not.
+ * call's name, its input (canonical JSON), the digest of the conversation and the turn's blocks
+ * before it, and the digest of its result (turn-digest.ts). Only this service can make an id that
+ * verifies, and only for that call after those blocks, answered by that result: an invented
+ * call, a real one moved behind other words or under another conversation, or one whose result
+ * was rewritten, does not (issue 32).
  */
 import { randomBytes } from 'node:crypto';
 import { canonicalJson } from '../json-schema/canonical-json.js';
 import { TAG_CHARACTERS, type Signer } from './signer.js';
 
 const PREFIX = 'srvtoolu_1';
-const PURPOSE = 'server-call-id/1';
+const PURPOSE = 'server-call-id/2';
 const NONCE_CHARACTERS = 12;
 
 export interface ServerCall {
@@ -18,18 +20,23 @@ export interface ServerCall {
   input: Record<string, unknown>;
 }
 
-/** `before`: the digest of the turn's blocks before the call (turn-digest.ts). */
-export function signedServerCallId(signer: Signer, call: ServerCall, before: string): string {
-  const nonce = randomBytes((NONCE_CHARACTERS / 4) * 3).toString('base64url');
-  return PREFIX + nonce + signer.tag(PURPOSE, fields(nonce, call, before));
+/** Where a call stands: the digest of what comes before it, and of its result (turn-digest.ts). */
+export interface CallPlace {
+  before: string;
+  result: string;
 }
 
-export function serverCallIdVerifies(signer: Signer, id: string, call: ServerCall, before: string): boolean {
+export function signedServerCallId(signer: Signer, call: ServerCall, place: CallPlace): string {
+  const nonce = randomBytes((NONCE_CHARACTERS / 4) * 3).toString('base64url');
+  return PREFIX + nonce + signer.tag(PURPOSE, fields(nonce, call, place));
+}
+
+export function serverCallIdVerifies(signer: Signer, id: string, call: ServerCall, place: CallPlace): boolean {
   if (!id.startsWith(PREFIX) || id.length !== PREFIX.length + NONCE_CHARACTERS + TAG_CHARACTERS) return false;
   const nonce = id.slice(PREFIX.length, PREFIX.length + NONCE_CHARACTERS);
-  return signer.verifies(id.slice(PREFIX.length + NONCE_CHARACTERS), PURPOSE, fields(nonce, call, before));
+  return signer.verifies(id.slice(PREFIX.length + NONCE_CHARACTERS), PURPOSE, fields(nonce, call, place));
 }
 
-function fields(nonce: string, call: ServerCall, before: string): string[] {
-  return [nonce, call.name, canonicalJson(call.input), before];
+function fields(nonce: string, call: ServerCall, place: CallPlace): string[] {
+  return [nonce, call.name, canonicalJson(call.input), place.before, place.result];
 }

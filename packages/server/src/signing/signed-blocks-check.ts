@@ -8,18 +8,20 @@
  *   one; a Messages upstream gets it as it came and checks its own.
  * - Rule 4's paused-turn exception (docs/decisions/0006) holds only for a turn this service paused:
  *   the protocol's rule sees a final assistant turn that ends on a server tool's result; here every
- *   server_tool_use in it must carry an id made for that call after the blocks before it
- *   (server-call-id.ts), every result must answer one of those calls, once, and nothing but results
- *   may follow the last call. Otherwise it is a prefill, refused with tools.
+ *   server_tool_use in it must carry an id made for that call, after the conversation and the
+ *   blocks before it, answered by the result the turn holds for it (server-call-id.ts, issue 32),
+ *   every result must answer one of those calls, once, and nothing but results may follow the last
+ *   call. Otherwise it is a prefill, refused with tool use.
  * - Web search results whose content verifies become readable to the model
  *   (tools/web-search/encrypted-content.ts); others stay unreadable, and are not refused.
  */
-import { ServiceError, type ContentBlockParam, type ConversationRequest } from '@model-messages/protocol';
+import { ServiceError, usesTools, type ContentBlockParam, type ConversationRequest } from '@model-messages/protocol';
 import { admitSearchResults } from '../tools/web-search/encrypted-content.js';
 import { serverCallIdVerifies } from './server-call-id.js';
+import { turnStartOf } from './server-call-signing.js';
 import type { Signer } from './signer.js';
 import { thinkingSignatureVerifies } from './thinking-signature.js';
-import { TurnDigest } from './turn-digest.js';
+import { resultDigest, TurnDigest } from './turn-digest.js';
 
 const SERVER_RESULT_TYPES: ReadonlySet<string> = new Set([
   'web_search_tool_result',
@@ -46,9 +48,9 @@ export function checkSignedBlocks(request: ConversationRequest, signer: Signer):
   }
   const index = request.messages.length - 1;
   const last = request.messages[index];
-  // With no tools a final assistant turn is a prefill, which rule 4 allows: nothing to verify.
-  if ((request.tools?.length ?? 0) === 0 || last?.role !== 'assistant' || typeof last.content === 'string') return;
-  const problem = pausedTurnProblem(last.content, signer);
+  // Without tool use a final assistant turn is a prefill, which rule 4 allows: nothing to verify.
+  if (!usesTools(request) || last?.role !== 'assistant' || typeof last.content === 'string') return;
+  const problem = pausedTurnProblem(last.content, signer, turnStartOf(request.messages).conversation);
   if (problem)
     throw new ServiceError(
       'rule_refused',
@@ -56,28 +58,44 @@ export function checkSignedBlocks(request: ConversationRequest, signer: Signer):
     );
 }
 
-/** Where and why `blocks` are not a turn this service paused, or undefined when they are. */
-function pausedTurnProblem(blocks: readonly ContentBlockParam[], signer: Signer): string | undefined {
-  const before = new TurnDigest();
+/**
+ * Where and why `blocks` are not a turn this service paused after the conversation whose digest
+ * is `conversation`, or undefined when they are.
+ */
+function pausedTurnProblem(
+  blocks: readonly ContentBlockParam[],
+  signer: Signer,
+  conversation: string,
+): string | undefined {
+  const before = new TurnDigest(conversation);
   const unanswered = new Set<string>();
   let lastCall = -1;
   for (const [position, block] of blocks.entries()) {
     if (block.type === 'server_tool_use') {
-      if (!serverCallIdVerifies(signer, block.id, block, before.value()))
-        return `${position}: the server_tool_use block's id does not verify: this service made no such call after the blocks before it`;
+      const result = blocks.find(
+        (candidate, at) => at > position && SERVER_RESULT_TYPES.has(candidate.type) && answers(candidate) === block.id,
+      );
+      if (result === undefined)
+        return `${position}: the server_tool_use block has no result after it in this turn; a paused turn holds every call's result`;
+      const place = { before: before.value(), result: resultDigest(result as { type: string; content?: unknown }) };
+      if (!serverCallIdVerifies(signer, block.id, block, place))
+        return `${position}: the server_tool_use block's id does not verify: this service made no such call, answered by that result, after this conversation and the blocks before it`;
       unanswered.add(block.id);
       lastCall = position;
     } else if (SERVER_RESULT_TYPES.has(block.type)) {
-      const answered = (block as { tool_use_id: string }).tool_use_id;
-      if (!unanswered.delete(answered))
+      if (!unanswered.delete(answers(block)))
         return `${position}: the ${block.type} block answers no unanswered server_tool_use before it in this turn`;
     }
     before.add(block);
   }
-  // Only the calls' ids carry a MAC, and each covers the blocks before it: words after the last
-  // call are covered by none, so a paused turn has only that call's results after it.
+  // Each call's id covers the blocks before it and its result: words after the last call are
+  // covered by none, so a paused turn has only that call's results after it.
   const after = blocks.findIndex((block, position) => position > lastCall && !SERVER_RESULT_TYPES.has(block.type));
   if (after >= 0)
     return `${after}: a ${blocks[after]!.type} block after the turn's last server_tool_use; a paused turn ends on its calls' results`;
   return undefined;
+}
+
+function answers(block: ContentBlockParam): string {
+  return (block as { tool_use_id: string }).tool_use_id;
 }

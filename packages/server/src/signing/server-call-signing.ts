@@ -1,0 +1,53 @@
+/**
+ * Where a turn's server call ids are made (issue 32): once a step's calls have their results,
+ * each id is signed over the conversation before the turn, the turn's blocks before the call and
+ * the call's own result (server-call-id.ts), and the result is given the same id to answer. The
+ * step reader holds a step's blocks from its first server call on until then (agent/step-reader.ts).
+ * signed-blocks-check.ts verifies a paused turn sent back the same way.
+ */
+import type {
+  ContentBlock,
+  ContentBlockParam,
+  MessageParam,
+  ServerToolResultBlock,
+  ServerToolUseBlock,
+} from '@model-messages/protocol';
+import { signedServerCallId } from './server-call-id.js';
+import type { Signer } from './signer.js';
+import { contentBlocks, conversationDigest, resultDigest, turnDigest } from './turn-digest.js';
+
+/** What comes before the blocks a reply adds to its turn. */
+export interface TurnStart {
+  /** The digest of the messages before the turn (turn-digest.ts). */
+  conversation: string;
+  /** The paused turn the request resumes: its final assistant message, to which a client appends the reply's blocks. */
+  resumed: readonly ContentBlockParam[];
+}
+
+/** Where the turn a request's reply continues begins. */
+export function turnStartOf(messages: readonly MessageParam[]): TurnStart {
+  const last = messages.at(-1);
+  if (last?.role !== 'assistant') return { conversation: conversationDigest(messages), resumed: [] };
+  return { conversation: conversationDigest(messages.slice(0, -1)), resumed: contentBlocks(last.content) };
+}
+
+/**
+ * Gives each of `calls` (a step's server calls in order, each one of `turn`'s blocks) its signed
+ * id, and `results` (in the calls' order) the same `tool_use_id`. Calls are signed in order, so
+ * that a later call's digest holds the earlier calls' final ids.
+ */
+export function signServerCalls(
+  signer: Signer,
+  start: TurnStart,
+  turn: readonly ContentBlock[],
+  calls: readonly ServerToolUseBlock[],
+  results: readonly ServerToolResultBlock[],
+): void {
+  calls.forEach((call, index) => {
+    const result = results[index]!;
+    const before = turnDigest([...start.resumed, ...turn.slice(0, turn.indexOf(call))], start.conversation);
+    const id = signedServerCallId(signer, call, { before, result: resultDigest(result) });
+    call.id = id;
+    result.tool_use_id = id;
+  });
+}

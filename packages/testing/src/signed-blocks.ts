@@ -10,12 +10,13 @@ import { signedServerCallId, signThinking, TurnDigest, type Signer, type TurnBlo
 /**
  * `blocks` as this service would have returned them for a turn resumed after `resumed`: each
  * thinking block signed, each server_tool_use given a signed id, and each result block's
- * `tool_use_id` following its call's new id.
+ * `tool_use_id` following its call's new id. `bytes`: the ids' nonce bytes (signedServerCallId).
  */
 export function signedTurn<Block extends ContentBlockParam>(
   signer: Signer,
   blocks: readonly Block[],
   resumed: readonly TurnBlock[] = [],
+  bytes?: (size: number) => Buffer,
 ): Block[] {
   const digest = new TurnDigest();
   for (const block of resumed) digest.add(block);
@@ -24,7 +25,7 @@ export function signedTurn<Block extends ContentBlockParam>(
     let signed: ContentBlockParam = block;
     if (block.type === 'thinking') signed = { ...block, signature: signThinking(signer, block.thinking, '') };
     else if (block.type === 'server_tool_use') {
-      const id = signedServerCallId(signer, block, digest.value());
+      const id = signedServerCallId(signer, block, digest.value(), bytes);
       ids.set(block.id, id);
       signed = { ...block, id };
     } else if ('tool_use_id' in block && ids.has(block.tool_use_id))

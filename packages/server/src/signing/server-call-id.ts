@@ -18,9 +18,18 @@ export interface ServerCall {
   input: Record<string, unknown>;
 }
 
-/** `before`: the digest of the turn's blocks before the call (turn-digest.ts). */
-export function signedServerCallId(signer: Signer, call: ServerCall, before: string): string {
-  const nonce = randomBytes((NONCE_CHARACTERS / 4) * 3).toString('base64url');
+/**
+ * `before`: the digest of the turn's blocks before the call (turn-digest.ts). `bytes`: where the
+ * nonce's bytes come from; crypto's, except for the bench's fuzz, whose request N of a seed must
+ * be the same bytes on every run (bench/attack/conversation-blocks.ts).
+ */
+export function signedServerCallId(
+  signer: Signer,
+  call: ServerCall,
+  before: string,
+  bytes: (size: number) => Buffer = randomBytes,
+): string {
+  const nonce = bytes((NONCE_CHARACTERS / 4) * 3).toString('base64url');
   return PREFIX + nonce + signer.tag(PURPOSE, fields(nonce, call, before));
 }
 

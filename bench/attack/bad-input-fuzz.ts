@@ -18,6 +18,7 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { positiveInteger } from '../command-arguments.js';
 import { FAMILY_NAMES, generateRequest, type FuzzRequest } from './bad-input-generator.js';
+import { FUZZ_SIGNING_KEY } from './conversation-blocks.js';
 import { envelopeViolation } from './envelope-check.js';
 import { startHealthWatch } from './health-watch.js';
 import { rawExchange, type RawOutcome } from './raw-exchange.js';
@@ -95,6 +96,8 @@ const service = await startServiceChild({
   // warn: the log keeps the failures (a 5xx's detail) without a line per request.
   logLevel: 'warn',
   config: {
+    // The key the conversation shapes sign their blocks with, so that they verify here.
+    signingKey: FUZZ_SIGNING_KEY,
     models: [
       {
         id: FUZZ_MODEL,

@@ -2,7 +2,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { compiledValidatorBytes } from '@model-messages/protocol';
-import { postJson, startService, type RunningService } from '@model-messages/testing';
+import { postJson, signedThinking, startService, type RunningService } from '@model-messages/testing';
 
 let service: RunningService;
 before(async () => {
@@ -640,4 +640,98 @@ describe('tool_use and tool_result pairing', () => {
       /"toolu_1" has more than one tool_result/,
     );
   });
+});
+
+/**
+ * Issue 31: a block in the turn it cannot stand in reached the model call's two assertions
+ * (backends/call/conversation.ts, "... passed validation") and was a 500 on both routes; each
+ * shape is a 400 naming the block now (protocol's block-roles.ts).
+ */
+describe('blocks in a turn they cannot stand in', () => {
+  const ROUTES = ['/v1/messages', '/v1/messages/count_tokens'] as const;
+  const tools = [webSearch(), { type: 'web_fetch_20260209', name: 'web_fetch' }];
+
+  async function expectRefusalOn(route: (typeof ROUTES)[number], messages: unknown[], expected: string) {
+    const body = { model: 'mid', messages, tools, ...(route === '/v1/messages' ? { max_tokens: 200 } : {}) };
+    const response = await postJson(service, route, body);
+    const json = (await response.json()) as { error?: { type: string; message: string } };
+    assert.equal(response.status, 400, `${route}: ${JSON.stringify(json)}`);
+    assert.equal(json.error?.type, 'invalid_request_error');
+    assert.equal(json.error?.message, expected, route);
+  }
+
+  const serverCalls = [
+    { name: 'web_search', input: { query: 'cats' } },
+    { name: 'web_fetch', input: { url: 'https://example.com/' } },
+    { name: 'code_execution', input: { code: 'print(1)' } },
+  ];
+  for (const route of ROUTES) {
+    test(`${route}: a server_tool_use of every server tool in a user turn is 400, not the user-turn assertion's 500`, async () => {
+      for (const call of serverCalls)
+        await expectRefusalOn(
+          route,
+          [
+            user('q'),
+            { role: 'assistant', content: 'a' },
+            {
+              role: 'user',
+              content: [
+                { type: 'text', text: 'go' },
+                { type: 'server_tool_use', id: 'srvtoolu_1', ...call },
+              ],
+            },
+          ],
+          'messages.2.content.1: a server_tool_use block can only appear in an assistant turn',
+        );
+    });
+
+    test(`${route}: server results, tool_use, redacted and signed thinking in a user turn are 400`, async () => {
+      const blocks = [
+        { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_1', content: [] },
+        {
+          type: 'web_fetch_tool_result',
+          tool_use_id: 'srvtoolu_1',
+          content: { type: 'web_fetch_tool_result_error', error_code: 'unavailable' },
+        },
+        {
+          type: 'code_execution_tool_result',
+          tool_use_id: 'srvtoolu_1',
+          content: { type: 'code_execution_result', stdout: '', stderr: '', return_code: 0, content: [] },
+        },
+        { type: 'tool_use', id: 'toolu_1', name: 'lookup', input: {} },
+        { type: 'redacted_thinking', data: 'cmVkYWN0ZWQ=' },
+        // Signed by this service, so that the signature check lets it through as far as the prompt.
+        signedThinking(service.signer, 'Let me see.'),
+      ];
+      for (const block of blocks)
+        await expectRefusalOn(
+          route,
+          [{ role: 'user', content: [block] }],
+          `messages.0.content.0: a ${block.type} block can only appear in an assistant turn`,
+        );
+    });
+
+    test(`${route}: a tool_result, image or document in an assistant turn is 400, not the assistant-turn assertion's 500`, async () => {
+      const blocks = [
+        { type: 'tool_result', tool_use_id: 'toolu_1', content: 'sunny' },
+        { type: 'image', source: { type: 'url', url: 'https://example.com/cat.png' } },
+        { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'A note.' } },
+      ];
+      for (const block of blocks)
+        await expectRefusalOn(
+          route,
+          [user('q'), { role: 'assistant', content: [{ type: 'text', text: 'a' }, block] }, user('go on')],
+          `messages.1.content.1: ${block.type === 'image' ? 'an' : 'a'} ${block.type} block can only appear in a user turn`,
+        );
+    });
+
+    test(`${route}: a server result without its server_tool_use before it is 400 naming its id`, async () => {
+      const result = { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_9', content: [] };
+      await expectRefusalOn(
+        route,
+        [user('q'), { role: 'assistant', content: [result, { type: 'text', text: 'Found nothing.' }] }, user('go on')],
+        'messages.1.content.0: unexpected tool_use_id found in web_search_tool_result blocks: srvtoolu_9. Each web_search_tool_result block must answer a server_tool_use block before it in the same message, once.',
+      );
+    });
+  }
 });

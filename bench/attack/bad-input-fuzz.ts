@@ -18,6 +18,7 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { positiveInteger } from '../command-arguments.js';
 import { FAMILY_NAMES, generateRequest, type FuzzRequest } from './bad-input-generator.js';
+import { FUZZ_SIGNING_KEY } from './conversation-blocks.js';
 import { envelopeViolation } from './envelope-check.js';
 import { startHealthWatch } from './health-watch.js';
 import { rawExchange, type RawOutcome } from './raw-exchange.js';
@@ -95,6 +96,8 @@ const service = await startServiceChild({
   // warn: the log keeps the failures (a 5xx's detail) without a line per request.
   logLevel: 'warn',
   config: {
+    // The key the conversation shapes sign their blocks with, so that they verify here.
+    signingKey: FUZZ_SIGNING_KEY,
     models: [
       {
         id: FUZZ_MODEL,
@@ -118,8 +121,12 @@ const envelopeViolations: Finding[] = [];
 const missingReplies: Finding[] = [];
 const leftOpen: Finding[] = [];
 const inFlight = new Set<FuzzRequest>();
-/** When each request was sent and answered (Date.now()), to name the ones behind the worst stall. */
-const timings: { request: FuzzRequest; sentAt: number; answeredAt: number }[] = [];
+/**
+ * When each request was sent and answered (Date.now()), to name the ones behind the worst stall:
+ * its description and size, not its bytes, which for 100,000 requests (up to 40 MB each) held
+ * more memory than the machine had (issue 31's run was killed at 22 GB).
+ */
+const timings: { index: number; mutation: string; size: number; sentAt: number; answeredAt: number }[] = [];
 let crashedWith: FuzzRequest[] = [];
 let next = 0;
 let sent = 0;
@@ -161,7 +168,8 @@ async function worker(): Promise<void> {
     inFlight.add(request);
     const sentAt = Date.now();
     const outcome = await rawExchange(service.port, request.bytes, request.endAfterWrite, REPLY_TIMEOUT_MS);
-    timings.push({ request, sentAt, answeredAt: Date.now() });
+    const { index, mutation } = request;
+    timings.push({ index, mutation, size: request.bytes.length, sentAt, answeredAt: Date.now() });
     sent += 1;
     if (service.crashed() !== undefined) {
       // Every request in flight when the service died is a suspect; the replay finds which.
@@ -204,8 +212,8 @@ console.log(
 function printInFlight(what: string, durationMs: number, endedAt: number): void {
   const during = timings.filter(({ sentAt, answeredAt }) => sentAt < endedAt && answeredAt > endedAt - durationMs);
   console.log(`\nin flight during ${what} (${durationMs.toFixed(0)} ms): ${during.length}`);
-  for (const { request } of during.slice(0, SHOWN_FINDINGS))
-    console.log(`  #${request.index} ${request.mutation} (${request.bytes.length} bytes)`);
+  for (const { index, mutation, size } of during.slice(0, SHOWN_FINDINGS))
+    console.log(`  #${index} ${mutation} (${size} bytes)`);
 }
 printInFlight('the worst /health gap', worstGapMs, worstGapEndedAt);
 printInFlight("the service's worst event-loop delay", worstLoopDelay.delayMs, worstLoopDelay.endedAt);

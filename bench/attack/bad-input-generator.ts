@@ -4,11 +4,13 @@
  * missing and extra fields, `__proto__` keys, duplicate keys, schema bombs), its size (deep
  * nesting, long strings, many items, up to just over the 32 MB limit), its bytes (bad JSON,
  * invalid UTF-8), its headers (content-type, anthropic-version, anthropic-beta, keys, odd
- * names) or its framing (a content-length that lies, chunked bodies, methods, paths, versions).
- * Every request is written as raw bytes with `connection: close`, so that the service sees
- * exactly what a hostile client would send.
+ * names), its framing (a content-length that lies, chunked bodies, methods, paths, versions), or
+ * its conversation's shape (blocks of every type in every role and place, paused turns, calls and
+ * results apart; issue 31). Every request is written as raw bytes with `connection: close`, so
+ * that the service sees exactly what a hostile client would send.
  */
 import { BODY_FAMILIES } from './bad-input-body-families.js';
+import { CONVERSATION_FAMILIES } from './bad-input-conversation-shapes.js';
 import type { Draft } from './bad-input-draft.js';
 import { WIRE_FAMILIES } from './bad-input-wire-families.js';
 import { SeededRandom } from './seeded-random.js';
@@ -30,7 +32,7 @@ export interface FuzzRequest {
 }
 
 /** Every family, in the order the seeded pick reads them. */
-const FAMILIES = [...BODY_FAMILIES, ...WIRE_FAMILIES];
+const FAMILIES = [...BODY_FAMILIES, ...WIRE_FAMILIES, ...CONVERSATION_FAMILIES];
 
 const TOTAL_WEIGHT = FAMILIES.reduce((sum, family) => sum + family.weight, 0);
 

@@ -3,6 +3,7 @@
  * pure functions over a parsed request and the model it names. Each refusal is a ServiceError
  * whose message names the rule, so a caller can tell which one it broke.
  */
+import { checkBlockRoles } from './block-roles.js';
 import { callableFromCode, whyCallableFromCode } from './callable-from-code.js';
 import { SERVER_TOOL_TYPES } from './constants.js';
 import { parseDomainEntry } from './domain-entry.js';
@@ -28,14 +29,17 @@ export function isCustomTool(tool: ToolParam): tool is CustomToolParam {
 /** Every rule of a conversation on a model. Shared by count_tokens and messages. */
 export function checkConversationRules(request: ConversationRequest, model: ModelProfile): void {
   checkTurnsPresent(request);
+  checkBlockRoles(request.messages);
   checkToolSchemas(request);
   checkToolNames(request);
   checkDomainLists(request);
   checkToolChoice(request);
   checkStrictThinking(request);
   checkProgrammaticCalling(request);
-  checkPrefill(request);
+  // Pairing before rule 4: a conversation's tool blocks count as tool use for rule 4, and one
+  // whose blocks do not pair is better told so than told it ends on a prefill.
   checkToolPairing(request.messages);
+  checkPrefill(request);
   checkToolReferences(request);
   checkThinkingForModel(request, model);
 }

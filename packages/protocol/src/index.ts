@@ -8,6 +8,7 @@ export * from './strict-schema.js';
 export * from './endpoint-rules.js';
 export * from './callable-from-code.js';
 export * from './tool-pairing.js';
+export * from './block-roles.js';
 export * from './tool-references.js';
 export * from './tool-use.js';
 export * from './model-profile.js';

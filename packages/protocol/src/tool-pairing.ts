@@ -38,21 +38,26 @@ function nextTurn(messages: readonly MessageParam[], index: number): number | un
   return undefined;
 }
 
-/** A server tool call is answered in the same assistant turn, by the service that ran it. */
+/**
+ * A server tool call is answered in the same assistant turn, by the service that ran it: each
+ * result block after its call, and once. The public API refuses a result without its call before
+ * it; accepted here, the model read an answer to a call it never made (issue 31).
+ */
 function checkServerToolResults(message: MessageParam | undefined, index: number): void {
   const blocks = blocksOf(message);
-  const answered = new Set(
-    blocks.flatMap((block) =>
-      block.type.endsWith('_tool_result') && 'tool_use_id' in block ? [block.tool_use_id] : [],
-    ),
-  );
-  const missing = blocks.flatMap((block) =>
-    block.type === 'server_tool_use' && !answered.has(block.id) ? [block.id] : [],
-  );
-  if (missing.length > 0) {
+  const unanswered = new Set<string>();
+  blocks.forEach((block, position) => {
+    if (block.type === 'server_tool_use') unanswered.add(block.id);
+    else if (block.type.endsWith('_tool_result') && 'tool_use_id' in block && !unanswered.delete(block.tool_use_id))
+      throw new ServiceError(
+        'invalid_request',
+        `messages.${index}.content.${position}: unexpected tool_use_id found in ${block.type} blocks: ${block.tool_use_id}. Each ${block.type} block must answer a server_tool_use block before it in the same message, once.`,
+      );
+  });
+  if (unanswered.size > 0) {
     throw new ServiceError(
       'invalid_request',
-      `messages.${index}: server_tool_use ids were found without their result blocks in the same message: ${missing.join(', ')}`,
+      `messages.${index}: server_tool_use ids were found without their result blocks in the same message: ${[...unanswered].join(', ')}`,
     );
   }
 }

@@ -17,15 +17,17 @@ import {
 
 /**
  * `blocks` as this service would have returned them for a turn after `conversation` (the messages
- * before it), resuming `resumed`: each thinking block signed, each server_tool_use given an id
- * signed over what comes before it and its result (the result block that answers it later in
- * `blocks`), and each result block's `tool_use_id` following its call's new id.
+ * before it, as sent), resuming `resumed`: each thinking block signed, each server_tool_use given
+ * an id signed over what comes before it and its result (the result block that answers it later
+ * in `blocks`; a call with none gets an id that verifies for no result), and each result block's
+ * `tool_use_id` following its call's new id. `bytes`: the ids' nonce bytes (signedServerCallId).
  */
 export function signedTurn<Block extends ContentBlockParam>(
   signer: Signer,
   blocks: readonly Block[],
   conversation: readonly MessageParam[] = [],
   resumed: readonly TurnBlock[] = [],
+  bytes?: (size: number) => Buffer,
 ): Block[] {
   const digest = new TurnDigest(conversationDigest(conversation));
   for (const block of resumed) digest.add(block);
@@ -37,9 +39,8 @@ export function signedTurn<Block extends ContentBlockParam>(
       const result = blocks
         .slice(position + 1)
         .find((candidate) => 'tool_use_id' in candidate && candidate.tool_use_id === block.id);
-      if (result === undefined) throw new Error(`signedTurn: the server_tool_use ${block.id} has no result after it`);
-      const place = { before: digest.value(), result: resultDigest(result as { type: string; content?: unknown }) };
-      const id = signedServerCallId(signer, block, place);
+      const answer = (result ?? { type: 'no result' }) as { type: string; content?: unknown };
+      const id = signedServerCallId(signer, block, { before: digest.value(), result: resultDigest(answer) }, bytes);
       ids.set(block.id, id);
       signed = { ...block, id };
     } else if ('tool_use_id' in block && ids.has(block.tool_use_id))

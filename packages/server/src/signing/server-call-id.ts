@@ -26,8 +26,17 @@ export interface CallPlace {
   result: string;
 }
 
-export function signedServerCallId(signer: Signer, call: ServerCall, place: CallPlace): string {
-  const nonce = randomBytes((NONCE_CHARACTERS / 4) * 3).toString('base64url');
+/**
+ * `bytes`: where the nonce's bytes come from; crypto's, except for the bench's fuzz, whose request
+ * N of a seed must be the same bytes on every run (bench/attack/conversation-blocks.ts).
+ */
+export function signedServerCallId(
+  signer: Signer,
+  call: ServerCall,
+  place: CallPlace,
+  bytes: (size: number) => Buffer = randomBytes,
+): string {
+  const nonce = bytes((NONCE_CHARACTERS / 4) * 3).toString('base64url');
   return PREFIX + nonce + signer.tag(PURPOSE, fields(nonce, call, place));
 }
 

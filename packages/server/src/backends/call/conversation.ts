@@ -114,7 +114,7 @@ function userPart(block: ContentBlockParam, where: string): UserPart {
     case 'tool_result':
       return clientResult(block, where);
     default:
-      // The request schema allows only these in user turns (protocol's tool-pairing rules).
+      // The endpoint rules refuse every other block in a user turn (protocol's block-roles.ts).
       throw new Error(`${where}: a ${block.type} block in a user turn passed validation`);
   }
 }
@@ -156,6 +156,7 @@ function assistantPart(block: ContentBlockParam, where: string): AssistantPart[]
         },
       ];
     default:
+      // The endpoint rules refuse every other block in an assistant turn (protocol's block-roles.ts).
       throw new Error(`${where}: a ${block.type} block in an assistant turn passed validation`);
   }
 }

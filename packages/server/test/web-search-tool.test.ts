@@ -260,6 +260,8 @@ describe('encrypted_content and what a model reads', () => {
             { type: 'web_search_tool_result', tool_use_id: 's1', content: results().slice(0, 1) },
           ],
         },
+        // History, not a paused turn: the search content is what is checked here.
+        { role: 'user', content: 'Go on.' },
       ],
     });
     assert.doesNotMatch(

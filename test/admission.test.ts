@@ -48,6 +48,8 @@ describe('admission control', () => {
     // generates for 20 s), not when one of them let go. A clock would fail on a busy machine.
     assert.deepEqual({ active: stats().active, queued: stats().queued }, { active: 1, queued: 1 });
     assert.equal(refused.status, 529);
+    // The public API's status line, which node:http would write as `529 unknown` (issue 32).
+    assert.equal(refused.statusText, 'Overloaded');
     assert.equal(refused.headers.get('retry-after'), '1');
     assert.equal(((await refused.json()) as { error: { type: string } }).error.type, 'overloaded_error');
     active.abort();

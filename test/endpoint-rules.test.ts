@@ -290,19 +290,18 @@ describe('rule 2: thinking with a forced strict tool', () => {
     );
   });
 
-  test('thinking with a forced non-strict tool is answered', async () => {
+  test('thinking with any forced tool, strict or not, is refused as the public API refuses it (issue 32)', async () => {
     const tool = { ...strictTool(), strict: false };
-    assert.equal(
-      (
-        await send({
-          ...base,
-          thinking: { type: 'adaptive' },
-          tools: [tool],
-          tool_choice: { type: 'tool', name: 'record' },
-        })
-      ).status,
-      200,
-    );
+    for (const tool_choice of [{ type: 'tool', name: 'record' }, { type: 'any' }]) {
+      await expectRefusal(
+        { ...base, thinking: { type: 'adaptive' }, tools: [tool], tool_choice },
+        new RegExp(
+          `^thinking \\(adaptive\\) cannot be combined with tool_choice "${tool_choice.type}", which forces tool use`,
+        ),
+      );
+    }
+    const auto = await send({ ...base, thinking: { type: 'adaptive' }, tools: [tool], tool_choice: { type: 'auto' } });
+    assert.equal(auto.status, 200, JSON.stringify(auto.json));
   });
 
   test('thinking disabled with a forced strict tool is the structured call shape of the newer small tier, and is answered', async () => {

@@ -60,6 +60,8 @@ describe('a messages-upstream backend', () => {
     assert.equal((JSON.parse(text) as ErrorBody).error.type, 'api_error');
     assert.match(text, /messages-upstream backend of model mid-newer was refused by its upstream/);
     for (const leaked of [UPSTREAM_KEY, host, 'invalid x-api-key']) assert.ok(!text.includes(leaked), leaked);
+    // A configuration to fix: clients that retry 500s are told not to (issue 32).
+    assert.equal(response.headers.get('x-should-retry'), 'false');
   });
 
   test('a 403 permission_error relays nothing either', async () => {

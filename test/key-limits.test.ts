@@ -150,14 +150,22 @@ describe('two keys with different models and limits', () => {
     );
   });
 
-  test('a prompt over the key input-token limit is refused with a 429 whose message says so', async () => {
-    const error = await thrown(ask(KEYS.teamA, 'mid', 'word '.repeat(400)));
+  test('a prompt over the key input-token limit is refused with a 429 whose message says so, sent once', async () => {
+    let sent = 0;
+    const counting: typeof fetch = (input, init) => {
+      sent += 1;
+      return fetch(input, init);
+    };
+    // The official client retries a 429 twice by default; x-should-retry: false stops it (issue 32).
+    const error = await thrown(ask(KEYS.teamA, 'mid', 'word '.repeat(400), 2, counting));
     assert.ok(error instanceof Anthropic.RateLimitError, String(error));
     assert.match(
       (error.error as { error: { message: string } }).error.message,
       /input tokens are more than this API key's limit of 200 input tokens per minute/,
     );
     assert.equal(error.headers.get('retry-after'), null, 'no wait makes it fit');
+    assert.equal(error.headers.get('x-should-retry'), 'false');
+    assert.equal(sent, 1);
   });
 });
 

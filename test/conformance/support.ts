@@ -80,6 +80,20 @@ export const MODEL_IDS = ['small-older', 'small-newer', 'mid-older', 'mid-newer'
 
 export const SCRIPT = [
   {
+    // The public API refuses thinking with a forced tool: a thinking call comes from the model's choice.
+    when: '^find cats$',
+    steps: [
+      [
+        { type: 'thinking', thinking: 'The user wants cats. I will look them up.' },
+        { type: 'tool_use', name: 'lookup', input: { q: 'cats' } },
+      ],
+      [
+        { type: 'thinking', thinking: 'The tool found them.' },
+        { type: 'text', text: 'found 3 cats' },
+      ],
+    ],
+  },
+  {
     when: '^weather in Paris\\?$',
     steps: [
       [

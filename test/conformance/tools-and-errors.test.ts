@@ -129,7 +129,6 @@ forEachOfficialClient((official) => {
           max_tokens: 512,
           thinking: { type: 'adaptive' },
           tools: [lookup],
-          tool_choice: { type: 'any' },
           messages,
         })
         .finalMessage();

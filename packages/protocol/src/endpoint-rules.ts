@@ -7,6 +7,7 @@ import { checkBlockRoles } from './block-roles.js';
 import { callableFromCode, whyCallableFromCode } from './callable-from-code.js';
 import { SERVER_TOOL_TYPES } from './constants.js';
 import { parseDomainEntry } from './domain-entry.js';
+import { checkEmptyContent } from './empty-content.js';
 import { ServiceError } from './errors.js';
 import type { ModelProfile } from './model-profile.js';
 import type {
@@ -30,11 +31,13 @@ export function isCustomTool(tool: ToolParam): tool is CustomToolParam {
 export function checkConversationRules(request: ConversationRequest, model: ModelProfile): void {
   checkTurnsPresent(request);
   checkBlockRoles(request.messages);
+  checkEmptyContent(request.messages);
   checkToolSchemas(request);
   checkToolNames(request);
   checkDomainLists(request);
   checkToolChoice(request);
   checkStrictThinking(request);
+  checkForcedThinking(request);
   checkProgrammaticCalling(request);
   // Pairing before rule 4: a conversation's tool blocks count as tool use for rule 4, and one
   // whose blocks do not pair is better told so than told it ends on a prefill.
@@ -165,6 +168,21 @@ function checkStrictThinking(request: ConversationRequest): void {
       `Rule 2: thinking (${request.thinking.type}) cannot be combined with a tool_choice that forces the strict tool "${tool.name}"; drop thinking or the forced strict tool`,
     );
   }
+}
+
+/**
+ * The public API refuses thinking with any tool_choice that forces a call (`tool` or `any`), strict
+ * tool or not: a model made to call at once has no turn to think in. Rule 2 is the spec's case of
+ * it (a forced strict tool), checked first with its own message (issue 32).
+ */
+function checkForcedThinking(request: ConversationRequest): void {
+  const thinking = request.thinking;
+  const choice = request.tool_choice;
+  if (!thinking || thinking.type === 'disabled' || (choice?.type !== 'tool' && choice?.type !== 'any')) return;
+  throw new ServiceError(
+    'invalid_request',
+    `thinking (${thinking.type}) cannot be combined with tool_choice "${choice.type}", which forces tool use; use tool_choice "auto" or "none", or leave thinking out`,
+  );
 }
 
 /** Rule 3: a tool code may call (callable-from-code.ts) beside a strict tool or disable_parallel_tool_use. */

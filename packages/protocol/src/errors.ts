@@ -121,17 +121,29 @@ export class ServiceError extends Error {
   readonly retryAfterSeconds: number | undefined;
   /** More headers of the reply (a 429's `anthropic-ratelimit-*`). */
   readonly headers: Readonly<Record<string, string>> | undefined;
+  /**
+   * False where no retry can succeed though the status says a retry may (a 429 whose prompt is
+   * over the key's whole per-minute allowance, a 500 for a backend's refused credentials): the
+   * reply says `x-should-retry: false`, which the official clients obey (issue 32).
+   */
+  readonly shouldRetry: boolean | undefined;
 
   constructor(
     code: ErrorCode,
     message: string,
-    options: { retryAfterSeconds?: number; cause?: unknown; headers?: Record<string, string> } = {},
+    options: {
+      retryAfterSeconds?: number;
+      cause?: unknown;
+      headers?: Record<string, string>;
+      shouldRetry?: boolean;
+    } = {},
   ) {
     super(message, { cause: options.cause });
     this.name = 'ServiceError';
     this.code = code;
     this.retryAfterSeconds = options.retryAfterSeconds;
     this.headers = options.headers;
+    this.shouldRetry = options.shouldRetry;
   }
 
   get status(): number {

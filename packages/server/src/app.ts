@@ -29,6 +29,7 @@ import { errorReply } from './http/error-reply.js';
 import { endJsonBody } from './http/json-body-writing.js';
 import { defaultMaxBodyMemoryInFlight } from './http/machine-memory.js';
 import { defaultMaxConnections } from './http/open-file-limit.js';
+import { reasonPhrase } from './http/reason-phrase.js';
 import { ReplyBatching } from './http/reply-batching.js';
 import { ReplyRedaction } from './http/reply-redaction.js';
 import { newRequestId } from './http/request-id.js';
@@ -410,7 +411,7 @@ export class App {
       };
       // Replies in flight when closing starts close their connections (http/connection-closing.ts).
       if (closeConnection || this.closing.started) headers.connection = 'close';
-      response.writeHead(status, headers);
+      response.writeHead(status, reasonPhrase(status), headers);
       endJsonBody(response, text, this.options.config.listen.writeTimeoutMs, this.logCutOff);
     });
   }

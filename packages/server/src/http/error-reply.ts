@@ -43,6 +43,7 @@ export function errorReply(error: unknown, requestId: string, redaction: ReplyRe
   const { serviceError, unexpected } = toServiceError(error);
   const headers: Record<string, string> = { ...serviceError.headers, [ERROR_CODE_HEADER]: serviceError.code };
   if (serviceError.retryAfterSeconds !== undefined) headers['retry-after'] = String(serviceError.retryAfterSeconds);
+  if (serviceError.shouldRetry === false) headers['x-should-retry'] = 'false';
   return {
     status: serviceError.status,
     body: errorEnvelope(serviceError.type, redaction.forReply(serviceError.message), requestId),

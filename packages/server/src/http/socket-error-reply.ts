@@ -5,10 +5,10 @@
  * Which events lead here is in app.ts (`clientError`, `connect`); the rest node:http answers on
  * its own goes through app.ts's `handle` (a missing Host, an unsupported Expect).
  */
-import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { ERROR_CODE_HEADER, errorEnvelope, ServiceError } from '@model-messages/protocol';
 import { destroyAfterLinger } from './lingering-close.js';
+import { reasonPhrase } from './reason-phrase.js';
 import { newRequestId } from './request-id.js';
 
 export interface ClientErrorLimits {
@@ -62,7 +62,7 @@ export function writeSocketErrorReply(
     ...extraHeaders,
     connection: 'close',
   };
-  let head = `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? ''}\r\n`;
+  let head = `HTTP/1.1 ${error.status} ${reasonPhrase(error.status)}\r\n`;
   for (const [name, value] of Object.entries(headers)) head += `${name}: ${value}\r\n`;
   socket.end(`${head}\r\n${body}`);
   destroyAfterLinger(socket);

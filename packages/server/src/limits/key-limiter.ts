@@ -154,7 +154,8 @@ export class KeyLimiter {
       return new ServiceError(
         'rate_limited',
         `this request's ${inputTokens} input tokens are more than this API key's limit of ${limit} ${LIMIT_WORDS[refusedBy]}: shorten the prompt`,
-        { headers },
+        // No wait makes it fit: clients that retry 429s would send it again for nothing.
+        { headers, shouldRetry: false },
       );
     const retryAfterSeconds = Math.max(1, Math.ceil(refused.retryAfterMs / 1000));
     return new ServiceError(

@@ -56,13 +56,15 @@ export function upstreamError(
     return new ServiceError(
       'internal',
       `${where} was refused by its upstream (${answered}): check the backend's apiKey or apiKeyEnv; the upstream's answer is in the service's log`,
-      { cause: new Error(`${address} answered ${answered}: ${message ?? 'no message'}`) },
+      // A configuration to fix, which no retry mends (issue 32).
+      { cause: new Error(`${address} answered ${answered}: ${message ?? 'no message'}`), shouldRetry: false },
     );
   }
   if (type === 'not_found_error') {
     return new ServiceError(
       'internal',
       `${where}: its upstream does not serve the model it was asked for (${answered}): ${relayedText(message ?? 'no message')}; check the backend's model`,
+      { shouldRetry: false },
     );
   }
   const code = codeOf(type, status, errorCode);

@@ -48,12 +48,14 @@ export function statusError(
     return new ServiceError(
       'internal',
       `the ${engine} engine${of} refused mms's credentials (${status}); check the backend's apiKey or apiKeyEnv; the engine's answer is in the service's log`,
-      { cause: new Error(`the engine answered ${status}: ${detail || 'no message'}`) },
+      // A configuration to fix, which no retry mends (issue 32).
+      { cause: new Error(`the engine answered ${status}: ${detail || 'no message'}`), shouldRetry: false },
     );
   if (status === 404)
     return new ServiceError(
       'internal',
       `the ${engine} engine${of} answered 404${said}; check the backend's baseURL and model`,
+      { shouldRetry: false },
     );
   if (status === 408 || status === 504)
     return new ServiceError('timeout', `the ${engine} engine timed out (${status})${said}`);

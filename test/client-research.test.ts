@@ -517,13 +517,15 @@ describe('research', () => {
   });
 
   test("pass 2's default output is not shrunk to fit its prompt unless asked: not_sent without shrinkShapeOutputToFit, the cut budget with it", async () => {
-    // No maxOutputTokens: the mid tier's 64k default, more than an 8k window holds with any prompt.
-    const shapeModel = { id: 'mid-newer', tier: 'mid' as const, contextWindow: 8_000 };
+    // No maxOutputTokens: the mid tier's 64k default, capped by the 6,500-token window to three
+    // quarters of the 1,500 it leaves after the buffer (issue 32): 1,125, leaving 1,500 characters
+    // for a prompt that holds pass 1's prose and sources.
+    const shapeModel = { id: 'mid-newer', tier: 'mid' as const, contextWindow: 6_500 };
     const record = recorder();
     const client = clientFor(baseURL, TEST_API_KEY, { fetch: record.fetch });
     const refused = await client.research<Founding>({ question: 'Who runs Beta?', schema, shapeModel });
     assert.ok(!refused.ok && refused.kind === 'not_sent', JSON.stringify(refused));
-    assert.match(refused.message, /mid-newer allows 0 = \(8000 window - 64000 max_tokens - 5000 buffer\) x 4/);
+    assert.match(refused.message, /mid-newer allows 1500 = \(6500 window - 1125 max_tokens - 5000 buffer\) x 4/);
     assert.equal(record.bodies.length, 1, 'pass 1 only');
 
     const shrunk = await client.research<Founding>({
@@ -539,7 +541,7 @@ describe('research', () => {
       String(passTwo.system).length +
       String(passTwo.messages[0]?.content).length +
       JSON.stringify(passTwo.tools).length;
-    assert.equal(passTwo.max_tokens, 8_000 - Math.ceil(promptChars / 4) - 5_000);
+    assert.equal(passTwo.max_tokens, 6_500 - Math.ceil(promptChars / 4) - 5_000);
   });
 
   test('shrinkShapeOutputToFit with a shapeMaxTokens of your own is a ClientConfigError before pass 1 is sent', async () => {

@@ -127,7 +127,7 @@ export class Client {
   /** The profile the client budgets and checks with. */
   model(ref: ModelRef): ResolvedModel {
     if (typeof ref !== 'string') {
-      const model = resolveModel(ref.tier, ref);
+      const model = resolveModel(ref.tier, ref, this.options.bufferTokens);
       assertThinkingListFits(model, this.options.thinkingDisabled);
       return model;
     }

@@ -33,14 +33,18 @@ export { collectSources, citationMarkers, mapCitations } from './research/citati
 export {
   BUFFER_TOKENS,
   CHARACTERS_PER_TOKEN,
+  DEFAULT_OUTPUT_SHARE,
   DEFAULT_OUTPUT_TOKENS,
   MID_TIER_KEPT_WINDOW,
+  defaultOutputBudget,
   fetchContentTokens,
   keptContextWindow,
   maxPromptChars,
   outputBudgetGrowth,
   outputTokensToFit,
   type BudgetGrowth,
+  type DefaultOutputBudget,
+  type OutputBudgetLimit,
 } from './budgets.js';
 // For scripts and fakes that answer the client's structured calls: the tool input's envelope (decision 0010).
 export { ANSWER_FIELD, wrapAnswerSchema } from './answer/answer-envelope.js';

@@ -328,9 +328,11 @@ async function finishResearch<Value>(
     ...kept,
     data,
   });
+  // Pass 2 runs only with pass 1's notes: a failure without them ended in pass 1.
+  const researchPass: 1 | 2 = notes ? 2 : 1;
   const withNotes = outcome.ok
     ? outcome
-    : { ok: false as const, failure: { ...outcome.failure, ...(kept ? { research: kept } : {}) } };
+    : { ok: false as const, failure: { ...outcome.failure, researchPass, ...(kept ? { research: kept } : {}) } };
   const result = await finish(withNotes, context, fallback);
   return result.ok ? { ...result, value: answer(result.value) } : result;
 }

@@ -58,13 +58,15 @@ export { Deadline, attemptTimers, reserveMs } from './deadline.js';
 export { SseParser, type SseFrame } from '@model-messages/protocol';
 export {
   compareModels,
-  formatComparisonTable,
   type CallSite,
   type CallSiteReport,
   type CompareSettings,
   type ComparisonReport,
   type ModelStats,
   type RecordedInput,
+  type StructuredCallSite,
 } from './compare/compare-models.js';
+export { formatComparisonTable } from './compare/comparison-table.js';
+export type { ProseComparison, ProseStats, RecordedQuestion, ResearchCallSite } from './compare/research-call-site.js';
 export { matchesKnownAnswer } from './compare/known-answer.js';
 export { runCompareCommand, type CommandIo } from './cli/compare-command.js';

@@ -127,7 +127,7 @@ test('mms compare reads research and structured call sites from one file and pri
   assert.equal(lines.length, 6);
 });
 
-test('a research call site without a question in each input is a file error, exit status 2', async () => {
+test('a research call site without a question in each input, or an unknown kind, is a file error, exit status 2', async () => {
   const file = join(folder, 'unasked.json');
   writeFileSync(
     file,
@@ -143,5 +143,12 @@ test('a research call site without a question in each input is a file error, exi
   assert.equal(
     stderr,
     `mms compare: ${file}: callSites.0 (research) needs name, schema and inputs, each with a question\n`,
+  );
+  stderr = '';
+  writeFileSync(file, JSON.stringify({ current, candidate, callSites: [{ ...structuredSite, kind: 'batch' }] }));
+  assert.equal(await runCompareCommand([file, '--base-url', service.baseURL], io), 2);
+  assert.equal(
+    stderr,
+    `mms compare: ${file}: callSites.0 kind: "structured" (the default) or "research", got "batch"\n`,
   );
 });

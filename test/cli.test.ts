@@ -245,6 +245,18 @@ test('a config error names the field and exits 2 before listening', () => {
   assert.match(result.stderr, /models\.0\.tier/);
 });
 
+test('a model whose maxOutputTokens exceeds its contextWindow stops the start with exit 2, naming the field (issue 32)', () => {
+  const folder = mkdtempSync(join(tmpdir(), 'mms-cli-'));
+  const small = { id: 'small', tier: 'small', generation: 'newer', backend: { type: 'scripted' } };
+  const config = { apiKeys: [KEY], models: [{ ...small, contextWindow: 32_768, maxOutputTokens: 64_000 }] };
+  writeFileSync(join(folder, 'window.json'), JSON.stringify(config));
+  const result = spawnSync(process.execPath, [...MMS, 'serve', '--config', join(folder, 'window.json')], {
+    encoding: 'utf8',
+  });
+  assert.equal(result.status, 2, result.stderr);
+  assert.match(result.stderr, /models\.0\.maxOutputTokens: 64000 is more than contextWindow \(32768\)/);
+});
+
 test('without any API key the service refuses to start and says how to set one', () => {
   const result = spawnSync(process.execPath, [...MMS, 'serve', '--config', 'examples/scripted.json'], {
     encoding: 'utf8',

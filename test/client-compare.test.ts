@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startService, type RunningService } from '@model-messages/testing';
 import { compareModels, runCompareCommand } from '@model-messages/client';
-import { clientFor, clientTestModels, scriptFolder } from './client-support.js';
+import { clientFor, modelsOnScripts, scriptFolder } from './client-support.js';
 import { MMS } from './mms-command.js';
 
 const record = (founder: string) => [[{ type: 'tool_use', name: 'record_answer', input: { founder } }]];
@@ -25,13 +25,7 @@ let service: RunningService;
 let folder: string;
 before(async () => {
   folder = scriptFolder({ 'current.json': currentScript, 'candidate.json': candidateScript });
-  const models = clientTestModels({}).map((model) =>
-    model.id === 'mid-older'
-      ? { ...model, backend: { type: 'scripted' as const, script: 'current.json' } }
-      : model.id === 'mid-newer'
-        ? { ...model, backend: { type: 'scripted' as const, script: 'candidate.json' } }
-        : model,
-  );
+  const models = modelsOnScripts({ 'mid-older': 'current.json', 'mid-newer': 'candidate.json' });
   service = await startService({ models }, folder);
 });
 after(() => service.close());

@@ -5,11 +5,10 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
-import { buildApp, ModelRegistry, validateConfig, type AppOptions } from '@model-messages/server';
 import { TEST_API_KEY } from '@model-messages/testing';
 import { ClientConfigError, PreSendError } from '@model-messages/client';
 import { CONTEXT_WINDOW, clientTestModels, clientFor, MAX_OUTPUT, recorder, scriptFolder } from './client-support.js';
+import { startResearchService, type ResearchService } from './research-service-support.js';
 
 const search = (query: string) => ({ type: 'server_tool_use', name: 'web_search', input: { query } });
 /** Pass 2's tool input is the envelope that admits `Insufficient data` (decision 0010). */
@@ -56,51 +55,7 @@ const script = [
 const sse = (events: Array<Record<string, unknown>>) =>
   events.map((event) => `event: ${String(event.type)}\ndata: ${JSON.stringify(event)}\n\n`).join('');
 
-/** A search engine with two results per query, and a fetch that returns a fixed page. */
-const fakeTools: NonNullable<AppOptions['serverTools']> = {
-  run: async (call) => {
-    if (call.name === 'web_search') {
-      const results = [
-        ['https://acme.example/history', 'Acme history'],
-        ['https://acme.example/people', 'Acme people'],
-      ];
-      return {
-        type: 'web_search_tool_result',
-        tool_use_id: call.id,
-        content: results.map(([url, title]) => ({
-          type: 'web_search_result',
-          url,
-          title,
-          encrypted_content: 'e',
-          page_age: null,
-        })),
-      };
-    }
-    if (call.name === 'web_fetch') {
-      return {
-        type: 'web_fetch_tool_result',
-        tool_use_id: call.id,
-        content: {
-          type: 'web_fetch_result',
-          url: String(call.input.url),
-          content: {
-            type: 'document',
-            source: { type: 'text', media_type: 'text/plain', data: 'Jane Roe founded Acme in 1901.' },
-            title: 'Acme records',
-          },
-          retrieved_at: '2026-01-01T00:00:00Z',
-        },
-      };
-    }
-    return {
-      type: 'code_execution_tool_result',
-      tool_use_id: call.id,
-      content: { type: 'code_execution_tool_result_error', error_code: 'unavailable' },
-    };
-  },
-};
-
-let app: ReturnType<typeof buildApp>;
+let service: ResearchService;
 let baseURL: string;
 before(async () => {
   const folder = scriptFolder({ 'script.json': script });
@@ -112,15 +67,13 @@ before(async () => {
     maxOutputTokens: MAX_OUTPUT,
     backend: { type: 'scripted' as const, script: 'script.json', tokenDelayMs: 50 },
   };
-  const config = validateConfig(
-    { apiKeys: [TEST_API_KEY], models: clientTestModels({ script: 'script.json' }, [slow]), maxSteps: 2 },
-    'research test config',
+  service = await startResearchService(
+    { models: clientTestModels({ script: 'script.json' }, [slow]), maxSteps: 2 },
+    folder,
   );
-  app = buildApp({ config, registry: ModelRegistry.fromConfig(config.models, folder), serverTools: fakeTools });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  baseURL = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  baseURL = service.baseURL;
 });
-after(() => app.close());
+after(() => service.close());
 
 const schema = {
   type: 'object',
@@ -276,6 +229,7 @@ describe('research', () => {
     });
     assert.ok(!result.ok && result.kind === 'insufficient_data', JSON.stringify(result));
     assert.equal(result.research?.prose, 'Insufficient data');
+    assert.equal(result.researchPass, 1);
     assert.equal(record.bodies.length, 1);
   });
 
@@ -293,6 +247,7 @@ describe('research', () => {
       ['large-newer', 'mid-newer'],
     );
     assert.equal(result.research?.prose, 'Insufficient data on the date, but Gamma was founded by Jane Roe [1].');
+    assert.equal(result.researchPass, 2, 'the same kind as pass 1 can end in, from pass 2');
     assert.equal(result.research?.citations[0]?.source?.url, 'https://acme.example/history');
     assert.equal(result.requestIds.length, 2);
     assert.equal(client.declineCounts().total, 0);
@@ -517,13 +472,15 @@ describe('research', () => {
   });
 
   test("pass 2's default output is not shrunk to fit its prompt unless asked: not_sent without shrinkShapeOutputToFit, the cut budget with it", async () => {
-    // No maxOutputTokens: the mid tier's 64k default, more than an 8k window holds with any prompt.
-    const shapeModel = { id: 'mid-newer', tier: 'mid' as const, contextWindow: 8_000 };
+    // No maxOutputTokens: the mid tier's 64k default, capped by the 6,500-token window to three
+    // quarters of the 1,500 it leaves after the buffer (issue 32): 1,125, leaving 1,500 characters
+    // for a prompt that holds pass 1's prose and sources.
+    const shapeModel = { id: 'mid-newer', tier: 'mid' as const, contextWindow: 6_500 };
     const record = recorder();
     const client = clientFor(baseURL, TEST_API_KEY, { fetch: record.fetch });
     const refused = await client.research<Founding>({ question: 'Who runs Beta?', schema, shapeModel });
     assert.ok(!refused.ok && refused.kind === 'not_sent', JSON.stringify(refused));
-    assert.match(refused.message, /mid-newer allows 0 = \(8000 window - 64000 max_tokens - 5000 buffer\) x 4/);
+    assert.match(refused.message, /mid-newer allows 1500 = \(6500 window - 1125 max_tokens - 5000 buffer\) x 4/);
     assert.equal(record.bodies.length, 1, 'pass 1 only');
 
     const shrunk = await client.research<Founding>({
@@ -539,7 +496,7 @@ describe('research', () => {
       String(passTwo.system).length +
       String(passTwo.messages[0]?.content).length +
       JSON.stringify(passTwo.tools).length;
-    assert.equal(passTwo.max_tokens, 8_000 - Math.ceil(promptChars / 4) - 5_000);
+    assert.equal(passTwo.max_tokens, 6_500 - Math.ceil(promptChars / 4) - 5_000);
   });
 
   test('shrinkShapeOutputToFit with a shapeMaxTokens of your own is a ClientConfigError before pass 1 is sent', async () => {

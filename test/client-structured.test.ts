@@ -275,16 +275,19 @@ describe('answer layer', () => {
   });
 
   test('shrinkOutputToFit cuts the default max_tokens to what a small window leaves after the prompt and the buffer', async () => {
-    // No maxOutputTokens: the mid tier's 64k, far more than an 8k window holds.
+    // No maxOutputTokens: the mid tier's 64k, capped by the 8k window to three quarters of what
+    // it leaves after the buffer, 2,250 (issue 32), which leaves 3,000 characters for the prompt.
     const { client, record } = setup();
     const model = { id: 'mid-newer', tier: 'mid' as const, contextWindow: 8_000 };
+    const long = { ...ask, maxTokens: undefined, model, input: 'x'.repeat(4_000) };
     await assert.rejects(
-      client.structured({ ...ask, maxTokens: undefined, model }),
+      client.structured(long),
       (error: unknown) =>
-        error instanceof PreSendError && /allows 0 = \(8000 window - 64000 max_tokens/.test(error.message),
-      'without the option the default does not fit the window',
+        error instanceof PreSendError &&
+        /allows 3000 = \(8000 window - 2250 max_tokens - 5000 buffer\) x 4/.test(error.message),
+      'without the option the default does not fit this prompt',
     );
-    const result = await client.structured({ ...ask, maxTokens: undefined, model, shrinkOutputToFit: true });
+    const result = await client.structured({ ...long, shrinkOutputToFit: true });
     assert.ok(result.ok, JSON.stringify(result));
     const body = record.bodies[0]!;
     const promptChars =

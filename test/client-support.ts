@@ -32,6 +32,14 @@ export function clientTestModels(backend: Record<string, unknown>, extra: ModelC
   return [...models, ...extra];
 }
 
+/** clientTestModels, each model named in `scripts` answering from a script file of its own (model id -> file). */
+export function modelsOnScripts(scripts: Record<string, string>): ModelConfig[] {
+  return clientTestModels({}).map((model) => {
+    const script = scripts[model.id];
+    return script === undefined ? model : { ...model, backend: { type: 'scripted' as const, script } };
+  });
+}
+
 /** Writes `files` (name -> JSON value) into a fresh folder and returns it. */
 export function scriptFolder(files: Record<string, unknown>): string {
   const folder = mkdtempSync(join(tmpdir(), 'mms-client-'));

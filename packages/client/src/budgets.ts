@@ -25,6 +25,69 @@ export function keptContextWindow(tier: ModelTier, contextWindow: number): numbe
   return tier === 'mid' ? Math.min(contextWindow, MID_TIER_KEPT_WINDOW) : contextWindow;
 }
 
+/**
+ * Issue 32: the most of what the window leaves after the buffer that a tier's default output
+ * budget may take; the rest stays for the prompt. With the spec's defaults on a window too small
+ * for them (`examples/scripted.json`'s small model: 32,768 tokens against the tier's 64,000) the
+ * formula allowed no prompt at all, and every call was refused. Three quarters: the spec's own
+ * defaults on its 200k window leave the prompt at least a third of what is left after the buffer
+ * (large: 200,000 - 128,000 - 5,000 = 67,000 of 195,000), so this cap never lowers a default
+ * there, and on a smaller window the prompt keeps a quarter rather than nothing.
+ */
+export const DEFAULT_OUTPUT_SHARE = 0.75;
+
+/** What set a model's default output budget: the tier's, the model's own limit, or the window. */
+export type OutputBudgetLimit = 'tier-default' | 'model-limit' | 'context-window';
+
+export interface DefaultOutputBudget {
+  tokens: number;
+  limitedBy: OutputBudgetLimit;
+  /** One sentence with the numbers, for people reading a model's profile. */
+  explanation: string;
+}
+
+export interface DefaultBudgetModel {
+  tier: ModelTier;
+  /** The window the client budgets with (see keptContextWindow). */
+  keptWindow: number;
+  /** The model's largest `max_tokens`. */
+  maxOutputTokens: number;
+}
+
+/**
+ * The `max_tokens` of a call that names none: the tier's default (spec, Limits), within the
+ * model's limit, and at most DEFAULT_OUTPUT_SHARE of what the window leaves after the buffer (at
+ * least 1). Only the default is capped: a `max_tokens` the caller gives is sent as given and
+ * checked as it is.
+ */
+export function defaultOutputBudget(
+  model: DefaultBudgetModel,
+  bufferTokens: number = BUFFER_TOKENS,
+): DefaultOutputBudget {
+  const tierDefault = DEFAULT_OUTPUT_TOKENS[model.tier];
+  const room = model.keptWindow - bufferTokens;
+  const windowCap = Math.max(1, Math.floor(room * DEFAULT_OUTPUT_SHARE));
+  const tokens = Math.min(tierDefault, model.maxOutputTokens, windowCap);
+  const tierWords = `the ${model.tier} tier's default of ${tierDefault}`;
+  if (tokens === tierDefault)
+    return { tokens, limitedBy: 'tier-default', explanation: `${tierWords} tokens (spec, Limits)` };
+  if (tokens === model.maxOutputTokens)
+    return {
+      tokens,
+      limitedBy: 'model-limit',
+      explanation: `the model's limit, ${tokens} tokens, below ${tierWords}`,
+    };
+  const window = `the ${model.keptWindow}-token window - ${bufferTokens} buffer = ${room}`;
+  return {
+    tokens,
+    limitedBy: 'context-window',
+    explanation:
+      room < 2
+        ? `${window} leaves no room for output and prompt; 1 token, and the prompt check refuses any prompt`
+        : `three quarters of ${window}, so that ${room - tokens} tokens (${(room - tokens) * CHARACTERS_PER_TOKEN} characters) stay for the prompt; ${tierWords} would leave ${Math.max(0, room - Math.min(tierDefault, model.maxOutputTokens))}`,
+  };
+}
+
 export interface PromptBudget {
   /** The window the client budgets with (see keptContextWindow). */
   contextWindow: number;
@@ -60,7 +123,7 @@ export function fetchContentTokens(budget: FetchBudget): number {
 }
 
 export interface FitBudget {
-  /** The tier's output budget within the model's limit (a ResolvedModel's `defaultMaxTokens`). */
+  /** The model's default output budget (a ResolvedModel's `defaultMaxTokens`, see defaultOutputBudget). */
   tierBudget: number;
   /** The window the client budgets with (see keptContextWindow). */
   contextWindow: number;

@@ -14,6 +14,12 @@ export class CallAccount {
   readonly usage = emptyUsage();
   readonly requestIds: string[] = [];
   attempts = 0;
+  /**
+   * Whether the call spent its one retry of a 2xx whose body could not be read. Spec, Client
+   * retry policy 2: "retried at most once", however the call's requests are layered (guardrail
+   * retry, research passes): issue 32.
+   */
+  unreadableRetrySpent = false;
 
   /** Counts one HTTP attempt. */
   attempt(model: string, requestId: string | undefined, usage: Partial<Usage> | undefined): void {

@@ -3,7 +3,13 @@
  * Everything the spec leaves to the client (thinking list, timeouts, retries) is configuration.
  */
 import type { ModelGeneration, ModelProfile, ModelTier } from '@model-messages/protocol';
-import { BUFFER_TOKENS, DEFAULT_OUTPUT_TOKENS, keptContextWindow } from './budgets.js';
+import {
+  BUFFER_TOKENS,
+  DEFAULT_OUTPUT_TOKENS,
+  defaultOutputBudget,
+  keptContextWindow,
+  type OutputBudgetLimit,
+} from './budgets.js';
 import { ClientConfigError } from './errors.js';
 import type { ClientHooks } from './hooks.js';
 
@@ -56,7 +62,10 @@ export interface ClientOptions {
   /** HTTP-layer retries after the first attempt. Default 4. */
   maxRetries?: number;
   backoff?: BackoffOptions;
-  /** Default 5,000 (spec: Limits). */
+  /**
+   * Tokens kept free in every request's window (spec, Limits: "buffer (client)"). Default 5,000.
+   * The prompt check allows (window - max_tokens - buffer) x 4 characters.
+   */
   bufferTokens?: number;
   headers?: Record<string, string>;
   hooks?: ClientHooks;
@@ -69,8 +78,13 @@ export interface ClientOptions {
 export interface ResolvedModel extends ModelProfile {
   /** The window the client budgets with (the mid tier keeps 200k). */
   keptWindow: number;
-  /** Output budget when a call names none: the tier default, within the model's limit. */
+  /**
+   * Output budget when a call names none: the tier default, within the model's limit and at most
+   * three quarters of what the window leaves after the buffer (budgets.ts defaultOutputBudget).
+   */
   defaultMaxTokens: number;
+  /** What set `defaultMaxTokens`, in words with the numbers: the client's report of a capped default (issue 32). */
+  defaultMaxTokensReason: { limitedBy: OutputBudgetLimit; explanation: string };
 }
 
 export interface ResolvedOptions {
@@ -92,7 +106,12 @@ export interface ResolvedOptions {
 const DEFAULT_CONTEXT_WINDOW = 200_000;
 const TIERS: readonly ModelTier[] = ['small', 'mid', 'large'];
 
-export function resolveModel(tier: ModelTier, spec: string | ModelSpec): ResolvedModel {
+/** `bufferTokens`: the Client's, since the default output budget is what the window leaves after it. */
+export function resolveModel(
+  tier: ModelTier,
+  spec: string | ModelSpec,
+  bufferTokens: number = BUFFER_TOKENS,
+): ResolvedModel {
   const full = typeof spec === 'string' ? { id: spec } : spec;
   const contextWindow = full.contextWindow ?? DEFAULT_CONTEXT_WINDOW;
   const maxOutputTokens = full.maxOutputTokens ?? DEFAULT_OUTPUT_TOKENS[tier];
@@ -104,14 +123,17 @@ export function resolveModel(tier: ModelTier, spec: string | ModelSpec): Resolve
       throw new ClientConfigError(`models.${tier}.${name}: must be a positive integer, got ${value}`);
   }
   if (full.id === '') throw new ClientConfigError(`models.${tier}.id: must not be empty`);
+  const keptWindow = keptContextWindow(tier, contextWindow);
+  const { tokens, limitedBy, explanation } = defaultOutputBudget({ tier, keptWindow, maxOutputTokens }, bufferTokens);
   return {
     id: full.id,
     tier,
     generation: full.generation ?? 'newer',
     contextWindow,
     maxOutputTokens,
-    keptWindow: keptContextWindow(tier, contextWindow),
-    defaultMaxTokens: Math.min(DEFAULT_OUTPUT_TOKENS[tier], maxOutputTokens),
+    keptWindow,
+    defaultMaxTokens: tokens,
+    defaultMaxTokensReason: { limitedBy, explanation },
   };
 }
 
@@ -119,10 +141,10 @@ export function resolveOptions(options: ClientOptions): ResolvedOptions {
   if (!/^https?:\/\//.test(options.baseURL))
     throw new ClientConfigError(`baseURL: must start with http:// or https://, got "${options.baseURL}"`);
   if (!options.apiKey) throw new ClientConfigError('apiKey: must not be empty');
-  const tiers = Object.fromEntries(TIERS.map((tier) => [tier, resolveModel(tier, options.models[tier])])) as Record<
-    ModelTier,
-    ResolvedModel
-  >;
+  const bufferTokens = nonNegative('bufferTokens', options.bufferTokens ?? BUFFER_TOKENS);
+  const tiers = Object.fromEntries(
+    TIERS.map((tier) => [tier, resolveModel(tier, options.models[tier], bufferTokens)]),
+  ) as Record<ModelTier, ResolvedModel>;
   const thinkingDisabled = new Set(options.thinkingDisabledModels ?? []);
   for (const model of Object.values(tiers)) assertThinkingListFits(model, thinkingDisabled);
   return {
@@ -141,7 +163,7 @@ export function resolveOptions(options: ClientOptions): ResolvedOptions {
       initialMs: positive('backoff.initialMs', options.backoff?.initialMs ?? 500),
       maxMs: positive('backoff.maxMs', options.backoff?.maxMs ?? 8_000),
     },
-    bufferTokens: nonNegative('bufferTokens', options.bufferTokens ?? BUFFER_TOKENS),
+    bufferTokens,
     headers: options.headers ?? {},
     hooks: options.hooks ?? {},
     fetch: options.fetch ?? globalThis.fetch,

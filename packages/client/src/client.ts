@@ -5,6 +5,7 @@
  */
 import type { Message, MessageRequest, ModelTier } from '@model-messages/protocol';
 import { DeclineCounter, type DeclineCounts } from './answer/decline-counter.js';
+import { spendUnreadableRetry } from './answer/unreadable-retry.js';
 import { outputTokensToFit } from './budgets.js';
 import { CallAccount, type FailureDetail } from './call-account.js';
 import type { CallContext } from './call-context.js';
@@ -127,7 +128,7 @@ export class Client {
   /** The profile the client budgets and checks with. */
   model(ref: ModelRef): ResolvedModel {
     if (typeof ref !== 'string') {
-      const model = resolveModel(ref.tier, ref);
+      const model = resolveModel(ref.tier, ref, this.options.bufferTokens);
       assertThinkingListFits(model, this.options.thinkingDisabled);
       return model;
     }
@@ -149,7 +150,10 @@ export class Client {
     const model = this.model(request.model);
     const prepared = withThinkingPolicy({ ...request, model: model.id }, model, this.options.thinkingDisabled);
     checkBeforeSend(prepared, model, { bufferTokens: this.options.bufferTokens, checkPromptSize: true });
-    const sent = await sendWithRetries(prepared, context);
+    const first = await sendWithRetries(prepared, context);
+    // A 2xx whose body could not be read is sent once more, as it was (spec, Client retry policy 2; issue 32).
+    const retry = !first.ok && first.unreadable && !spendUnreadableRetry(context, model.id, first.unreadable);
+    const sent = retry ? await sendWithRetries(prepared, context) : first;
     return finish(sent.ok ? { ok: true, value: sent.folded.message } : sent, context, undefined);
   }
 
@@ -324,9 +328,11 @@ async function finishResearch<Value>(
     ...kept,
     data,
   });
+  // Pass 2 runs only with pass 1's notes: a failure without them ended in pass 1.
+  const researchPass: 1 | 2 = notes ? 2 : 1;
   const withNotes = outcome.ok
     ? outcome
-    : { ok: false as const, failure: { ...outcome.failure, ...(kept ? { research: kept } : {}) } };
+    : { ok: false as const, failure: { ...outcome.failure, researchPass, ...(kept ? { research: kept } : {}) } };
   const result = await finish(withNotes, context, fallback);
   return result.ok ? { ...result, value: answer(result.value) } : result;
 }

@@ -7,8 +7,11 @@ export interface AttemptInfo {
   model: string;
   /** 1 for the first HTTP attempt of a call, counting across every layer. */
   attempt: number;
-  /** What the attempt came to: a message, an HTTP status, a stream error, a connection failure, the deadline. */
-  outcome: 'message' | 'status' | 'stream-error' | 'connection' | 'deadline';
+  /**
+   * What the attempt came to: a message, an HTTP status, a stream error, a 2xx whose body is no
+   * message (`unreadable`), a connection failure, the deadline.
+   */
+  outcome: 'message' | 'status' | 'stream-error' | 'unreadable' | 'connection' | 'deadline';
   status: number | undefined;
   requestId: string | undefined;
   durationMs: number;
@@ -33,6 +36,11 @@ export interface DeclineInfo {
   requestId: string | undefined;
   /** The text the model gave instead of the tool call. */
   text: string;
+  /**
+   * Set when the 2xx body could not be read at all: why (issue 32; spec, Client retry policy 4:
+   * "A 2xx response counts once, even when its JSON is invalid"). `text` is then empty.
+   */
+  unreadable?: string;
 }
 
 export interface ClientHooks {

@@ -33,14 +33,18 @@ export { collectSources, citationMarkers, mapCitations } from './research/citati
 export {
   BUFFER_TOKENS,
   CHARACTERS_PER_TOKEN,
+  DEFAULT_OUTPUT_SHARE,
   DEFAULT_OUTPUT_TOKENS,
   MID_TIER_KEPT_WINDOW,
+  defaultOutputBudget,
   fetchContentTokens,
   keptContextWindow,
   maxPromptChars,
   outputBudgetGrowth,
   outputTokensToFit,
   type BudgetGrowth,
+  type DefaultOutputBudget,
+  type OutputBudgetLimit,
 } from './budgets.js';
 // For scripts and fakes that answer the client's structured calls: the tool input's envelope (decision 0010).
 export { ANSWER_FIELD, wrapAnswerSchema } from './answer/answer-envelope.js';
@@ -54,13 +58,15 @@ export { Deadline, attemptTimers, reserveMs } from './deadline.js';
 export { SseParser, type SseFrame } from '@model-messages/protocol';
 export {
   compareModels,
-  formatComparisonTable,
   type CallSite,
   type CallSiteReport,
   type CompareSettings,
   type ComparisonReport,
   type ModelStats,
   type RecordedInput,
+  type StructuredCallSite,
 } from './compare/compare-models.js';
+export { formatComparisonTable } from './compare/comparison-table.js';
+export type { ProseComparison, ProseStats, RecordedQuestion, ResearchCallSite } from './compare/research-call-site.js';
 export { matchesKnownAnswer } from './compare/known-answer.js';
 export { runCompareCommand, type CommandIo } from './cli/compare-command.js';

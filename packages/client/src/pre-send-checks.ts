@@ -1,7 +1,7 @@
 /**
  * Checks that run before any byte is sent (issue 5): the request's shape, the endpoint rules
  * from @model-messages/protocol (strict keywords, thinking with a forced strict tool, programmatic calling,
- * a prefill with tools, `disabled` to a model that rejects it, the output budget), and the
+ * a prefill with tools, `disabled` to a mid or large model of either generation, the output budget), and the
  * prompt's size against the budget arithmetic. The service would refuse each of them anyway;
  * refusing here costs no round trip and no retry, and says so.
  */
@@ -18,6 +18,7 @@ import type { ResolvedModel } from './client-options.js';
 import { PreSendError } from './errors.js';
 import { wrapAnswerSchema } from './answer/answer-envelope.js';
 import { assertStrictSchema, StrictSchemaError, toStrictSchema, type JsonSchema } from './strict-schema.js';
+import { assertThinkingSendable } from './thinking-policy.js';
 
 export interface PreSendOptions {
   bufferTokens: number;
@@ -30,6 +31,8 @@ export interface PreSendOptions {
 }
 
 export function checkBeforeSend(request: MessageRequest, model: ResolvedModel, options: PreSendOptions): void {
+  // Before the shared rules: they refuse `disabled` to the newer generation only (issue 32).
+  assertThinkingSendable(request, model);
   try {
     checkMessageRules(parseMessageRequest(request), model);
   } catch (error) {

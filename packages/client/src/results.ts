@@ -38,6 +38,12 @@ interface FailureBase extends CallRecord {
   message: string;
   /** For research calls: pass 1's notes, kept when pass 2 or a guardrail failed after it. */
   research?: ResearchNotes;
+  /**
+   * For research calls: the pass the call ended in, 1 (gathering prose) or 2 (shaping it), so
+   * that a failure kind both passes can end in (`http`, `truncated`, `insufficient_data`...)
+   * says which (the tier move check compares pass 1 on its own: issue 32).
+   */
+  researchPass?: 1 | 2;
 }
 
 /** Pass 1 of a research call: prose with `[n]` citations mapped to their sources. */

@@ -8,7 +8,7 @@
  */
 import type { MessageRequest, ToolUseBlock } from '@model-messages/protocol';
 import { answerRetry, replayWithError } from './answer/answer-retry.js';
-import { classifyAnswer, type RetryableOutcome } from './answer/classify-answer.js';
+import { classifyAnswer, unreadableOutcome, type RetryableOutcome } from './answer/classify-answer.js';
 import type { FailureDetail } from './call-account.js';
 import type { CallContext } from './call-context.js';
 import type { ResolvedModel } from './client-options.js';
@@ -83,7 +83,10 @@ export async function runStructured<Value>(run: StructuredRun<Value>, context: C
   };
 }
 
-/** HTTP layer, then classification; one changed request at most for a response with no usable answer. */
+/**
+ * HTTP layer, then classification; one retry at most for a response with no usable answer: a
+ * changed request, or for an unreadable 2xx the same one, once in the whole call (issue 32).
+ */
 async function answerLayer<Value>(
   request: MessageRequest,
   run: StructuredRun<Value>,
@@ -92,8 +95,8 @@ async function answerLayer<Value>(
   let current = request;
   for (let retried = false; ; retried = true) {
     const sent = await sendWithRetries(current, context);
-    if (!sent.ok) return sent;
-    const outcome = classifyAnswer(sent.folded, run);
+    if (!sent.ok && !sent.unreadable) return sent;
+    const outcome = sent.ok ? classifyAnswer(sent.folded, run) : unreadableOutcome(sent.failure, sent.unreadable);
     if (outcome.kind === 'answer')
       return { ok: true, value: outcome.value, toolUse: outcome.toolUse, request: current };
     if (outcome.kind === 'insufficient_data')
@@ -105,20 +108,23 @@ async function answerLayer<Value>(
           message: `the model answered "Insufficient data" (tool "${run.toolName}")`,
         },
       };
-    if (outcome.kind === 'declined') {
+    // Spec, Client retry policy 4: a skipped tool counts, and "a 2xx response counts once, even when its JSON is invalid".
+    if (outcome.kind === 'declined' || outcome.kind === 'unreadable') {
       context.declines.count(run.model.id, run.toolName);
       context.options.hooks.onDecline?.({
         model: run.model.id,
         tool: run.toolName,
-        requestId: sent.requestId,
-        text: outcome.text,
+        requestId: sent.ok ? sent.requestId : sent.unreadable?.requestId,
+        text: outcome.kind === 'declined' ? outcome.text : '',
+        ...(outcome.kind === 'unreadable' ? { unreadable: outcome.detail } : {}),
       });
     }
     if (retried) return { ok: false, failure: answerFailure(outcome, current, ' after the one retry') };
     const decision = answerRetry(current, outcome, run.toolName, {
       model: run.model,
       bufferTokens: context.options.bufferTokens,
-      inputTokens: sent.folded.message.usage.input_tokens,
+      inputTokens: sent.ok ? sent.folded.message.usage.input_tokens : 0,
+      unreadableRetrySpent: context.account.unreadableRetrySpent,
     });
     if (!decision.retry)
       return { ok: false, failure: answerFailure(outcome, current, `; not retried: ${decision.why}`) };
@@ -129,6 +135,7 @@ async function answerLayer<Value>(
       checkPromptSize: outcome.kind !== 'truncated',
     });
     if (problem) return { ok: false, failure: answerFailure(outcome, current, `; ${retryNotSent(problem)}`) };
+    if (outcome.kind === 'unreadable') context.account.unreadableRetrySpent = true;
     context.options.hooks.onRetry?.({
       layer: 'answer',
       model: run.model.id,
@@ -163,6 +170,8 @@ function answerFailure(outcome: RetryableOutcome, request: MessageRequest, note:
         input: outcome.input,
         message: `the tool input failed the schema: ${outcome.violation}${note}`,
       };
+    case 'unreadable':
+      return { ...outcome.failure, message: `${outcome.failure.message}${note}` };
     default:
       return outcome satisfies never;
   }

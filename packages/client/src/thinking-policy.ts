@@ -12,6 +12,7 @@
  */
 import type { MessageRequest, ThinkingParam } from '@model-messages/protocol';
 import type { ResolvedModel } from './client-options.js';
+import { PreSendError } from './errors.js';
 
 /** Whether the client sends `disabled` to `model` when the caller sets no thinking. */
 export function getsThinkingDisabled(
@@ -30,6 +31,20 @@ export function withThinkingPolicy(
 ): MessageRequest {
   if (request.thinking !== undefined || !getsThinkingDisabled(model, listed)) return request;
   return { ...request, thinking: { type: 'disabled' } };
+}
+
+/**
+ * Spec rule 5: "Mid and large tiers never receive `disabled`". The service refuses it only where
+ * the newer generation rejects it (protocol's rule 5), so a caller's `disabled` to an older mid
+ * or large model went out; the client never sends it to either generation (issue 32). The policy
+ * above never adds it there, so a `disabled` on a mid or large request is always the caller's.
+ */
+export function assertThinkingSendable(request: Pick<MessageRequest, 'thinking'>, model: ResolvedModel): void {
+  if (request.thinking?.type !== 'disabled' || model.tier === 'small') return;
+  throw new PreSendError(
+    'rule_refused',
+    `Rule 5: thinking "disabled" is never sent to ${model.id} (${model.tier} tier, ${model.generation} generation): mid and large tiers never receive it, in either generation; leave thinking unset or use "adaptive" (refused by the client before sending)`,
+  );
 }
 
 /**

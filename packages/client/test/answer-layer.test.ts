@@ -207,7 +207,7 @@ describe("the answer layer's one retry", () => {
     tools: [{ name: 'emit', description: 'd', strict: true, input_schema: { type: 'object' } }],
     tool_choice: { type: 'tool', name: 'emit', disable_parallel_tool_use: true },
   };
-  const limits = { model, bufferTokens: 5_000, inputTokens: 1_000 };
+  const limits = { model, bufferTokens: 5_000, inputTokens: 1_000, unreadableRetrySpent: false };
 
   const retried = (decision: RetryDecision) => (decision.retry ? decision.request : assert.fail(decision.why));
 
@@ -275,6 +275,24 @@ describe("the answer layer's one retry", () => {
       ['tool_result', 'text'],
     );
     checkBeforeSend(again, model, { bufferTokens: 5_000, checkPromptSize: true });
+  });
+
+  test('unreadable 2xx: the request sent again as it was, once in the whole call (issue 32)', () => {
+    const unreadable = {
+      kind: 'unreadable' as const,
+      detail: "the 200 response's body is unreadable (text/html): no event stream: <html>",
+      failure: { kind: 'http' as const, status: 200, errorType: undefined, message: 'unreadable' },
+    };
+    assert.deepEqual(answerRetry(request, unreadable, 'emit', limits), {
+      retry: true,
+      request,
+      reason:
+        "the 2xx body was unreadable; sending the request again: the 200 response's body is unreadable (text/html): no event stream: <html>",
+    });
+    assert.deepEqual(answerRetry(request, unreadable, 'emit', { ...limits, unreadableRetrySpent: true }), {
+      retry: false,
+      why: 'the call already spent its one retry of an unreadable 2xx',
+    });
   });
 
   test('invalid: the call replayed and answered by an error result naming the violation', () => {

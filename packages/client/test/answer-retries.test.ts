@@ -13,6 +13,7 @@ import {
   openStream,
   start,
   toolBlock,
+  truncated,
   usage,
   useRawMessagesClient,
 } from './raw-messages-support.js';
@@ -21,13 +22,6 @@ import type { RawMessagesHandler } from '@model-messages/testing';
 const fake = useRawMessagesClient();
 
 describe('truncation, exactly', () => {
-  const truncated =
-    (input: number): RawMessagesHandler =>
-    (response) => {
-      openStream(response);
-      response.end(start(input) + toolBlock('{"name":"A') + finish('max_tokens', input, 512));
-    };
-
   test('a truncated answer is retried once with max_tokens doubled; usage is summed', async () => {
     fake.handlers = [truncated(20), answer(20, 9)];
     const result = await fake.client().structured(ask);

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import {
   BUFFER_TOKENS,
   DEFAULT_OUTPUT_TOKENS,
+  defaultOutputBudget,
   fetchContentTokens,
   keptContextWindow,
   maxPromptChars,
@@ -35,6 +36,29 @@ test('max prompt chars = (window - max output - buffer) x 4, with the spec numbe
     0,
     'no room at all is 0, never negative',
   );
+});
+
+test('the default output budget: the tier default, the model limit, or three quarters of the window after the buffer (issue 32)', () => {
+  const budget = (tier: 'small' | 'large', keptWindow: number, maxOutputTokens: number) =>
+    defaultOutputBudget({ tier, keptWindow, maxOutputTokens });
+  assert.deepEqual(
+    [budget('large', 200_000, 128_000), budget('small', 200_000, 8_192), budget('small', 8_000, 64_000)].map(
+      ({ tokens, limitedBy }) => [tokens, limitedBy],
+    ),
+    [
+      [128_000, 'tier-default'],
+      [8_192, 'model-limit'],
+      [2_250, 'context-window'],
+    ],
+  );
+  // A window the buffer fills leaves nothing: 1 token, and the prompt check refuses any prompt.
+  assert.deepEqual(budget('small', 5_001, 64_000), {
+    tokens: 1,
+    limitedBy: 'context-window',
+    explanation:
+      'the 5001-token window - 5000 buffer = 1 leaves no room for output and prompt; 1 token, and the prompt check refuses any prompt',
+  });
+  assert.equal(maxPromptChars({ contextWindow: 5_001, maxOutputTokens: 1 }), 0);
 });
 
 test('shrinking to fit: the tier budget, cut to what the context leaves after the prompt and the buffer', () => {

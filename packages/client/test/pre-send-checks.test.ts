@@ -74,6 +74,24 @@ describe('pre-send checks', () => {
     refused({ ...base, model: 'small-older', thinking: { type: 'adaptive' } }, 'rule_refused', /Rule 5/, smallOlder);
   });
 
+  test("a caller's disabled thinking to a mid or large model of either generation is refused, naming tier and model (rule 5, issue 32)", () => {
+    for (const [tier, generation] of [
+      ['mid', 'older'],
+      ['mid', 'newer'],
+      ['large', 'older'],
+      ['large', 'newer'],
+    ] as const) {
+      const id = `${tier}-${generation}`;
+      refused(
+        { ...base, model: id, thinking: { type: 'disabled' } },
+        'rule_refused',
+        new RegExp(`^Rule 5: thinking "disabled" is never sent to ${id} \\(${tier} tier, ${generation} generation\\)`),
+        resolveModel(tier, { id, generation }),
+      );
+    }
+    checkBeforeSend({ ...base, model: 'small-older', thinking: { type: 'disabled' } }, smallOlder, settings);
+  });
+
   test('programmatic calling with a strict tool (rule 3) and max_tokens over the model limit', () => {
     refused(
       { ...base, tools: [strictTool, { type: 'web_search_20260209', name: 'web_search' }] },
@@ -230,6 +248,38 @@ describe('thinking policy, by tier and generation', () => {
       /If the data does not support an answer, call "emit" with \{"answer": "Insufficient data"\}/,
     );
     checkBeforeSend(request, mid, settings);
+  });
+});
+
+describe("the caller's thinking on every call that takes it (issue 32)", () => {
+  test('client.messages refuses disabled to an older mid or large model before anything is sent', async () => {
+    const sent: string[] = [];
+    const client = new Client({
+      baseURL: 'http://127.0.0.1:1',
+      apiKey: 'k',
+      models: {
+        small: 'small-newer',
+        mid: { id: 'mid-older', generation: 'older' },
+        large: { id: 'large-older', generation: 'older' },
+      },
+      fetch: async (input) => {
+        sent.push(String(input));
+        throw new Error('nothing may be sent');
+      },
+    });
+    for (const model of ['mid', 'large-older']) {
+      await assert.rejects(
+        client.messages({ ...base, model, thinking: { type: 'disabled' } }),
+        (error: unknown) =>
+          error instanceof PreSendError &&
+          error.code === 'rule_refused' &&
+          /^Rule 5: thinking "disabled" is never sent to (mid|large)-older \((mid|large) tier, older generation\)/.test(
+            error.message,
+          ),
+        model,
+      );
+    }
+    assert.deepEqual(sent, []);
   });
 });
 

@@ -75,6 +75,19 @@ export const answer =
     openStream(response);
     response.end(start(input) + toolBlock('{"name":"Ada"}') + finish('tool_use', input, output));
   };
+/** A tool input cut off by the output budget: `stop_reason: max_tokens`. */
+export const truncated =
+  (input = 20): RawMessagesHandler =>
+  (response) => {
+    openStream(response);
+    response.end(start(input) + toolBlock('{"name":"A') + finish('max_tokens', input, 512));
+  };
+/** A stream whose connection breaks after a few events, before message_stop. */
+export const cutMidStream: RawMessagesHandler = (response) => {
+  openStream(response);
+  response.write(start() + toolBlock('{"name":"Ada"}'));
+  setTimeout(() => response.destroy(), 20);
+};
 export const status =
   (code: number, headers: Record<string, string> = {}, type = 'api_error'): RawMessagesHandler =>
   (response) => {

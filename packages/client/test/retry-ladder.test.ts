@@ -58,6 +58,20 @@ describe('the retry ladder', () => {
     );
   });
 
+  test("an unreadable 2xx is not the HTTP layer's to retry: the layer above retries it once (issue 32)", () => {
+    const unreadable: AttemptOutcome = {
+      kind: 'unreadable',
+      status: 200,
+      detail: "the 200 response's body is unreadable (text/html): no event stream: <html>",
+      requestId: 'req_1',
+      usage: undefined,
+    };
+    assert.deepEqual(decideRetry(unreadable, left), {
+      retry: false,
+      reason: 'an unreadable 2xx is no transport failure: the layer above retries it at most once',
+    });
+  });
+
   test('an error event of a retryable status is retried only before any content', () => {
     // The types of 500/502, 529/503, 429 and 504: what an mms stream that opened at admission
     // sends for the failures a JSON reply answers with those statuses.

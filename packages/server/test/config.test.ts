@@ -211,6 +211,15 @@ test('maxTokens is refuse unless the model says clamp', () => {
   );
 });
 
+test("a model's maxOutputTokens above its contextWindow is refused, naming the field; equal is allowed (issue 32)", () => {
+  assert.equal(
+    configError({ models: [model, { ...model, id: 'n', contextWindow: 32_768, maxOutputTokens: 64_000 }] }),
+    'config test.json: models.1.maxOutputTokens: 64000 is more than contextWindow (32768); output shares the window with the prompt',
+  );
+  const config = validateConfig({ models: [{ ...model, contextWindow: 8_192, maxOutputTokens: 8_192 }] }, 'test.json');
+  assert.equal(config.models[0]?.maxOutputTokens, 8_192);
+});
+
 test('overrides from the command line and MMS_API_KEYS are applied', () => {
   const config = validateConfig({ models: [model], apiKeys: ['file-key-1234'] }, 'test.json', {
     host: '0.0.0.0',

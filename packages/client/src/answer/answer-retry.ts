@@ -4,12 +4,17 @@
  * - truncated: `max_tokens` doubled, capped by the model's limit and the context;
  * - declined: the model's text replayed as an assistant turn, a user turn asking for the tool,
  *   the tool still forced;
- * - invalid: the call replayed, answered by an error tool_result naming the validation error.
+ * - invalid: the call replayed, answered by an error tool_result naming the validation error;
+ * - unreadable (a 2xx whose body is no message): the request as it was, once in the whole call
+ *   (issue 32). Nothing of the reply can be replayed, and the rule "retry only when the request
+ *   changes" is the spec's for a reply the client read and found without its tool call: the
+ *   model's choice, which the same request would repeat. An unreadable body shows no choice.
  */
 import type { MessageParam, MessageRequest, ToolUseBlock } from '@model-messages/protocol';
 import { outputBudgetGrowth } from '../budgets.js';
 import type { ResolvedModel } from '../client-options.js';
 import type { RetryableOutcome } from './classify-answer.js';
+import { UNREADABLE_RETRY_SPENT, unreadableRetryReason } from './unreadable-retry.js';
 
 export type RetryDecision = { retry: true; request: MessageRequest; reason: string } | { retry: false; why: string };
 
@@ -18,6 +23,8 @@ export interface RetryLimits {
   bufferTokens: number;
   /** `usage.input_tokens` of the truncated response: the prompt as the service counted it. */
   inputTokens: number;
+  /** Whether the call already retried an unreadable 2xx (CallAccount.unreadableRetrySpent). */
+  unreadableRetrySpent: boolean;
 }
 
 export function answerRetry(
@@ -57,6 +64,9 @@ export function answerRetry(
         ),
         reason: `the tool input is invalid: ${outcome.violation}`,
       };
+    case 'unreadable':
+      if (limits.unreadableRetrySpent) return { retry: false, why: UNREADABLE_RETRY_SPENT };
+      return { retry: true, request, reason: unreadableRetryReason(outcome) };
     default:
       return outcome satisfies never;
   }

@@ -11,6 +11,7 @@
  * decision 0010).
  */
 import { schemaViolation, type StopReason, type ToolUseBlock } from '@model-messages/protocol';
+import type { FailureDetail } from '../call-account.js';
 import { isInsufficientData } from '../prompts.js';
 import type { FoldedMessage } from '../transport/message-folder.js';
 import { inEnvelope, readAnswerEnvelope } from './answer-envelope.js';
@@ -23,8 +24,23 @@ export type AnswerOutcome =
   /** `input`: the answer as the model gave it, unwrapped from the envelope when it could be; `toolUse` is the call as made, for the retry to replay. */
   | { kind: 'invalid'; violation: string; input: unknown; toolUse: ToolUseBlock };
 
+/**
+ * A 2xx whose body could not be read (transport/stream-attempt.ts): no message to classify, but
+ * a successful response with no usable answer all the same, and a decline (spec, Client retry
+ * policy 2 and 4; issue 32). `failure` is what the HTTP layer reported.
+ */
+export interface UnreadableOutcome {
+  kind: 'unreadable';
+  detail: string;
+  failure: FailureDetail;
+}
+
+export function unreadableOutcome(failure: FailureDetail, body: { detail: string } | undefined): UnreadableOutcome {
+  return { kind: 'unreadable', detail: body?.detail ?? failure.message, failure };
+}
+
 /** The outcomes the answer layer may retry once. */
-export type RetryableOutcome = Exclude<AnswerOutcome, { kind: 'answer' | 'insufficient_data' }>;
+export type RetryableOutcome = Exclude<AnswerOutcome, { kind: 'answer' | 'insufficient_data' }> | UnreadableOutcome;
 
 export interface AnswerShape {
   toolName: string;

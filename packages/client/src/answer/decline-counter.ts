@@ -1,6 +1,7 @@
 /**
  * Spec, Client retry policy 4: each time the model skips its output tool is counted per model
- * and per tool. A 2xx response counts once, whatever else is wrong with it; a truncated
+ * and per tool. A 2xx response counts once, whatever else is wrong with it, a body that cannot
+ * be read at all included (issue 32); a truncated
  * response or a validation error is not a decline (classify-answer.ts decides which is which).
  */
 

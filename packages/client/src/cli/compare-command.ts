@@ -1,8 +1,12 @@
 /**
  * `mms compare FILE`: the tier move check as a table. FILE is JSON:
- * `{"current": ModelRef, "candidate": ModelRef, "runs"?: n, "models"?: {small, mid, large},
- *   "thinkingDisabledModels"?: [...], "callSites": [{name, instructions, schema, inputs: [...],
- *   maxTokens?, toolName?, insufficientData?}]}`. `mms compare` reaches it through the service's
+ * `{"current": ModelRef, "candidate": ModelRef, "runs"?: n, "timeoutMs"?: n, "models"?: {small, mid,
+ *   large}, "thinkingDisabledModels"?: [...], "callSites": [...]}`, each call site structured,
+ *   `{"kind"?: "structured", name, instructions, schema, inputs: [{input?, context?, expected?}],
+ *   maxTokens?, toolName?, insufficientData?}`, or research (issue 32), `{"kind": "research", name,
+ *   schema, inputs: [{question, context?, expected?}], instructions?, shapeInstructions?,
+ *   maxTokens?, shapeMaxTokens?, webSearchMaxUses?, webFetch?, maxContinuations?, toolName?}`
+ *   (packages/client/README.md, Tier move check). `mms compare` reaches it through the service's
  *   bin, which resolves this module at run time (the service does not depend on the client).
  * The service comes from --base-url / MMS_BASE_URL and the key from --api-key / MMS_API_KEY.
  */
@@ -10,7 +14,8 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Client } from '../client.js';
 import type { ModelSpec } from '../client-options.js';
-import { compareModels, formatComparisonTable, type CompareSettings } from '../compare/compare-models.js';
+import { compareModels, type CompareSettings } from '../compare/compare-models.js';
+import { formatComparisonTable } from '../compare/comparison-table.js';
 
 export interface CommandIo {
   stdout: { write(text: string): unknown };
@@ -115,15 +120,27 @@ function readCompareFile(path: string): CompareFile {
     throw new Error(`${path}: "current" and "candidate" are required (a tier, a model id, or {id, tier, ...})`);
   if (!Array.isArray(file.callSites) || file.callSites.length === 0)
     throw new Error(`${path}: "callSites" must be a non-empty array`);
-  file.callSites.forEach((site, index) => {
-    if (
-      typeof site?.name !== 'string' ||
-      typeof site.instructions !== 'string' ||
-      typeof site.schema !== 'object' ||
-      !Array.isArray(site.inputs)
-    ) {
-      throw new Error(`${path}: callSites.${index} needs name, instructions, schema and inputs`);
-    }
+  file.callSites.forEach((site: unknown, index) => {
+    const problem = callSiteProblem(site);
+    if (problem) throw new Error(`${path}: callSites.${index} ${problem}`);
   });
   return file as CompareFile;
+}
+
+/** What a call site of the file lacks, by its kind; undefined when it has what its runs need. */
+function callSiteProblem(site: unknown): string | undefined {
+  if (site === null || typeof site !== 'object') return 'must be an object';
+  const fields = site as Record<string, unknown>;
+  const named = typeof fields.name === 'string' && typeof fields.schema === 'object' && Array.isArray(fields.inputs);
+  if (fields.kind === 'research') {
+    const asked = named && (fields.inputs as unknown[]).every((input) => typeof questionOf(input) === 'string');
+    return asked ? undefined : '(research) needs name, schema and inputs, each with a question';
+  }
+  if (fields.kind !== undefined && fields.kind !== 'structured')
+    return `kind: "structured" (the default) or "research", got ${JSON.stringify(fields.kind)}`;
+  return named && typeof fields.instructions === 'string' ? undefined : 'needs name, instructions, schema and inputs';
+}
+
+function questionOf(input: unknown): unknown {
+  return input !== null && typeof input === 'object' ? (input as Record<string, unknown>).question : undefined;
 }

@@ -2,13 +2,23 @@
  * The tier move check (spec, Versioning: "Before moving a tier, each call site is run on real
  * inputs and answers are compared"). Recorded call-site inputs run on the current and the
  * candidate model several times; per call site the report gives schema validity on each,
- * agreement between the two, and hits on known answers. Runs go one at a time, so that the
- * check never competes with production traffic for more than one slot.
+ * agreement between the two, and hits on known answers. Every call site: structured calls, and
+ * research calls with both passes on each model (research-call-site.ts says what of pass 1 is
+ * compared; issue 32). Runs go one at a time, so that the check never competes with production
+ * traffic for more than one slot.
  */
 import type { Client, ModelRef } from '../client.js';
 import type { CallResult, FailureKind } from '../results.js';
 import type { JsonSchema } from '../strict-schema.js';
 import { canonicalJson, matchesKnownAnswer } from './known-answer.js';
+import {
+  emptyProseComparison,
+  runResearchSite,
+  tallyProse,
+  type PassOneOutcome,
+  type ProseComparison,
+  type ResearchCallSite,
+} from './research-call-site.js';
 
 export interface RecordedInput {
   context?: unknown;
@@ -17,7 +27,9 @@ export interface RecordedInput {
   expected?: unknown;
 }
 
-export interface CallSite {
+export interface StructuredCallSite {
+  /** Default `structured`. */
+  kind?: 'structured';
   name: string;
   instructions: string;
   schema: JsonSchema;
@@ -27,6 +39,8 @@ export interface CallSite {
   insufficientData?: boolean;
   inputs: RecordedInput[];
 }
+
+export type CallSite = StructuredCallSite | ResearchCallSite;
 
 export interface CompareSettings {
   current: ModelRef;
@@ -40,12 +54,13 @@ export interface CompareSettings {
 
 export interface ModelStats {
   model: string;
-  /** Runs whose answer passed the schema. */
+  /** Runs whose answer passed the schema (a research call's: pass 2's shaped answer). */
   valid: number;
   runs: number;
   /** Runs on inputs with a known answer, and how many of them matched it. */
   knownRuns: number;
   knownHits: number;
+  /** Failures by kind; a research call's from either pass. */
   failures: Partial<Record<FailureKind, number>>;
 }
 
@@ -56,6 +71,8 @@ export interface CallSiteReport {
   /** Pairs (same input, same run number) where both answered validly, and how many were equal. */
   compared: number;
   agreed: number;
+  /** Research call sites only: what pass 1 came to on each model. */
+  prose?: ProseComparison;
 }
 
 export interface ComparisonReport {
@@ -63,6 +80,12 @@ export interface ComparisonReport {
   candidate: string;
   runs: number;
   callSites: CallSiteReport[];
+}
+
+/** One run of a call site on one model: the answer compared, and for research, pass 1's outcome. */
+interface SiteRun {
+  answer: CallResult<unknown>;
+  passOne?: PassOneOutcome;
 }
 
 export async function compareModels(client: Client, settings: CompareSettings): Promise<ComparisonReport> {
@@ -77,17 +100,20 @@ export async function compareModels(client: Client, settings: CompareSettings): 
       candidate: emptyStats(candidate),
       compared: 0,
       agreed: 0,
+      ...(site.kind === 'research' ? { prose: emptyProseComparison() } : {}),
     };
-    for (const recorded of site.inputs) {
+    const runOn = siteRunner(client, site, settings.timeoutMs);
+    for (const [index, recorded] of site.inputs.entries()) {
       for (let run = 0; run < runs; run += 1) {
-        const mine = await runOnce(client, site, recorded, settings.current, settings.timeoutMs);
-        const theirs = await runOnce(client, site, recorded, settings.candidate, settings.timeoutMs);
-        tally(report.current, mine, recorded);
-        tally(report.candidate, theirs, recorded);
-        if (mine.ok && theirs.ok) {
+        const mine = await runOn(index, settings.current);
+        const theirs = await runOn(index, settings.candidate);
+        tally(report.current, mine.answer, recorded.expected);
+        tally(report.candidate, theirs.answer, recorded.expected);
+        if (mine.answer.ok && theirs.answer.ok) {
           report.compared += 1;
-          if (canonicalJson(mine.value) === canonicalJson(theirs.value)) report.agreed += 1;
+          if (canonicalJson(mine.answer.value) === canonicalJson(theirs.answer.value)) report.agreed += 1;
         }
+        if (report.prose && mine.passOne && theirs.passOne) tallyProse(report.prose, mine.passOne, theirs.passOne);
       }
     }
     callSites.push(report);
@@ -95,72 +121,40 @@ export async function compareModels(client: Client, settings: CompareSettings): 
   return { current, candidate, runs, callSites };
 }
 
-function runOnce(
+/** Runs the call site's input `index` on a model. */
+function siteRunner(
   client: Client,
   site: CallSite,
-  recorded: RecordedInput,
-  model: ModelRef,
   timeoutMs: number | undefined,
-): Promise<CallResult<unknown>> {
-  return client.structured({
-    model,
-    schema: site.schema,
-    instructions: site.instructions,
-    context: recorded.context,
-    input: recorded.input,
-    toolName: site.toolName,
-    maxTokens: site.maxTokens,
-    insufficientData: site.insufficientData,
-    timeoutMs,
-  });
+): (index: number, model: ModelRef) => Promise<SiteRun> {
+  if (site.kind === 'research')
+    return (index, model) => runResearchSite(client, site, site.inputs[index]!, model, timeoutMs);
+  return async (index, model) => {
+    const recorded = site.inputs[index]!;
+    const answer = await client.structured({
+      model,
+      schema: site.schema,
+      instructions: site.instructions,
+      context: recorded.context,
+      input: recorded.input,
+      toolName: site.toolName,
+      maxTokens: site.maxTokens,
+      insufficientData: site.insufficientData,
+      timeoutMs,
+    });
+    return { answer };
+  };
 }
 
 function emptyStats(model: string): ModelStats {
   return { model, valid: 0, runs: 0, knownRuns: 0, knownHits: 0, failures: {} };
 }
 
-function tally(stats: ModelStats, result: CallResult<unknown>, recorded: RecordedInput): void {
+function tally(stats: ModelStats, result: CallResult<unknown>, expected: unknown): void {
   stats.runs += 1;
   if (result.ok) stats.valid += 1;
   else stats.failures[result.kind] = (stats.failures[result.kind] ?? 0) + 1;
-  if (recorded.expected === undefined) return;
+  if (expected === undefined) return;
   stats.knownRuns += 1;
-  if (result.ok && matchesKnownAnswer(result.value, recorded.expected)) stats.knownHits += 1;
-}
-
-/** The report as a fixed-width table, one row per call site. */
-export function formatComparisonTable(report: ComparisonReport): string {
-  const header = [
-    'call site',
-    `valid ${report.current}`,
-    `valid ${report.candidate}`,
-    'agreement',
-    `known ${report.current}`,
-    `known ${report.candidate}`,
-    'failures (candidate)',
-  ];
-  const fraction = (part: number, whole: number) => (whole === 0 ? '-' : `${part}/${whole}`);
-  const rows = report.callSites.map((site) => [
-    site.name,
-    fraction(site.current.valid, site.current.runs),
-    fraction(site.candidate.valid, site.candidate.runs),
-    fraction(site.agreed, site.compared),
-    fraction(site.current.knownHits, site.current.knownRuns),
-    fraction(site.candidate.knownHits, site.candidate.knownRuns),
-    Object.entries(site.candidate.failures)
-      .map(([kind, count]) => `${kind} ${count}`)
-      .join(', ') || '-',
-  ]);
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((cell, column) => cell.padEnd(widths[column]!))
-      .join('  ')
-      .trimEnd();
-  return [
-    `${report.current} -> ${report.candidate}, ${report.runs} runs per input`,
-    line(header),
-    line(widths.map((width) => '-'.repeat(width))),
-    ...rows.map(line),
-  ].join('\n');
+  if (result.ok && matchesKnownAnswer(result.value, expected)) stats.knownHits += 1;
 }

@@ -9,6 +9,7 @@
  */
 import type { ContentBlock, Message, MessageRequest, Usage } from '@model-messages/protocol';
 import { textOf } from '../answer/classify-answer.js';
+import { spendUnreadableRetry } from '../answer/unreadable-retry.js';
 import { outputBudgetGrowth } from '../budgets.js';
 import type { FailureDetail } from '../call-account.js';
 import type { CallContext } from '../call-context.js';
@@ -16,7 +17,7 @@ import type { ResolvedModel } from '../client-options.js';
 import { checkBeforeSend, preSendProblem, retryNotSent } from '../pre-send-checks.js';
 import { isInsufficientData } from '../prompts.js';
 import type { ResearchNotes } from '../results.js';
-import { sendWithRetries } from '../transport/send-with-retries.js';
+import { sendWithRetries, type UnreadableBody } from '../transport/send-with-retries.js';
 import { mapCitations } from './citations.js';
 import { continuation, usesSpent, withFetchShare, type ContinuationBudget } from './continuation.js';
 
@@ -38,8 +39,12 @@ interface PassOneState {
   readonly turn: ContentBlock[];
   readonly pausedUsages: Usage[];
   continuations: number;
-  /** Whether the one truncation retry was spent. */
-  grown: boolean;
+  /**
+   * What spent pass 1's one answer-level retry, if anything: a truncation or an unreadable 2xx
+   * (spec, Client retry policy 2: a successful response with no usable answer "is retried at most
+   * once"). Continuations after pause_turn are no retries: the turn is not over.
+   */
+  retriedFor: string | undefined;
 }
 
 /** Another request to send, or the end of pass 1. */
@@ -56,12 +61,15 @@ export async function researchPassOne(settings: PassOneSettings, context: CallCo
     turn: [],
     pausedUsages: [],
     continuations: 0,
-    grown: false,
+    retriedFor: undefined,
   };
   for (;;) {
     const sent = await sendWithRetries(state.request, context);
-    if (!sent.ok) return failed(state, sent.failure);
-    const step = afterReply(state, sent.folded.message, context);
+    const step = sent.ok
+      ? afterReply(state, sent.folded.message, context)
+      : sent.unreadable
+        ? retryUnreadable(state, sent.failure, sent.unreadable, context)
+        : failed(state, sent.failure);
     if (!('next' in step)) return step;
     state.request = step.next;
   }
@@ -111,8 +119,8 @@ function resumePaused(state: PassOneState, message: Message, context: CallContex
 function retryTruncated(state: PassOneState, message: Message, context: CallContext): Step {
   const { request, budget } = state;
   const { model } = state.settings;
-  const growth = state.grown
-    ? { next: undefined, why: 'it was already retried once with max_tokens doubled' }
+  const growth = state.retriedFor
+    ? { next: undefined, why: `pass 1 already spent its one retry (${state.retriedFor})` }
     : outputBudgetGrowth(request.max_tokens, {
         modelMaxOutputTokens: model.maxOutputTokens,
         contextWindow: model.keptWindow,
@@ -131,8 +139,27 @@ function retryTruncated(state: PassOneState, message: Message, context: CallCont
     delayMs: 0,
     nextAttempt: context.account.attempts + 1,
   });
-  state.grown = true;
+  state.retriedFor = `truncated at max_tokens ${request.max_tokens}`;
   return { next: retry };
+}
+
+/**
+ * A 2xx whose body could not be read (issue 32): the request once more, as it was, if neither
+ * pass 1 nor the call spent its one retry; else the HTTP layer's failure, saying why not. Not a
+ * decline: pass 1 has no output tool to skip (spec, Client retry policy 4 counts per tool).
+ */
+function retryUnreadable(
+  state: PassOneState,
+  failure: FailureDetail,
+  body: UnreadableBody,
+  context: CallContext,
+): Step {
+  const spent = state.retriedFor
+    ? `pass 1 already spent its one retry (${state.retriedFor})`
+    : spendUnreadableRetry(context, state.settings.model.id, body);
+  if (spent) return failed(state, { ...failure, message: `${failure.message}; not retried: ${spent}` });
+  state.retriedFor = 'an unreadable 2xx';
+  return { next: state.request };
 }
 
 /** The turn ended: its prose, `Insufficient data`, or no prose at all. */

@@ -40,6 +40,11 @@ const shouldRetryHeader = (outcome: AttemptOutcome) =>
 
 export const RETRY_LADDER: readonly Rule[] = [
   (outcome) => (outcome.kind === 'message' ? stop('a message arrived') : undefined),
+  // Spec, Client retry policy 2: a 2xx with no usable answer is the layer above's, retried at most once (issue 32).
+  (outcome) =>
+    outcome.kind === 'unreadable'
+      ? stop('an unreadable 2xx is no transport failure: the layer above retries it at most once')
+      : undefined,
   (outcome) => (outcome.kind === 'aborted' ? stop('the caller aborted') : undefined),
   (outcome) => (outcome.kind === 'deadline' ? stop('the deadline came during the attempt') : undefined),
   (_, context) => (context.retriesLeft <= 0 ? stop('no retries left') : undefined),

@@ -19,8 +19,18 @@ export interface SendContext {
   account: CallAccount;
 }
 
+/**
+ * A 2xx whose body is no message (stream-attempt.ts): never retried here; the layer above
+ * retries it at most once in the whole call and counts it as a decline (issue 32).
+ */
+export interface UnreadableBody {
+  detail: string;
+  requestId: string | undefined;
+}
+
 export type SendResult =
-  { ok: true; folded: FoldedMessage; requestId: string | undefined } | { ok: false; failure: FailureDetail };
+  | { ok: true; folded: FoldedMessage; requestId: string | undefined }
+  | { ok: false; failure: FailureDetail; unreadable?: UnreadableBody };
 
 export async function sendWithRetries(request: MessageRequest, context: SendContext): Promise<SendResult> {
   const { options, deadline, account } = context;
@@ -67,7 +77,11 @@ export async function sendWithRetries(request: MessageRequest, context: SendCont
     if (outcome.kind === 'aborted') throw outcome.reason;
     history.push(`attempt ${account.attempts}: ${describeOutcome(outcome)}`);
     const verdict = decideRetry(outcome, { retriesLeft: options.maxRetries - retries });
-    if (!verdict.retry) return { ok: false, failure: finalFailure(outcome, verdict.reason, history) };
+    if (!verdict.retry) {
+      const failure = finalFailure(outcome, verdict.reason, history);
+      if (outcome.kind !== 'unreadable') return { ok: false, failure };
+      return { ok: false, failure, unreadable: { detail: outcome.detail, requestId: outcome.requestId } };
+    }
     const delay = retryDelay(outcome, retries, options.backoff, options.random);
     const wait = clampToDeadline(delay.delayMs, deadline.leftMs());
     if (wait === undefined) {
@@ -102,6 +116,8 @@ function describeOutcome(outcome: AttemptOutcome): string {
       return `HTTP ${outcome.status}${outcome.errorType ? ` ${outcome.errorType}` : ''}: ${outcome.errorMessage}`;
     case 'stream-error':
       return `${outcome.errorType} event ${outcome.beforeContent ? 'before' : 'after'} content: ${outcome.errorMessage}`;
+    case 'unreadable':
+      return outcome.detail;
     case 'connection':
       return `connection failed (${outcome.phase}): ${outcome.detail}`;
     case 'deadline':
@@ -128,7 +144,12 @@ function finalFailure(
       message: `timed out: ${summary}`,
     };
   }
-  const status = outcome.kind === 'status' ? outcome.status : outcome.kind === 'stream-error' ? 200 : undefined;
+  const status =
+    outcome.kind === 'status' || outcome.kind === 'unreadable'
+      ? outcome.status
+      : outcome.kind === 'stream-error'
+        ? 200
+        : undefined;
   const errorType = outcome.kind === 'status' || outcome.kind === 'stream-error' ? outcome.errorType : undefined;
   return { kind: 'http', status, errorType, message: summary };
 }

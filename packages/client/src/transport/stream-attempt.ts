@@ -3,10 +3,11 @@
  * fold it into a message, under the attempt's timers. Never throws for what the network or the
  * service does: every ending is an AttemptOutcome, for the retry ladder to judge.
  */
-import { SseParser, type Message, type StreamEvent, type Usage } from '@model-messages/protocol';
+import { SseParser, type Message, type Usage } from '@model-messages/protocol';
 import type { AttemptTimers } from '../deadline.js';
 import { AttemptClock, type AttemptPhase } from './attempt-clock.js';
 import { MessageFolder, StreamErrorEvent, StreamProtocolError, type FoldedMessage } from './message-folder.js';
+import { holdsForeignLines, readStreamEvent } from './stream-event-shape.js';
 
 interface Common {
   requestId: string | undefined;
@@ -25,6 +26,13 @@ export type AttemptOutcome =
       retryAfterSeconds: number | undefined;
       usage: Usage | undefined;
     })
+  /**
+   * A 2xx whose bytes arrived but are no message: broken frames, events out of order or without
+   * their fields, a proxy's page, JSON that is no message (issue 32). Spec, Client retry policy
+   * 2: a successful response with no usable answer, retried at most once above the HTTP layer,
+   * and a decline (policy 4: "A 2xx response counts once, even when its JSON is invalid").
+   */
+  | (Common & { kind: 'unreadable'; status: number; detail: string; usage: Usage | undefined })
   /** Refused, reset, stalled past a phase timer, or cut short: the transport failed. */
   | (Common & {
       kind: 'connection';
@@ -79,6 +87,9 @@ interface ReadState {
   events: number;
 }
 
+/** How much of a body that forms no event is kept to judge it (stream-event-shape.ts holdsForeignLines). */
+const PREAMBLE_CHARS = 8_192;
+
 async function readStream(response: Response, clock: AttemptClock, state: ReadState): Promise<AttemptOutcome> {
   if (!response.body)
     return {
@@ -91,21 +102,37 @@ async function readStream(response: Response, clock: AttemptClock, state: ReadSt
   const parser = new SseParser();
   const decoder = new TextDecoder();
   const reader = response.body.getReader();
+  // The text before the first event, to tell a body that is no event stream from one cut short.
+  let preamble = '';
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
-      for (const frame of parser.push(decoder.decode(value, { stream: true }))) {
+      const text = decoder.decode(value, { stream: true });
+      if (state.events === 0 && preamble.length < PREAMBLE_CHARS) preamble += text.slice(0, PREAMBLE_CHARS);
+      for (const frame of parser.push(text)) {
         // `error:` lines are llama.cpp's, no part of this service's stream: a frame of only
         // those carries no event. A frame cut off by the end of the stream is never read
         // (no parser.end()): the check for message_stop below reports the stream as cut short.
         if (frame.error !== undefined && frame.data === '') continue;
         state.events += 1;
-        state.folder.apply(JSON.parse(frame.data) as StreamEvent);
+        state.folder.apply(readStreamEvent(frame.data));
       }
       // Idle means no bytes at all: a long event arriving slowly is progress, not a stall.
       if (state.events > 0) clock.enter('idle');
     }
+    if (state.events === 0 && holdsForeignLines(preamble, preamble.length < PREAMBLE_CHARS))
+      return unreadable(response, state.requestId, `no event stream: ${preamble.trim()}`, undefined);
+    if (!state.folder.finished) {
+      return {
+        kind: 'connection',
+        phase: 'stream',
+        detail: `the stream ended after ${state.events} events, before message_stop`,
+        requestId: state.requestId,
+        usage: state.folder.usage,
+      };
+    }
+    return { kind: 'message', folded: state.folder.result(), status: response.status, requestId: state.requestId };
   } catch (error) {
     if (error instanceof StreamErrorEvent) {
       return {
@@ -123,16 +150,6 @@ async function readStream(response: Response, clock: AttemptClock, state: ReadSt
       return unreadable(response, state.requestId, `event ${state.events}: ${error.message}`, state.folder.usage);
     throw error;
   }
-  if (!state.folder.finished) {
-    return {
-      kind: 'connection',
-      phase: 'stream',
-      detail: `the stream ended after ${state.events} events, before message_stop`,
-      requestId: state.requestId,
-      usage: state.folder.usage,
-    };
-  }
-  return { kind: 'message', folded: state.folder.result(), status: response.status, requestId: state.requestId };
 }
 
 async function jsonOutcome(response: Response, requestId: string | undefined): Promise<AttemptOutcome> {
@@ -149,9 +166,10 @@ async function jsonOutcome(response: Response, requestId: string | undefined): P
 }
 
 /**
- * A 2xx whose body cannot be read (a proxy's page under a 200, broken frames) says nothing about
- * what the model did, so it is a broken transport, retried like a stream cut short, and never a
- * decline (docs/decisions/0010).
+ * A 2xx whose bytes arrived and are no message (a proxy's page under a 200, broken frames, JSON
+ * that is no message): an answer-level failure, not a transport one (spec, Client retry policy 2
+ * and 4; issue 32, docs/decisions/0010). A connection that broke while reading stays a
+ * `connection` outcome (failureOutcome), for the HTTP layer to retry.
  */
 function unreadable(
   response: Response,
@@ -161,8 +179,8 @@ function unreadable(
 ): AttemptOutcome {
   const type = response.headers.get('content-type') ?? 'no content-type';
   return {
-    kind: 'connection',
-    phase: 'stream',
+    kind: 'unreadable',
+    status: response.status,
     detail: `the ${response.status} response's body is unreadable (${type}): ${detail.slice(0, 200)}`,
     requestId,
     usage,

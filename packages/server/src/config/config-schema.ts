@@ -23,7 +23,7 @@ export const modelConfig = z
     tier: z.enum(['small', 'mid', 'large']),
     generation: z.enum(['older', 'newer']),
     contextWindow: z.int().min(1).describe('Context window in tokens.'),
-    maxOutputTokens: z.int().min(1).describe('Largest max_tokens a request may ask for.'),
+    maxOutputTokens: z.int().min(1).describe('Largest max_tokens a request may ask for; at most contextWindow.'),
     maxTokens: z
       .enum(['refuse', 'clamp'])
       .default('refuse')
@@ -56,6 +56,15 @@ export const modelConfig = z
         code: 'custom',
         path: ['backends'],
         message: 'give exactly one of backend (one engine) and backends (a fallback list)',
+      });
+    }
+    // A model that could be asked for more output than its whole window holds: a client budgeting
+    // with the spec's (window - max output - buffer) x 4 would allow no prompt at all (issue 32).
+    if (model.maxOutputTokens > model.contextWindow) {
+      context.addIssue({
+        code: 'custom',
+        path: ['maxOutputTokens'],
+        message: `${model.maxOutputTokens} is more than contextWindow (${model.contextWindow}); output shares the window with the prompt`,
       });
     }
     if (model.fallback !== undefined && model.backends === undefined) {

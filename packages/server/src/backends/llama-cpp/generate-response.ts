@@ -47,7 +47,11 @@ export interface GenerationInput {
   thoughtBudget: number;
   seed: number;
   signal: AbortSignal;
-  /** The prompt's split into evaluated, reused and marked tokens (loaded-model.ts), reported with the finish. */
+  /**
+   * The prompt's split into evaluated, reused and marked tokens (loaded-model.ts), known before
+   * the first output token: reported with the first output, so that a stream its client cuts is
+   * recorded with it too (issue 32), and again with the finish.
+   */
   inputTokens: Extract<StreamPart, { type: 'input-tokens' }>;
   /**
    * Output tokens the step has spent so far, second passes included: the sequence's meter, which
@@ -65,8 +69,18 @@ export async function* generateResponse(input: GenerationInput): AsyncGenerator<
   // A held answer's parts wait here until it passed its check, so a failure can be asked for again unseen.
   const held: StreamPart[] = [];
   const holdFormat = holdsFormat(input);
+  let promptReported = false;
   const emitter = new ResponseEmitter(
-    (part) => (holdFormat ? held.push(part) : queue.push(part)),
+    (part) => {
+      if (holdFormat) held.push(part);
+      else {
+        // With the first output, never alone: a fallback list commits to a backend at its first
+        // output, and must still move on from a failure before it.
+        if (!promptReported) queue.push(input.inputTokens);
+        promptReported = true;
+        queue.push(part);
+      }
+    },
     input.plan.main,
     input.exactGrammar,
   );

@@ -63,21 +63,32 @@ async function finish(
   const parts: StreamPart[] = [];
   const emitter = new ResponseEmitter((part) => parts.push(part), { kind: 'text' });
   emitter.outputTokens = meter.spent;
-  const input = {
-    call: request,
-    plan: planGeneration(request),
-    outputBudget: 100,
-    inputTokens: { type: 'input-tokens', count: 20, cacheRead: 0, cacheCreation: 0 },
-    spentTokens: () => meter.spent,
-    regenerateInput: async (tool: OfferedTool, maxTokens: number) => {
+  const input = generationInput(
+    () => meter.spent,
+    async (tool: OfferedTool, maxTokens: number) => {
       repaired.push(tool.name);
       meter.repairBudgets.push(maxTokens);
       meter.spent += meter.repairCost;
       return { text: '{"city":"Oslo"}', truncated: false };
     },
-  } as unknown as GenerationInput;
+  );
   parts.push(...(await finishParts(responseWithCalls(calls), input, emitter)));
   return parts;
+}
+
+/** What finishParts reads of a generation of `request` with a step budget of 100 tokens. */
+function generationInput(
+  spentTokens: () => number,
+  regenerateInput?: GenerationInput['regenerateInput'],
+): GenerationInput {
+  return {
+    call: request,
+    plan: planGeneration(request),
+    outputBudget: 100,
+    inputTokens: { type: 'input-tokens', count: 20, cacheRead: 0, cacheCreation: 0 },
+    spentTokens,
+    regenerateInput,
+  } as unknown as GenerationInput;
 }
 
 function toolUses(parts: StreamPart[]): Array<{ name: string; input: unknown }> {
@@ -187,25 +198,13 @@ test("a call of a tool without strict streams its parameters as they come; a str
       { type: 'input_json_delta', partial_json: ' "a"}' },
     ],
   );
-  const input = {
-    call: request,
-    plan: planGeneration(request),
-    outputBudget: 100,
-    inputTokens: { type: 'input-tokens', count: 20, cacheRead: 0, cacheCreation: 0 },
-    spentTokens: () => 0,
-  } as unknown as GenerationInput;
-  parts.push(
-    ...(await finishParts(
-      responseWithCalls([
-        { functionName: 'note', params: { text: 'a' } },
-        { functionName: 'weather', params: { city: 'Paris' } },
-        { functionName: 'note', params: { text: 'b' } },
-      ]),
-      input,
-      emitter,
-      stream,
-    )),
-  );
+  const calls = responseWithCalls([
+    { functionName: 'note', params: { text: 'a' } },
+    { functionName: 'weather', params: { city: 'Paris' } },
+    { functionName: 'note', params: { text: 'b' } },
+  ]);
+  const input = generationInput(() => 0);
+  parts.push(...(await finishParts(calls, input, emitter, stream)));
   const assembler = new BlockAssembler();
   for (const part of parts) {
     if (part.type === 'block-start') assembler.start(part.block);
@@ -227,14 +226,8 @@ test('a held call cut by max_tokens is kept as far as its parameters came, unche
   const emitter = new ResponseEmitter((part) => parts.push(part), { kind: 'text' });
   const stream = new FunctionCallStream(emitter, request.tools);
   stream.paramsChunk({ callIndex: 0, functionName: 'weather', paramsChunk: '{"city": "Par', done: false });
-  const input = {
-    call: request,
-    plan: planGeneration(request),
-    outputBudget: 100,
-    inputTokens: { type: 'input-tokens', count: 20, cacheRead: 0, cacheCreation: 0 },
-    spentTokens: () => 100,
-  } as unknown as GenerationInput;
   const cut = { ...responseWithCalls([]), metadata: { stopReason: 'maxTokens' } } as unknown as LlamaChatResponse;
+  const input = generationInput(() => 100);
   parts.push(...(await finishParts(cut, input, emitter, stream)));
   const delta = parts.find((part) => part.type === 'block-delta');
   assert.deepEqual(delta, { type: 'block-delta', delta: { type: 'input_json_delta', partial_json: '{"city": "Par' } });

@@ -136,8 +136,9 @@ export class ContextBudget {
       this.spend(result);
       return result;
     }
-    // The turn ends within the window with room for the output it may still write.
-    const limit = this.contextWindow - (this.request.max_tokens - turn.outputTokens);
+    // The turn ends within the window with room for the output it may still write, at least a
+    // token: an engine refuses a prompt that leaves none to generate (llama.cpp's context - 1).
+    const limit = this.contextWindow - Math.max(1, this.request.max_tokens - turn.outputTokens);
     const before = await measure(turn.blocks);
     const added = async (block: ServerToolResultBlock) => (await measure([...turn.blocks, block])) - before;
     // What a result adds however short its text: the template's syntax around it, which comes

@@ -43,8 +43,8 @@ interface Reply {
 
 let service: RunningService;
 before(async () => {
-  // The envelope of one call among several tools, as mms's grammar for it allows (no spaces but
-  // those of the pieces), then the input in three pieces.
+  // The envelope of one call among several tools, each piece one its grammar accepts: the head
+  // up to the input, then the input in three pieces.
   const envelope = await scriptedQwenModel(
     qwenTurnPieces({ text: ['{"name": "', 'get_weather', '", "input": {"city": "', 'Par', 'is', '"}}'] }),
   );

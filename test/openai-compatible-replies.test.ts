@@ -150,6 +150,62 @@ describe('tool calls and usage as each engine streams them', () => {
     );
     assert.equal(reply.stop_reason, 'tool_use');
   });
+
+  /** Ollama's answer under its guided `{"name", "input"}` envelope (tool_choice any with several tools), in pieces. */
+  const envelopePieces = (pieces: readonly string[], finish: 'stop' | 'length') => ({
+    stream: [
+      ...pieces.map((content) => ({ choices: [{ index: 0, delta: { role: 'assistant', content } }] })),
+      {
+        choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: finish }],
+        usage: { prompt_tokens: 40, completion_tokens: pieces.length },
+      },
+    ],
+  });
+  const TIME = {
+    ...WEATHER,
+    name: 'get_time',
+    input_schema: { type: 'object', properties: { zone: { type: 'string' } }, required: ['zone'] },
+  };
+  const ENVELOPE = ['{"name":"get_', 'time","input":', '{"zone":', '"Europe/', 'Oslo"}', '}'];
+
+  test("ollama: the envelope's input streams in input_json_delta events once its name is known (issue 32)", async () => {
+    bench.engines.ollama.reply(envelopePieces(ENVELOPE, 'stop'));
+    const response = await postJson(bench.service, '/v1/messages', {
+      model: 'ollama',
+      max_tokens: 200,
+      stream: true,
+      messages: [user('What time is it in Oslo?')],
+      tools: [WEATHER, TIME],
+      tool_choice: { type: 'any' },
+    });
+    const events = (await readSse(response)).map((event) => event.data as Body);
+    const start = events.find((event) => event.type === 'content_block_start');
+    assert.deepEqual([start?.content_block.type, start?.content_block.name], ['tool_use', 'get_time']);
+    const pieces = events
+      .filter((event) => event.type === 'content_block_delta' && event.delta.type === 'input_json_delta')
+      .map((event) => event.delta.partial_json as string);
+    assert.deepEqual(pieces, ['{"zone":', '"Europe/', 'Oslo"}']);
+    assert.equal(events.find((event) => event.type === 'message_delta')?.delta.stop_reason, 'tool_use');
+  });
+
+  test('ollama: an envelope cut by max_tokens is kept as a partial tool_use block, not refused as a call of no tool', async () => {
+    bench.engines.ollama.reply(envelopePieces(ENVELOPE.slice(0, 4), 'length'));
+    const { status, reply } = await send(bench, 'ollama', { tools: [WEATHER, TIME], tool_choice: { type: 'any' } });
+    assert.equal(status, 200, JSON.stringify(reply));
+    assert.deepEqual(
+      reply.content.map((block) => [block.type, block.name, block.input]),
+      [['tool_use', 'get_time', { zone: 'Europe/' }]],
+    );
+    assert.equal(reply.stop_reason, 'max_tokens');
+  });
+
+  test('ollama: an envelope cut before its name is known is no call: an empty reply ending in max_tokens', async () => {
+    bench.engines.ollama.reply(envelopePieces(ENVELOPE.slice(0, 1), 'length'));
+    const { status, reply } = await send(bench, 'ollama', { tools: [WEATHER, TIME], tool_choice: { type: 'any' } });
+    assert.equal(status, 200, JSON.stringify(reply));
+    assert.deepEqual(reply.content, []);
+    assert.equal(reply.stop_reason, 'max_tokens');
+  });
 });
 
 describe("the engine's own usage", () => {

@@ -5,7 +5,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { postJson, scriptedModels, startService, type RunningService } from '@model-messages/testing';
+import { postJson, readSse, scriptedModels, startService, type RunningService } from '@model-messages/testing';
 
 interface Reply {
   content: Array<{
@@ -317,6 +317,33 @@ describe('default answer', () => {
     });
     assert.equal(reply.stop_reason, 'max_tokens');
     assert.equal(reply.usage.output_tokens, 7);
+  });
+
+  test('tool_choice any with several tools: the input streams token by token, and a call cut by max_tokens keeps what came', async () => {
+    const tool = (name: string, field: string) => ({
+      name,
+      description: `The ${field}.`,
+      input_schema: { type: 'object', properties: { [field]: { type: 'string' } }, required: [field] },
+    });
+    const body = {
+      ...base,
+      tools: [tool('get_weather', 'city'), tool('get_time', 'zone')],
+      tool_choice: { type: 'any' },
+    };
+    const response = await postJson(service, '/v1/messages', { ...body, stream: true });
+    const pieces = (await readSse(response))
+      .map((event) => event.data as { type: string; delta?: { type: string; partial_json?: string } })
+      .filter((event) => event.type === 'content_block_delta' && event.delta?.type === 'input_json_delta')
+      .map((event) => event.delta!.partial_json!);
+    assert.ok(pieces.length > 3, JSON.stringify(pieces));
+    assert.deepEqual(JSON.parse(pieces.join('')), { city: 'example city' });
+    // Seven tokens are `{"city":"example`: the cut string is closed and kept.
+    const { reply } = await send({ ...body, max_tokens: 7 });
+    assert.deepEqual(
+      reply.content.map((block) => [block.type, block.name, block.input]),
+      [['tool_use', 'get_weather', { city: 'example' }]],
+    );
+    assert.equal(reply.stop_reason, 'max_tokens');
   });
 });
 

@@ -1,11 +1,12 @@
 /**
  * The context budget of a turn (context-budget.ts), without HTTP: the input headroom divided
- * across the server calls left, what each result takes out of it, and code output cut to its
- * share (fitOutput). The budget through the service: test/web-fetch-pages.test.ts.
+ * across the server calls left, what each result takes out of it (at 4 characters a token, or
+ * counted by a backend that counts in process), and code output cut to its share (fitOutput).
+ * The budget through the service: test/web-fetch-pages.test.ts, test/llama-cpp-paused-turn-window.test.ts.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseMessageRequest, type ServerToolResultBlock } from '@model-messages/protocol';
+import { parseMessageRequest, type ContentBlock, type ServerToolResultBlock } from '@model-messages/protocol';
 import { ContextBudget, resultCharacters } from '../src/agent/context-budget.js';
 import { fitOutput } from '../src/tools/code-execution/code-execution-tool.js';
 import { Signer } from '../src/signing/signer.js';
@@ -105,6 +106,46 @@ describe('context budget', () => {
       resultCharacters({ type: 'web_fetch_tool_result', tool_use_id: 'f', content: error }),
       JSON.stringify(error).length,
     );
+  });
+
+  describe('counted by a backend that counts in process (issue 32)', () => {
+    /**
+     * A turn counted as a model that reads a character a token would: the prompt's 100 tokens,
+     * then each result's characters (an error's, none) and 20 tokens of a template's syntax around it.
+     */
+    const measure = async (blocks: readonly ContentBlock[]) =>
+      100 +
+      blocks.reduce((sum, block) => {
+        const result = block as ServerToolResultBlock;
+        return sum + 20 + (JSON.stringify(result.content).includes('_error') ? 0 : resultCharacters(result));
+      }, 0);
+    /** A page cut as the fetch tool cuts one: its text to what is left beside its URL and title. */
+    const fit = (result: ServerToolResultBlock, characters: number): ServerToolResultBlock => {
+      const data = (result.content as { content: { source: { data: string } } }).content.source.data;
+      return page(data.slice(0, Math.max(0, characters - 'https://a.example/'.length - 1)));
+    };
+
+    test('a result that adds more tokens than its share is cut by its tool until it does not; the share excludes the syntax around it', async () => {
+      // (1000 window - 100 prompt - 100 max_tokens) = 800 tokens, 3,200 characters at 4 a token.
+      const budget = new ContextBudget(request([{ ...FETCH, max_uses: 2 }]), 100, 1000, measure);
+      const share = budget.share('web_fetch', new Map());
+      assert.equal(share, 1600);
+      const kept = await budget.take(page('x'.repeat(share)), share, fit, { blocks: [], outputTokens: 0 });
+      // 400 tokens of share (1,600 characters at 4 a token) and the 20 of syntax.
+      assert.ok((await measure([kept])) - 100 <= 420, String(resultCharacters(kept)));
+      assert.ok(resultCharacters(kept) > 350, String(resultCharacters(kept)));
+      assert.equal(budget.remainingCharacters, (900 - (await measure([kept]))) * 4);
+    });
+
+    test('a result that would leave less than the unspent max_tokens free is cut, and replaced when it cannot be', async () => {
+      const budget = new ContextBudget(request([{ ...FETCH, max_uses: 1 }]), 100, 1000, measure);
+      // 50 of the 100 output tokens spent: the turn may fill the window but for the other 50.
+      const turn = { blocks: [], outputTokens: 50 };
+      const kept = await budget.take(page('x'.repeat(5000)), 20_000, fit, turn);
+      assert.ok((await measure([kept])) <= 950, String(await measure([kept])));
+      const uncut = await budget.take(page('x'.repeat(5000)), 20_000, undefined, turn);
+      assert.deepEqual(uncut.content, { type: 'web_fetch_tool_result_error', error_code: 'max_uses_exceeded' });
+    });
   });
 
   test('code output over its share is cut, stderr keeping at least half, with a note that says so', () => {

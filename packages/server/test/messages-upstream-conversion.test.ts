@@ -287,7 +287,7 @@ describe('upstream events as parts', () => {
     ]);
   });
 
-  test("the upstream's cache use is passed on with message_delta: message_start's, then message_delta's cumulative figures", () => {
+  test("the upstream's cache use is passed on with the first block (message_start's) and with message_delta (its cumulative figures)", () => {
     const parts = read([
       {
         type: 'message_start',
@@ -304,8 +304,13 @@ describe('upstream events as parts', () => {
     ]);
     assert.deepEqual(
       parts.filter((part) => part.type === 'input-tokens'),
-      [{ type: 'input-tokens', count: 12, cacheRead: 3_010, cacheCreation: 40 }],
+      [
+        { type: 'input-tokens', count: 12, cacheRead: 3_000, cacheCreation: 40 },
+        { type: 'input-tokens', count: 12, cacheRead: 3_010, cacheCreation: 40 },
+      ],
     );
+    // Before the block, not after: a stream its client cuts at its first output is recorded with it.
+    assert.equal(parts[0]?.type, 'input-tokens');
     // Held until then: a part for message_start would count as the step's first output, which
     // ends the first-output timer and a fallback list's chance to move on.
     const opening = read([{ type: 'message_start', message: { usage: { input_tokens: 12, output_tokens: 1 } } }]);

@@ -76,7 +76,7 @@ test("whitespace between a thought and a call (Qwen's `</think>\\n\\n<tool_call>
   const parts: StreamPart[] = [];
   const emitter = new ResponseEmitter((part) => parts.push(part), { kind: 'text' });
   [thoughtChunk('Look it up.'), textChunk('\n\n')].forEach((chunk) => emitter.chunk(chunk));
-  emitter.toolCall(RECORD_TOOL, { a: 1 });
+  emitter.toolCall(RECORD_TOOL, '{"a":1}');
   assert.deepEqual(
     parts.filter((part) => part.type === 'block-start').map((part) => part.type === 'block-start' && part.block.type),
     ['thinking', 'tool_use'],

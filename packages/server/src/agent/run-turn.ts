@@ -8,6 +8,7 @@
 import {
   isCustomTool,
   SERVER_TOOL_NAMES,
+  ServiceError,
   type ContentBlock,
   type MessageRequest,
   type ModelProfile,
@@ -24,7 +25,13 @@ import { signServerCalls, turnStartOf } from '../signing/server-call-signing.js'
 import type { Signer } from '../signing/signer.js';
 import type { StreamPart } from '../streaming/stream-part.js';
 import { ContextBudget } from './context-budget.js';
-import { isRefusal, serverToolError, serverToolRefusal, type ServerToolRunner } from './server-tool-runner.js';
+import {
+  isErrorContent,
+  isRefusal,
+  serverToolError,
+  serverToolRefusal,
+  type ServerToolRunner,
+} from './server-tool-runner.js';
 import { StepReader } from './step-reader.js';
 
 export interface TurnOptions {
@@ -68,7 +75,12 @@ interface TurnState {
 }
 
 export async function* runTurn(options: TurnOptions): AsyncGenerator<StreamPart[]> {
-  const budget = new ContextBudget(options.request, options.inputTokens, options.model.contextWindow);
+  const budget = new ContextBudget(
+    options.request,
+    options.inputTokens,
+    options.model.contextWindow,
+    options.backend.countsTokensInProcess === true ? (turnSoFar) => countTurn(options, turnSoFar) : undefined,
+  );
   const turnStart = turnStartOf(options.request.messages);
   const state: TurnState = {
     blocks: [],
@@ -151,6 +163,26 @@ export async function* runTurn(options: TurnOptions): AsyncGenerator<StreamPart[
   yield [{ type: 'finish', stopReason: 'pause_turn', stopSequence: null }];
 }
 
+/**
+ * The request's prompt continued by `turnSoFar`, as the backend counts it: what the turn, paused
+ * and sent back, will be counted as (agent/context-budget.ts). A prompt the backend refuses to
+ * count whole, past its context, is Infinity.
+ */
+async function countTurn(options: TurnOptions, turnSoFar: readonly ContentBlock[]): Promise<number> {
+  const prompt = buildStepCall(options.prompt, options.request, {
+    turnSoFar,
+    step: 0,
+    outputBudget: 1,
+    fault: undefined,
+  });
+  try {
+    return await options.backend.countTokens(prompt, 'exact');
+  } catch (error) {
+    if (error instanceof ServiceError && error.code === 'prompt_too_long') return Number.POSITIVE_INFINITY;
+    throw error;
+  }
+}
+
 /** Runs a step's server calls in order, each result appended to the turn; answers the results in the calls' order. */
 async function runServerTools(
   calls: readonly ServerToolUseBlock[],
@@ -161,10 +193,9 @@ async function runServerTools(
   const results: ServerToolResultBlock[] = [];
   for (const call of calls) {
     const result = cutCalls.has(call)
-      ? serverToolError(call, 'invalid_tool_input')
+      ? await state.budget.take(serverToolError(call, 'invalid_tool_input'), 0, undefined, state)
       : await runServerTool(call, 'direct', options, state);
     state.blocks.push(result);
-    state.budget.spend(result);
     results.push(result);
   }
   return results;
@@ -197,10 +228,17 @@ async function runServerTool(
   state: TurnState,
   signal = options.cancellation.signal,
 ): Promise<ServerToolResultBlock> {
-  const result = await dispatchServerTool(call, caller, options, state, signal);
+  const resultCharacters = state.budget.share(call.name, state.uses);
+  let result = await dispatchServerTool(call, caller, options, state, resultCharacters, signal);
+  // A result appended to the turn is taken out of its headroom (cut to its share where the
+  // backend counts tokens); results of code's own calls reach only the code.
+  if (caller === 'direct') {
+    const tools = options.serverTools;
+    result = await state.budget.take(result, resultCharacters, tools.fit?.bind(tools), state);
+  }
   // usage.server_tool_use counts the calls that brought back a result: an error block is not
   // counted, whether it was refused before any request or its request failed.
-  const madeRequest = !isErrorResult(result.content);
+  const madeRequest = !isErrorContent(result.content);
   options.record?.serverToolCall(call.name, madeRequest ? 'ok' : errorCodeOf(result.content));
   if (madeRequest && call.name === SERVER_TOOL_NAMES.webSearch) state.webSearchRequests += 1;
   if (madeRequest && call.name === SERVER_TOOL_NAMES.webFetch) state.webFetchRequests += 1;
@@ -212,6 +250,7 @@ async function dispatchServerTool(
   caller: Caller,
   options: TurnOptions,
   state: TurnState,
+  resultCharacters: number,
   signal: AbortSignal,
 ): Promise<ServerToolResultBlock> {
   const tool = (options.request.tools ?? []).find(
@@ -233,7 +272,6 @@ async function dispatchServerTool(
   const used = state.uses.get(call.name) ?? 0;
   if ('max_uses' in tool && tool.max_uses !== undefined && used >= tool.max_uses)
     return serverToolRefusal(call, 'max_uses_exceeded');
-  const resultCharacters = state.budget.share(call.name, state.uses);
   // Counted before the call runs, so that calls from code running at once cannot all pass the
   // check above; given back when the tool refused the call without making a request (bad input,
   // a URL not given, no room in the budget), which max_uses does not limit.
@@ -266,10 +304,4 @@ async function dispatchServerTool(
 function errorCodeOf(content: unknown): string {
   const code = (content as { error_code?: unknown }).error_code;
   return typeof code === 'string' ? code : 'error';
-}
-
-function isErrorResult(content: unknown): boolean {
-  return (
-    typeof content === 'object' && content !== null && String((content as { type?: unknown }).type).endsWith('_error')
-  );
 }

@@ -34,6 +34,13 @@ export interface ToolCallContext {
 
 export interface ServerToolRunner {
   run(call: ServerToolUseBlock, context: ToolCallContext): Promise<ServerToolResultBlock>;
+  /**
+   * Optional: a result `run` made, cut to at most `characters` (as the context budget counts
+   * them) the way the tool cuts a result to its share, for a result that took more of the
+   * model's tokens than its share (agent/context-budget.ts, issue 32). A runner without it has
+   * such a result replaced by max_uses_exceeded.
+   */
+  fit?(result: ServerToolResultBlock, characters: number): ServerToolResultBlock;
 }
 
 const RESULT_TYPES: Record<string, ServerToolResultType> = {
@@ -43,8 +50,26 @@ const RESULT_TYPES: Record<string, ServerToolResultType> = {
 };
 
 export function serverToolError(call: ServerToolUseBlock, errorCode: string): ServerToolResultBlock {
-  const type = RESULT_TYPES[call.name] ?? 'web_search_tool_result';
-  return { type, tool_use_id: call.id, content: { type: `${type}_error`, error_code: errorCode } };
+  return errorResultFor({ type: RESULT_TYPES[call.name] ?? 'web_search_tool_result', tool_use_id: call.id }, errorCode);
+}
+
+/** The error block of the same tool and call as `result`. */
+export function errorResultFor(
+  result: Pick<ServerToolResultBlock, 'type' | 'tool_use_id'>,
+  errorCode: string,
+): ServerToolResultBlock {
+  return {
+    type: result.type,
+    tool_use_id: result.tool_use_id,
+    content: { type: `${result.type}_error`, error_code: errorCode },
+  };
+}
+
+/** An error result's content: `{type: "<block type>_error", error_code}`. */
+export function isErrorContent(content: unknown): boolean {
+  return (
+    typeof content === 'object' && content !== null && String((content as { type?: unknown }).type).endsWith('_error')
+  );
 }
 
 /** Error blocks made by serverToolRefusal, known by identity: the block itself goes on the wire as it is. */

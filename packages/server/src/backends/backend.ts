@@ -38,6 +38,16 @@ export interface Backend {
    */
   countTokens(prompt: ModelPrompt, purpose: TokenCountPurpose): Promise<number>;
   /**
+   * Optional: true when `countTokens` counts in the model's own tokenizer in process, so that an
+   * exact count costs no round trip (llama-cpp). A turn then counts its prompt, its own blocks
+   * included, as it appends server tool results, so that a paused turn sent back fits the window
+   * (agent/context-budget.ts, issue 32); otherwise results are counted at 4 characters a token,
+   * the spec's rule. Left out where an exact count is a round trip (an engine's tokenizer
+   * endpoint, an upstream's count_tokens) or is a test double's (scripted), and by a fallback
+   * list's view, whose members may tokenize differently.
+   */
+  readonly countsTokensInProcess?: boolean;
+  /**
    * Gets the backend ready before the service listens (finds or downloads model files).
    * `progress` shows a progress bar for downloads. Returns what it prepared, for the log.
    */

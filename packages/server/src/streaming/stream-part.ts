@@ -20,7 +20,9 @@ export type StreamPart =
    * it evaluated and kept for later requests (`cache_creation_input_tokens`); the whole prompt
    * is their sum. It arrives after message_start, so it reaches the final usage (message_delta
    * and the JSON reply) only. Only the turn's first step reports it: later steps' prompts hold
-   * the turn's own output too.
+   * the turn's own output too. A backend that knows it before generating (llama.cpp; a Messages
+   * upstream, from its message_start) sends it with its first output as well, so that a stream its client cuts is recorded with it (the
+   * access log, the metrics: issue 32); the last one sent counts.
    */
   | { type: 'input-tokens'; count: number; cacheRead?: number; cacheCreation?: number }
   /** Server tool requests run so far in this turn (the agent loop counts them). */

@@ -54,6 +54,13 @@ export class ServiceTools implements ServerToolRunner {
     return unavailableServerTools.run(call, context);
   }
 
+  /** Each tool cuts its own results, as it cuts them to their share when it makes them. */
+  fit(result: ServerToolResultBlock, characters: number): ServerToolResultBlock {
+    if (result.type === 'web_fetch_tool_result') return this.webFetch.fit(result, characters);
+    if (result.type === 'web_search_tool_result') return this.webSearch.fit(result, characters);
+    return this.codeExecution.fit(result, characters);
+  }
+
   async close(): Promise<void> {
     await Promise.all([this.webFetch.close(), this.webSearch.close(), this.codeExecution.close()]);
   }

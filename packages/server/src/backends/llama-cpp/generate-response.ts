@@ -10,6 +10,7 @@ import {
   type ChatWrapper,
   type LlamaChatResponse,
   type LlamaChatResponseChunk,
+  type LlamaChatResponseFunctionCallParamsChunk,
   type LlamaContextSequence,
   type LlamaGrammar,
 } from 'node-llama-cpp';
@@ -28,6 +29,7 @@ import {
 } from '../call/output-check.js';
 import { notOfferedError } from '../call/tool-calls.js';
 import { AsyncQueue } from './async-queue.js';
+import { FunctionCallStream } from './function-call-stream.js';
 import type { GenerationPlan } from './generation-plan.js';
 import { ResponseEmitter } from './response-emitter.js';
 
@@ -37,15 +39,19 @@ export interface GenerationInput {
   history: ChatHistoryItem[];
   plan: GenerationPlan;
   grammar: LlamaGrammar | undefined;
-  /** The format answer is held back until checked: no grammar of its own schema guides it. */
-  holdFormat: boolean;
+  /** The grammar is the schema's own (structured-output.ts): what it guides is valid by construction. */
+  exactGrammar: boolean;
   call: Pick<ModelCall, 'tools' | 'sampling' | 'singleCall'>;
   /** What the whole step may spend, second passes included. */
   outputBudget: number;
   thoughtBudget: number;
   seed: number;
   signal: AbortSignal;
-  /** The prompt's split into evaluated, reused and marked tokens (loaded-model.ts), reported with the finish. */
+  /**
+   * The prompt's split into evaluated, reused and marked tokens (loaded-model.ts), known before
+   * the first output token: reported with the first output, so that a stream its client cuts is
+   * recorded with it too (issue 32), and again with the finish.
+   */
   inputTokens: Extract<StreamPart, { type: 'input-tokens' }>;
   /**
    * Output tokens the step has spent so far, second passes included: the sequence's meter, which
@@ -62,16 +68,29 @@ export async function* generateResponse(input: GenerationInput): AsyncGenerator<
   const queue = new AsyncQueue<StreamPart>();
   // A held answer's parts wait here until it passed its check, so a failure can be asked for again unseen.
   const held: StreamPart[] = [];
+  const holdFormat = holdsFormat(input);
+  let promptReported = false;
   const emitter = new ResponseEmitter(
-    (part) => (input.holdFormat ? held.push(part) : queue.push(part)),
+    (part) => {
+      if (holdFormat) held.push(part);
+      else {
+        // With the first output, never alone: a fallback list commits to a backend at its first
+        // output, and must still move on from a failure before it.
+        if (!promptReported) queue.push(input.inputTokens);
+        promptReported = true;
+        queue.push(part);
+      }
+    },
     input.plan.main,
+    input.exactGrammar,
   );
+  const calls = new FunctionCallStream(emitter, input.call.tools);
   const chat = new LlamaChat({
     contextSequence: input.sequence,
     chatWrapper: input.chatWrapper,
     autoDisposeSequence: false,
   });
-  const done = runGeneration(chat, input, emitter, held).then(
+  const done = runGeneration(chat, input, emitter, calls, held).then(
     (parts) => {
       parts.forEach((part) => queue.push(part));
       queue.end();
@@ -94,10 +113,16 @@ export async function* generateResponse(input: GenerationInput): AsyncGenerator<
   }
 }
 
+/** Only the format schema's own grammar makes a format answer valid as it streams. */
+function holdsFormat(input: Pick<GenerationInput, 'plan' | 'exactGrammar'>): boolean {
+  return input.plan.format !== undefined && !input.exactGrammar;
+}
+
 async function runGeneration(
   chat: LlamaChat,
   input: GenerationInput,
   emitter: ResponseEmitter,
+  calls: FunctionCallStream,
   held: StreamPart[],
 ): Promise<StreamPart[]> {
   const { sampling } = input.call;
@@ -122,6 +147,7 @@ async function runGeneration(
             functions: plan.functions,
             documentFunctionParams: true,
             maxParallelFunctionCalls: input.call.singleCall ? 1 : undefined,
+            onFunctionCallParamsChunk: (chunk: LlamaChatResponseFunctionCallParamsChunk) => calls.paramsChunk(chunk),
           }
         : {}),
     } as never);
@@ -129,7 +155,7 @@ async function runGeneration(
     // The sequence is free again for the second passes below, and for the next request.
     chat.dispose();
   }
-  return finishParts(response, input, emitter, held);
+  return finishParts(response, input, emitter, calls, held);
 }
 
 /**
@@ -142,6 +168,7 @@ export async function finishParts(
   response: LlamaChatResponse,
   input: GenerationInput,
   emitter: ResponseEmitter,
+  calls = new FunctionCallStream(emitter, input.call.tools),
   held: StreamPart[] = [],
 ): Promise<StreamPart[]> {
   const { plan } = input;
@@ -151,21 +178,23 @@ export async function finishParts(
   // A forced tool's input streamed as it came, under its grammar: it can only be checked now.
   if (plan.main.kind === 'tool' && !truncated) await checkedInput(plan.main.tool, response.response, false, input);
   let called = plan.main.kind === 'tool';
-  if (plan.main.kind === 'envelope' && !truncated) {
-    const { tool, inputJson } = envelopeCall(response.response, input.call.tools);
-    emitter.toolCall(tool, await checkedInput(tool, inputJson, true, input));
-    called = true;
-  }
-  const calls = (response as unknown as LlamaChatResponse<ChatModelFunctions>).functionCalls ?? [];
-  for (const call of calls) {
+  if (plan.main.kind === 'envelope') called = await settleEnvelope(response, input, emitter, truncated);
+  const finished = (response as unknown as LlamaChatResponse<ChatModelFunctions>).functionCalls ?? [];
+  for (const [index, call] of finished.entries()) {
     const tool = input.call.tools.find((candidate) => candidate.name === call.functionName);
     if (!tool) throw notOfferedError(call.functionName);
     // node-llama-cpp hands the input over parsed: checked as it is, since its JSON text would
     // already have turned a number out of the double range into null.
     const params: unknown = call.params ?? {};
-    emitter.toolCall(tool, await checkedInput(tool, JSON.stringify(params), true, input, checkToolValue(params, tool)));
+    const streamed = calls.calls[index]?.streamed === true;
+    const checked = await checkedInput(tool, JSON.stringify(params), !streamed, input, checkToolValue(params, tool));
+    if (!streamed) emitter.toolCall(tool, JSON.stringify(checked));
     called = true;
   }
+  // node-llama-cpp lists only the calls it finished: a held one that max_tokens cut is kept as
+  // far as it came, unchecked, as every backend keeps a cut call (a streamed one is out already).
+  const cut = truncated ? calls.calls[finished.length] : undefined;
+  if (cut?.tool && !cut.streamed) emitter.toolCall(cut.tool, cut.json);
   let stop = stopOf(response, called, input.call.sampling.stopSequences);
   let parts = held;
   if (plan.format && stop.reason === 'end_turn') {
@@ -173,7 +202,7 @@ export async function finishParts(
       check: (text) => checkFormatAnswer(text, plan.format!),
       subject: ANSWER_SUBJECT,
       where: plan.format.where,
-      held: input.holdFormat,
+      held: holdsFormat(input),
       remaining: () => remaining(input),
       regenerate: input.retryFormat,
     });
@@ -218,6 +247,31 @@ async function checkedInput(
     );
   }
   return settled.value;
+}
+
+/**
+ * The envelope's call (one of several tools): one that streamed is checked once whole; a held one
+ * is checked, generated again if it fails, and then becomes its block; one cut by max_tokens is
+ * kept as far as it came, unchecked. Answers whether a whole call was made.
+ */
+async function settleEnvelope(
+  response: LlamaChatResponse,
+  input: GenerationInput,
+  emitter: ResponseEmitter,
+  truncated: boolean,
+): Promise<boolean> {
+  const call = emitter.envelopeCall();
+  if (truncated) {
+    if (call && !call.streamed) emitter.toolCall(call.tool, call.inputJson);
+    return false;
+  }
+  if (call?.streamed) {
+    await checkedInput(call.tool, call.inputJson, false, input);
+    return true;
+  }
+  const { tool, inputJson } = envelopeCall(response.response, input.call.tools);
+  emitter.toolCall(tool, JSON.stringify(await checkedInput(tool, inputJson, true, input)));
+  return true;
 }
 
 /** `{"name": ..., "input": ...}` for one of several tools (output-target.ts toolEnvelopeSchema). */

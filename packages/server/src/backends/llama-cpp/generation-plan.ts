@@ -29,7 +29,7 @@ export function planGeneration(prompt: ModelPrompt): GenerationPlan {
   if (output.kind === 'tool') return forcedToolPlan(output.tool);
   if (output.kind === 'any-tool') {
     return {
-      main: { kind: 'envelope' },
+      main: { kind: 'envelope', tools: prompt.tools },
       // Each call's input is checked against its own tool afterwards, generated again under its
       // own grammar on a failure: the envelope's grammar may be only the shape of an object.
       structured: { schema: toolEnvelopeSchema(prompt.tools), strict: false, kind: 'tool-input', where: 'tools' },

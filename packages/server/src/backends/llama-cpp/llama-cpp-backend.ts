@@ -23,6 +23,8 @@ export type LoadMode = 'eager' | 'lazy';
 
 export class LlamaCppBackend implements Backend {
   readonly name = 'llama-cpp';
+  /** Its tokenizer is in process (loaded-model.ts): a turn's context budget counts exactly. */
+  readonly countsTokensInProcess = true;
   private modelPath: Promise<string> | undefined;
   private loaded: Promise<LoadedModel> | undefined;
   /** For GET /ready: whether the model is in memory, on its way, or failed the last time. */

@@ -136,8 +136,7 @@ export class LoadedModel {
         history,
         plan,
         grammar: guide?.grammar,
-        // Only the format schema's own grammar makes the answer valid as it streams.
-        holdFormat: plan.format !== undefined && guide?.exact !== true,
+        exactGrammar: guide?.exact === true,
         call,
         outputBudget: call.outputBudget,
         thoughtBudget: call.thinking.on ? thinkingBudget(call, this.config.thinkingShare) : 0,

@@ -39,6 +39,8 @@ export class UpstreamEventReader {
   private readonly promptUsage: Extract<StreamPart, { type: 'input-tokens' }> = { type: 'input-tokens', count: 0 };
   /** The upstream sent input_tokens: the parts above may go on. */
   private promptCounted = false;
+  /** message_start's figures went out with the first block. */
+  private promptSentEarly = false;
   /** The upstream sent message_stop: the step is complete. */
   finished = false;
 
@@ -58,6 +60,10 @@ export class UpstreamEventReader {
     }
     switch (event.type) {
       case 'content_block_start':
+        // message_start's split of the prompt goes with the first output too, so that a stream
+        // its client cuts is recorded with the upstream's cache use (issue 32).
+        if (this.promptCounted && !this.promptSentEarly) parts.push({ ...this.promptUsage });
+        this.promptSentEarly = true;
         parts.push({ type: 'block-start', block: this.block(event.content_block) });
         return;
       case 'content_block_delta':

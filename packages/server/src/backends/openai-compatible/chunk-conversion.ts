@@ -15,7 +15,8 @@ import type { ChatChoice, ChatCompletionChunk, ChatDelta, ChatToolCallDelta } fr
 import { streamError } from './error-mapping.js';
 import type { OfferedTool } from '../call/model-call.js';
 import { notOfferedError, toolCallBlock } from '../call/tool-calls.js';
-import type { ChatPlan } from './output-plan.js';
+import { ToolEnvelopeReader } from '../call/tool-envelope-reader.js';
+import { plannedTool, type ChatPlan } from './output-plan.js';
 import { StopSequenceMatcher } from './stop-sequence-matcher.js';
 
 /** A tool call whose input mms must check before it is released as a block. */
@@ -74,7 +75,11 @@ export class ChunkConverter {
   private held: HeldItem[] | undefined;
   private open: OpenBlock | undefined;
   private text = '';
-  private envelope = '';
+  /** `{"name", "input"}` of one call among several tools, as the engine writes it in its content. */
+  private readonly envelope = new ToolEnvelopeReader();
+  private envelopeText = '';
+  /** The envelope's call streams: its name is known, and the engine guides it (output-plan.ts). */
+  private envelopeStreamed = false;
   private calls: CallRecord[] = [];
   private finishReason: string | undefined;
   private reportedStop: string | number | undefined;
@@ -114,7 +119,7 @@ export class ChunkConverter {
   end(): ChunkSummary {
     if (this.matcher && !this.stopped) this.appendText(this.matcher.flush());
     this.close();
-    if (this.options.plan.content.kind === 'tool-envelope') this.releaseEnvelope();
+    if (this.options.plan.content.kind === 'tool-envelope' && !this.envelopeStreamed) this.releaseEnvelope();
     const reported = typeof this.reportedStop === 'string' ? this.reportedStop : undefined;
     return {
       tail: this.out,
@@ -165,7 +170,25 @@ export class ChunkConverter {
     if (role.kind === 'text') this.appendText(this.matcher ? this.matcher.push(text) : text);
     else if (role.kind === 'tool-input')
       this.toolCall({ index: -1, function: { name: role.tool.name, arguments: text } });
-    else this.envelope += text;
+    else this.envelopeContent(text);
+  }
+
+  /**
+   * The envelope's input streams once its name is known where the engine guides the envelope by
+   * its schema (so the input is the tool's by construction); where mms must check it, the whole
+   * envelope is held until then (`releaseEnvelope`).
+   */
+  private envelopeContent(text: string): void {
+    this.envelopeText += text;
+    const input = this.envelope.push(text);
+    const name = this.envelope.name;
+    if (!this.options.plan.guidedCalls || name === undefined) return;
+    if (!this.envelopeStreamed) {
+      this.envelopeStreamed = true;
+      this.startCall(-1, undefined, name);
+    }
+    this.calls.at(-1)!.arguments += input;
+    if (input !== '') this.emit({ type: 'block-delta', delta: { type: 'input_json_delta', partial_json: input } });
   }
 
   private appendText(text: string): void {
@@ -226,28 +249,29 @@ export class ChunkConverter {
   }
 
   /**
-   * The offered tool a call names; a call made through the content (guided decoding) is the
-   * forced tool's. A name the request did not offer is refused at once, before any block of the
-   * call is passed on: the client must never see a call of a tool it does not have.
+   * The offered tool a call names (output-plan.ts). A name the request did not offer is refused
+   * at once, before any block of the call is passed on: the client must never see a call of a
+   * tool it does not have.
    */
   private offeredTool(name: string): OfferedTool {
-    const tool =
-      this.options.plan.tools.find((candidate) => candidate.name === name) ??
-      (this.options.plan.content.kind === 'tool-input' ? this.options.plan.content.tool : undefined);
+    const tool = plannedTool(this.options.plan, name);
     if (!tool) throw notOfferedError(name);
     return tool;
   }
 
-  /** `{"name", "input"}` generated for one of several tools: released as that tool's call, after the check. */
+  /**
+   * `{"name", "input"}` generated for one of several tools: released as that tool's call, after
+   * the check; one cut by max_tokens is released as far as its input came.
+   */
   private releaseEnvelope(): void {
-    let name = '';
-    let input = this.envelope;
+    let name = this.envelope.name ?? '';
+    let input = this.envelope.name === undefined ? this.envelopeText : this.envelope.inputText;
     try {
-      const parsed = JSON.parse(this.envelope) as { name?: unknown; input?: unknown };
+      const parsed = JSON.parse(this.envelopeText) as { name?: unknown; input?: unknown };
       if (typeof parsed.name === 'string') name = parsed.name;
       input = JSON.stringify(parsed.input ?? {});
     } catch {
-      // Cut off or not JSON: the check below refuses it.
+      // Cut off or not JSON: the check below refuses it, or it is released as it came.
     }
     const tools = this.options.plan.content.kind === 'tool-envelope' ? this.options.plan.content.tools : [];
     const pending: PendingCall = {

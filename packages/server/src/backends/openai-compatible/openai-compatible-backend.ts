@@ -31,7 +31,7 @@ import { EngineClient } from './engine-client.js';
 import { ENGINE_PROFILES, type EngineProfile } from './engine-profiles.js';
 import { formatRetryMessages, stopOf } from './finish-reason.js';
 import type { OpenAiCompatibleBackendConfig } from './openai-compatible-config.js';
-import { forcedPlan, planChat, type ChatPlan } from './output-plan.js';
+import { forcedPlan, planChat, plannedTool, type ChatPlan } from './output-plan.js';
 import { prepareEngine } from './prepare-engine.js';
 import { PromptTokenCounter } from './prompt-token-counter.js';
 
@@ -270,6 +270,8 @@ export class OpenAiCompatibleBackend implements Backend {
    */
   private async release(call: PendingCall, state: StepState, truncated: boolean): Promise<StreamPart[]> {
     const tool = call.tool;
+    // Cut before its name came: a call of no tool, nothing to keep.
+    if (!tool && truncated && call.name === '') return [];
     if (!tool) throw notOfferedError(call.name);
     if (truncated) return blockParts(tool, call.arguments);
     const settled = await settleOutput(call.arguments, {
@@ -303,9 +305,7 @@ export class OpenAiCompatibleBackend implements Backend {
   }
 
   private toolNamed(name: string, plan: ChatPlan): OfferedTool {
-    const tool =
-      plan.tools.find((candidate) => candidate.name === name) ??
-      (plan.content.kind === 'tool-input' ? plan.content.tool : undefined);
+    const tool = plannedTool(plan, name);
     if (!tool) throw notOfferedError(name);
     return tool;
   }

@@ -107,6 +107,19 @@ function anyToolPlan(prompt: ModelPrompt, profile: EngineProfile, parallelToolCa
   };
 }
 
+/**
+ * The offered tool a call of the engine names: one of the plan's functions, or, for a call made
+ * through the content (guided decoding), the forced tool or one of the envelope's.
+ */
+export function plannedTool(plan: ChatPlan, name: string): OfferedTool | undefined {
+  const content = plan.content;
+  return (
+    plan.tools.find((candidate) => candidate.name === name) ??
+    (content.kind === 'tool-input' ? content.tool : undefined) ??
+    (content.kind === 'tool-envelope' ? content.tools.find((candidate) => candidate.name === name) : undefined)
+  );
+}
+
 function emptyPlan(): ChatPlan {
   return {
     tools: [],

@@ -46,6 +46,13 @@ export class CodeExecutionTool {
     }
   }
 
+  /** An execution's stdout and stderr cut to `characters` as `fitOutput` cuts them (ServerToolRunner.fit). */
+  fit(result: ServerToolResultBlock, characters: number): ServerToolResultBlock {
+    const content = result.content as Output & { type: string };
+    if (content.type !== 'code_execution_result') return result;
+    return { ...result, content: { ...content, ...fitOutput(content, characters) } };
+  }
+
   close(): Promise<void> {
     return this.runner.close();
   }

@@ -105,9 +105,29 @@ export class WebFetchTool {
     }
   }
 
+  /**
+   * A page this tool fetched, its text cut to what `characters` leaves beside its URL and title,
+   * with the note that says so (ServerToolRunner.fit). An error result is as short as it gets.
+   */
+  fit(result: ServerToolResultBlock, characters: number): ServerToolResultBlock {
+    const content = result.content as FetchedContent;
+    if (content.type !== 'web_fetch_result') return result;
+    const { url, content: document } = content;
+    const room = Math.max(0, characters - url.length - (document.title?.length ?? 0));
+    const data = fitText(document.source.data, room, undefined);
+    return { ...result, content: { ...content, content: { ...document, source: { ...document.source, data } } } };
+  }
+
   async close(): Promise<void> {
     await Promise.all([this.agent?.close(), this.converter.close()]);
   }
+}
+
+/** The content of a web_fetch_tool_result this tool made (`fetchResult`). */
+interface FetchedContent {
+  type: string;
+  url: string;
+  content: { title: string | null; source: { data: string } };
 }
 
 /** The page text's room: the caller's max_content_tokens, within the result's share less URL and title. */

@@ -18,13 +18,13 @@ import {
   type ServerToolUseBlock,
   type WebSearchToolParam,
 } from '@model-messages/protocol';
-import { serverToolError, serverToolRefusal } from '../../agent/server-tool-runner.js';
+import { errorResultFor, serverToolError, serverToolRefusal } from '../../agent/server-tool-runner.js';
 import { DomainFilter } from '../domain-filter.js';
 import { createSearchProvider, type SearchProviderConfig } from './create-provider.js';
 import type { Signer } from '../../signing/signer.js';
-import { encodeSearchContent, markReadable } from './encrypted-content.js';
+import { encodeSearchContent, markReadable, readableText } from './encrypted-content.js';
 import { fitResults, MIN_SEARCH_CHARACTERS } from './fit-results.js';
-import { SearchFailure, type SearchProvider } from './search-provider.js';
+import { SearchFailure, type SearchHit, type SearchProvider } from './search-provider.js';
 
 /**
  * Longest query, in characters. The public API does not publish its limit; 400 is Brave's
@@ -98,21 +98,49 @@ export class WebSearchTool {
     // Hits were found but not one fits the share (their URLs and titles are long): saying "no
     // results" would be false, so the answer is the same as for a share too small to search.
     if (kept.length === 0 && permitted.length > 0) return serverToolError(call, 'max_uses_exceeded');
-    const results = kept.map((hit) => {
-      const result = {
-        type: 'web_search_result',
-        url: hit.url,
-        title: hit.title,
-        page_age: hit.pageAge,
-        encrypted_content: encodeSearchContent(this.signer, hit.url, hit.content),
-      };
-      markReadable(result, hit.content);
-      return result;
-    });
-    return { type: 'web_search_tool_result', tool_use_id: call.id, content: results };
+    return { type: 'web_search_tool_result', tool_use_id: call.id, content: kept.map((hit) => this.resultOf(hit)) };
+  }
+
+  /**
+   * Results this tool made, fitted again to `characters` as `run` fits hits to their share
+   * (ServerToolRunner.fit); when not one fits any more, the error of a share too small.
+   */
+  fit(result: ServerToolResultBlock, characters: number): ServerToolResultBlock {
+    if (!Array.isArray(result.content)) return result;
+    const hits = (result.content as SearchResult[]).map((item): SearchHit => ({
+      url: item.url,
+      title: item.title,
+      pageAge: item.page_age,
+      content: readableText(item) ?? '',
+    }));
+    const longest = Math.max(0, ...hits.map((hit) => hit.content.length));
+    const kept = fitResults(hits, characters, longest);
+    if (kept.length === 0) return errorResultFor(result, 'max_uses_exceeded');
+    return { ...result, content: kept.map((hit) => this.resultOf(hit)) };
   }
 
   close(): Promise<void> {
     return this.provider?.close() ?? Promise.resolve();
   }
+
+  /** A hit as a `web_search_result`, its text encoded and readable to this service (encrypted-content.ts). */
+  private resultOf(hit: SearchHit): SearchResult {
+    const result: SearchResult = {
+      type: 'web_search_result',
+      url: hit.url,
+      title: hit.title,
+      page_age: hit.pageAge,
+      encrypted_content: encodeSearchContent(this.signer, hit.url, hit.content),
+    };
+    markReadable(result, hit.content);
+    return result;
+  }
+}
+
+interface SearchResult {
+  type: 'web_search_result';
+  url: string;
+  title: string;
+  page_age: SearchHit['pageAge'];
+  encrypted_content: string;
 }

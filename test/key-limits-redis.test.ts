@@ -177,6 +177,11 @@ describe('limits in Redis', { skip: missing }, () => {
       assert.equal(refused.headers?.get('retry-after'), '1');
 
       assert.equal(await metric(allowing, /mms_limit_store_failures_total\{outcome="allowed"\} (\d+)/), 1);
+      assert.equal(
+        await metric(allowing, /^mms_limit_store_reachable (\d+)$/m),
+        0,
+        'the metrics say the store is gone',
+      );
       assert.equal(await metric(refusing, /mms_limit_store_failures_total\{outcome="refused"\} (\d+)/), 1);
       const down = allowLog.filter((line) => line.event === 'limit-store');
       assert.deepEqual(

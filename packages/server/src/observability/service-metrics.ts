@@ -257,6 +257,12 @@ export class ServiceMetrics {
       ['outcome'],
       () => Object.entries(limiter.stats.storeFailures).map(([outcome, value]) => ({ labels: { outcome }, value })),
     );
+    this.gauge(
+      'mms_limit_store_reachable',
+      '1 while the store of the keys\' limits (Redis) answers, 0 while it does not and each replica keeps its own count (onStoreError "allow") or refuses ("refuse"); 1 with the memory store.',
+      [],
+      () => [{ labels: {}, value: limiter.stats.storeReachable ? 1 : 0 }],
+    );
   }
 
   /**

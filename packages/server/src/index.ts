@@ -1,5 +1,6 @@
 export { buildApp, type AppOptions } from './app.js';
-export { loadConfig, validateConfig, ConfigError } from './config/load-config.js';
+export { loadConfig, validateConfig } from './config/load-config.js';
+export { ConfigError } from './support/config-error.js';
 export { serviceConfig, type ServiceConfig, type ServiceConfigInput } from './config/config-schema.js';
 export { ModelRegistry } from './models/model-registry.js';
 export type { Backend } from './backends/backend.js';

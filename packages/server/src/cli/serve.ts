@@ -9,7 +9,8 @@
  */
 import type { ModelDownloadError } from '../backends/llama-cpp/model-file.js';
 import type { ModelConfig } from '../config/config-schema.js';
-import { ConfigError, loadConfig } from '../config/load-config.js';
+import { loadConfig } from '../config/load-config.js';
+import { ConfigError } from '../support/config-error.js';
 import type { ModelRegistry } from '../models/model-registry.js';
 import { defaultDataFolder, resolveSigningKey, type SigningKeys } from '../signing/signing-key.js';
 import { serveSettings, type ServeFlags, type ServeSettings } from './serve-settings.js';

@@ -7,10 +7,10 @@ import { FallbackBackend } from '../backends/fallback/fallback-backend.js';
 import { fallbackConfig } from '../backends/fallback/fallback-config.js';
 import type { LoadMode } from '../backends/llama-cpp/llama-cpp-backend.js';
 import { modelBackends, type ModelConfig } from '../config/config-schema.js';
-import { FieldError } from '../config/field-error.js';
-import { ConfigError } from '../config/load-config.js';
+import { FieldError } from '../support/field-error.js';
+import { ConfigError } from '../support/config-error.js';
 import { ServiceEvents } from '../observability/service-events.js';
-import { AliasPattern, isAliasPattern } from './alias-pattern.js';
+import { AliasPattern, isAliasPattern } from '../support/alias-pattern.js';
 
 export interface ModelEntry {
   profile: ModelProfile;

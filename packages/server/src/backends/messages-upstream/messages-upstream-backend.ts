@@ -15,7 +15,7 @@ import {
   type ModelProfile,
 } from '@model-messages/protocol';
 import type { Agent } from 'undici';
-import { undici } from '../../http/undici.js';
+import { undici } from '../../support/undici.js';
 import { DispatchedResponse } from '../dispatched-response.js';
 import type { Backend, BackendReadiness } from '../backend.js';
 import type { ModelCall, ModelPrompt } from '../call/model-call.js';

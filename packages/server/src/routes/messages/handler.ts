@@ -29,7 +29,7 @@ import { traceTokenCount } from '../../observability/tracing.js';
 import { checkSignedBlocks } from '../../signing/signed-blocks-check.js';
 import type { Signer } from '../../signing/signer.js';
 import { MessageEncoder } from '../../streaming/message-encoder.js';
-import { uniqueId } from '../../http/unique-id.js';
+import { uniqueId } from '../../support/unique-id.js';
 import { MessageEvents } from './message-events.js';
 
 export interface MessageServices {

@@ -22,7 +22,7 @@ import {
   type RunningService,
 } from '@model-messages/testing';
 import { Signer } from '../packages/server/src/signing/signer.js';
-import { encodeSearchContent } from '../packages/server/src/tools/web-search/encrypted-content.js';
+import { encodeSearchContent } from '../packages/server/src/signing/search-content.js';
 
 const BACKENDS = ['scripted', 'llama', 'vllm', 'upstream'] as const;
 type BackendName = (typeof BACKENDS)[number];

@@ -14,4 +14,4 @@ export { Signer } from './signing/signer.js';
 export { signThinking } from './signing/thinking-signature.js';
 export { signedServerCallId } from './signing/server-call-id.js';
 export { conversationDigest, resultDigest, TurnDigest, type TurnBlock } from './signing/turn-digest.js';
-export { encodeSearchContent } from './tools/web-search/encrypted-content.js';
+export { encodeSearchContent } from './signing/search-content.js';

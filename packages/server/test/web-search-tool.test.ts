@@ -19,10 +19,11 @@ const PROFILE = { id: 'm', tier: 'mid', generation: 'older', contextWindow: 8000
 import { DomainFilter } from '../src/tools/domain-filter.js';
 import { checkSignedBlocks } from '../src/signing/signed-blocks-check.js';
 import { Signer } from '../src/signing/signer.js';
-import { decodeSearchContent, encodeSearchContent, readableText } from '../src/tools/web-search/encrypted-content.js';
+import { decodeSearchContent, encodeSearchContent } from '../src/signing/search-content.js';
+import { readableText } from '../src/tool-kinds/readable-search-results.js';
 import { MIN_RESULT_TEXT, MIN_SEARCH_CHARACTERS } from '../src/tools/web-search/fit-results.js';
 import { FolderSearchProvider } from '../src/tools/web-search/folder-provider.js';
-import { webSearchResultText } from '../src/tools/web-search/result-text.js';
+import { webSearchResultText } from '../src/tool-kinds/web-search-kind.js';
 import type { SearchHit, SearchProvider } from '../src/tools/web-search/search-provider.js';
 import { MAX_QUERY_CHARACTERS } from '../src/tools/web-search/web-search-tool.js';
 import { errorCode, runTool } from './web-search-support.js';

@@ -61,7 +61,7 @@ export interface ToolCallPart {
 /**
  * What a tool gave back. A client tool's result arrives in a user turn; a server tool's result
  * stands in the assistant turn, after its call, and its content is already the text the model
- * reads (server-results.ts), never the wire block.
+ * reads (tool-kinds/server-results.ts), never the wire block.
  */
 export interface ToolResultPart {
   type: 'tool-result';

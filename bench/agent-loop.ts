@@ -28,7 +28,7 @@ import { tinyLlamaModel } from '@model-messages/testing';
 import { runTurn } from '../packages/server/src/agent/run-turn.js';
 import type { ServerToolRunner } from '../packages/server/src/agent/server-tool-runner.js';
 import type { Backend } from '../packages/server/src/backends/backend.js';
-import { buildModelPrompt, buildStepCall } from '../packages/server/src/backends/call/build-model-call.js';
+import { buildModelPrompt, buildStepCall } from '../packages/server/src/call-builder/build-model-call.js';
 import type { ModelCall } from '../packages/server/src/backends/call/model-call.js';
 import { backendConfig } from '../packages/server/src/backends/backend-config.js';
 import { withPlacedDefaults } from '../packages/server/src/backends/backend-defaults.js';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { parseMessageRequest } from '@model-messages/protocol';
 import { ConfigError, loadConfig, validateConfig } from '@model-messages/server';
 import { documentsFolder, type WebSearchResult } from '@model-messages/testing';
-import { buildModelPrompt } from '../src/backends/call/build-model-call.js';
+import { buildModelPrompt } from '../src/call-builder/build-model-call.js';
 import { toChatHistory } from '../src/backends/llama-cpp/chat-history.js';
 import { renderPrompt } from '../src/backends/scripted/tokenizer.js';
 import { resultCharacters } from '../src/agent/context-budget.js';

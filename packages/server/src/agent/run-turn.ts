@@ -16,7 +16,7 @@ import {
   type ServerToolUseBlock,
 } from '@model-messages/protocol';
 import type { Backend } from '../backends/backend.js';
-import { buildStepCall } from '../backends/call/build-model-call.js';
+import { buildStepCall } from '../call-builder/build-model-call.js';
 import type { ModelPrompt } from '../backends/call/model-call.js';
 import type { Cancellation } from '../backends/cancellation.js';
 import type { RequestRecord } from '../observability/request-record.js';

@@ -17,7 +17,7 @@ import { checkMessageRules, parseMessageRequest } from '@model-messages/protocol
 import { runTurn } from '../../agent/run-turn.js';
 import type { ServerToolRunner } from '../../agent/server-tool-runner.js';
 import type { Backend } from '../../backends/backend.js';
-import { buildModelPrompt } from '../../backends/call/build-model-call.js';
+import { buildModelPrompt } from '../../call-builder/build-model-call.js';
 import type { Cancellation } from '../../backends/cancellation.js';
 import type { ClientKey } from '../../keys/client-key.js';
 import { resolvePermitted } from '../../keys/model-permission.js';

@@ -4,9 +4,9 @@
  * tools run here for every backend). A server tool's input is the public API's input of that tool.
  */
 import { isCustomTool, toolReferences, type ConversationRequest, type ToolParam } from '@model-messages/protocol';
-import { serverToolKind } from '../../tool-kinds/server-tool-kinds.js';
+import { serverToolKind } from '../tool-kinds/server-tool-kinds.js';
 import { cacheHint } from './cache-hint.js';
-import type { OfferedTool } from './model-call.js';
+import type { OfferedTool } from '../backends/call/model-call.js';
 
 /**
  * A tool with `defer_loading` is left out of what the model is told until it is loaded: a

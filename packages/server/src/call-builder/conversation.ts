@@ -10,9 +10,9 @@
  */
 import type { ContentBlock, ContentBlockParam, MessageParam, ToolReferenceBlockParam } from '@model-messages/protocol';
 import { cacheHint } from './cache-hint.js';
-import type { AssistantPart, DocumentPart, ImagePart, TextPart, Turn, UserPart } from './model-call.js';
-import { hiddenThinking } from '../../signing/thinking-signature.js';
-import { isErrorResult, isServerResult, serverResultText } from '../../tool-kinds/server-results.js';
+import type { AssistantPart, DocumentPart, ImagePart, TextPart, Turn, UserPart } from '../backends/call/model-call.js';
+import { hiddenThinking } from '../signing/thinking-signature.js';
+import { isErrorResult, isServerResult, serverResultText } from '../tool-kinds/server-results.js';
 
 type ImageBlock = Extract<ContentBlockParam, { type: 'image' }>;
 type DocumentBlock = Extract<ContentBlockParam, { type: 'document' }>;

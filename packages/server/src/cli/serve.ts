@@ -145,7 +145,7 @@ async function missingModels(
   configFolder: string,
   configPath: string | undefined,
 ): Promise<string> {
-  const { configuredModelFiles } = await import('../backends/llama-cpp/configured-models.js');
+  const { configuredModelFiles } = await import('./configured-models.js');
   const missing = configuredModelFiles(models, configFolder).filter((file) => file.remote && file.path === undefined);
   const folders = new Set(missing.map((file) => file.location));
   const oneFolder = folders.size === 1 ? [...folders][0] : undefined;

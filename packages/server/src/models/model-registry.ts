@@ -5,7 +5,7 @@ import type { Backend, BackendReadiness } from '../backends/backend.js';
 import { createBackend } from '../backends/create-backend.js';
 import { FallbackBackend } from '../backends/fallback/fallback-backend.js';
 import { fallbackConfig } from '../backends/fallback/fallback-config.js';
-import type { LoadMode } from '../backends/llama-cpp/llama-cpp-backend.js';
+import type { LoadMode } from '../backends/backend-kind.js';
 import { modelBackends, type ModelConfig } from '../config/config-schema.js';
 import { FieldError } from '../support/field-error.js';
 import { ConfigError } from '../support/config-error.js';
@@ -89,11 +89,18 @@ export class ModelRegistry {
       const warn = options.warn
         ? (line: string) => options.warn!(`${model.id}: ${line}`)
         : (message: string) => report({ type: 'warning', message });
-      const backendOptions = { now: options.now, warn, report, load: model.load };
       const backends = configs.map((config, backendIndex) => {
         const modelLabel = model.backends ? `model ${model.id} (backends.${backendIndex})` : `model ${model.id}`;
         try {
-          return createBackend(config, configFolder, profile, { ...backendOptions, modelLabel });
+          return createBackend(config, {
+            configFolder,
+            profile,
+            load: model.load,
+            modelLabel,
+            report,
+            warn,
+            now: options.now,
+          });
         } catch (error) {
           // A backend that cannot be built is a config error: name the field, as the config's checks do.
           const where = model.backends

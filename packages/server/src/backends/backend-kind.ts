@@ -8,7 +8,7 @@
  */
 import type { ModelProfile } from '@model-messages/protocol';
 import type { z } from 'zod';
-import type { BackendReport } from '../observability/service-events.js';
+import type { BackendReport } from './backend-events.js';
 import type { Backend } from './backend.js';
 import type { WithPlacedDefaults } from './backend-defaults.js';
 import type { CallFieldUses } from './call/call-fields.js';

@@ -26,7 +26,7 @@ export interface Backend {
    * Optional: a view of this backend for one request, for a backend that chooses among others
    * (a fallback list): the handler counts tokens and runs every step of the turn through it,
    * so that the turn stays on the backend that answered and the header can name it.
-   * `requestId` names the request in what the view reports (observability/service-events.ts).
+   * `requestId` names the request in what the view reports (backend-events.ts).
    */
   forRequest?(requestId?: string): Backend;
   /**

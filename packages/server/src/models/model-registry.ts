@@ -9,7 +9,7 @@ import type { LoadMode } from '../backends/backend-kind.js';
 import { modelBackends, type ModelConfig } from '../config/config-schema.js';
 import { FieldError } from '../support/field-error.js';
 import { ConfigError } from '../support/config-error.js';
-import { ServiceEvents } from '../observability/service-events.js';
+import { ModelEvents } from './model-events.js';
 import { AliasPattern, isAliasPattern } from '../support/alias-pattern.js';
 
 export interface ModelEntry {
@@ -49,7 +49,7 @@ export class ModelRegistry {
    */
   constructor(
     entries: ModelEntry[],
-    readonly events = new ServiceEvents(),
+    readonly events = new ModelEvents(),
   ) {
     this.entries = entries;
     // Ids first, so that an id wins even over an alias the config check would have refused.
@@ -72,7 +72,7 @@ export class ModelRegistry {
     configFolder: string,
     options: { now?: () => number; warn?: (line: string) => void } = {},
   ): ModelRegistry {
-    const events = new ServiceEvents();
+    const events = new ModelEvents();
     const entries = models.map((model, modelIndex): ModelEntry => {
       const profile: ModelProfile = {
         id: model.id,

@@ -11,7 +11,7 @@
  * its circuit is open.
  */
 import { ServiceError } from '@model-messages/protocol';
-import type { BackendReport } from '../../observability/service-events.js';
+import type { BackendReport } from '../backend-events.js';
 import type { Backend, BackendReadiness, TokenCountPurpose } from '../backend.js';
 import type { ModelCall, ModelPrompt } from '../call/model-call.js';
 import type { Cancellation } from '../cancellation.js';

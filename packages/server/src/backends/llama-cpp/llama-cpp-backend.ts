@@ -11,7 +11,7 @@ import type { Backend, BackendReadiness } from '../backend.js';
 import type { BackendContext, LoadMode } from '../backend-kind.js';
 import type { Cancellation } from '../cancellation.js';
 import type { ModelCall, ModelPrompt } from '../call/model-call.js';
-import type { BackendReport } from '../../observability/service-events.js';
+import type { BackendReport } from '../backend-events.js';
 import type { StreamPart } from '../../streaming/stream-part.js';
 import type { LlamaCppBackendConfig } from './llama-cpp-config.js';
 import type { LoadedModel } from './loaded-model.js';

@@ -23,7 +23,7 @@ import {
 } from '../call/output-check.js';
 import { notOfferedError, toolCallBlock } from '../call/tool-calls.js';
 import { answeredReadiness, PROBE_TIMEOUT_MS, ReadinessProbe, unreachable } from '../readiness-probe.js';
-import type { BackendReport } from '../../observability/service-events.js';
+import type { BackendReport } from '../backend-events.js';
 import type { StreamPart } from '../../streaming/stream-part.js';
 import { toChatRequest } from './chat-request.js';
 import type { ChatCompletionRequest, ChatMessage } from './chat-types.js';

@@ -37,19 +37,19 @@ const COMMENT = /\/\*[\s\S]*?\*\/|^\s*\/\/.*$/gm;
 export function importGraph(sourceFolder: string): ImportGraph {
   const graph: ImportGraph = new Map();
   for (const file of sourceFiles(sourceFolder)) {
-    const text = readFileSync(file, 'utf8').replace(COMMENT, '');
-    const targets: ImportTarget[] = [];
-    for (const match of text.matchAll(IMPORT)) {
-      const specifier = (match[1] ?? match[2] ?? match[3])!;
-      targets.push(
-        specifier.startsWith('.')
-          ? { module: relative(sourceFolder, sourceOf(resolve(dirname(file), specifier))), local: true }
-          : { module: specifier, local: false },
-      );
-    }
+    const targets = importSpecifiers(readFileSync(file, 'utf8')).map((specifier): ImportTarget =>
+      specifier.startsWith('.')
+        ? { module: relative(sourceFolder, sourceOf(resolve(dirname(file), specifier))), local: true }
+        : { module: specifier, local: false },
+    );
     graph.set(relative(sourceFolder, file), targets);
   }
   return graph;
+}
+
+/** The modules a source imports or re-exports, in its order; what its comments quote left out. */
+export function importSpecifiers(source: string): string[] {
+  return [...source.replace(COMMENT, '').matchAll(IMPORT)].map((match) => (match[1] ?? match[2] ?? match[3])!);
 }
 
 function sourceFiles(folder: string): string[] {

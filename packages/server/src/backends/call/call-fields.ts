@@ -37,6 +37,18 @@ export function refused(reason: string): CallFieldUse {
   return { use: 'refused', reason };
 }
 
+/**
+ * The prompt, which every engine is sent: what it exists to answer (the model's limits, the system
+ * prompt, the turns, the tool table, the output target). A kind spreads it, then decides the rest.
+ */
+export const PROMPT_SENT = {
+  model: SENT,
+  system: SENT,
+  turns: SENT,
+  tools: SENT,
+  output: SENT,
+} as const satisfies Partial<CallFieldUses>;
+
 /** The reasons that hold for every backend: the turn loop applies these fields itself. */
 export const APPLIED_BY_THE_TURN_LOOP = {
   display: ignored('the turn loop omits the thinking text for the client, for every backend (agent/step-reader.ts)'),

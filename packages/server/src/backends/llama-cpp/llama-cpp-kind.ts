@@ -1,6 +1,6 @@
 /** The `llama-cpp` kind (backend-kind.ts): a GGUF model run in this process by node-llama-cpp. */
 import { backendKind } from '../backend-kind.js';
-import { APPLIED_BY_THE_TURN_LOOP, ignored, SENT } from '../call/call-fields.js';
+import { APPLIED_BY_THE_TURN_LOOP, ignored, PROMPT_SENT, SENT } from '../call/call-fields.js';
 import { LlamaCppBackend } from './llama-cpp-backend.js';
 import { llamaCppBackendConfig } from './llama-cpp-config.js';
 
@@ -13,11 +13,7 @@ export const llamaCppKind = backendKind(llamaCppBackendConfig, {
   // and a fallback keeps its own rather than the list's 16 or 64 (backend-defaults.ts).
   admission: { defaultConcurrency: 1, fallbackKeepsConcurrency: true },
   callFields: () => ({
-    model: SENT,
-    system: SENT,
-    turns: SENT,
-    tools: SENT,
-    output: SENT,
+    ...PROMPT_SENT,
     singleCall: SENT,
     'thinking.on': SENT,
     'thinking.budgetTokens': SENT,

@@ -1,7 +1,7 @@
 /** The `messages-upstream` kind (backend-kind.ts): another service with this same Messages contract. */
 import { backendKind } from '../backend-kind.js';
 import { DEFAULT_CONCURRENCY } from '../backend-defaults.js';
-import { ignored, SENT } from '../call/call-fields.js';
+import { ignored, PROMPT_SENT, SENT } from '../call/call-fields.js';
 import { MessagesUpstreamBackend } from './messages-upstream-backend.js';
 import { messagesUpstreamBackendConfig } from './messages-upstream-config.js';
 
@@ -12,11 +12,7 @@ export const messagesUpstreamKind = backendKind(messagesUpstreamBackendConfig, {
   telemetryName: () => 'anthropic',
   admission: { defaultConcurrency: DEFAULT_CONCURRENCY, fallbackKeepsConcurrency: false },
   callFields: (config) => ({
-    model: SENT,
-    system: SENT,
-    turns: SENT,
-    tools: SENT,
-    output: SENT,
+    ...PROMPT_SENT,
     singleCall: SENT,
     'thinking.on': ignored('the upstream is given `thinking` as it was asked, and decides for itself'),
     'thinking.budgetTokens': SENT,

@@ -1,7 +1,7 @@
 /** The `openai-compatible` kind (backend-kind.ts): an engine's OpenAI-style chat completions API. */
 import { backendKind } from '../backend-kind.js';
 import { DEFAULT_CONCURRENCY } from '../backend-defaults.js';
-import { APPLIED_BY_THE_TURN_LOOP, ignored, refused, SENT } from '../call/call-fields.js';
+import { APPLIED_BY_THE_TURN_LOOP, ignored, refused, PROMPT_SENT, SENT } from '../call/call-fields.js';
 import { ENGINE_PROFILES } from './engine-profiles.js';
 import { OpenAiCompatibleBackend } from './openai-compatible-backend.js';
 import { openAiCompatibleBackendConfig } from './openai-compatible-config.js';
@@ -15,11 +15,7 @@ export const openAiCompatibleKind = backendKind(openAiCompatibleBackendConfig, {
   telemetryName: (config) => (config.engine === 'generic' ? 'openai' : config.engine),
   admission: { defaultConcurrency: DEFAULT_CONCURRENCY, fallbackKeepsConcurrency: false },
   callFields: (config) => ({
-    model: SENT,
-    system: SENT,
-    turns: SENT,
-    tools: SENT,
-    output: SENT,
+    ...PROMPT_SENT,
     singleCall: SENT,
     'thinking.on': SENT,
     'thinking.budgetTokens': ignored('the engines switch thinking on or off; none takes a budget for it'),

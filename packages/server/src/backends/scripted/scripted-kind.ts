@@ -2,7 +2,7 @@
 import { resolve } from 'node:path';
 import { backendKind } from '../backend-kind.js';
 import { DEFAULT_CONCURRENCY } from '../backend-defaults.js';
-import { APPLIED_BY_THE_TURN_LOOP, ignored, SENT } from '../call/call-fields.js';
+import { APPLIED_BY_THE_TURN_LOOP, ignored, PROMPT_SENT, SENT } from '../call/call-fields.js';
 import { ScriptedBackend } from './scripted-backend.js';
 import { scriptedBackendConfig } from './scripted-config.js';
 
@@ -19,11 +19,7 @@ export const scriptedKind = backendKind(scriptedBackendConfig, {
   telemetryName: () => 'mms.scripted',
   admission: { defaultConcurrency: DEFAULT_CONCURRENCY, fallbackKeepsConcurrency: false },
   callFields: (config) => ({
-    model: SENT,
-    system: SENT,
-    turns: SENT,
-    tools: SENT,
-    output: SENT,
+    ...PROMPT_SENT,
     singleCall: APPLIED_BY_THE_TURN_LOOP.singleCall,
     'thinking.on': SENT,
     'thinking.budgetTokens': SENT,

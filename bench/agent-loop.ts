@@ -28,10 +28,10 @@ import { tinyLlamaModel } from '@model-messages/testing';
 import { runTurn } from '../packages/server/src/agent/run-turn.js';
 import type { ServerToolRunner } from '../packages/server/src/agent/server-tool-runner.js';
 import type { Backend } from '../packages/server/src/backends/backend.js';
-import { buildModelPrompt, buildStepCall } from '../packages/server/src/backends/call/build-model-call.js';
+import { buildModelPrompt, buildStepCall } from '../packages/server/src/call-builder/build-model-call.js';
 import type { ModelCall } from '../packages/server/src/backends/call/model-call.js';
 import { backendConfig } from '../packages/server/src/backends/backend-config.js';
-import { withPlacedDefaults } from '../packages/server/src/backends/backend-defaults.js';
+import { withPlacedDefaults } from '../packages/server/src/backends/backend-placement.js';
 import { Cancellation } from '../packages/server/src/backends/cancellation.js';
 import { createBackend } from '../packages/server/src/backends/create-backend.js';
 import { Signer } from '../packages/server/src/signing/signer.js';
@@ -137,11 +137,22 @@ async function timeTurns(run: () => Promise<void>): Promise<number> {
   return Number(process.hrtime.bigint() - start) / 1000 / turns / STEPS_PER_TURN;
 }
 
+/** What the model registry hands a backend, for one model of its own. */
+const backendContext = {
+  configFolder: process.cwd(),
+  profile,
+  load: 'eager',
+  modelLabel: 'model bench',
+  report: () => undefined,
+  warn: undefined,
+  now: undefined,
+} as const;
+
 async function llamaStepMicroseconds(): Promise<number> {
   const config = withPlacedDefaults([
     backendConfig.parse({ type: 'llama-cpp', model: await tinyLlamaModel(), threads: 1, contextSize: 1024 }),
   ])[0]!;
-  const backend = createBackend(config, process.cwd(), profile);
+  const backend = createBackend(config, backendContext);
   await backend.prepare({ progress: false });
   const llamaRequest = parseMessageRequest({
     model: 'bench',
@@ -166,8 +177,7 @@ async function llamaStepMicroseconds(): Promise<number> {
 
 const scripted = createBackend(
   withPlacedDefaults([backendConfig.parse({ type: 'scripted', script: writeScript() })])[0]!,
-  process.cwd(),
-  profile,
+  backendContext,
 );
 await loopTurn(scripted);
 await directSteps(scripted);

@@ -109,7 +109,7 @@ describe('Claude Code requests replayed: embedded llama.cpp backend', () => {
 
   // The first request is ~32,500 tokens of the tiny vocabulary, ~2 s of prefill on this shape.
   // The tool result, of another conversation, shares its system prompt and tools once Claude
-  // Code's billing header is left out of the prompt (call/client-metadata.ts): the engine reuses
+  // Code's billing header is left out of the prompt (call-builder/client-metadata.ts): the engine reuses
   // them. The Write request reads as the first does.
   test('plain-prompt: a whole 200 stream', async () =>
     assertWholeStream(

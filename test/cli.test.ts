@@ -12,7 +12,7 @@ import { connect, createServer, type AddressInfo } from 'node:net';
 import { readSse } from '../packages/testing/src/sse.js';
 import { tinyLlamaModel } from '../packages/testing/src/gguf/tiny-llama.js';
 import { serveSettings } from '../packages/server/src/cli/serve-settings.js';
-import { ConfigError } from '../packages/server/src/config/load-config.js';
+import { ConfigError } from '../packages/server/src/support/config-error.js';
 import { listeningPort, MMS } from './mms-command.js';
 
 const KEY = 'cli-test-key-123';

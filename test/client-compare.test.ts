@@ -6,7 +6,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startService, type RunningService } from '@model-messages/testing';
-import { compareModels, runCompareCommand } from '@model-messages/client';
+import { compareModels } from '@model-messages/client';
+import { runCompareCommand } from '@model-messages/client/compare-command';
 import { clientFor, modelsOnScripts, scriptFolder } from './client-support.js';
 import { MMS } from './mms-command.js';
 

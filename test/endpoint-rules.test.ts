@@ -643,7 +643,7 @@ describe('tool_use and tool_result pairing', () => {
 
 /**
  * Issue 31: a block in the turn it cannot stand in reached the model call's two assertions
- * (backends/call/conversation.ts, "... passed validation") and was a 500 on both routes; each
+ * (call-builder/conversation.ts, "... passed validation") and was a 500 on both routes; each
  * shape is a 400 naming the block now (protocol's block-roles.ts).
  */
 describe('blocks in a turn they cannot stand in', () => {

@@ -1,11 +1,13 @@
 /**
  * One model call for every backend (issue 15): the same request tells every engine the same
- * things. Each case goes through POST /v1/messages (or count_tokens) on the scripted backend, the
- * embedded llama.cpp engine (the tiny test GGUF), an OpenAI-compatible engine (a fake vLLM) and a
- * Messages upstream (a raw server that records what it is sent), and each failed before the
- * backends shared the call: server tools missing from llama.cpp's prompt, search results sent to
- * engines as base64, an image in a tool result turned into the text "[image]", and a number out of
- * the double range reaching the client as null.
+ * things. Each case goes through POST /v1/messages (or count_tokens) on every registered kind
+ * (backends/backend-kinds.ts; issue 33: the cases loop over the list, and a kind without its way
+ * of being tried here does not type check): the scripted backend, the embedded llama.cpp engine
+ * (the tiny test GGUF), an OpenAI-compatible engine (a fake vLLM) and a Messages upstream (a raw
+ * server that records what it is sent). Each case failed before the backends shared the call:
+ * server tools missing from llama.cpp's prompt, search results sent to engines as base64, an image
+ * in a tool result turned into the text "[image]", and a number out of the double range reaching
+ * the client as null. What each kind declares it refuses, it refuses with a 400 naming the field.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -21,11 +23,72 @@ import {
   type RawUpstream,
   type RunningService,
 } from '@model-messages/testing';
+import { backendConfig } from '../packages/server/src/backends/backend-config.js';
+import { BACKEND_KINDS, backendKindOf, type BackendType } from '../packages/server/src/backends/backend-kinds.js';
+import type { CallField } from '../packages/server/src/backends/call/call-fields.js';
 import { Signer } from '../packages/server/src/signing/signer.js';
-import { encodeSearchContent } from '../packages/server/src/tools/web-search/encrypted-content.js';
+import { encodeSearchContent } from '../packages/server/src/signing/search-content.js';
 
-const BACKENDS = ['scripted', 'llama', 'vllm', 'upstream'] as const;
-type BackendName = (typeof BACKENDS)[number];
+type BackendName = 'scripted' | 'llama' | 'vllm' | 'upstream' | 'ollama';
+
+/** What an engine in front of another server was last sent, as these cases read it. */
+interface Sent {
+  tools: string[];
+  /** Its messages, as JSON. */
+  messages: string;
+}
+
+/** How one registered kind is tried here. */
+interface KindUnderTest {
+  model: BackendName;
+  /** Its backend's config, once the stand-ins it talks to are up. */
+  config: () => Promise<Record<string, unknown>>;
+  /** What its engine was last sent; left out for an engine in process, whose prompt count_tokens measures. */
+  sent?: () => Sent;
+  /** Whether it takes images; one that does not refuses them naming the block. */
+  images: boolean;
+  /** Queues the answer to its next request, for a stand-in that answers from a queue. */
+  answerNext?: () => void;
+}
+
+const KINDS: Record<BackendType, KindUnderTest> = {
+  scripted: { model: 'scripted', config: async () => ({ type: 'scripted' }), images: true },
+  'llama-cpp': {
+    model: 'llama',
+    // chatML: the wrapper `auto` resolves to for this template, named: resolving it costs most of a second.
+    config: async () => ({ type: 'llama-cpp', model: await tinyLlamaModel(), threads: 1, chatWrapper: 'chatML' }),
+    images: false,
+  },
+  'messages-upstream': {
+    model: 'upstream',
+    config: async () => ({ type: 'messages-upstream', baseURL: upstream.baseURL }),
+    sent: () => {
+      const body = lastUpstreamBody();
+      return { tools: (body.tools ?? []).map((tool) => tool.name), messages: JSON.stringify(body.messages) };
+    },
+    images: true,
+  },
+  'openai-compatible': {
+    model: 'vllm',
+    config: async () => ({ type: 'openai-compatible', engine: 'vllm', baseURL: engine.baseURL, model: engine.model }),
+    sent: () => {
+      const body = lastEngineBody();
+      return { tools: (body.tools ?? []).map((tool) => tool.function.name), messages: JSON.stringify(body.messages) };
+    },
+    images: true,
+    answerNext: () => engine.reply({ fixture: 'text' }),
+  },
+};
+
+/** How a request sets a call field that some kind refuses, and the field's name in the request. */
+const REQUEST_FIELDS: Partial<Record<CallField, { field: string; body: Record<string, unknown> }>> = {
+  'sampling.temperature': { field: 'temperature', body: { temperature: 0.5 } },
+  'sampling.topP': { field: 'top_p', body: { top_p: 0.5 } },
+  'sampling.topK': { field: 'top_k', body: { top_k: 5 } },
+  'sampling.stopSequences': { field: 'stop_sequences', body: { stop_sequences: ['never'] } },
+  'passOn.metadata': { field: 'metadata', body: { metadata: { user_id: 'someone' } } },
+  'passOn.serviceTier': { field: 'service_tier', body: { service_tier: 'auto' } },
+};
 
 /** The service's key, so that search results made here verify there. */
 const SIGNING_KEY = Buffer.alloc(32, 8);
@@ -33,31 +96,34 @@ const signer = new Signer(SIGNING_KEY);
 
 let service: RunningService;
 let engine: FakeOpenAiEngine;
+let ollama: FakeOpenAiEngine;
 let upstream: RawUpstream;
+/** Each model served here and its backend's config. */
+const served: Array<{ model: BackendName; config: Record<string, unknown> }> = [];
 
 before(async () => {
   engine = await FakeOpenAiEngine.start('vllm');
+  ollama = await FakeOpenAiEngine.start('ollama');
   upstream = await rawUpstream((request, response) => {
     if (answerCount(request, response)) return;
     response.writeHead(200, { 'content-type': 'text/event-stream' }).end(sseFrames(streamOf('Upstream answer.')));
   });
-  const model = (id: BackendName, backend: Record<string, unknown>) => ({
-    id,
-    tier: 'mid' as const,
-    generation: 'older' as const,
-    contextWindow: 4096,
-    maxOutputTokens: 1024,
-    backend: backend as never,
+  for (const kind of BACKEND_KINDS)
+    served.push({ model: KINDS[kind.type].model, config: await KINDS[kind.type].config() });
+  served.push({
+    model: 'ollama',
+    config: { type: 'openai-compatible', engine: 'ollama', baseURL: ollama.baseURL, model: ollama.model },
   });
   service = await startService(
     {
-      models: [
-        model('scripted', { type: 'scripted' }),
-        // chatML: the wrapper `auto` resolves to for this template, named: resolving it costs most of a second.
-        model('llama', { type: 'llama-cpp', model: await tinyLlamaModel(), threads: 1, chatWrapper: 'chatML' }),
-        model('vllm', { type: 'openai-compatible', engine: 'vllm', baseURL: engine.baseURL, model: engine.model }),
-        model('upstream', { type: 'messages-upstream', baseURL: upstream.baseURL }),
-      ],
+      models: served.map(({ model, config }) => ({
+        id: model,
+        tier: 'mid' as const,
+        generation: 'older' as const,
+        contextWindow: 4096,
+        maxOutputTokens: 1024,
+        backend: config as never,
+      })),
     },
     process.cwd(),
     { signingKey: SIGNING_KEY },
@@ -67,6 +133,7 @@ before(async () => {
 after(async () => {
   await service.close();
   await engine.close();
+  await ollama.close();
   await upstream.close();
 });
 
@@ -110,40 +177,41 @@ function lastEngineBody(): {
   return engine.lastChatBody() as never;
 }
 
+test('every registered kind is tried here', () => {
+  assert.deepEqual(
+    BACKEND_KINDS.map(
+      (kind) =>
+        backendKindOf(backendConfig.parse(served.find((each) => each.model === KINDS[kind.type].model)!.config)).type,
+    ),
+    BACKEND_KINDS.map((kind) => kind.type),
+  );
+});
+
 describe('server tools are offered to the model on every backend', () => {
   const withSearch = { messages: [{ role: 'user', content: 'Find otters.' }], tools: [LOOKUP, SEARCH] };
   const withoutSearch = { messages: [{ role: 'user', content: 'Find otters.' }], tools: [LOOKUP] };
 
-  for (const model of ['scripted', 'llama'] as const) {
-    test(`${model}: web_search is part of the prompt, so it counts`, async () => {
-      const counted = await post('/v1/messages/count_tokens', model, withSearch);
-      const without = await post('/v1/messages/count_tokens', model, withoutSearch);
-      assert.equal(counted.status, 200, JSON.stringify(counted.reply));
-      assert.ok(
-        counted.reply.input_tokens! > without.reply.input_tokens!,
-        `${counted.reply.input_tokens} tokens with web_search, ${without.reply.input_tokens} without`,
-      );
-    });
+  for (const kind of BACKEND_KINDS) {
+    const { model, sent, answerNext } = KINDS[kind.type];
+    if (sent) {
+      test(`${kind.type}: web_search goes to the engine as a tool beside the custom tool`, async () => {
+        answerNext?.();
+        const { status } = await post('/v1/messages', model, withSearch);
+        assert.equal(status, 200);
+        assert.deepEqual(sent().tools, ['lookup', 'web_search']);
+      });
+    } else {
+      test(`${kind.type}: web_search is part of the prompt, so it counts`, async () => {
+        const counted = await post('/v1/messages/count_tokens', model, withSearch);
+        const without = await post('/v1/messages/count_tokens', model, withoutSearch);
+        assert.equal(counted.status, 200, JSON.stringify(counted.reply));
+        assert.ok(
+          counted.reply.input_tokens! > without.reply.input_tokens!,
+          `${counted.reply.input_tokens} tokens with web_search, ${without.reply.input_tokens} without`,
+        );
+      });
+    }
   }
-
-  test('vllm: web_search goes to the engine as a function beside the custom tool', async () => {
-    engine.reply({ fixture: 'text' });
-    const { status } = await post('/v1/messages', 'vllm', withSearch);
-    assert.equal(status, 200);
-    assert.deepEqual(
-      lastEngineBody().tools?.map((tool) => tool.function.name),
-      ['lookup', 'web_search'],
-    );
-  });
-
-  test('upstream: web_search goes upstream as a custom tool beside the custom tool', async () => {
-    const { status } = await post('/v1/messages', 'upstream', withSearch);
-    assert.equal(status, 200);
-    assert.deepEqual(
-      lastUpstreamBody().tools?.map((tool) => tool.name),
-      ['lookup', 'web_search'],
-    );
-  });
 });
 
 describe('a search result reads as text to every engine, never as its base64', () => {
@@ -174,38 +242,35 @@ describe('a search result reads as text to every engine, never as its base64', (
     ],
   };
 
-  test('vllm: the tool message holds the result text', async () => {
-    engine.reply({ fixture: 'text' });
-    const { status } = await post('/v1/messages', 'vllm', conversation);
-    assert.equal(status, 200);
-    const sent = JSON.stringify(lastEngineBody().messages);
-    assert.ok(sent.includes(text), sent);
-    assert.ok(!sent.includes('mms2:'), sent);
-  });
-
-  test('upstream: the tool_result holds the result text', async () => {
-    const { status } = await post('/v1/messages', 'upstream', conversation);
-    assert.equal(status, 200);
-    const sent = JSON.stringify(lastUpstreamBody().messages);
-    assert.ok(sent.includes(text), sent);
-    assert.ok(!sent.includes('mms2:'), sent);
-  });
-
-  test("scripted: the result's text is what counts, not its encoding", async () => {
-    // The same result with its text twice counts the text's own tokens more; its base64 would
-    // count as a token or two. (llama-cpp reads the same text: packages/server/test/web-search-tool.test.ts.)
-    const longer = structuredClone(conversation);
-    const result = (longer.messages[1]!.content as Array<{ content?: Array<{ encrypted_content: string }> }>)[1]!
-      .content![0]!;
-    result.encrypted_content = encodeSearchContent(signer, 'https://a.example/otters', `${text} ${text}`);
-    const count = async (body: Record<string, unknown>) =>
-      (await post('/v1/messages/count_tokens', 'scripted', body)).reply.input_tokens!;
-    const added = (await count(longer)) - (await count(conversation));
-    const textAlone =
-      (await count({ messages: [{ role: 'user', content: `x ${text}` }] })) -
-      (await count({ messages: [{ role: 'user', content: 'x' }] }));
-    assert.equal(added, textAlone);
-  });
+  for (const kind of BACKEND_KINDS) {
+    const { model, sent, answerNext } = KINDS[kind.type];
+    if (sent) {
+      test(`${kind.type}: the engine is sent the result's text`, async () => {
+        answerNext?.();
+        const { status } = await post('/v1/messages', model, conversation);
+        assert.equal(status, 200);
+        const messages = sent().messages;
+        assert.ok(messages.includes(text), messages);
+        assert.ok(!messages.includes('mms2:'), messages);
+      });
+    } else {
+      test(`${kind.type}: the result's text is what counts, not its encoding`, async () => {
+        // The same result with its text twice counts the text's own tokens more; its base64 would
+        // count otherwise.
+        const longer = structuredClone(conversation);
+        const result = (longer.messages[1]!.content as Array<{ content?: Array<{ encrypted_content: string }> }>)[1]!
+          .content![0]!;
+        result.encrypted_content = encodeSearchContent(signer, 'https://a.example/otters', `${text} ${text}`);
+        const count = async (body: Record<string, unknown>) =>
+          (await post('/v1/messages/count_tokens', model, body)).reply.input_tokens!;
+        const added = (await count(longer)) - (await count(conversation));
+        const textAlone =
+          (await count({ messages: [{ role: 'user', content: `x ${text}` }] })) -
+          (await count({ messages: [{ role: 'user', content: 'x' }] }));
+        assert.equal(added, textAlone);
+      });
+    }
+  }
 });
 
 describe('an image inside a tool_result goes where images go on each backend: passed on, or refused naming it', () => {
@@ -227,18 +292,29 @@ describe('an image inside a tool_result goes where images go on each backend: pa
     ],
   };
 
-  test('llama: a 400 naming the block, in the words of an image in a user turn', async () => {
-    for (const path of ['/v1/messages', '/v1/messages/count_tokens']) {
-      const { status, reply } = await post(path, 'llama', withImage);
-      assert.equal(status, 400, path);
-      assert.equal(
-        reply.error?.message,
-        'messages.2.content.0.content.0: images are not supported by the llama-cpp backend',
-      );
+  for (const kind of BACKEND_KINDS) {
+    const { model, sent, images } = KINDS[kind.type];
+    if (!images) {
+      test(`${kind.type}: a 400 naming the block, in the words of an image in a user turn`, async () => {
+        for (const path of ['/v1/messages', '/v1/messages/count_tokens']) {
+          const { status, reply } = await post(path, model, withImage);
+          assert.equal(status, 400, path);
+          assert.equal(
+            reply.error?.message,
+            `messages.2.content.0.content.0: images are not supported by the ${kind.type} backend`,
+          );
+        }
+      });
+    } else {
+      test(`${kind.type}: the image is part of what the model is given`, async () => {
+        const { status } = await post('/v1/messages', model, withImage);
+        assert.equal(status, 200);
+        if (sent) assert.ok(sent().messages.includes('iVBORw0KGgo='), sent().messages);
+      });
     }
-  });
+  }
 
-  test('vllm: the image follows the tool message in a user message', async () => {
+  test('openai-compatible: the image follows the tool message in a user message', async () => {
     const { status } = await post('/v1/messages', 'vllm', withImage);
     assert.equal(status, 200);
     assert.deepEqual(lastEngineBody().messages.slice(-2), [
@@ -253,7 +329,7 @@ describe('an image inside a tool_result goes where images go on each backend: pa
     ]);
   });
 
-  test('upstream: the image goes upstream inside its tool_result', async () => {
+  test('messages-upstream: the image goes upstream inside its tool_result', async () => {
     const { status } = await post('/v1/messages', 'upstream', withImage);
     assert.equal(status, 200);
     const last = lastUpstreamBody().messages.at(-1)!;
@@ -264,11 +340,6 @@ describe('an image inside a tool_result goes where images go on each backend: pa
         content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } }],
       },
     ]);
-  });
-
-  test('scripted: the image is part of the prompt it reads', async () => {
-    const { status } = await post('/v1/messages', 'scripted', withImage);
-    assert.equal(status, 200);
   });
 });
 
@@ -329,5 +400,28 @@ describe('a number out of the double range in a tool input never reaches the cli
     });
     assert.equal(status, 200, JSON.stringify(reply));
     assert.deepEqual(reply.content.at(-1)?.input, { value: 2.5 });
+  });
+});
+
+describe('what a kind declares it refuses, it refuses with a 400 naming the field', () => {
+  test('each refused field of each model served here, set in a request', async () => {
+    let tried = 0;
+    for (const { model, config } of served) {
+      const parsed = backendConfig.parse(config);
+      const uses = backendKindOf(parsed).callFields(parsed);
+      for (const [field, use] of Object.entries(uses) as Array<[CallField, (typeof uses)[CallField]]>) {
+        if (use.use !== 'refused') continue;
+        const setting = REQUEST_FIELDS[field];
+        assert.ok(setting, `${model} refuses ${field}: say in REQUEST_FIELDS how a request sets it`);
+        const { status, reply } = await post('/v1/messages', model, {
+          messages: [{ role: 'user', content: 'Hi.' }],
+          ...setting.body,
+        });
+        assert.equal(status, 400, `${model}, ${field}: ${JSON.stringify(reply)}`);
+        assert.ok(reply.error?.message.startsWith(`${setting.field}: `), reply.error?.message);
+        tried += 1;
+      }
+    }
+    assert.ok(tried > 0, 'no model here refuses a field: the check checks nothing');
   });
 });

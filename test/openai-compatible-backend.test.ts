@@ -359,7 +359,7 @@ describe('request mapping', () => {
           },
         ],
       },
-      // The result as the model reads it (backends/call/server-results.ts), not the wire block.
+      // The result as the model reads it (tool-kinds/server-results.ts), not the wire block.
       { role: 'tool', tool_call_id: serverCall.id, content: fetchedText(reply.content[1]!.content) },
     ]);
     assert.equal(reply.usage.output_tokens, 9 + 6);

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { documentsFolder, postJson, scriptedModels, startService, type RunningService } from '@model-messages/testing';
 import { Signer } from '@model-messages/server';
-import { encodeSearchContent } from '../packages/server/src/tools/web-search/encrypted-content.js';
+import { encodeSearchContent } from '../packages/server/src/signing/search-content.js';
 
 interface Block {
   type: string;

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { parseMessageRequest } from '@model-messages/protocol';
 import { JSON_BODY, LONG_TITLE, postJson, type RunningService } from '@model-messages/testing';
 import { WebFetchTool } from '../packages/server/src/tools/web-fetch/web-fetch-tool.js';
-import { decodeSearchContent } from '../packages/server/src/tools/web-search/encrypted-content.js';
+import { decodeSearchContent } from '../packages/server/src/signing/search-content.js';
 import { FETCH_TOOL, fetchVia, results, startFetchBench, type FetchBench, type Reply } from './web-fetch-support.js';
 
 let bench: FetchBench;

@@ -18,7 +18,7 @@ import {
   type RunningService,
   type WebSearchResult,
 } from '@model-messages/testing';
-import { decodeSearchContent } from '../packages/server/src/tools/web-search/encrypted-content.js';
+import { decodeSearchContent } from '../packages/server/src/signing/search-content.js';
 import { MAX_QUERY_CHARACTERS } from '../packages/server/src/tools/web-search/web-search-tool.js';
 
 interface Block {

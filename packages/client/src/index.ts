@@ -1,3 +1,8 @@
+/**
+ * The client's public surface: what README.md documents ("What the package exports"), and
+ * nothing else (issue 33). The rest stays internal to the modules that hold it (transport/,
+ * research/, answer/, ...), where the package's own tests import it from.
+ */
 export {
   Client,
   type CallOptions,
@@ -29,20 +34,11 @@ export type {
 export type { DeclineCounts } from './answer/decline-counter.js';
 export type { Fallback, Guardrail } from './structured-call.js';
 export type { Citation, CitationMap, Source } from './research/citations.js';
-export { collectSources, citationMarkers, mapCitations } from './research/citations.js';
+// Budgets: the default output budget and what set it, the prompt limit, the shrink to fit.
 export {
-  BUFFER_TOKENS,
-  CHARACTERS_PER_TOKEN,
-  DEFAULT_OUTPUT_SHARE,
-  DEFAULT_OUTPUT_TOKENS,
-  MID_TIER_KEPT_WINDOW,
   defaultOutputBudget,
-  fetchContentTokens,
-  keptContextWindow,
   maxPromptChars,
-  outputBudgetGrowth,
   outputTokensToFit,
-  type BudgetGrowth,
   type DefaultOutputBudget,
   type OutputBudgetLimit,
 } from './budgets.js';
@@ -50,12 +46,7 @@ export {
 export { ANSWER_FIELD, wrapAnswerSchema } from './answer/answer-envelope.js';
 export { assertStrictSchema, toStrictSchema, StrictSchemaError, type JsonSchema } from './strict-schema.js';
 export { ClientConfigError, PreSendError } from './errors.js';
-export { INSUFFICIENT_DATA, isInsufficientData } from './prompts.js';
-export { RETRYABLE_STATUSES, RETRY_LADDER, decideRetry, type Verdict } from './transport/retry-ladder.js';
-export { backoffCeilingMs, retryDelay, clampToDeadline } from './transport/retry-delay.js';
-export { Deadline, attemptTimers, reserveMs } from './deadline.js';
-// The parser lives in @model-messages/protocol (shared with the server); re-exported so this surface stays as it was.
-export { SseParser, type SseFrame } from '@model-messages/protocol';
+// The tier move check; the `mms compare` command itself is the package's `./compare-command` entry.
 export {
   compareModels,
   type CallSite,
@@ -68,5 +59,3 @@ export {
 } from './compare/compare-models.js';
 export { formatComparisonTable } from './compare/comparison-table.js';
 export type { ProseComparison, ProseStats, RecordedQuestion, ResearchCallSite } from './compare/research-call-site.js';
-export { matchesKnownAnswer } from './compare/known-answer.js';
-export { runCompareCommand, type CommandIo } from './cli/compare-command.js';

@@ -1,15 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { defaultOutputBudget, maxPromptChars, outputTokensToFit } from '@model-messages/client';
 import {
   BUFFER_TOKENS,
   DEFAULT_OUTPUT_TOKENS,
-  defaultOutputBudget,
   fetchContentTokens,
   keptContextWindow,
-  maxPromptChars,
   outputBudgetGrowth,
-  outputTokensToFit,
-} from '@model-messages/client';
+} from '../src/budgets.js';
 
 test('the spec defaults: 64k small and mid, 128k large, a 5k buffer', () => {
   assert.deepEqual(DEFAULT_OUTPUT_TOKENS, { small: 64_000, mid: 64_000, large: 128_000 });

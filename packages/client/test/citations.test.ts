@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ContentBlock } from '@model-messages/protocol';
-import { citationMarkers, collectSources, mapCitations } from '@model-messages/client';
+import { citationMarkers, collectSources, mapCitations } from '../src/research/citations.js';
 
 const search = (id: string, results: Array<[string, string]>): ContentBlock => ({
   type: 'web_search_tool_result',

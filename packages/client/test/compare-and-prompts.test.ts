@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { formatComparisonTable, matchesKnownAnswer } from '@model-messages/client';
+import { formatComparisonTable } from '@model-messages/client';
+import { matchesKnownAnswer } from '../src/compare/known-answer.js';
 import { canonicalJson } from '../src/compare/known-answer.js';
 import { dataTurn, isInsufficientData, researchTurn } from '../src/prompts.js';
 

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { attemptTimers, ClientConfigError, Deadline, reserveMs } from '@model-messages/client';
+import { ClientConfigError } from '@model-messages/client';
+import { attemptTimers, Deadline, reserveMs } from '../src/deadline.js';
 import type { DeadlineInput } from '../src/deadline.js';
 
 test('the client stops before the caller: 10% of the time, between 50 ms and 2 s', () => {

@@ -3,7 +3,7 @@
  * documents, its tools' results) in a user turn; what the model wrote (thinking, tool calls, and
  * the server tools' calls with their results, which only the service writes) in an assistant
  * turn; text in either. The public API refuses a block in the other turn, and the model call has
- * no place for one there (server backends/call/conversation.ts): a `server_tool_use` block in a
+ * no place for one there (server call-builder/conversation.ts): a `server_tool_use` block in a
  * user turn passed validation and was a 500 on both routes, found by fuzz. A `system` message
  * holds text only, which its schema says already.
  */

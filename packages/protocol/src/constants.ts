@@ -35,6 +35,16 @@ export const SERVER_TOOL_NAMES = {
   codeExecution: 'code_execution',
 } as const;
 
+/**
+ * The result block of each server tool, written once (issue 33): the request schema, rule 4's
+ * paused turn and the server's tool descriptors read them here.
+ */
+export const SERVER_TOOL_RESULT_TYPES = [
+  'web_search_tool_result',
+  'web_fetch_tool_result',
+  'code_execution_tool_result',
+] as const;
+
 /** `allowed_callers` values: `direct` (spec) and the code execution tool for programmatic calls. */
 export const ALLOWED_CALLERS = ['direct', SERVER_TOOL_TYPES.codeExecution] as const;
 

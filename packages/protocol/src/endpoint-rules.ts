@@ -5,7 +5,7 @@
  */
 import { checkBlockRoles } from './block-roles.js';
 import { callableFromCode, whyCallableFromCode } from './callable-from-code.js';
-import { SERVER_TOOL_TYPES } from './constants.js';
+import { SERVER_TOOL_RESULT_TYPES, SERVER_TOOL_TYPES } from './constants.js';
 import { parseDomainEntry } from './domain-entry.js';
 import { checkEmptyContent } from './empty-content.js';
 import { ServiceError } from './errors.js';
@@ -271,15 +271,11 @@ function checkOutputBudget(granted: MessageRequest, requestedMaxTokens: number, 
   }
 }
 
-const SERVER_TOOL_RESULT_TYPES: ReadonlySet<string> = new Set([
-  'web_search_tool_result',
-  'web_fetch_tool_result',
-  'code_execution_tool_result',
-]);
+const SERVER_RESULT_TYPES: ReadonlySet<string> = new Set(SERVER_TOOL_RESULT_TYPES);
 
 /** An assistant turn that ends on a server tool's result: a `pause_turn` reply sent back to resume it. */
 export function isPausedTurn(message: MessageParam): boolean {
   if (message.role !== 'assistant' || typeof message.content === 'string') return false;
   const last = message.content.at(-1);
-  return last !== undefined && SERVER_TOOL_RESULT_TYPES.has(last.type);
+  return last !== undefined && SERVER_RESULT_TYPES.has(last.type);
 }

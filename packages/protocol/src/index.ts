@@ -1,18 +1,89 @@
-export * from './constants.js';
-export * from './api-versions.js';
-export * from './errors.js';
-export * from './request-schema.js';
-export * from './parse-request.js';
-export * from './json-bounds.js';
-export * from './strict-schema.js';
-export * from './endpoint-rules.js';
-export * from './callable-from-code.js';
-export * from './tool-pairing.js';
-export * from './block-roles.js';
-export * from './tool-references.js';
-export * from './tool-use.js';
-export * from './model-profile.js';
-export * from './response.js';
-export * from './json-schema-validator.js';
-export * from './domain-entry.js';
-export * from './sse-parser.js';
+/**
+ * The protocol's public surface, named one by one (issue 33): what the server and the client use,
+ * and the types their signatures carry. A helper of one module stays in it.
+ */
+export {
+  ALLOWED_CALLERS,
+  API_VERSION,
+  ERROR_CODE_HEADER,
+  MAX_JSON_DEPTH,
+  MAX_JSON_VALUES,
+  MAX_REQUEST_BYTES,
+  SCHEMA_LIMITS,
+  SERVER_TOOL_NAMES,
+  SERVER_TOOL_RESULT_TYPES,
+  SERVER_TOOL_TYPES,
+  STRICT_SCHEMA_KEYWORDS,
+  VERSION_HEADER,
+} from './constants.js';
+export { API_VERSIONS, isApiVersion, type ApiVersion } from './api-versions.js';
+export {
+  ERROR_TABLE,
+  ServiceError,
+  errorEnvelope,
+  type ErrorCode,
+  type ErrorEnvelope,
+  type ErrorType,
+} from './errors.js';
+export {
+  countTokensRequest,
+  messageRequest,
+  toolParam,
+  type ContentBlockParam,
+  type ContextManagementParam,
+  type ConversationRequest,
+  type CountTokensRequest,
+  type CustomToolParam,
+  type Effort,
+  type MessageParam,
+  type MessageRequest,
+  type SystemParam,
+  type ThinkingParam,
+  type ToolChoiceParam,
+  type ToolParam,
+  type ToolReferenceBlockParam,
+  type WebFetchToolParam,
+  type WebSearchToolParam,
+} from './request-schema.js';
+export { describeIssue, parseCountTokensRequest, parseMessageRequest } from './parse-request.js';
+export { assertJsonTextBounds, type JsonBounds } from './json-bounds.js';
+export { findSchemaProblem, type SchemaProblem } from './strict-schema.js';
+export { checkConversationRules, checkMessageRules, isCustomTool, isPausedTurn } from './endpoint-rules.js';
+export { callableFromCode } from './callable-from-code.js';
+export { checkToolPairing } from './tool-pairing.js';
+export { toolReferences, type ToolReference } from './tool-references.js';
+export { usesTools } from './tool-use.js';
+export {
+  requestThinks,
+  type MaxTokensPolicy,
+  type ModelGeneration,
+  type ModelProfile,
+  type ModelTier,
+} from './model-profile.js';
+export type {
+  ContentBlock,
+  ContentBlockDelta,
+  CountTokensResponse,
+  Message,
+  MessageDeltaUsage,
+  ModelInfo,
+  ServerToolResultBlock,
+  ServerToolResultType,
+  ServerToolUse,
+  ServerToolUseBlock,
+  StopReason,
+  StreamErrorExtras,
+  StreamEvent,
+  TextBlock,
+  ThinkingBlock,
+  ToolUseBlock,
+  Usage,
+} from './response.js';
+export {
+  compileSchema,
+  compiledValidatorBytes,
+  schemaViolation,
+  type CompileOptions,
+} from './json-schema-validator.js';
+export { normalizeHost, parseDomainEntry, type DomainEntry } from './domain-entry.js';
+export { SseParser, type SseFrame } from './sse-parser.js';

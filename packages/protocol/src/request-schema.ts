@@ -82,7 +82,7 @@ export const toolUseBlockParam = z.strictObject({
 
 /**
  * What a client's tool search gives back (Claude Code's ToolSearch): the tool named becomes
- * available to the model, a `defer_loading` tool included (backends/call/tool-table.ts).
+ * available to the model, a `defer_loading` tool included (server call-builder/tool-table.ts).
  */
 export const toolReferenceBlockParam = z.strictObject({
   type: z.literal('tool_reference'),

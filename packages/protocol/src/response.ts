@@ -3,6 +3,7 @@
  * their fields "not shown"; they follow the public Messages API that real clients parse.
  */
 import type { ErrorCode, ErrorEnvelope } from './errors.js';
+import type { SERVER_TOOL_RESULT_TYPES } from './constants.js';
 
 export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'pause_turn' | 'refusal';
 
@@ -34,7 +35,7 @@ export interface ServerToolUseBlock {
   input: Record<string, unknown>;
 }
 
-export type ServerToolResultType = 'web_search_tool_result' | 'web_fetch_tool_result' | 'code_execution_tool_result';
+export type ServerToolResultType = (typeof SERVER_TOOL_RESULT_TYPES)[number];
 
 export interface ServerToolResultBlock {
   type: ServerToolResultType;
@@ -43,6 +44,12 @@ export interface ServerToolResultBlock {
 }
 
 export type ContentBlock = TextBlock | ThinkingBlock | ToolUseBlock | ServerToolUseBlock | ServerToolResultBlock;
+
+/** `usage.server_tool_use`: the server tool calls of the turn that brought back a result. */
+export interface ServerToolUse {
+  web_search_requests: number;
+  web_fetch_requests: number;
+}
 
 /**
  * Fields the official client types declare but this service has no value for are sent as null
@@ -54,7 +61,7 @@ export interface Usage {
   cache_creation_input_tokens: number;
   cache_read_input_tokens: number;
   cache_creation: null;
-  server_tool_use: { web_search_requests: number; web_fetch_requests: number } | null;
+  server_tool_use: ServerToolUse | null;
   service_tier: 'standard';
   inference_geo: null;
   output_tokens_details: null;

@@ -3,7 +3,7 @@
  * by exactly one `tool_result` in the user turn right after it, and every `tool_result` answers
  * a `tool_use` of the assistant turn right before it. Messages name the offending id. A `system`
  * message between them does not count: it is an instruction beside the conversation, which the
- * model call places after the results (server backends/call/conversation.ts).
+ * model call places after the results (server call-builder/conversation.ts).
  */
 import { ServiceError } from './errors.js';
 import type { ContentBlockParam, MessageParam } from './request-schema.js';

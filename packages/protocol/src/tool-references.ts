@@ -1,7 +1,7 @@
 /**
  * The `tool_reference` blocks of a conversation (inside user turns' tool results), each with
  * where it stands: read by the rule that they name a tool of the request (endpoint-rules.ts) and
- * by the tool table that loads the deferred tools they name (server backends/call/tool-table.ts).
+ * by the tool table that loads the deferred tools they name (server call-builder/tool-table.ts).
  */
 import type { MessageParam } from './request-schema.js';
 

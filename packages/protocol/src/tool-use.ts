@@ -4,15 +4,14 @@
  * in any message (issue 32: a conversation of tool calls and results with no `tools` field,
  * ending on an assistant prefill, was let through, as the check read `tools` alone).
  */
+import { SERVER_TOOL_RESULT_TYPES } from './constants.js';
 import type { ConversationRequest } from './request-schema.js';
 
 const TOOL_BLOCK_TYPES: ReadonlySet<string> = new Set([
   'tool_use',
   'tool_result',
   'server_tool_use',
-  'web_search_tool_result',
-  'web_fetch_tool_result',
-  'code_execution_tool_result',
+  ...SERVER_TOOL_RESULT_TYPES,
 ]);
 
 export function usesTools(request: ConversationRequest): boolean {

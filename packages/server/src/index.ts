@@ -1,5 +1,6 @@
 export { buildApp, type AppOptions } from './app.js';
-export { loadConfig, validateConfig, ConfigError } from './config/load-config.js';
+export { loadConfig, validateConfig } from './config/load-config.js';
+export { ConfigError } from './support/config-error.js';
 export { serviceConfig, type ServiceConfig, type ServiceConfigInput } from './config/config-schema.js';
 export { ModelRegistry } from './models/model-registry.js';
 export type { Backend } from './backends/backend.js';
@@ -13,4 +14,4 @@ export { Signer } from './signing/signer.js';
 export { signThinking } from './signing/thinking-signature.js';
 export { signedServerCallId } from './signing/server-call-id.js';
 export { conversationDigest, resultDigest, TurnDigest, type TurnBlock } from './signing/turn-digest.js';
-export { encodeSearchContent } from './tools/web-search/encrypted-content.js';
+export { encodeSearchContent } from './signing/search-content.js';

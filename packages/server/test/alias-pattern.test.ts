@@ -1,7 +1,7 @@
 /** Alias patterns: `*` is any run of characters, everything else literal, the whole name matched, in one pass. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AliasPattern, isAliasPattern } from '../src/models/alias-pattern.js';
+import { AliasPattern, isAliasPattern } from '../src/support/alias-pattern.js';
 
 const matches = (pattern: string, name: string) => new AliasPattern(pattern).matches(name);
 

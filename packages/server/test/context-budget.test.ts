@@ -10,7 +10,7 @@ import { parseMessageRequest, type ContentBlock, type ServerToolResultBlock } fr
 import { ContextBudget, resultCharacters } from '../src/agent/context-budget.js';
 import { fitOutput } from '../src/tools/code-execution/code-execution-tool.js';
 import { Signer } from '../src/signing/signer.js';
-import { admitSearchResults, encodeSearchContent } from '../src/tools/web-search/encrypted-content.js';
+import { admitSearchResults, encodeSearchContent } from '../src/signing/search-content.js';
 
 describe('context budget', () => {
   const SEARCH = { type: 'web_search_20260209', name: 'web_search' };

@@ -3,7 +3,7 @@
  * to import, 1.7 s through the tests' loader) loads with the first llama-cpp model, linkedom in
  * the HTML conversion thread. Every test file and every `mms serve` of another engine paid
  * node-llama-cpp while one module imported it statically for a function it also imported lazily.
- * The static import graph from src/index.ts is walked here, as backend-imports.test.ts walks
+ * The static import graph from src/index.ts is walked here, as layering.test.ts walks
  * the backends': a static import of either anywhere in it fails this test.
  */
 import { test } from 'node:test';

@@ -19,7 +19,7 @@ function sentUpstream(messages: MessageParam[], turnSoFar: ContentBlock[] = []):
   return upstreamMessages(callOf({ messages }, { turnSoFar }).turns) as MessageParam[];
 }
 
-/** A fetch result as the model reads it (call/server-results.ts). */
+/** A fetch result as the model reads it (tool-kinds/server-results.ts). */
 const fetchedText = (id: string) => [{ type: 'text', text: `URL: https://example.com/${id}\n\n` }];
 
 const signer = new Signer(Buffer.alloc(32, 6));

@@ -1,6 +1,6 @@
 /** Model calls built from request bodies the way the service builds them, for backends' unit tests. */
 import { parseMessageRequest, type ContentBlock, type ModelProfile } from '@model-messages/protocol';
-import { buildModelPrompt, buildStepCall } from '../src/backends/call/build-model-call.js';
+import { buildModelPrompt, buildStepCall } from '../src/call-builder/build-model-call.js';
 import type { ModelCall, ModelPrompt } from '../src/backends/call/model-call.js';
 
 export const TEST_PROFILE: ModelProfile = {

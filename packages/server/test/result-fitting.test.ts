@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import type { ServerToolResultBlock } from '@model-messages/protocol';
 import { resultCharacters } from '../src/agent/context-budget.js';
 import { ServiceTools } from '../src/tools/service-tools.js';
-import { encodeSearchContent, markReadable, readableText } from '../src/tools/web-search/encrypted-content.js';
+import { encodeSearchContent } from '../src/signing/search-content.js';
+import { markReadable, readableText } from '../src/tool-kinds/readable-search-results.js';
 import { TOOL_SIGNER } from './web-search-support.js';
 
 const tools = new ServiceTools(

@@ -16,7 +16,7 @@ import {
 import type { Backend } from '../src/backends/backend.js';
 import { Cancellation } from '../src/backends/cancellation.js';
 import { runTurn } from '../src/agent/run-turn.js';
-import { buildModelPrompt } from '../src/backends/call/build-model-call.js';
+import { buildModelPrompt } from '../src/call-builder/build-model-call.js';
 import type { ServerToolRunner } from '../src/agent/server-tool-runner.js';
 import { serverCallIdVerifies } from '../src/signing/server-call-id.js';
 import { Signer } from '../src/signing/signer.js';

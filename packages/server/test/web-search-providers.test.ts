@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { WebSearchResult } from '@model-messages/testing';
 import { BraveSearchProvider } from '../src/tools/web-search/brave-provider.js';
-import { decodeSearchContent } from '../src/tools/web-search/encrypted-content.js';
+import { decodeSearchContent } from '../src/signing/search-content.js';
 import { SearxngSearchProvider } from '../src/tools/web-search/searxng-provider.js';
 import { errorCode, never, runTool, stop, TOOL_SIGNER } from './web-search-support.js';
 

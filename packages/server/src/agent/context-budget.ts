@@ -23,14 +23,8 @@
  * fits, with room left for what the resumed request generates: the max_tokens the turn has not
  * spent.
  */
-import {
-  SERVER_TOOL_NAMES,
-  SERVER_TOOL_TYPES,
-  type ContentBlock,
-  type MessageRequest,
-  type ServerToolResultBlock,
-} from '@model-messages/protocol';
-import { readableText } from '../tools/web-search/encrypted-content.js';
+import type { ContentBlock, MessageRequest, ServerToolResultBlock } from '@model-messages/protocol';
+import { serverToolKindOfResult, serverToolKindOfType } from '../tool-kinds/server-tool-kinds.js';
 import { errorResultFor, isErrorContent } from './server-tool-runner.js';
 
 export const CHARACTERS_PER_TOKEN = 4;
@@ -86,10 +80,10 @@ export class ContextBudget {
     this.remaining = Math.max(0, contextWindow - inputTokens - request.max_tokens);
     this.tools = [];
     for (const tool of request.tools ?? []) {
-      if (tool.type === SERVER_TOOL_TYPES.webSearch)
-        this.tools.push({ name: SERVER_TOOL_NAMES.webSearch, maxUses: tool.max_uses });
-      if (tool.type === SERVER_TOOL_TYPES.webFetch)
-        this.tools.push({ name: SERVER_TOOL_NAMES.webFetch, maxUses: tool.max_uses });
+      // The tools whose calls divide the headroom, as their descriptors say (tool-kinds/).
+      const kind = serverToolKindOfType(tool.type);
+      if (kind?.headroom === 'divided')
+        this.tools.push({ name: kind.name, maxUses: 'max_uses' in tool ? tool.max_uses : undefined });
     }
   }
 
@@ -180,26 +174,10 @@ function callsLeftOf(tool: BudgetedTool, used: number): number {
 }
 
 /**
- * What a result puts in the model's context, in characters, as the tools fit it to a share:
- * a page's text, URL and title; each search result's URL, title, page age and text; code's
- * stdout and stderr. An error block counts its JSON (a few dozen characters).
+ * What a result puts in the model's context, in characters, as its tool fits it to a share (its
+ * descriptor's count: a page's text, URL and title; each search result's URL, title, page age and
+ * text; code's stdout and stderr). An error block counts its JSON (a few dozen characters).
  */
 export function resultCharacters(block: ServerToolResultBlock): number {
-  const content = block.content as Record<string, unknown> | Array<Record<string, unknown>>;
-  if (Array.isArray(content)) return content.reduce((sum, result) => sum + searchResultCharacters(result), 0);
-  if (content.type === 'web_fetch_result') {
-    const document = content.content as { title?: unknown; source?: { data?: unknown } } | undefined;
-    return length(content.url) + length(document?.title) + length(document?.source?.data);
-  }
-  if (content.type === 'code_execution_result') return length(content.stdout) + length(content.stderr);
-  return JSON.stringify(content).length;
-}
-
-function searchResultCharacters(result: Record<string, unknown>): number {
-  const text = readableText(result) ?? '';
-  return length(result.url) + length(result.title) + length(result.page_age) + text.length;
-}
-
-function length(value: unknown): number {
-  return typeof value === 'string' ? value.length : 0;
+  return serverToolKindOfResult(block.type)!.resultCharacters(block.content);
 }

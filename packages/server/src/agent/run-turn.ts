@@ -7,16 +7,16 @@
  */
 import {
   isCustomTool,
-  SERVER_TOOL_NAMES,
   ServiceError,
   type ContentBlock,
   type MessageRequest,
   type ModelProfile,
   type ServerToolResultBlock,
+  type ServerToolUse,
   type ServerToolUseBlock,
 } from '@model-messages/protocol';
 import type { Backend } from '../backends/backend.js';
-import { buildStepCall } from '../backends/call/build-model-call.js';
+import { buildStepCall } from '../call-builder/build-model-call.js';
 import type { ModelPrompt } from '../backends/call/model-call.js';
 import type { Cancellation } from '../backends/cancellation.js';
 import type { RequestRecord } from '../observability/request-record.js';
@@ -24,6 +24,7 @@ import { endEngineSpan, startEngineSpan } from '../observability/tracing.js';
 import { signServerCalls, turnStartOf } from '../signing/server-call-signing.js';
 import type { Signer } from '../signing/signer.js';
 import type { StreamPart } from '../streaming/stream-part.js';
+import { noServerToolUse, serverToolKind } from '../tool-kinds/server-tool-kinds.js';
 import { ContextBudget } from './context-budget.js';
 import {
   isErrorContent,
@@ -58,8 +59,8 @@ export interface TurnOptions {
 interface TurnState {
   blocks: ContentBlock[];
   outputTokens: number;
-  webSearchRequests: number;
-  webFetchRequests: number;
+  /** usage.server_tool_use so far: the calls that brought back a result, by their tools' counters. */
+  serverToolUse: ServerToolUse;
   /**
    * Calls per server tool name in this request that made or started a request, for `max_uses`
    * and the context budget's calls left; a call refused before any request is not one of them.
@@ -85,8 +86,7 @@ export async function* runTurn(options: TurnOptions): AsyncGenerator<StreamPart[
   const state: TurnState = {
     blocks: [],
     outputTokens: 0,
-    webSearchRequests: 0,
-    webFetchRequests: 0,
+    serverToolUse: noServerToolUse(),
     uses: new Map(),
     sandboxResults: [],
     budget,
@@ -148,11 +148,7 @@ export async function* runTurn(options: TurnOptions): AsyncGenerator<StreamPart[
       yield withSignedIds(outcome.held, provisional, calls);
       yield [
         ...results.flatMap((result): StreamPart[] => [{ type: 'block-start', block: result }, { type: 'block-stop' }]),
-        {
-          type: 'server-tool-usage',
-          webSearchRequests: state.webSearchRequests,
-          webFetchRequests: state.webFetchRequests,
-        },
+        { type: 'server-tool-usage', usage: { ...state.serverToolUse } },
       ];
       // Server calls only: their results go back to the model in the next step.
       if (outcome.stopReason === 'tool_use' && !outcome.stepBlocks.some((block) => block.type === 'tool_use')) continue;
@@ -240,8 +236,8 @@ async function runServerTool(
   // counted, whether it was refused before any request or its request failed.
   const madeRequest = !isErrorContent(result.content);
   options.record?.serverToolCall(call.name, madeRequest ? 'ok' : errorCodeOf(result.content));
-  if (madeRequest && call.name === SERVER_TOOL_NAMES.webSearch) state.webSearchRequests += 1;
-  if (madeRequest && call.name === SERVER_TOOL_NAMES.webFetch) state.webFetchRequests += 1;
+  const counter = serverToolKind(call.name)?.usageCounter;
+  if (madeRequest && counter !== undefined) state.serverToolUse[counter] += 1;
   return result;
 }
 

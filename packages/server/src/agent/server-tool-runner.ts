@@ -4,13 +4,8 @@
  * public error block (`unavailable` and the rest), so a call always yields a well-formed turn
  * instead of a crash or a silent drop.
  */
-import {
-  SERVER_TOOL_NAMES,
-  type MessageRequest,
-  type ServerToolResultBlock,
-  type ServerToolResultType,
-  type ServerToolUseBlock,
-} from '@model-messages/protocol';
+import type { MessageRequest, ServerToolResultBlock, ServerToolUseBlock } from '@model-messages/protocol';
+import { serverToolKind } from '../tool-kinds/server-tool-kinds.js';
 
 export interface ToolCallContext {
   request: MessageRequest;
@@ -43,14 +38,10 @@ export interface ServerToolRunner {
   fit?(result: ServerToolResultBlock, characters: number): ServerToolResultBlock;
 }
 
-const RESULT_TYPES: Record<string, ServerToolResultType> = {
-  [SERVER_TOOL_NAMES.webSearch]: 'web_search_tool_result',
-  [SERVER_TOOL_NAMES.webFetch]: 'web_fetch_tool_result',
-  [SERVER_TOOL_NAMES.codeExecution]: 'code_execution_tool_result',
-};
-
+/** The error block answering `call`, of its tool's result type (a name no tool has: web search's). */
 export function serverToolError(call: ServerToolUseBlock, errorCode: string): ServerToolResultBlock {
-  return errorResultFor({ type: RESULT_TYPES[call.name] ?? 'web_search_tool_result', tool_use_id: call.id }, errorCode);
+  const type = serverToolKind(call.name)?.resultType ?? 'web_search_tool_result';
+  return errorResultFor({ type, tool_use_id: call.id }, errorCode);
 }
 
 /** The error block of the same tool and call as `result`. */

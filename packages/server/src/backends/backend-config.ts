@@ -1,19 +1,21 @@
-/** The `backend` field of a model in the config: one entry per engine kind. */
+/**
+ * The `backend` field of a model in the config: one schema per listed kind (backend-kinds.ts),
+ * told apart by `type`.
+ */
 import { z } from 'zod';
 import type { WithPlacedDefaults } from './backend-defaults.js';
-import { llamaCppBackendConfig } from './llama-cpp/llama-cpp-config.js';
-import { messagesUpstreamBackendConfig } from './messages-upstream/messages-upstream-config.js';
-import { openAiCompatibleBackendConfig } from './openai-compatible/openai-compatible-config.js';
-import { scriptedBackendConfig } from './scripted/scripted-config.js';
+import { BACKEND_KINDS } from './backend-kinds.js';
 
-export const backendConfig = z.discriminatedUnion('type', [
-  scriptedBackendConfig,
-  llamaCppBackendConfig,
-  messagesUpstreamBackendConfig,
-  openAiCompatibleBackendConfig,
-]);
+type ConfigSchemas<Kinds> = {
+  -readonly [Index in keyof Kinds]: Kinds[Index] extends { config: infer Schema } ? Schema : never;
+};
 
-/** As written in the file: the defaults that depend on the backend's place are still unset. */
+export const backendConfig = z.discriminatedUnion(
+  'type',
+  BACKEND_KINDS.map((kind) => kind.config) as ConfigSchemas<typeof BACKEND_KINDS>,
+);
+
+/** As written in the file: the defaults that depend on the backend's place in its list are still unset. */
 export type BackendConfigInput = z.infer<typeof backendConfig>;
-/** With those defaults applied (backend-defaults.ts): what a backend is built from. */
+/** With those defaults applied (backend-placement.ts): what a backend is built from. */
 export type BackendConfig = WithPlacedDefaults<BackendConfigInput>;

@@ -13,12 +13,12 @@
  *   queueing and the prefill of a long prompt, and nothing comes after it); 30 s for a backend
  *   that has a fallback after it, since a hung primary costs each request this long before the
  *   next backend is tried (docs/backends.md explains the trade).
+ * backend-placement.ts applies them, by what each kind says of itself (its `admission`, and
+ * whether its config has `firstByteTimeoutMs`); this file holds only the values and the type, so
+ * that the kinds' config files can read them without importing the list (issue 33: they made an
+ * import circle with it).
  */
-import type { BackendConfigInput } from './backend-config.js';
-
 export const DEFAULT_CONCURRENCY = 16;
-/** llama-cpp's concurrency is its context sequences, each a share of memory: one by default. */
-export const DEFAULT_LLAMA_CPP_CONCURRENCY = 1;
 export const DEFAULT_QUEUE = 64;
 export const DEFAULT_FIRST_BYTE_TIMEOUT_MS = 120_000;
 export const DEFAULT_FIRST_BYTE_TIMEOUT_BEFORE_FALLBACK_MS = 30_000;
@@ -30,42 +30,3 @@ export type WithPlacedDefaults<T> = T extends unknown
       queue: number;
     } & ('firstByteTimeoutMs' extends keyof T ? { firstByteTimeoutMs: number } : unknown)
   : never;
-
-/** A model's backends in order (its one `backend`, or its `backends` list), with the defaults applied. */
-export function withPlacedDefaults<T extends BackendConfigInput>(configs: readonly T[]): Array<WithPlacedDefaults<T>> {
-  const primary = configs[0];
-  if (!primary) return [];
-  const concurrency =
-    primary.concurrency ?? (primary.type === 'llama-cpp' ? DEFAULT_LLAMA_CPP_CONCURRENCY : DEFAULT_CONCURRENCY);
-  const queue = primary.queue ?? DEFAULT_QUEUE;
-  return configs.map((config, index) => {
-    const ownSequences = index > 0 && config.type === 'llama-cpp';
-    const placed = {
-      ...config,
-      concurrency: ownSequences ? (config.concurrency ?? DEFAULT_LLAMA_CPP_CONCURRENCY) : concurrency,
-      queue,
-    };
-    if (config.type !== 'openai-compatible' && config.type !== 'messages-upstream')
-      return placed as WithPlacedDefaults<T>;
-    const lastInList = index === configs.length - 1;
-    const firstByteTimeoutMs =
-      config.firstByteTimeoutMs ??
-      (lastInList ? DEFAULT_FIRST_BYTE_TIMEOUT_MS : DEFAULT_FIRST_BYTE_TIMEOUT_BEFORE_FALLBACK_MS);
-    return { ...placed, firstByteTimeoutMs } as WithPlacedDefaults<T>;
-  });
-}
-
-/**
- * Fields a fallback (any backend after the first of a list) may not set, with why: the config
- * check reports them by their path. A llama-cpp fallback may set `concurrency`, its sequences.
- */
-export function fallbackOnlyViolations(
-  config: BackendConfigInput,
-): Array<{ field: 'concurrency' | 'queue'; message: string }> {
-  const refused = config.type === 'llama-cpp' ? (['queue'] as const) : (['concurrency', 'queue'] as const);
-  const fields = refused.filter((field) => config[field] !== undefined);
-  return fields.map((field) => ({
-    field,
-    message: `a fallback is admitted with its list: set ${field} on the first backend (the primary), whose value admits the whole list, and remove it here`,
-  }));
-}

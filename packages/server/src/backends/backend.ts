@@ -16,10 +16,17 @@ export interface Backend {
    */
   readonly name: string;
   /**
+   * Optional: gen_ai.provider.name in traces, the engine as the GenAI conventions name a provider:
+   * the factory hands each backend its kind's (BackendKind.telemetryName; issue 33), and a
+   * fallback list's request view gives the one of the backend that answered. Left out (a
+   * program's own backend), traces name the provider by `name`.
+   */
+  readonly telemetryName?: string;
+  /**
    * Optional: a view of this backend for one request, for a backend that chooses among others
    * (a fallback list): the handler counts tokens and runs every step of the turn through it,
    * so that the turn stays on the backend that answered and the header can name it.
-   * `requestId` names the request in what the view reports (observability/service-events.ts).
+   * `requestId` names the request in what the view reports (backend-events.ts).
    */
   forRequest?(requestId?: string): Backend;
   /**

@@ -1,42 +1,14 @@
-import { resolve } from 'node:path';
-import type { ModelProfile } from '@model-messages/protocol';
+/**
+ * Builds the engine a model's config names, through its kind (backend-kinds.ts): no kind is named
+ * here (issue 33). The kind's telemetry name for the config goes to the backend with the rest of
+ * what the service hands it.
+ */
 import type { Backend } from './backend.js';
 import type { BackendConfig } from './backend-config.js';
-import { LlamaCppBackend, type LoadMode } from './llama-cpp/llama-cpp-backend.js';
-import { MessagesUpstreamBackend } from './messages-upstream/messages-upstream-backend.js';
-import {
-  OpenAiCompatibleBackend,
-  type OpenAiCompatibleOptions,
-} from './openai-compatible/openai-compatible-backend.js';
-import { ScriptedBackend } from './scripted/scripted-backend.js';
+import type { BackendContext } from './backend-kind.js';
+import { backendKindOf } from './backend-kinds.js';
 
-/**
- * What the service hands every backend besides its config: where warnings and events go, the
- * clock, how error replies name the backend (`modelLabel`: by its model, never its address), and
- * when its model loads (the model's `load`, default eager).
- */
-export type BackendOptions = OpenAiCompatibleOptions & { load?: LoadMode };
-
-/** Builds the engine a model's config names. Relative paths resolve against `configFolder`. */
-export function createBackend(
-  config: BackendConfig,
-  configFolder: string,
-  profile: ModelProfile,
-  options: BackendOptions = {},
-): Backend {
-  switch (config.type) {
-    case 'scripted':
-      return new ScriptedBackend(
-        config,
-        config.script === undefined ? undefined : resolve(configFolder, config.script),
-      );
-    case 'llama-cpp':
-      return new LlamaCppBackend(config, configFolder, profile, options.load, options.report);
-    case 'messages-upstream':
-      return new MessagesUpstreamBackend(config, profile, options.modelLabel, options.now);
-    case 'openai-compatible':
-      return new OpenAiCompatibleBackend(config, options);
-    default:
-      return config satisfies never;
-  }
+export function createBackend(config: BackendConfig, context: Omit<BackendContext, 'telemetryName'>): Backend {
+  const kind = backendKindOf(config);
+  return kind.create(config, { ...context, telemetryName: kind.telemetryName(config) });
 }

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { keyConfig, KEY_HASH_PREFIX } from '../config/key-config.js';
-import { sha256Hex } from '../observability/key-id.js';
+import { sha256Hex } from '../support/key-id.js';
 
 /** Keys start with this, so that a secret scanner or a reader knows one when it sees one. */
 const KEY_PREFIX = 'mms-';

@@ -1,7 +1,8 @@
 /** `mms pull`: download GGUF files into the models folder, with a progress bar, before serving. */
-import { configuredModelFiles } from '../backends/llama-cpp/configured-models.js';
+import { configuredModelFiles } from './configured-models.js';
 import { ModelDownloadError, modelFile } from '../backends/llama-cpp/model-file.js';
-import { ConfigError, loadConfig } from '../config/load-config.js';
+import { loadConfig } from '../config/load-config.js';
+import { ConfigError } from '../support/config-error.js';
 
 interface PullTarget {
   model: string;

@@ -6,7 +6,7 @@
  * compose file or a shell means "not given", not port 0.
  */
 import { apiKey } from '../config/config-schema.js';
-import { ConfigError } from '../config/load-config.js';
+import { ConfigError } from '../support/config-error.js';
 
 /** pino's levels that the help names; a typo would otherwise surface as pino's stack trace. */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;

@@ -9,7 +9,8 @@
  */
 import type { ModelDownloadError } from '../backends/llama-cpp/model-file.js';
 import type { ModelConfig } from '../config/config-schema.js';
-import { ConfigError, loadConfig } from '../config/load-config.js';
+import { loadConfig } from '../config/load-config.js';
+import { ConfigError } from '../support/config-error.js';
 import type { ModelRegistry } from '../models/model-registry.js';
 import { defaultDataFolder, resolveSigningKey, type SigningKeys } from '../signing/signing-key.js';
 import { serveSettings, type ServeFlags, type ServeSettings } from './serve-settings.js';
@@ -144,7 +145,7 @@ async function missingModels(
   configFolder: string,
   configPath: string | undefined,
 ): Promise<string> {
-  const { configuredModelFiles } = await import('../backends/llama-cpp/configured-models.js');
+  const { configuredModelFiles } = await import('./configured-models.js');
   const missing = configuredModelFiles(models, configFolder).filter((file) => file.remote && file.path === undefined);
   const folders = new Set(missing.map((file) => file.location));
   const oneFolder = folders.size === 1 ? [...folders][0] : undefined;

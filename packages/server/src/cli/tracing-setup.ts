@@ -9,7 +9,7 @@
  *
  * A program that embeds the service (buildApp) sets up its own SDK instead.
  */
-import { ConfigError } from '../config/load-config.js';
+import { ConfigError } from '../support/config-error.js';
 
 /** What `serve` stops, after the last reply, so that the last spans are exported. */
 export interface Tracing {

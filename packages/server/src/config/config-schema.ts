@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { MAX_REQUEST_BYTES } from '@model-messages/protocol';
 import { backendConfig, type BackendConfig } from '../backends/backend-config.js';
-import { fallbackOnlyViolations, withPlacedDefaults } from '../backends/backend-defaults.js';
+import { fallbackOnlyViolations, withPlacedDefaults } from '../backends/backend-placement.js';
 import { fallbackConfig } from '../backends/fallback/fallback-config.js';
 import { keyConfig, limitsConfig } from './key-config.js';
 
@@ -76,7 +76,7 @@ export const modelConfig = z
         context.addIssue({ code: 'custom', path: ['backends', index + 1, field], message });
     });
   })
-  // Defaults that depend on a backend's place in its list (backends/backend-defaults.ts).
+  // Defaults that depend on a backend's place in its list (backends/backend-placement.ts).
   .transform((model) => ({
     ...model,
     backend: model.backend === undefined ? undefined : withPlacedDefaults([model.backend])[0],

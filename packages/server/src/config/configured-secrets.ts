@@ -1,10 +1,13 @@
 /**
  * What the config holds that no reply may show (http/reply-redaction.ts): every secret (the
- * service's own API keys and signing key, each backend's apiKey or the value of its apiKeyEnv,
- * the search provider's key, the limits' Redis URL and its password) and every address the
- * service is configured to reach (each backend's baseURL, the search provider's, the Redis's). Read once, when the app is built: an environment
- * variable changed later is not searched for, and is not used by the backend either.
+ * service's own API keys and signing key, each backend's secrets and the values of the variables
+ * it names, the search provider's key, the limits' Redis URL and its password) and every address
+ * the service is configured to reach (each backend's, the search provider's, the Redis's). A
+ * backend's are the fields its kind declares (BackendKind.configStrings; issue 33: no hand-kept
+ * list of kinds here, which a new kind could miss). Read once, when the app is built: an
+ * environment variable changed later is not searched for, and is not used by the backend either.
  */
+import { backendKindOf } from '../backends/backend-kinds.js';
 import { modelBackends, type ServiceConfig } from './config-schema.js';
 
 export interface ConfiguredSecrets {
@@ -21,9 +24,17 @@ export function configuredSecrets(
   const baseURLs: string[] = [];
   for (const model of config.models) {
     for (const backend of modelBackends(model)) {
-      if (backend.type !== 'messages-upstream' && backend.type !== 'openai-compatible') continue;
-      secrets.push(backend.apiKey, backend.apiKeyEnv === undefined ? undefined : environment[backend.apiKeyEnv]);
-      baseURLs.push(backend.baseURL);
+      const strings = backendKindOf(backend).configStrings;
+      const value = (field: string) => stringField(backend, field);
+      secrets.push(...strings.secrets.map(value));
+      for (const field of strings.secretVariables) {
+        const variable = value(field);
+        secrets.push(variable === undefined ? undefined : environment[variable]);
+      }
+      for (const field of strings.addresses) {
+        const address = value(field);
+        if (address !== undefined) baseURLs.push(address);
+      }
     }
   }
   // A redis: URL has no origin (URL gives "null"): its forms are its host:port and host name.
@@ -42,6 +53,12 @@ export function configuredSecrets(
     secrets: secrets.filter((secret): secret is string => secret !== undefined && secret !== ''),
     addresses: [...baseURLs.flatMap(addressForms), ...redisForms],
   };
+}
+
+/** A config's string field by name; undefined when it is unset or not a string. */
+function stringField(config: object, field: string): string | undefined {
+  const value: unknown = Reflect.get(config, field);
+  return typeof value === 'string' ? value : undefined;
 }
 
 /**

@@ -5,12 +5,9 @@ import { describeIssue } from '@model-messages/protocol';
 import { serviceConfig, type ServiceConfig } from './config-schema.js';
 import { defaultConfig } from './default-config.js';
 import { KEY_HASH_PREFIX } from './key-config.js';
-import { keyId, sha256Hex } from '../observability/key-id.js';
-import { AliasPattern, isAliasPattern } from '../models/alias-pattern.js';
-
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
+import { keyId, sha256Hex } from '../support/key-id.js';
+import { AliasPattern, isAliasPattern } from '../support/alias-pattern.js';
+import { ConfigError } from '../support/config-error.js';
 
 export interface LoadedConfig {
   config: ServiceConfig;
@@ -80,7 +77,7 @@ export function validateConfig(input: unknown, source: string, overrides: Config
 /**
  * Each key is one identity: an id given twice would merge two keys' limits and usage, and a key
  * given twice (two entries with one hash, or a plain key whose hash an entry holds) would be
- * counted as whichever comes first. A plain key's id (observability/key-id.ts) is taken too.
+ * counted as whichever comes first. A plain key's id (support/key-id.ts) is taken too.
  */
 function checkKeyIdentities(config: ServiceConfig, source: string): void {
   const ids = new Map<string, string>(config.apiKeys.map((key, index) => [keyId(key), `apiKeys.${index}`]));

@@ -1,4 +1,4 @@
-import { uniqueId } from './unique-id.js';
+import { uniqueId } from '../support/unique-id.js';
 
 /** Ids are always ours: an incoming request-id header is never trusted or echoed. */
 export function newRequestId(): string {

@@ -1,10 +1,10 @@
 /**
  * Who is calling: the key a request carried, as the edge found it (http/auth.ts). A plain key
  * (the config's apiKeys) may use every model, with no limits, and is named by its hash's prefix
- * (observability/key-id.ts); a key of the config's `keys` by its own id, with its models and limits.
+ * (support/key-id.ts); a key of the config's `keys` by its own id, with its models and limits.
  */
 import type { KeyConfig } from '../config/key-config.js';
-import { keyId } from '../observability/key-id.js';
+import { keyId } from '../support/key-id.js';
 import { ModelPermission } from './model-permission.js';
 
 /** A key's limits, each undefined when not set. */

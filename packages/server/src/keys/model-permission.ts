@@ -1,13 +1,13 @@
 /**
  * The models one key may use (config `keys[].models`): names and `*` patterns, matched as model
- * aliases are (models/alias-pattern.ts). A request passes when the name it sends or the model id
+ * aliases are (support/alias-pattern.ts). A request passes when the name it sends or the model id
  * that name resolves to is listed, so that a key given a model may call it by any of its names.
  *
  * A refusal names only what the request sent: never the models the key may use, nor whether the
  * name it sent is a configured model at all (an unknown name outside the list is a 403 too).
  */
 import { ServiceError } from '@model-messages/protocol';
-import { AliasPattern, isAliasPattern } from '../models/alias-pattern.js';
+import { AliasPattern, isAliasPattern } from '../support/alias-pattern.js';
 import type { ModelEntry, ModelRegistry } from '../models/model-registry.js';
 
 export class ModelPermission {

@@ -17,7 +17,7 @@
 import { ServiceError } from '@model-messages/protocol';
 import type { LimitsConfig } from '../config/key-config.js';
 import type { ClientKey, KeyLimits } from '../keys/client-key.js';
-import type { ServiceEvent } from '../observability/service-events.js';
+import type { LimitStoreEvent } from './limit-store-event.js';
 import type { LimitStore } from './limit-store.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
 import { RedisLimitStore } from './redis-limit-store.js';
@@ -54,10 +54,10 @@ export class KeyLimiter {
     private readonly shared: LimitStore | undefined,
     private readonly onStoreError: LimitsConfig['onStoreError'],
     /** Where the store's state changes go: the log (observability/event-log.ts). */
-    private readonly report: (event: ServiceEvent) => void,
+    private readonly report: (event: LimitStoreEvent) => void,
   ) {}
 
-  static fromConfig(config: LimitsConfig, report: (event: ServiceEvent) => void): KeyLimiter {
+  static fromConfig(config: LimitsConfig, report: (event: LimitStoreEvent) => void): KeyLimiter {
     const shared =
       config.store.type === 'redis'
         ? new RedisLimitStore({

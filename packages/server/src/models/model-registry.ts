@@ -5,12 +5,12 @@ import type { Backend, BackendReadiness } from '../backends/backend.js';
 import { createBackend } from '../backends/create-backend.js';
 import { FallbackBackend } from '../backends/fallback/fallback-backend.js';
 import { fallbackConfig } from '../backends/fallback/fallback-config.js';
-import type { LoadMode } from '../backends/llama-cpp/llama-cpp-backend.js';
+import type { LoadMode } from '../backends/backend-kind.js';
 import { modelBackends, type ModelConfig } from '../config/config-schema.js';
-import { FieldError } from '../config/field-error.js';
-import { ConfigError } from '../config/load-config.js';
-import { ServiceEvents } from '../observability/service-events.js';
-import { AliasPattern, isAliasPattern } from './alias-pattern.js';
+import { FieldError } from '../support/field-error.js';
+import { ConfigError } from '../support/config-error.js';
+import { ModelEvents } from './model-events.js';
+import { AliasPattern, isAliasPattern } from '../support/alias-pattern.js';
 
 export interface ModelEntry {
   profile: ModelProfile;
@@ -49,7 +49,7 @@ export class ModelRegistry {
    */
   constructor(
     entries: ModelEntry[],
-    readonly events = new ServiceEvents(),
+    readonly events = new ModelEvents(),
   ) {
     this.entries = entries;
     // Ids first, so that an id wins even over an alias the config check would have refused.
@@ -72,7 +72,7 @@ export class ModelRegistry {
     configFolder: string,
     options: { now?: () => number; warn?: (line: string) => void } = {},
   ): ModelRegistry {
-    const events = new ServiceEvents();
+    const events = new ModelEvents();
     const entries = models.map((model, modelIndex): ModelEntry => {
       const profile: ModelProfile = {
         id: model.id,
@@ -89,11 +89,18 @@ export class ModelRegistry {
       const warn = options.warn
         ? (line: string) => options.warn!(`${model.id}: ${line}`)
         : (message: string) => report({ type: 'warning', message });
-      const backendOptions = { now: options.now, warn, report, load: model.load };
       const backends = configs.map((config, backendIndex) => {
         const modelLabel = model.backends ? `model ${model.id} (backends.${backendIndex})` : `model ${model.id}`;
         try {
-          return createBackend(config, configFolder, profile, { ...backendOptions, modelLabel });
+          return createBackend(config, {
+            configFolder,
+            profile,
+            load: model.load,
+            modelLabel,
+            report,
+            warn,
+            now: options.now,
+          });
         } catch (error) {
           // A backend that cannot be built is a config error: name the field, as the config's checks do.
           const where = model.backends

@@ -2,7 +2,7 @@
  * The access log: one line per request at `info`, written when the request ends (a stream when
  * its last event is out, or when its client went away: `disconnected`). Every field is an id,
  * a name, a code, a count or a time; none is request or response text, and the key is named by
- * its id (key-id.ts). docs/deployment.md has the table of fields.
+ * its id (support/key-id.ts). docs/deployment.md has the table of fields.
  */
 import type { RequestRecord } from './request-record.js';
 

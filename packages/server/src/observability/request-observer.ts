@@ -5,14 +5,13 @@
  */
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import type { BodyMemoryBudget } from '../http/body-memory-budget.js';
 import type { KeyLimiter } from '../limits/key-limiter.js';
 import type { ModelRegistry } from '../models/model-registry.js';
 import { accessLogLine } from './access-log.js';
 import { logEvent } from './event-log.js';
 import type { RequestRecord } from './request-record.js';
 import type { ServiceEvent } from './service-events.js';
-import { ServiceMetrics } from './service-metrics.js';
+import { ServiceMetrics, type BodyBudgetGauges } from './service-metrics.js';
 import { endRequestSpan, startRequest } from './tracing.js';
 
 export class RequestObserver {
@@ -23,7 +22,7 @@ export class RequestObserver {
     private readonly log: Logger,
     registry: ModelRegistry,
     limiter: KeyLimiter,
-    bodyBudget: BodyMemoryBudget,
+    bodyBudget: BodyBudgetGauges,
   ) {
     this.metrics = new ServiceMetrics(registry, limiter, bodyBudget);
     this.unsubscribe = registry.events.subscribe((event) => this.report(event));

@@ -13,7 +13,7 @@ export class RequestRecord {
   readonly startedAt = performance.now();
   /** The route that answered, as registered (`/v1/models/:id`); undefined when none did (404). */
   route: string | undefined;
-  /** The id of the API key the request carried (observability/key-id.ts), once it was checked. */
+  /** The id of the API key the request carried (support/key-id.ts), once it was checked. */
   keyId: string | undefined;
   /** The model name the client sent (messages and count_tokens). */
   requestedModel: string | undefined;

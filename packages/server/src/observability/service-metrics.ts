@@ -12,7 +12,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { FallbackBackend } from '../backends/fallback/fallback-backend.js';
 import type { CircuitState } from '../backends/fallback/circuit-breaker.js';
-import type { BodyMemoryBudget } from '../http/body-memory-budget.js';
 import type { KeyLimiter, LimiterStats } from '../limits/key-limiter.js';
 import type { ModelRegistry } from '../models/model-registry.js';
 import { BucketCounts } from './bucket-counts.js';
@@ -114,6 +113,18 @@ class CountTable {
   }
 }
 
+/**
+ * What the metrics read of the app's budget of memory for request bodies
+ * (http/body-memory-budget.ts). Named here rather than imported: the HTTP edge sits above
+ * observability, whose request records it carries (issue 33).
+ */
+export interface BodyBudgetGauges {
+  /** Memory held now by the bodies of requests in flight, in bytes. */
+  readonly heldBytes: number;
+  /** Requests refused because their body did not fit, since the app started. */
+  readonly refusals: number;
+}
+
 /** The token counters: each a sum over the request series, by the labels it names. */
 const TOKEN_COUNTERS: ReadonlyArray<{
   name: string;
@@ -160,7 +171,7 @@ export class ServiceMetrics {
   constructor(
     private readonly models: ModelRegistry,
     limiter: KeyLimiter,
-    bodyBudget: BodyMemoryBudget,
+    bodyBudget: BodyBudgetGauges,
   ) {
     processRegistry();
     const series = (): RequestSeries[] => this.requests.all();

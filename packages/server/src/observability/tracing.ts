@@ -110,7 +110,7 @@ export function endEngineSpan(
   error: unknown,
 ): void {
   span.setAttributes({
-    'gen_ai.provider.name': providerName(backend.name),
+    'gen_ai.provider.name': backend.telemetryName ?? backend.name,
     'gen_ai.response.model': model,
     'gen_ai.usage.output_tokens': outputTokens,
     'mms.backend': backend.name,
@@ -153,7 +153,7 @@ async function tracedTokenCount(
     failSpan(span, error);
     throw error;
   } finally {
-    span.setAttributes({ 'gen_ai.provider.name': providerName(backend.name), 'mms.backend': backend.name });
+    span.setAttributes({ 'gen_ai.provider.name': backend.telemetryName ?? backend.name, 'mms.backend': backend.name });
     span.end();
   }
 }
@@ -162,19 +162,4 @@ function failSpan(span: Span, error: unknown): void {
   const code = error instanceof ServiceError ? error.code : 'internal';
   span.setAttribute('error.type', code);
   span.setStatus({ code: SpanStatusCode.ERROR, message: code });
-}
-
-/**
- * `gen_ai.provider.name` of a backend: the engine, as the conventions name a provider by the
- * telemetry flavour it speaks. A fallback list's member label loses its `#n`; a list not yet
- * chosen (its count failed everywhere) has no single provider.
- */
-export function providerName(backendName: string): string {
-  const name = backendName.replace(/#\d+$/, '');
-  if (name.includes(',')) return 'mms.fallback';
-  if (name === 'llama-cpp') return 'llama.cpp';
-  if (name === 'messages-upstream') return 'anthropic';
-  if (name === 'scripted') return 'mms.scripted';
-  const engine = name.startsWith('openai-compatible:') ? name.slice('openai-compatible:'.length) : name;
-  return engine === 'generic' ? 'openai' : engine;
 }

@@ -13,21 +13,16 @@
  *   every result must answer one of those calls, once, and nothing but results may follow the last
  *   call. Otherwise it is a prefill, refused with tool use.
  * - Web search results whose content verifies become readable to the model
- *   (tools/web-search/encrypted-content.ts); others stay unreadable, and are not refused.
+ *   (search-content.ts); others stay unreadable, and are not refused.
  */
 import { ServiceError, usesTools, type ContentBlockParam, type ConversationRequest } from '@model-messages/protocol';
-import { admitSearchResults } from '../tools/web-search/encrypted-content.js';
+import { isServerResultType } from '../tool-kinds/server-tool-kinds.js';
+import { admitSearchResults } from './search-content.js';
 import { serverCallIdVerifies } from './server-call-id.js';
 import { turnStartOf } from './server-call-signing.js';
 import type { Signer } from './signer.js';
 import { thinkingSignatureVerifies } from './thinking-signature.js';
 import { resultDigest, TurnDigest } from './turn-digest.js';
-
-const SERVER_RESULT_TYPES: ReadonlySet<string> = new Set([
-  'web_search_tool_result',
-  'web_fetch_tool_result',
-  'code_execution_tool_result',
-]);
 
 export function checkSignedBlocks(request: ConversationRequest, signer: Signer): void {
   // Indexed loops rather than callbacks or entries(): every request passes here, most with
@@ -73,7 +68,7 @@ function pausedTurnProblem(
   for (const [position, block] of blocks.entries()) {
     if (block.type === 'server_tool_use') {
       const result = blocks.find(
-        (candidate, at) => at > position && SERVER_RESULT_TYPES.has(candidate.type) && answers(candidate) === block.id,
+        (candidate, at) => at > position && isServerResultType(candidate.type) && answers(candidate) === block.id,
       );
       if (result === undefined)
         return `${position}: the server_tool_use block has no result after it in this turn; a paused turn holds every call's result`;
@@ -82,7 +77,7 @@ function pausedTurnProblem(
         return `${position}: the server_tool_use block's id does not verify: this service made no such call, answered by that result, after this conversation and the blocks before it`;
       unanswered.add(block.id);
       lastCall = position;
-    } else if (SERVER_RESULT_TYPES.has(block.type)) {
+    } else if (isServerResultType(block.type)) {
       if (!unanswered.delete(answers(block)))
         return `${position}: the ${block.type} block answers no unanswered server_tool_use before it in this turn`;
     }
@@ -90,7 +85,7 @@ function pausedTurnProblem(
   }
   // Each call's id covers the blocks before it and its result: words after the last call are
   // covered by none, so a paused turn has only that call's results after it.
-  const after = blocks.findIndex((block, position) => position > lastCall && !SERVER_RESULT_TYPES.has(block.type));
+  const after = blocks.findIndex((block, position) => position > lastCall && !isServerResultType(block.type));
   if (after >= 0)
     return `${after}: a ${blocks[after]!.type} block after the turn's last server_tool_use; a paused turn ends on its calls' results`;
   return undefined;

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError } from '../config/load-config.js';
+import { ConfigError } from '../support/config-error.js';
 import { MIN_KEY_BYTES } from './signer.js';
 
 /** The key file's name in the data folder. */

@@ -14,6 +14,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import type { ContentBlock, ContentBlockParam, MessageParam } from '@model-messages/protocol';
 import { canonicalJson } from '../json-schema/canonical-json.js';
+import { isServerResultType } from '../tool-kinds/server-tool-kinds.js';
 import { addField } from './signer.js';
 
 export type TurnBlock = ContentBlock | ContentBlockParam;
@@ -67,14 +68,8 @@ export function contentBlocks(content: string | readonly ContentBlockParam[]): r
   return typeof content === 'string' ? [{ type: 'text', text: content }] : content;
 }
 
-const SERVER_RESULT_TYPES: ReadonlySet<string> = new Set([
-  'web_search_tool_result',
-  'web_fetch_tool_result',
-  'code_execution_tool_result',
-]);
-
 function digestedFields(block: TurnBlock): string[] {
-  if (SERVER_RESULT_TYPES.has(block.type)) {
+  if (isServerResultType(block.type)) {
     const result = block as { type: string; tool_use_id: string; content?: unknown };
     return [result.type, result.tool_use_id, resultDigest(result)];
   }

@@ -92,7 +92,7 @@ export class MessageEncoder {
         this.cacheCreationInputTokens = part.cacheCreation ?? 0;
         return;
       case 'server-tool-usage':
-        this.serverToolUse = { web_search_requests: part.webSearchRequests, web_fetch_requests: part.webFetchRequests };
+        this.serverToolUse = part.usage;
         return;
       case 'finish':
         this.finish(part.stopReason, part.stopSequence, events);

@@ -3,7 +3,7 @@
  * no indices and no message framing (the encoder adds both). Keeping parts this close to the
  * wire events means one assembler folds either of them into content blocks.
  */
-import type { ContentBlock, ContentBlockDelta, StopReason } from '@model-messages/protocol';
+import type { ContentBlock, ContentBlockDelta, ServerToolUse, StopReason } from '@model-messages/protocol';
 
 export type StreamPart =
   /** Opens a block. text/thinking/tool_use start empty; a server tool result block starts whole. */
@@ -26,6 +26,6 @@ export type StreamPart =
    */
   | { type: 'input-tokens'; count: number; cacheRead?: number; cacheCreation?: number }
   /** Server tool requests run so far in this turn (the agent loop counts them). */
-  | { type: 'server-tool-usage'; webSearchRequests: number; webFetchRequests: number }
+  | { type: 'server-tool-usage'; usage: ServerToolUse }
   /** The step's end. Always the last part of a backend step. */
   | { type: 'finish'; stopReason: StopReason; stopSequence: string | null };

@@ -1,8 +1,14 @@
-/** The server tools this service runs itself, by tool name; the rest answer `unavailable`. */
-import { SERVER_TOOL_NAMES, type ServerToolResultBlock, type ServerToolUseBlock } from '@model-messages/protocol';
+/**
+ * The server tools this service runs itself: one runner per tool of the list
+ * (tool-kinds/server-tool-kinds.ts), found by the call's name; a name no tool has answers
+ * `unavailable`. The runners' table is keyed by the list's names (issue 33), so a tool listed
+ * there does not type check until its runner is here.
+ */
+import type { ServerToolResultBlock, ServerToolUseBlock } from '@model-messages/protocol';
 import { unavailableServerTools, type ServerToolRunner, type ToolCallContext } from '../agent/server-tool-runner.js';
 import { codeExecutionConfig } from '../config/config-schema.js';
 import type { Signer } from '../signing/signer.js';
+import { SERVER_TOOL_KINDS, serverToolKindOfResult, type ServerToolName } from '../tool-kinds/server-tool-kinds.js';
 import { CodeExecutionTool, type CodeExecutionOptions } from './code-execution/code-execution-tool.js';
 import type { CodeRunner } from './code-execution/code-runner.js';
 import type { HostLookup } from './web-fetch/guarded-agent.js';
@@ -27,41 +33,55 @@ export interface ToolProviders {
   hostLookup?: HostLookup;
 }
 
-export class ServiceTools implements ServerToolRunner {
-  private readonly webFetch: WebFetchTool;
-  private readonly webSearch: WebSearchTool;
-  private readonly codeExecution: CodeExecutionTool;
+/** The config of the tools (the config's `serverTools`); a tool left out runs with its defaults. */
+export interface ServerToolOptions {
+  webFetch: WebFetchOptions;
+  webSearch?: WebSearchOptions;
+  codeExecution?: CodeExecutionOptions;
+}
 
-  /** `signer` signs the search results' content (web-search/encrypted-content.ts). */
-  constructor(
-    options: { webFetch: WebFetchOptions; webSearch?: WebSearchOptions; codeExecution?: CodeExecutionOptions },
-    signer: Signer,
-    providers: ToolProviders = {},
-  ) {
-    this.webFetch = new WebFetchTool(options.webFetch, providers.hostLookup);
-    this.webSearch = new WebSearchTool(options.webSearch ?? NO_WEB_SEARCH, signer);
-    // The sandbox loads nothing until the first execution (unless warmAtStart), so this is cheap.
-    this.codeExecution = new CodeExecutionTool(
-      options.codeExecution ?? codeExecutionConfig.parse({}),
-      providers.codeRunner,
-    );
+/** One tool's runner: runs its calls, cuts a result it made to fewer characters, and closes. */
+interface ToolRunner {
+  run(call: ServerToolUseBlock, context: ToolCallContext): Promise<ServerToolResultBlock>;
+  fit(result: ServerToolResultBlock, characters: number): ServerToolResultBlock;
+  close(): Promise<void>;
+}
+
+/** What a runner is built from. */
+interface RunnerSources {
+  options: ServerToolOptions;
+  /** Signs the search results' content (signing/search-content.ts). */
+  signer: Signer;
+  providers: ToolProviders;
+}
+
+const RUNNERS: Record<ServerToolName, (sources: RunnerSources) => ToolRunner> = {
+  web_search: ({ options, signer }) => new WebSearchTool(options.webSearch ?? NO_WEB_SEARCH, signer),
+  web_fetch: ({ options, providers }) => new WebFetchTool(options.webFetch, providers.hostLookup),
+  // The sandbox loads nothing until the first execution (unless warmAtStart), so this is cheap.
+  code_execution: ({ options, providers }) =>
+    new CodeExecutionTool(options.codeExecution ?? codeExecutionConfig.parse({}), providers.codeRunner),
+};
+
+export class ServiceTools implements ServerToolRunner {
+  private readonly runners: ReadonlyMap<string, ToolRunner>;
+
+  constructor(options: ServerToolOptions, signer: Signer, providers: ToolProviders = {}) {
+    const sources = { options, signer, providers };
+    this.runners = new Map(SERVER_TOOL_KINDS.map((kind) => [kind.name, RUNNERS[kind.name](sources)]));
   }
 
   run(call: ServerToolUseBlock, context: ToolCallContext): Promise<ServerToolResultBlock> {
-    if (call.name === SERVER_TOOL_NAMES.webFetch) return this.webFetch.run(call, context);
-    if (call.name === SERVER_TOOL_NAMES.webSearch) return this.webSearch.run(call, context);
-    if (call.name === SERVER_TOOL_NAMES.codeExecution) return this.codeExecution.run(call, context);
-    return unavailableServerTools.run(call, context);
+    return (this.runners.get(call.name) ?? unavailableServerTools).run(call, context);
   }
 
   /** Each tool cuts its own results, as it cuts them to their share when it makes them. */
   fit(result: ServerToolResultBlock, characters: number): ServerToolResultBlock {
-    if (result.type === 'web_fetch_tool_result') return this.webFetch.fit(result, characters);
-    if (result.type === 'web_search_tool_result') return this.webSearch.fit(result, characters);
-    return this.codeExecution.fit(result, characters);
+    const runner = this.runners.get(serverToolKindOfResult(result.type)?.name ?? '');
+    return runner ? runner.fit(result, characters) : result;
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.webFetch.close(), this.webSearch.close(), this.codeExecution.close()]);
+    await Promise.all([...this.runners.values()].map((runner) => runner.close()));
   }
 }

@@ -2,8 +2,9 @@
  * The one description of a model call that every backend receives (docs/architecture.md, "The
  * model call"): the conversation as the model sees it, the table of tools it is offered, what its
  * output must be, and the sampling settings. Built once per step from the validated request by
- * build-model-call.ts; a backend only maps it to its engine's format and never reads the wire
- * request, so no decision about what the model is told is made twice.
+ * call-builder/build-model-call.ts; a backend only maps it to its engine's format and never reads
+ * the wire request, so no decision about what the model is told is made twice. The builder lives
+ * outside backends/ (issue 33): a backend imports these types, never the builder.
  */
 import type { Effort, ModelProfile } from '@model-messages/protocol';
 
@@ -61,7 +62,7 @@ export interface ToolCallPart {
 /**
  * What a tool gave back. A client tool's result arrives in a user turn; a server tool's result
  * stands in the assistant turn, after its call, and its content is already the text the model
- * reads (server-results.ts), never the wire block.
+ * reads (tool-kinds/server-results.ts), never the wire block.
  */
 export interface ToolResultPart {
   type: 'tool-result';
@@ -80,7 +81,7 @@ export type AssistantPart = TextPart | ThinkingPart | RedactedThinkingPart | Too
  * engine that takes a turn's text as one string joins its text parts with a blank line, so that
  * what were separate blocks or messages stay apart. A `system` turn is a caller's instruction at
  * its place in the conversation (a `role: "system"` message); it never stands between a turn's
- * tool calls and their results (conversation.ts).
+ * tool calls and their results (call-builder/conversation.ts).
  */
 export type Turn =
   | { role: 'user'; parts: UserPart[] }

@@ -1,5 +1,5 @@
 /**
- * The words that tell the model what its output must be (output-target.ts). An engine that
+ * The words that tell the model what its output must be (call-builder/output-target.ts). An engine that
  * enforces the target by its own means (a named tool_choice, a Messages upstream) needs no words;
  * one that guides the output by grammar or schema, or only checks it afterwards, puts
  * `targetInstruction` into the system prompt, so that the model knows the meaning of what the

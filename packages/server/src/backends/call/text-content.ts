@@ -41,7 +41,7 @@ export function documentText(part: DocumentPart, backend: string): string {
  * A tool's result as one text: its text parts and documents, one per line; an image in it is
  * refused (an engine that takes images passes the result without them and sends them apart). A
  * client's error result starts with `Error:`; a server tool's result already says what failed
- * (server-results.ts).
+ * (tool-kinds/server-results.ts).
  */
 export function toolResultText(part: ToolResultPart, backend: string): string {
   const text = part.content

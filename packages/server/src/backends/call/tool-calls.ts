@@ -3,7 +3,7 @@
  * `server_tool_use` block (the turn loop runs it), a call of a client tool a `tool_use` block.
  */
 import { ServiceError, type ContentBlock } from '@model-messages/protocol';
-import { uniqueId } from '../../http/unique-id.js';
+import { uniqueId } from '../../support/unique-id.js';
 import type { OfferedTool } from './model-call.js';
 
 /** The block that opens the model's call of `tool`, its input still to stream. */

@@ -11,7 +11,7 @@ export interface CircuitBreakerOptions {
   failureThreshold: number;
   cooldownMs: number;
   now: () => number;
-  /** Told of every change of state, for the log (observability/service-events.ts). */
+  /** Told of every change of state, for the log (../backend-events.ts). */
   onChange?: (from: CircuitState, to: CircuitState) => void;
 }
 

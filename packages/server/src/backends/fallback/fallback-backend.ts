@@ -11,7 +11,7 @@
  * its circuit is open.
  */
 import { ServiceError } from '@model-messages/protocol';
-import type { BackendReport } from '../../observability/service-events.js';
+import type { BackendReport } from '../backend-events.js';
 import type { Backend, BackendReadiness, TokenCountPurpose } from '../backend.js';
 import type { ModelCall, ModelPrompt } from '../call/model-call.js';
 import type { Cancellation } from '../cancellation.js';
@@ -49,8 +49,12 @@ export function isRetryableFailure(error: unknown): boolean {
   return !(error instanceof ServiceError) || RETRYABLE_CODES.has(error.code);
 }
 
+/** A list's telemetry name before one of several backends has answered: no one provider yet. */
+const LIST_TELEMETRY_NAME = 'mms.fallback';
+
 export class FallbackBackend implements Backend {
   readonly name: string;
+  readonly telemetryName: string | undefined;
   private readonly members: readonly Member[];
   private readonly report: BackendReport;
 
@@ -72,6 +76,7 @@ export class FallbackBackend implements Backend {
       return { label, backend, breaker };
     });
     this.name = this.members.map((member) => member.label).join(',');
+    this.telemetryName = this.members.length > 1 ? LIST_TELEMETRY_NAME : backends[0]!.telemetryName;
   }
 
   /**
@@ -79,7 +84,7 @@ export class FallbackBackend implements Backend {
    * `requestId` names the request in the log's fallback events.
    */
   forRequest(requestId?: string): Backend {
-    return new FallbackRequest(this.members, this.name, this.report, requestId);
+    return new FallbackRequest(this.members, this.name, this.telemetryName, this.report, requestId);
   }
 
   stream(call: ModelCall, cancellation: Cancellation): AsyncIterable<StreamPart[]> {
@@ -134,12 +139,17 @@ class FallbackRequest implements Backend {
   constructor(
     private readonly members: readonly Member[],
     private readonly listName: string,
+    private readonly listTelemetryName: string | undefined,
     private readonly report: BackendReport,
     private readonly requestId: string | undefined,
   ) {}
 
   get name(): string {
     return this.answeredBy?.label ?? this.listName;
+  }
+
+  get telemetryName(): string | undefined {
+    return this.answeredBy ? this.answeredBy.backend.telemetryName : this.listTelemetryName;
   }
 
   /**

@@ -274,7 +274,7 @@ async function settleEnvelope(
   return true;
 }
 
-/** `{"name": ..., "input": ...}` for one of several tools (output-target.ts toolEnvelopeSchema). */
+/** `{"name": ..., "input": ...}` for one of several tools (call/output-instructions.ts toolEnvelopeSchema). */
 function envelopeCall(text: string, tools: readonly OfferedTool[]): { tool: OfferedTool; inputJson: string } {
   let parsed: { name?: unknown; input?: unknown };
   try {

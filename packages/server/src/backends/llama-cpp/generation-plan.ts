@@ -19,7 +19,7 @@ export interface GenerationPlan {
   functions: ChatModelFunctions | undefined;
   /** The strict tools among `functions`: an input that fails one is generated again under its grammar, which must compile. */
   strictCalls: StructuredTarget[];
-  /** Instruction added to the system prompt (the output target's, output-target.ts). */
+  /** Instruction added to the system prompt (the output target's, call-builder/output-target.ts). */
   instruction: string | undefined;
 }
 

@@ -8,9 +8,10 @@
 import { open } from 'node:fs/promises';
 import type { ModelProfile } from '@model-messages/protocol';
 import type { Backend, BackendReadiness } from '../backend.js';
+import type { BackendContext, LoadMode } from '../backend-kind.js';
 import type { Cancellation } from '../cancellation.js';
 import type { ModelCall, ModelPrompt } from '../call/model-call.js';
-import type { BackendReport } from '../../observability/service-events.js';
+import type { BackendReport } from '../backend-events.js';
 import type { StreamPart } from '../../streaming/stream-part.js';
 import type { LlamaCppBackendConfig } from './llama-cpp-config.js';
 import type { LoadedModel } from './loaded-model.js';
@@ -19,10 +20,9 @@ import { modelFile } from './model-file.js';
 /** The first bytes of every GGUF file. */
 const GGUF_MAGIC = 'GGUF';
 
-export type LoadMode = 'eager' | 'lazy';
-
 export class LlamaCppBackend implements Backend {
   readonly name = 'llama-cpp';
+  readonly telemetryName: string;
   /** Its tokenizer is in process (loaded-model.ts): a turn's context budget counts exactly. */
   readonly countsTokensInProcess = true;
   private modelPath: Promise<string> | undefined;
@@ -30,14 +30,22 @@ export class LlamaCppBackend implements Backend {
   /** For GET /ready: whether the model is in memory, on its way, or failed the last time. */
   private loadState: 'not loaded' | 'loading' | 'loaded' | 'failed to load' = 'not loaded';
 
+  private readonly configFolder: string;
+  private readonly profile: ModelProfile;
+  private readonly loadMode: LoadMode;
+  /** Where model loads, downloads and regenerations are reported. */
+  private readonly report: BackendReport;
+
   constructor(
     private readonly config: LlamaCppBackendConfig,
-    private readonly configFolder: string,
-    private readonly profile: ModelProfile,
-    private readonly loadMode: LoadMode = 'eager',
-    /** Where model loads, downloads and regenerations are reported (observability/service-events.ts). */
-    private readonly report: BackendReport = () => undefined,
-  ) {}
+    context: Pick<BackendContext, 'configFolder' | 'profile' | 'load' | 'report' | 'telemetryName'>,
+  ) {
+    this.configFolder = context.configFolder;
+    this.profile = context.profile;
+    this.loadMode = context.load;
+    this.report = context.report;
+    this.telemetryName = context.telemetryName;
+  }
 
   /**
    * Finds the GGUF, downloading it first if it is remote and not cached, and checks that it is

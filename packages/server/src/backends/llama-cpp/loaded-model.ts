@@ -22,7 +22,7 @@ import type { Cancellation } from '../cancellation.js';
 import type { ModelCall, ModelPrompt, OfferedTool } from '../call/model-call.js';
 import type { Regenerated } from '../call/output-check.js';
 import { thinkingBudget } from '../call/thinking-budget.js';
-import type { BackendReport } from '../../observability/service-events.js';
+import type { BackendReport } from '../backend-events.js';
 import type { StreamPart } from '../../streaming/stream-part.js';
 import { promptTooLong } from '../prompt-too-long.js';
 import { toChatHistory } from './chat-history.js';
@@ -51,7 +51,7 @@ export class LoadedModel {
     private readonly pool: SequencePool,
     /** Chat wrappers with the model's thinking switch on and off. */
     private readonly wrappers: { thinking: ChatWrapper; plain: ChatWrapper },
-    /** Where a regeneration is reported (observability/service-events.ts). */
+    /** Where a regeneration is reported (../backend-events.ts). */
     private readonly report: BackendReport,
   ) {}
 

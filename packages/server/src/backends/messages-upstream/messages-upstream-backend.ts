@@ -15,9 +15,10 @@ import {
   type ModelProfile,
 } from '@model-messages/protocol';
 import type { Agent } from 'undici';
-import { undici } from '../../http/undici.js';
+import { undici } from '../../support/undici.js';
 import { DispatchedResponse } from '../dispatched-response.js';
 import type { Backend, BackendReadiness } from '../backend.js';
+import type { BackendContext } from '../backend-kind.js';
 import type { ModelCall, ModelPrompt } from '../call/model-call.js';
 import type { Cancellation } from '../cancellation.js';
 import { answeredReadiness, PROBE_TIMEOUT_MS, ReadinessProbe, unreachable } from '../readiness-probe.js';
@@ -34,6 +35,7 @@ const MAX_MODEL_BODY_LENGTH = 1024 * 1024;
 
 export class MessagesUpstreamBackend implements Backend {
   readonly name = 'messages-upstream';
+  readonly telemetryName: string;
   private readonly agent: Agent;
   private readonly origin: string;
   private readonly basePath: string;
@@ -49,12 +51,10 @@ export class MessagesUpstreamBackend implements Backend {
 
   constructor(
     private readonly config: MessagesUpstreamBackendConfig,
-    profile: ModelProfile,
-    /** Which model, and where in its backends list: `model mid (backends.1)`. */
-    modelLabel = `model ${profile.id}`,
-    /** The clock of the readiness probe's cache; tests pass their own. */
-    now: () => number = Date.now,
+    context: Pick<BackendContext, 'profile' | 'modelLabel' | 'now' | 'telemetryName'>,
   ) {
+    const { profile, modelLabel } = context;
+    this.telemetryName = context.telemetryName;
     const url = new URL(config.baseURL);
     this.origin = url.origin;
     this.basePath = url.pathname.replace(/\/+$/, '');
@@ -80,7 +80,7 @@ export class MessagesUpstreamBackend implements Backend {
           (status) => answeredReadiness(this.name, status),
           () => unreachable(this.name),
         ),
-      now,
+      context.now,
     );
   }
 

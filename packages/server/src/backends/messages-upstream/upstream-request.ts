@@ -221,7 +221,7 @@ function userBlock(part: UserPart): WireBlock {
   }
 }
 
-/** A server tool's result is the text the model reads (server-results.ts), flagged when it is an error. */
+/** A server tool's result is the text the model reads (tool-kinds/server-results.ts), flagged when it is an error. */
 function toolResultBlock(part: ToolResultPart): WireBlock {
   return {
     type: 'tool_result',

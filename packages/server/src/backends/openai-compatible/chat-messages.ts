@@ -151,7 +151,7 @@ function appendAssistantTurn(messages: ChatMessage[], parts: readonly AssistantP
       case 'tool-result':
         pushAssistant(messages, segment, options);
         segment = emptySegment();
-        // A server tool's result is text (server-results.ts): nothing to send apart.
+        // A server tool's result is text (tool-kinds/server-results.ts): nothing to send apart.
         messages.push(toolMessage(part, options));
         break;
       case 'redacted-thinking':

@@ -7,7 +7,7 @@
  */
 import { SseParser, type SseFrame } from '@model-messages/protocol';
 import type { Agent } from 'undici';
-import { undici } from '../../http/undici.js';
+import { undici } from '../../support/undici.js';
 import type { Cancellation } from '../cancellation.js';
 import { DispatchedResponse } from '../dispatched-response.js';
 import type { ChatCompletionChunk, ChatCompletionRequest } from './chat-types.js';

@@ -10,6 +10,7 @@
  */
 import { ServiceError } from '@model-messages/protocol';
 import type { Backend, BackendReadiness, TokenCountPurpose } from '../backend.js';
+import type { BackendContext } from '../backend-kind.js';
 import type { Cancellation } from '../cancellation.js';
 import type { ModelCall, ModelPrompt, OfferedTool } from '../call/model-call.js';
 import {
@@ -22,7 +23,7 @@ import {
 } from '../call/output-check.js';
 import { notOfferedError, toolCallBlock } from '../call/tool-calls.js';
 import { answeredReadiness, PROBE_TIMEOUT_MS, ReadinessProbe, unreachable } from '../readiness-probe.js';
-import type { BackendReport } from '../../observability/service-events.js';
+import type { BackendReport } from '../backend-events.js';
 import type { StreamPart } from '../../streaming/stream-part.js';
 import { toChatRequest } from './chat-request.js';
 import type { ChatCompletionRequest, ChatMessage } from './chat-types.js';
@@ -48,22 +49,9 @@ interface StepState {
   cancellation: Cancellation;
 }
 
-export interface OpenAiCompatibleOptions {
-  /** Where a warning goes (a tokenizer endpoint that fails); the service's log by default. */
-  warn?: (line: string) => void;
-  /** Where regenerations are reported, for the log and the metrics (observability/service-events.ts). */
-  report?: BackendReport;
-  /** The clock, in milliseconds; tests pass their own. */
-  now?: () => number;
-  /**
-   * The model this backend serves, and its place in a backends list (`model mid (backends.1)`):
-   * how error replies that concern the backend's own configuration name it, never by its address.
-   */
-  modelLabel?: string;
-}
-
 export class OpenAiCompatibleBackend implements Backend {
   readonly name: string;
+  readonly telemetryName: string;
   private readonly profile: EngineProfile;
   private readonly client: EngineClient;
   private readonly counter: PromptTokenCounter;
@@ -73,11 +61,12 @@ export class OpenAiCompatibleBackend implements Backend {
 
   constructor(
     private readonly config: OpenAiCompatibleBackendConfig,
-    options: OpenAiCompatibleOptions = {},
+    options: Pick<BackendContext, 'warn' | 'report' | 'now' | 'modelLabel' | 'telemetryName'>,
   ) {
     this.name = `openai-compatible:${config.engine}`;
+    this.telemetryName = options.telemetryName;
     this.profile = ENGINE_PROFILES[config.engine];
-    this.report = options.report ?? (() => undefined);
+    this.report = options.report;
     const apiKey = config.apiKey ?? (config.apiKeyEnv ? process.env[config.apiKeyEnv] : undefined);
     this.client = new EngineClient({ ...config, apiKey, modelLabel: options.modelLabel });
     this.counter = new PromptTokenCounter({

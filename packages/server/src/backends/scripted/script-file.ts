@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { describeIssue } from '@model-messages/protocol';
-import { FieldError } from '../../config/field-error.js';
+import { FieldError } from '../../support/field-error.js';
 
 const jsonObject = z.record(z.string(), z.unknown());
 

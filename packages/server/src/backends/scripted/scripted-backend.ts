@@ -23,6 +23,7 @@ export class ScriptedBackend implements Backend {
   constructor(
     private readonly config: ScriptedBackendConfig,
     scriptPath: string | undefined,
+    readonly telemetryName: string,
   ) {
     this.script = scriptPath ? loadScript(scriptPath) : [];
   }

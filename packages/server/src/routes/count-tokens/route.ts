@@ -9,7 +9,7 @@ import { readJsonBody } from '../../http/request-body.js';
 import type { Router } from '../../http/router.js';
 import { resolvePermitted } from '../../keys/model-permission.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
-import { buildModelPrompt } from '../../backends/call/build-model-call.js';
+import { buildModelPrompt } from '../../call-builder/build-model-call.js';
 import { promptTooLong } from '../../backends/prompt-too-long.js';
 import { traceTokenCount } from '../../observability/tracing.js';
 import { checkSignedBlocks } from '../../signing/signed-blocks-check.js';

@@ -17,7 +17,7 @@ import { checkMessageRules, parseMessageRequest } from '@model-messages/protocol
 import { runTurn } from '../../agent/run-turn.js';
 import type { ServerToolRunner } from '../../agent/server-tool-runner.js';
 import type { Backend } from '../../backends/backend.js';
-import { buildModelPrompt } from '../../backends/call/build-model-call.js';
+import { buildModelPrompt } from '../../call-builder/build-model-call.js';
 import type { Cancellation } from '../../backends/cancellation.js';
 import type { ClientKey } from '../../keys/client-key.js';
 import { resolvePermitted } from '../../keys/model-permission.js';
@@ -29,7 +29,7 @@ import { traceTokenCount } from '../../observability/tracing.js';
 import { checkSignedBlocks } from '../../signing/signed-blocks-check.js';
 import type { Signer } from '../../signing/signer.js';
 import { MessageEncoder } from '../../streaming/message-encoder.js';
-import { uniqueId } from '../../http/unique-id.js';
+import { uniqueId } from '../../support/unique-id.js';
 import { MessageEvents } from './message-events.js';
 
 export interface MessageServices {

@@ -7,7 +7,7 @@
  */
 import { callableFromCode, SERVER_TOOL_NAMES, SERVER_TOOL_TYPES, type MessageRequest } from '@model-messages/protocol';
 import type { HostFunction } from './code-runner.js';
-import { readableText } from '../web-search/encrypted-content.js';
+import { readableText } from '../../tool-kinds/readable-search-results.js';
 
 /** The tool input's main field, which code may also pass positionally. */
 const FIRST_PARAMETERS: Record<string, string> = {

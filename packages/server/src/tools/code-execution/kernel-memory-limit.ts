@@ -22,7 +22,16 @@
  */
 import { cgroupFolderProblem } from './sandbox-cgroup.js';
 import type { SandboxPlatform } from './sandbox-platform.js';
-import type { SandboxProcess } from './sandbox-process.js';
+
+/**
+ * What measuring needs of the sandbox it loads (a SandboxProcess): named here rather than
+ * imported, since sandbox-process.ts imports this file's limit (issue 33: no import circles).
+ */
+export interface ProbeSandbox {
+  readonly ready: Promise<void>;
+  addressSpacePeakKb(): Promise<number>;
+  dispose(): Promise<void>;
+}
 
 export type KernelMemoryLimit =
   { kind: 'cgroup'; folder: string } | { kind: 'address-space'; bytes: number } | { kind: 'none' };
@@ -33,7 +42,7 @@ export async function chooseKernelMemoryLimit(
   platform: SandboxPlatform,
   memoryMb: number,
   cgroupFolder: string | undefined,
-  startProbe: () => SandboxProcess,
+  startProbe: () => ProbeSandbox,
 ): Promise<KernelMemoryLimit> {
   const problem = cgroupFolder === undefined ? undefined : await cgroupFolderProblem(cgroupFolder);
   if (cgroupFolder !== undefined && problem === undefined) return { kind: 'cgroup', folder: cgroupFolder };

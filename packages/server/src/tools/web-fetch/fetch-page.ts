@@ -6,7 +6,7 @@
  * connection until the time limit.
  */
 import type { Agent, Dispatcher } from 'undici';
-import { undici } from '../../http/undici.js';
+import { undici } from '../../support/undici.js';
 import type { AddressPolicy } from './address-policy.js';
 import { decodeBody } from './body-encoding.js';
 import { assertUrlAllowed } from './guarded-agent.js';

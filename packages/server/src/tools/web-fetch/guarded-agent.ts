@@ -6,7 +6,7 @@
 import { promises as dns, type LookupAddress, type LookupAllOptions } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import type { Agent } from 'undici';
-import { undici } from '../../http/undici.js';
+import { undici } from '../../support/undici.js';
 import type { AddressPolicy } from './address-policy.js';
 import { bareHost } from './bare-host.js';
 

@@ -45,7 +45,7 @@ export interface FetchContext {
 
 export class WebFetchTool {
   private readonly policy: AddressPolicy;
-  /** Made at the first fetch, so that a service that never fetches never loads undici (http/undici.ts). */
+  /** Made at the first fetch, so that a service that never fetches never loads undici (support/undici.ts). */
   private agent: Agent | undefined;
   private readonly converter: HtmlConverter;
 

@@ -4,7 +4,7 @@
  * every failure turned into the public error code a model can act on: 429 is
  * `too_many_requests` (try later), anything else `unavailable`.
  */
-import { undici } from '../../http/undici.js';
+import { undici } from '../../support/undici.js';
 import { SearchFailure } from './search-provider.js';
 
 /** A results page is tens of kilobytes; far more than that is not a search API answering. */

@@ -3,7 +3,7 @@
  * provider. The result block has the public API's shape:
  * `{type: 'web_search_tool_result', tool_use_id, content: [{type: 'web_search_result', url,
  * title, page_age, encrypted_content}]}`, where `encrypted_content` carries the text a model
- * reads (encrypted-content.ts). Failures are the public error block with `invalid_tool_input`
+ * reads (signing/search-content.ts). Failures are the public error block with `invalid_tool_input`
  * (no query), `query_too_long`, `too_many_requests` (the provider answered 429) or `unavailable`
  * (no provider configured, or it failed or timed out); `max_uses_exceeded` is the loop's.
  * `allowed_domains` / `blocked_domains` filter the results (tools/domain-filter.ts). The results
@@ -22,7 +22,8 @@ import { errorResultFor, serverToolError, serverToolRefusal } from '../../agent/
 import { DomainFilter } from '../domain-filter.js';
 import { createSearchProvider, type SearchProviderConfig } from './create-provider.js';
 import type { Signer } from '../../signing/signer.js';
-import { encodeSearchContent, markReadable, readableText } from './encrypted-content.js';
+import { encodeSearchContent } from '../../signing/search-content.js';
+import { markReadable, readableText } from '../../tool-kinds/readable-search-results.js';
 import { fitResults, MIN_SEARCH_CHARACTERS } from './fit-results.js';
 import { SearchFailure, type SearchHit, type SearchProvider } from './search-provider.js';
 
@@ -123,7 +124,7 @@ export class WebSearchTool {
     return this.provider?.close() ?? Promise.resolve();
   }
 
-  /** A hit as a `web_search_result`, its text encoded and readable to this service (encrypted-content.ts). */
+  /** A hit as a `web_search_result`, its text encoded and readable to this service (signing/search-content.ts). */
   private resultOf(hit: SearchHit): SearchResult {
     const result: SearchResult = {
       type: 'web_search_result',

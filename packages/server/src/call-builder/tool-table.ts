@@ -3,46 +3,10 @@
  * schemas, and server tools as plain tools whose calls the turn loop runs in this service (server
  * tools run here for every backend). A server tool's input is the public API's input of that tool.
  */
-import {
-  isCustomTool,
-  SERVER_TOOL_NAMES,
-  toolReferences,
-  type ConversationRequest,
-  type ToolParam,
-} from '@model-messages/protocol';
+import { isCustomTool, toolReferences, type ConversationRequest, type ToolParam } from '@model-messages/protocol';
+import { serverToolKind } from '../tool-kinds/server-tool-kinds.js';
 import { cacheHint } from './cache-hint.js';
-import type { OfferedTool } from './model-call.js';
-
-const SERVER_TOOLS: Record<string, { description: string; inputSchema: Record<string, unknown> }> = {
-  [SERVER_TOOL_NAMES.webSearch]: {
-    description: 'Search the web. Returns the title, URL and an excerpt of each result.',
-    inputSchema: {
-      type: 'object',
-      properties: { query: { type: 'string', description: 'What to search for.' } },
-      required: ['query'],
-      additionalProperties: false,
-    },
-  },
-  [SERVER_TOOL_NAMES.webFetch]: {
-    description:
-      'Fetch a web page or document by URL and return its text. Only URLs that already appear in the conversation can be fetched.',
-    inputSchema: {
-      type: 'object',
-      properties: { url: { type: 'string', description: 'The URL to fetch.' } },
-      required: ['url'],
-      additionalProperties: false,
-    },
-  },
-  [SERVER_TOOL_NAMES.codeExecution]: {
-    description: 'Run Python code in a sandbox and return its standard output, standard error and return code.',
-    inputSchema: {
-      type: 'object',
-      properties: { code: { type: 'string', description: 'The Python code to run.' } },
-      required: ['code'],
-      additionalProperties: false,
-    },
-  },
-};
+import type { OfferedTool } from '../backends/call/model-call.js';
 
 /**
  * A tool with `defer_loading` is left out of what the model is told until it is loaded: a
@@ -83,8 +47,9 @@ function offeredTool(tool: ToolParam, index: number): OfferedTool {
       ...cache,
     };
   }
-  const known = SERVER_TOOLS[tool.name]!;
-  return { name: tool.name, ...known, strict: false, server: true, where: `tools.${index}`, ...cache };
+  // What the model is told of a server tool is its descriptor's (tool-kinds/).
+  const { description, inputSchema } = serverToolKind(tool.name)!.offer;
+  return { name: tool.name, description, inputSchema, strict: false, server: true, where: `tools.${index}`, ...cache };
 }
 
 /** `input_examples` reach the model with the description, as one JSON object per line. */

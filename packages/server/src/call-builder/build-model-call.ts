@@ -1,7 +1,8 @@
 /**
- * Builds the model call (model-call.ts) from the validated request: the prompt once per request,
- * then each step's call from it. The only place besides the turn loop that reads the wire request
- * on behalf of a backend.
+ * Builds the model call (backends/call/model-call.ts) from the validated request: the prompt once
+ * per request, then each step's call from it. The only place besides the turn loop that reads the
+ * wire request on behalf of a backend; the routes and the turn loop import it, a backend never
+ * does (issue 33: the layering test keeps backends/ off this folder).
  */
 import {
   requestThinks,
@@ -14,7 +15,7 @@ import {
 import { withoutClientMetadata } from './client-metadata.js';
 import { clearEarlierThinking, thinkingTurnsKept } from './context-management.js';
 import { conversationTurns, systemTextParts, withTurnSoFar } from './conversation.js';
-import type { ModelCall, ModelPrompt } from './model-call.js';
+import type { ModelCall, ModelPrompt } from '../backends/call/model-call.js';
 import { outputTarget } from './output-target.js';
 import { toolTable } from './tool-table.js';
 

@@ -7,7 +7,7 @@
  * evaluation across conversations (llama-cpp's kept sequences, vLLM's prefix cache). So the
  * model is not shown it.
  */
-import type { TextPart } from './model-call.js';
+import type { TextPart } from '../backends/call/model-call.js';
 
 const BILLING_HEADER = /^x-anthropic-billing-header: [^\n]*$/;
 

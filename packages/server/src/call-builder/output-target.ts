@@ -1,6 +1,6 @@
 /** What the model's output must be, from `tool_choice` and `output_config.format`. */
 import type { ConversationRequest } from '@model-messages/protocol';
-import type { FormatTarget, OfferedTool, OutputTarget } from './model-call.js';
+import type { FormatTarget, OfferedTool, OutputTarget } from '../backends/call/model-call.js';
 
 export const FORMAT_WHERE = 'output_config.format.schema';
 

@@ -1,7 +1,7 @@
 /**
  * The request's messages, and this turn's earlier steps, as the turns a model sees. Decided here
  * once for every engine: turns of one role in a row are one turn (the public API joins them too);
- * a server tool's result is readable text (server-results.ts); a text document is its text; every
+ * a server tool's result is readable text (tool-kinds/server-results.ts); a text document is its text; every
  * block that an engine may have to refuse keeps its place in the request, so the refusal names it.
  * A `system` message is a system turn where it stands, except between an assistant turn's tool
  * calls and the user turn that answers them: chat formats want results right after their calls,
@@ -10,9 +10,9 @@
  */
 import type { ContentBlock, ContentBlockParam, MessageParam, ToolReferenceBlockParam } from '@model-messages/protocol';
 import { cacheHint } from './cache-hint.js';
-import type { AssistantPart, DocumentPart, ImagePart, TextPart, Turn, UserPart } from './model-call.js';
-import { hiddenThinking } from '../../signing/thinking-signature.js';
-import { isErrorResult, isServerResult, serverResultText } from './server-results.js';
+import type { AssistantPart, DocumentPart, ImagePart, TextPart, Turn, UserPart } from '../backends/call/model-call.js';
+import { hiddenThinking } from '../signing/thinking-signature.js';
+import { isErrorResult, isServerResult, serverResultText } from '../tool-kinds/server-results.js';
 
 type ImageBlock = Extract<ContentBlockParam, { type: 'image' }>;
 type DocumentBlock = Extract<ContentBlockParam, { type: 'document' }>;

@@ -2,24 +2,23 @@
  * `encrypted_content` of a `web_search_result`. In the public API it is opaque to clients: they
  * keep it and send it back, and only the service can read it. Here it is this service's own
  * readable encoding of the result's text, with a tag over the result's URL and text
- * (signing/signer.ts): `mms2:<tag>.<base64url of the UTF-8 text>`. It is not a secret: a client
+ * (signer.ts): `mms2:<tag>.<base64url of the UTF-8 text>`. It is not a secret: a client
  * can read the text, but cannot change it, or move it to another URL, and still have the model
  * read it as search content (docs/decisions/0014-signed-server-blocks.md).
  *
- * What a model reads of a result is its readable text (`readableText`): the text of a result this
- * service made, or of one that came back in a request with a tag that verifies, admitted once by
- * the check on the way in (signing/signed-blocks-check.ts). The backends that render results
- * read it there, with no key. Any other content (another service's, an older format, a forgery)
- * has none, and reads as "not readable by this service" (result-text.ts).
+ * What a model reads of a result is its readable text (tool-kinds/readable-search-results.ts):
+ * the text of a result this service made, or of one that came back in a request with a tag that
+ * verifies, admitted once by the check on the way in (signed-blocks-check.ts). The call builder
+ * reads it there, with no key. Any other content (another service's, an older format, a forgery)
+ * has none, and reads as "not readable by this service" (tool-kinds/web-search-kind.ts). It sits
+ * with the other signed things, below the tools, since the check on the way in needs it (issue 33).
  */
-import type { Signer } from '../../signing/signer.js';
+import { markReadable } from '../tool-kinds/readable-search-results.js';
+import type { Signer } from './signer.js';
 
 /** Not in the base64url alphabet, so never mistaken for a bare payload; the version allows a change. */
 const PREFIX = 'mms2:';
 const PURPOSE = 'search-content/1';
-
-/** Readable texts by result object: weakly held, so they go with the request or turn they belong to. */
-const readable = new WeakMap<object, string>();
 
 export function encodeSearchContent(signer: Signer, url: string, text: string): string {
   return `${PREFIX}${signer.tag(PURPOSE, [url, text])}.${Buffer.from(text, 'utf8').toString('base64url')}`;
@@ -33,16 +32,6 @@ export function decodeSearchContent(signer: Signer, url: string, encrypted: stri
   if (dot < 0 || !/^[A-Za-z0-9_-]*$/.test(payload)) return undefined;
   const text = Buffer.from(payload, 'base64url').toString('utf8');
   return signer.verifies(encrypted.slice(PREFIX.length, dot), PURPOSE, [url, text]) ? text : undefined;
-}
-
-/** Makes `result`'s text readable: one the search tool just made, or one whose tag verified. */
-export function markReadable(result: object, text: string): void {
-  readable.set(result, text);
-}
-
-/** A `web_search_result`'s text as a model reads it; undefined when this service cannot vouch for it. */
-export function readableText(result: object): string | undefined {
-  return readable.get(result);
 }
 
 /**

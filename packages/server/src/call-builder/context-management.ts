@@ -5,7 +5,7 @@
  * changed, only the prompt: so the count of input tokens is what the model reads.
  */
 import type { ContextManagementParam } from '@model-messages/protocol';
-import type { Turn } from './model-call.js';
+import type { Turn } from '../backends/call/model-call.js';
 
 /** Assistant turns whose thinking the model sees; Infinity without an edit, as before the edit existed. */
 export function thinkingTurnsKept(contextManagement: ContextManagementParam | undefined): number {

@@ -1,11 +1,12 @@
 /**
  * The GGUF files a config's llama-cpp backends need, each found or not without the network:
  * what `mms pull --config` fetches, and what `mms serve` lists when it cannot fetch them, so that
- * one command gets every missing model rather than one per try.
+ * one command gets every missing model rather than one per try. It reads the service's config,
+ * so it sits with the commands rather than in backends/llama-cpp/, below the config (issue 33).
  */
 import { resolve } from 'node:path';
-import { modelBackends, type ModelConfig } from '../../config/config-schema.js';
-import { findModelFile, isRemoteModel, modelsFolderFor } from './model-file.js';
+import { modelBackends, type ModelConfig } from '../config/config-schema.js';
+import { findModelFile, isRemoteModel, modelsFolderFor } from '../backends/llama-cpp/model-file.js';
 
 export interface ConfiguredModelFile {
   /** The model entry that uses it (a fallback list may hold more than one llama-cpp member). */

@@ -1,0 +1,22 @@
+/**
+ * A server tool's result block in a request, as the model reads it: the readable text its tool's
+ * descriptor gives (server-tool-kinds.ts), the same for every engine, never the wire block.
+ */
+import type { ContentBlockParam, ServerToolResultType } from '@model-messages/protocol';
+import { isServerResultType, serverToolKindOfResult } from './server-tool-kinds.js';
+
+export type ServerResultBlock = Extract<ContentBlockParam, { type: ServerToolResultType }>;
+
+export function isServerResult(block: ContentBlockParam): block is ServerResultBlock {
+  return isServerResultType(block.type);
+}
+
+/** An error result: `{type: "<block type>_error", error_code}`. */
+export function isErrorResult(block: ServerResultBlock): boolean {
+  const content = block.content;
+  return !Array.isArray(content) && typeof content.type === 'string' && content.type.endsWith('_error');
+}
+
+export function serverResultText(block: ServerResultBlock): string {
+  return serverToolKindOfResult(block.type)!.resultText(block.content);
+}

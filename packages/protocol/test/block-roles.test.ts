@@ -5,13 +5,10 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkConversationRules } from '../src/endpoint-rules.js';
-import { ServiceError } from '../src/errors.js';
-import type { ModelProfile } from '../src/model-profile.js';
 import { parseCountTokensRequest } from '../src/parse-request.js';
 import { contentBlockParam } from '../src/request-schema.js';
+import { assistant, refusal, user } from './rules-verdict.js';
 
-const model: ModelProfile = { id: 'mid', tier: 'mid', generation: 'newer', contextWindow: 4096, maxOutputTokens: 2048 };
 const tools = [
   { name: 'lookup', description: 'Look it up.', input_schema: { type: 'object' } },
   { type: 'web_search_20260209', name: 'web_search' },
@@ -56,22 +53,6 @@ const SERVER_CALLS = [
   { name: 'web_fetch', input: { url: 'https://example.com/' } },
   { name: 'code_execution', input: { code: 'print(2 + 2)' } },
 ];
-
-/** The endpoint rules' verdict on `messages`: undefined when accepted, else the refusal's message. */
-function refusal(messages: unknown[], extra: Record<string, unknown> = {}): string | undefined {
-  const request = parseCountTokensRequest({ model: 'mid', messages, ...extra });
-  try {
-    checkConversationRules(request, model);
-    return undefined;
-  } catch (error) {
-    assert.ok(error instanceof ServiceError, String(error));
-    assert.equal(error.code, 'invalid_request');
-    return error.message;
-  }
-}
-
-const user = (content: unknown) => ({ role: 'user', content });
-const assistant = (content: unknown) => ({ role: 'assistant', content });
 
 describe('a block in the turn it cannot stand in is refused by its path', () => {
   test('the samples cover every block type the request schema takes in a turn', () => {

@@ -4,27 +4,8 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkConversationRules } from '../src/endpoint-rules.js';
-import { ServiceError } from '../src/errors.js';
-import type { ModelProfile } from '../src/model-profile.js';
-import { parseCountTokensRequest } from '../src/parse-request.js';
+import { assistant, refusal, user } from './rules-verdict.js';
 
-const model: ModelProfile = { id: 'mid', tier: 'mid', generation: 'newer', contextWindow: 4096, maxOutputTokens: 2048 };
-
-function refusal(messages: unknown[]): string | undefined {
-  const request = parseCountTokensRequest({ model: 'mid', messages });
-  try {
-    checkConversationRules(request, model);
-    return undefined;
-  } catch (error) {
-    assert.ok(error instanceof ServiceError, String(error));
-    assert.equal(error.code, 'invalid_request');
-    return error.message;
-  }
-}
-
-const user = (content: unknown) => ({ role: 'user', content });
-const assistant = (content: unknown) => ({ role: 'assistant', content });
 const text = (words: string) => ({ type: 'text', text: words });
 
 describe('content that may not be empty', () => {

@@ -122,6 +122,51 @@ describe('limits in Redis', { skip: missing }, () => {
     }
   });
 
+  test('two replicas on one Redis share one day quota: past it, each answers 429 with retry-after at midnight UTC', async () => {
+    const shared = prefix();
+    const [first, second] = await Promise.all([
+      replica(redis, shared, { tokensPerDay: 80 }),
+      replica(redis, shared, { tokensPerDay: 80 }),
+    ]);
+    try {
+      let spent = 0;
+      let input = 0;
+      let refusedAt: number | undefined;
+      for (let sent = 0; sent < 20 && refusedAt === undefined; sent += 1) {
+        const service = sent % 2 === 0 ? first : second;
+        const outcome = await ask(service).catch((error: unknown) => error);
+        if (outcome instanceof Anthropic.APIError) refusedAt = sent;
+        else if (outcome instanceof Error) throw outcome;
+        else {
+          const { data, response } = outcome as Awaited<ReturnType<typeof ask>>;
+          // Each replica's reply tells the shared count: the other replica's requests included.
+          assert.equal(
+            response.headers.get('mms-quota-tokens-day-remaining'),
+            String(80 - spent - data.usage.input_tokens),
+          );
+          spent += data.usage.input_tokens + data.usage.output_tokens;
+          input = data.usage.input_tokens;
+        }
+      }
+      assert.ok(refusedAt !== undefined && refusedAt >= 2, `refused at ${refusedAt}`);
+      const midnight = new Date();
+      midnight.setUTCHours(24, 0, 0, 0);
+      for (const service of [first, second]) {
+        const refused = await failure(ask(service));
+        assert.equal(refused.status, 429);
+        assert.equal(refused.type, 'rate_limit_error');
+        const retryAfter = Number(refused.headers?.get('retry-after'));
+        assert.ok(Math.abs(retryAfter - (midnight.getTime() - Date.now()) / 1000) <= 2, String(retryAfter));
+        // Too little left for the prompt and one output token (the last reply's output may still
+        // be on its way to Redis: it is charged once the reply has ended).
+        const left = Number(refused.headers?.get('mms-quota-tokens-day-remaining'));
+        assert.ok(left < input + 1 && left >= Math.max(0, 80 - spent), `${left} left`);
+      }
+    } finally {
+      await Promise.all([first.close(), second.close()]);
+    }
+  });
+
   test('two replicas on one Redis share one concurrency limit', async () => {
     const shared = prefix();
     const [first, second] = await Promise.all([

@@ -121,7 +121,9 @@ export class App {
     const logOptions = { level: options.logLevel ?? 'silent' };
     this.log = options.logDestination ? pino(logOptions, options.logDestination) : pino(logOptions);
     const listen = options.config.listen;
-    this.limiter = KeyLimiter.fromConfig(options.config.limits, (event) => this.observer.report(event));
+    this.limiter = KeyLimiter.fromConfig(options.config.limits, options.config.dataFolder, (event) =>
+      this.observer.report(event),
+    );
     this.bodyBudget = new BodyMemoryBudget(listen.maxBodyMemoryInFlight ?? defaultMaxBodyMemoryInFlight());
     this.observer = new RequestObserver(this.log, options.registry, this.limiter, this.bodyBudget);
     this.keys = new ApiKeyCheck(options.config.apiKeys, options.config.keys);

@@ -12,6 +12,15 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { postJson, scriptedModels, startService, TEST_API_KEY, type RunningService } from '@model-messages/testing';
+import type { LiveRequest as ConsoleLiveRequest } from '../packages/server/console/src/admin-types.js';
+import type { LiveRequest } from '../packages/server/src/observability/live-feed.js';
+
+/**
+ * The console, a browser project of its own, declares the replies it reads rather than import the
+ * server's sources: the type check fails here when its copy of a request entry and the feed's part.
+ */
+type Same<First, Second> = [First] extends [Second] ? ([Second] extends [First] ? true : false) : false;
+export const CONSOLE_READS_THE_FEED_AS_IT_IS: Same<ConsoleLiveRequest, LiveRequest> = true;
 
 const ADMIN = 'mms-admin-key-0123456789abcdef';
 const TEAM = 'mms-team-key-0123456789abcdef';

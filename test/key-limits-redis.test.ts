@@ -20,6 +20,7 @@ import {
 
 const KEY = 'mms-shared-key-0123456789abcdef';
 const HASH = `sha256:${createHash('sha256').update(KEY).digest('hex')}`;
+const ADMIN = 'mms-shared-admin-0123456789abcdef';
 const missing = redisServerMissing();
 /** A model whose stream lasts, to hold a place in flight. */
 const SLOW_MODEL = {
@@ -62,7 +63,10 @@ function replica(
   return startService(
     {
       models: [...scriptedModels(), SLOW_MODEL],
-      keys: [{ id: 'shared', hash: HASH, limits }],
+      keys: [
+        { id: 'shared', hash: HASH, limits },
+        { id: 'ops', hash: `sha256:${createHash('sha256').update(ADMIN).digest('hex')}`, admin: true },
+      ],
       limits: { store: { type: 'redis', url: redis.url, keyPrefix: prefix, timeoutMs: 2_000 }, onStoreError },
     },
     process.cwd(),
@@ -162,6 +166,41 @@ describe('limits in Redis', { skip: missing }, () => {
         const left = Number(refused.headers?.get('mms-quota-tokens-day-remaining'));
         assert.ok(left < input + 1 && left >= Math.max(0, 80 - spent), `${left} left`);
       }
+    } finally {
+      await Promise.all([first.close(), second.close()]);
+    }
+  });
+
+  test("two replicas on one Redis add to one usage history, which either replica's console reads (issue 37)", async () => {
+    const shared = prefix();
+    const [first, second] = await Promise.all([
+      replica(redis, shared, { requestsPerMinute: 100 }),
+      replica(redis, shared, { requestsPerMinute: 100 }),
+    ]);
+    try {
+      let tokens = 0;
+      for (const service of [first, second, second]) {
+        const { data } = await ask(service);
+        tokens += data.usage.input_tokens + data.usage.output_tokens;
+      }
+      const usage = async (service: RunningService) => {
+        const response = await fetch(`${service.baseURL}/v1/admin/usage?range=day`, {
+          headers: { 'x-api-key': ADMIN, 'anthropic-version': '2023-06-01' },
+        });
+        assert.equal(response.status, 200);
+        const { data } = (await response.json()) as {
+          data: Array<{ key_id: string; requests: number; input_tokens: number; output_tokens: number }>;
+        };
+        const rows = data.filter((row) => row.key_id === 'shared');
+        return {
+          requests: rows.reduce((sum, row) => sum + row.requests, 0),
+          tokens: rows.reduce((sum, row) => sum + row.input_tokens + row.output_tokens, 0),
+        };
+      };
+      // Each replica writes its own counts when asked: the first reads its one request, the
+      // second, asked after both wrote, reads all three.
+      assert.equal((await usage(first)).requests, 1);
+      assert.deepEqual(await usage(second), { requests: 3, tokens });
     } finally {
       await Promise.all([first.close(), second.close()]);
     }

@@ -259,7 +259,7 @@ export class ServiceMetrics {
     );
     this.counter(
       'mms_rate_limited_total',
-      "Message requests answered 429 by their API key's limits, by key id and the limit reached (requests, inputTokens, outputTokens, concurrent).",
+      "Message requests answered 429 by their API key's limits, by key id and the limit reached (requests, inputTokens, outputTokens, concurrent, tokensPerDay, tokensPerMonth).",
       ['key', 'limit'],
       () => refusalValues(limiter.stats),
     );

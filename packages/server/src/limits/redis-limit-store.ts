@@ -99,7 +99,11 @@ export class RedisLimitStore implements LimitStore {
       return client;
     });
     this.renewal = setInterval(() => void this.renewLeases(), LEASE_MS / 3).unref();
-    this.usageHistory = new RedisUsageHistory(() => this.connection(), options.keyPrefix);
+    this.usageHistory = new RedisUsageHistory(
+      () => this.connection(),
+      options.keyPrefix,
+      (reply) => this.watch.within(reply, () => undefined),
+    );
   }
 
   async admit(keyId: string, limits: KeyLimits, inputTokens: number): Promise<Admission> {

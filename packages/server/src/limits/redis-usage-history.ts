@@ -25,6 +25,8 @@ export class RedisUsageHistory implements UsageHistoryStore {
   constructor(
     private readonly connection: () => Promise<Redis>,
     private readonly keyPrefix: string,
+    /** The store's reply watch (reply-watch.ts): a Redis that stays silent fails the call rather than holding it. */
+    private readonly within: <Value>(reply: Promise<Value>) => Promise<Value>,
   ) {}
 
   async add(at: number, usage: readonly KeyModelUsage[]): Promise<void> {
@@ -38,7 +40,7 @@ export class RedisUsageHistory implements UsageHistoryStore {
           if (row[count] !== 0) pipeline.hincrby(key, [row.keyId, row.model, count].join(SEPARATOR), row[count]);
       pipeline.pexpireat(key, bucket + spanMs + keptMs);
     }
-    const results = await pipeline.exec();
+    const results = await this.within(pipeline.exec());
     const failure = results?.find(([error]) => error !== null)?.[0];
     if (failure) throw failure;
   }
@@ -50,7 +52,7 @@ export class RedisUsageHistory implements UsageHistoryStore {
     for (let bucket = firstBucket(range, now); bucket <= now; bucket += spanMs) buckets.push(bucket);
     const pipeline = client.pipeline();
     for (const bucket of buckets) pipeline.hgetall(this.bucketKey(span, bucket));
-    const results = (await pipeline.exec()) ?? [];
+    const results = (await this.within(pipeline.exec())) ?? [];
     const rows: UsageBucket[] = [];
     results.forEach(([error, fields], index) => {
       if (error) throw error;

@@ -23,6 +23,7 @@ import { redisServerMissing, scriptedModels, startRedisServer, startService } fr
 import type { KeyLimits } from '../packages/server/src/keys/client-key.js';
 import { KeyLimiter } from '../packages/server/src/limits/key-limiter.js';
 import { RedisLimitStore } from '../packages/server/src/limits/redis-limit-store.js';
+import { openDatabase } from '../packages/server/src/limits/sqlite-database.js';
 import { positiveInteger } from './command-arguments.js';
 import { median } from './statistics.js';
 
@@ -45,6 +46,8 @@ const LIMITS: KeyLimits = {
   inputTokensPerMinute: 1_000_000_000,
   outputTokensPerMinute: 1_000_000_000,
   concurrent: 1_000,
+  tokensPerDay: undefined,
+  tokensPerMonth: undefined,
 };
 const PLAIN_KEY = 'bench-plain-key-0123456789';
 const LIMITED_KEY = 'bench-limited-key-0123456789';
@@ -110,7 +113,7 @@ async function main(): Promise<void> {
   const missing = redisServerMissing();
   if (missing !== undefined) throw new Error(`bench/key-limits.ts needs Redis: ${missing}`);
   const redis = await startRedisServer();
-  memoryLimiter = new KeyLimiter(undefined, 'refuse', () => undefined);
+  memoryLimiter = new KeyLimiter(openDatabase(undefined), 'refuse', () => undefined);
   const redisLimiter = new KeyLimiter(
     new RedisLimitStore({ url: redis.url, keyPrefix: 'bench:', timeoutMs: 1_000 }),
     'refuse',

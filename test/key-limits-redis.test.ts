@@ -20,6 +20,7 @@ import {
 
 const KEY = 'mms-shared-key-0123456789abcdef';
 const HASH = `sha256:${createHash('sha256').update(KEY).digest('hex')}`;
+const ADMIN = 'mms-shared-admin-0123456789abcdef';
 const missing = redisServerMissing();
 /** A model whose stream lasts, to hold a place in flight. */
 const SLOW_MODEL = {
@@ -62,7 +63,10 @@ function replica(
   return startService(
     {
       models: [...scriptedModels(), SLOW_MODEL],
-      keys: [{ id: 'shared', hash: HASH, limits }],
+      keys: [
+        { id: 'shared', hash: HASH, limits },
+        { id: 'ops', hash: `sha256:${createHash('sha256').update(ADMIN).digest('hex')}`, admin: true },
+      ],
       limits: { store: { type: 'redis', url: redis.url, keyPrefix: prefix, timeoutMs: 2_000 }, onStoreError },
     },
     process.cwd(),
@@ -117,6 +121,86 @@ describe('limits in Redis', { skip: missing }, () => {
         assert.equal(refused.type, 'rate_limit_error');
         assert.ok(Number(refused.headers?.get('retry-after')) >= 14, refused.headers?.get('retry-after') ?? '');
       }
+    } finally {
+      await Promise.all([first.close(), second.close()]);
+    }
+  });
+
+  test('two replicas on one Redis share one day quota: past it, each answers 429 with retry-after at midnight UTC', async () => {
+    const shared = prefix();
+    const [first, second] = await Promise.all([
+      replica(redis, shared, { tokensPerDay: 80 }),
+      replica(redis, shared, { tokensPerDay: 80 }),
+    ]);
+    try {
+      let spent = 0;
+      let input = 0;
+      let refusedAt: number | undefined;
+      for (let sent = 0; sent < 20 && refusedAt === undefined; sent += 1) {
+        const service = sent % 2 === 0 ? first : second;
+        const outcome = await ask(service).catch((error: unknown) => error);
+        if (outcome instanceof Anthropic.APIError) refusedAt = sent;
+        else if (outcome instanceof Error) throw outcome;
+        else {
+          const { data, response } = outcome as Awaited<ReturnType<typeof ask>>;
+          // Each replica's reply tells the shared count: the other replica's requests included.
+          assert.equal(
+            response.headers.get('mms-quota-tokens-day-remaining'),
+            String(80 - spent - data.usage.input_tokens),
+          );
+          spent += data.usage.input_tokens + data.usage.output_tokens;
+          input = data.usage.input_tokens;
+        }
+      }
+      assert.ok(refusedAt !== undefined && refusedAt >= 2, `refused at ${refusedAt}`);
+      const midnight = new Date();
+      midnight.setUTCHours(24, 0, 0, 0);
+      for (const service of [first, second]) {
+        const refused = await failure(ask(service));
+        assert.equal(refused.status, 429);
+        assert.equal(refused.type, 'rate_limit_error');
+        const retryAfter = Number(refused.headers?.get('retry-after'));
+        assert.ok(Math.abs(retryAfter - (midnight.getTime() - Date.now()) / 1000) <= 2, String(retryAfter));
+        // Too little left for the prompt and one output token (the last reply's output may still
+        // be on its way to Redis: it is charged once the reply has ended).
+        const left = Number(refused.headers?.get('mms-quota-tokens-day-remaining'));
+        assert.ok(left < input + 1 && left >= Math.max(0, 80 - spent), `${left} left`);
+      }
+    } finally {
+      await Promise.all([first.close(), second.close()]);
+    }
+  });
+
+  test("two replicas on one Redis add to one usage history, which either replica's console reads (issue 37)", async () => {
+    const shared = prefix();
+    const [first, second] = await Promise.all([
+      replica(redis, shared, { requestsPerMinute: 100 }),
+      replica(redis, shared, { requestsPerMinute: 100 }),
+    ]);
+    try {
+      let tokens = 0;
+      for (const service of [first, second, second]) {
+        const { data } = await ask(service);
+        tokens += data.usage.input_tokens + data.usage.output_tokens;
+      }
+      const usage = async (service: RunningService) => {
+        const response = await fetch(`${service.baseURL}/v1/admin/usage?range=day`, {
+          headers: { 'x-api-key': ADMIN, 'anthropic-version': '2023-06-01' },
+        });
+        assert.equal(response.status, 200);
+        const { data } = (await response.json()) as {
+          data: Array<{ key_id: string; requests: number; input_tokens: number; output_tokens: number }>;
+        };
+        const rows = data.filter((row) => row.key_id === 'shared');
+        return {
+          requests: rows.reduce((sum, row) => sum + row.requests, 0),
+          tokens: rows.reduce((sum, row) => sum + row.input_tokens + row.output_tokens, 0),
+        };
+      };
+      // Each replica writes its own counts when asked: the first reads its one request, the
+      // second, asked after both wrote, reads all three.
+      assert.equal((await usage(first)).requests, 1);
+      assert.deepEqual(await usage(second), { requests: 3, tokens });
     } finally {
       await Promise.all([first.close(), second.close()]);
     }

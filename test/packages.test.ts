@@ -15,7 +15,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { listeningPort } from './mms-command.js';
@@ -107,12 +107,14 @@ test(
     mkdirSync(tarballs);
     mkdirSync(project);
 
-    // What prepack would run is the build the root's `npm run build` makes.
+    // What prepack would run is the build the root's `npm run build` makes; the server's copies
+    // the console's page and its vendored preact and htm too (issue 37).
     for (const name of PACKAGES) {
       const manifest = JSON.parse(readFileSync(join(ROOT, 'packages', name, 'package.json'), 'utf8')) as {
         scripts: Record<string, string>;
       };
-      assert.equal(manifest.scripts.prepack, 'tsc -b tsconfig.build.json', name);
+      const consoleFiles = name === 'server' ? ' && node console/copy-console-files.mjs' : '';
+      assert.equal(manifest.scripts.prepack, `tsc -b tsconfig.build.json${consoleFiles}`, name);
     }
     const workspaces = PACKAGES.flatMap((name) => ['--workspace', `packages/${name}`]);
     const pack = await run(
@@ -146,6 +148,10 @@ test(
       'dist/cli/main.js',
       'dist/http/json-parse-thread.js',
       'dist/tools/code-execution/sandbox-child.mjs',
+      'dist/console/index.html',
+      'dist/console/main.js',
+      'dist/console/preact.js',
+      'dist/console/third-party-licenses.txt',
       'config.schema.json',
     ])
       assert.ok(serverFiles.includes(path), `the server package holds ${path}`);
@@ -178,6 +184,11 @@ test(
       return;
     }
     assert.equal(install.status, 0, install.stderr);
+    // better-sqlite3's addon is built by its install script, which --ignore-scripts skips (and
+    // which takes a minute here): the one the repository's install built is the same package's.
+    cpSync(join(ROOT, 'node_modules/better-sqlite3/build'), join(project, 'node_modules/better-sqlite3/build'), {
+      recursive: true,
+    });
     const installed = JSON.parse(
       readFileSync(join(project, 'node_modules/@model-messages/server/package.json'), 'utf8'),
     );
@@ -215,6 +226,9 @@ test(
     });
     const baseURL = `http://127.0.0.1:${port}`;
     assert.equal((await fetch(`${baseURL}/health`)).status, 200);
+    // The console (issue 37) is served from the package's own files, preact vendored among them.
+    for (const path of ['/console', '/console/main.js', '/console/preact.js'])
+      assert.equal((await fetch(`${baseURL}${path}`)).status, 200, path);
 
     // A body over 512 KB is parsed in a worker thread (http/json-body-parser.ts): its entry must be
     // found in the compiled package as it is from the sources.

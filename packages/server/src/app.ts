@@ -2,7 +2,7 @@
  * The service on node:http: every route and the checks before them on one screen. Order of
  * checks on a request: request id -> the edge's own (a connection over listen.maxConnections:
  * 503; HTTP/1.1 without Host: 400; an Expect other than 100-continue: 417) -> API key (not for
- * /health and /ready, nor for /metrics when the config makes it public) -> version header (on
+ * /health and /ready, the console's page and files, nor for /metrics when the config makes it public) -> version header (on
  * /v1) -> route (404 when none) -> body size, the budget of body bytes in flight (issue 31) and
  * JSON (in the routes that take a body). What node:http would answer on its own, before a request
  * reaches here, is answered in the same envelope (http/socket-error-reply.ts). Every request that
@@ -39,9 +39,15 @@ import { assertVersionHeader } from './http/version-header.js';
 import type { ModelRegistry } from './models/model-registry.js';
 import type { RequestRecord } from './observability/request-record.js';
 import { RequestObserver } from './observability/request-observer.js';
+import { UsageRecorder } from './observability/usage-recorder.js';
 import { registerCountTokensRoute } from './routes/count-tokens/route.js';
 import { registerMessagesRoute } from './routes/messages/route.js';
 import { registerMetricsRoute } from './routes/metrics/route.js';
+import { registerEnginesRoute } from './routes/admin/engines-route.js';
+import { registerKeysRoute } from './routes/admin/keys-route.js';
+import { registerRequestsRoutes } from './routes/admin/requests-route.js';
+import { registerAdminUsageRoute } from './routes/admin/usage-route.js';
+import { registerConsoleRoutes } from './routes/console/route.js';
 import { registerModelsRoutes } from './routes/models/route.js';
 import { registerReadyRoute } from './routes/ready/route.js';
 import { registerUsageRoute } from './routes/usage/route.js';
@@ -112,6 +118,8 @@ export class App {
   private readonly serverTools: ServerToolRunner;
   /** The access log, the metrics and the spans (observability/). */
   private readonly observer: RequestObserver;
+  /** Writes the usage history the console charts (issue 37). */
+  private readonly usageRecorder: UsageRecorder;
   private closed: Promise<void> | undefined;
   /** Requests being answered (a JSON reply counts until its write is queued, a stream until it ends). */
   private inFlight = 0;
@@ -121,10 +129,18 @@ export class App {
     const logOptions = { level: options.logLevel ?? 'silent' };
     this.log = options.logDestination ? pino(logOptions, options.logDestination) : pino(logOptions);
     const listen = options.config.listen;
-    this.limiter = KeyLimiter.fromConfig(options.config.limits, (event) => this.observer.report(event));
+    this.limiter = KeyLimiter.fromConfig(options.config.limits, options.config.dataFolder, (event) =>
+      this.observer.report(event),
+    );
     this.bodyBudget = new BodyMemoryBudget(listen.maxBodyMemoryInFlight ?? defaultMaxBodyMemoryInFlight());
     this.observer = new RequestObserver(this.log, options.registry, this.limiter, this.bodyBudget);
     this.keys = new ApiKeyCheck(options.config.apiKeys, options.config.keys);
+    this.usageRecorder = new UsageRecorder(this.observer.metrics, this.limiter.usageHistory, (error) =>
+      this.log.warn(
+        { event: 'usage-history', detail: (error as Error).message },
+        'the usage history could not be written; kept for the next write',
+      ),
+    );
     this.limit = new ConnectionLimit(listen.maxConnections ?? defaultMaxConnections());
     this.redaction = new ReplyRedaction(configuredSecrets(options.config));
     this.batching = new ReplyBatching((error) => this.log.error({ err: error }, 'writing a reply failed'));
@@ -164,6 +180,12 @@ export class App {
     registerReadyRoute(this.router, options.registry);
     registerMetricsRoute(this.router, this.observer.metrics);
     registerUsageRoute(this.router, this.observer.metrics);
+    // The operator's console and the admin endpoints it reads (issue 37).
+    registerRequestsRoutes(this.router, this.observer.liveFeed);
+    registerAdminUsageRoute(this.router, this.usageRecorder, this.limiter.usageHistory);
+    registerKeysRoute(this.router, this.limiter, this.keys.identities, options.config.keys);
+    registerEnginesRoute(this.router, options.registry, this.observer.liveFeed, this.observer.recentEvents);
+    registerConsoleRoutes(this.router);
     this.server = createServer(
       {
         keepAliveTimeout: listen.keepAliveTimeoutMs,
@@ -226,6 +248,8 @@ export class App {
 
   private async shutDown(): Promise<void> {
     this.closing.start();
+    // The console's live streams never end by themselves: they would hold the server open.
+    this.observer.liveFeed.close();
     if (this.server.listening) {
       // server.close() ends the connections idle at that moment and waits for the others.
       const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
@@ -235,6 +259,7 @@ export class App {
     }
     await this.options.registry.close();
     if (this.serverTools instanceof ServiceTools) await this.serverTools.close();
+    await this.usageRecorder.close();
     await this.limiter.close();
     this.observer.close();
   }
@@ -298,7 +323,7 @@ export class App {
       if (reply === WRITTEN) record.status = response.statusCode;
       else if ('text' in reply) {
         record.status = 200;
-        this.sendReply(response, 200, requestId, reply.text, reply.contentType, undefined);
+        this.sendReply(response, 200, requestId, reply.text, reply.contentType, reply.headers);
       } else {
         record.status = reply.status ?? 200;
         this.sendReply(
@@ -327,6 +352,8 @@ export class App {
    */
   private needsKey(path: string): boolean {
     if (path === '/health' || path === '/ready') return false;
+    // The console's page and files hold no data; what it reads is behind an admin key (issue 37).
+    if (path === '/console' || path.startsWith('/console/')) return false;
     return !(path === '/metrics' && this.options.config.metrics.public);
   }
 

@@ -75,6 +75,25 @@ test('a limit that is not a positive integer is refused naming it', () => {
   );
 });
 
+test('a quota that is not a positive integer, or a day quota over the month quota, is refused naming the field', () => {
+  for (const field of ['tokensPerDay', 'tokensPerMonth'])
+    for (const value of [0, 2.5, '1000'])
+      assert.match(
+        configError({ keys: [{ id: 'q', hash: HASH, limits: { [field]: value } }] }),
+        new RegExp(`^config test\\.json: keys\\.0\\.limits\\.${field}: must be a positive integer`),
+        `${field} ${String(value)}`,
+      );
+  assert.match(
+    configError({ keys: [{ id: 'q', hash: HASH, limits: { tokensPerDay: 2000, tokensPerMonth: 1000 } }] }),
+    /^config test\.json: keys\.0\.limits\.tokensPerDay: must be at most tokensPerMonth/,
+  );
+  const config = validateConfig(
+    { models: [model], keys: [{ id: 'q', hash: HASH, limits: { tokensPerDay: 1000, tokensPerMonth: 20000 } }] },
+    't',
+  );
+  assert.deepEqual(config.keys[0]?.limits, { tokensPerDay: 1000, tokensPerMonth: 20000 });
+});
+
 test('a malformed entry is refused naming the field', () => {
   assert.match(configError({ keys: [{ hash: HASH }] }), /keys\.0\.id:/);
   assert.match(configError({ keys: [{ id: 'a b', hash: HASH }] }), /keys\.0\.id: must be 1 to 64 letters/);

@@ -27,6 +27,8 @@ function limits(given: Partial<KeyLimits>): KeyLimits {
     inputTokensPerMinute: undefined,
     outputTokensPerMinute: undefined,
     concurrent: undefined,
+    tokensPerDay: undefined,
+    tokensPerMonth: undefined,
     ...given,
   };
 }
@@ -127,9 +129,31 @@ describe('limits on Redis under bursts and outages', { skip: missing }, () => {
     const inFlight = await burst(replicas, 'in-flight', limits({ concurrent: 3 }), 1500, () => busyLoop(3_000));
     assert.equal(inFlight.admitted.length, 3);
     assert.equal(inFlight.unavailable, 0);
+    // A day quota of 1,000 tokens, 10 input tokens each: admitted while 11 more fit, 99 of them (issue 37).
+    const quota = await burst(replicas, 'day-quota', limits({ tokensPerDay: 1000 }), 1500, () => busyLoop(3_000));
+    assert.equal(quota.admitted.length, 99);
+    assert.equal(quota.unavailable, 0);
     for (const limiter of replicas)
       assert.deepEqual(limiter.stats.storeFailures, { allowed: 0, refused: 0, unsettled: 0 });
     for (const charge of inFlight.admitted) await charge.settle(0);
+  });
+
+  test('a Redis killed under "allow": a replica\'s own quota count goes on from what Redis last counted', async () => {
+    const shared = prefix();
+    const [busy, quiet] = [await replica(shared, 'allow'), await replica(shared, 'allow')];
+    const keyLimits = limits({ tokensPerDay: 1000 });
+    // 500 tokens through one replica, then one request through the other, which learns the 510.
+    assert.equal((await burst([busy], 'raised', keyLimits, 50)).admitted.length, 50);
+    assert.equal((await burst([quiet], 'raised', keyLimits, 1)).admitted.length, 1);
+    await redis.stop();
+    try {
+      // From 510, 10 a request while 11 fit: 48 more, not the 98 its own 10 tokens would allow.
+      const during = await burst([quiet], 'raised', keyLimits, 100);
+      assert.equal(during.admitted.length, 48);
+      assert.equal(during.rateLimited, 52);
+    } finally {
+      await redis.start();
+    }
   });
 
   test('a Redis paused 3 s under "allow": this replica\'s own limits hold, and no lease is left behind', async () => {
@@ -158,7 +182,7 @@ describe('limits on Redis under bursts and outages', { skip: missing }, () => {
 
   test('a Redis paused 3 s under "refuse": 503 meanwhile, and what it charged late is taken back', async () => {
     const limiter = await replica(prefix(), 'refuse');
-    const keyLimits = limits({ requestsPerMinute: 5 });
+    const keyLimits = limits({ requestsPerMinute: 5, tokensPerDay: 10_000 });
     const before = await burst([limiter], 'refused', keyLimits, 2);
     assert.equal(before.admitted.length, 2);
     redis.pause();
@@ -176,6 +200,11 @@ describe('limits on Redis under bursts and outages', { skip: missing }, () => {
     const after = await burst([limiter], 'refused', keyLimits, 10);
     assert.equal(after.admitted.length, 3);
     assert.equal(after.rateLimited, 7);
+    // The day's count holds the five admissions that stood, 10 tokens each: the late three are taken back.
+    const key = { id: 'refused', limits: keyLimits, models: undefined, admin: false };
+    const standing = await limiter.standing(key);
+    assert.equal(standing.source, 'shared');
+    assert.equal(standing.quotas.tokensPerDay?.used, 50);
   });
 
   test('a Redis killed mid-burst under "allow": the replica goes on from what it counted, then Redis again', async () => {

@@ -12,12 +12,15 @@ import type { KeyLimits } from '../src/keys/client-key.js';
 import type { ClientKey } from '../src/keys/client-key.js';
 import { KeyLimiter, type LimitCharge } from '../src/limits/key-limiter.js';
 import { RedisLimitStore } from '../src/limits/redis-limit-store.js';
+import { openDatabase } from '../src/limits/sqlite-database.js';
 
 const NO_LIMITS: KeyLimits = {
   requestsPerMinute: undefined,
   inputTokensPerMinute: undefined,
   outputTokensPerMinute: undefined,
   concurrent: undefined,
+  tokensPerDay: undefined,
+  tokensPerMonth: undefined,
 };
 
 function limits(given: Partial<KeyLimits>): KeyLimits {
@@ -156,6 +159,55 @@ function storeCases(name: string, makeLimiter: () => KeyLimiter, skip: string | 
       (await admitted(limiter, keyId, keyLimits)).settle(0);
     });
 
+    test('a day quota counts input and output tokens, then 429 until midnight UTC with the quota headers', async () => {
+      const keyId = freshKey('day');
+      const keyLimits = limits({ tokensPerDay: 100 });
+      const first = await admitted(limiter, keyId, keyLimits, 40);
+      assert.equal(first.headers['mms-quota-tokens-day-limit'], '100');
+      assert.equal(first.headers['mms-quota-tokens-day-remaining'], '60');
+      const midnight = new Date();
+      midnight.setUTCHours(24, 0, 0, 0);
+      assert.equal(first.headers['mms-quota-tokens-day-reset'], `${midnight.toISOString().slice(0, 19)}Z`);
+      assert.equal(first.headers['anthropic-ratelimit-requests-limit'], undefined);
+      await first.settle(30);
+      // 70 used: 29 more input tokens leave room for one output token, 30 do not.
+      const over = await refusal(limiter, keyId, keyLimits, 30);
+      assert.equal(over.code, 'rate_limited');
+      assert.equal(over.status, 429);
+      assert.match(
+        over.message,
+        /quota of 100 tokens per day \(UTC\) is used up; it starts again at \d{4}-\d\d-\d\dT00:00:00Z/,
+      );
+      const untilMidnight = (midnight.getTime() - Date.now()) / 1000;
+      assert.ok(
+        Math.abs(over.retryAfterSeconds! - untilMidnight) <= 2,
+        `${over.retryAfterSeconds} vs ${untilMidnight}`,
+      );
+      assert.equal(over.headers?.['mms-quota-tokens-day-remaining'], '30');
+      const fits = await admitted(limiter, keyId, keyLimits, 29);
+      assert.equal(fits.headers['mms-quota-tokens-day-remaining'], '1');
+      await fits.settle(5);
+      // The last reply took the count past the quota: 104 of 100, nothing left.
+      const spent = await refusal(limiter, keyId, keyLimits, 0);
+      assert.equal(spent.headers?.['mms-quota-tokens-day-remaining'], '0');
+      assert.deepEqual(limiter.stats.refusals.get(keyId), new Map([['tokensPerDay', 2]]));
+    });
+
+    test('a prompt over a whole month quota is refused with no retry-after; a refusal charges nothing', async () => {
+      const keyId = freshKey('month');
+      const keyLimits = limits({ tokensPerMonth: 50, requestsPerMinute: 1 });
+      const never = await refusal(limiter, keyId, keyLimits, 50);
+      assert.equal(never.retryAfterSeconds, undefined);
+      assert.match(never.message, /50 input tokens are more than this API key's quota of 50 tokens per month \(UTC\)/);
+      // Neither the quota nor the requests bucket was charged by the refusal.
+      const charge = await admitted(limiter, keyId, keyLimits, 49);
+      assert.equal(charge.headers['mms-quota-tokens-month-remaining'], '1');
+      assert.equal(charge.headers['anthropic-ratelimit-requests-remaining'], '0');
+      const standing = await limiter.standing({ id: keyId, limits: keyLimits, models: undefined, admin: false });
+      assert.equal(standing.quotas.tokensPerMonth?.used, 49);
+      assert.equal(standing.readings.requests?.remaining, 0);
+    });
+
     test('each key has its own limits', async () => {
       const keyLimits = limits({ requestsPerMinute: 1 });
       const first = freshKey('one');
@@ -167,7 +219,7 @@ function storeCases(name: string, makeLimiter: () => KeyLimiter, skip: string | 
   });
 }
 
-storeCases('memory', () => new KeyLimiter(undefined, 'refuse', () => undefined), undefined);
+storeCases('memory', () => new KeyLimiter(openDatabase(undefined), 'refuse', () => undefined), undefined);
 
 let redis: RedisServer | undefined;
 const missing = redisServerMissing();

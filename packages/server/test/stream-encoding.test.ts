@@ -105,6 +105,7 @@ test("an engine's cache use reaches message_delta's usage and the folded reply, 
     outputTokens: 0,
     cacheReadInputTokens: 4_800,
     cacheCreationInputTokens: 60,
+    toolCalls: 0,
   });
 });
 

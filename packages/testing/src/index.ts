@@ -15,3 +15,4 @@ export * from './stream-with-trailers.js';
 export * from './hugging-face-mirror.js';
 export * from './redis-server.js';
 export * from './python-snapshots.js';
+export * from './chromium.js';

@@ -8,6 +8,7 @@
  * imported (about half of a start's CPU), so that a mistake in them is reported at once.
  */
 import type { ModelDownloadError } from '../backends/llama-cpp/model-file.js';
+import type { App } from '../app.js';
 import type { ModelConfig } from '../config/config-schema.js';
 import { loadConfig } from '../config/load-config.js';
 import { ConfigError } from '../support/config-error.js';
@@ -38,11 +39,10 @@ export async function serve(flags: ServeFlags): Promise<void> {
       );
     }
     // Read here, not in buildApp, so that a key file that cannot be read stops the start like a
-    // config error. A served service always has a data folder: its key must outlive the process.
-    signingKey = resolveSigningKey({
-      signingKey: loaded.config.signingKey,
-      dataFolder: loaded.config.dataFolder ?? defaultDataFolder(),
-    });
+    // config error. A served service always has a data folder: its key, and the quotas' counts
+    // of the memory store (issue 37), must outlive the process.
+    loaded.config.dataFolder ??= defaultDataFolder();
+    signingKey = resolveSigningKey({ signingKey: loaded.config.signingKey, dataFolder: loaded.config.dataFolder });
     // Before the app: its first request's span goes to the SDK.
     tracing = await startTracing();
   } catch (error) {
@@ -66,13 +66,21 @@ export async function serve(flags: ServeFlags): Promise<void> {
     process.exit(2);
   }
   // Built before the models are prepared, so that its log has their downloads and what each found.
-  const app = buildApp({
-    config,
-    registry,
-    signingKey,
-    logLevel: settings.logLevel,
-    logDestination: new BatchedLogDestination(1),
-  });
+  let app: App;
+  try {
+    app = buildApp({
+      config,
+      registry,
+      signingKey,
+      logLevel: settings.logLevel,
+      logDestination: new BatchedLogDestination(1),
+    });
+  } catch (error) {
+    // The limits' database that cannot be opened (issue 37) stops the start like a config error.
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`mms: ${error.message}\n`);
+    process.exit(2);
+  }
   // Node's warnings (a sandbox the kernel cannot limit, a deprecation) are log lines like the
   // rest, rather than text on stderr beside them.
   process.removeAllListeners('warning');

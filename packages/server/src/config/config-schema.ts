@@ -366,7 +366,7 @@ export const serviceConfig = z.strictObject({
     .min(1)
     .optional()
     .describe(
-      'Where the service keeps its own files (the signing key when signingKey is not set), relative to the config file; default ~/.local/share/mms (env MMS_DATA_FOLDER, which wins over this).',
+      "Where the service keeps its own files (the signing key when signingKey is not set; with the memory limits store, limits.sqlite: the keys' quota counts and the usage history), relative to the config file; default ~/.local/share/mms (env MMS_DATA_FOLDER, which wins over this).",
     ),
 });
 

@@ -18,6 +18,19 @@ const perMinute = (what: string) =>
     .optional()
     .describe(`${what} per minute, refilled continuously (a token bucket: docs/deployment.md).`);
 
+/**
+ * A quota (issue 37): input and output tokens together over a calendar period, kept in the limits'
+ * store (Redis, or the data folder's database) so that a restart does not give it back.
+ */
+const perPeriod = (period: string) =>
+  z
+    .int('must be a positive integer')
+    .min(1, 'must be a positive integer')
+    .optional()
+    .describe(
+      `Input and output tokens per ${period}: input charged from the count before generation, output once the reply ends; a request is admitted while its input leaves room for one output token. Kept in the limits' store, so a restart keeps the count.`,
+    );
+
 export const keyLimitsConfig = z
   .strictObject({
     requestsPerMinute: perMinute('Requests to POST /v1/messages'),
@@ -32,7 +45,16 @@ export const keyLimitsConfig = z
       .describe(
         'Message requests in flight at once, from the first byte of the request (its body being read, queued or generating).',
       ),
+    tokensPerDay: perPeriod('day (UTC, from midnight)'),
+    tokensPerMonth: perPeriod('month (UTC, from the first day at midnight)'),
   })
+  .refine(
+    (limits) =>
+      limits.tokensPerDay === undefined ||
+      limits.tokensPerMonth === undefined ||
+      limits.tokensPerDay <= limits.tokensPerMonth,
+    { path: ['tokensPerDay'], message: 'must be at most tokensPerMonth, which includes every day of the month' },
+  )
   .describe('Limits of this key; past one the answer is 429 rate_limit_error with retry-after. None: no limit.');
 
 export type KeyLimitsConfig = z.infer<typeof keyLimitsConfig>;
@@ -79,7 +101,12 @@ export const keyConfig = z
         'The models this key may use: a model id, or a name as clients send it, with * for any run of characters ("claude-*"). A request passes when the name it sends or the model id it resolves to is listed; any other is answered 403 permission_error. Default: every model.',
       ),
     limits: keyLimitsConfig.optional(),
-    admin: z.boolean().default(false).describe('This key may read GET /v1/usage.'),
+    admin: z
+      .boolean()
+      .default(false)
+      .describe(
+        'This key may read GET /v1/usage and the admin endpoints under /v1/admin/, and open the console (/console).',
+      ),
   })
   .describe('An API key with an identity, models and limits (docs/deployment.md, "Keys and limits").');
 
@@ -107,7 +134,7 @@ export const limitsConfig = z
       .discriminatedUnion('type', [z.strictObject({ type: z.literal('memory') }), redisStore])
       .default({ type: 'memory' })
       .describe(
-        'Where limit state lives: memory (this process alone; the default), or Redis, so that replicas behind one load balancer enforce one limit.',
+        'Where limit state lives: memory (this process alone; the default: per-minute limits in memory, quotas and the usage history in a database file in dataFolder), or Redis, so that replicas behind one load balancer enforce one limit and share quotas and usage history.',
       ),
     onStoreError: z
       .enum(['allow', 'refuse'])

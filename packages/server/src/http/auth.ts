@@ -21,7 +21,7 @@ export class ApiKeyCheck {
   private readonly plainKeys: Buffer[];
   private readonly hashes: Buffer[];
   /** Plain keys' identities, then the hashed keys', in the order of the two lists; made once. */
-  private readonly identities: ClientKey[];
+  readonly identities: readonly ClientKey[];
 
   constructor(plainKeys: readonly string[], hashedKeys: readonly KeyConfig[] = []) {
     this.plainKeys = plainKeys.map((key) => Buffer.from(key, 'utf8'));

@@ -42,10 +42,12 @@ export interface JsonReply {
   headers?: Record<string, string>;
 }
 
-/** A reply that is not JSON (the Prometheus text of /metrics), written as the JSON ones are. */
+/** A reply that is not JSON (the Prometheus text of /metrics, the console's files), written as the JSON ones are. */
 export interface TextReply {
   text: string;
   contentType: string;
+  /** Headers of the route's own (the console's Content-Security-Policy). */
+  headers?: Readonly<Record<string, string>>;
 }
 
 /** Returned by a route that wrote its reply itself (a stream). */

@@ -13,6 +13,9 @@ export interface KeyLimits {
   readonly inputTokensPerMinute: number | undefined;
   readonly outputTokensPerMinute: number | undefined;
   readonly concurrent: number | undefined;
+  /** Input and output tokens per UTC day and month (issue 37). */
+  readonly tokensPerDay: number | undefined;
+  readonly tokensPerMonth: number | undefined;
 }
 
 export interface ClientKey {
@@ -22,7 +25,7 @@ export interface ClientKey {
   readonly models: ModelPermission | undefined;
   /** Undefined when it has none, so that the request's path skips the limits in one test. */
   readonly limits: KeyLimits | undefined;
-  /** May read GET /v1/usage. */
+  /** May read GET /v1/usage and the admin endpoints (/v1/admin/..., the console). */
   readonly admin: boolean;
 }
 
@@ -42,6 +45,8 @@ export function configuredClientKey(config: KeyConfig): ClientKey {
           inputTokensPerMinute: limits.inputTokensPerMinute,
           outputTokensPerMinute: limits.outputTokensPerMinute,
           concurrent: limits.concurrent,
+          tokensPerDay: limits.tokensPerDay,
+          tokensPerMonth: limits.tokensPerMonth,
         }
       : undefined,
     admin: config.admin,

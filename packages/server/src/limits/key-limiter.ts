@@ -13,16 +13,26 @@
  * `limits.onStoreError`'s case: "allow" serves the request on this replica's own limits, "refuse"
  * answers 503 limits_unavailable. Each such request is counted (mms_limit_store_failures_total);
  * the log says when the store became unreachable and when it answered again, not once per request.
+ *
+ * Issue 37 added the quotas, tokens per UTC day and month, checked and charged with the per-minute
+ * limits in the same calls, here and in Redis; with the memory store they, and the usage history
+ * the console charts, are kept in the data folder's database (sqlite-database.ts), so that a
+ * restart keeps them.
  */
 import { ServiceError } from '@model-messages/protocol';
 import type { LimitsConfig } from '../config/key-config.js';
 import type { ClientKey, KeyLimits } from '../keys/client-key.js';
 import type { LimitStoreEvent } from './limit-store-event.js';
-import type { LimitStore } from './limit-store.js';
+import type { KeyStanding } from './limit-store.js';
+import type { QuotaName } from './quota-period.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
 import { RedisLimitStore } from './redis-limit-store.js';
 import { ReplicaLimits } from './replica-limits.js';
+import { openDatabase, type Database } from './sqlite-database.js';
+import { SqliteQuotaLedger } from './sqlite-quota-ledger.js';
+import { SqliteUsageHistory } from './sqlite-usage-history.js';
 import { BUCKET_LIMITS, CONCURRENT_RETRY_MS, type Admission, type LimitName } from './token-bucket.js';
+import type { UsageHistoryStore } from './usage-history.js';
 
 /** What a store failure did to a request: served on this replica's limits, refused, or a settling lost. */
 export type StoreFailureOutcome = 'allowed' | 'refused' | 'unsettled';
@@ -41,32 +51,68 @@ const LIMIT_WORDS: Readonly<Record<LimitName, string>> = {
   inputTokens: 'input tokens per minute',
   outputTokens: 'output tokens per minute',
   concurrent: 'requests in flight',
+  tokensPerDay: 'tokens per day (UTC)',
+  tokensPerMonth: 'tokens per month (UTC)',
+};
+
+/** The config field of each limit. */
+const LIMIT_FIELDS: Readonly<Record<LimitName, keyof KeyLimits>> = {
+  ...BUCKET_LIMITS,
+  concurrent: 'concurrent',
+  tokensPerDay: 'tokensPerDay',
+  tokensPerMonth: 'tokensPerMonth',
 };
 
 export class KeyLimiter {
-  private readonly replica = new ReplicaLimits();
   private readonly refusals = new Map<string, Map<LimitName, number>>();
   private readonly storeFailures: Record<StoreFailureOutcome, number> = { allowed: 0, refused: 0, unsettled: 0 };
   private storeReachable = true;
 
+  private readonly replica: ReplicaLimits;
+  /** The store shared by replicas; undefined with the memory store, where this replica's count is all. */
+  private readonly shared: RedisLimitStore | undefined;
+  /** The memory store's database: the quotas' counts and the usage history (issue 37). */
+  private readonly database: Database | undefined;
+  /** The usage history the console charts, kept where the limits are (issue 37). */
+  readonly usageHistory: UsageHistoryStore;
+
+  /**
+   * `store`: Redis, shared by replicas, with this replica's own count beside it; or, with the
+   * memory store, the database that keeps this replica's quota counts and usage history (the
+   * data folder's, or one in memory).
+   */
   constructor(
-    /** The store shared by replicas; undefined with the memory store, where this replica's count is all. */
-    private readonly shared: LimitStore | undefined,
+    store: RedisLimitStore | Database,
     private readonly onStoreError: LimitsConfig['onStoreError'],
     /** Where the store's state changes go: the log (observability/event-log.ts). */
     private readonly report: (event: LimitStoreEvent) => void,
-  ) {}
+  ) {
+    if (store instanceof RedisLimitStore) {
+      this.shared = store;
+      this.replica = new ReplicaLimits();
+      this.usageHistory = store.usageHistory;
+    } else {
+      this.database = store;
+      this.replica = new ReplicaLimits(new SqliteQuotaLedger(store));
+      this.usageHistory = new SqliteUsageHistory(store);
+    }
+  }
 
-  static fromConfig(config: LimitsConfig, report: (event: LimitStoreEvent) => void): KeyLimiter {
-    const shared =
+  /** `dataFolder`: where the memory store keeps its database; undefined: in memory (a program that embeds the service, the tests). */
+  static fromConfig(
+    config: LimitsConfig,
+    dataFolder: string | undefined,
+    report: (event: LimitStoreEvent) => void,
+  ): KeyLimiter {
+    const store =
       config.store.type === 'redis'
         ? new RedisLimitStore({
             url: config.store.url,
             keyPrefix: config.store.keyPrefix,
             timeoutMs: config.store.timeoutMs,
           })
-        : undefined;
-    return new KeyLimiter(shared, config.onStoreError, report);
+        : openDatabase(dataFolder);
+    return new KeyLimiter(store, config.onStoreError, report);
   }
 
   get stats(): LimiterStats {
@@ -82,11 +128,12 @@ export class KeyLimiter {
     const limits = key.limits;
     if (limits === undefined) return undefined;
     if (!this.replica.enter(key.id, limits)) {
-      const readings = this.replica.readings(key.id, limits, Date.now());
+      const now = Date.now();
       throw this.refusal(key.id, limits, 0, {
         refusedBy: 'concurrent',
         retryAfterMs: CONCURRENT_RETRY_MS,
-        readings,
+        readings: this.replica.readings(key.id, limits, now),
+        quotas: this.replica.quotaReadings(key.id, limits, now),
         lease: undefined,
       });
     }
@@ -117,6 +164,9 @@ export class KeyLimiter {
       );
     }
     this.storeAnswered();
+    // Whatever Redis answered, this replica's quota counts rise to the shared ones, so that an
+    // outage goes on from them rather than from what this replica alone admitted.
+    this.replica.raiseQuotas(keyId, limits, shared.quotas, Date.now());
     if (shared.refusedBy !== undefined) {
       this.replica.refund(keyId, limits, inputTokens, Date.now());
       throw this.refusal(keyId, limits, inputTokens, shared);
@@ -124,8 +174,30 @@ export class KeyLimiter {
     charge.admitted(shared.lease, shared, true);
   }
 
-  close(): Promise<void> {
-    return this.shared?.close() ?? Promise.resolve();
+  /**
+   * The key's limits as they stand, charging nothing, for the console: Redis's with a shared
+   * store (this replica's own when Redis does not answer), else this replica's.
+   */
+  async standing(key: ClientKey): Promise<KeyStanding & { source: 'shared' | 'replica' }> {
+    const limits = key.limits;
+    const now = Date.now();
+    const replica = (): KeyStanding & { source: 'replica' } => ({
+      readings: limits === undefined ? {} : this.replica.readings(key.id, limits, now),
+      quotas: limits === undefined ? {} : this.replica.quotaReadings(key.id, limits, now),
+      inFlight: this.replica.inFlight(key.id),
+      source: 'replica',
+    });
+    if (this.shared === undefined || limits === undefined) return replica();
+    try {
+      return { ...(await this.shared.read(key.id, limits)), source: 'shared' };
+    } catch {
+      return replica();
+    }
+  }
+
+  async close(): Promise<void> {
+    this.database?.close();
+    await this.shared?.close();
   }
 
   /** LimitCharge.settle: output tokens charged, the place in flight given back, here and in the shared store. */
@@ -148,8 +220,10 @@ export class KeyLimiter {
   private refusal(keyId: string, limits: KeyLimits, inputTokens: number, refused: Admission): ServiceError {
     const refusedBy = refused.refusedBy!;
     this.countRefusal(keyId, refusedBy);
-    const headers = rateLimitHeaders(refused.readings);
-    const limit = limits[refusedBy === 'concurrent' ? 'concurrent' : BUCKET_LIMITS[refusedBy]]!;
+    const headers = rateLimitHeaders(refused.readings, refused.quotas);
+    const limit = limits[LIMIT_FIELDS[refusedBy]]!;
+    if (refusedBy === 'tokensPerDay' || refusedBy === 'tokensPerMonth')
+      return this.quotaRefusal(refusedBy, limit, inputTokens, refused, headers);
     if (refused.retryAfterMs === undefined)
       return new ServiceError(
         'rate_limited',
@@ -161,6 +235,29 @@ export class KeyLimiter {
     return new ServiceError(
       'rate_limited',
       `this API key's limit of ${limit} ${LIMIT_WORDS[refusedBy]} is reached; retry after ${retryAfterSeconds} s`,
+      { retryAfterSeconds, headers },
+    );
+  }
+
+  /** A quota's 429: with `retry-after` until its period ends, or none for a prompt over the whole quota. */
+  private quotaRefusal(
+    quota: QuotaName,
+    limit: number,
+    inputTokens: number,
+    refused: Admission,
+    headers: Record<string, string>,
+  ): ServiceError {
+    if (refused.retryAfterMs === undefined)
+      return new ServiceError(
+        'rate_limited',
+        `this request's ${inputTokens} input tokens are more than this API key's quota of ${limit} ${LIMIT_WORDS[quota]}: shorten the prompt`,
+        { headers, shouldRetry: false },
+      );
+    const retryAfterSeconds = Math.max(1, Math.ceil(refused.retryAfterMs / 1000));
+    const startsAgain = new Date(Date.now() + refused.retryAfterMs).toISOString().slice(0, 19);
+    return new ServiceError(
+      'rate_limited',
+      `this API key's quota of ${limit} ${LIMIT_WORDS[quota]} is used up; it starts again at ${startsAgain}Z (retry after ${retryAfterSeconds} s)`,
       { retryAfterSeconds, headers },
     );
   }
@@ -215,7 +312,7 @@ export class LimitCharge {
     this.wasAdmitted = true;
     this.sharedAdmission = shared;
     this.lease = lease;
-    this.headers = rateLimitHeaders(admission.readings);
+    this.headers = rateLimitHeaders(admission.readings, admission.quotas);
   }
 
   /**

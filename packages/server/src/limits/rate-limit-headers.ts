@@ -2,7 +2,13 @@
  * The `anthropic-ratelimit-*` headers, as the original API sends them on its replies, successes
  * and 429s alike: for requests, input tokens and output tokens, each `-limit`, `-remaining` and
  * `-reset` (when the bucket is full again, RFC 3339, to the second). Only for the limits the key has.
+ *
+ * The quotas (issue 37) have no header of the original API's, so theirs are the service's own:
+ * `mms-quota-tokens-day-{limit,remaining,reset}` and the same for `month`, `reset` being when the
+ * period ends and the count starts again.
  */
+import type { QuotaReadings } from './quota-counter.js';
+import { QUOTAS, type QuotaName } from './quota-period.js';
 import { BUCKETS, type BucketName, type BucketReading } from './token-bucket.js';
 
 /** Each bucket's three header names, made once. */
@@ -12,12 +18,28 @@ const HEADER_NAMES: Readonly<Record<BucketName, { limit: string; remaining: stri
   outputTokens: headerNames('anthropic-ratelimit-output-tokens'),
 };
 
+const QUOTA_HEADER_NAMES: Readonly<Record<QuotaName, { limit: string; remaining: string; reset: string }>> = {
+  tokensPerDay: headerNames('mms-quota-tokens-day'),
+  tokensPerMonth: headerNames('mms-quota-tokens-month'),
+};
+
 function headerNames(prefix: string): { limit: string; remaining: string; reset: string } {
   return { limit: `${prefix}-limit`, remaining: `${prefix}-remaining`, reset: `${prefix}-reset` };
 }
 
-export function rateLimitHeaders(readings: Partial<Record<BucketName, BucketReading>>): Record<string, string> {
+export function rateLimitHeaders(
+  readings: Partial<Record<BucketName, BucketReading>>,
+  quotas: QuotaReadings,
+): Record<string, string> {
   const headers: Record<string, string> = {};
+  for (const quota of QUOTAS) {
+    const reading = quotas[quota];
+    if (reading === undefined) continue;
+    const names = QUOTA_HEADER_NAMES[quota];
+    headers[names.limit] = String(reading.limit);
+    headers[names.remaining] = String(reading.remaining);
+    headers[names.reset] = periodEnds[quota].format(reading.resetsAt);
+  }
   for (const bucket of BUCKETS) {
     const reading = readings[bucket];
     if (reading === undefined) continue;
@@ -47,6 +69,11 @@ class ResetTime {
     return this.text;
   }
 }
+
+const periodEnds: Readonly<Record<QuotaName, ResetTime>> = {
+  tokensPerDay: new ResetTime(),
+  tokensPerMonth: new ResetTime(),
+};
 
 const resetTimes: Readonly<Record<BucketName, ResetTime>> = {
   requests: new ResetTime(),

@@ -18,13 +18,19 @@
  * Concurrency across replicas: each request in flight holds a lease in the key's set, renewed by
  * its replica alone while it runs; a replica that dies leaves its leases to expire after LEASE_MS,
  * and a lease whose settling failed is removed at the next renewal that gets through.
+ *
+ * The quotas (issue 37) are checked and charged in the same calls, and the usage history the
+ * console charts is written on the same connection (redis-usage-history.ts).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { KeyLimits } from '../keys/client-key.js';
-import type { LimitStore } from './limit-store.js';
+import type { KeyStanding, LimitStore } from './limit-store.js';
+import { quotaReading, type QuotaReadings } from './quota-counter.js';
+import { currentPeriod, QUOTAS, type QuotaName } from './quota-period.js';
+import { RedisUsageHistory } from './redis-usage-history.js';
 import { ReplyWatch } from './reply-watch.js';
-import { ADMIT_SCRIPT, RENEW_SCRIPT, SETTLE_SCRIPT, WITHDRAW_SCRIPT } from './redis-scripts.js';
+import { ADMIT_SCRIPT, READ_SCRIPT, RENEW_SCRIPT, SETTLE_SCRIPT, WITHDRAW_SCRIPT } from './redis-scripts.js';
 import { BUCKETS, readAll, type Admission, type BucketName, type LimitName } from './token-bucket.js';
 
 export interface RedisStoreOptions {
@@ -37,7 +43,7 @@ export interface RedisStoreOptions {
 export const LEASE_MS = 15_000;
 /** Reconnection pauses grow by this much per try, up to a second. */
 const RECONNECT_STEP_MS = 100;
-const LIMIT_NAMES: readonly (LimitName | undefined)[] = [undefined, ...BUCKETS, 'concurrent'];
+const LIMIT_NAMES: readonly (LimitName | undefined)[] = [undefined, ...BUCKETS, 'concurrent', ...QUOTAS];
 
 interface Script {
   text: string;
@@ -52,8 +58,20 @@ const ADMIT = script(ADMIT_SCRIPT);
 const SETTLE = script(SETTLE_SCRIPT);
 const RENEW = script(RENEW_SCRIPT);
 const WITHDRAW = script(WITHDRAW_SCRIPT);
+const READ = script(READ_SCRIPT);
 
-type AdmitReply = [number, string, string, string, string, string];
+type AdmitReply = [number, string, string, string, string, string, string, string];
+type ReadReply = [string, string, string, string, string, string, string];
+
+/** A key's Redis keys: its buckets, its set in flight, and its quotas' counts in the current periods. */
+interface KeyNames {
+  requests: string;
+  inputTokens: string;
+  outputTokens: string;
+  inFlight: string;
+  tokensPerDay: string;
+  tokensPerMonth: string;
+}
 
 export class RedisLimitStore implements LimitStore {
   private readonly client: Promise<Redis>;
@@ -63,12 +81,14 @@ export class RedisLimitStore implements LimitStore {
   private settledClient: Redis | undefined;
   /** Leases of requests in flight here, by lease id: the in-flight set each is in. */
   private readonly leases = new Map<string, string>();
-  /** Leases whose settling failed, by lease id: the key's output bucket and in-flight set. */
-  private readonly orphans = new Map<string, [string, string]>();
+  /** Leases whose settling failed, by lease id: the keys the settling named. */
+  private readonly orphans = new Map<string, string[]>();
   private readonly watch: ReplyWatch;
   private readonly leasePrefix = randomBytes(6).toString('hex');
   private leaseCount = 0;
   private readonly renewal: NodeJS.Timeout;
+  /** The usage history the console charts, on this store's connection (issue 37). */
+  readonly usageHistory: RedisUsageHistory;
 
   constructor(private readonly options: RedisStoreOptions) {
     this.watch = new ReplyWatch(options.timeoutMs);
@@ -79,31 +99,43 @@ export class RedisLimitStore implements LimitStore {
       return client;
     });
     this.renewal = setInterval(() => void this.renewLeases(), LEASE_MS / 3).unref();
+    this.usageHistory = new RedisUsageHistory(
+      () => this.connection(),
+      options.keyPrefix,
+      (reply) => this.watch.within(reply, () => undefined),
+    );
   }
 
   async admit(keyId: string, limits: KeyLimits, inputTokens: number): Promise<Admission> {
     const lease = limits.concurrent === undefined ? undefined : `${this.leasePrefix}:${(this.leaseCount += 1)}`;
-    const keys = this.keys(keyId);
-    const limitArguments = [
-      limits.requestsPerMinute ?? 0,
-      limits.inputTokensPerMinute ?? 0,
-      limits.outputTokensPerMinute ?? 0,
-      limits.concurrent ?? 0,
-    ];
+    const sentAt = Date.now();
+    const keys = this.keys(keyId, sentAt);
+    const bucketLimits = [limits.requestsPerMinute ?? 0, limits.inputTokensPerMinute ?? 0];
+    const quotaLimits = [limits.tokensPerDay ?? 0, limits.tokensPerMonth ?? 0];
     const withdraw = (late: AdmitReply): void => {
       if (late[0] !== 0) return;
-      const arguments_ = [...limitArguments.slice(0, 2), inputTokens, lease ?? ''];
+      const arguments_ = [...bucketLimits, inputTokens, lease ?? '', ...quotaLimits];
+      const withdrawKeys = [keys.requests, keys.inputTokens, keys.inFlight, keys.tokensPerDay, keys.tokensPerMonth];
       // A failure leaves the charge to refill and the lease to expire (LEASE_MS).
-      this.run(WITHDRAW, [keys[0]!, keys[1]!, keys[3]!], arguments_).catch(() => undefined);
+      this.run(WITHDRAW, withdrawKeys, arguments_).catch(() => undefined);
     };
     const reply = (await this.run(
       ADMIT,
-      keys,
-      [...limitArguments, inputTokens, lease ?? '', LEASE_MS],
+      Object.values(keys),
+      [
+        ...bucketLimits,
+        limits.outputTokensPerMinute ?? 0,
+        limits.concurrent ?? 0,
+        inputTokens,
+        lease ?? '',
+        LEASE_MS,
+        ...quotaLimits,
+        ...periodEnds(sentAt),
+      ],
       withdraw,
     )) as AdmitReply;
     const refusedBy = LIMIT_NAMES[reply[0]];
-    if (refusedBy === undefined && lease !== undefined) this.leases.set(lease, keys[3]!);
+    if (refusedBy === undefined && lease !== undefined) this.leases.set(lease, keys.inFlight);
     const now = Number(reply[2]);
     const fullAt = {} as Record<BucketName, number>;
     BUCKETS.forEach((bucket, index) => (fullAt[bucket] = reply[3 + index] === '' ? now : Number(reply[3 + index])));
@@ -112,20 +144,46 @@ export class RedisLimitStore implements LimitStore {
       refusedBy,
       retryAfterMs: wait < 0 ? undefined : wait,
       readings: readAll(fullAt, limits, now),
+      quotas: quotaReadings(limits, [reply[6], reply[7]], sentAt),
       lease: refusedBy === undefined ? lease : undefined,
     };
   }
 
   async settle(keyId: string, limits: KeyLimits, outputTokens: number, lease: string | undefined): Promise<void> {
     if (lease !== undefined) this.leases.delete(lease);
-    if (lease === undefined && (limits.outputTokensPerMinute === undefined || outputTokens === 0)) return;
-    const keys = this.keys(keyId);
+    const chargesQuota = limits.tokensPerDay !== undefined || limits.tokensPerMonth !== undefined;
+    const charges = (limits.outputTokensPerMinute !== undefined || chargesQuota) && outputTokens > 0;
+    if (lease === undefined && !charges) return;
+    const now = Date.now();
+    const keys = this.keys(keyId, now);
+    const settleKeys = [keys.outputTokens, keys.inFlight, keys.tokensPerDay, keys.tokensPerMonth];
     try {
-      await this.run(SETTLE, [keys[2]!, keys[3]!], [limits.outputTokensPerMinute ?? 0, outputTokens, lease ?? '']);
+      await this.run(SETTLE, settleKeys, [
+        limits.outputTokensPerMinute ?? 0,
+        outputTokens,
+        lease ?? '',
+        limits.tokensPerDay ?? 0,
+        limits.tokensPerMonth ?? 0,
+        ...periodEnds(now),
+      ]);
     } catch (error) {
-      if (lease !== undefined) this.orphans.set(lease, [keys[2]!, keys[3]!]);
+      if (lease !== undefined) this.orphans.set(lease, settleKeys);
       throw error;
     }
+  }
+
+  /** The key's buckets, quotas and requests in flight as Redis holds them, charging nothing (the console's). */
+  async read(keyId: string, limits: KeyLimits): Promise<KeyStanding> {
+    const readAt = Date.now();
+    const reply = (await this.run(READ, Object.values(this.keys(keyId, readAt)), [])) as ReadReply;
+    const now = Number(reply[0]);
+    const fullAt = {} as Record<BucketName, number>;
+    BUCKETS.forEach((bucket, index) => (fullAt[bucket] = reply[1 + index] === '' ? now : Number(reply[1 + index])));
+    return {
+      readings: readAll(fullAt, limits, now),
+      quotas: quotaReadings(limits, [reply[5], reply[6]], readAt),
+      inFlight: Number(reply[4]),
+    };
   }
 
   async close(): Promise<void> {
@@ -169,10 +227,25 @@ export class RedisLimitStore implements LimitStore {
     });
   }
 
-  /** The key's buckets and in-flight set, in one hash slot (`{id}`), as a script's keys must be in a cluster. */
-  private keys(keyId: string): string[] {
+  /**
+   * The key's buckets, in-flight set and quota counts in the periods of `now`, in one hash slot
+   * (`{id}`), as a script's keys must be in a cluster; in the order the scripts take them.
+   */
+  private keys(keyId: string, now: number): KeyNames {
     const base = `${this.options.keyPrefix}{${keyId}}:`;
-    return [`${base}requests`, `${base}input-tokens`, `${base}output-tokens`, `${base}in-flight`];
+    return {
+      requests: `${base}requests`,
+      inputTokens: `${base}input-tokens`,
+      outputTokens: `${base}output-tokens`,
+      inFlight: `${base}in-flight`,
+      tokensPerDay: `${base}tokens-day:${currentPeriod('tokensPerDay', now).id}`,
+      tokensPerMonth: `${base}tokens-month:${currentPeriod('tokensPerMonth', now).id}`,
+    };
+  }
+
+  /** The client, once the first connection was waited for. */
+  private connection(): Promise<Redis> {
+    return this.settledClient === undefined ? this.firstConnection : Promise.resolve(this.settledClient);
   }
 
   /**
@@ -195,7 +268,7 @@ export class RedisLimitStore implements LimitStore {
 
   private async renewLeases(): Promise<void> {
     for (const [lease, keys] of this.orphans) {
-      const removed = await this.run(SETTLE, keys, [0, 0, lease]).then(
+      const removed = await this.run(SETTLE, keys, [0, 0, lease, 0, 0, 0, 0]).then(
         () => true,
         () => false,
       );
@@ -207,4 +280,19 @@ export class RedisLimitStore implements LimitStore {
     // A failure here is one the next admission meets too; the leases are renewed next time.
     await this.run(RENEW, keys, [LEASE_MS, ...this.leases.keys()]).catch(() => undefined);
   }
+}
+
+/** The ms until the day and the month of `now` end: how long their quota keys are kept. */
+function periodEnds(now: number): [number, number] {
+  return [currentPeriod('tokensPerDay', now).endsAt - now, currentPeriod('tokensPerMonth', now).endsAt - now];
+}
+
+/** The quotas the key has, from the counts a script returned ("" for none). */
+function quotaReadings(limits: KeyLimits, counts: [string, string], now: number): QuotaReadings {
+  const readings: QuotaReadings = {};
+  QUOTAS.forEach((quota: QuotaName, index) => {
+    const limit = limits[quota];
+    if (limit !== undefined) readings[quota] = quotaReading(limit, Number(counts[index] || 0), quota, now);
+  });
+  return readings;
 }

@@ -16,15 +16,17 @@
  * generates more than was left puts the bucket in debt, which later requests wait out.
  */
 import type { KeyLimits } from '../keys/client-key.js';
+import type { QuotaReadings } from './quota-counter.js';
+import type { QuotaName } from './quota-period.js';
 
-/** Every limit is per minute. */
+/** Every bucket is per minute (the quotas, per day and month, are quota-counter.ts's). */
 export const WINDOW_MS = 60_000;
 
 /** The limits in the order the store keeps them. */
 export const BUCKETS = ['requests', 'inputTokens', 'outputTokens'] as const;
 export type BucketName = (typeof BUCKETS)[number];
-/** What refused a request: a bucket, or the key's requests in flight. */
-export type LimitName = BucketName | 'concurrent';
+/** What refused a request: a bucket, the key's requests in flight, or a quota (issue 37). */
+export type LimitName = BucketName | 'concurrent' | QuotaName;
 
 /** The limit each bucket has, by the key's config. */
 export const BUCKET_LIMITS: Readonly<Record<BucketName, keyof KeyLimits>> = {
@@ -44,13 +46,11 @@ export interface BucketReading {
   fullAt: number;
 }
 
-export interface Admission {
-  /** Undefined when admitted. */
-  refusedBy: LimitName | undefined;
-  /** How long until the request would fit; undefined when it never would (its input alone is over the limit). */
-  retryAfterMs: number | undefined;
+export interface Admission extends Refusal {
   /** The buckets after the charge (or as they stand, when refused); only those the key has. */
   readings: Partial<Record<BucketName, BucketReading>>;
+  /** The quotas likewise (issue 37). */
+  quotas: QuotaReadings;
   /** What settling needs to give the request's place in flight back: the Redis store's lease id. */
   lease: string | undefined;
 }
@@ -67,26 +67,54 @@ export function emptyKeyState(): KeyState {
   return { requests: 0, inputTokens: 0, outputTokens: 0, inFlight: 0 };
 }
 
-/** Checks every bucket of the key and charges them all when every one has room; changes `state` only then. */
-export function admitRequest(state: KeyState, limits: KeyLimits, inputTokens: number, now: number): Admission {
-  const amounts: Record<BucketName, number> = { requests: 1, inputTokens, outputTokens: 0 };
-  let refusedBy: LimitName | undefined;
-  let waitMs: number | undefined = 0;
+/** What refuses a request, and how long until it would fit; `refusedBy` undefined when nothing does. */
+export interface Refusal {
+  refusedBy: LimitName | undefined;
+  /** Undefined when it never would fit (its input alone is over a limit). */
+  retryAfterMs: number | undefined;
+}
+
+export const NO_REFUSAL: Refusal = { refusedBy: undefined, retryAfterMs: 0 };
+
+/** The bucket that refuses the request now, the longest wait first; changes nothing. */
+export function bucketRefusal(state: KeyState, limits: KeyLimits, inputTokens: number, now: number): Refusal {
+  let refusal = NO_REFUSAL;
   for (const bucket of BUCKETS) {
     const limit = limits[BUCKET_LIMITS[bucket]];
     if (limit === undefined) continue;
-    const needed = bucketNeed(bucket, amounts[bucket], limit);
-    if (needed > WINDOW_MS) [refusedBy, waitMs] = [bucket, undefined];
+    const needed = bucketNeed(bucket, bucketAmount(bucket, inputTokens), limit);
     const over = Math.max(state[bucket], now) + needed - now - WINDOW_MS;
-    if (waitMs !== undefined && over > waitMs) [refusedBy, waitMs] = [bucket, over];
+    refusal = longerWait(refusal, {
+      refusedBy: needed > WINDOW_MS || over > 0 ? bucket : undefined,
+      retryAfterMs: needed > WINDOW_MS ? undefined : over,
+    });
   }
-  if (refusedBy === undefined) {
-    for (const bucket of BUCKETS) {
-      const limit = limits[BUCKET_LIMITS[bucket]];
-      if (limit !== undefined) state[bucket] = Math.max(state[bucket], now) + (amounts[bucket] * WINDOW_MS) / limit;
-    }
+  return refusal;
+}
+
+/**
+ * Of two refusals, the one a client must wait out: one that never fits wins, then the longer
+ * wait; no refusal loses to any.
+ */
+export function longerWait(first: Refusal, second: Refusal): Refusal {
+  if (first.refusedBy === undefined) return second;
+  if (second.refusedBy === undefined || first.retryAfterMs === undefined) return first;
+  if (second.retryAfterMs === undefined || second.retryAfterMs > first.retryAfterMs) return second;
+  return first;
+}
+
+/** Charges every bucket of the key for an admitted request. */
+export function chargeBuckets(state: KeyState, limits: KeyLimits, inputTokens: number, now: number): void {
+  for (const bucket of BUCKETS) {
+    const limit = limits[BUCKET_LIMITS[bucket]];
+    if (limit !== undefined)
+      state[bucket] = Math.max(state[bucket], now) + (bucketAmount(bucket, inputTokens) * WINDOW_MS) / limit;
   }
-  return { refusedBy, retryAfterMs: waitMs, readings: readAll(state, limits, now), lease: undefined };
+}
+
+/** What an admission charges each bucket: a request, its input tokens, and output later. */
+function bucketAmount(bucket: BucketName, inputTokens: number): number {
+  return bucket === 'requests' ? 1 : bucket === 'inputTokens' ? inputTokens : 0;
 }
 
 /**
@@ -95,10 +123,10 @@ export function admitRequest(state: KeyState, limits: KeyLimits, inputTokens: nu
  * a bucket is never given more room than full.
  */
 export function refundRequest(state: KeyState, limits: KeyLimits, inputTokens: number, now: number): void {
-  const amounts: Record<BucketName, number> = { requests: 1, inputTokens, outputTokens: 0 };
   for (const bucket of BUCKETS) {
     const limit = limits[BUCKET_LIMITS[bucket]];
-    if (limit !== undefined) state[bucket] = Math.max(state[bucket] - (amounts[bucket] * WINDOW_MS) / limit, now);
+    if (limit !== undefined)
+      state[bucket] = Math.max(state[bucket] - (bucketAmount(bucket, inputTokens) * WINDOW_MS) / limit, now);
   }
 }
 

@@ -2,6 +2,7 @@
  * Where a request's end is recorded, once per request (app.ts calls `end` when its reply has
  * been handed over, or its stream has ended): the access log line, the metrics and the span.
  * It also takes the backends' events from the registry, and the keys' limiter's, for the log and the metrics.
+ * The console's Live and Engines views (issue 37) read the requests and events it keeps.
  */
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
@@ -9,6 +10,8 @@ import type { KeyLimiter } from '../limits/key-limiter.js';
 import type { ModelRegistry } from '../models/model-registry.js';
 import { accessLogLine } from './access-log.js';
 import { logEvent } from './event-log.js';
+import { LiveFeed } from './live-feed.js';
+import { RecentEvents } from './recent-events.js';
 import type { RequestRecord } from './request-record.js';
 import type { ServiceEvent } from './service-events.js';
 import { ServiceMetrics, type BodyBudgetGauges } from './service-metrics.js';
@@ -16,6 +19,10 @@ import { endRequestSpan, startRequest } from './tracing.js';
 
 export class RequestObserver {
   readonly metrics: ServiceMetrics;
+  /** Requests as they finish, for the console (issue 37). */
+  readonly liveFeed = new LiveFeed();
+  /** The backends' recent events, for the console's Engines view. */
+  readonly recentEvents = new RecentEvents();
   private readonly unsubscribe: () => void;
 
   constructor(
@@ -31,6 +38,7 @@ export class RequestObserver {
   /** An event of a backend, or of the keys' limiter: its metrics and its log line. */
   report(event: ServiceEvent): void {
     this.metrics.event(event);
+    this.recentEvents.add(event);
     logEvent(this.log, event);
   }
 
@@ -41,16 +49,20 @@ export class RequestObserver {
 
   /** The request ended. A response closed before its reply was complete: its client went away, or was cut off. */
   end(record: RequestRecord, response: ServerResponse): void {
-    const seconds = (performance.now() - record.startedAt) / 1000;
+    record.endedAt = performance.now();
+    const seconds = (record.endedAt - record.startedAt) / 1000;
     const disconnected = response.destroyed && !response.writableFinished;
+    record.disconnected = disconnected;
     // The line's object is built only when it is written: benchmarks and tests run silent.
     if (this.log.isLevelEnabled('info')) this.log.info(accessLogLine(record, seconds, disconnected), 'request');
     this.metrics.requestEnded(record, seconds);
     endRequestSpan(record, disconnected);
+    this.liveFeed.add(record);
   }
 
   /** Stops taking the registry's events (the app closed). */
   close(): void {
     this.unsubscribe();
+    this.liveFeed.close();
   }
 }

@@ -40,6 +40,12 @@ export class RequestRecord {
   /** `performance.now()` when the first output arrived from the backend. */
   firstOutputAt: number | undefined;
   streamed = false;
+  /** tool_use blocks in the reply: calls of the client's tools (issue 37). */
+  toolCalls: number | undefined;
+  /** `performance.now()` when the request ended (request-observer.ts). */
+  endedAt: number | undefined;
+  /** The response closed before it was complete: the client went away, or was cut off. */
+  disconnected = false;
   /**
    * Server tool calls: their tool's name and outcome (`ok`, or the error code of the result).
    * Made with the first: most requests call none.

@@ -13,6 +13,7 @@ import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { FallbackBackend } from '../backends/fallback/fallback-backend.js';
 import type { CircuitState } from '../backends/fallback/circuit-breaker.js';
 import type { KeyLimiter, LimiterStats } from '../limits/key-limiter.js';
+import type { KeyModelUsage } from '../limits/usage-history.js';
 import type { ModelRegistry } from '../models/model-registry.js';
 import { BucketCounts } from './bucket-counts.js';
 import { CollectedHistogram, type LabelledCounts } from './collected-histogram.js';
@@ -258,7 +259,7 @@ export class ServiceMetrics {
     );
     this.counter(
       'mms_rate_limited_total',
-      "Message requests answered 429 by their API key's limits, by key id and the limit reached (requests, inputTokens, outputTokens, concurrent).",
+      "Message requests answered 429 by their API key's limits, by key id and the limit reached (requests, inputTokens, outputTokens, concurrent, tokensPerDay, tokensPerMonth).",
       ['key', 'limit'],
       () => refusalValues(limiter.stats),
     );
@@ -278,26 +279,24 @@ export class ServiceMetrics {
 
   /**
    * Message requests and their tokens since this app started, by API key id and model: what
-   * GET /v1/usage answers (routes/usage/route.ts). The same counts as the metrics': tokens count
-   * once a backend answered.
+   * GET /v1/usage answers (routes/usage/route.ts), and what the usage history is written from
+   * (usage-recorder.ts). The same counts as the metrics': tokens count once a backend answered.
    */
-  usage(): Array<{ key: string; model: string; requests: number; inputTokens: number; outputTokens: number }> {
-    const rows = new Map<
-      string,
-      { key: string; model: string; requests: number; inputTokens: number; outputTokens: number }
-    >();
+  usage(): KeyModelUsage[] {
+    const rows = new Map<string, KeyModelUsage>();
     for (const one of this.requests.all()) {
       const { route, key, model } = one.labels;
       if (route !== MESSAGES_ROUTE || model === '') continue;
       const id = `${key}\n${model}`;
       let row = rows.get(id);
       if (row === undefined) {
-        row = { key, model, requests: 0, inputTokens: 0, outputTokens: 0 };
+        row = { keyId: key, model, requests: 0, inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0 };
         rows.set(id, row);
       }
       row.requests += one.requests;
       row.inputTokens += one.inputTokens;
       row.outputTokens += one.outputTokens;
+      row.cacheReadInputTokens += one.cacheReadInputTokens;
     }
     return [...rows.values()];
   }

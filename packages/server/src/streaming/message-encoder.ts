@@ -19,6 +19,8 @@ export interface MessageSummary {
   outputTokens: number;
   cacheReadInputTokens: number;
   cacheCreationInputTokens: number;
+  /** tool_use blocks: the calls of the client's tools the message made (the console shows them, issue 37). */
+  toolCalls: number;
 }
 
 export class MessageEncoder {
@@ -37,6 +39,7 @@ export class MessageEncoder {
   private finished = false;
   private stopReason: StopReason | undefined;
   private serverToolUse: Usage['server_tool_use'] = null;
+  private toolCalls = 0;
 
   constructor(private readonly header: MessageHeader) {
     this.inputTokens = header.inputTokens;
@@ -70,6 +73,7 @@ export class MessageEncoder {
         if (this.blockOpen) throw new Error('block-start while a block is open');
         this.blockOpen = true;
         this.index += 1;
+        if (part.block.type === 'tool_use') this.toolCalls += 1;
         events.push({ type: 'content_block_start', index: this.index, content_block: part.block });
         return;
       case 'block-delta':
@@ -113,6 +117,7 @@ export class MessageEncoder {
       outputTokens: this.outputTokens + this.uncountedDeltas,
       cacheReadInputTokens: this.cacheReadInputTokens,
       cacheCreationInputTokens: this.cacheCreationInputTokens,
+      toolCalls: this.toolCalls,
     };
   }
 

@@ -30,7 +30,7 @@ export function registerUsageRoute(router: Router, metrics: ServiceMetrics): voi
     const data = metrics
       .usage()
       .map((row): UsageRow => ({
-        key_id: row.key,
+        key_id: row.keyId,
         model: row.model,
         requests: row.requests,
         input_tokens: row.inputTokens,

@@ -390,7 +390,7 @@ describe('bad input: each new field and block is a 400 naming it', () => {
       else assert.match(message, expected);
     });
 
-  test('a compaction block with empty content, with tool changes, or in a user turn', async () => {
+  test('a compaction block with empty content, tool changes or encrypted content, or in a user turn', async () => {
     const compaction = (fields: Record<string, unknown>) => [
       { role: 'user', content: 'hi' },
       { role: 'assistant', content: [{ type: 'compaction', ...fields }] },
@@ -403,6 +403,11 @@ describe('bad input: each new field and block is a 400 naming it', () => {
     assert.match(
       await refusal({ messages: compaction({ content: 'x', tool_changes: [{ type: 'tool_addition' }] }) }),
       /^messages\.1\.content\.0\.tool_changes: mid-conversation tool changes are not built here/,
+    );
+    // This service writes no encrypted_content: a block carrying some was not one of its own.
+    assert.match(
+      await refusal({ messages: compaction({ content: null, encrypted_content: 'opaque' }) }),
+      /^messages\.1\.content\.0\.encrypted_content: this service writes no encrypted_content/,
     );
     assert.equal(
       await refusal({ messages: [{ role: 'user', content: [{ type: 'compaction', content: null }] }] }),

@@ -165,12 +165,22 @@ export const toolSearchToolResultBlockParam = z.strictObject({
  * request's model wrote of everything before it, signed by this service. The conversation the
  * model reads starts at the last one with content (the server's call-builder/conversation.ts);
  * one whose content is null is a compaction that failed, which changes nothing, as the public
- * API has it. Mid-conversation tool changes are not built, so no tool changes come with it.
+ * API has it. Mid-conversation tool changes are not built, so no tool changes come with it; the
+ * summary is in the clear, so no encrypted_content either.
  */
 export const compactionBlockParam = z.strictObject({
   type: z.literal('compaction'),
   content: z.string().min(1, 'must not be empty; null stands for a compaction that failed').nullable().optional(),
-  encrypted_content: z.string().nullable().optional(),
+  // This service writes the summary in the clear and signs it; it never writes encrypted_content,
+  // so one that carries some was not returned by it.
+  encrypted_content: z
+    .string()
+    .max(
+      0,
+      'this service writes no encrypted_content (it is null in the blocks it returns); send compaction blocks back exactly as returned',
+    )
+    .nullable()
+    .optional(),
   signature: z.string().nullable().optional(),
   tool_changes: z
     .array(jsonObject)

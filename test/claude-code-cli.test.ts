@@ -7,7 +7,9 @@
  * thinking, shown to it as omitted, sent back and verified; and asked to search the web (issue
  * 34), its WebSearch tool's own request, with the `web_search_20250305` server tool, runs through
  * mms's search provider (a folder index here) and the answer names a result, with no 4xx in the
- * access log. `--model` takes an id the model is listed as. Installed once into `.cache/`
+ * access log. `--model` takes an id the model is listed as. What `maxTokens` refuse and clamp do
+ * with it, and CLAUDE_CODE_MAX_OUTPUT_TOKENS, is what docs/compatibility.md says (measured here on
+ * 2.1.332: it asks again within a 400's limit from 4,096 up only). Installed once into `.cache/`
  * (packages/testing/src/claude-code-cli.ts); skipped with the reason where it cannot be installed.
  */
 import { after, before, describe, test } from 'node:test';
@@ -153,5 +155,70 @@ describe('Claude Code CLI against mms', { skip }, () => {
       proxy.requests.filter((request) => request.status >= 400).map((request) => `${request.url}: ${request.status}`),
       [],
     );
+  });
+});
+
+describe('Claude Code CLI and maxTokens, as docs/compatibility.md says', { skip }, () => {
+  /** One `claude -p` against a model of this output limit: the max_tokens and status of each request. */
+  async function ask(maxOutputTokens: number, maxTokens: 'refuse' | 'clamp', env: Record<string, string> = {}) {
+    const service = await startService({
+      models: [
+        {
+          id: 'house-model',
+          aliases: ['claude-*'],
+          tier: 'large',
+          generation: 'newer',
+          contextWindow: 200_000,
+          maxOutputTokens,
+          maxTokens,
+          backend: { type: 'scripted' },
+        },
+      ],
+    });
+    const proxy = await RecordingProxy.start(service.baseURL);
+    try {
+      const run = await runClaudeCode(cli as { path: string }, {
+        prompt: 'Say hello',
+        cwd: mkdtempSync(join(tmpdir(), 'mms-claude-code-max-')),
+        baseURL: proxy.baseURL,
+        apiKey: service.apiKey,
+        env,
+      });
+      const requests = proxy.requests
+        .filter((request) => request.url.startsWith('/v1/messages'))
+        .map((request) => `${request.status} ${String(request.body?.max_tokens)}`);
+      return { run, requests };
+    } finally {
+      await proxy.close();
+      await service.close();
+    }
+  }
+
+  test('refuse: from a limit of 4,096 it reads the 400 and asks again within it; below, it fails after six', async () => {
+    const within = await ask(4_096, 'refuse');
+    assert.equal(within.run.status, 0, within.run.stdout);
+    assert.deepEqual(within.requests, ['400 128000', '200 4096']);
+    const below = await ask(4_095, 'refuse');
+    assert.equal(below.run.status, 1);
+    assert.deepEqual(
+      below.requests,
+      Array.from({ length: 6 }, () => '400 128000'),
+    );
+    assert.match(below.run.stdout, /max_tokens: 128000 > 4095, which is the maximum allowed/);
+  });
+
+  test('clamp: no 400, but a reply cut at the lowered limit reads to it as cut at 128000', async () => {
+    const { run, requests } = await ask(5, 'clamp');
+    assert.ok(requests.length > 0 && requests.every((request) => request === '200 128000'), requests.join(', '));
+    assert.match(run.stdout, /exceeded the 128000 output token maximum/);
+  });
+
+  test("CLAUDE_CODE_MAX_OUTPUT_TOKENS at the model's limit: asked exactly that, no 400, a cut told with its number", async () => {
+    const plain = await ask(3_000, 'refuse', { CLAUDE_CODE_MAX_OUTPUT_TOKENS: '3000' });
+    assert.equal(plain.run.status, 0, plain.run.stdout);
+    assert.deepEqual(plain.requests, ['200 3000']);
+    const cut = await ask(5, 'refuse', { CLAUDE_CODE_MAX_OUTPUT_TOKENS: '5' });
+    assert.ok(cut.requests.length > 0 && cut.requests.every((request) => request === '200 5'), cut.requests.join(', '));
+    assert.match(cut.run.stdout, /exceeded the 5 output token maximum/);
   });
 });

@@ -3,9 +3,10 @@
  * `tool_search_tool_bm25` beside deferred tools; the model searches, the service answers a
  * `tool_search_tool_result` whose `tool_reference`s name the tools found, and those tools are
  * offered to the model in the same turn, so it calls one: on the scripted backend, on an
- * OpenAI-compatible engine (what each step was told), and on the embedded engine, where a tiny
- * model writes its calls in Qwen's syntax and node-llama-cpp's own grammar holds each call's
- * name to the tools offered at that step. A turn sent back keeps the tools it found loaded.
+ * OpenAI-compatible engine and through a Messages upstream (what each step was told), and on the
+ * embedded engine, where a tiny model writes its calls in Qwen's syntax and node-llama-cpp's own
+ * grammar holds each call's name to the tools offered at that step. A turn sent back keeps the
+ * tools it found loaded.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,9 +15,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   FakeOpenAiEngine,
+  modelsWithBackend,
   postJson,
   qwenTurnPieces,
   readSse,
+  RecordingProxy,
+  scriptedModels,
   scriptedQwenModel,
   startService,
   type RunningService,
@@ -265,6 +269,51 @@ describe('tool search on an OpenAI-compatible engine', () => {
       (tool) => tool.function.name,
     );
     assert.deepEqual(offered, ['tool_search_tool_regex', 'get_weather']);
+  });
+});
+
+describe('tool search through a Messages upstream', () => {
+  let upstream: RunningService;
+  let proxy: RecordingProxy;
+  let front: RunningService;
+  before(async () => {
+    // The upstream, another mms on the scripted backend, sees the tool search as a custom tool of
+    // that name: its model calls it, then the tool the search found.
+    const script = join(mkdtempSync(join(tmpdir(), 'mms-tool-search-upstream-')), 'script.json');
+    writeFileSync(
+      script,
+      JSON.stringify([
+        {
+          when: '^What is the weather',
+          steps: [
+            [{ type: 'tool_use', name: 'tool_search_tool_bm25', input: { query: 'weather in a city' } }],
+            [{ type: 'tool_use', name: 'get_weather', input: { query: 'Paris' } }],
+          ],
+        },
+      ]),
+    );
+    upstream = await startService({ models: scriptedModels({ script }) });
+    proxy = await RecordingProxy.start(upstream.baseURL);
+    front = await startService({
+      models: modelsWithBackend({ type: 'messages-upstream', baseURL: proxy.baseURL, apiKey: upstream.apiKey }),
+    });
+  });
+  after(async () => {
+    await front.close();
+    await proxy.close();
+    await upstream.close();
+  });
+
+  test("the upstream is offered the tool its search found at the turn's next step, and calls it", async () => {
+    const reply = await ask(front, 'large', { tools: [BM25, ...CATALOG] });
+    assertFoundThenCalled(reply, 'tool_search_tool_bm25');
+    const offered = proxy.requests
+      // One request per step; the upstream's count of the prompt left out.
+      .filter((request) => request.url.startsWith('/v1/messages') && !request.url.includes('count_tokens'))
+      .map((request) => (request.body!.tools as Array<{ name: string }>).map((tool) => tool.name));
+    // First the search alone; then, besides it, every tool it found (get_weather among them).
+    const found = CATALOG.map((tool) => tool.name).filter((name) => referencesIn(reply).includes(name));
+    assert.deepEqual(offered, [['tool_search_tool_bm25'], ['tool_search_tool_bm25', ...found]]);
   });
 });
 

@@ -1,10 +1,12 @@
 /**
- * Claude Code's own requests (packages/testing/fixtures/claude-code/, recorded from the CLI)
- * replayed against every backend: each gets a whole 200 stream. What they carry that the
- * contract alone does not (system messages mid-conversation, thinking display omitted,
- * context_management, effort, a deferred tool, `?beta=true`, `claude-*` ids, max_tokens 128000)
- * must pass on the scripted, embedded llama.cpp, OpenAI-compatible and Messages upstream
- * backends alike. The CLI itself is driven in claude-code-cli.test.ts, where it can be installed.
+ * Claude Code's own requests (packages/testing/fixtures/claude-code/, recorded from the CLI;
+ * `npm run check:claude-code -- --record` records new ones) replayed against every backend: each
+ * gets a whole 200 stream. What they carry that the contract alone does not (system messages
+ * mid-conversation, thinking display omitted, context_management, effort, a deferred tool, its
+ * WebSearch's `web_search_20250305` server tool (issue 34), `?beta=true`, `claude-*` ids,
+ * max_tokens 128000) must pass on the scripted, embedded llama.cpp, OpenAI-compatible and
+ * Messages upstream backends alike. The CLI itself is driven in claude-code-cli.test.ts, where it
+ * can be installed.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -129,6 +131,16 @@ describe('Claude Code requests replayed: embedded llama.cpp backend', () => {
     const usage = (events.at(-2)!.data as unknown as { usage: Record<string, number> }).usage;
     assert.ok(usage.cache_read_input_tokens! > 10_000, JSON.stringify(usage));
   });
+
+  // WebSearch's own request: a short prompt and the dated web search tool, which the model may call;
+  // last, as the one sequence it evaluates holds the Claude Code prefix until then.
+  test('web-search: a whole 200 stream', async () =>
+    assertWholeStream(
+      await replay(
+        service,
+        RECORDED.find((entry) => entry.name === 'web-search')!,
+      ),
+    ));
 });
 
 describe('Claude Code requests replayed: OpenAI-compatible backend (vLLM)', () => {
@@ -155,11 +167,17 @@ describe('Claude Code requests replayed: OpenAI-compatible backend (vLLM)', () =
       await assertWholeStream(await replay(service, recorded));
       const sent = engine.chatBodies().at(-1)!;
       const roles = (sent.messages as Array<{ role: string }>).map((message) => message.role);
-      // The system prompt first, then the conversation with Claude Code's environment note as a
-      // system message where it stood (after the user turn; after the tool results, when there are).
-      assert.equal(roles[0], 'system');
-      assert.ok(roles.slice(1).includes('system'), roles.join(','));
       const tools = (sent.tools as Array<{ function: { name: string } }>).map((tool) => tool.function.name);
+      // The system prompt first, then the conversation.
+      assert.equal(roles[0], 'system');
+      if (recorded.name === 'web-search') {
+        // WebSearch's own request offers the one server tool, which mms runs.
+        assert.deepEqual(tools, ['web_search']);
+        return;
+      }
+      // Claude Code's environment note as a system message where it stood (after the user turn;
+      // after the tool results, when there are).
+      assert.ok(roles.slice(1).includes('system'), roles.join(','));
       assert.ok(tools.includes('Write'));
       assert.ok(!tools.includes('DeferredToolPlaceholder'), 'a defer_loading tool is not offered until loaded');
     });

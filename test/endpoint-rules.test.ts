@@ -538,8 +538,15 @@ describe('request shape', () => {
     assert.equal(plain.json.content?.[0]?.text, 'What is the weather?');
   });
 
-  test('an unknown server tool type is 400', async () => {
-    await expectRefusal({ ...base, tools: [{ type: 'web_search_20250305', name: 'web_search' }] }, /^tools\.0\.type: /);
+  test('a server tool version this service does not run is 400 naming the type and the versions served', async () => {
+    await expectRefusal(
+      { ...base, tools: [{ type: 'code_execution_20250825', name: 'code_execution' }] },
+      /^tools\.0\.type: "code_execution_20250825" is not served here: it runs bash commands .*; the versions of code_execution served are code_execution_20250522, code_execution_20260521$/,
+    );
+    await expectRefusal(
+      { ...base, tools: [{ type: 'web_search_20990101', name: 'web_search' }] },
+      /^tools\.0\.type: "web_search_20990101" is not served here: this service does not know that version; the versions of web_search served are web_search_20250305, web_search_20260209, web_search_20260318$/,
+    );
   });
 
   test('max_tokens above the model limit is refused, never clamped', async () => {

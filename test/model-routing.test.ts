@@ -1,7 +1,8 @@
 /**
  * Clients that pick their own model ids (Claude Code), over HTTP: alias patterns route them to a
- * configured model, and a model that clamps lowers their max_tokens and says so in a header,
- * on JSON and streamed replies alike; a model that refuses still answers 400.
+ * configured model, a model listed as ids a client's picker keeps is listed under them (issue 34),
+ * and a model that clamps lowers their max_tokens and says so in a header, on JSON and streamed
+ * replies alike; a model that refuses still answers 400.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -18,7 +19,15 @@ before(async () => {
   service = await startService({
     models: [
       { ...model, id: 'exact', aliases: ['mid'], backend: scripted },
-      { ...model, id: 'clamping', aliases: ['claude-*'], maxTokens: 'clamp', backend: scripted },
+      {
+        ...model,
+        id: 'clamping',
+        aliases: ['claude-*'],
+        listAs: ['claude-house-large', 'claude-house-fast'],
+        displayName: 'House model',
+        maxTokens: 'clamp',
+        backend: scripted,
+      },
       { ...model, id: 'refusing', aliases: ['strict-*'], backend: scripted },
     ],
   });
@@ -58,6 +67,44 @@ describe('alias patterns', () => {
     const { response, json } = await reply(request('gpt-5', 100));
     assert.equal(response.status, 404);
     assert.match(json.error?.message ?? '', /model: gpt-5 was not found/);
+  });
+});
+
+describe('listAs: the ids GET /v1/models lists', () => {
+  test('Claude Code asks for the list at start: the listed ids come in place of the model id, others as they were', async () => {
+    const response = await fetch(`${service.baseURL}/v1/models?limit=1000`, { headers: service.headers });
+    const list = (await response.json()) as { data: Array<{ id: string; display_name: string }>; has_more: boolean };
+    assert.equal(response.status, 200);
+    assert.deepEqual(
+      list.data.map((entry) => [entry.id, entry.display_name]),
+      [
+        ['exact', 'exact'],
+        ['claude-house-large', 'House model'],
+        ['claude-house-fast', 'House model'],
+        ['refusing', 'refusing'],
+      ],
+    );
+    // Its picker keeps the ids that begin with claude or anthropic: these two.
+    assert.deepEqual(
+      list.data.map((entry) => entry.id).filter((id) => /^(claude|anthropic)/.test(id)),
+      ['claude-house-large', 'claude-house-fast'],
+    );
+    assert.equal(list.has_more, false);
+  });
+
+  test('a listed id pages, resolves, and answers under its own name', async () => {
+    const page = await fetch(`${service.baseURL}/v1/models?after_id=claude-house-large&limit=1`, {
+      headers: service.headers,
+    });
+    assert.deepEqual(
+      ((await page.json()) as { data: Array<{ id: string }> }).data.map((entry) => entry.id),
+      ['claude-house-fast'],
+    );
+    const one = await fetch(`${service.baseURL}/v1/models/claude-house-fast`, { headers: service.headers });
+    assert.equal(((await one.json()) as { id: string }).id, 'claude-house-fast');
+    const { response, json } = await reply(request('claude-house-large', 100));
+    assert.equal(response.status, 200);
+    assert.equal(json.model, 'clamping');
   });
 });
 

@@ -57,6 +57,9 @@ const OFFERED_TOOLS = [
   { type: SERVER_TOOL_TYPES.webSearch, name: 'web_search' },
   { type: SERVER_TOOL_TYPES.webFetch, name: 'web_fetch' },
   { type: SERVER_TOOL_TYPES.codeExecution, name: 'code_execution' },
+  // Tool search (issue 34): its results name `lookup`, which it may load.
+  { type: 'tool_search_tool_regex_20251119', name: 'tool_search_tool_regex' },
+  { type: 'tool_search_tool_bm25_20251119', name: 'tool_search_tool_bm25' },
 ];
 
 /** Never a server tool: a forced one would start a sandbox or a fetch. */
@@ -74,6 +77,8 @@ const TURN_TYPES: Record<'user' | 'assistant', readonly BlockType[]> = {
     'web_search_tool_result',
     'web_fetch_tool_result',
     'code_execution_tool_result',
+    'tool_search_tool_result',
+    'compaction',
   ],
 };
 
@@ -150,6 +155,17 @@ const SKELETONS: Record<string, (random: SeededRandom, ids: BlockIds) => Shape> 
   'a thinking turn': (random, ids) => ({
     messages: [user('Think.'), assistant([makeBlock(random, 'thinking', ids), text('Done.')]), user('Again.')],
     tools: false,
+  }),
+  // Issue 34: a conversation compacted by an earlier reply, which starts from its block.
+  'a compacted conversation': (random, ids) => ({
+    messages: [
+      user('Look up otter.'),
+      assistant([makeBlock(random, 'tool_use', ids)]),
+      user([makeBlock(random, 'tool_result', ids)]),
+      assistant([makeBlock(random, 'compaction', ids), text('Going on.')]),
+      user('And now?'),
+    ],
+    tools: random.chance(0.5),
   }),
 };
 

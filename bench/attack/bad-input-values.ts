@@ -173,6 +173,25 @@ export const FIELD_VALUES: Record<string, Json[]> = {
     [{ type: 'web_search_20260209', name: 'other' }],
     [{ type: 'code_execution_20250522', name: 'code_execution' }],
     [{ name: 'bad name!', description: '', input_schema: { type: 'object' } }],
+    // Issue 34: versions not served, fields of another version, a bad user_location, a deferred tool search.
+    [{ type: 'code_execution_20250825', name: 'code_execution' }],
+    [{ type: 'bash_20250124', name: 'bash' }],
+    [{ type: 'web_search_20250305', name: 'web_search', response_inclusion: 'excluded' }],
+    [{ type: 'web_fetch_20250910', name: 'web_fetch', use_cache: false }],
+    [{ type: 'web_search_20250305', name: 'web_search', user_location: { type: 'approximate', country: 'Norway' } }],
+    [
+      {
+        type: 'web_search_20250305',
+        name: 'web_search',
+        user_location: { type: 'approximate', timezone: 'Mars/Base' },
+      },
+    ],
+    [
+      { type: 'code_execution_20260521', name: 'code_execution' },
+      { type: 'web_search_20260318', name: 'web_search' },
+    ],
+    [{ type: 'tool_search_tool_regex_20251119', name: 'tool_search_tool_regex', defer_loading: true }],
+    [{ type: 'tool_search_tool_bm25', name: 'tool_search_tool_regex' }],
     Array.from({ length: 2000 }, (_, index) => ({
       name: `t${index}`,
       description: 'd',
@@ -180,4 +199,17 @@ export const FIELD_VALUES: Record<string, Json[]> = {
     })),
   ],
   metadata: [{ user_id: 5 }, { other: 1 }, []],
+  // Issue 34: context edits given twice, out of order, unknown, or with values out of range.
+  context_management: [
+    { edits: [{ type: 'clear_tool_uses_20250919' }, { type: 'clear_tool_uses_20250919' }] },
+    { edits: [{ type: 'compact_20260112' }, { type: 'clear_thinking_20251015' }] },
+    { edits: [{ type: 'compact_20260112', trigger: { type: 'input_tokens', value: 10 } }] },
+    { edits: [{ type: 'compact_20260112', trigger: { type: 'tool_uses', value: 2 } }] },
+    { edits: [{ type: 'compact_20260112', pause_after_compaction: 'yes', instructions: 5 }] },
+    { edits: [{ type: 'clear_tool_uses_20250919', keep: { type: 'tool_uses', value: -1 } }] },
+    { edits: [{ type: 'clear_tool_uses_20250919', trigger: { type: 'turns', value: 3 } }] },
+    { edits: [{ type: 'clear_tool_uses_20250919', clear_tool_inputs: 'all', exclude_tools: [''] }] },
+    { edits: [{ type: 'clear_everything' }] },
+    { edits: 'all' },
+  ],
 };

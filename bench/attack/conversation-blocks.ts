@@ -19,7 +19,8 @@ const signer = new Signer(Buffer.from(FUZZ_SIGNING_KEY, 'utf8'));
 
 export type BlockType = ContentBlockParam['type'];
 export type ServerToolName = (typeof SERVER_TOOL_NAMES)[keyof typeof SERVER_TOOL_NAMES];
-type ServerResultType = 'web_search_tool_result' | 'web_fetch_tool_result' | 'code_execution_tool_result';
+type ServerResultType =
+  'web_search_tool_result' | 'web_fetch_tool_result' | 'code_execution_tool_result' | 'tool_search_tool_result';
 
 export const SERVER_TOOLS: readonly ServerToolName[] = Object.values(SERVER_TOOL_NAMES);
 
@@ -28,6 +29,8 @@ export const RESULT_TYPES: Record<ServerToolName, ServerResultType> = {
   web_search: 'web_search_tool_result',
   web_fetch: 'web_fetch_tool_result',
   code_execution: 'code_execution_tool_result',
+  tool_search_tool_regex: 'tool_search_tool_result',
+  tool_search_tool_bm25: 'tool_search_tool_result',
 };
 
 /** The custom tool the shapes' tool_use blocks call, offered with the server tools. */
@@ -86,6 +89,13 @@ const MAKERS: Record<BlockType, Maker> = {
   web_search_tool_result: (random, ids) => serverResult(random, 'web_search_tool_result', ids.serverCall),
   web_fetch_tool_result: (random, ids) => serverResult(random, 'web_fetch_tool_result', ids.serverCall),
   code_execution_tool_result: (random, ids) => serverResult(random, 'code_execution_tool_result', ids.serverCall),
+  tool_search_tool_result: (random, ids) => serverResult(random, 'tool_search_tool_result', ids.serverCall),
+  // Signed by signedTurn below when it has a summary; a null one is a compaction that failed.
+  compaction: (random) =>
+    random.pick<ContentBlockParam>([
+      { type: 'compaction', content: 'The user asked about otters; they hold hands.', signature: 'forged' },
+      { type: 'compaction', content: null },
+    ]),
 };
 
 export const BLOCK_TYPES = Object.keys(MAKERS) as BlockType[];
@@ -99,6 +109,8 @@ export function serverCall(tool: ServerToolName, id: string): ContentBlockParam 
     web_search: { query: 'otters' },
     web_fetch: { url: 'https://example.com/otters' },
     code_execution: { code: 'print(2 + 2)' },
+    tool_search_tool_regex: { query: 'look' },
+    tool_search_tool_bm25: { query: 'look up a word' },
   };
   return { type: 'server_tool_use', id, name: tool, input: inputs[tool] };
 }
@@ -106,7 +118,11 @@ export function serverCall(tool: ServerToolName, id: string): ContentBlockParam 
 /** A result as the tool writes it, or its error (`<type>_error`), a fifth of the time. */
 export function serverResult(random: SeededRandom, type: ServerResultType, id: string): ContentBlockParam {
   if (random.chance(0.2))
-    return { type, tool_use_id: id, content: { type: `${type}_error`, error_code: 'unavailable' } };
+    return {
+      type,
+      tool_use_id: id,
+      content: { type: `${type}_error`, error_code: 'unavailable' },
+    } as ContentBlockParam;
   if (type === 'web_search_tool_result') {
     const url = 'https://example.com/otters';
     const text = 'Otters hold hands while they sleep.';
@@ -127,6 +143,15 @@ export function serverResult(random: SeededRandom, type: ServerResultType, id: s
           source: { type: 'text', media_type: 'text/plain', data: 'Otters.' },
           title: 'Otters',
         },
+      },
+    };
+  if (type === 'tool_search_tool_result')
+    return {
+      type,
+      tool_use_id: id,
+      content: {
+        type: 'tool_search_tool_search_result',
+        tool_references: [{ type: 'tool_reference', tool_name: 'lookup' }],
       },
     };
   return {

@@ -121,6 +121,30 @@ const MESSAGE_BODIES: Record<string, Record<string, unknown>> = {
     ],
   }),
   stream: conversation({ stream: true, system: 'You echo.' }),
+  // Issue 34: what Claude Code sends besides: its WebSearch's dated tool, tool search over
+  // deferred tools, and context edits (triggers far above this prompt: none fires unmutated).
+  'claude code dialect': conversation({
+    tools: [
+      { ...weatherTool, defer_loading: true },
+      { type: 'web_search_20250305', name: 'web_search', max_uses: 8, allowed_callers: ['direct'] },
+      { type: 'tool_search_tool_regex_20251119', name: 'tool_search_tool_regex' },
+      { type: 'tool_search_tool_bm25_20251119', name: 'tool_search_tool_bm25' },
+    ],
+    context_management: {
+      edits: [
+        { type: 'clear_thinking_20251015', keep: 'all' },
+        {
+          type: 'clear_tool_uses_20250919',
+          trigger: { type: 'input_tokens', value: 100_000 },
+          keep: { type: 'tool_uses', value: 3 },
+          clear_at_least: { type: 'input_tokens', value: 5_000 },
+          exclude_tools: ['web_search'],
+          clear_tool_inputs: ['get_weather'],
+        },
+        { type: 'compact_20260112', trigger: { type: 'input_tokens', value: 150_000 }, instructions: 'Be brief.' },
+      ],
+    },
+  }),
 };
 
 /** count_tokens takes the conversation without the fields that only generation has. */
@@ -132,9 +156,11 @@ function countTokensBody(body: Record<string, unknown>): Record<string, unknown>
 
 export const VALID_REQUESTS: readonly ValidRequest[] = [
   ...Object.entries(MESSAGE_BODIES).map(([name, body]) => ({ name, path: '/v1/messages' as const, body })),
-  ...['plain', 'forced custom tool', 'image and documents', 'tool turns', 'output format'].map((name) => ({
-    name: `count_tokens ${name}`,
-    path: '/v1/messages/count_tokens' as const,
-    body: countTokensBody(MESSAGE_BODIES[name]!),
-  })),
+  ...['plain', 'forced custom tool', 'image and documents', 'tool turns', 'output format', 'claude code dialect'].map(
+    (name) => ({
+      name: `count_tokens ${name}`,
+      path: '/v1/messages/count_tokens' as const,
+      body: countTokensBody(MESSAGE_BODIES[name]!),
+    }),
+  ),
 ];

@@ -29,6 +29,8 @@ const BLOCK_ROLES: Record<ContentBlockParam['type'], readonly TurnRole[]> = {
   web_search_tool_result: ['assistant'],
   web_fetch_tool_result: ['assistant'],
   code_execution_tool_result: ['assistant'],
+  tool_search_tool_result: ['assistant'],
+  compaction: ['assistant'],
 };
 
 /** Refuses the first block that stands in a turn it may not, naming it by its path. */

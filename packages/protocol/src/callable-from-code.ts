@@ -6,6 +6,7 @@
  */
 import { SERVER_TOOL_TYPES } from './constants.js';
 import type { ToolParam } from './request-schema.js';
+import { isWebFetchTool, isWebSearchTool } from './tool-types.js';
 
 /**
  * A web search or web fetch tool whose `allowed_callers` is unset (the spec: "eligible for
@@ -13,7 +14,7 @@ import type { ToolParam } from './request-schema.js';
  * by name); `["direct"]` keeps it the model's alone.
  */
 export function callableFromCode(tool: ToolParam): boolean {
-  if (tool.type !== SERVER_TOOL_TYPES.webSearch && tool.type !== SERVER_TOOL_TYPES.webFetch) return false;
+  if (!isWebSearchTool(tool) && !isWebFetchTool(tool)) return false;
   return tool.allowed_callers === undefined || tool.allowed_callers.includes(SERVER_TOOL_TYPES.codeExecution);
 }
 

@@ -23,16 +23,34 @@ export const VERSION_HEADER = 'anthropic-version';
  */
 export const ERROR_CODE_HEADER = 'mms-error-code';
 
+/** The types this service's own client sends (spec: server tools), pinned. */
 export const SERVER_TOOL_TYPES = {
   webSearch: 'web_search_20260209',
   webFetch: 'web_fetch_20260209',
   codeExecution: 'code_execution_20260521',
 } as const;
 
+/**
+ * Every dated type under which the service runs each server tool (issue 34): the versions the
+ * official SDK 1.x types list whose fields and results this service can honour. Claude Code's
+ * WebSearch sends `web_search_20250305`; tool search is offered undated too, as the public API
+ * takes it. The versions it cannot honour, and why, are in tool-types.ts.
+ */
+export const SERVER_TOOL_VERSIONS = {
+  webSearch: ['web_search_20250305', 'web_search_20260209', 'web_search_20260318'],
+  webFetch: ['web_fetch_20250910', 'web_fetch_20260209', 'web_fetch_20260309', 'web_fetch_20260318'],
+  // Python only: the 20250825 and 20260120 versions run bash and file edits (tool-types.ts).
+  codeExecution: ['code_execution_20250522', 'code_execution_20260521'],
+  toolSearchRegex: ['tool_search_tool_regex_20251119', 'tool_search_tool_regex'],
+  toolSearchBm25: ['tool_search_tool_bm25_20251119', 'tool_search_tool_bm25'],
+} as const;
+
 export const SERVER_TOOL_NAMES = {
   webSearch: 'web_search',
   webFetch: 'web_fetch',
   codeExecution: 'code_execution',
+  toolSearchRegex: 'tool_search_tool_regex',
+  toolSearchBm25: 'tool_search_tool_bm25',
 } as const;
 
 /**
@@ -43,10 +61,24 @@ export const SERVER_TOOL_RESULT_TYPES = [
   'web_search_tool_result',
   'web_fetch_tool_result',
   'code_execution_tool_result',
+  'tool_search_tool_result',
 ] as const;
 
 /** `allowed_callers` values: `direct` (spec) and the code execution tool for programmatic calls. */
 export const ALLOWED_CALLERS = ['direct', SERVER_TOOL_TYPES.codeExecution] as const;
+
+/**
+ * Tool search's limits, as the public docs give them (issue 34): a regex pattern of at most 200
+ * characters, and at most 5 tools referenced by one search (the docs say 3 to 5).
+ */
+export const TOOL_SEARCH_LIMITS = { maxPatternCharacters: 200, maxResults: 5 } as const;
+
+/**
+ * Compaction's trigger (compact_20260112): the public default is 150,000 input tokens; its floor
+ * there is 50,000, which is more than the whole window of many models served here, so the floor
+ * here is what a summary needs to be worth writing (issue 34; docs/compatibility.md).
+ */
+export const COMPACTION_TRIGGER = { defaultTokens: 150_000, minTokens: 1_024 } as const;
 
 /** Spec: "Strict schema keywords". Anything else under `strict: true` is a 400. */
 export const STRICT_SCHEMA_KEYWORDS: ReadonlySet<string> = new Set([

@@ -5,7 +5,9 @@
  */
 import { checkBlockRoles } from './block-roles.js';
 import { callableFromCode, whyCallableFromCode } from './callable-from-code.js';
-import { SERVER_TOOL_RESULT_TYPES, SERVER_TOOL_TYPES } from './constants.js';
+import { checkCompactionPoint, endsOnCompaction } from './compaction-point.js';
+import { SERVER_TOOL_RESULT_TYPES } from './constants.js';
+import { checkContextEdits } from './context-edit-rules.js';
 import { parseDomainEntry } from './domain-entry.js';
 import { checkEmptyContent } from './empty-content.js';
 import { ServiceError } from './errors.js';
@@ -18,9 +20,11 @@ import type {
   ToolParam,
 } from './request-schema.js';
 import { checkSchemaDocument, compileSchema } from './json-schema-validator.js';
+import { checkServerToolRules } from './server-tool-rules.js';
 import { findSchemaProblem } from './strict-schema.js';
 import { checkToolPairing } from './tool-pairing.js';
 import { toolReferences } from './tool-references.js';
+import { isWebFetchTool, isWebSearchTool } from './tool-types.js';
 import { usesTools } from './tool-use.js';
 
 export function isCustomTool(tool: ToolParam): tool is CustomToolParam {
@@ -34,6 +38,7 @@ export function checkConversationRules(request: ConversationRequest, model: Mode
   checkEmptyContent(request.messages);
   checkToolSchemas(request);
   checkToolNames(request);
+  checkServerToolRules(request);
   checkDomainLists(request);
   checkToolChoice(request);
   checkStrictThinking(request);
@@ -42,8 +47,10 @@ export function checkConversationRules(request: ConversationRequest, model: Mode
   // Pairing before rule 4: a conversation's tool blocks count as tool use for rule 4, and one
   // whose blocks do not pair is better told so than told it ends on a prefill.
   checkToolPairing(request.messages);
+  checkCompactionPoint(request.messages);
   checkPrefill(request);
   checkToolReferences(request);
+  checkContextEdits(request);
   checkThinkingForModel(request, model);
 }
 
@@ -114,7 +121,7 @@ function checkToolNames(request: ConversationRequest): void {
  */
 function checkDomainLists(request: ConversationRequest): void {
   (request.tools ?? []).forEach((tool, index) => {
-    if (tool.type !== SERVER_TOOL_TYPES.webSearch && tool.type !== SERVER_TOOL_TYPES.webFetch) return;
+    if (!isWebSearchTool(tool) && !isWebFetchTool(tool)) return;
     if (tool.allowed_domains != null && tool.blocked_domains != null) {
       throw new ServiceError(
         'invalid_request',
@@ -205,11 +212,12 @@ function checkProgrammaticCalling(request: ConversationRequest): void {
  * Rule 4: a request that uses tools (tool-use.ts) ends on a user turn. A paused turn sent back to
  * be resumed is not a prefill (docs/decisions/0006): it ends on a server tool's result, which only
  * the service writes (the service verifies that it did: signing/signed-blocks-check.ts), so no
- * caller can use it to put words in the model's mouth.
+ * caller can use it to put words in the model's mouth. Nor is a reply that paused after its
+ * compaction (issue 34): the model goes on from the summary, whose signature the service checks.
  */
 function checkPrefill(request: ConversationRequest): void {
   const last = request.messages.at(-1);
-  if (last?.role === 'assistant' && !isPausedTurn(last) && usesTools(request)) {
+  if (last?.role === 'assistant' && !isPausedTurn(last) && !endsOnCompaction(last) && usesTools(request)) {
     throw new ServiceError(
       'rule_refused',
       'Rule 4: a prefill (a final assistant turn) cannot be combined with tool use; end the messages on a user turn',
@@ -217,7 +225,7 @@ function checkPrefill(request: ConversationRequest): void {
   }
 }
 
-/** A `tool_reference` loads a tool of the request (a deferred one): it must name one. */
+/** A `tool_reference` (a client's tool search, or the service's own) loads a tool of the request: it must name one. */
 function checkToolReferences(request: ConversationRequest): void {
   const names = new Set((request.tools ?? []).map((tool) => tool.name));
   for (const reference of toolReferences(request.messages))

@@ -13,6 +13,9 @@ export {
   SERVER_TOOL_NAMES,
   SERVER_TOOL_RESULT_TYPES,
   SERVER_TOOL_TYPES,
+  SERVER_TOOL_VERSIONS,
+  COMPACTION_TRIGGER,
+  TOOL_SEARCH_LIMITS,
   STRICT_SCHEMA_KEYWORDS,
   VERSION_HEADER,
 } from './constants.js';
@@ -29,6 +32,10 @@ export {
   countTokensRequest,
   messageRequest,
   toolParam,
+  type ClearToolUsesEditParam,
+  type CodeExecutionToolParam,
+  type CompactEditParam,
+  type CompactionBlockParam,
   type ContentBlockParam,
   type ContextManagementParam,
   type ConversationRequest,
@@ -42,16 +49,20 @@ export {
   type ToolChoiceParam,
   type ToolParam,
   type ToolReferenceBlockParam,
+  type ToolSearchToolParam,
+  type UserLocation,
   type WebFetchToolParam,
   type WebSearchToolParam,
 } from './request-schema.js';
+export { isWebFetchTool, isWebSearchTool } from './tool-types.js';
+export { compactionPoint, endsOnCompaction, type CompactionPoint } from './compaction-point.js';
 export { describeIssue, parseCountTokensRequest, parseMessageRequest } from './parse-request.js';
 export { assertJsonTextBounds, type JsonBounds } from './json-bounds.js';
 export { findSchemaProblem, type SchemaProblem } from './strict-schema.js';
 export { checkConversationRules, checkMessageRules, isCustomTool, isPausedTurn } from './endpoint-rules.js';
 export { callableFromCode } from './callable-from-code.js';
 export { checkToolPairing } from './tool-pairing.js';
-export { toolReferences, type ToolReference } from './tool-references.js';
+export { referencedNames, toolReferences, type ToolReference } from './tool-references.js';
 export { usesTools } from './tool-use.js';
 export {
   requestThinks,
@@ -61,8 +72,11 @@ export {
   type ModelTier,
 } from './model-profile.js';
 export type {
+  AppliedEdit,
+  CompactionBlock,
   ContentBlock,
   ContentBlockDelta,
+  ContextManagementResponse,
   CountTokensResponse,
   Message,
   MessageDeltaUsage,
@@ -78,6 +92,7 @@ export type {
   ThinkingBlock,
   ToolUseBlock,
   Usage,
+  UsageIteration,
 } from './response.js';
 export {
   compileSchema,
@@ -86,4 +101,5 @@ export {
   type CompileOptions,
 } from './json-schema-validator.js';
 export { normalizeHost, parseDomainEntry, type DomainEntry } from './domain-entry.js';
+export { compileSearchPattern, type SearchPattern } from './search-pattern.js';
 export { SseParser, type SseFrame } from './sse-parser.js';

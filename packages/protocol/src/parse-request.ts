@@ -6,6 +6,7 @@
 import type { z } from 'zod';
 import { ServiceError } from './errors.js';
 import { assertJsonBounds } from './json-bounds.js';
+import { unservedToolType } from './tool-types.js';
 import { unsupportedField } from './unsupported-fields.js';
 import { countTokensRequest, messageRequest, type CountTokensRequest, type MessageRequest } from './request-schema.js';
 
@@ -28,16 +29,17 @@ const MOST_IGNORED_ROUNDS = 64;
 /**
  * Zod's own switch (its `validate` sets it) to stop each array and object at its first failing
  * entry: a content array of 100,000 invalid items is then one issue, not 100,000 of them, each
- * with its path. The message names one issue anyway.
+ * with its path. The message names one issue anyway. `reportInput` keeps the value an issue is
+ * about, so that a refused `type` is named in the message (describeIssue).
  */
-const FIRST_ISSUE_ONLY: z.core.ParseContextInternal<z.core.$ZodIssue> = { abortEarly: true };
+const FIRST_ISSUE_ONLY: z.core.ParseContextInternal<z.core.$ZodIssue> = { abortEarly: true, reportInput: true };
 
 function parseWith<Schema extends z.ZodType>(schema: Schema, body: unknown, ignored?: string[]): z.infer<Schema> {
   assertJsonBounds(body);
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw new ServiceError('invalid_request', 'The request body must be a JSON object.');
   }
-  const refused = unsupportedField(body);
+  const refused = unsupportedField(body) ?? unservedToolType(body);
   if (refused) throw new ServiceError('invalid_request', refused);
   for (let round = 0; ; round += 1) {
     const result = schema.safeParse(body, FIRST_ISSUE_ONLY);
@@ -91,7 +93,43 @@ export function describeIssue(issues: readonly Issue[], prefix: PropertyKey[] = 
     return `${field}: Extra inputs are not permitted`;
   }
   const where = path.length > 0 ? path.map(String).join('.') : 'body';
+  if (issue.code === 'invalid_union' && 'options' in issue && issue.options !== undefined && issue.options.length > 0)
+    return `${where}: ${unknownDiscriminator(issue, issue.options)}`;
+  if (issue.code === 'invalid_value') return `${where}: ${notAllowed(issue.values, issue.input)}`;
   return `${where}: ${issue.message}`;
+}
+
+/**
+ * A `type` (or `role`) that no branch of a discriminated union takes, in this service's words
+ * rather than the validation library's "Invalid discriminator value. Expected 'a' | 'null' | ..."
+ * (issue 34): the value given, and the values taken, an unset one said as such.
+ */
+function unknownDiscriminator(issue: Extract<Issue, { code: 'invalid_union' }>, options: readonly unknown[]): string {
+  const named = options
+    .filter((option) => option !== null && option !== undefined)
+    .map((option) => `"${String(option)}"`);
+  const unset = named.length < options.length ? ' (or none)' : '';
+  const input = issue.input as Record<string, unknown> | undefined;
+  const value =
+    issue.discriminator !== undefined && input !== null && typeof input === 'object'
+      ? input[issue.discriminator]
+      : undefined;
+  const given = value === undefined ? 'none was given' : `${shown(value)} is not one of them`;
+  return `must be one of ${named.join(', ')}${unset}; ${given}`;
+}
+
+/** A value outside a literal's or an enum's values, in the same words as a refused `type`. */
+function notAllowed(values: readonly unknown[], input: unknown): string {
+  const named = values.map((value) => (typeof value === 'string' ? `"${value}"` : String(value)));
+  const expected = named.length === 1 ? `must be ${named[0]}` : `must be one of ${named.join(', ')}`;
+  return input === undefined ? `${expected}; none was given` : `${expected}; ${shown(input)} is not`;
+}
+
+/** A refused value as a message names it: a string quoted (its first 100 characters), else its JSON type. */
+function shown(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.slice(0, 100));
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null) return String(value);
+  return Array.isArray(value) ? 'a list' : 'an object';
 }
 
 /**

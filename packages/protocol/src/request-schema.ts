@@ -9,7 +9,7 @@
  * dropped and named in a reply header (parse-request.ts), never silently.
  */
 import { z } from 'zod';
-import { ALLOWED_CALLERS, SERVER_TOOL_NAMES, SERVER_TOOL_TYPES } from './constants.js';
+import { ALLOWED_CALLERS, COMPACTION_TRIGGER, SERVER_TOOL_NAMES, SERVER_TOOL_VERSIONS } from './constants.js';
 
 const cacheControl = z
   .strictObject({ type: z.literal('ephemeral'), ttl: z.enum(['5m', '1h']).optional() })
@@ -119,7 +119,7 @@ export const redactedThinkingBlockParam = z.strictObject({
 export const serverToolUseBlockParam = z.strictObject({
   type: z.literal('server_tool_use'),
   id: z.string().min(1),
-  name: z.enum([SERVER_TOOL_NAMES.webSearch, SERVER_TOOL_NAMES.webFetch, SERVER_TOOL_NAMES.codeExecution]),
+  name: z.enum(Object.values(SERVER_TOOL_NAMES)),
   input: jsonObject,
   caller: toolCaller,
   cache_control: cacheControl,
@@ -139,6 +139,57 @@ export const webSearchToolResultBlockParam = serverToolResultBlockParam('web_sea
 export const webFetchToolResultBlockParam = serverToolResultBlockParam('web_fetch_tool_result');
 export const codeExecutionToolResultBlockParam = serverToolResultBlockParam('code_execution_tool_result');
 
+/**
+ * Tool search's result (issue 34): the tools it found, as `tool_reference`s that load them (the
+ * server's call-builder/tool-table.ts), or its error. Its content is read, so its shape is checked.
+ */
+export const toolSearchToolResultBlockParam = z.strictObject({
+  type: z.literal('tool_search_tool_result'),
+  tool_use_id: z.string().min(1),
+  content: z.discriminatedUnion('type', [
+    z.strictObject({
+      type: z.literal('tool_search_tool_search_result'),
+      tool_references: z.array(toolReferenceBlockParam),
+    }),
+    z.strictObject({
+      type: z.literal('tool_search_tool_result_error'),
+      error_code: z.string().min(1),
+      error_message: z.string().nullable().optional(),
+    }),
+  ]),
+  cache_control: cacheControl,
+});
+
+/**
+ * A compaction block (context_management `compact_20260112`, issue 34): the summary that the
+ * request's model wrote of everything before it, signed by this service. The conversation the
+ * model reads starts at the last one with content (the server's call-builder/conversation.ts);
+ * one whose content is null is a compaction that failed, which changes nothing, as the public
+ * API has it. Mid-conversation tool changes are not built, so no tool changes come with it; the
+ * summary is in the clear, so no encrypted_content either.
+ */
+export const compactionBlockParam = z.strictObject({
+  type: z.literal('compaction'),
+  content: z.string().min(1, 'must not be empty; null stands for a compaction that failed').nullable().optional(),
+  // This service writes the summary in the clear and signs it; it never writes encrypted_content,
+  // so one that carries some was not returned by it.
+  encrypted_content: z
+    .string()
+    .max(
+      0,
+      'this service writes no encrypted_content (it is null in the blocks it returns); send compaction blocks back exactly as returned',
+    )
+    .nullable()
+    .optional(),
+  signature: z.string().nullable().optional(),
+  tool_changes: z
+    .array(jsonObject)
+    .max(0, 'mid-conversation tool changes are not built here; this service never returns any')
+    .nullable()
+    .optional(),
+  cache_control: cacheControl,
+});
+
 export const contentBlockParam = z.discriminatedUnion('type', [
   textBlockParam,
   imageBlockParam,
@@ -151,6 +202,8 @@ export const contentBlockParam = z.discriminatedUnion('type', [
   webSearchToolResultBlockParam,
   webFetchToolResultBlockParam,
   codeExecutionToolResultBlockParam,
+  toolSearchToolResultBlockParam,
+  compactionBlockParam,
 ]);
 
 export const systemParam = z.union([z.string(), z.array(textBlockParam)]);
@@ -207,19 +260,56 @@ const allowedCallers = z.array(z.enum(ALLOWED_CALLERS)).min(1).optional();
 const domainList = z.array(z.string().min(1)).nullable().optional();
 const maxUses = nullMeansUnset(z.int().min(1));
 
+/**
+ * Fields every server tool takes (SDK 1.x): a cache breakpoint; `defer_loading`, which leaves it
+ * out of what the model is told until tool search finds it; `strict`, which holds the model's
+ * call to the tool's input schema, as for a custom tool.
+ */
+const serverToolFields = {
+  cache_control: cacheControl,
+  defer_loading: z.boolean().optional(),
+  strict: z.boolean().optional(),
+};
+
+/**
+ * How a result of a call code made (programmatic tool calling) shows in the reply, from the
+ * 2026-03-18 versions on: here such results go to the code alone, which is `excluded`; endpoint
+ * rules refuse `full` where code may call the tool (issue 34).
+ */
+const responseInclusion = z.enum(['full', 'excluded']).optional();
+
+/** Where the user is, for results near them; the provider gets what it can use (tools/web-search/). */
+const userLocation = z.strictObject({
+  type: z.literal('approximate'),
+  city: z.string().min(1).max(255).nullable().optional(),
+  region: z.string().min(1).max(255).nullable().optional(),
+  country: z
+    .string()
+    .regex(/^[A-Za-z]{2}$/, 'must be a two-letter ISO 3166-1 country code, such as US')
+    .nullable()
+    .optional(),
+  timezone: z.string().refine(isTimeZone, 'must be an IANA time zone, such as America/New_York').nullable().optional(),
+});
+
+/**
+ * Web search, every version served (SERVER_TOOL_VERSIONS): the fields are the same but for
+ * `response_inclusion`, which only 20260318 has (endpoint-rules.ts refuses it on the others).
+ */
 export const webSearchToolParam = z.strictObject({
-  type: z.literal(SERVER_TOOL_TYPES.webSearch),
+  type: z.enum(SERVER_TOOL_VERSIONS.webSearch),
   name: z.literal(SERVER_TOOL_NAMES.webSearch),
   max_uses: maxUses,
   allowed_callers: allowedCallers,
   allowed_domains: domainList,
   blocked_domains: domainList,
-  user_location: jsonObject.nullable().optional(),
-  cache_control: cacheControl,
+  user_location: userLocation.nullable().optional(),
+  response_inclusion: responseInclusion,
+  ...serverToolFields,
 });
 
+/** Web fetch, every version served: `use_cache` came with 20260309, `response_inclusion` with 20260318. */
 export const webFetchToolParam = z.strictObject({
-  type: z.literal(SERVER_TOOL_TYPES.webFetch),
+  type: z.enum(SERVER_TOOL_VERSIONS.webFetch),
   name: z.literal(SERVER_TOOL_NAMES.webFetch),
   max_uses: maxUses,
   max_content_tokens: nullMeansUnset(z.int().min(1)),
@@ -227,20 +317,38 @@ export const webFetchToolParam = z.strictObject({
   allowed_domains: domainList,
   blocked_domains: domainList,
   citations: z.strictObject({ enabled: z.boolean().optional() }).nullable().optional(),
-  cache_control: cacheControl,
+  /** Whether a cached copy may answer: this service keeps none, so every fetch is fresh either way. */
+  use_cache: z.boolean().optional(),
+  response_inclusion: responseInclusion,
+  ...serverToolFields,
 });
 
 export const codeExecutionToolParam = z.strictObject({
-  type: z.literal(SERVER_TOOL_TYPES.codeExecution),
+  type: z.enum(SERVER_TOOL_VERSIONS.codeExecution),
   name: z.literal(SERVER_TOOL_NAMES.codeExecution),
-  cache_control: cacheControl,
+  ...serverToolFields,
 });
+
+/** Tool search over the request's deferred tools (issue 34), by a regular expression or by BM25. */
+export const toolSearchToolParam = z.discriminatedUnion('name', [
+  z.strictObject({
+    type: z.enum(SERVER_TOOL_VERSIONS.toolSearchRegex),
+    name: z.literal(SERVER_TOOL_NAMES.toolSearchRegex),
+    ...serverToolFields,
+  }),
+  z.strictObject({
+    type: z.enum(SERVER_TOOL_VERSIONS.toolSearchBm25),
+    name: z.literal(SERVER_TOOL_NAMES.toolSearchBm25),
+    ...serverToolFields,
+  }),
+]);
 
 export const toolParam = z.discriminatedUnion('type', [
   customToolParam,
   webSearchToolParam,
   webFetchToolParam,
   codeExecutionToolParam,
+  ...toolSearchToolParam.options,
 ]);
 
 const disableParallelToolUse = z.boolean().optional();
@@ -281,9 +389,47 @@ const thinkingKeep = z.union([
   z.strictObject({ type: z.literal('thinking_turns'), value: z.int().min(1) }),
 ]);
 
+/** A count of input tokens, as the context edits' triggers and floors give one. */
+function inputTokens(minimum: number) {
+  return z.strictObject({ type: z.literal('input_tokens'), value: z.int().min(minimum) });
+}
+
+const toolUses = (minimum: number) => z.strictObject({ type: z.literal('tool_uses'), value: z.int().min(minimum) });
+
+/** Leaves the thinking of older assistant turns out of the prompt (call-builder/context-management.ts). */
+export const clearThinkingEditParam = z.strictObject({
+  type: z.literal('clear_thinking_20251015'),
+  keep: thinkingKeep.optional(),
+});
+
+/**
+ * Clears the oldest tool results once the prompt passes a trigger (issue 34; the public docs'
+ * defaults are applied where the server reads them: call-builder/tool-use-clearing.ts).
+ */
+export const clearToolUsesEditParam = z.strictObject({
+  type: z.literal('clear_tool_uses_20250919'),
+  trigger: z.discriminatedUnion('type', [inputTokens(1), toolUses(1)]).optional(),
+  keep: toolUses(0).optional(),
+  clear_at_least: inputTokens(1).nullable().optional(),
+  exclude_tools: z.array(z.string().min(1)).nullable().optional(),
+  clear_tool_inputs: z
+    .union([z.boolean(), z.array(z.string().min(1))])
+    .nullable()
+    .optional(),
+});
+
+/** Has the request's model summarize the conversation once the prompt passes a trigger (issue 34). */
+export const compactEditParam = z.strictObject({
+  type: z.literal('compact_20260112'),
+  trigger: inputTokens(COMPACTION_TRIGGER.minTokens).nullable().optional(),
+  pause_after_compaction: z.boolean().optional(),
+  /** Replaces the service's own summarization prompt: an empty or blank value counts as unset. */
+  instructions: z.string().nullable().optional(),
+});
+
 export const contextManagementParam = z.strictObject({
   edits: z
-    .array(z.strictObject({ type: z.literal('clear_thinking_20251015'), keep: thinkingKeep.optional() }))
+    .array(z.discriminatedUnion('type', [clearThinkingEditParam, clearToolUsesEditParam, compactEditParam]))
     .optional(),
 });
 
@@ -331,8 +477,24 @@ export type ToolParam = z.infer<typeof toolParam>;
 export type CustomToolParam = z.infer<typeof customToolParam>;
 export type WebSearchToolParam = z.infer<typeof webSearchToolParam>;
 export type WebFetchToolParam = z.infer<typeof webFetchToolParam>;
+export type CodeExecutionToolParam = z.infer<typeof codeExecutionToolParam>;
+export type ToolSearchToolParam = z.infer<typeof toolSearchToolParam>;
+export type ClearToolUsesEditParam = z.infer<typeof clearToolUsesEditParam>;
+export type CompactEditParam = z.infer<typeof compactEditParam>;
+export type CompactionBlockParam = z.infer<typeof compactionBlockParam>;
+export type UserLocation = z.infer<typeof userLocation>;
 export type ToolChoiceParam = z.infer<typeof toolChoiceParam>;
 export type ThinkingParam = z.infer<typeof thinkingParam>;
 export type SystemParam = z.infer<typeof systemParam>;
 export type ToolReferenceBlockParam = z.infer<typeof toolReferenceBlockParam>;
 export type ContextManagementParam = z.infer<typeof contextManagementParam>;
+
+/** An IANA time zone name that this runtime knows (Intl reads the same database). */
+function isTimeZone(name: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: name });
+    return true;
+  } catch {
+    return false;
+  }
+}

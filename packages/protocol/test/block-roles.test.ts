@@ -37,6 +37,12 @@ const BLOCKS: Record<string, Record<string, unknown>> = {
     tool_use_id: 'srvtoolu_1',
     content: { type: 'code_execution_result', stdout: '4\n', stderr: '', return_code: 0, content: [] },
   },
+  tool_search_tool_result: {
+    type: 'tool_search_tool_result',
+    tool_use_id: 'srvtoolu_1',
+    content: { type: 'tool_search_tool_search_result', tool_references: [] },
+  },
+  compaction: { type: 'compaction', content: null },
 };
 const USER_ONLY = ['image', 'document', 'tool_result'];
 const ASSISTANT_ONLY = [
@@ -47,6 +53,8 @@ const ASSISTANT_ONLY = [
   'web_search_tool_result',
   'web_fetch_tool_result',
   'code_execution_tool_result',
+  'tool_search_tool_result',
+  'compaction',
 ];
 const SERVER_CALLS = [
   { name: 'web_search', input: { query: 'cats' } },
@@ -98,7 +106,7 @@ describe('a block in the turn it cannot stand in is refused by its path', () => 
       assert.throws(
         () =>
           parseCountTokensRequest({ model: 'mid', messages: [user('q'), { role: 'system', content: [BLOCKS[type]] }] }),
-        { message: 'messages.1.content.0.type: Invalid input: expected "text"' },
+        { message: `messages.1.content.0.type: must be "text"; "${type}" is not` },
       );
   });
 });

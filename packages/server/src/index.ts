@@ -12,6 +12,7 @@ export type { CodeRunner, RunOptions, RunOutcome, HostFunction } from './tools/c
 export type { HostLookup } from './tools/web-fetch/guarded-agent.js';
 export { Signer } from './signing/signer.js';
 export { signThinking } from './signing/thinking-signature.js';
+export { signCompaction } from './signing/compaction-signature.js';
 export { signedServerCallId } from './signing/server-call-id.js';
 export { conversationDigest, resultDigest, TurnDigest, type TurnBlock } from './signing/turn-digest.js';
 export { encodeSearchContent } from './signing/search-content.js';

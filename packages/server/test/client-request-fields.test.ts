@@ -12,7 +12,7 @@ import { toChatMessages } from '../src/backends/openai-compatible/chat-messages.
 import { upstreamMessages } from '../src/backends/messages-upstream/upstream-request.js';
 import { hiddenThinking, signThinking, thinkingSignatureVerifies } from '../src/signing/thinking-signature.js';
 import { Signer } from '../src/signing/signer.js';
-import { callOf, promptOf } from './model-call-support.js';
+import { callOf, editedPromptOf, promptOf } from './model-call-support.js';
 
 const TOOL = { name: 'lookup', description: 'Look up.', input_schema: { type: 'object' } };
 const call = { type: 'tool_use', id: 'toolu_1', name: 'lookup', input: {} };
@@ -134,7 +134,7 @@ describe('thinking', () => {
     assert.equal(budget('max', { type: 'enabled', budget_tokens: 2000 }), 2000);
   });
 
-  test('clear_thinking keeps the thinking of the last turns asked, and all by default', () => {
+  test('clear_thinking keeps the thinking of the last turns asked, and all by default', async () => {
     const thought = (text: string) => ({ type: 'thinking', thinking: text, signature: 's' });
     const messages = [
       { role: 'user', content: 'one' },
@@ -143,17 +143,29 @@ describe('thinking', () => {
       { role: 'assistant', content: [thought('second'), { type: 'text', text: 'b' }] },
       { role: 'user', content: 'three' },
     ];
-    const thoughts = (contextManagement: unknown) =>
-      promptOf({ messages, ...(contextManagement ? { context_management: contextManagement } : {}) }).turns.flatMap(
-        (turn) => turn.parts.flatMap((part) => (part.type === 'thinking' ? [part.text] : [])),
-      );
-    assert.deepEqual(thoughts(undefined), ['first', 'second']);
-    assert.deepEqual(thoughts({ edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] }), ['first', 'second']);
-    assert.deepEqual(thoughts({ edits: [{ type: 'clear_thinking_20251015' }] }), ['second']);
+    const thoughts = async (contextManagement: unknown) =>
+      (
+        await editedPromptOf({ messages, ...(contextManagement ? { context_management: contextManagement } : {}) })
+      ).prompt.turns.flatMap((turn) => turn.parts.flatMap((part) => (part.type === 'thinking' ? [part.text] : [])));
+    assert.deepEqual(await thoughts(undefined), ['first', 'second']);
+    assert.deepEqual(await thoughts({ edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] }), [
+      'first',
+      'second',
+    ]);
+    assert.deepEqual(await thoughts({ edits: [{ type: 'clear_thinking_20251015' }] }), ['second']);
     assert.deepEqual(
-      thoughts({ edits: [{ type: 'clear_thinking_20251015', keep: { type: 'thinking_turns', value: 2 } }] }),
+      await thoughts({ edits: [{ type: 'clear_thinking_20251015', keep: { type: 'thinking_turns', value: 2 } }] }),
       ['first', 'second'],
     );
+    // What was cleared is reported (issue 34): one turn's thinking, and the tokens it took.
+    const edited = await editedPromptOf({
+      messages,
+      context_management: { edits: [{ type: 'clear_thinking_20251015' }] },
+    });
+    assert.equal(edited.appliedEdits.length, 1);
+    assert.equal(edited.appliedEdits[0]!.type, 'clear_thinking_20251015');
+    assert.ok(edited.appliedEdits[0]!.cleared_input_tokens > 0);
+    assert.equal(edited.originalInputTokens - edited.inputTokens, edited.appliedEdits[0]!.cleared_input_tokens);
   });
 
   test('an omitted block keeps its text in its signature, under the same tag', () => {

@@ -199,6 +199,25 @@ test('alias patterns: a catch-all and overlapping patterns are allowed, one give
   assert.match(configError(patterns(['opus'], ['opus'])), /models: "opus" names both m and n/);
 });
 
+test('listAs: exact ids a model is listed as, each a name of its own, never a pattern (issue 34)', () => {
+  const listed = (first: Record<string, unknown>, second: Record<string, unknown> = {}) => ({
+    models: [
+      { ...model, ...first },
+      { ...model, id: 'n', ...second },
+    ],
+  });
+  assert.deepEqual(validateConfig(listed({ listAs: ['claude-house', 'm'] }), 'test.json').models[0]?.listAs, [
+    'claude-house',
+    'm',
+  ]);
+  assert.match(configError(listed({ listAs: ['claude-*'] })), /models\.0\.listAs\.0: must be an exact id, without \*/);
+  assert.match(configError(listed({ listAs: [] })), /^config test\.json: models\.0\.listAs: /);
+  assert.match(
+    configError(listed({ listAs: ['claude-house'] }, { aliases: ['claude-house'] })),
+    /"claude-house" names both m and n/,
+  );
+});
+
 test('maxTokens is refuse unless the model says clamp', () => {
   const config = validateConfig({ models: [model, { ...model, id: 'n', maxTokens: 'clamp' }] }, 'test.json');
   assert.deepEqual(

@@ -1,50 +1,101 @@
 /**
- * The Claude Code CLI for tests that drive it: installed from the npm registry, at one pinned
- * version, into the repository's `.cache/` (beside the tiny test models), once. Where it cannot
- * be installed (no registry, a platform without its native binary) the caller is told why, so
- * that it skips with that message rather than failing.
+ * The Claude Code CLI for tests and checks that drive it: installed from the npm registry, at one
+ * version, into the repository's `.cache/` (beside the tiny test models), once per version. The
+ * suite runs the pinned version, whose requests are recorded in fixtures/claude-code/;
+ * `npm run check:claude-code -- --version <v|latest>` runs another (issue 34). Where it cannot be
+ * installed (no registry, a platform without its native binary) the caller is told why, so that
+ * it skips with that message rather than failing.
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPOSITORY_ROOT } from './repository-root.js';
 
-/** The version whose requests are recorded in fixtures/claude-code/. */
+/** The version whose requests are recorded in fixtures/claude-code/, which the suite runs. */
 export const CLAUDE_CODE_VERSION = '2.1.332';
 
-const INSTALL_FOLDER = join(REPOSITORY_ROOT, '.cache', `claude-code-${CLAUDE_CODE_VERSION}`);
+const PACKAGE = '@anthropic-ai/claude-code';
 
 /** Longest an install may take: the package is a ~400 MB native binary. */
 const INSTALL_TIMEOUT_MS = 300_000;
 
-export type ClaudeCodeCli = { path: string } | { unavailable: string };
+export type ClaudeCodeCli = { path: string; version: string } | { unavailable: string };
 
-export async function claudeCodeCli(): Promise<ClaudeCodeCli> {
-  const path = join(INSTALL_FOLDER, 'node_modules', '.bin', 'claude');
-  if (existsSync(path) && (await runs(path))) return { path };
-  await mkdir(INSTALL_FOLDER, { recursive: true });
-  await writeFile(join(INSTALL_FOLDER, 'package.json'), '{"private": true}\n');
+/** `version`: an exact version, or `latest`, which the registry resolves first. */
+export async function claudeCodeCli(version: string = CLAUDE_CODE_VERSION): Promise<ClaudeCodeCli> {
+  let exact = version;
+  if (version === 'latest') {
+    const view = await run('npm', ['view', PACKAGE, 'version'], REPOSITORY_ROOT, 60_000);
+    if (view.status !== 0)
+      return { unavailable: `npm could not say which ${PACKAGE} is the latest: ${view.output.slice(-400)}` };
+    exact = view.output.trim();
+  }
+  const folder = join(REPOSITORY_ROOT, '.cache', `claude-code-${exact}`);
+  const path = join(folder, 'node_modules', '.bin', 'claude');
+  if (existsSync(path) && (await runs(path, folder, exact))) return { path, version: exact };
+  await mkdir(folder, { recursive: true });
+  await writeFile(join(folder, 'package.json'), '{"private": true}\n');
   const install = await run(
     'npm',
-    ['install', '--no-audit', '--no-fund', '--no-save', `@anthropic-ai/claude-code@${CLAUDE_CODE_VERSION}`],
-    INSTALL_FOLDER,
+    ['install', '--no-audit', '--no-fund', '--no-save', `${PACKAGE}@${exact}`],
+    folder,
     INSTALL_TIMEOUT_MS,
   );
   if (install.status !== 0)
-    return {
-      unavailable: `npm could not install @anthropic-ai/claude-code@${CLAUDE_CODE_VERSION}: ${install.output.slice(-400)}`,
-    };
-  if (!(await runs(path)))
-    return {
-      unavailable: `@anthropic-ai/claude-code@${CLAUDE_CODE_VERSION} installed but does not run on this platform`,
-    };
-  return { path };
+    return { unavailable: `npm could not install ${PACKAGE}@${exact}: ${install.output.slice(-400)}` };
+  if (!(await runs(path, folder, exact)))
+    return { unavailable: `${PACKAGE}@${exact} installed but does not run on this platform` };
+  return { path, version: exact };
 }
 
-async function runs(path: string): Promise<boolean> {
-  const result = await run(path, ['--version'], INSTALL_FOLDER, 30_000);
-  return result.status === 0 && result.output.includes(CLAUDE_CODE_VERSION);
+export interface ClaudeCodeRun {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * `claude -p PROMPT ...args` as a user runs it offline against `baseURL`: a fresh home, stdin
+ * closed, no telemetry or other traffic but the API's.
+ */
+export async function runClaudeCode(
+  cli: { path: string },
+  options: {
+    prompt: string;
+    args?: string[];
+    cwd: string;
+    baseURL: string;
+    apiKey: string;
+    env?: Record<string, string>;
+  },
+): Promise<ClaudeCodeRun> {
+  const child = spawn(cli.path, ['-p', options.prompt, ...(options.args ?? [])], {
+    cwd: options.cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: 120_000,
+    env: {
+      PATH: process.env.PATH,
+      HOME: mkdtempSync(join(tmpdir(), 'mms-claude-code-home-')),
+      ANTHROPIC_BASE_URL: options.baseURL,
+      ANTHROPIC_API_KEY: options.apiKey,
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      ...options.env,
+    },
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += String(chunk)));
+  child.stderr.on('data', (chunk) => (stderr += String(chunk)));
+  const [status] = (await once(child, 'close')) as [number | null];
+  return { status, stdout, stderr };
+}
+
+async function runs(path: string, folder: string, version: string): Promise<boolean> {
+  const result = await run(path, ['--version'], folder, 30_000);
+  return result.status === 0 && result.output.includes(version);
 }
 
 function run(

@@ -11,6 +11,8 @@ export * from './search-documents.js';
 export * from './page-server.js';
 export * from './claude-code-requests.js';
 export * from './claude-code-cli.js';
+export * from './recording-proxy.js';
+export * from './claude-code-scenarios.js';
 export * from './stream-with-trailers.js';
 export * from './hugging-face-mirror.js';
 export * from './redis-server.js';

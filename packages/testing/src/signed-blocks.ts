@@ -8,6 +8,7 @@ import type { ContentBlockParam, MessageParam } from '@model-messages/protocol';
 import {
   conversationDigest,
   resultDigest,
+  signCompaction,
   signedServerCallId,
   signThinking,
   TurnDigest,
@@ -17,7 +18,7 @@ import {
 
 /**
  * `blocks` as this service would have returned them for a turn after `conversation` (the messages
- * before it, as sent), resuming `resumed`: each thinking block signed, each server_tool_use given
+ * before it, as sent), resuming `resumed`: each thinking and compaction block signed, each server_tool_use given
  * an id signed over what comes before it and its result (the result block that answers it later
  * in `blocks`; a call with none gets an id that verifies for no result), and each result block's
  * `tool_use_id` following its call's new id. `bytes`: the ids' nonce bytes (signedServerCallId).
@@ -35,6 +36,8 @@ export function signedTurn<Block extends ContentBlockParam>(
   return blocks.map((block, position) => {
     let signed: ContentBlockParam = block;
     if (block.type === 'thinking') signed = { ...block, signature: signThinking(signer, block.thinking, '') };
+    else if (block.type === 'compaction' && typeof block.content === 'string')
+      signed = { ...block, signature: signCompaction(signer, block.content) };
     else if (block.type === 'server_tool_use') {
       const result = blocks
         .slice(position + 1)
@@ -56,4 +59,12 @@ export function signedThinking(
   thinking: string,
 ): { type: 'thinking'; thinking: string; signature: string } {
   return { type: 'thinking', thinking, signature: signThinking(signer, thinking, '') };
+}
+
+/** A compaction block whose summary verifies under `signer` (issue 34). */
+export function signedCompaction(
+  signer: Signer,
+  summary: string,
+): { type: 'compaction'; content: string; encrypted_content: null; signature: string } {
+  return { type: 'compaction', content: summary, encrypted_content: null, signature: signCompaction(signer, summary) };
 }

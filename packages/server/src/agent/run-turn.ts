@@ -17,6 +17,7 @@ import {
 } from '@model-messages/protocol';
 import type { Backend } from '../backends/backend.js';
 import { buildStepCall } from '../call-builder/build-model-call.js';
+import type { CompactionPlan } from '../call-builder/context-management.js';
 import type { ModelPrompt } from '../backends/call/model-call.js';
 import type { Cancellation } from '../backends/cancellation.js';
 import type { RequestRecord } from '../observability/request-record.js';
@@ -25,6 +26,7 @@ import { signServerCalls, turnStartOf } from '../signing/server-call-signing.js'
 import type { Signer } from '../signing/signer.js';
 import type { StreamPart } from '../streaming/stream-part.js';
 import { noServerToolUse, serverToolKind } from '../tool-kinds/server-tool-kinds.js';
+import { compactConversation } from './compaction-step.js';
 import { ContextBudget } from './context-budget.js';
 import {
   isErrorContent,
@@ -46,6 +48,8 @@ export interface TurnOptions {
   serverTools: ServerToolRunner;
   /** The prompt's tokens: the window's headroom for tool results starts after them. */
   inputTokens: number;
+  /** Set when the prompt reached compaction's trigger: the turn writes the summary first (issue 34). */
+  compaction?: CompactionPlan;
   cancellation: Cancellation;
   /** Signs the turn's thinking blocks and server call ids (step-reader.ts). */
   signer: Signer;
@@ -76,15 +80,30 @@ interface TurnState {
 }
 
 export async function* runTurn(options: TurnOptions): AsyncGenerator<StreamPart[]> {
+  const blocks: ContentBlock[] = [];
+  let prompt = options.prompt;
+  let inputTokens = options.inputTokens;
+  if (options.compaction) {
+    const compacted = await compactConversation({ ...options, plan: options.compaction });
+    blocks.push(compacted.block);
+    ({ prompt, inputTokens } = compacted);
+    // `pause_after_compaction`: the reply is the compaction block alone; sent back, the next
+    // request goes on from the summary (a failed compaction does not pause: nothing to go on from).
+    if (options.compaction.pauseAfter && compacted.block.content !== null) {
+      yield [...compacted.parts, { type: 'finish', stopReason: 'compaction', stopSequence: null }];
+      return;
+    }
+    yield compacted.parts;
+  }
   const budget = new ContextBudget(
     options.request,
-    options.inputTokens,
+    inputTokens,
     options.model.contextWindow,
-    options.backend.countsTokensInProcess === true ? (turnSoFar) => countTurn(options, turnSoFar) : undefined,
+    options.backend.countsTokensInProcess === true ? (turnSoFar) => countTurn(options, prompt, turnSoFar) : undefined,
   );
   const turnStart = turnStartOf(options.request.messages);
   const state: TurnState = {
-    blocks: [],
+    blocks,
     outputTokens: 0,
     serverToolUse: noServerToolUse(),
     uses: new Map(),
@@ -97,18 +116,13 @@ export async function* runTurn(options: TurnOptions): AsyncGenerator<StreamPart[
     if (outputBudget < 1) {
       reader.endWithoutOutput();
     } else {
-      const call = buildStepCall(options.prompt, options.request, {
+      const call = buildStepCall(prompt, options.request, {
         turnSoFar: state.blocks,
         step,
         outputBudget,
         fault: options.fault,
       });
-      const span = startEngineSpan(
-        options.record,
-        options.model.id,
-        call,
-        step === 0 ? options.inputTokens : undefined,
-      );
+      const span = startEngineSpan(options.record, options.model.id, call, step === 0 ? inputTokens : undefined);
       const tokensBefore = state.outputTokens;
       let failure: unknown;
       try {
@@ -164,8 +178,12 @@ export async function* runTurn(options: TurnOptions): AsyncGenerator<StreamPart[
  * and sent back, will be counted as (agent/context-budget.ts). A prompt the backend refuses to
  * count whole, past its context, is Infinity.
  */
-async function countTurn(options: TurnOptions, turnSoFar: readonly ContentBlock[]): Promise<number> {
-  const prompt = buildStepCall(options.prompt, options.request, {
+async function countTurn(
+  options: TurnOptions,
+  turnPrompt: ModelPrompt,
+  turnSoFar: readonly ContentBlock[],
+): Promise<number> {
+  const prompt = buildStepCall(turnPrompt, options.request, {
     turnSoFar,
     step: 0,
     outputBudget: 1,

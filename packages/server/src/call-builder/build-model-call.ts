@@ -13,12 +13,15 @@ import {
   type ModelProfile,
 } from '@model-messages/protocol';
 import { withoutClientMetadata } from './client-metadata.js';
-import { clearEarlierThinking, thinkingTurnsKept } from './context-management.js';
 import { conversationTurns, systemTextParts, withTurnSoFar } from './conversation.js';
 import type { ModelCall, ModelPrompt } from '../backends/call/model-call.js';
 import { outputTarget } from './output-target.js';
-import { toolTable } from './tool-table.js';
+import { toolTable, withToolsFound } from './tool-table.js';
 
+/**
+ * The prompt as the request gives it: a compacted conversation from its compaction block on,
+ * before any `context_management` edit, which context-management.ts applies to it.
+ */
 export function buildModelPrompt(request: ConversationRequest, model: ModelProfile): ModelPrompt {
   const tools = toolTable(request);
   const choice = request.tool_choice;
@@ -26,7 +29,7 @@ export function buildModelPrompt(request: ConversationRequest, model: ModelProfi
   return {
     model,
     system: withoutClientMetadata(systemTextParts(request.system)),
-    turns: clearEarlierThinking(conversationTurns(request.messages), thinkingTurnsKept(request.context_management)),
+    turns: conversationTurns(request.messages),
     tools,
     output: outputTarget(request, tools),
     singleCall: choice !== undefined && choice.type !== 'none' && choice.disable_parallel_tool_use === true,
@@ -57,7 +60,8 @@ export function buildStepCall(prompt: ModelPrompt, request: MessageRequest, sett
     model: prompt.model,
     system: prompt.system,
     turns: withTurnSoFar(prompt.turns, settings.turnSoFar),
-    tools: prompt.tools,
+    // Tools that a tool search of this turn found are offered from the next step on (issue 34).
+    tools: withToolsFound(prompt.tools, request, settings.turnSoFar),
     output: prompt.output,
     singleCall: prompt.singleCall,
     thinking: prompt.thinking,

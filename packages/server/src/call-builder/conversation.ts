@@ -8,8 +8,15 @@
  * so it moves to just after that user turn.
  * Pure: no model, no I/O.
  */
-import type { ContentBlock, ContentBlockParam, MessageParam, ToolReferenceBlockParam } from '@model-messages/protocol';
+import {
+  compactionPoint,
+  type ContentBlock,
+  type ContentBlockParam,
+  type MessageParam,
+  type ToolReferenceBlockParam,
+} from '@model-messages/protocol';
 import { cacheHint } from './cache-hint.js';
+import { summaryTurn } from './compaction.js';
 import type { AssistantPart, DocumentPart, ImagePart, TextPart, Turn, UserPart } from '../backends/call/model-call.js';
 import { hiddenThinking } from '../signing/thinking-signature.js';
 import { isErrorResult, isServerResult, serverResultText } from '../tool-kinds/server-results.js';
@@ -19,12 +26,22 @@ type DocumentBlock = Extract<ContentBlockParam, { type: 'document' }>;
 type ToolResultBlock = Extract<ContentBlockParam, { type: 'tool_result' }>;
 type ToolReferenceBlock = ToolReferenceBlockParam;
 
+/**
+ * The messages as turns. A compacted conversation (issue 34) starts at its last compaction block
+ * with content: the model reads the block's summary as a user turn, then what follows the block,
+ * and nothing before it, as the public API drops it.
+ */
 export function conversationTurns(messages: readonly MessageParam[]): Turn[] {
   const turns: Turn[] = [];
   /** System turns held back until the results of the calls before them are in. */
   let heldSystem: Turn[] = [];
   const lastUser = messages.findLastIndex((message) => message.role === 'user');
+  const point = compactionPoint(messages);
+  if (point) turns.push(summaryTurn(point.summary));
   messages.forEach((message, index) => {
+    if (point && index < point.message) return;
+    // In the message that holds the compaction block, only the blocks after it.
+    const from = point?.message === index ? point.position + 1 : 0;
     const where = `messages.${index}`;
     if (message.role === 'system') {
       // `clear_at: "next_user_message"`: shown only for the user turn it follows.
@@ -36,12 +53,12 @@ export function conversationTurns(messages: readonly MessageParam[]): Turn[] {
       return;
     }
     if (heldSystem.length > 0 && message.role === 'user') {
-      appendMessage(turns, message, where);
+      appendMessage(turns, message, where, from);
       turns.push(...heldSystem);
       heldSystem = [];
       return;
     }
-    appendMessage(turns, message, where);
+    appendMessage(turns, message, where, from);
   });
   turns.push(...heldSystem);
   return turns;
@@ -62,24 +79,25 @@ export function systemTextParts(
 
 type CacheControl = { ttl?: '5m' | '1h' } | null;
 
-function appendMessage(turns: Turn[], message: Exclude<MessageParam, { role: 'system' }>, where: string): void {
+/** The message's blocks from `from` on as parts of its turn; a message that gives none adds no turn. */
+function appendMessage(
+  turns: Turn[],
+  message: Exclude<MessageParam, { role: 'system' }>,
+  where: string,
+  from: number,
+): void {
   if (typeof message.content === 'string') {
     append(turns, message.role, [{ type: 'text', text: message.content }]);
     return;
   }
   const blocks = message.content;
-  if (message.role === 'user')
-    append(
-      turns,
-      'user',
-      blocks.map((block, position) => userPart(block, `${where}.content.${position}`)),
-    );
-  else
-    append(
-      turns,
-      'assistant',
-      blocks.flatMap((block, position) => assistantPart(block, `${where}.content.${position}`)),
-    );
+  const parts: Array<UserPart | AssistantPart> = [];
+  for (let position = from; position < blocks.length; position += 1) {
+    const at = `${where}.content.${position}`;
+    if (message.role === 'user') parts.push(userPart(blocks[position]!, at));
+    else parts.push(...assistantPart(blocks[position]!, at));
+  }
+  if (parts.length > 0) append(turns, message.role, parts);
 }
 
 /**
@@ -91,6 +109,8 @@ export function withTurnSoFar(turns: readonly Turn[], turnSoFar: readonly Conten
   const parts = (turnSoFar as ContentBlockParam[]).flatMap((block, position) =>
     assistantPart(block, `turn.${position}`),
   );
+  // A turn that so far holds only its compaction block: the summary stands in the prompt already.
+  if (parts.length === 0) return turns as Turn[];
   const last = turns.at(-1);
   if (last?.role === 'assistant')
     return [...turns.slice(0, -1), { role: 'assistant', parts: [...last.parts, ...parts] }];
@@ -143,6 +163,11 @@ function assistantPart(block: ContentBlockParam, where: string): AssistantPart[]
       ];
     case 'redacted_thinking':
       return [{ type: 'redacted-thinking', data: block.data }];
+    case 'compaction':
+      // The conversation starts at the last compaction block with content (conversationTurns),
+      // whose summary the model reads as a user turn; in the turn that wrote it, the prompt was
+      // compacted already; one with no content is a compaction that failed, which changes nothing.
+      return [];
     case 'tool_use':
     case 'server_tool_use':
       return [

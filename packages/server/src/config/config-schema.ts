@@ -20,6 +20,18 @@ export const modelConfig = z
         'Other names that resolve to this model. An alias with * is a pattern for ids clients choose themselves: * matches any run of characters (none included), every other character only itself, and the pattern matches the whole name ("claude-*", "*haiku*"; "*" alone takes every name nothing before it takes). A name resolves to a model id first, then to an exact alias, then to the first pattern that matches it, models and their aliases in config order.',
       ),
     displayName: z.string().min(1).optional(),
+    listAs: z
+      .array(
+        z
+          .string()
+          .min(1)
+          .refine((name) => !name.includes('*'), 'must be an exact id, without *'),
+      )
+      .min(1)
+      .optional()
+      .describe(
+        'The ids GET /v1/models lists for this model, in place of its id (issue 34): Claude Code\'s model picker keeps only ids that begin with claude or anthropic, so list the ids a client should see ("claude-opus-5-5"). Each resolves to this model as an exact alias does.',
+      ),
     tier: z.enum(['small', 'mid', 'large']),
     generation: z.enum(['older', 'newer']),
     contextWindow: z.int().min(1).describe('Context window in tokens.'),

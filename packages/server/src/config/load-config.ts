@@ -106,7 +106,12 @@ function checkModelNames(config: ServiceConfig, source: string): void {
   const owners = new Map<string, string>();
   const patterns = new Map<string, { place: string; text: string; model: string }>();
   config.models.forEach((model, modelIndex) => {
-    const exactNames = [model.id, ...model.aliases.filter((alias) => !isAliasPattern(alias))];
+    const exactNames = new Set([
+      model.id,
+      ...model.aliases.filter((alias) => !isAliasPattern(alias)),
+      // A listed id resolves as an exact alias: it may repeat the model's own names.
+      ...(model.listAs ?? []),
+    ]);
     for (const name of exactNames) {
       const owner = owners.get(name);
       if (owner !== undefined)

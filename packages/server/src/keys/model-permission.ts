@@ -49,7 +49,11 @@ export function resolvePermitted(
 /** Whether the key may use this configured model by any of its names: for the model list. */
 export function permitsEntry(permission: ModelPermission | undefined, entry: ModelEntry): boolean {
   if (permission === undefined) return true;
-  return permission.allows(entry.profile.id) || entry.aliases.some((alias) => permission.allows(alias));
+  return (
+    permission.allows(entry.profile.id) ||
+    entry.aliases.some((alias) => permission.allows(alias)) ||
+    entry.listedIds.some((id) => permission.allows(id))
+  );
 }
 
 function refusal(name: string): ServiceError {

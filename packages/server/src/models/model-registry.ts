@@ -15,6 +15,8 @@ import { AliasPattern, isAliasPattern } from '../support/alias-pattern.js';
 export interface ModelEntry {
   profile: ModelProfile;
   aliases: string[];
+  /** The ids GET /v1/models lists for it (the config's `listAs`, else its id); each resolves to it. */
+  listedIds: string[];
   displayName: string;
   backend: Backend;
   admission: AdmissionController;
@@ -59,6 +61,7 @@ export class ModelRegistry {
         if (isAliasPattern(alias)) this.patterns.push({ pattern: new AliasPattern(alias), entry });
         else if (!this.byName.has(alias)) this.byName.set(alias, entry);
       }
+      for (const listed of entry.listedIds) if (!this.byName.has(listed)) this.byName.set(listed, entry);
     }
   }
 
@@ -114,6 +117,7 @@ export class ModelRegistry {
       return {
         profile,
         aliases: model.aliases,
+        listedIds: model.listAs ?? [model.id],
         displayName: model.displayName ?? model.id,
         backend: model.backends
           ? new FallbackBackend(backends, {
@@ -141,8 +145,9 @@ export class ModelRegistry {
     return entry;
   }
 
-  info(entry: ModelEntry): ModelInfo {
-    return { type: 'model', id: entry.profile.id, display_name: entry.displayName, created_at: this.createdAt };
+  /** The model as GET /v1/models shows it: under its id, or `id`, one of the ids it is listed as. */
+  info(entry: ModelEntry, id = entry.profile.id): ModelInfo {
+    return { type: 'model', id, display_name: entry.displayName, created_at: this.createdAt };
   }
 
   /** Prepares every backend (downloads missing model files) before the service listens. */

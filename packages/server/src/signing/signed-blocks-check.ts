@@ -14,8 +14,19 @@
  *   call. Otherwise it is a prefill, refused with tool use.
  * - Web search results whose content verifies become readable to the model
  *   (search-content.ts); others stay unreadable, and are not refused.
+ * - Every compaction block with a summary carries a signature this service made for it
+ *   (compaction-signature.ts, issue 34): the model reads the summary in place of the conversation
+ *   before it. A final assistant message that ends on one is no paused turn: the model goes on
+ *   from the summary.
  */
-import { ServiceError, usesTools, type ContentBlockParam, type ConversationRequest } from '@model-messages/protocol';
+import {
+  endsOnCompaction,
+  ServiceError,
+  usesTools,
+  type ContentBlockParam,
+  type ConversationRequest,
+} from '@model-messages/protocol';
+import { compactionSignatureVerifies } from './compaction-signature.js';
 import { isServerResultType } from '../tool-kinds/server-tool-kinds.js';
 import { admitSearchResults } from './search-content.js';
 import { serverCallIdVerifies } from './server-call-id.js';
@@ -39,12 +50,22 @@ export function checkSignedBlocks(request: ConversationRequest, signer: Signer):
           `messages.${index}.content.${position}: the thinking block's signature does not verify; send thinking blocks back exactly as this service returned them`,
         );
       if (block.type === 'web_search_tool_result') admitSearchResults(block.content, signer);
+      if (
+        block.type === 'compaction' &&
+        typeof block.content === 'string' &&
+        !compactionSignatureVerifies(signer, block.content, block.signature ?? '')
+      )
+        throw new ServiceError(
+          'invalid_request',
+          `messages.${index}.content.${position}: the compaction block's signature does not verify; send compaction blocks back exactly as this service returned them`,
+        );
     }
   }
   const index = request.messages.length - 1;
   const last = request.messages[index];
   // Without tool use a final assistant turn is a prefill, which rule 4 allows: nothing to verify.
-  if (!usesTools(request) || last?.role !== 'assistant' || typeof last.content === 'string') return;
+  if (!usesTools(request) || last?.role !== 'assistant' || typeof last.content === 'string' || endsOnCompaction(last))
+    return;
   const problem = pausedTurnProblem(last.content, signer, turnStartOf(request.messages).conversation);
   if (problem)
     throw new ServiceError(

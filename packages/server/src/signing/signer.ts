@@ -8,7 +8,7 @@
 import { createHmac, timingSafeEqual, type Hash, type Hmac } from 'node:crypto';
 
 /** What a tag is for, with the version of its format. */
-export type SigningPurpose = 'thinking-signature/1' | 'server-call-id/2' | 'search-content/1';
+export type SigningPurpose = 'thinking-signature/1' | 'server-call-id/2' | 'search-content/1' | 'compaction-summary/1';
 
 /** The smallest key: HMAC-SHA-256 gains nothing from more, and is weakened by less. */
 export const MIN_KEY_BYTES = 32;

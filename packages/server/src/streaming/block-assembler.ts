@@ -42,6 +42,8 @@ export class BlockAssembler {
     else if (delta.type === 'signature_delta' && block.type === 'thinking') block.signature += delta.signature;
     else if (delta.type === 'input_json_delta' && (block.type === 'tool_use' || block.type === 'server_tool_use'))
       this.inputJson += delta.partial_json;
+    // A compaction's summary comes whole in one delta, as the public stream sends it (issue 34).
+    else if (delta.type === 'compaction_delta' && block.type === 'compaction') block.content = delta.content;
     else throw new Error(`${delta.type} does not fit a ${block.type} block`);
   }
 

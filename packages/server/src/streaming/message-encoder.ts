@@ -3,13 +3,25 @@
  * framing and cumulative usage. It refuses parts out of order, so a backend bug surfaces as an
  * error rather than a malformed stream.
  */
-import type { Message, StopReason, StreamEvent, Usage } from '@model-messages/protocol';
+import type {
+  ContextManagementResponse,
+  Message,
+  StopReason,
+  StreamEvent,
+  Usage,
+  UsageIteration,
+} from '@model-messages/protocol';
 import type { StreamPart } from './stream-part.js';
 
 export interface MessageHeader {
   id: string;
   model: string;
   inputTokens: number;
+  /**
+   * The context edits applied before the turn (issue 34), for a request that sent
+   * `context_management`: the final message_delta carries them, and so the JSON reply.
+   */
+  contextManagement?: ContextManagementResponse;
 }
 
 /** The stop reason (undefined until the message finished) and the usage so far. */
@@ -40,6 +52,8 @@ export class MessageEncoder {
   private stopReason: StopReason | undefined;
   private serverToolUse: Usage['server_tool_use'] = null;
   private toolCalls = 0;
+  /** The compaction's call, when the turn compacted its conversation (issue 34). */
+  private compaction: UsageIteration | undefined;
 
   constructor(private readonly header: MessageHeader) {
     this.inputTokens = header.inputTokens;
@@ -98,6 +112,16 @@ export class MessageEncoder {
       case 'server-tool-usage':
         this.serverToolUse = part.usage;
         return;
+      case 'compaction-usage':
+        this.compaction = {
+          type: 'compaction',
+          input_tokens: part.inputTokens,
+          output_tokens: part.outputTokens,
+          cache_creation_input_tokens: part.cacheCreation,
+          cache_read_input_tokens: part.cacheRead,
+          cache_creation: null,
+        };
+        return;
       case 'finish':
         this.finish(part.stopReason, part.stopSequence, events);
         return;
@@ -108,13 +132,15 @@ export class MessageEncoder {
 
   /**
    * What the message came to so far, for the access log, the metrics (observability/) and the
-   * key's limits: output tokens as last counted, and at least one for each delta generated since.
+   * key's limits: output tokens as last counted, and at least one for each delta generated since,
+   * with a compaction's summary among them: the reply's usage leaves it out, as the public API's
+   * does, but the key caused its generation all the same.
    */
   summary(): MessageSummary {
     return {
       stopReason: this.stopReason,
       inputTokens: this.inputTokens,
-      outputTokens: this.outputTokens + this.uncountedDeltas,
+      outputTokens: this.outputTokens + this.uncountedDeltas + (this.compaction?.output_tokens ?? 0),
       cacheReadInputTokens: this.cacheReadInputTokens,
       cacheCreationInputTokens: this.cacheCreationInputTokens,
       toolCalls: this.toolCalls,
@@ -140,9 +166,23 @@ export class MessageEncoder {
         cache_read_input_tokens: this.cacheReadInputTokens,
         server_tool_use: this.serverToolUse,
         output_tokens_details: null,
+        ...(this.compaction ? { iterations: [this.compaction, this.messageIteration()] } : {}),
       },
+      ...(this.header.contextManagement ? { context_management: this.header.contextManagement } : {}),
     });
     events.push({ type: 'message_stop' });
+  }
+
+  /** The message's own sampling, as `usage.iterations` lists it after a compaction's. */
+  private messageIteration(): UsageIteration {
+    return {
+      type: 'message',
+      input_tokens: this.inputTokens,
+      output_tokens: this.outputTokens,
+      cache_creation_input_tokens: this.cacheCreationInputTokens,
+      cache_read_input_tokens: this.cacheReadInputTokens,
+      cache_creation: null,
+    };
   }
 
   private usage(): Usage {

@@ -46,6 +46,8 @@ export class MessageFold {
     message.usage.cache_creation_input_tokens = event.usage.cache_creation_input_tokens;
     message.usage.cache_read_input_tokens = event.usage.cache_read_input_tokens;
     message.usage.server_tool_use = event.usage.server_tool_use;
+    if (event.usage.iterations) message.usage.iterations = event.usage.iterations;
+    if (event.context_management) message.context_management = event.context_management;
   }
 
   private started(): Message {

@@ -25,6 +25,11 @@ export type StreamPart =
    * access log, the metrics: issue 32); the last one sent counts.
    */
   | { type: 'input-tokens'; count: number; cacheRead?: number; cacheCreation?: number }
+  /**
+   * What the turn's compaction call took (issue 34): its prompt and its summary's tokens, which
+   * `usage.iterations` reports apart from the message's own, as the public API does.
+   */
+  | { type: 'compaction-usage'; inputTokens: number; outputTokens: number; cacheRead: number; cacheCreation: number }
   /** Server tool requests run so far in this turn (the agent loop counts them). */
   | { type: 'server-tool-usage'; usage: ServerToolUse }
   /** The step's end. Always the last part of a backend step. */

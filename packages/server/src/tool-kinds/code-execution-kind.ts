@@ -2,7 +2,7 @@
  * The code execution tool as the service describes it (server-tool-kind.ts);
  * tools/code-execution/ runs it. A run reads to the model as its return code, stdout and stderr.
  */
-import { SERVER_TOOL_NAMES, SERVER_TOOL_TYPES } from '@model-messages/protocol';
+import { SERVER_TOOL_NAMES, SERVER_TOOL_VERSIONS } from '@model-messages/protocol';
 import { errorCodeText, jsonCharacters, textOf } from './result-values.js';
 import type { ServerToolKind } from './server-tool-kind.js';
 
@@ -15,7 +15,7 @@ interface CodeOutput {
 
 export const codeExecutionKind = {
   name: SERVER_TOOL_NAMES.codeExecution,
-  types: [SERVER_TOOL_TYPES.codeExecution],
+  types: SERVER_TOOL_VERSIONS.codeExecution,
   resultType: 'code_execution_tool_result',
   offer: {
     description: 'Run Python code in a sandbox and return its standard output, standard error and return code.',

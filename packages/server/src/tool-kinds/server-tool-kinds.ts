@@ -7,6 +7,7 @@
 import type { ServerToolResultType, ServerToolUse } from '@model-messages/protocol';
 import { codeExecutionKind } from './code-execution-kind.js';
 import type { ServerToolKind } from './server-tool-kind.js';
+import { toolSearchBm25Kind, toolSearchRegexKind } from './tool-search-kinds.js';
 import { webFetchKind } from './web-fetch-kind.js';
 import { webSearchKind } from './web-search-kind.js';
 
@@ -14,6 +15,8 @@ export const SERVER_TOOL_KINDS = [
   webSearchKind,
   webFetchKind,
   codeExecutionKind,
+  toolSearchRegexKind,
+  toolSearchBm25Kind,
 ] as const satisfies readonly ServerToolKind[];
 
 /** The names of the tools listed: a table keyed by them (the runners, tools/service-tools.ts) needs one entry each. */
@@ -23,7 +26,10 @@ const byName = new Map<string, ServerToolKind>(SERVER_TOOL_KINDS.map((kind) => [
 const byType = new Map<string, ServerToolKind>(
   SERVER_TOOL_KINDS.flatMap((kind) => kind.types.map((type): [string, ServerToolKind] => [type, kind])),
 );
-const byResultType = new Map<string, ServerToolKind>(SERVER_TOOL_KINDS.map((kind) => [kind.resultType, kind]));
+/** The two tool searches share one result block, read the same way: the first listed answers for it. */
+const byResultType = new Map<string, ServerToolKind>(
+  SERVER_TOOL_KINDS.toReversed().map((kind) => [kind.resultType, kind]),
+);
 
 /** The tool the model calls by `name`; undefined for a name no server tool has. */
 export function serverToolKind(name: string): ServerToolKind | undefined {

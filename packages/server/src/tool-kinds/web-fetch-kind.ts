@@ -2,7 +2,7 @@
  * The web fetch tool as the service describes it (server-tool-kind.ts); tools/web-fetch/ runs it.
  * A fetched page reads to the model as its URL, title and text.
  */
-import { SERVER_TOOL_NAMES, SERVER_TOOL_TYPES } from '@model-messages/protocol';
+import { SERVER_TOOL_NAMES, SERVER_TOOL_VERSIONS } from '@model-messages/protocol';
 import { errorCodeText, jsonCharacters, textOf } from './result-values.js';
 import type { ServerToolKind } from './server-tool-kind.js';
 
@@ -14,7 +14,7 @@ interface FetchedPage {
 
 export const webFetchKind = {
   name: SERVER_TOOL_NAMES.webFetch,
-  types: [SERVER_TOOL_TYPES.webFetch],
+  types: SERVER_TOOL_VERSIONS.webFetch,
   resultType: 'web_fetch_tool_result',
   offer: {
     description:

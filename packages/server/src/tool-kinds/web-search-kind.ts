@@ -4,7 +4,7 @@
  * content, rather than the wire block with its base64 `encrypted_content`: every engine is shown
  * this text, so a prompt's token count is the count of what the model really sees.
  */
-import { SERVER_TOOL_NAMES, SERVER_TOOL_TYPES } from '@model-messages/protocol';
+import { SERVER_TOOL_NAMES, SERVER_TOOL_VERSIONS } from '@model-messages/protocol';
 import { readableText } from './readable-search-results.js';
 import { errorCodeText, jsonCharacters, textOf } from './result-values.js';
 import type { ServerToolKind } from './server-tool-kind.js';
@@ -18,7 +18,7 @@ interface ResultLike {
 
 export const webSearchKind = {
   name: SERVER_TOOL_NAMES.webSearch,
-  types: [SERVER_TOOL_TYPES.webSearch],
+  types: SERVER_TOOL_VERSIONS.webSearch,
   resultType: 'web_search_tool_result',
   offer: {
     description: 'Search the web. Returns the title, URL and an excerpt of each result.',

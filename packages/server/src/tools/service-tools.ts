@@ -11,6 +11,7 @@ import type { Signer } from '../signing/signer.js';
 import { SERVER_TOOL_KINDS, serverToolKindOfResult, type ServerToolName } from '../tool-kinds/server-tool-kinds.js';
 import { CodeExecutionTool, type CodeExecutionOptions } from './code-execution/code-execution-tool.js';
 import type { CodeRunner } from './code-execution/code-runner.js';
+import { ToolSearchTool } from './tool-search/tool-search-tool.js';
 import type { HostLookup } from './web-fetch/guarded-agent.js';
 import { WebFetchTool, type WebFetchOptions } from './web-fetch/web-fetch-tool.js';
 import { WebSearchTool, type WebSearchOptions } from './web-search/web-search-tool.js';
@@ -61,6 +62,9 @@ const RUNNERS: Record<ServerToolName, (sources: RunnerSources) => ToolRunner> = 
   // The sandbox loads nothing until the first execution (unless warmAtStart), so this is cheap.
   code_execution: ({ options, providers }) =>
     new CodeExecutionTool(options.codeExecution ?? codeExecutionConfig.parse({}), providers.codeRunner),
+  // Tool search reads the request alone: nothing to configure, nothing held.
+  tool_search_tool_regex: () => new ToolSearchTool(),
+  tool_search_tool_bm25: () => new ToolSearchTool(),
 };
 
 export class ServiceTools implements ServerToolRunner {

@@ -18,6 +18,7 @@ import { runTurn } from '../../agent/run-turn.js';
 import type { ServerToolRunner } from '../../agent/server-tool-runner.js';
 import type { Backend } from '../../backends/backend.js';
 import { buildModelPrompt } from '../../call-builder/build-model-call.js';
+import { editedPrompt } from '../../call-builder/context-management.js';
 import type { Cancellation } from '../../backends/cancellation.js';
 import type { ClientKey } from '../../keys/client-key.js';
 import { resolvePermitted } from '../../keys/model-permission.js';
@@ -92,8 +93,11 @@ export async function startMessage(
   checkSignedBlocks(request, services.signer);
   // A fallback list's per-request view: the count, every step and the header agree on one backend.
   const backend = entry.backend.forRequest?.(record.requestId) ?? entry.backend;
-  const prompt = buildModelPrompt(request, entry.profile);
-  const inputTokens = await traceTokenCount(record, backend, model, () => backend.countTokens(prompt, 'admission'));
+  // The request's context edits apply before the count that admits it (issue 34).
+  const edited = await editedPrompt(request, buildModelPrompt(request, entry.profile), entry.profile, (prompt) =>
+    traceTokenCount(record, backend, model, () => backend.countTokens(prompt, 'admission')),
+  );
+  const { prompt, inputTokens } = edited;
   if (inputTokens > entry.profile.contextWindow) throw promptTooLong(inputTokens, entry.profile.contextWindow, 'exact');
   await limitCharge?.admit(inputTokens);
   // Admitted here, or refused with a 529 thrown at once: the slot itself may still be a wait.
@@ -107,11 +111,17 @@ export async function startMessage(
     maxSteps: services.maxSteps,
     serverTools: services.serverTools,
     inputTokens,
+    compaction: edited.compaction,
     cancellation,
     signer: services.signer,
     record,
   });
-  const encoder = new MessageEncoder({ id: newMessageId(), model, inputTokens });
+  const encoder = new MessageEncoder({
+    id: newMessageId(),
+    model,
+    inputTokens,
+    ...(request.context_management === undefined ? {} : { contextManagement: { applied_edits: edited.appliedEdits } }),
+  });
   const clamped =
     request.max_tokens === requested.max_tokens
       ? undefined

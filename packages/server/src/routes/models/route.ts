@@ -1,6 +1,10 @@
 /**
  * `GET /v1/models` (paged as the public API pages it) and `GET /v1/models/{id}` (ids and aliases):
- * of a key with `models`, only those it may use (keys/model-permission.ts).
+ * of a key with `models`, only those it may use (keys/model-permission.ts). A model with
+ * `listAs` is listed under those ids rather than its own (issue 34): a client that picks from the
+ * list, as Claude Code's picker does from the ids that begin with `claude`, sees the ids it should
+ * send, and each resolves to the model. The list is built from memory: it answers at once, well
+ * inside the 3 s that Claude Code waits for it at start.
  */
 import { ServiceError, type ModelInfo } from '@model-messages/protocol';
 import type { Router } from '../../http/router.js';
@@ -17,9 +21,12 @@ export function registerModelsRoutes(router: Router, registry: ModelRegistry): v
   router.get('/v1/models', async (context) => ({
     body: listPage(registry, context.key?.models, listQuery(context.query)),
   }));
-  router.get('/v1/models/:id', async (context) => ({
-    body: registry.info(resolvePermitted(registry, context.key?.models, context.params.id ?? '')),
-  }));
+  router.get('/v1/models/:id', async (context) => {
+    const name = context.params.id ?? '';
+    const entry = resolvePermitted(registry, context.key?.models, name);
+    // Asked by an id it is listed as, the model answers under that id, as the list shows it.
+    return { body: registry.info(entry, entry.listedIds.includes(name) ? name : entry.profile.id) };
+  });
 }
 
 /** The paging parameters; one given twice is refused rather than one of its values picked. */
@@ -36,7 +43,7 @@ function listQuery(query: string): ListQuery {
 function listPage(registry: ModelRegistry, permission: ModelPermission | undefined, query: ListQuery) {
   const all: ModelInfo[] = registry.entries
     .filter((entry) => permitsEntry(permission, entry))
-    .map((entry) => registry.info(entry));
+    .flatMap((entry) => entry.listedIds.map((id) => registry.info(entry, id)));
   const limit = query.limit === undefined ? 20 : Number(query.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
     throw new ServiceError('invalid_request', 'limit: must be an integer from 1 to 1000');

@@ -5,24 +5,30 @@
  * calls it gets a PermissionError saying so (a plain NameError would not tell it why). The other
  * way round, the turn loop refuses the model's own call of a tool whose list lacks `direct`.
  */
-import { callableFromCode, SERVER_TOOL_NAMES, SERVER_TOOL_TYPES, type MessageRequest } from '@model-messages/protocol';
+import {
+  callableFromCode,
+  isWebFetchTool,
+  isWebSearchTool,
+  SERVER_TOOL_NAMES,
+  type MessageRequest,
+} from '@model-messages/protocol';
 import type { HostFunction } from './code-runner.js';
 import { readableText } from '../../tool-kinds/readable-search-results.js';
 
 /** The tool input's main field, which code may also pass positionally. */
 const FIRST_PARAMETERS: Record<string, string> = {
-  [SERVER_TOOL_TYPES.webSearch]: 'query',
-  [SERVER_TOOL_TYPES.webFetch]: 'url',
+  [SERVER_TOOL_NAMES.webSearch]: 'query',
+  [SERVER_TOOL_NAMES.webFetch]: 'url',
 };
 
 export function hostFunctionsFor(request: MessageRequest): HostFunction[] {
   const functions: HostFunction[] = [];
   for (const tool of request.tools ?? []) {
-    if (tool.type !== SERVER_TOOL_TYPES.webSearch && tool.type !== SERVER_TOOL_TYPES.webFetch) continue;
-    const name = tool.type === SERVER_TOOL_TYPES.webSearch ? SERVER_TOOL_NAMES.webSearch : SERVER_TOOL_NAMES.webFetch;
+    if (!isWebSearchTool(tool) && !isWebFetchTool(tool)) continue;
+    const name = tool.name;
     functions.push({
       name,
-      firstParameter: FIRST_PARAMETERS[tool.type]!,
+      firstParameter: FIRST_PARAMETERS[name]!,
       ...(callableFromCode(tool)
         ? {}
         : {

@@ -1,12 +1,13 @@
 /**
- * The web fetch server tool (`web_fetch_20260209`): fetches a URL a trusted part of the
+ * The web fetch server tool (every version served, `web_fetch_20250910` to `web_fetch_20260318`;
+ * `use_cache` changes nothing, as no page is kept between fetches: issue 34): fetches a URL a trusted part of the
  * conversation already gave (prior-context.ts), through the SSRF guard, and returns it as a
  * document block whose text is cut to `max_content_tokens` (4 characters a token) and to this
  * call's share of the turn's input headroom (agent/context-budget.ts; spec: Limits).
  */
 import type { Agent } from 'undici';
 import {
-  SERVER_TOOL_TYPES,
+  isWebFetchTool,
   type MessageRequest,
   type ServerToolResultBlock,
   type ServerToolUseBlock,
@@ -186,9 +187,7 @@ function roomReason(room: number): string {
 }
 
 function fetchTool(request: MessageRequest): WebFetchToolParam | undefined {
-  return (request.tools ?? []).find(
-    (candidate): candidate is WebFetchToolParam => candidate.type === SERVER_TOOL_TYPES.webFetch,
-  );
+  return (request.tools ?? []).find(isWebFetchTool);
 }
 
 function fetchResult(call: ServerToolUseBlock, url: string, title: string | null, text: string): ServerToolResultBlock {

@@ -3,7 +3,8 @@
  * in `X-Subscription-Token`. Each result has `title`, `url`, `description` (with `<strong>`
  * highlights), optional `extra_snippets`, and two dates: `page_age` (an ISO date of the page)
  * and `age` (a human phrase such as "3 days ago"); `page_age` is preferred, `age` is the fallback.
- * `count` is at most 20 and `q` at most 400 characters (Brave's documented limits).
+ * `count` is at most 20 and `q` at most 400 characters (Brave's documented limits). A request's
+ * `user_location` country goes in `country` (a two-letter code), which Brave ranks results for.
  */
 import { getJson, plainSnippet } from './provider-request.js';
 import { SearchFailure, type SearchHit, type SearchOptions, type SearchProvider } from './search-provider.js';
@@ -35,6 +36,7 @@ export class BraveSearchProvider implements SearchProvider {
     url.searchParams.set('q', query);
     // Ask for the most Brave gives: the domain filter may drop some, and then the rest fill in.
     url.searchParams.set('count', String(BRAVE_MAX_COUNT));
+    if (options.location?.country) url.searchParams.set('country', options.location.country.toUpperCase());
     const body = (await getJson(url, { 'x-subscription-token': this.apiKey }, options.signal, this.name)) as {
       web?: { results?: unknown };
     };

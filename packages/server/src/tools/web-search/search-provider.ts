@@ -24,6 +24,11 @@ export interface SearchOptions {
    * index) do, so that a narrow allow-list still fills `maxResults`; the tool filters again.
    */
   accepts(url: string): boolean;
+  /**
+   * Where the user is (the tool's `user_location`, issue 34), for a provider that ranks by place:
+   * Brave takes the country; SearXNG and the folder index have nothing that takes it.
+   */
+  location?: { country?: string; city?: string; region?: string; timezone?: string };
 }
 
 export interface SearchProvider {

@@ -1,6 +1,7 @@
 /**
- * The web search server tool (`web_search_20260209`), run by the service over the configured
- * provider. The result block has the public API's shape:
+ * The web search server tool (every version served: `web_search_20250305`, the one Claude Code's
+ * WebSearch sends, `web_search_20260209` and `web_search_20260318`; issue 34), run by the service
+ * over the configured provider, which gets the tool's `user_location` where it can use it. The result block has the public API's shape:
  * `{type: 'web_search_tool_result', tool_use_id, content: [{type: 'web_search_result', url,
  * title, page_age, encrypted_content}]}`, where `encrypted_content` carries the text a model
  * reads (signing/search-content.ts). Failures are the public error block with `invalid_tool_input`
@@ -12,11 +13,11 @@
  * answered `max_uses_exceeded` without a search.
  */
 import {
-  SERVER_TOOL_TYPES,
+  isWebSearchTool,
   type MessageRequest,
   type ServerToolResultBlock,
   type ServerToolUseBlock,
-  type WebSearchToolParam,
+  type UserLocation,
 } from '@model-messages/protocol';
 import { errorResultFor, serverToolError, serverToolRefusal } from '../../agent/server-tool-runner.js';
 import { DomainFilter } from '../domain-filter.js';
@@ -25,7 +26,7 @@ import type { Signer } from '../../signing/signer.js';
 import { encodeSearchContent } from '../../signing/search-content.js';
 import { markReadable, readableText } from '../../tool-kinds/readable-search-results.js';
 import { fitResults, MIN_SEARCH_CHARACTERS } from './fit-results.js';
-import { SearchFailure, type SearchHit, type SearchProvider } from './search-provider.js';
+import { SearchFailure, type SearchHit, type SearchOptions, type SearchProvider } from './search-provider.js';
 
 /**
  * Longest query, in characters. The public API does not publish its limit; 400 is Brave's
@@ -72,9 +73,7 @@ export class WebSearchTool {
     // small for a page, no request is made (usage counts none) and the answer is
     // max_uses_exceeded, the public code nearest to "this tool's room in the turn is used up".
     if (context.resultCharacters < MIN_SEARCH_CHARACTERS) return serverToolRefusal(call, 'max_uses_exceeded');
-    const tool = (context.request.tools ?? []).find(
-      (candidate): candidate is WebSearchToolParam => candidate.type === SERVER_TOOL_TYPES.webSearch,
-    );
+    const tool = (context.request.tools ?? []).find(isWebSearchTool);
     const filter = DomainFilter.fromLists(tool);
     // What each result may hold before the hits are known; fitResults cuts again once they are.
     const maxCharacters = Math.min(
@@ -88,6 +87,7 @@ export class WebSearchTool {
         maxResults: this.options.maxResults,
         maxCharacters,
         accepts: (url) => filter.permits(url),
+        location: locationOf(tool?.user_location),
       });
     } catch (error) {
       // The client went away: the turn is over and there is no one to tell.
@@ -136,6 +136,14 @@ export class WebSearchTool {
     markReadable(result, hit.content);
     return result;
   }
+}
+
+/** The fields of `user_location` that are set; undefined when none is. */
+function locationOf(location: UserLocation | null | undefined): SearchOptions['location'] {
+  if (!location) return undefined;
+  const { city, region, country, timezone } = location;
+  const set = Object.entries({ city, region, country, timezone }).filter(([, value]) => typeof value === 'string');
+  return set.length === 0 ? undefined : Object.fromEntries(set);
 }
 
 interface SearchResult {

@@ -141,7 +141,7 @@ describe('tool search on the scripted backend', () => {
     assert.deepEqual(started, ['server_tool_use', 'tool_search_tool_result', 'tool_use']);
   });
 
-  test('bad input: a deferred tool search tool, and a tool_reference naming no tool, are 400s naming the field', async () => {
+  test('bad input: a deferred tool search tool, every tool deferred, and a tool_reference naming no tool, are 400s naming the field', async () => {
     const refused = async (body: Record<string, unknown>) => {
       const response = await postJson(service, '/v1/messages', {
         model: 'scripted',
@@ -156,6 +156,7 @@ describe('tool search on the scripted backend', () => {
       await refused({ tools: [{ ...REGEX, defer_loading: true }, ...CATALOG] }),
       'tools.0.defer_loading: the tool search tool "tool_search_tool_regex" cannot be deferred: it is what finds the deferred tools',
     );
+    assert.match(await refused({ tools: CATALOG }), /^tools: every tool has defer_loading: true/);
     const found = (toolName: string) => ({
       type: 'tool_search_tool_result',
       tool_use_id: 'srvtoolu_1',

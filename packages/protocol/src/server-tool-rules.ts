@@ -8,7 +8,9 @@
  *   of calls that code made to come back in the reply. Here they go to the code alone, which is
  *   `"excluded"`: so where code may call the tool, `full` is refused rather than answered as the
  *   other; where no code may call it, the field changes nothing;
- * - a tool search tool is never deferred: nothing could load it (the public docs' rule).
+ * - a tool search tool is never deferred: nothing could load it (the public docs' rule);
+ * - nor is every tool: the model would be offered none, and a deferred tool is loaded only by a
+ *   search the model makes or a `tool_reference` the client sends back (the public docs' rule).
  */
 import { callableFromCode } from './callable-from-code.js';
 import { SERVER_TOOL_VERSIONS } from './constants.js';
@@ -40,6 +42,11 @@ export function checkServerToolRules(request: ConversationRequest): void {
         `tools.${index}.defer_loading: the tool search tool "${tool.name}" cannot be deferred: it is what finds the deferred tools`,
       );
   });
+  if (tools.length > 0 && tools.every((tool) => tool.defer_loading === true))
+    throw new ServiceError(
+      'invalid_request',
+      'tools: every tool has defer_loading: true, so the model would be offered none; leave at least one tool loaded (a tool search tool, or a tool of your own that returns tool_reference blocks)',
+    );
 }
 
 function checkVersionFields(tool: ToolParam, index: number): void {

@@ -4,7 +4,7 @@
  * error rather than a malformed stream.
  */
 import type { Message, StopReason, StreamEvent, Usage } from '@model-messages/protocol';
-import type { StreamPart } from './stream-part.js';
+import type { StreamPart, ToolCallOutcome } from './stream-part.js';
 
 export interface MessageHeader {
   id: string;
@@ -19,6 +19,8 @@ export interface MessageSummary {
   outputTokens: number;
   cacheReadInputTokens: number;
   cacheCreationInputTokens: number;
+  /** The model's tool calls by how they became blocks (issue 35); undefined when a backend reported none. */
+  toolCalls: Partial<Record<ToolCallOutcome, number>> | undefined;
 }
 
 export class MessageEncoder {
@@ -37,6 +39,7 @@ export class MessageEncoder {
   private finished = false;
   private stopReason: StopReason | undefined;
   private serverToolUse: Usage['server_tool_use'] = null;
+  private toolCalls: Partial<Record<ToolCallOutcome, number>> | undefined;
 
   constructor(private readonly header: MessageHeader) {
     this.inputTokens = header.inputTokens;
@@ -94,6 +97,10 @@ export class MessageEncoder {
       case 'server-tool-usage':
         this.serverToolUse = part.usage;
         return;
+      case 'tool-call-outcome':
+        this.toolCalls ??= {};
+        this.toolCalls[part.outcome] = (this.toolCalls[part.outcome] ?? 0) + 1;
+        return;
       case 'finish':
         this.finish(part.stopReason, part.stopSequence, events);
         return;
@@ -113,6 +120,7 @@ export class MessageEncoder {
       outputTokens: this.outputTokens + this.uncountedDeltas,
       cacheReadInputTokens: this.cacheReadInputTokens,
       cacheCreationInputTokens: this.cacheCreationInputTokens,
+      toolCalls: this.toolCalls,
     };
   }
 

@@ -94,6 +94,7 @@ function recordOutcome(record: RequestRecord, call: MessageCall): number {
   record.outputTokens = summary.outputTokens;
   record.cacheReadInputTokens = summary.cacheReadInputTokens;
   record.cacheCreationInputTokens = summary.cacheCreationInputTokens;
+  record.toolCalls = summary.toolCalls;
   record.firstOutputAt = call.events.firstOutputAt;
   return summary.outputTokens;
 }

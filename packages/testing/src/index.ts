@@ -15,3 +15,5 @@ export * from './stream-with-trailers.js';
 export * from './hugging-face-mirror.js';
 export * from './redis-server.js';
 export * from './python-snapshots.js';
+export * from './tool-call-replies.js';
+export * from './tool-call-replay.js';

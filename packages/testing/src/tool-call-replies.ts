@@ -172,3 +172,37 @@ function shapedDelta(engine: FakeEngineKind, delta: ReplyDelta, first = false): 
       return { ...(first ? { role: 'assistant' } : {}), ...delta };
   }
 }
+
+/**
+ * The answer as one `chat.completion`, for a client that asks the engine without streaming:
+ * the content joined, each call's name and arguments joined by index, as the engine's parser
+ * would have returned them whole.
+ */
+export function engineCompletion(engine: FakeEngineKind, answer: EngineAnswer): unknown {
+  const calls: Array<{ id?: string; type: 'function'; function: { name: string; arguments: string } }> = [];
+  let content = '';
+  for (const delta of answer.deltas) {
+    content += delta.content ?? '';
+    for (const call of delta.tool_calls ?? []) {
+      const index = call.index ?? calls.length - 1;
+      calls[index] ??= { type: 'function', function: { name: '', arguments: '' } };
+      calls[index].id ??= call.id;
+      calls[index].function.name += call.function.name ?? '';
+      calls[index].function.arguments += call.function.arguments ?? '';
+    }
+  }
+  const message = {
+    role: 'assistant',
+    content: content === '' && calls.length > 0 ? null : content,
+    ...(calls.length > 0 ? { tool_calls: calls } : {}),
+  };
+  const usage = { prompt_tokens: 120, completion_tokens: Math.max(1, answer.deltas.length), total_tokens: 0 };
+  usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
+  const { object: _object, ...rest } = frame(engine);
+  return {
+    ...rest,
+    object: 'chat.completion',
+    choices: [{ index: 0, message, logprobs: null, finish_reason: answer.finish }],
+    usage,
+  };
+}

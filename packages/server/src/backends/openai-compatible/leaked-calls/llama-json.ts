@@ -9,8 +9,7 @@
  * fields; the reader (leaked-call-reader.ts) adds that nothing but calls may follow it.
  */
 import {
-  callOfObject,
-  isObject,
+  callOfBareObject,
   isValue,
   jsonAt,
   NONE,
@@ -41,8 +40,7 @@ export const LLAMA_JSON: TextCallSyntax = {
       if (!mayBeCall(text.slice(at), context)) return calls.length > 0 ? { kind: 'calls', calls, end } : NONE;
       const object = jsonAt(text, at, context);
       if (!isValue(object)) return object;
-      if (!isObject(object.value) || Object.keys(object.value).some((key) => !CALL_FIELDS.includes(key))) return NONE;
-      const call = callOfObject(object.value, context);
+      const call = callOfBareObject(object.value, CALL_FIELDS, context);
       if (!call) return NONE;
       calls.push(call);
       end = object.end;

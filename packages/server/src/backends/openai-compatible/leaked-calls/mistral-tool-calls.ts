@@ -6,9 +6,8 @@
  * array of calls at the start of a line is read too.
  */
 import {
-  callOfObject,
+  callOfBareObject,
   inputOf,
-  isObject,
   isValue,
   jsonAt,
   literalAt,
@@ -48,8 +47,7 @@ function readArray(text: string, at: number, context: ReadContext): SyntaxReadin
   if (!Array.isArray(array.value) || array.value.length === 0) return NONE;
   const calls: TextCall[] = [];
   for (const item of array.value) {
-    if (!isObject(item) || Object.keys(item).some((key) => !CALL_FIELDS.includes(key))) return NONE;
-    const call = callOfObject(item, context);
+    const call = callOfBareObject(item, CALL_FIELDS, context);
     if (!call) return NONE;
     calls.push(call);
   }

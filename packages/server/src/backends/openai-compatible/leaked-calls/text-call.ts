@@ -89,6 +89,19 @@ export function callOfObject(value: unknown, context: ReadContext): TextCall | u
   return input === undefined ? undefined : { tool, input };
 }
 
+/**
+ * The call an object describes when it holds a call's fields and nothing else (`fields`): a
+ * bare JSON object is read as a call only so, since a reply that quotes JSON looks the same.
+ */
+export function callOfBareObject(
+  value: unknown,
+  fields: readonly string[],
+  context: ReadContext,
+): TextCall | undefined {
+  if (!isObject(value) || Object.keys(value).some((key) => !fields.includes(key))) return undefined;
+  return callOfObject(value, context);
+}
+
 /** An input as written: an object, or a string holding one's JSON. */
 export function inputOf(written: unknown): Record<string, unknown> | undefined {
   if (typeof written === 'string') {

@@ -111,3 +111,28 @@ test('every case of the fixture format is covered', () => {
   for (const syntax of ['hermes', 'qwen3-coder', 'llama-json', 'mistral', 'harmony'])
     assert.ok(syntaxes.has(syntax), syntax);
 });
+
+// Calls recovered from the text or split from a run-together input count as calls of the step:
+// the turn loop ends it after the first (agent/step-reader.ts).
+describe('disable_parallel_tool_use', () => {
+  for (const name of ['leaked-hermes-parallel', 'run-together']) {
+    test(`${name}: the first call only`, async () => {
+      const reply = REPLIES.find((candidate) => candidate.name === name)!;
+      bench.engines[reply.engine].reply({ stream: engineStream(reply.engine, reply) });
+      const response = await postJson(bench.service, '/v1/messages', {
+        model: reply.engine,
+        max_tokens: 400,
+        tools: toolsNamed(reply.tools),
+        tool_choice: { type: 'auto', disable_parallel_tool_use: true },
+        messages: [user('Go on.')],
+      });
+      const outcome = jsonReplyOutcome(
+        response.status,
+        response.headers,
+        (await response.json()) as Record<string, any>,
+      );
+      assert.deepEqual(outcome.calls, reply.expected.calls.slice(0, 1));
+      assert.equal(outcome.stopReason, 'tool_use');
+    });
+  }
+});

@@ -21,7 +21,12 @@ import {
 } from '@model-messages/testing';
 import { useEngines, user } from './openai-compatible-support.js';
 
-const bench = useEngines();
+const bench = useEngines({
+  variants: [
+    { suffix: 'hermes-only', engine: 'vllm', backend: { textCallSyntaxes: ['hermes'] } },
+    { suffix: 'no-text-calls', engine: 'vllm', backend: { textCallSyntaxes: [] } },
+  ],
+});
 const REPLIES = toolCallReplies();
 
 /** What the repair request carries to hold the engine to the tool's schema, by engine. */
@@ -135,4 +140,35 @@ describe('disable_parallel_tool_use', () => {
       assert.equal(outcome.stopReason, 'tool_use');
     });
   }
+});
+
+describe('textCallSyntaxes: the syntaxes a backend reads calls in', () => {
+  async function answer(model: string, name: string) {
+    const reply = REPLIES.find((candidate) => candidate.name === name)!;
+    bench.engines.vllm.reply({ stream: engineStream('vllm', reply) });
+    const response = await postJson(bench.service, '/v1/messages', {
+      model,
+      max_tokens: 400,
+      tools: toolsNamed(reply.tools),
+      messages: [user('Go on.')],
+    });
+    return {
+      reply,
+      outcome: jsonReplyOutcome(response.status, response.headers, (await response.json()) as Record<string, any>),
+    };
+  }
+
+  test('named alone, its calls are read and the other syntaxes stay text', async () => {
+    const hermes = await answer('vllm-hermes-only', 'leaked-hermes');
+    assert.deepEqual(hermes.outcome, expectedOutcome(hermes.reply));
+    const mistral = await answer('vllm-hermes-only', 'leaked-mistral');
+    const text = mistral.reply.deltas.map((delta) => delta.content ?? '').join('');
+    assert.deepEqual(mistral.outcome, { calls: [], text, stopReason: 'end_turn' });
+  });
+
+  test('[] reads none', async () => {
+    const { reply, outcome } = await answer('vllm-no-text-calls', 'leaked-hermes');
+    const text = reply.deltas.map((delta) => delta.content ?? '').join('');
+    assert.deepEqual(outcome, { calls: [], text, stopReason: 'end_turn' });
+  });
 });

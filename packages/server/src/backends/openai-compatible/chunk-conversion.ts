@@ -24,7 +24,7 @@ import { checkToolValue } from '../call/output-check.js';
 import { notOfferedError, toolCallBlock } from '../call/tool-calls.js';
 import { ToolEnvelopeReader } from '../call/tool-envelope-reader.js';
 import { LeakedCallReader } from './leaked-calls/leaked-call-reader.js';
-import { isObject } from './leaked-calls/text-call.js';
+import { isObject, type TextCallSyntax } from './leaked-calls/text-call.js';
 import { TEXT_CALL_SYNTAXES } from './leaked-calls/text-call-syntaxes.js';
 import { plannedTool, type ChatPlan } from './output-plan.js';
 import { StopSequenceMatcher } from './stop-sequence-matcher.js';
@@ -69,6 +69,8 @@ export interface ConverterOptions {
   thinks: boolean;
   /** Matched in mms (engines that do not report the stop string); empty: none. */
   stopSequences: readonly string[];
+  /** The syntaxes a call left in the text is read in (the backend's `textCallSyntaxes`); default all. */
+  textCallSyntaxes?: readonly TextCallSyntax[];
 }
 
 export interface ChunkSummary {
@@ -135,9 +137,10 @@ export class ChunkConverter {
     const text = options.plan.content.kind === 'text';
     this.matcher =
       options.stopSequences.length > 0 && text ? new StopSequenceMatcher(options.stopSequences) : undefined;
+    const syntaxes = options.textCallSyntaxes ?? TEXT_CALL_SYNTAXES;
     this.leaked =
-      text && options.plan.tools.length > 0 && options.plan.toolChoice !== 'none'
-        ? new LeakedCallReader(TEXT_CALL_SYNTAXES, options.plan.tools)
+      text && syntaxes.length > 0 && options.plan.tools.length > 0 && options.plan.toolChoice !== 'none'
+        ? new LeakedCallReader(syntaxes, options.plan.tools)
         : undefined;
     if (options.plan.holdAll) this.held = [];
   }

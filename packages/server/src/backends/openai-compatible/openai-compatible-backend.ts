@@ -34,6 +34,8 @@ import { toChatRequest } from './chat-request.js';
 import type { ChatCompletionRequest, ChatMessage } from './chat-types.js';
 import { ChunkConverter, type ChunkSummary, type OpenCall, type PendingCall } from './chunk-conversion.js';
 import { EngineClient } from './engine-client.js';
+import type { TextCallSyntax } from './leaked-calls/text-call.js';
+import { textCallSyntaxes } from './leaked-calls/text-call-syntaxes.js';
 import { ENGINE_PROFILES, type EngineProfile } from './engine-profiles.js';
 import { formatRetryMessages, stopOf } from './finish-reason.js';
 import type { OpenAiCompatibleBackendConfig } from './openai-compatible-config.js';
@@ -63,6 +65,8 @@ export class OpenAiCompatibleBackend implements Backend {
   /** GET <baseURL>/models, as the start-up check asks it, within the probe's short time limit. */
   private readonly probe: ReadinessProbe;
   private readonly report: BackendReport;
+  /** The syntaxes in which a call the model left in its text is read (leaked-calls/). */
+  private readonly textCallSyntaxes: readonly TextCallSyntax[];
 
   constructor(
     private readonly config: OpenAiCompatibleBackendConfig,
@@ -72,6 +76,7 @@ export class OpenAiCompatibleBackend implements Backend {
     this.telemetryName = options.telemetryName;
     this.profile = ENGINE_PROFILES[config.engine];
     this.report = options.report;
+    this.textCallSyntaxes = textCallSyntaxes(config.textCallSyntaxes);
     const apiKey = config.apiKey ?? (config.apiKeyEnv ? process.env[config.apiKeyEnv] : undefined);
     this.client = new EngineClient({ ...config, apiKey, modelLabel: options.modelLabel });
     this.counter = new PromptTokenCounter({
@@ -213,7 +218,13 @@ export class OpenAiCompatibleBackend implements Backend {
     state: StepState,
   ): AsyncGenerator<StreamPart[], Attempt> {
     const stopSequences = this.profile.stopReport ? [] : state.call.sampling.stopSequences;
-    const converter = new ChunkConverter({ engine: this.config.engine, plan, thinks, stopSequences });
+    const converter = new ChunkConverter({
+      engine: this.config.engine,
+      plan,
+      thinks,
+      stopSequences,
+      textCallSyntaxes: this.textCallSyntaxes,
+    });
     const chunks = this.client.streamChat(body, state.cancellation);
     let sawDone = false;
     try {

@@ -21,7 +21,20 @@ import {
 } from '@model-messages/testing';
 import { useEngines, user } from './openai-compatible-support.js';
 
+/** The service's access lines (`msg: "request"`), by request id. */
+const accessLines = new Map<string, Record<string, unknown>>();
 const bench = useEngines({
+  log: {
+    level: 'info',
+    destination: {
+      write(text: string) {
+        for (const line of text.split('\n').filter(Boolean)) {
+          const value = JSON.parse(line) as Record<string, unknown>;
+          if (value.msg === 'request') accessLines.set(value.reqId as string, value);
+        }
+      },
+    },
+  },
   variants: [
     { suffix: 'hermes-only', engine: 'vllm', backend: { textCallSyntaxes: ['hermes'] } },
     { suffix: 'no-text-calls', engine: 'vllm', backend: { textCallSyntaxes: [] } },
@@ -65,22 +78,39 @@ async function replay(reply: ToolCallReply, answer: EngineAnswer, stream: boolea
   const outcome = stream
     ? sseReplyOutcome(await response.text())
     : jsonReplyOutcome(response.status, response.headers, (await response.json()) as Record<string, any>);
+  const accessLine = await accessLineOf(response.headers.get('request-id')!);
   const countsAfter = await outcomeCounts();
   const counted = Object.fromEntries(
     Object.entries(countsAfter)
       .map(([name, value]) => [name, value - (countsBefore[name] ?? 0)] as const)
       .filter(([, value]) => value > 0),
   );
-  return { outcome, counted, requests: engine.chatBodies().slice(requestsBefore) };
+  return { outcome, counted, accessLine, requests: engine.chatBodies().slice(requestsBefore) };
+}
+
+/** The access line of a request, once written (a stream's as it ends). */
+async function accessLineOf(requestId: string): Promise<Record<string, unknown>> {
+  for (let waited = 0; waited < 5_000; waited += 10) {
+    const line = accessLines.get(requestId);
+    if (line) return line;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`no access line for ${requestId}`);
 }
 
 for (const reply of REPLIES) {
   describe(`${reply.name} (${reply.engine}): ${reply.source}`, () => {
     for (const stream of [false, true]) {
       test(stream ? 'streamed' : 'folded', async () => {
-        const { outcome, counted, requests } = await replay(reply, reply, stream);
+        const { outcome, counted, accessLine, requests } = await replay(reply, reply, stream);
         assert.deepEqual(outcome, expectedOutcome(reply));
         assert.deepEqual(counted, reply.expected.outcomes);
+        const noCalls = Object.keys(reply.expected.outcomes).length === 0;
+        assert.deepEqual(
+          accessLine.toolCalls,
+          noCalls ? undefined : reply.expected.outcomes,
+          'the access line counts them',
+        );
         assert.equal(requests.length, reply.repair ? 2 : 1, 'one repair request where the input failed, none else');
         if (reply.repair)
           assert.ok(

@@ -149,6 +149,7 @@ describe('what they say', () => {
     assert.ok((answered!.duration_ms as number) >= (answered!.first_token_ms as number));
     assert.equal(called!.stop_reason, 'tool_use');
     assert.equal(called!.tool_calls, 1);
+    assert.equal(called!.tool_call_outcomes, null, 'the scripted backend checks no calls');
     assert.ok(Date.parse(called!.time as string) <= Date.parse(answered!.time as string));
     // The console's own reads are not the service's traffic.
     const all = (await (await get('/v1/admin/requests')).json()) as { data: Array<{ route: string | null }> };

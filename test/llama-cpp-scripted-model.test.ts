@@ -1,10 +1,10 @@
 /**
  * A model that speaks its own tool syntax on the embedded engine: a tiny GGUF whose weights are a
  * bigram table (packages/testing/src/gguf/scripted-weights.ts) writes, under Qwen3's chat template
- * and control tokens, a thought and then a `<tool_call>` in Qwen's syntax, free (no grammar of
- * mms's), so node-llama-cpp's own parsing of the model's output runs: the thought becomes a signed
- * thinking block, the call a tool_use block, and a call of a strict tool that misses its schema
- * is generated again under mms's grammar.
+ * and control tokens, a thought and then a `<tool_call>` in Qwen's syntax, so node-llama-cpp's own
+ * parsing of the model's output runs: the thought becomes a signed thinking block, the call a
+ * tool_use block, its input generated under mms's grammar of the tool's schema (issue 35), so
+ * an input the model would write against its schema never reaches the caller.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -122,7 +122,7 @@ test("under the model's own template (chatWrapper auto: Qwen3's Jinja), the call
   assert.equal(reply.stop_reason, 'tool_use');
 });
 
-test("a free call of a strict tool that misses its schema is generated again under mms's grammar", async () => {
+test("a free call of a strict tool is held to its schema by mms's grammar as it is generated", async () => {
   const reply = await ask('misser', [STRICT_WEATHER]);
   const calls = reply.content.filter((block) => block.type === 'tool_use');
   assert.equal(calls.length, 1, JSON.stringify(reply.content));

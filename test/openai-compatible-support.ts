@@ -9,6 +9,7 @@ import {
   startService,
   type FakeEngineKind,
   type RunningService,
+  type StartOptions,
 } from '@model-messages/testing';
 
 export const ENGINE_KINDS: readonly FakeEngineKind[] = ['vllm', 'sglang', 'llama.cpp', 'ollama', 'generic'];
@@ -40,6 +41,8 @@ export interface EngineBench {
 export interface BenchOptions {
   backend?: Partial<Record<FakeEngineKind, Record<string, unknown>>>;
   variants?: Array<{ suffix: string; engine: FakeEngineKind; backend: Record<string, unknown> }>;
+  /** The service's log, for a test that reads its lines (silent by default). */
+  log?: StartOptions['log'];
 }
 
 export function useEngines(options: BenchOptions = {}): EngineBench {
@@ -60,14 +63,18 @@ export function useEngines(options: BenchOptions = {}): EngineBench {
         ...backend,
       },
     });
-    bench.service = await startService({
-      models: [
-        ...ENGINE_KINDS.map((kind) => model(kind, kind, options.backend?.[kind] ?? {})),
-        ...(options.variants ?? []).map((variant) =>
-          model(`${variant.engine}-${variant.suffix}`, variant.engine, variant.backend),
-        ),
-      ],
-    });
+    bench.service = await startService(
+      {
+        models: [
+          ...ENGINE_KINDS.map((kind) => model(kind, kind, options.backend?.[kind] ?? {})),
+          ...(options.variants ?? []).map((variant) =>
+            model(`${variant.engine}-${variant.suffix}`, variant.engine, variant.backend),
+          ),
+        ],
+      },
+      undefined,
+      { log: options.log },
+    );
   });
   after(async () => {
     await bench.service.close();

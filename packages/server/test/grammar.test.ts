@@ -1,8 +1,9 @@
-import { before, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Llama, LlamaGrammar } from 'node-llama-cpp';
 import { llamaRuntime } from '../src/backends/llama-cpp/llama-runtime.js';
-import { GrammarCompileError, jsonSchemaToGbnf } from '../src/grammar/json-schema-to-gbnf.js';
+import { claudeCodeRequests } from '@model-messages/testing';
+import { GrammarCompileError, jsonSchemaToGbnf, lenientSchemaToGbnf } from '../src/grammar/json-schema-to-gbnf.js';
 import {
   grammarAccepts,
   integer,
@@ -334,6 +335,51 @@ const battery: readonly GrammarCase[] = [
     valid: ['{"n":1,"f":true}'],
     invalid: ['{"n":true,"f":1}', '{"n":1}'],
   },
+  {
+    name: 'string lengths (issue 35)',
+    schema: closed({ code: { type: 'string', minLength: 2, maxLength: 4 } }, ['code']),
+    valid: ['{"code":"ab"}', '{"code":"abcd"}', '{"code":"a\\nb"}', '{"code":"ü✓"}'],
+    invalid: ['{"code":"a"}', '{"code":"abcde"}', '{"code":""}', '{"code":2}'],
+  },
+  {
+    name: "an anchored pattern: Claude Code's Workflow run id",
+    schema: { type: 'string', pattern: '^wf_[a-z0-9-]{6,}$' },
+    valid: ['"wf_abc-12"', '"wf_abcdefgh"', '"wf_------"'],
+    invalid: ['"wf_abc"', '"xwf_abcdef"', '"wf_ABCDEF"', '"wf_abcdef "', '12'],
+  },
+  {
+    name: 'an unanchored pattern with alternation, groups and classes',
+    schema: { type: 'string', pattern: '(o\\.b|x[0-9]{2}(?:y|z)?)' },
+    valid: ['"o.b"', '"foo.bar"', '"x12"', '"ax12z"', '"\\"x99"'],
+    invalid: ['"oxb"', '"foo"', '"x1"', '""'],
+  },
+  {
+    name: 'a pattern of characters JSON escapes',
+    schema: { type: 'string', pattern: '^a"b\\\\c\\n[\\t ]$' },
+    valid: ['"a\\"b\\\\c\\n\\t"', '"a\\"b\\\\c\\n "'],
+    invalid: ['"a\\"b\\\\c\\n"', '"ab\\\\c\\n "'],
+  },
+  {
+    name: 'integer bounds (issue 35)',
+    schema: { type: 'integer', minimum: -5, exclusiveMaximum: 120 },
+    valid: ['-5', '0', '7', '119', '-1'],
+    invalid: ['-6', '120', '1000', '1.5', '"3"'],
+    narrowed: ['-0'],
+  },
+  {
+    name: "Claude Code's Read: a bound of 2^53 - 1 is met by every integer the grammar writes",
+    schema: closed(
+      {
+        file_path: string,
+        offset: { type: 'integer', minimum: 0, maximum: 9007199254740991 },
+        limit: { type: 'integer', exclusiveMinimum: 0, maximum: 9007199254740991 },
+      },
+      ['file_path'],
+    ),
+    valid: ['{"file_path":"a"}', '{"file_path":"a","offset":0,"limit":1}', '{"file_path":"a","limit":999999999999999}'],
+    invalid: ['{"file_path":"a","limit":0}', '{"file_path":"a","offset":-3}', '{"offset":1}'],
+    narrowed: ['{"file_path":"a","offset":9007199254740991}'],
+  },
 ];
 
 let llama: Llama;
@@ -388,8 +434,15 @@ for (const grammarCase of battery) {
 }
 
 const unsupported: readonly [JsonSchema, string, string][] = [
-  [{ type: 'object', properties: { name: { type: 'string', pattern: '^a' } } }, 'pattern', '#/properties/name/pattern'],
-  [{ type: 'string', minLength: 1 }, 'minLength', '#/minLength'],
+  [
+    { type: 'object', properties: { name: { type: 'string', pattern: '(?=a)' } } },
+    'pattern',
+    '#/properties/name/pattern',
+  ],
+  [{ type: 'string', pattern: '^a', maxLength: 3 }, 'maxLength', '#/maxLength'],
+  [{ type: 'string', minLength: 1000 }, 'minLength', '#/minLength'],
+  [{ type: 'number', minimum: 0.5 }, 'minimum', '#/minimum'],
+  [{ type: 'integer', minimum: 3, maximum: 2 }, 'no integer', '#'],
   [{ type: 'array', items: { type: 'string', format: 'date' } }, 'format', '#/items/format'],
   [{ oneOf: [string, integer] }, 'oneOf', '#/oneOf'],
   [{ $defs: { a: { allOf: [string] } }, $ref: '#/$defs/a' }, 'allOf', '#/$defs/a/allOf'],
@@ -437,4 +490,55 @@ test('rule names are GBNF identifiers, root comes first, identical sub-schemas s
 test('the same schema always gives the same grammar text', () => {
   for (const grammarCase of battery)
     assert.equal(jsonSchemaToGbnf(grammarCase.schema), jsonSchemaToGbnf(grammarCase.schema));
+});
+
+describe('lenient compile (issue 35): a schema without strict is held to what the grammar expresses', () => {
+  test('a keyword outside the grammar is left out and named; the rest of the schema still holds', async () => {
+    const schema = closed({ url: { type: 'string', format: 'uri' }, count: integer, mode: { enum: ['a', 'b'] } }, [
+      'url',
+      'count',
+    ]);
+    const { text, widened } = lenientSchemaToGbnf(schema);
+    assert.deepEqual(widened, ['#/properties/url/format']);
+    const grammar = await llama.createGrammar({ grammar: text });
+    assert.ok(grammarAccepts(grammar, '{"url":"not a uri","count":1}'), 'wider than the schema only at format');
+    for (const invalid of [
+      '{"url":"x"}',
+      '{"url":1,"count":1}',
+      '{"url":"x","count":1,"mode":"c"}',
+      '{"url":"x","count":1,"x":1}',
+    ])
+      assert.ok(!grammarAccepts(grammar, invalid), invalid);
+  });
+
+  test('a subschema that cannot compile widens to its declared types, and only it', async () => {
+    const schema = closed({ pick: { type: 'string', enum: ['a', 'bb'], maxLength: 1 }, n: integer }, ['pick', 'n']);
+    const { text, widened } = lenientSchemaToGbnf(schema);
+    assert.deepEqual(widened, ['#/properties/pick/maxLength']);
+    const grammar = await llama.createGrammar({ grammar: text });
+    assert.ok(grammarAccepts(grammar, '{"pick":"zzz","n":1}'));
+    assert.ok(!grammarAccepts(grammar, '{"pick":1,"n":1}'));
+  });
+
+  test('a schema the exact compile takes compiles to the same grammar, with nothing widened', () => {
+    for (const grammarCase of battery) {
+      const { text, widened } = lenientSchemaToGbnf(grammarCase.schema);
+      assert.deepEqual(widened, [], grammarCase.name);
+      assert.equal(text, jsonSchemaToGbnf(grammarCase.schema), grammarCase.name);
+    }
+  });
+
+  test("Claude Code's recorded tool set: every schema exact but one string bound above the length limit", () => {
+    const tools = claudeCodeRequests().find((request) => request.name === 'write-request')!.body.tools as Array<{
+      name: string;
+      input_schema: unknown;
+    }>;
+    const widened = Object.fromEntries(
+      tools.map((tool) => [tool.name, lenientSchemaToGbnf(tool.input_schema).widened]),
+    );
+    assert.deepEqual(
+      Object.entries(widened).filter(([, places]) => places.length > 0),
+      [['Workflow', ['#/properties/script/maxLength']]],
+    );
+  });
 });

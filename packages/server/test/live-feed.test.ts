@@ -79,3 +79,17 @@ test("probes, scrapes and the console's own reads are not kept", () => {
   feed.add(record(1, '/v1/models'));
   assert.equal(feed.recent().length, 1);
 });
+
+test("a request's tool calls and how they became blocks reach its entry; none checked is null", () => {
+  const feed = new LiveFeed(10);
+  const checked = record(1);
+  checked.toolCalls = 2;
+  checked.toolCallOutcomes = { clean: 1, recovered_from_text: 1 };
+  feed.add(checked);
+  feed.add(record(2));
+  const [unchecked, recovered] = feed.recent();
+  assert.equal(recovered!.tool_calls, 2);
+  assert.deepEqual(recovered!.tool_call_outcomes, { clean: 1, recovered_from_text: 1 });
+  assert.equal(unchecked!.tool_calls, 0);
+  assert.equal(unchecked!.tool_call_outcomes, null);
+});

@@ -102,7 +102,7 @@ describe('chunk converter', () => {
           ? `start:${(item.block as ContentBlock & { name?: string }).name ?? item.block.type}`
           : item.type,
       ),
-      ['pending-call', 'start:note', 'block-delta', 'block-stop'],
+      ['pending-call', 'start:note', 'block-delta', 'tool-call-outcome', 'block-stop'],
     );
     const pending = summary.held[0];
     assert.ok(pending?.type === 'pending-call');
@@ -172,9 +172,11 @@ describe('chunk converter', () => {
     assert.deepEqual(callDeltas(streamed), [
       'start:note',
       '{"text":"a"}',
+      'tool-call-outcome',
       'block-stop',
       'start:note',
       '{"text":"b"}',
+      'tool-call-outcome',
       'block-stop',
     ]);
   });
@@ -203,14 +205,15 @@ describe('chunk converter', () => {
         ...converter.push(chunk({ tool_calls: [{ id: later, function: { arguments: '' } }] }, 'tool_calls')),
       ];
       const summary = converter.end();
+      // The input goes out a member at a time (issue 35): the member once whole, with the closing bracket.
       assert.deepEqual(
         callDeltas([...streamed, ...summary.tail]),
-        ['start:note', '{"text":', '"a"}', 'block-stop'],
+        ['start:note', '{"text":"a"}', 'tool-call-outcome', 'block-stop'],
         `${first} then ${later}`,
       );
       assert.deepEqual(
         [summary.held, summary.calls],
-        [[], [{ name: 'note', arguments: '{"text":"a"}', held: false }]],
+        [[], [{ name: 'note', arguments: '{"text":"a"}', streaming: 'members' }]],
         `${first} then ${later}`,
       );
     }

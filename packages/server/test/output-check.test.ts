@@ -108,17 +108,29 @@ test('with no budget left, held output that fails is a 502 without a second gene
   assert.equal(spent.retries.length, 0);
 });
 
-test('a tool input must be a JSON object; an empty input is {}', () => {
-  const loose = { ...strictTool, strict: false };
+test('a tool input must be a JSON object; an empty input is {} where the schema asks for no field', () => {
+  const loose = {
+    ...strictTool,
+    strict: false,
+    inputSchema: { type: 'object', properties: { n: { type: 'number' } } },
+  };
   assert.deepEqual(checkToolInput('', loose), { value: {} });
+  assert.deepEqual(checkToolInput('  ', loose), { value: {} });
   assert.deepEqual(checkToolInput('[1]', loose), { violation: 'the input is not a JSON object' });
   assert.match(checkToolInput('{"n":', loose).violation ?? '', /^not JSON/);
   assert.deepEqual(checkToolInput('{"anything":1}', loose), { value: { anything: 1 } });
 });
 
-test("a strict tool's input must match its schema; a non-strict tool's passes as written", () => {
+test("a strict tool's input must match its schema; a non-strict tool's must have its required fields, the rest passes as written", () => {
   assert.match(checkToolInput('{"m":1}', strictTool).violation ?? '', /required property 'n'/);
   assert.deepEqual(checkToolInput('{"n":1}', strictTool), { value: { n: 1 } });
+  const loose = { ...strictTool, strict: false };
+  // Issue 35: a call missing a required field cannot run; one with an unknown field or a wrong type may.
+  assert.equal(checkToolInput('{"m":1}', loose).violation, "/ must have required property 'n'");
+  assert.equal(checkToolInput('', loose).violation, "/ must have required property 'n'");
+  assert.deepEqual(checkToolInput('{"n":"one","m":1}', loose), { value: { n: 'one', m: 1 } });
+  // The whole schema where asked (an input generated under a grammar wider than its schema).
+  assert.match(checkToolInput('{"n":"one"}', loose, 'schema').violation ?? '', /must be number/);
 });
 
 test('a number out of the double range fails every check: it would reach the client as null', async () => {

@@ -106,6 +106,7 @@ test("an engine's cache use reaches message_delta's usage and the folded reply, 
     cacheReadInputTokens: 4_800,
     cacheCreationInputTokens: 60,
     toolCalls: 0,
+    toolCallOutcomes: undefined,
   });
 });
 

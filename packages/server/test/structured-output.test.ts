@@ -1,8 +1,8 @@
 /**
- * The grammar a structured target is generated under, and the check after: a schema the
- * compiler cannot express falls back to a grammar for its shape, wider than the schema so that it
- * never forbids a valid answer, and is then not "exact", so its output is held and checked
- * (call/output-check.ts).
+ * The grammar a structured target is generated under, and the check after: a schema without
+ * strict is compiled leniently (issue 35), held to every keyword the grammar expresses and wider
+ * than the schema only where it is not, so that it never forbids a valid answer; it is then not
+ * "exact", and its output is held and checked (call/output-check.ts).
  */
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -38,7 +38,7 @@ test('a format schema the compiler expresses is its own grammar, exact', async (
   assert.ok(!grammarAccepts(guide.grammar, '{}'));
 });
 
-test('a format schema the compiler cannot express falls back to its declared types: an array schema is not answered {}', async () => {
+test('a format schema with a keyword the compiler cannot express keeps the rest: an array schema is not answered {}', async () => {
   const guide = await grammarFor(llama, format({ type: 'array', items: { type: 'integer' }, uniqueItems: true }));
   assert.equal(guide.exact, false);
   assert.ok(grammarAccepts(guide.grammar, '[1,2]'));
@@ -46,19 +46,43 @@ test('a format schema the compiler cannot express falls back to its declared typ
   assert.ok(!grammarAccepts(guide.grammar, '{}'));
 });
 
-test('a format schema without type falls back to any JSON value; a tool input to any object', async () => {
-  const untyped = await grammarFor(llama, format({ minimum: 3 }));
+test('a format schema without type widens to any JSON value; a tool input keeps its object and widens one property', async () => {
+  const untyped = await grammarFor(llama, format({ minimum: 3.5 }));
   assert.equal(untyped.exact, false);
   for (const text of ['5', '"x"', '{}', '[1]', 'null']) assert.ok(grammarAccepts(untyped.grammar, text), text);
   const input = await grammarFor(llama, {
-    schema: { type: 'object', properties: { n: { type: 'integer', minimum: 3 } } },
+    schema: {
+      type: 'object',
+      properties: { n: { type: 'integer', multipleOf: 3 }, tag: { type: 'string', enum: ['a', 'b'] } },
+      required: ['tag'],
+    },
     strict: false,
     kind: 'tool-input',
     where: 'tools.0.input_schema',
   });
   assert.equal(input.exact, false);
-  assert.ok(grammarAccepts(input.grammar, '{"n":1}'));
+  assert.ok(grammarAccepts(input.grammar, '{"n":1,"tag":"a"}'), 'wider than the schema: Ajv judges multipleOf');
+  assert.ok(!grammarAccepts(input.grammar, '{"n":1}'), 'still held to required');
+  assert.ok(!grammarAccepts(input.grammar, '{"tag":"c"}'), 'still held to the enum');
   assert.ok(!grammarAccepts(input.grammar, '[1]'));
+});
+
+test("a tool input whose keywords the compiler all expresses is exact: Claude Code's bounded integers", async () => {
+  const input = await grammarFor(llama, {
+    schema: {
+      type: 'object',
+      properties: { offset: { type: 'integer', minimum: 0 }, limit: { type: 'integer', exclusiveMinimum: 0 } },
+      required: ['offset'],
+      additionalProperties: false,
+    },
+    strict: false,
+    kind: 'tool-input',
+    where: 'tools.0.input_schema',
+  });
+  assert.equal(input.exact, true);
+  assert.ok(grammarAccepts(input.grammar, '{"offset":0,"limit":20}'));
+  assert.ok(!grammarAccepts(input.grammar, '{"offset":-1}'));
+  assert.ok(!grammarAccepts(input.grammar, '{"offset":3,"limit":0}'));
 });
 
 test('a strict schema that cannot compile is a 400 naming its path in the request', () => {

@@ -1,235 +1,213 @@
 /**
- * The end of a llama.cpp generation that called tools by the model's own chat format: each
- * call becomes a tool_use block; a strict tool's input that misses its schema is generated
- * again under the grammar; a non-strict tool's input passes as written, and streams as it is
- * generated (issue 32); a call cut by max_tokens is kept.
+ * The calls a model opens in its chat format on the embedded engine (issue 35,
+ * template-calls.ts): each call's input is generated after the call's opening under its tool's
+ * grammar; an input under a grammar that is exactly its schema streams as it comes, one under a
+ * wider grammar is held, checked against the whole schema and generated again on a failure;
+ * parallel calls are blocks of their own, in order; a call cut by max_tokens is kept. The
+ * generations are played by a stand-in for LlamaChat, so these run without a model.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { LlamaChatResponse } from 'node-llama-cpp';
-import { finishParts, type GenerationInput } from '../src/backends/llama-cpp/generate-response.js';
+import { LlamaText, QwenChatWrapper, type LlamaChatResponseChunk, type LlamaGrammar } from 'node-llama-cpp';
 import { planGeneration } from '../src/backends/llama-cpp/generation-plan.js';
-import { FunctionCallStream } from '../src/backends/llama-cpp/function-call-stream.js';
+import { callSyntax } from '../src/backends/llama-cpp/call-syntax.js';
 import { ResponseEmitter } from '../src/backends/llama-cpp/response-emitter.js';
+import {
+  generateTemplateCalls,
+  type CallingResponse,
+  type ContinuedPhase,
+} from '../src/backends/llama-cpp/template-calls.js';
 import type { OfferedTool } from '../src/backends/call/model-call.js';
-import { BlockAssembler } from '../src/streaming/block-assembler.js';
 import type { StreamPart } from '../src/streaming/stream-part.js';
 import { callOf } from './model-call-support.js';
 
-const strictSchema = {
-  type: 'object',
-  properties: { city: { type: 'string' } },
-  required: ['city'],
-  additionalProperties: false,
-};
 const body = {
   max_tokens: 100,
   messages: [{ role: 'user', content: 'Weather?' }],
   tools: [
-    { name: 'weather', description: 'Weather for a city.', strict: true, input_schema: strictSchema },
+    {
+      name: 'weather',
+      description: 'Weather for a city.',
+      strict: true,
+      input_schema: {
+        type: 'object',
+        properties: { city: { type: 'string' } },
+        required: ['city'],
+        additionalProperties: false,
+      },
+    },
     {
       name: 'note',
       description: 'Take a note.',
-      input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+      input_schema: {
+        type: 'object',
+        properties: { text: { type: 'string', maxLength: 300 } },
+        required: ['text'],
+      },
     },
   ],
 };
 const request = callOf(body);
+const wrapper = new QwenChatWrapper();
+const grammar = {} as LlamaGrammar;
 
-function responseWithCalls(calls: Array<{ functionName: string; params: unknown }>): LlamaChatResponse {
+/** A generation as LlamaChat answers it. */
+function response(stopReason: string, options: { text?: string; opens?: string } = {}): CallingResponse {
   return {
-    response: '',
-    fullResponse: [],
-    functionCalls: calls.map((call) => ({ ...call, raw: [] })),
-    lastEvaluation: {},
-    metadata: { stopReason: 'functionCalls' },
-  } as unknown as LlamaChatResponse;
+    response: options.text ?? '',
+    fullResponse: options.text ? [options.text] : [],
+    functionCalls: options.opens ? [{ functionName: options.opens, params: undefined, raw: [] }] : undefined,
+    lastEvaluation: { cleanHistory: [], contextWindow: [], contextShiftMetadata: null },
+    metadata: { stopReason },
+  } as unknown as CallingResponse;
 }
 
-/** The step's output meter: what the first pass spent, plus what each repair spends. */
-interface Meter {
-  spent: number;
-  /** Tokens one repair spends. */
-  repairCost: number;
-  /** The maxTokens each repair was given. */
-  repairBudgets: number[];
+function chunk(text: string): LlamaChatResponseChunk {
+  return { type: undefined, text, tokens: [1], segmentType: undefined } as unknown as LlamaChatResponseChunk;
 }
 
-async function finish(
-  calls: Array<{ functionName: string; params: unknown }>,
-  repaired: string[],
-  meter: Meter = { spent: 0, repairCost: 0, repairBudgets: [] },
-): Promise<StreamPart[]> {
-  const parts: StreamPart[] = [];
+/** One scripted generation: the input's pieces (an input phase), or text and the call it opens (a free one). */
+type Scripted = { input: string[]; cut?: boolean } | { text?: string; opens?: string };
+
+interface Run {
+  parts: StreamPart[];
+  /** The text after the history each generation went on from, and its kind. */
+  tails: Array<{ kind: ContinuedPhase['kind']; tail: string }>;
+  regenerated: string[];
+  stopReason: string;
+  called: boolean;
+}
+
+async function run(
+  first: string,
+  script: Scripted[],
+  options: { exact?: boolean; singleCall?: boolean; spent?: number; regenerated?: string; parts?: StreamPart[] } = {},
+): Promise<Run> {
+  const parts: StreamPart[] = options.parts ?? [];
+  const tails: Run['tails'] = [];
+  const regenerated: string[] = [];
   const emitter = new ResponseEmitter((part) => parts.push(part), { kind: 'text' });
-  emitter.outputTokens = meter.spent;
-  const input = generationInput(
-    () => meter.spent,
-    async (tool: OfferedTool, maxTokens: number) => {
-      repaired.push(tool.name);
-      meter.repairBudgets.push(maxTokens);
-      meter.spent += meter.repairCost;
-      return { text: '{"city":"Oslo"}', truncated: false };
+  let spent = options.spent ?? 0;
+  const { last, called } = await generateTemplateCalls(response('functionCalls', { opens: first }), {
+    tools: request.tools,
+    syntax: callSyntax(wrapper),
+    chatWrapper: wrapper,
+    emitter,
+    settling: {
+      remaining: () => 100 - spent,
+      regenerateInput: async (tool: OfferedTool) => {
+        regenerated.push(tool.name);
+        spent += 10;
+        return { text: options.regenerated ?? '{"text":"short"}', truncated: false };
+      },
     },
-  );
-  parts.push(...(await finishParts(responseWithCalls(calls), input, emitter)));
-  return parts;
-}
-
-/** What finishParts reads of a generation of `request` with a step budget of 100 tokens. */
-function generationInput(
-  spentTokens: () => number,
-  regenerateInput?: GenerationInput['regenerateInput'],
-): GenerationInput {
-  return {
-    call: request,
-    plan: planGeneration(request),
-    outputBudget: 100,
-    inputTokens: { type: 'input-tokens', count: 20, cacheRead: 0, cacheCreation: 0 },
-    spentTokens,
-    regenerateInput,
-  } as unknown as GenerationInput;
-}
-
-function toolUses(parts: StreamPart[]): Array<{ name: string; input: unknown }> {
-  const uses: Array<{ name: string; input: unknown }> = [];
-  parts.forEach((part, index) => {
-    const next = parts[index + 1];
-    if (
-      part.type === 'block-start' &&
-      part.block.type === 'tool_use' &&
-      next?.type === 'block-delta' &&
-      next.delta.type === 'input_json_delta'
-    ) {
-      uses.push({ name: part.block.name, input: JSON.parse(next.delta.partial_json) });
-    }
+    singleCall: options.singleCall === true,
+    guideFor: async (tool) => ({ grammar, exact: options.exact ?? tool.strict }),
+    continueTurn: async (tail: LlamaText, phase: ContinuedPhase) => {
+      tails.push({ kind: phase.kind, tail: tail.toString() });
+      const next = script.shift();
+      if (!next) throw new Error('the script ran out');
+      if (phase.kind === 'input') {
+        if (!('input' in next)) throw new Error('an input phase was scripted as free');
+        for (const piece of next.input) {
+          spent += 1;
+          phase.input.chunk(chunk(piece));
+        }
+        return response(next.cut ? 'maxTokens' : 'eogToken', { text: next.input.join('') });
+      }
+      if ('input' in next) throw new Error('a free phase was scripted as an input');
+      return response(next.opens ? 'functionCalls' : 'eogToken', next);
+    },
   });
-  return uses;
+  emitter.close();
+  return { parts, tails, regenerated, stopReason: last.metadata.stopReason, called };
 }
 
-test('auto tools are offered to the model by its chat format', () => {
-  assert.deepEqual(Object.keys(planGeneration(request).functions ?? {}), ['weather', 'note']);
-  assert.equal(planGeneration(callOf({ ...body, tool_choice: { type: 'none' } })).functions, undefined);
-});
-
-test('valid calls become tool_use blocks with stop_reason tool_use', async () => {
-  const repaired: string[] = [];
-  const parts = await finish(
-    [
-      { functionName: 'weather', params: { city: 'Paris' } },
-      { functionName: 'note', params: { text: 'hi' } },
-    ],
-    repaired,
-  );
-  assert.deepEqual(toolUses(parts), [
-    { name: 'weather', input: { city: 'Paris' } },
-    { name: 'note', input: { text: 'hi' } },
-  ]);
-  assert.deepEqual(parts.at(-1), { type: 'finish', stopReason: 'tool_use', stopSequence: null });
-  assert.deepEqual(repaired, []);
-});
-
-test("a strict tool's invalid input is generated again under the grammar; a non-strict one passes as written", async () => {
-  const repaired: string[] = [];
-  const parts = await finish(
-    [
-      { functionName: 'weather', params: { town: 'Paris' } },
-      { functionName: 'note', params: { words: 1 } },
-    ],
-    repaired,
-  );
-  assert.deepEqual(repaired, ['weather']);
-  assert.deepEqual(toolUses(parts), [
-    { name: 'weather', input: { city: 'Oslo' } },
-    { name: 'note', input: { words: 1 } },
-  ]);
-});
-
-test("a repair spends from the step's budget: it gets what is left, and usage counts it", async () => {
-  const meter: Meter = { spent: 30, repairCost: 25, repairBudgets: [] };
-  const parts = await finish([{ functionName: 'weather', params: { town: 'Paris' } }], [], meter);
-  assert.deepEqual(meter.repairBudgets, [70]);
-  assert.deepEqual(
-    parts.find((part) => part.type === 'output-tokens'),
-    { type: 'output-tokens', count: 55 },
-  );
-});
-
-test('a strict call that fails with no budget left is a 502, not a repair', async () => {
-  const repaired: string[] = [];
-  await assert.rejects(
-    finish([{ functionName: 'weather', params: { town: 'Paris' } }], repaired, {
-      spent: 100,
-      repairCost: 0,
-      repairBudgets: [],
-    }),
-    (error: Error & { code?: string }) => error.code === 'model_output_invalid' && /weather/.test(error.message),
-  );
-  assert.deepEqual(repaired, []);
-});
-
-/** Parameter chunks as node-llama-cpp reports them, each call's last one with its closing newlines. */
-function paramsChunks(calls: Array<{ functionName: string; pieces: string[] }>) {
-  return calls.flatMap((call, callIndex) =>
-    call.pieces.map((paramsChunk, index) => ({
-      callIndex,
-      functionName: call.functionName,
-      paramsChunk: index === call.pieces.length - 1 ? `${paramsChunk}\n\n\n\n` : paramsChunk,
-      done: index === call.pieces.length - 1,
-    })),
-  );
-}
-
-test("a call of a tool without strict streams its parameters as they come; a strict one, and every call after it, is held for the check and keeps the model's order", async () => {
-  const parts: StreamPart[] = [];
-  const emitter = new ResponseEmitter((part) => parts.push(part), { kind: 'text' });
-  const stream = new FunctionCallStream(emitter, request.tools);
-  const chunks = paramsChunks([
-    { functionName: 'note', pieces: ['{"text": ', '"a"}'] },
-    { functionName: 'weather', pieces: ['{"city": ', '"Paris"}'] },
-    { functionName: 'note', pieces: ['{"text": ', '"b"}'] },
-  ]);
-  chunks.forEach((chunk) => stream.paramsChunk(chunk));
-  // Whitespace at a chunk's end waits for what follows it: the closing newlines are not the input's.
-  assert.deepEqual(
-    parts.flatMap((part) => (part.type === 'block-delta' ? [part.delta] : [])),
-    [
-      { type: 'input_json_delta', partial_json: '{"text":' },
-      { type: 'input_json_delta', partial_json: ' "a"}' },
-    ],
-  );
-  const calls = responseWithCalls([
-    { functionName: 'note', params: { text: 'a' } },
-    { functionName: 'weather', params: { city: 'Paris' } },
-    { functionName: 'note', params: { text: 'b' } },
-  ]);
-  const input = generationInput(() => 0);
-  parts.push(...(await finishParts(calls, input, emitter, stream)));
-  const assembler = new BlockAssembler();
+/** The blocks of the parts, each with its input deltas and the outcome reported before its stop. */
+function blocks(parts: StreamPart[]): Array<{ name: string; deltas: string[]; outcome?: string }> {
+  const found: Array<{ name: string; deltas: string[]; outcome?: string }> = [];
   for (const part of parts) {
-    if (part.type === 'block-start') assembler.start(part.block);
-    if (part.type === 'block-delta') assembler.delta(part.delta);
-    if (part.type === 'block-stop') assembler.stop();
+    if (part.type === 'block-start' && part.block.type === 'tool_use')
+      found.push({ name: part.block.name, deltas: [] });
+    if (part.type === 'block-delta' && part.delta.type === 'input_json_delta')
+      found.at(-1)!.deltas.push(part.delta.partial_json);
+    if (part.type === 'tool-call-outcome') found.at(-1)!.outcome = part.outcome;
   }
-  assert.deepEqual(
-    assembler.blocks.map((block) => block.type === 'tool_use' && [block.name, block.input]),
-    [
-      ['note', { text: 'a' }],
-      ['weather', { city: 'Paris' }],
-      ['note', { text: 'b' }],
-    ],
-  );
+  return found;
+}
+
+test('auto tools are documented to the model with their parameters, and given to node-llama-cpp by name only', () => {
+  const plan = planGeneration(request);
+  assert.deepEqual(Object.keys(plan.functions ?? {}), ['weather', 'note']);
+  assert.ok(plan.functions?.weather?.params, 'the prompt documents the parameters');
+  assert.deepEqual(plan.functionNames, {
+    weather: { description: 'Weather for a city.' },
+    note: { description: 'Take a note.' },
+  });
+  assert.equal(planGeneration(callOf({ ...body, tool_choice: { type: 'none' } })).functionNames, undefined);
 });
 
-test('a held call cut by max_tokens is kept as far as its parameters came, unchecked', async () => {
+test("an input under its schema's own grammar streams as it is generated; parallel calls are blocks of their own, in order", async () => {
+  const { parts, tails, stopReason, called } = await run('weather', [
+    { input: ['{"city": ', '"Paris"}'] },
+    { text: '\n', opens: 'weather' },
+    { input: ['{"city": "Rome"}'] },
+    {},
+  ]);
+  assert.deepEqual(blocks(parts), [
+    { name: 'weather', deltas: ['{"city": ', '"Paris"}'], outcome: 'clean' },
+    { name: 'weather', deltas: ['{"city": "Rome"}'], outcome: 'clean' },
+  ]);
+  assert.equal(called, true);
+  assert.equal(stopReason, 'eogToken');
+  // Each generation goes on after the calls written so far, in the chat format's own words.
+  const first = '<tool_call>\n{"name": "weather", "arguments": ';
+  assert.deepEqual(tails, [
+    { kind: 'input', tail: first },
+    { kind: 'free', tail: `${first}{"city": "Paris"}}\n</tool_call>` },
+    { kind: 'input', tail: `${first}{"city": "Paris"}}\n</tool_call>\n${first}` },
+    { kind: 'free', tail: `${first}{"city": "Paris"}}\n</tool_call>\n${first}{"city": "Rome"}}\n</tool_call>` },
+  ]);
+});
+
+test('an input under a grammar wider than its schema is held, checked against the whole schema, and generated again on a failure', async () => {
+  const long = 'x'.repeat(301);
+  const { parts, regenerated } = await run('note', [{ input: ['{"text": "', long, '"}'] }, {}]);
+  assert.deepEqual(regenerated, ['note']);
+  assert.deepEqual(blocks(parts), [{ name: 'note', deltas: ['{"text":"short"}'], outcome: 'repaired' }]);
+});
+
+test('a held input that passes is one delta, after it is whole', async () => {
+  const { parts, regenerated } = await run('note', [{ input: ['{"text": ', '"hi"}'] }, {}]);
+  assert.deepEqual(regenerated, []);
+  assert.deepEqual(blocks(parts), [{ name: 'note', deltas: ['{"text":"hi"}'], outcome: 'clean' }]);
+});
+
+test('a held input that fails with no budget left is a 502, its outcome reported first', async () => {
   const parts: StreamPart[] = [];
-  const emitter = new ResponseEmitter((part) => parts.push(part), { kind: 'text' });
-  const stream = new FunctionCallStream(emitter, request.tools);
-  stream.paramsChunk({ callIndex: 0, functionName: 'weather', paramsChunk: '{"city": "Par', done: false });
-  const cut = { ...responseWithCalls([]), metadata: { stopReason: 'maxTokens' } } as unknown as LlamaChatResponse;
-  const input = generationInput(() => 100);
-  parts.push(...(await finishParts(cut, input, emitter, stream)));
-  const delta = parts.find((part) => part.type === 'block-delta');
-  assert.deepEqual(delta, { type: 'block-delta', delta: { type: 'input_json_delta', partial_json: '{"city": "Par' } });
-  assert.deepEqual(parts.at(-1), { type: 'finish', stopReason: 'max_tokens', stopSequence: null });
+  await assert.rejects(
+    run('note', [{ input: ['{"words": 1}'] }], { spent: 99, parts }),
+    (error: Error & { code?: string }) => error.code === 'model_output_invalid' && /note/.test(error.message),
+  );
+  assert.deepEqual(parts, [{ type: 'tool-call-outcome', outcome: 'failed' }], 'no block of the call');
+});
+
+test('a call cut by max_tokens is kept as far as it came, streamed or held, and ends the turn', async () => {
+  for (const exact of [true, false]) {
+    const { parts, stopReason, called } = await run('note', [{ input: ['{"text": "No', 'te'], cut: true }], {
+      exact,
+    });
+    assert.equal(stopReason, 'maxTokens');
+    assert.equal(called, false);
+    const [block] = blocks(parts);
+    assert.equal(block?.deltas.join(''), '{"text": "Note');
+    assert.equal(block?.outcome, undefined, 'a cut call is not checked');
+  }
+});
+
+test('with disable_parallel_tool_use, or a chat format without parallel calls, the turn ends after the first call', async () => {
+  const single = await run('weather', [{ input: ['{"city": "Oslo"}'] }], { singleCall: true });
+  assert.equal(single.tails.length, 1);
+  assert.equal(blocks(single.parts).length, 1);
+  assert.equal(callSyntax(wrapper).parallel, true);
 });

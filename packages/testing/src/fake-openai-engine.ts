@@ -108,6 +108,11 @@ export class FakeOpenAiEngine {
     this.queue.push(...replies);
   }
 
+  /** Drops the replies still queued: a caller that did not ask for them leaves none to the next. */
+  clearReplies(): void {
+    this.queue.length = 0;
+  }
+
   /** The chat completion bodies received, oldest first. */
   chatBodies(): Array<Record<string, unknown>> {
     return this.requests

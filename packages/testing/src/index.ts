@@ -18,3 +18,5 @@ export * from './hugging-face-mirror.js';
 export * from './redis-server.js';
 export * from './python-snapshots.js';
 export * from './chromium.js';
+export * from './tool-call-replies.js';
+export * from './tool-call-replay.js';

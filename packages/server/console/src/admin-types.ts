@@ -20,6 +20,7 @@ export interface LiveRequest {
   streamed: boolean;
   disconnected: boolean;
   tool_calls: number;
+  tool_call_outcomes: Partial<Record<'clean' | 'recovered_from_text' | 'repaired' | 'failed', number>> | null;
   server_tool_calls: Array<{ tool: string; outcome: string }>;
 }
 

@@ -109,6 +109,10 @@ function RequestRow({ request }: { request: LiveRequest }) {
   const failed = request.status >= 400 || request.error_code !== null;
   const tools = [
     request.tool_calls > 0 ? `${request.tool_calls} tool call${request.tool_calls === 1 ? '' : 's'}` : '',
+    // How calls became blocks, where the engine's calls were checked; `clean` is the usual case.
+    ...Object.entries(request.tool_call_outcomes ?? {})
+      .filter(([outcome]) => outcome !== 'clean')
+      .map(([outcome, count]) => `${count} ${outcome.replaceAll('_', ' ')}`),
     ...request.server_tool_calls.map((call) => `${call.tool}: ${call.outcome}`),
   ].filter(Boolean);
   return html`

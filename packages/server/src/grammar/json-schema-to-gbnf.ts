@@ -1,15 +1,22 @@
 /**
- * JSON Schema (the "strict" keyword set) to a GBNF grammar for llama.cpp, so that sampling under
- * the grammar can only produce JSON texts valid against the schema. node-llama-cpp ships its own
- * converter, but it drops `required`, turns `anyOf` into null-only and lets integers take
- * exponents, so it cannot give that guarantee.
+ * JSON Schema to a GBNF grammar for llama.cpp, so that sampling under the grammar can only
+ * produce JSON texts valid against the schema. node-llama-cpp ships its own converter, but it
+ * drops `required` (every declared property is written), turns `anyOf` into null-only and lets
+ * integers take exponents, so it cannot give that guarantee.
  *
  * Compiled: type (incl. arrays of types), properties, required, additionalProperties, items,
- * minItems/maxItems (up to ITEM_COUNT_LIMIT), enum, const, anyOf, and same-document $ref
- * (recursion included: each referenced pointer is one named rule). Annotations (title,
- * description, default, examples, ...) are ignored. `$ref` and `anyOf` beside other keywords are
- * intersected with them (schema-intersection.ts). Anything else throws GrammarCompileError, and
- * so do object or array keywords beside enum/const (their intersection is not compiled).
+ * minItems/maxItems (up to ITEM_COUNT_LIMIT), enum, const, anyOf, same-document $ref
+ * (recursion included: each referenced pointer is one named rule), and, since issue 35,
+ * minLength/maxLength/pattern (string-grammar.ts) and integer bounds (integer-range.ts).
+ * Annotations (title, description, default, examples, ...) are ignored. `$ref` and `anyOf`
+ * beside other keywords are intersected with them (schema-intersection.ts).
+ *
+ * Two modes (compile-mode.ts). `jsonSchemaToGbnf` is exact: anything else throws
+ * GrammarCompileError naming the place, and so do object or array keywords beside enum/const
+ * (their intersection is not compiled). `lenientSchemaToGbnf` (issue 35, a tool without
+ * `strict`) leaves out what it cannot compile and says where: the grammar holds the keywords it
+ * can express (types, required, enums, nesting, lengths, bounds, patterns) and is wider than the
+ * schema where it widened, which the check after generation covers.
  *
  * As in JSON Schema, a keyword only constrains values of its own type: `{"properties": ...}`
  * without `type` also accepts strings, numbers and so on. Deliberate narrowings, which make the
@@ -18,22 +25,19 @@
  * whitespace (gbnf-primitives.ts), and no absent-additionalProperties extras (object-grammar.ts).
  */
 import { compileArray } from './array-grammar.js';
+import { CompileMode } from './compile-mode.js';
 import { jsonLiteral } from './gbnf-primitives.js';
 import { RuleRegistry, nameHint, type RuleTarget } from './gbnf-rules.js';
 import { allowedLiterals } from './literal-values.js';
 import { compileObject, type NestedCompiler } from './object-grammar.js';
+import { hasNumberBounds, integerBounds, integerRangeGbnf, NUMBER_BOUND_KEYWORDS } from './integer-range.js';
 import { assertNoLeftRecursion } from './reference-cycles.js';
 import { SchemaIntersection } from './schema-intersection.js';
+import { compileString, hasStringKeywords } from './string-grammar.js';
 import { childPointer } from '../json-schema/json-pointer.js';
 import { JSON_TYPES, type JsonType } from '../json-schema/json-types.js';
 import { isSchemaObject, type SchemaObject } from '../json-schema/schema-object.js';
-import {
-  GrammarCompileError,
-  checkKeywords,
-  constrainingKeywords,
-  readTypes,
-  referenceTarget,
-} from './schema-reading.js';
+import { GrammarCompileError, constrainingKeywords, readTypes, referenceTarget } from './schema-reading.js';
 
 export { GrammarCompileError } from './schema-reading.js';
 
@@ -62,8 +66,11 @@ class SchemaCompiler implements NestedCompiler {
   /** Schemas with siblings being compiled on the current path, to where they were met: meeting one inside itself would never end. */
   private readonly intersecting = new Map<SchemaObject, string>();
 
-  constructor(private readonly document: unknown) {
-    this.intersection = new SchemaIntersection(document);
+  constructor(
+    private readonly document: unknown,
+    readonly mode: CompileMode,
+  ) {
+    this.intersection = new SchemaIntersection(document, mode);
   }
 
   compileDocument(): string {
@@ -79,36 +86,64 @@ class SchemaCompiler implements NestedCompiler {
     return this.compile(schema, { path, owner: undefined });
   }
 
-  /** A GBNF atom (rule name, literal or group) matching what `schema` accepts. */
+  /**
+   * A GBNF atom (rule name, literal or group) matching what `schema` accepts. A lenient compile
+   * widens a subschema that fails to the shape of its declared types: the innermost one, as
+   * each level catches its own.
+   */
   private compile(schema: unknown, site: Site): string {
-    if (schema === true) return this.registry.primitive('value');
-    if (schema === false) throw new GrammarCompileError(site.path, 'schema false accepts no value');
-    if (!isSchemaObject(schema))
+    try {
+      return this.compileExactly(schema, site);
+    } catch (error) {
+      this.mode.widen(error);
+      return this.widenedAtom(schema, site);
+    }
+  }
+
+  /** Any value of the types `schema` declares (any JSON value when it declares none, or names them wrong). */
+  private widenedAtom(schema: unknown, site: Site): string {
+    const declared = isSchemaObject(schema) ? schema.type : undefined;
+    if (declared === undefined) return this.registry.primitive('value');
+    try {
+      return this.compileTypes({ type: declared }, { path: site.path, owner: undefined });
+    } catch {
+      return this.registry.primitive('value');
+    }
+  }
+
+  private compileExactly(original: unknown, site: Site): string {
+    if (original === true) return this.registry.primitive('value');
+    if (original === false) throw new GrammarCompileError(site.path, 'schema false accepts no value');
+    if (!isSchemaObject(original))
       throw new GrammarCompileError(site.path, 'malformed schema (not an object or boolean)');
-    checkKeywords(schema, site.path);
+    const schema = this.mode.readable(original, site.path);
     const keywords = constrainingKeywords(schema);
     if (keywords.length === 0) return this.registry.primitive('value');
     const combinator = keywords.includes('$ref') || keywords.includes('anyOf');
-    if (combinator && keywords.length > 1) return this.compileIntersection(schema, site);
+    if (combinator && keywords.length > 1) return this.compileIntersection(schema, site, original);
     if (keywords.includes('$ref')) return this.compileReference(schema, site);
     if (keywords.includes('anyOf')) return this.compileAnyOf(schema, site);
     if (keywords.includes('enum') || keywords.includes('const')) return this.compileLiterals(schema, keywords, site);
     return this.compileTypes(schema, site);
   }
 
-  /** `$ref` or `anyOf` beside other keywords: all of them hold, so they are compiled as one merged schema. */
-  private compileIntersection(schema: SchemaObject, site: Site): string {
-    const outer = this.intersecting.get(schema);
+  /**
+   * `$ref` or `anyOf` beside other keywords: all of them hold, so they are compiled as one merged
+   * schema. `original` is the schema as the document holds it (a lenient read may be a copy):
+   * what recursion is told by.
+   */
+  private compileIntersection(schema: SchemaObject, site: Site, original: SchemaObject): string {
+    const outer = this.intersecting.get(original);
     if (outer !== undefined) {
       throw new GrammarCompileError(outer, 'unsupported recursion through a "$ref" or "anyOf" beside other keywords');
     }
-    this.intersecting.set(schema, site.path);
+    this.intersecting.set(original, site.path);
     try {
       const merged = this.intersection.withoutSiblings(schema, site.path);
       if (merged === false) throw new GrammarCompileError(site.path, 'no value can satisfy this schema');
       return this.compile(merged, site);
     } finally {
-      this.intersecting.delete(schema);
+      this.intersecting.delete(original);
     }
   }
 
@@ -170,6 +205,19 @@ class SchemaCompiler implements NestedCompiler {
         return compileObject(schema, path, target, this);
       case 'array':
         return compileArray(schema, path, target, this);
+      case 'string':
+        return hasStringKeywords(schema)
+          ? compileString(schema, path, target, this.registry)
+          : this.registry.primitive(type);
+      case 'integer':
+        return hasNumberBounds(schema) ? integerRangeGbnf(integerBounds(schema, path)) : this.registry.primitive(type);
+      case 'number': {
+        // Bounds on fractions are not compiled; on integers they are (integer-range.ts).
+        const bound = NUMBER_BOUND_KEYWORDS.find((keyword) => Object.hasOwn(schema, keyword));
+        if (bound !== undefined)
+          throw new GrammarCompileError(childPointer(path, bound), `unsupported "${bound}" on a number`);
+        return this.registry.primitive(type);
+      }
       default:
         return this.registry.primitive(type);
     }
@@ -203,5 +251,23 @@ function refuseSiblings(keywords: readonly string[], allowed: readonly string[],
  * JSON pointer and the construct, for anything it cannot compile faithfully.
  */
 export function jsonSchemaToGbnf(schema: unknown): string {
-  return new SchemaCompiler(schema).compileDocument();
+  return new SchemaCompiler(schema, new CompileMode(false)).compileDocument();
+}
+
+/** A grammar for `schema` that holds what it can express, and where it does not (compile-mode.ts). */
+export interface LenientGrammar {
+  text: string;
+  /** Pointers of the keywords and subschemas left out: empty when the grammar is exactly the schema. */
+  widened: string[];
+}
+
+/**
+ * The grammar of a schema without `strict` (issue 35): exact where it can be, wider where it
+ * cannot. Throws GrammarCompileError only for what no widening mends: a grammar past llama.cpp's
+ * parser limits, or left recursion through `$ref`.
+ */
+export function lenientSchemaToGbnf(schema: unknown): LenientGrammar {
+  const mode = new CompileMode(true);
+  const text = new SchemaCompiler(schema, mode).compileDocument();
+  return { text, widened: [...new Set(mode.widened)] };
 }

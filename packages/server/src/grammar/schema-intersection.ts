@@ -16,16 +16,17 @@
  * The result accepts exactly the values both accept, or fewer where the compiler narrows anyway
  * (absent `additionalProperties` beside `properties`). What cannot be merged faithfully throws
  * GrammarCompileError naming the place: enum/const beside object or array keywords (it would
- * need each value checked against them), and a `$ref` that would be inlined into itself.
+ * need each value checked against them), two different patterns, and a `$ref` that would be
+ * inlined into itself.
  */
 import { canonicalJson, intersectValues } from '../json-schema/canonical-json.js';
 import { childPointer } from '../json-schema/json-pointer.js';
 import { commonTypes, valueHasType, type JsonType } from '../json-schema/json-types.js';
 import { isSchemaObject, withoutKeywords, type SchemaObject } from '../json-schema/schema-object.js';
+import type { CompileMode } from './compile-mode.js';
 import { listedLiterals } from './literal-values.js';
 import {
   GrammarCompileError,
-  checkKeywords,
   constrainingKeywords,
   readSchemaMap,
   readStringList,
@@ -38,12 +39,19 @@ export type Schema = boolean | SchemaObject;
 
 const OBJECT_KEYWORDS = ['properties', 'required', 'additionalProperties'];
 const ARRAY_KEYWORDS = ['items', 'minItems', 'maxItems'];
+/** Bounds where the larger value is the tighter one, and where the smaller is. */
+const LOWER_BOUNDS = ['minLength', 'minimum', 'exclusiveMinimum'];
+const UPPER_BOUNDS = ['maxLength', 'maximum', 'exclusiveMaximum'];
 
 export class SchemaIntersection {
   /** Pointers being inlined on the current path: meeting one again would inline forever. */
   private readonly inlining = new Set<string>();
 
-  constructor(private readonly document: unknown) {}
+  constructor(
+    private readonly document: unknown,
+    /** Reads each schema as the compile does: refusing or leaving out what it does not compile. */
+    private readonly mode: CompileMode,
+  ) {}
 
   /**
    * `schema` with its `$ref` and `anyOf` intersected with their siblings: a lone `anyOf` of
@@ -72,8 +80,7 @@ export class SchemaIntersection {
   private checked(schema: unknown, path: string): Schema {
     if (typeof schema === 'boolean') return schema;
     if (!isSchemaObject(schema)) throw new GrammarCompileError(path, 'malformed schema (not an object or boolean)');
-    checkKeywords(schema, path);
-    return schema;
+    return this.mode.readable(schema, path);
   }
 
   private inlined(withReference: SchemaObject, other: SchemaObject, path: string): Schema {
@@ -119,7 +126,7 @@ export class SchemaIntersection {
     if (literals !== undefined) {
       const typed = literals.filter((value) => types === undefined || types.some((type) => valueHasType(value, type)));
       if (typed.length === 0) return false;
-      const structural = [...OBJECT_KEYWORDS, ...ARRAY_KEYWORDS].find(
+      const structural = [...OBJECT_KEYWORDS, ...ARRAY_KEYWORDS, ...LOWER_BOUNDS, ...UPPER_BOUNDS, 'pattern'].find(
         (keyword) => Object.hasOwn(left, keyword) || Object.hasOwn(right, keyword),
       );
       if (structural !== undefined)
@@ -136,6 +143,7 @@ export class SchemaIntersection {
     if (ARRAY_KEYWORDS.some((keyword) => Object.hasOwn(left, keyword) || Object.hasOwn(right, keyword))) {
       Object.assign(result, this.mergedArray(left, right, path));
     }
+    Object.assign(result, mergedScalarBounds(left, right, path));
     return result;
   }
 
@@ -191,6 +199,30 @@ export class SchemaIntersection {
         : maximums[0];
     return result;
   }
+}
+
+/**
+ * String lengths, number bounds and `pattern` of both sides: the tighter bound of each keyword
+ * (malformed ones are kept for the compile to refuse, naming them); two different patterns would
+ * need their intersection, which is not compiled.
+ */
+function mergedScalarBounds(left: SchemaObject, right: SchemaObject, path: string): SchemaObject {
+  const result: SchemaObject = {};
+  for (const keyword of [...LOWER_BOUNDS, ...UPPER_BOUNDS]) {
+    const bounds = [left[keyword], right[keyword]].filter((bound) => bound !== undefined);
+    if (bounds.length === 0) continue;
+    const numeric = bounds.every((bound) => typeof bound === 'number');
+    const tighter = LOWER_BOUNDS.includes(keyword) ? Math.max : Math.min;
+    result[keyword] = numeric ? tighter(...(bounds as number[])) : bounds[0];
+  }
+  const patterns = [...new Set([left.pattern, right.pattern].filter((pattern) => pattern !== undefined))];
+  if (patterns.length > 1)
+    throw new GrammarCompileError(
+      childPointer(path, 'pattern'),
+      'unsupported "pattern" on both sides of an intersection',
+    );
+  if (patterns.length === 1) result.pattern = patterns[0];
+  return result;
 }
 
 function isUnconstrained(schema: unknown): boolean {

@@ -37,6 +37,14 @@ export const COMPILED_KEYWORDS: ReadonlySet<string> = new Set([
   'const',
   'anyOf',
   '$ref',
+  // Strings (string-grammar.ts) and integers (integer-range.ts): issue 35.
+  'minLength',
+  'maxLength',
+  'pattern',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
 ]);
 
 /** The keywords of `schema` that constrain instances (annotations left out). */
@@ -46,11 +54,17 @@ export function constrainingKeywords(schema: SchemaObject): string[] {
 
 /** Refuses the first keyword that is neither compiled nor a pure annotation. */
 export function checkKeywords(schema: SchemaObject, path: string): void {
-  for (const keyword of constrainingKeywords(schema)) {
-    if (!COMPILED_KEYWORDS.has(keyword)) {
-      throw new GrammarCompileError(childPointer(path, keyword), `unsupported keyword "${keyword}"`);
-    }
-  }
+  const keyword = uncompiledKeywords(schema)[0];
+  if (keyword !== undefined) throw uncompiledKeyword(keyword, path);
+}
+
+/** The keywords of `schema` that constrain values and are not compiled. */
+export function uncompiledKeywords(schema: SchemaObject): string[] {
+  return constrainingKeywords(schema).filter((keyword) => !COMPILED_KEYWORDS.has(keyword));
+}
+
+export function uncompiledKeyword(keyword: string, path: string): GrammarCompileError {
+  return new GrammarCompileError(childPointer(path, keyword), `unsupported keyword "${keyword}"`);
 }
 
 /** The declared types, or undefined when `type` is absent (every type allowed). */

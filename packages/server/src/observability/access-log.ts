@@ -4,6 +4,7 @@
  * a name, a code, a count or a time; none is request or response text, and the key is named by
  * its id (support/key-id.ts). docs/deployment.md has the table of fields.
  */
+import type { ToolCallOutcome } from '../streaming/stream-part.js';
 import type { RequestRecord } from './request-record.js';
 
 export interface AccessLogLine {
@@ -25,6 +26,8 @@ export interface AccessLogLine {
   streamed: boolean;
   disconnected: boolean;
   serverToolCalls: number | undefined;
+  /** The model's tool calls by outcome (issue 35: `{"clean": 2, "recovered_from_text": 1}`); absent when none was reported. */
+  toolCalls: Partial<Record<ToolCallOutcome, number>> | undefined;
 }
 
 export function accessLogLine(record: RequestRecord, seconds: number, disconnected: boolean): AccessLogLine {
@@ -47,6 +50,7 @@ export function accessLogLine(record: RequestRecord, seconds: number, disconnect
     streamed: record.streamed,
     disconnected,
     serverToolCalls: record.serverToolCalls?.length,
+    toolCalls: record.toolCallOutcomes,
   };
 }
 

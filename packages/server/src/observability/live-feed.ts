@@ -10,6 +10,7 @@
  * connection closed) once it holds more than its share: the feed never waits for one, and the
  * requests never wait for the feed.
  */
+import type { ToolCallOutcome } from '../streaming/stream-part.js';
 import type { RequestRecord } from './request-record.js';
 
 /** Requests kept for a follower that arrives, and for the engines' recent figures. */
@@ -42,6 +43,11 @@ export interface LiveRequest {
   disconnected: boolean;
   /** Calls of the client's tools in the reply (tool_use blocks). */
   tool_calls: number;
+  /**
+   * How the model's calls became blocks (issue 35): `clean`, `recovered_from_text`, `repaired`,
+   * `failed`, each with its count; null where the backend does not check calls.
+   */
+  tool_call_outcomes: Partial<Record<ToolCallOutcome, number>> | null;
   /** Server tool calls and how each ended: `ok` or the error code of its result. */
   server_tool_calls: Array<{ tool: string; outcome: string }>;
 }
@@ -161,6 +167,7 @@ export class LiveFeed {
       streamed: record.streamed,
       disconnected: record.disconnected,
       tool_calls: record.toolCalls ?? 0,
+      tool_call_outcomes: record.toolCallOutcomes ?? null,
       server_tool_calls: record.serverToolCalls ?? [],
     };
   }

@@ -7,6 +7,7 @@
  */
 import type { Context, Span } from '@opentelemetry/api';
 import type { ErrorCode, StopReason } from '@model-messages/protocol';
+import type { ToolCallOutcome } from '../streaming/stream-part.js';
 
 export class RequestRecord {
   /** `performance.now()` when the request arrived. */
@@ -51,6 +52,8 @@ export class RequestRecord {
    * Made with the first: most requests call none.
    */
   serverToolCalls: Array<{ tool: string; outcome: string }> | undefined;
+  /** The model's tool calls by how they became blocks (issue 35), from backends that check them. */
+  toolCallOutcomes: Partial<Record<ToolCallOutcome, number>> | undefined;
 
   constructor(
     readonly requestId: string,

@@ -164,6 +164,7 @@ export class ServiceMetrics {
   private readonly requests = new SeriesIndex();
   private readonly overloaded = new CountTable();
   private readonly serverToolCalls = new CountTable();
+  private readonly toolCalls = new CountTable();
   private readonly fallbacks = new CountTable();
   private readonly circuitChanges = new CountTable();
   private readonly regenerations = new CountTable();
@@ -249,6 +250,12 @@ export class ServiceMetrics {
       () => this.serverToolCalls.values(),
     );
     this.counter(
+      'mms_tool_calls_total',
+      "The model's tool calls, by how each became its block (issue 35): clean, as the engine gave it; recovered_from_text, left in the text in the model's own syntax; repaired, its input generated again after it failed its check; failed, failed again (a 502).",
+      ['model', 'outcome'],
+      () => this.toolCalls.values(),
+    );
+    this.counter(
       'mms_output_regenerations_total',
       "Schema-bound output that failed its check and was generated once more (a tool call's input, or a format answer).",
       ['model', 'backend', 'output'],
@@ -330,6 +337,8 @@ export class ServiceMetrics {
       series.cacheCreationInputTokens += record.cacheCreationInputTokens ?? 0;
     }
     if (code === 'overloaded') this.overloaded.add({ model });
+    for (const [outcome, count] of Object.entries(record.toolCallOutcomes ?? {}))
+      this.toolCalls.add({ model, outcome }, count);
     if (record.serverToolCalls === undefined) return;
     for (const call of record.serverToolCalls) this.serverToolCalls.add({ tool: call.tool, outcome: call.outcome });
   }

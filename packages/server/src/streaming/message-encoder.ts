@@ -11,7 +11,7 @@ import type {
   Usage,
   UsageIteration,
 } from '@model-messages/protocol';
-import type { StreamPart } from './stream-part.js';
+import type { StreamPart, ToolCallOutcome } from './stream-part.js';
 
 export interface MessageHeader {
   id: string;
@@ -33,6 +33,11 @@ export interface MessageSummary {
   cacheCreationInputTokens: number;
   /** tool_use blocks: the calls of the client's tools the message made (the console shows them, issue 37). */
   toolCalls: number;
+  /**
+   * The model's tool calls by how they became blocks (issue 35); undefined when the backend
+   * reported none (the scripted backend and a Messages upstream do not check calls).
+   */
+  toolCallOutcomes: Partial<Record<ToolCallOutcome, number>> | undefined;
 }
 
 export class MessageEncoder {
@@ -52,6 +57,7 @@ export class MessageEncoder {
   private stopReason: StopReason | undefined;
   private serverToolUse: Usage['server_tool_use'] = null;
   private toolCalls = 0;
+  private toolCallOutcomes: Partial<Record<ToolCallOutcome, number>> | undefined;
   /** The compaction's call, when the turn compacted its conversation (issue 34). */
   private compaction: UsageIteration | undefined;
 
@@ -122,6 +128,10 @@ export class MessageEncoder {
           cache_creation: null,
         };
         return;
+      case 'tool-call-outcome':
+        this.toolCallOutcomes ??= {};
+        this.toolCallOutcomes[part.outcome] = (this.toolCallOutcomes[part.outcome] ?? 0) + 1;
+        return;
       case 'finish':
         this.finish(part.stopReason, part.stopSequence, events);
         return;
@@ -144,6 +154,7 @@ export class MessageEncoder {
       cacheReadInputTokens: this.cacheReadInputTokens,
       cacheCreationInputTokens: this.cacheCreationInputTokens,
       toolCalls: this.toolCalls,
+      toolCallOutcomes: this.toolCallOutcomes,
     };
   }
 

@@ -32,5 +32,21 @@ export type StreamPart =
   | { type: 'compaction-usage'; inputTokens: number; outputTokens: number; cacheRead: number; cacheCreation: number }
   /** Server tool requests run so far in this turn (the agent loop counts them). */
   | { type: 'server-tool-usage'; usage: ServerToolUse }
+  /**
+   * How one call the model made came to be a valid block (issue 35), for the access log and the
+   * metrics, never the wire: sent by a backend that checks its calls, just before the call's
+   * block-stop (or before the error when it failed).
+   */
+  | { type: 'tool-call-outcome'; outcome: ToolCallOutcome }
   /** The step's end. Always the last part of a backend step. */
   | { type: 'finish'; stopReason: StopReason; stopSequence: string | null };
+
+/**
+ * How a model's tool call became its block (issue 35): `clean`, as the engine gave it;
+ * `recovered_from_text`, a call the engine left in the text in the model's own syntax;
+ * `repaired`, input that failed its check and was generated again; `failed`, input that failed
+ * once more, answered with a 502.
+ */
+export type ToolCallOutcome = 'clean' | 'recovered_from_text' | 'repaired' | 'failed';
+
+export const TOOL_CALL_OUTCOMES: readonly ToolCallOutcome[] = ['clean', 'recovered_from_text', 'repaired', 'failed'];

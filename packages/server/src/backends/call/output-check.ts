@@ -13,32 +13,57 @@ import type { FormatTarget, OfferedTool } from './model-call.js';
 
 export type Checked<Value> = { value: Value; violation?: undefined } | { value?: undefined; violation: string };
 
+type CheckedTool = Pick<OfferedTool, 'strict' | 'inputSchema' | 'where'>;
+
+/**
+ * How much of its schema a call's input is held to after generation (issue 35): `schema`, all of
+ * it (a strict tool; an input generated under a grammar wider than its schema); `required`, what
+ * every call needs to run, its schema's required fields present (a tool without strict that no
+ * grammar of its schema guided: a call missing one is repaired; the other keywords are the
+ * client's to judge, as the public API leaves them to it).
+ */
+export type InputCheck = 'schema' | 'required';
+
+export function inputCheckOf(tool: Pick<OfferedTool, 'strict'>): InputCheck {
+  return tool.strict ? 'schema' : 'required';
+}
+
 /**
  * A call's input as the model wrote it: JSON, an object, every number within the double range
- * (JSON.parse reads `1e999` as Infinity, which would reach the client as null), and for a strict
- * tool valid against its schema. An empty input is `{}`: a call of a tool without parameters.
+ * (JSON.parse reads `1e999` as Infinity, which would reach the client as null), and as much of
+ * its schema as `against` says. An empty input is `{}`: a call of a tool without parameters
+ * (issue 35: an engine that sends empty arguments), which a schema with required fields refuses.
  */
 export function checkToolInput(
   json: string,
-  tool: Pick<OfferedTool, 'strict' | 'inputSchema' | 'where'>,
+  tool: CheckedTool,
+  against: InputCheck = inputCheckOf(tool),
 ): Checked<Record<string, unknown>> {
-  const parsed = parseJson(json === '' ? '{}' : json);
-  return parsed.violation !== undefined ? parsed : checkToolValue(parsed.value, tool);
+  const parsed = parseJson(json.trim() === '' ? '{}' : json);
+  return parsed.violation !== undefined ? parsed : checkToolValue(parsed.value, tool, against);
 }
 
-/** The same check of an input an engine parsed itself (node-llama-cpp's function calls). */
+/** The same check of an input already parsed. */
 export function checkToolValue(
   value: unknown,
-  tool: Pick<OfferedTool, 'strict' | 'inputSchema' | 'where'>,
+  tool: CheckedTool,
+  against: InputCheck = inputCheckOf(tool),
 ): Checked<Record<string, unknown>> {
   if (hasNonFiniteNumber(value)) return { violation: NON_FINITE };
   if (value === null || typeof value !== 'object' || Array.isArray(value))
     return { violation: 'the input is not a JSON object' };
-  if (tool.strict) {
-    const violation = schemaViolation(tool.inputSchema, value, tool.where);
-    if (violation !== undefined) return { violation };
-  }
-  return { value: value as Record<string, unknown> };
+  const violation =
+    against === 'schema'
+      ? schemaViolation(tool.inputSchema, value, tool.where)
+      : missingRequired(tool.inputSchema, value as Record<string, unknown>);
+  return violation === undefined ? { value: value as Record<string, unknown> } : { violation };
+}
+
+/** The first field the schema's top-level `required` names that the input lacks, as a violation. */
+function missingRequired(schema: Record<string, unknown>, input: Record<string, unknown>): string | undefined {
+  const required = Array.isArray(schema.required) ? schema.required : [];
+  const missing = required.find((name) => typeof name === 'string' && !Object.hasOwn(input, name));
+  return missing === undefined ? undefined : `/ must have required property '${String(missing)}'`;
 }
 
 /** A text answer for `output_config.format`: one JSON value, within the double range, valid against the schema. */

@@ -10,6 +10,8 @@
  * at its end, by whoever parses it (the `name` here stays unknown).
  */
 
+import { JsonScanner } from './json-scan.js';
+
 /** The envelope up to its input's value: `{"name": "get_weather", "input":`, with any whitespace JSON allows. */
 const ENVELOPE_HEAD = /^\s*\{\s*"name"\s*:\s*("(?:[^"\\]|\\.)*")\s*,\s*"input"\s*:/;
 
@@ -23,10 +25,7 @@ export class ToolEnvelopeReader {
   private inputEnd: number | undefined;
   /** How far the input's value has been read. */
   private scanned = 0;
-  /** Brackets open within the input's value, and whether the scan is inside one of its strings. */
-  private depth = 0;
-  private inString = false;
-  private escaped = false;
+  private readonly scanner = new JsonScanner();
 
   /** Appends generated text; answers the text of the input it adds ('' before the name is known, and after the input). */
   push(piece: string): string {
@@ -60,22 +59,12 @@ export class ToolEnvelopeReader {
         this.inputStart! += 1;
         continue;
       }
-      if (this.inString) {
-        if (this.escaped) this.escaped = false;
-        else if (character === '\\') this.escaped = true;
-        else if (character === '"') {
-          this.inString = false;
-          if (this.depth === 0) this.inputEnd = this.scanned + 1;
-        }
-        continue;
-      }
-      if (character === '"') this.inString = true;
-      else if (character === '{' || character === '[') this.depth += 1;
-      else if (character === '}' || character === ']') {
-        // A closing bracket outside the value (a scalar input) closes the envelope.
-        if (this.depth === 0) this.inputEnd = this.scanned;
-        else if ((this.depth -= 1) === 0) this.inputEnd = this.scanned + 1;
-      } else if (this.depth === 0 && (character === ',' || /\s/.test(character))) this.inputEnd = this.scanned;
+      const mark = this.scanner.read(character);
+      const depth = this.scanner.depth;
+      // A closing bracket outside the value (a scalar input) closes the envelope.
+      if (mark === 'close' && depth < 0) this.inputEnd = this.scanned;
+      else if ((mark === 'close' || mark === 'string') && depth === 0) this.inputEnd = this.scanned + 1;
+      else if (depth === 0 && (mark === 'comma' || mark === 'space')) this.inputEnd = this.scanned;
     }
   }
 }

@@ -1,37 +1,31 @@
 /**
  * One generation on one context sequence, streamed as part batches: node-llama-cpp's callbacks
- * push into a queue that this generator drains while the generation runs. At its end, every
- * schema-bound output goes through the one output check (call/output-check.ts).
+ * push into a queue that this generator drains while the generation runs. Calls the model opens
+ * in its chat format go through template-calls.ts, each input under its tool's grammar. At its
+ * end, every schema-bound output goes through the one output check (call/output-check.ts).
  */
 import {
   LlamaChat,
+  LlamaText,
   type ChatHistoryItem,
   type ChatModelFunctions,
   type ChatWrapper,
-  type LlamaChatResponse,
   type LlamaChatResponseChunk,
-  type LlamaChatResponseFunctionCallParamsChunk,
   type LlamaContextSequence,
   type LlamaGrammar,
 } from 'node-llama-cpp';
 import { ServiceError, type StopReason } from '@model-messages/protocol';
 import type { StreamPart } from '../../streaming/stream-part.js';
 import type { ModelCall, OfferedTool } from '../call/model-call.js';
-import {
-  ANSWER_SUBJECT,
-  checkFormatAnswer,
-  checkToolInput,
-  checkToolValue,
-  settleOutput,
-  toolInputSubject,
-  type Checked,
-  type Regenerated,
-} from '../call/output-check.js';
+import { ANSWER_SUBJECT, checkFormatAnswer, settleOutput, type Regenerated } from '../call/output-check.js';
 import { notOfferedError } from '../call/tool-calls.js';
 import { AsyncQueue } from './async-queue.js';
-import { FunctionCallStream } from './function-call-stream.js';
+import { settleInput, type InputSettling } from './call-input.js';
+import { callSyntax } from './call-syntax.js';
+import { continuedChatWrapper } from './continued-chat-wrapper.js';
 import type { GenerationPlan } from './generation-plan.js';
 import { ResponseEmitter } from './response-emitter.js';
+import { generateTemplateCalls, type CallingResponse, type ContinuedPhase } from './template-calls.js';
 
 export interface GenerationInput {
   sequence: LlamaContextSequence;
@@ -58,6 +52,8 @@ export interface GenerationInput {
    * counts every sampled token, control tokens with no text too, which the chunks do not show.
    */
   spentTokens: () => number;
+  /** The grammar of a tool's input (structured-output.ts), and whether it is exactly its schema. */
+  inputGuide: (tool: OfferedTool) => Promise<{ grammar: LlamaGrammar; exact: boolean }>;
   /** A tool's input once more, as a forced call under its grammar, after a call's input failed. */
   regenerateInput: (tool: OfferedTool, maxTokens: number) => Promise<Regenerated>;
   /** A held format answer once more, after `answer` failed with `violation`. */
@@ -84,13 +80,7 @@ export async function* generateResponse(input: GenerationInput): AsyncGenerator<
     input.plan.main,
     input.exactGrammar,
   );
-  const calls = new FunctionCallStream(emitter, input.call.tools);
-  const chat = new LlamaChat({
-    contextSequence: input.sequence,
-    chatWrapper: input.chatWrapper,
-    autoDisposeSequence: false,
-  });
-  const done = runGeneration(chat, input, emitter, calls, held).then(
+  const done = runGeneration(input, emitter, held).then(
     (parts) => {
       parts.forEach((part) => queue.push(part));
       queue.end();
@@ -101,8 +91,9 @@ export async function* generateResponse(input: GenerationInput): AsyncGenerator<
     let batch: StreamPart[] = [];
     for await (const part of queue) {
       batch.push(part);
-      // Each callback's parts leave together; a finish part ends the step.
-      if (part.type === 'block-delta' || part.type === 'finish') {
+      // Each callback's parts leave together; a finish part ends the step; a call's outcome
+      // leaves at once, so that one the step then fails on is still counted.
+      if (part.type === 'block-delta' || part.type === 'finish' || part.type === 'tool-call-outcome') {
         yield batch;
         batch = [];
       }
@@ -119,18 +110,52 @@ function holdsFormat(input: Pick<GenerationInput, 'plan' | 'exactGrammar'>): boo
 }
 
 async function runGeneration(
-  chat: LlamaChat,
   input: GenerationInput,
   emitter: ResponseEmitter,
-  calls: FunctionCallStream,
   held: StreamPart[],
 ): Promise<StreamPart[]> {
+  const { plan } = input;
+  const continueTurn = (history: ChatHistoryItem[], tail: LlamaText, phase: ContinuedPhase | { kind: 'first' }) =>
+    generate(input, history, continuedChatWrapper(input.chatWrapper, plan.functions, tail), phase, emitter);
+  const first = await continueTurn(input.history, LlamaText([]), { kind: 'first' });
+  if (!plan.functionNames || first.metadata.stopReason !== 'functionCalls')
+    return finishParts(first, input, emitter, held);
+  // The turn goes on after the history as the first generation left it: its text, not the call it opened.
+  const history = withModelResponse(first.lastEvaluation.cleanHistory);
+  const { last, called } = await generateTemplateCalls(first, {
+    tools: input.call.tools,
+    syntax: callSyntax(input.chatWrapper),
+    chatWrapper: input.chatWrapper,
+    emitter,
+    settling: settlingOf(input),
+    singleCall: input.call.singleCall,
+    guideFor: input.inputGuide,
+    continueTurn: (tail, phase) => continueTurn(history, tail, phase),
+  });
+  return finishParts(last, input, emitter, held, called);
+}
+
+/**
+ * One LlamaChat generation of the step. The first and the free ones after a call (template-calls.ts)
+ * are the model's own: its text, its thinking, stop sequences, calls opened (LlamaChat is given
+ * the tools by name, so it stops once a call's name is written); the first is held to the main
+ * output's grammar where there is one. An input phase writes one call's input under its grammar.
+ */
+async function generate(
+  input: GenerationInput,
+  history: ChatHistoryItem[],
+  chatWrapper: ChatWrapper,
+  phase: ContinuedPhase | { kind: 'first' },
+  emitter: ResponseEmitter,
+): Promise<CallingResponse> {
   const { sampling } = input.call;
-  const plan = input.plan;
-  let response: LlamaChatResponse;
+  const { plan } = input;
+  const chat = new LlamaChat({ contextSequence: input.sequence, chatWrapper, autoDisposeSequence: false });
+  const grammar = phase.kind === 'input' ? phase.grammar : phase.kind === 'first' ? input.grammar : undefined;
+  const free = phase.kind !== 'input';
   try {
-    response = await chat.generateResponse(input.history, {
-      maxTokens: input.outputBudget,
+    return (await chat.generateResponse(history, {
+      maxTokens: input.outputBudget - input.spentTokens(),
       temperature: sampling.temperature ?? 1,
       topP: sampling.topP,
       topK: sampling.topK,
@@ -138,63 +163,63 @@ async function runGeneration(
       signal: input.signal,
       // Stop sequences end text; a tool's input is JSON that a stop string (":", say) would cut.
       customStopTriggers:
-        plan.main.kind === 'text' && sampling.stopSequences.length > 0 ? sampling.stopSequences : undefined,
-      budgets: { thoughtTokens: input.thoughtBudget },
-      onResponseChunk: (chunk: LlamaChatResponseChunk) => emitter.chunk(chunk),
-      ...(input.grammar ? { grammar: input.grammar } : {}),
-      ...(plan.functions
-        ? {
-            functions: plan.functions,
-            documentFunctionParams: true,
-            maxParallelFunctionCalls: input.call.singleCall ? 1 : undefined,
-            onFunctionCallParamsChunk: (chunk: LlamaChatResponseFunctionCallParamsChunk) => calls.paramsChunk(chunk),
-          }
+        free && plan.main.kind === 'text' && sampling.stopSequences.length > 0 ? sampling.stopSequences : undefined,
+      budgets: { thoughtTokens: free ? input.thoughtBudget : 0 },
+      onResponseChunk: (chunk: LlamaChatResponseChunk) =>
+        phase.kind === 'input' ? phase.input.chunk(chunk) : emitter.chunk(chunk),
+      ...(grammar ? { grammar } : {}),
+      ...(free && plan.functionNames
+        ? { functions: plan.functionNames, documentFunctionParams: true, maxParallelFunctionCalls: 1 }
         : {}),
-    } as never);
+    } as never)) as CallingResponse;
   } finally {
-    // The sequence is free again for the second passes below, and for the next request.
+    // The sequence is free again for the next generation of the step, and for the next request.
     chat.dispose();
   }
-  return finishParts(response, input, emitter, calls, held);
+}
+
+/**
+ * The history to go on from: a model response that is empty is given an empty text, so that a
+ * chat format that opens a thought at the start of a response (node-llama-cpp's
+ * `openOnResponseStart`) does not open one before what the turn wrote since.
+ */
+function withModelResponse(history: ChatHistoryItem[]): ChatHistoryItem[] {
+  const last = history.at(-1);
+  if (last?.type !== 'model' || last.response.length > 0) return history;
+  return [...history.slice(0, -1), { ...last, response: [''] }];
+}
+
+function settlingOf(input: GenerationInput): InputSettling {
+  return { remaining: () => remaining(input), regenerateInput: input.regenerateInput };
 }
 
 /**
  * Exported for tests: the end of a generation, from the engine's response to the final parts
  * (the held ones, or what replaced them, then usage and the finish). Usage comes last, so a
  * fallback list (which commits to a backend at its first output) still moves on from a failure
- * before any output.
+ * before any output. `called`: the model's own calls already became blocks (template-calls.ts).
  */
 export async function finishParts(
-  response: LlamaChatResponse,
+  response: CallingResponse,
   input: GenerationInput,
   emitter: ResponseEmitter,
-  calls = new FunctionCallStream(emitter, input.call.tools),
   held: StreamPart[] = [],
+  called = false,
 ): Promise<StreamPart[]> {
   const { plan } = input;
   const truncated = response.metadata.stopReason === 'maxTokens';
-  if (plan.main.kind === 'tool') emitter.ensureMainBlock();
-  emitter.close();
-  // A forced tool's input streamed as it came, under its grammar: it can only be checked now.
-  if (plan.main.kind === 'tool' && !truncated) await checkedInput(plan.main.tool, response.response, false, input);
-  let called = plan.main.kind === 'tool';
-  if (plan.main.kind === 'envelope') called = await settleEnvelope(response, input, emitter, truncated);
-  const finished = (response as unknown as LlamaChatResponse<ChatModelFunctions>).functionCalls ?? [];
-  for (const [index, call] of finished.entries()) {
-    const tool = input.call.tools.find((candidate) => candidate.name === call.functionName);
-    if (!tool) throw notOfferedError(call.functionName);
-    // node-llama-cpp hands the input over parsed: checked as it is, since its JSON text would
-    // already have turned a number out of the double range into null.
-    const params: unknown = call.params ?? {};
-    const streamed = calls.calls[index]?.streamed === true;
-    const checked = await checkedInput(tool, JSON.stringify(params), !streamed, input, checkToolValue(params, tool));
-    if (!streamed) emitter.toolCall(tool, JSON.stringify(checked));
-    called = true;
+  if (plan.main.kind === 'tool') {
+    emitter.ensureMainBlock();
+    // A forced tool's input streamed as it came, under its grammar: it can only be checked now.
+    if (!truncated) {
+      const { outcome } = await settleInput(plan.main.tool, response.response, false, settlingOf(input), emitter);
+      emitter.outcome(outcome);
+    }
   }
-  // node-llama-cpp lists only the calls it finished: a held one that max_tokens cut is kept as
-  // far as it came, unchecked, as every backend keeps a cut call (a streamed one is out already).
-  const cut = truncated ? calls.calls[finished.length] : undefined;
-  if (cut?.tool && !cut.streamed) emitter.toolCall(cut.tool, cut.json);
+  called ||= plan.main.kind === 'tool';
+  // Before the block closes: a streamed envelope's outcome comes before its block-stop.
+  if (plan.main.kind === 'envelope') called = await settleEnvelope(response, input, emitter, truncated);
+  emitter.close();
   let stop = stopOf(response, called, input.call.sampling.stopSequences);
   let parts = held;
   if (plan.format && stop.reason === 'end_turn') {
@@ -218,44 +243,12 @@ export async function finishParts(
 }
 
 /**
- * A call's input through the one output check: held (a call parsed after generation), a failure
- * is generated again as a forced call under the tool's grammar, spending from the same step budget.
- */
-async function checkedInput(
-  tool: OfferedTool,
-  json: string,
-  held: boolean,
-  input: GenerationInput,
-  verdict?: Checked<Record<string, unknown>>,
-): Promise<Record<string, unknown>> {
-  const settled = await settleOutput(
-    json,
-    {
-      check: (text) => checkToolInput(text, tool),
-      subject: toolInputSubject(tool.name),
-      where: tool.where,
-      held,
-      remaining: () => remaining(input),
-      regenerate: (_output, _violation, maxTokens) => input.regenerateInput(tool, maxTokens),
-    },
-    verdict,
-  );
-  if (settled.truncated) {
-    throw new ServiceError(
-      'model_output_invalid',
-      `${toolInputSubject(tool.name)} was cut by max_tokens when it was generated again`,
-    );
-  }
-  return settled.value;
-}
-
-/**
  * The envelope's call (one of several tools): one that streamed is checked once whole; a held one
  * is checked, generated again if it fails, and then becomes its block; one cut by max_tokens is
  * kept as far as it came, unchecked. Answers whether a whole call was made.
  */
 async function settleEnvelope(
-  response: LlamaChatResponse,
+  response: CallingResponse,
   input: GenerationInput,
   emitter: ResponseEmitter,
   truncated: boolean,
@@ -266,11 +259,12 @@ async function settleEnvelope(
     return false;
   }
   if (call?.streamed) {
-    await checkedInput(call.tool, call.inputJson, false, input);
+    emitter.outcome((await settleInput(call.tool, call.inputJson, false, settlingOf(input), emitter)).outcome);
     return true;
   }
   const { tool, inputJson } = envelopeCall(response.response, input.call.tools);
-  emitter.toolCall(tool, JSON.stringify(await checkedInput(tool, inputJson, true, input)));
+  const { value, outcome } = await settleInput(tool, inputJson, true, settlingOf(input), emitter);
+  emitter.toolCall(tool, JSON.stringify(value), outcome);
   return true;
 }
 
@@ -299,7 +293,7 @@ function textBlock(text: string): StreamPart[] {
 }
 
 function stopOf(
-  response: LlamaChatResponse,
+  response: CallingResponse,
   calledTool: boolean,
   stopSequences: readonly string[],
 ): { reason: StopReason; sequence: string | null } {

@@ -15,9 +15,15 @@ export interface GenerationPlan {
   structured: StructuredTarget | undefined;
   /** `output_config.format`: a text answer is checked against it before the step ends. */
   format: FormatTarget | undefined;
-  /** Tools the model may call by its own chat format (tool_choice auto). */
+  /** Tools the model may call by its own chat format (tool_choice auto), as the prompt documents them. */
   functions: ChatModelFunctions | undefined;
-  /** The strict tools among `functions`: an input that fails one is generated again under its grammar, which must compile. */
+  /**
+   * The same tools by name only, as LlamaChat is given them (issue 35): its function calling then
+   * stops once a call's name is written, and the input is generated under the tool's own grammar
+   * (template-calls.ts); the prompt still documents `functions` (continued-chat-wrapper.ts).
+   */
+  functionNames: ChatModelFunctions | undefined;
+  /** The strict tools among `functions`: their grammar must compile exactly, which is checked before generating. */
   strictCalls: StructuredTarget[];
   /** Instruction added to the system prompt (the output target's, call-builder/output-target.ts). */
   instruction: string | undefined;
@@ -35,6 +41,7 @@ export function planGeneration(prompt: ModelPrompt): GenerationPlan {
       structured: { schema: toolEnvelopeSchema(prompt.tools), strict: false, kind: 'tool-input', where: 'tools' },
       format: undefined,
       functions: undefined,
+      functionNames: undefined,
       strictCalls: prompt.tools.filter((tool) => tool.strict).map(inputTarget),
       instruction,
     };
@@ -48,6 +55,7 @@ export function planGeneration(prompt: ModelPrompt): GenerationPlan {
     structured: format && callable.length === 0 ? { ...format, strict: false, kind: 'format' } : undefined,
     format,
     functions: callable.length > 0 ? toFunctions(callable) : undefined,
+    functionNames: callable.length > 0 ? namesOf(callable) : undefined,
     strictCalls: callable.filter((tool) => tool.strict).map(inputTarget),
     instruction,
   };
@@ -59,6 +67,7 @@ export function forcedToolPlan(tool: OfferedTool): GenerationPlan {
     structured: inputTarget(tool),
     format: undefined,
     functions: undefined,
+    functionNames: undefined,
     strictCalls: [],
     instruction: forcedToolInstruction(tool),
   };
@@ -69,9 +78,13 @@ export function inputTarget(tool: OfferedTool): StructuredTarget {
 }
 
 function toFunctions(tools: readonly OfferedTool[]): ChatModelFunctions {
-  // node-llama-cpp documents the schema to the model in its chat format; the inputs it parses
-  // are checked against the full schema afterwards (call/output-check.ts).
+  // node-llama-cpp documents the schema to the model in its chat format.
   return Object.fromEntries(
     tools.map((tool) => [tool.name, { description: tool.description, params: tool.inputSchema as never }]),
   );
+}
+
+/** Without `params`, node-llama-cpp ends a call at its name (maxParallelFunctionCalls 1). */
+function namesOf(tools: readonly OfferedTool[]): ChatModelFunctions {
+  return Object.fromEntries(tools.map((tool) => [tool.name, { description: tool.description }]));
 }

@@ -29,7 +29,7 @@ import { toChatHistory } from './chat-history.js';
 import { collectText } from './collect-text.js';
 import { formatRetryHistory } from './format-retry.js';
 import { generateResponse } from './generate-response.js';
-import { forcedToolPlan, planGeneration, type GenerationPlan } from './generation-plan.js';
+import { forcedToolPlan, inputTarget, planGeneration, type GenerationPlan } from './generation-plan.js';
 import type { LlamaCppBackendConfig } from './llama-cpp-config.js';
 import { llamaRuntime, withLoggedReason } from './llama-runtime.js';
 import { markedPrefix, sharedPrefix } from './marked-prefix.js';
@@ -112,8 +112,8 @@ export class LoadedModel {
     const tokens = await this.promptTokens(chatWrapper, history, plan);
     const marked = await this.markedTokens(call, plan, chatWrapper, tokens);
     const guide = plan.structured ? await grammarFor(this.llama, plan.structured) : undefined;
-    // A strict tool's input that fails is generated again under its grammar: a schema that cannot
-    // compile is refused now, as a 400, rather than after the model called the tool.
+    // A strict tool's call is generated under its exact grammar: a schema that cannot compile is
+    // refused now, as a 400, rather than after the model called the tool.
     plan.strictCalls.forEach(assertStrictSchemaCompiles);
     const sequence = await this.pool.borrow({ wait: call.step > 0, signal, tokens });
     const outputTokensBefore = sequence.tokenMeter.usedOutputTokens;
@@ -150,6 +150,7 @@ export class LoadedModel {
           cacheCreation,
         },
         spentTokens: () => sequence.tokenMeter.usedOutputTokens - outputTokensBefore,
+        inputGuide: (tool: OfferedTool) => grammarFor(this.llama, inputTarget(tool)),
         regenerateInput: (tool: OfferedTool, maxTokens: number) => {
           this.report({ type: 'regeneration', backend: BACKEND_NAME, output: 'tool_input' });
           const forced = forcedToolPlan(tool);

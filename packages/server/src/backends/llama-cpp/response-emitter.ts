@@ -2,11 +2,11 @@
  * Turns node-llama-cpp's response chunks into stream parts: thought chunks into a thinking block
  * (the turn's step reader signs it), main text into a text block or, for a forced tool, into a tool_use
  * block's input_json_delta; the envelope of one call among several tools into that tool's
- * tool_use block once its name is known, and node-llama-cpp's own function calls as their
- * parameters come (function-call-stream.ts). Counts output tokens as they come.
+ * tool_use block once its name is known, and the calls the model opens in its chat format as
+ * their input is generated (call-input.ts). Counts output tokens as they come.
  */
 import type { LlamaChatResponseChunk } from 'node-llama-cpp';
-import type { StreamPart } from '../../streaming/stream-part.js';
+import type { StreamPart, ToolCallOutcome } from '../../streaming/stream-part.js';
 import type { OfferedTool } from '../call/model-call.js';
 import { toolCallBlock } from '../call/tool-calls.js';
 import { ToolEnvelopeReader } from '../call/tool-envelope-reader.js';
@@ -49,7 +49,7 @@ export class ResponseEmitter {
   }
 
   chunk(chunk: LlamaChatResponseChunk): void {
-    this.outputTokens += chunk.tokens.length;
+    this.countTokens(chunk);
     if (chunk.text === '') return;
     if (chunk.type === 'segment') {
       // Comments and other segment kinds are thinking too, as far as the wire is concerned.
@@ -75,6 +75,11 @@ export class ResponseEmitter {
     this.push({ type: 'block-delta', delta });
   }
 
+  /** Counts a chunk's tokens, whatever its text goes to. */
+  countTokens(chunk: LlamaChatResponseChunk): void {
+    this.outputTokens += chunk.tokens.length;
+  }
+
   /** Opens the tool_use block of a call whose input streams as it comes (`inputDelta`). */
   startCall(tool: OfferedTool): void {
     this.close();
@@ -86,11 +91,20 @@ export class ResponseEmitter {
     if (json !== '') this.push({ type: 'block-delta', delta: { type: 'input_json_delta', partial_json: json } });
   }
 
-  /** Adds a whole block (a call checked after generation, or one held and cut by max_tokens, as it came). */
-  toolCall(tool: OfferedTool, inputJson: string): void {
+  /**
+   * Adds a whole block (a call checked after generation, or one held and cut by max_tokens, as it
+   * came, with no outcome: it was not checked).
+   */
+  toolCall(tool: OfferedTool, inputJson: string, outcome?: ToolCallOutcome): void {
     this.startCall(tool);
     this.inputDelta(inputJson);
+    if (outcome) this.outcome(outcome);
     this.close();
+  }
+
+  /** How the call being written became its block: before its block-stop, or before the error that fails it. */
+  outcome(outcome: ToolCallOutcome): void {
+    this.push({ type: 'tool-call-outcome', outcome });
   }
 
   /** The envelope's call, once its name is known and offered. */

@@ -1,15 +1,17 @@
 /**
- * Output that must match a JSON Schema (a forced tool's input, `output_config.format`): the
- * grammar compiled from the schema constrains generation, and Ajv re-validates the result.
- * Strict schemas must compile (a 400 names what does not); a non-strict schema with keywords the
- * grammar cannot express is generated under a grammar for its shape only (any JSON object for a
- * tool's input; any value of the schema's declared types for a format answer, any JSON value
- * when it declares none) and checked afterwards, so the caller learns of a mismatch instead of
- * receiving it silently.
+ * Output that must match a JSON Schema (a tool's input, `output_config.format`): the grammar
+ * compiled from the schema constrains generation, and Ajv re-validates the result. Strict
+ * schemas must compile exactly (a 400 names what does not). A non-strict schema is compiled
+ * leniently (issue 35, grammar/compile-mode.ts): the grammar holds every keyword it can express
+ * and leaves out the rest, so it is exact when nothing was left out and otherwise wider than the
+ * schema, its output checked afterwards, so the caller learns of a mismatch instead of receiving
+ * it silently. Where even that fails (a grammar past llama.cpp's parser limits), the output is
+ * generated under a grammar for its shape only: any JSON object for a tool's input, any value of
+ * the schema's declared types for a format answer (any JSON value when it declares none).
  */
 import type { Llama, LlamaGrammar } from 'node-llama-cpp';
 import { ServiceError } from '@model-messages/protocol';
-import { GrammarCompileError, jsonSchemaToGbnf } from '../../grammar/json-schema-to-gbnf.js';
+import { GrammarCompileError, jsonSchemaToGbnf, lenientSchemaToGbnf } from '../../grammar/json-schema-to-gbnf.js';
 import { schemaFieldPath } from '../../json-schema/json-pointer.js';
 import { GrammarCache } from './grammar-cache.js';
 
@@ -49,7 +51,9 @@ export async function grammarFor(llama: Llama, target: StructuredTarget): Promis
 
 function gbnfFor(target: StructuredTarget): { text: string; exact: boolean } {
   try {
-    return { text: jsonSchemaToGbnf(target.schema), exact: true };
+    if (target.strict) return { text: jsonSchemaToGbnf(target.schema), exact: true };
+    const { text, widened } = lenientSchemaToGbnf(target.schema);
+    return { text, exact: widened.length === 0 };
   } catch (error) {
     if (!(error instanceof GrammarCompileError)) throw error;
     if (target.strict) throw uncompiledStrictSchema(target, error);

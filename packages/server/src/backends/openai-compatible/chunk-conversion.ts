@@ -5,17 +5,27 @@
  * input_json_delta. A whole `chat.completion` is read the same way, as one big delta. Pure:
  * no I/O; the backend feeds it.
  *
- * Some output must be checked by mms before the caller sees it (a strict tool's input the
- * engine did not guide, an `output_config.format` answer it could not guide): from the first
- * such block on, parts are held, in order, and the backend releases them after the check. A call
- * the engine guided streams as it comes, and is checked once it is whole (`calls`).
+ * A call's input streams by how far it can be trusted (issue 35). One the engine guided (a
+ * forced or required call it holds to the schema) streams as it comes. One it did not guide
+ * streams a member at a time (call/input-members.ts), so that input that turns out broken can
+ * still be repaired: settled here once the call ends when it is whole and has its required
+ * fields, else finished by the backend after a repair (`OpenCall`). A strict tool's input the
+ * engine did not guide is held whole until checked (`PendingCall`), and so is a call the model
+ * left in its text (leaked-calls/), found only once the reply ends. From the first held item on,
+ * parts are held, in order, and the backend releases them after the check.
  */
 import type { StreamPart } from '../../streaming/stream-part.js';
 import type { ChatChoice, ChatCompletionChunk, ChatDelta, ChatToolCallDelta } from './chat-types.js';
 import { streamError } from './error-mapping.js';
 import type { OfferedTool } from '../call/model-call.js';
+import { InputMembers } from '../call/input-members.js';
+import { consecutiveJsonValues } from '../call/json-scan.js';
+import { checkToolValue } from '../call/output-check.js';
 import { notOfferedError, toolCallBlock } from '../call/tool-calls.js';
 import { ToolEnvelopeReader } from '../call/tool-envelope-reader.js';
+import { LeakedCallReader } from './leaked-calls/leaked-call-reader.js';
+import { isObject, type TextCallSyntax } from './leaked-calls/text-call.js';
+import { TEXT_CALL_SYNTAXES } from './leaked-calls/text-call-syntaxes.js';
 import { plannedTool, type ChatPlan } from './output-plan.js';
 import { StopSequenceMatcher } from './stop-sequence-matcher.js';
 
@@ -25,16 +35,32 @@ export interface PendingCall {
   name: string;
   tool: OfferedTool | undefined;
   arguments: string;
+  /**
+   * Where the call came from: the engine's calls; the reply's text (leaked-calls/); or the
+   * input of the call before it, which the engine ran on with into a second one.
+   */
+  origin: CallOrigin;
 }
 
-export type HeldItem = StreamPart | PendingCall;
+export type CallOrigin = 'engine' | 'text' | 'run-on';
+
+/** A call whose block is open, some of its input's members out, that a repair must finish. */
+export interface OpenCall {
+  type: 'open-call';
+  tool: OfferedTool;
+  members: InputMembers;
+}
+
+export type HeldItem = StreamPart | PendingCall | OpenCall;
+
+/** How a call's input reaches the client (see the file's comment). */
+export type InputStreaming = 'guided' | 'members' | 'held';
 
 export interface CallRecord {
   name: string;
   /** Its input JSON as generated. */
   arguments: string;
-  /** Held for the check before release; otherwise streamed as it came (the engine guided it). */
-  held: boolean;
+  streaming: InputStreaming;
 }
 
 export interface ConverterOptions {
@@ -43,6 +69,8 @@ export interface ConverterOptions {
   thinks: boolean;
   /** Matched in mms (engines that do not report the stop string); empty: none. */
   stopSequences: readonly string[];
+  /** The syntaxes a call left in the text is read in (the backend's `textCallSyntaxes`); default all. */
+  textCallSyntaxes?: readonly TextCallSyntax[];
 }
 
 export interface ChunkSummary {
@@ -52,7 +80,7 @@ export interface ChunkSummary {
   finishReason: string | undefined;
   /** The stop string that ended the output, mms-matched or engine-reported. */
   stopString: string | undefined;
-  /** Every tool call, with its arguments as generated. */
+  /** Every tool call, with its arguments as generated, those read from the text included. */
   calls: CallRecord[];
   /** The whole text answer (for the format check). */
   text: string;
@@ -65,10 +93,24 @@ export interface ChunkSummary {
   outputChunks: number;
 }
 
-type OpenBlock =
-  | { kind: 'thinking' }
-  | { kind: 'text' }
-  | { kind: 'call'; index: number; id: string | undefined; pending: PendingCall | undefined };
+interface OpenToolCall {
+  kind: 'call';
+  index: number;
+  id: string | undefined;
+  /** The name as it came so far: some engines send it in pieces. */
+  name: string;
+  /** Undefined until the name is settled (its input starts, or the call ends). */
+  streaming: InputStreaming | undefined;
+  tool: OfferedTool | undefined;
+  /** Input that came before the name was settled. */
+  early: string;
+  pending: PendingCall | undefined;
+  members: InputMembers | undefined;
+  /** The input's closing bracket went out: it was whole and had its required fields. */
+  closedOut: boolean;
+}
+
+type OpenBlock = { kind: 'thinking' } | { kind: 'text' } | OpenToolCall;
 
 export class ChunkConverter {
   private out: StreamPart[] = [];
@@ -88,11 +130,17 @@ export class ChunkConverter {
   private cachedTokens: number | undefined;
   private outputChunks = 0;
   private readonly matcher: StopSequenceMatcher | undefined;
+  /** Calls the model wrote into its text, where it may call tools (issue 35). */
+  private readonly leaked: LeakedCallReader | undefined;
 
   constructor(private readonly options: ConverterOptions) {
+    const text = options.plan.content.kind === 'text';
     this.matcher =
-      options.stopSequences.length > 0 && options.plan.content.kind === 'text'
-        ? new StopSequenceMatcher(options.stopSequences)
+      options.stopSequences.length > 0 && text ? new StopSequenceMatcher(options.stopSequences) : undefined;
+    const syntaxes = options.textCallSyntaxes ?? TEXT_CALL_SYNTAXES;
+    this.leaked =
+      text && syntaxes.length > 0 && options.plan.tools.length > 0 && options.plan.toolChoice !== 'none'
+        ? new LeakedCallReader(syntaxes, options.plan.tools)
         : undefined;
     if (options.plan.holdAll) this.held = [];
   }
@@ -118,6 +166,12 @@ export class ChunkConverter {
 
   end(): ChunkSummary {
     if (this.matcher && !this.stopped) this.appendText(this.matcher.flush());
+    if (this.leaked) {
+      const { text, calls } = this.leaked.end();
+      this.showText(text);
+      this.close();
+      for (const call of calls) this.hold(call.tool.name, call.tool, JSON.stringify(call.input), 'text');
+    }
     this.close();
     if (this.options.plan.content.kind === 'tool-envelope' && !this.envelopeStreamed) this.releaseEnvelope();
     const reported = typeof this.reportedStop === 'string' ? this.reportedStop : undefined;
@@ -137,8 +191,8 @@ export class ChunkConverter {
 
   private choice(choice: ChatChoice): void {
     const delta = choice.delta ?? choice.message;
-    if (delta) this.delta(delta, choice.message !== undefined);
     if (choice.finish_reason) this.finishReason = choice.finish_reason;
+    if (delta) this.delta(delta, choice.message !== undefined);
     const reported = choice.stop_reason ?? choice.matched_stop;
     if (reported !== undefined && reported !== null) this.reportedStop = reported;
   }
@@ -185,13 +239,20 @@ export class ChunkConverter {
     if (!this.options.plan.guidedCalls || name === undefined) return;
     if (!this.envelopeStreamed) {
       this.envelopeStreamed = true;
-      this.startCall(-1, undefined, name);
+      const call = this.openCall(-1, undefined);
+      call.name = name;
+      this.settleName(call);
     }
     this.calls.at(-1)!.arguments += input;
     if (input !== '') this.emit({ type: 'block-delta', delta: { type: 'input_json_delta', partial_json: input } });
   }
 
+  /** The model's text, through the search for calls it leaves there. */
   private appendText(text: string): void {
+    this.showText(this.leaked && text !== '' ? this.leaked.push(text) : text);
+  }
+
+  private showText(text: string): void {
     if (text === '') return;
     if (this.open?.kind !== 'text') {
       this.close();
@@ -202,50 +263,110 @@ export class ChunkConverter {
     this.emit({ type: 'block-delta', delta: { type: 'text_delta', text } });
   }
 
-  private toolCall(call: ChatToolCallDelta): void {
-    const id = call.id || undefined;
-    // An empty name is no name yet (the call is held until one arrives), not a tool called "".
-    const name = call.function?.name || undefined;
-    const argumentsText = call.function?.arguments ?? '';
+  private toolCall(delta: ChatToolCallDelta): void {
+    const id = delta.id || undefined;
+    const argumentsText = delta.function?.arguments ?? '';
     const current = this.open?.kind === 'call' ? this.open : undefined;
     // A delta goes on with the open call unless its index or its id says it is another one.
     // Ollama sends every call whole at index 0, each with an id of its own; other engines send a
     // call's id on its first delta only, or repeat it on every delta, and some leave out the index.
-    const sameIndex = call.index === undefined || call.index === current?.index;
+    const sameIndex = delta.index === undefined || delta.index === current?.index;
     const sameId = id === undefined || current?.id === undefined || id === current.id;
-    if (current && sameIndex && sameId) current.id ??= id;
-    else this.startCall(call.index ?? this.calls.length, id, name);
-    const open = this.open as Extract<OpenBlock, { kind: 'call' }>;
-    const record = this.calls.at(-1)!;
-    if (name && record.name === '') record.name = name;
-    record.arguments += argumentsText;
-    if (open.pending) {
-      if (name && open.pending.name === '') {
-        // Held for want of a name (some engines send it after the id): the tool is known only now.
-        open.pending.name = name;
-        open.pending.tool = this.offeredTool(name);
-      }
-      open.pending.arguments += argumentsText;
-    } else if (argumentsText !== '') {
-      this.emit({ type: 'block-delta', delta: { type: 'input_json_delta', partial_json: argumentsText } });
+    let call: OpenToolCall;
+    if (current && sameIndex && sameId) {
+      call = current;
+      call.id ??= id;
+    } else call = this.openCall(delta.index ?? this.calls.length, id);
+    // An empty name is no name yet, not a tool called "".
+    if (delta.function?.name) this.addName(call, delta.function.name);
+    if (argumentsText === '') return;
+    if (call.streaming === undefined && call.name !== '') this.settleName(call);
+    this.input(call, argumentsText);
+  }
+
+  private openCall(index: number, id: string | undefined): OpenToolCall {
+    this.close();
+    const call: OpenToolCall = {
+      kind: 'call',
+      index,
+      id,
+      name: '',
+      streaming: undefined,
+      tool: undefined,
+      early: '',
+      pending: undefined,
+      members: undefined,
+      closedOut: false,
+    };
+    this.open = call;
+    return call;
+  }
+
+  /**
+   * A piece of a call's name. Most engines send it whole once; some repeat it on every delta,
+   * and some split it (issue 35: nothing of a call is lost where an engine splits it oddly).
+   */
+  private addName(call: OpenToolCall, piece: string): void {
+    if (call.streaming !== undefined && call.pending === undefined) return;
+    const joined = call.name + piece;
+    if (call.name === '' || this.options.plan.tools.some((tool) => tool.name.startsWith(joined))) call.name = joined;
+    if (call.pending && call.pending.name === '') {
+      // Held for want of a name (some engines send it after the id): the tool is known only now.
+      call.pending.name = call.name;
+      call.pending.tool = this.offeredTool(call.name);
     }
   }
 
-  private startCall(index: number, id: string | undefined, name: string | undefined): void {
-    this.close();
-    const tool = name === undefined ? undefined : this.offeredTool(name);
-    // A strict tool the engine did not hold to its schema, or a call whose name is still unknown, waits for the check.
-    const check = name === undefined || (tool?.strict === true && !this.options.plan.guidedCalls);
-    this.calls.push({ name: name ?? '', arguments: '', held: check });
-    if (check) {
-      const pending: PendingCall = { type: 'pending-call', name: name ?? '', tool, arguments: '' };
-      this.held ??= [];
-      this.held.push(pending);
-      this.open = { kind: 'call', index, id, pending };
+  /** The call's tool is known: its block opens, or it is held, by how its input will come. */
+  private settleName(call: OpenToolCall): void {
+    const tool = this.offeredTool(call.name);
+    call.tool = tool;
+    const guided = this.options.plan.guidedCalls;
+    call.streaming = guided ? 'guided' : tool.strict ? 'held' : 'members';
+    this.calls.push({ name: call.name, arguments: '', streaming: call.streaming });
+    if (call.streaming === 'held') {
+      call.pending = this.hold(call.name, tool, '', 'engine');
       return;
     }
-    this.open = { kind: 'call', index, id, pending: undefined };
-    this.emit({ type: 'block-start', block: toolCallBlock({ name: name!, server: tool?.server === true }) });
+    this.emit({ type: 'block-start', block: toolCallBlock({ name: call.name, server: tool.server }) });
+    if (call.streaming === 'members') call.members = new InputMembers();
+  }
+
+  private input(call: OpenToolCall, text: string): void {
+    if (call.streaming === undefined) {
+      // No name yet: held until one comes, whatever the tool turns out to be.
+      call.streaming = 'held';
+      call.pending = this.hold('', undefined, '', 'engine');
+      this.calls.push({ name: '', arguments: '', streaming: 'held' });
+    }
+    this.calls.at(-1)!.arguments += text;
+    if (call.pending) call.pending.arguments += text;
+    else if (call.members) this.memberDelta(call, call.members.push(text));
+    else this.inputDelta(text);
+  }
+
+  /** Members out; and the closing bracket with them once the input is whole and has its required fields. */
+  private memberDelta(call: OpenToolCall, members: string): void {
+    const object = call.closedOut ? undefined : call.members!.object();
+    const whole = object !== undefined && call.members!.closedAt !== undefined;
+    if (whole && checkToolValue(object, call.tool!).violation === undefined) {
+      call.closedOut = true;
+      return this.inputDelta(members + call.members!.closing());
+    }
+    this.inputDelta(members);
+  }
+
+  private inputDelta(json: string): void {
+    if (json !== '') this.emit({ type: 'block-delta', delta: { type: 'input_json_delta', partial_json: json } });
+  }
+
+  /** A call held whole until the backend checked it. */
+  private hold(name: string, tool: OfferedTool | undefined, input: string, origin: CallOrigin): PendingCall {
+    const pending: PendingCall = { type: 'pending-call', name, tool, arguments: input, origin };
+    if (origin !== 'engine') this.calls.push({ name, arguments: input, streaming: 'held' });
+    this.held ??= [];
+    this.held.push(pending);
+    return pending;
   }
 
   /**
@@ -274,23 +395,60 @@ export class ChunkConverter {
       // Cut off or not JSON: the check below refuses it, or it is released as it came.
     }
     const tools = this.options.plan.content.kind === 'tool-envelope' ? this.options.plan.content.tools : [];
-    const pending: PendingCall = {
+    this.calls.push({ name, arguments: input, streaming: 'held' });
+    this.held ??= [];
+    this.held.push({
       type: 'pending-call',
       name,
       tool: tools.find((tool) => tool.name === name),
       arguments: input,
-    };
-    this.calls.push({ name, arguments: input, held: true });
-    this.held ??= [];
-    this.held.push(pending);
+      origin: 'engine',
+    });
   }
 
   private close(): void {
     const open = this.open;
     if (!open) return;
     this.open = undefined;
-    if (open.kind === 'call' && open.pending) return;
+    if (open.kind !== 'call') return this.emit({ type: 'block-stop' });
+    // A call whose input never came: its name is all there is.
+    if (open.streaming === undefined) {
+      if (open.name === '') return;
+      this.settleName(open);
+    }
+    if (open.pending) return;
+    if (open.members) return this.closeMembers(open);
     this.emit({ type: 'block-stop' });
+  }
+
+  /**
+   * A call that streamed member by member, at its end. Cut by max_tokens, the rest of its input
+   * goes as it came. Whole and with its required fields, it closes as the engine wrote it; what
+   * the engine ran on with after it (a second call's input run into the first's) becomes calls
+   * of their own. Otherwise it stays open for the backend to repair.
+   */
+  private closeMembers(call: OpenToolCall): void {
+    const tool = call.tool!;
+    const members = call.members!;
+    if (!call.closedOut && this.finishReason === 'length') {
+      this.inputDelta(members.rest());
+      return this.emit({ type: 'block-stop' });
+    }
+    const object = members.object();
+    if (object === undefined || checkToolValue(object, tool).violation !== undefined) {
+      this.held ??= [];
+      this.held.push({ type: 'open-call', tool, members });
+      return;
+    }
+    const after = members.after();
+    // Empty arguments are the input {}, where the schema asks for no field.
+    if (!call.closedOut)
+      this.inputDelta(members.closedAt === undefined ? members.completion(object) : members.closing());
+    this.emit({ type: 'tool-call-outcome', outcome: after.trim() === '' ? 'clean' : 'repaired' });
+    this.emit({ type: 'block-stop' });
+    // Each object the engine ran on with is a call of the same tool, checked as a held one.
+    for (const value of consecutiveJsonValues(after) ?? [])
+      if (isObject(value)) this.hold(tool.name, tool, JSON.stringify(value), 'run-on');
   }
 
   private emit(part: StreamPart): void {

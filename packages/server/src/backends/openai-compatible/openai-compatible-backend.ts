@@ -2,11 +2,13 @@
  * A model served by an engine's OpenAI-compatible chat completions API (vLLM, SGLang,
  * llama.cpp server, Ollama, or any other): mms stays a stateless front that keeps every rule
  * of the contract. Each step is one streamed engine request; its chunks become parts as they
- * arrive. Output the engine cannot guide to a schema is checked here: a strict tool's input
- * that fails is generated once more as a forced call, an `output_config.format` answer that
- * fails is asked for once more, and a second failure is a clear error of its own kind
- * (`model_output_invalid`): the engine worked, so a fallback list neither moves on nor charges
- * its circuit for what one sample of the model wrote.
+ * arrive. Output the engine cannot guide to a schema is checked here: a call's input that fails
+ * (a strict tool's against its schema; any call's when it does not parse or misses a required
+ * field, issue 35) is repaired once, the engine asked for that input alone under its
+ * structured-output option; an `output_config.format` answer that fails is asked for once more;
+ * and a second failure is a clear error of its own kind (`model_output_invalid`): the engine
+ * worked, so a fallback list neither moves on nor charges its circuit for what one sample of the
+ * model wrote. Calls the model left in its text are taken out of it (leaked-calls/).
  */
 import { ServiceError } from '@model-messages/protocol';
 import type { Backend, BackendReadiness, TokenCountPurpose } from '../backend.js';
@@ -17,22 +19,27 @@ import {
   ANSWER_SUBJECT,
   checkFormatAnswer,
   checkToolInput,
+  checkToolValue,
   inputRetryNote,
   settleOutput,
   toolInputSubject,
+  type Checked,
+  type OutputCheck,
 } from '../call/output-check.js';
 import { notOfferedError, toolCallBlock } from '../call/tool-calls.js';
 import { answeredReadiness, PROBE_TIMEOUT_MS, ReadinessProbe, unreachable } from '../readiness-probe.js';
 import type { BackendReport } from '../backend-events.js';
-import type { StreamPart } from '../../streaming/stream-part.js';
+import type { StreamPart, ToolCallOutcome } from '../../streaming/stream-part.js';
 import { toChatRequest } from './chat-request.js';
 import type { ChatCompletionRequest, ChatMessage } from './chat-types.js';
-import { ChunkConverter, type ChunkSummary, type PendingCall } from './chunk-conversion.js';
+import { ChunkConverter, type ChunkSummary, type OpenCall, type PendingCall } from './chunk-conversion.js';
 import { EngineClient } from './engine-client.js';
+import type { TextCallSyntax } from './leaked-calls/text-call.js';
+import { textCallSyntaxes } from './leaked-calls/text-call-syntaxes.js';
 import { ENGINE_PROFILES, type EngineProfile } from './engine-profiles.js';
 import { formatRetryMessages, stopOf } from './finish-reason.js';
 import type { OpenAiCompatibleBackendConfig } from './openai-compatible-config.js';
-import { forcedPlan, planChat, plannedTool, type ChatPlan } from './output-plan.js';
+import { planChat, plannedTool, repairPlan, type ChatPlan } from './output-plan.js';
 import { prepareEngine } from './prepare-engine.js';
 import { PromptTokenCounter } from './prompt-token-counter.js';
 
@@ -58,6 +65,8 @@ export class OpenAiCompatibleBackend implements Backend {
   /** GET <baseURL>/models, as the start-up check asks it, within the probe's short time limit. */
   private readonly probe: ReadinessProbe;
   private readonly report: BackendReport;
+  /** The syntaxes in which a call the model left in its text is read (leaked-calls/). */
+  private readonly textCallSyntaxes: readonly TextCallSyntax[];
 
   constructor(
     private readonly config: OpenAiCompatibleBackendConfig,
@@ -67,6 +76,7 @@ export class OpenAiCompatibleBackend implements Backend {
     this.telemetryName = options.telemetryName;
     this.profile = ENGINE_PROFILES[config.engine];
     this.report = options.report;
+    this.textCallSyntaxes = textCallSyntaxes(config.textCallSyntaxes);
     const apiKey = config.apiKey ?? (config.apiKeyEnv ? process.env[config.apiKeyEnv] : undefined);
     this.client = new EngineClient({ ...config, apiKey, modelLabel: options.modelLabel });
     this.counter = new PromptTokenCounter({
@@ -123,10 +133,20 @@ export class OpenAiCompatibleBackend implements Backend {
       });
     }
     const truncated = stop.reason === 'max_tokens';
-    if (!truncated) await this.checkStreamedCalls(summary, plan);
     const parts = [...summary.tail];
-    for (const item of summary.held)
-      parts.push(...(item.type === 'pending-call' ? await this.release(item, state, truncated) : [item]));
+    try {
+      if (!truncated) parts.push(...(await this.checkStreamedCalls(summary, plan)));
+      for (const item of summary.held) {
+        if (item.type === 'pending-call') parts.push(...(await this.release(item, state, truncated)));
+        else if (item.type === 'open-call') parts.push(...(await this.finishOpenCall(item, state)));
+        else parts.push(item);
+      }
+    } catch (error) {
+      if (!(error instanceof FailedCall)) throw error;
+      // Counted before the 502: the call's outcome, none of the held output.
+      yield [outcomeOf('failed')];
+      throw error.error;
+    }
     // The engine's figure replaces mms's up-front count (often an estimate) in the final usage.
     const finalPrompt = promptUsage ?? (await this.countedAfterwards(call));
     if (finalPrompt !== undefined) parts.push(finalPrompt);
@@ -198,7 +218,13 @@ export class OpenAiCompatibleBackend implements Backend {
     state: StepState,
   ): AsyncGenerator<StreamPart[], Attempt> {
     const stopSequences = this.profile.stopReport ? [] : state.call.sampling.stopSequences;
-    const converter = new ChunkConverter({ engine: this.config.engine, plan, thinks, stopSequences });
+    const converter = new ChunkConverter({
+      engine: this.config.engine,
+      plan,
+      thinks,
+      stopSequences,
+      textCallSyntaxes: this.textCallSyntaxes,
+    });
     const chunks = this.client.streamChat(body, state.cancellation);
     let sawDone = false;
     try {
@@ -235,13 +261,15 @@ export class OpenAiCompatibleBackend implements Backend {
 
   /**
    * Calls the engine guided streamed as they came: checked once whole (a number out of the double
-   * range passes any grammar), a failure is a 502 since the caller has seen them.
+   * range passes any grammar), a failure is a 502 since the caller has seen them. Answers their
+   * outcomes.
    */
-  private async checkStreamedCalls(summary: ChunkSummary, plan: ChatPlan): Promise<void> {
+  private async checkStreamedCalls(summary: ChunkSummary, plan: ChatPlan): Promise<StreamPart[]> {
+    const outcomes: StreamPart[] = [];
     for (const call of summary.calls) {
-      if (call.held) continue;
+      if (call.streaming !== 'guided') continue;
       const tool = this.toolNamed(call.name, plan);
-      await settleOutput(call.arguments, {
+      await this.settled(call.arguments, {
         check: (text) => checkToolInput(text, tool),
         subject: toolInputSubject(tool.name),
         where: tool.where,
@@ -249,13 +277,15 @@ export class OpenAiCompatibleBackend implements Backend {
         remaining: () => 0,
         regenerate: () => Promise.reject(new Error('a streamed call is never generated again')),
       });
+      outcomes.push(outcomeOf('clean'));
     }
+    return outcomes;
   }
 
   /**
-   * A held tool call as its block, once its input passed the check (generated once more as a
-   * forced call if it did not). Input cut off by the output budget is passed on as it is, like
-   * every backend's: the answer says max_tokens, and the assembler keeps what arrived.
+   * A held tool call as its block, once its input passed the check (repaired once if it did
+   * not). Input cut off by the output budget is passed on as it is, like every backend's: the
+   * answer says max_tokens, and the assembler keeps what arrived.
    */
   private async release(call: PendingCall, state: StepState, truncated: boolean): Promise<StreamPart[]> {
     const tool = call.tool;
@@ -263,8 +293,49 @@ export class OpenAiCompatibleBackend implements Backend {
     if (!tool && truncated && call.name === '') return [];
     if (!tool) throw notOfferedError(call.name);
     if (truncated) return blockParts(tool, call.arguments);
-    const settled = await settleOutput(call.arguments, {
-      check: (text) => checkToolInput(text, tool),
+    const settled = await this.settled(
+      call.arguments,
+      this.inputCheck(tool, state, (text) => checkToolInput(text, tool)),
+    );
+    const outcome = settled.regenerated
+      ? 'repaired'
+      : call.origin === 'text'
+        ? 'recovered_from_text'
+        : call.origin === 'run-on'
+          ? 'repaired'
+          : 'clean';
+    return blockParts(tool, JSON.stringify(settled.value), outcome);
+  }
+
+  /**
+   * A call that streamed some of its members and then proved broken (not JSON, cut short, a
+   * required field missing): its input is repaired, and the block finished with the members the
+   * repair adds to those sent (call/input-members.ts).
+   */
+  private async finishOpenCall(call: OpenCall, state: StepState): Promise<StreamPart[]> {
+    const { tool, members } = call;
+    const settled = await this.settled(
+      members.text,
+      this.inputCheck(tool, state, (text) => {
+        const parsed = checkToolInput(text, tool);
+        return parsed.violation !== undefined ? parsed : checkToolValue(members.completed(parsed.value), tool);
+      }),
+    );
+    const parts: StreamPart[] = [];
+    const completion = members.completion(JSON.parse(settled.text) as Record<string, unknown>);
+    parts.push({ type: 'block-delta', delta: { type: 'input_json_delta', partial_json: completion } });
+    parts.push(outcomeOf('repaired'), { type: 'block-stop' });
+    return parts;
+  }
+
+  /** The check of a held call's input, repaired once as the engine's structured output of that input alone. */
+  private inputCheck(
+    tool: OfferedTool,
+    state: StepState,
+    check: (text: string) => Checked<Record<string, unknown>>,
+  ): OutputCheck<Record<string, unknown>> {
+    return {
+      check,
       subject: toolInputSubject(tool.name),
       where: tool.where,
       held: true,
@@ -273,24 +344,43 @@ export class OpenAiCompatibleBackend implements Backend {
         this.report({ type: 'regeneration', backend: this.name, output: 'tool_input' });
         return { text: await this.repair(tool, violation, state), truncated: false };
       },
-    });
-    return blockParts(tool, settled.truncated ? settled.text : JSON.stringify(settled.value));
+    };
   }
 
-  /** The tool's input once more, as a forced call held to the schema by the engine where it can. */
+  /** The one output check; a failure is a 502 (a FailedCall, so that the stream counts the call first). */
+  private async settled(
+    output: string,
+    check: OutputCheck<Record<string, unknown>>,
+  ): Promise<{ text: string; value: Record<string, unknown>; regenerated: boolean }> {
+    try {
+      const settled = await settleOutput(output, check);
+      if (settled.truncated)
+        throw new ServiceError('model_output_invalid', `${check.subject} was cut by max_tokens when it was repaired`);
+      return settled;
+    } catch (error) {
+      if (error instanceof ServiceError && error.code === 'model_output_invalid') throw new FailedCall(error);
+      throw error;
+    }
+  }
+
+  /**
+   * The tool's input once more (issue 35): the engine asked for that input alone, under its
+   * structured-output option where it has one (output-plan.ts, repairPlan), in the same turn,
+   * spending from the same step budget.
+   */
   private async repair(tool: OfferedTool, violation: string, state: StepState): Promise<string> {
-    const forced = forcedPlan(tool, state.plan.tools.length > 0 ? state.plan.tools : [tool], this.profile, false);
-    const instruction = [forced.instruction, inputRetryNote(tool.name, violation)].filter(Boolean).join('\n');
-    const plan: ChatPlan = { ...forced, instruction, holdAll: true };
+    const repaired = repairPlan(tool, state.plan.tools.length > 0 ? state.plan.tools : [tool], this.profile);
+    const instruction = [repaired.instruction, inputRetryNote(tool.name, violation)].filter(Boolean).join('\n');
+    const plan: ChatPlan = { ...repaired, instruction, holdAll: true };
     const { summary } = await this.collect(this.chatRequest(state, plan, false, []), plan, false, state);
-    const repaired = summary.calls.find((candidate) => candidate.name === tool.name);
-    if (!repaired) {
+    const call = summary.calls.find((candidate) => candidate.name === tool.name);
+    if (!call) {
       throw new ServiceError(
         'model_output_invalid',
         `the model did not call the tool "${tool.name}" again after its input failed ${tool.where}: ${violation}`,
       );
     }
-    return repaired.arguments;
+    return call.arguments;
   }
 
   private toolNamed(name: string, plan: ChatPlan): OfferedTool {
@@ -330,10 +420,22 @@ export class OpenAiCompatibleBackend implements Backend {
   }
 }
 
-function blockParts(tool: OfferedTool, inputJson: string): StreamPart[] {
+function blockParts(tool: OfferedTool, inputJson: string, outcome?: ToolCallOutcome): StreamPart[] {
   const parts: StreamPart[] = [{ type: 'block-start', block: toolCallBlock(tool) }];
   if (inputJson !== '')
     parts.push({ type: 'block-delta', delta: { type: 'input_json_delta', partial_json: inputJson } });
+  if (outcome) parts.push(outcomeOf(outcome));
   parts.push({ type: 'block-stop' });
   return parts;
+}
+
+function outcomeOf(outcome: ToolCallOutcome): StreamPart {
+  return { type: 'tool-call-outcome', outcome };
+}
+
+/** A call's input that failed for good: its 502, once the stream has counted the call as failed. */
+class FailedCall extends Error {
+  constructor(readonly error: ServiceError) {
+    super(error.message);
+  }
 }

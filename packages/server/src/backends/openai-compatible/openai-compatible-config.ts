@@ -7,6 +7,9 @@ export const ENGINE_KINDS = ['vllm', 'sglang', 'llama.cpp', 'ollama', 'generic']
 export type EngineKind = (typeof ENGINE_KINDS)[number];
 export const COUNT_TOKENS_MODES = ['engine', 'every-request', 'estimate'] as const;
 export type CountTokensMode = (typeof COUNT_TOKENS_MODES)[number];
+/** The syntaxes a call the model left in its text is read in (leaked-calls/, issue 35). */
+export const TEXT_CALL_SYNTAX_NAMES = ['hermes', 'function-tag', 'llama-json', 'mistral', 'harmony'] as const;
+export type TextCallSyntaxName = (typeof TEXT_CALL_SYNTAX_NAMES)[number];
 
 const requestFields = z.record(z.string(), z.unknown());
 
@@ -56,6 +59,12 @@ export const openAiCompatibleBackendConfig = z
       .optional()
       .describe(
         "Request fields that switch the model's thinking on and off; default per engine (chat_template_kwargs.enable_thinking, or Ollama's reasoning_effort).",
+      ),
+    textCallSyntaxes: z
+      .array(z.enum(TEXT_CALL_SYNTAX_NAMES))
+      .optional()
+      .describe(
+        "The syntaxes in which a tool call the model left in its text becomes a tool_use block (docs/backends.md): hermes (<tool_call>{...}), function-tag (Qwen3-Coder's <function=...><parameter=...>), llama-json (<|python_tag|> and bare JSON), mistral ([TOOL_CALLS]), harmony (gpt-oss to=functions.NAME). Default: all, each detected by its own markers; the served model's own syntax alone narrows what can be mistaken for a call; [] reads none.",
       ),
     maxTokensField: z
       .enum(['max_tokens', 'max_completion_tokens'])

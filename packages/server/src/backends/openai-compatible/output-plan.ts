@@ -87,6 +87,23 @@ export function forcedPlan(
   };
 }
 
+/**
+ * The plan of a repair (issue 35): one call's input asked for alone, under the engine's
+ * structured-output option where it has one (vLLM's and SGLang's `response_format` json_schema,
+ * llama.cpp server's `json_schema`, Ollama's `format` through `response_format`), so that the
+ * engine holds the answer to the tool's schema; a generic server gets the forced call, checked.
+ */
+export function repairPlan(target: OfferedTool, offered: readonly OfferedTool[], profile: EngineProfile): ChatPlan {
+  if (!profile.guidedField) return forcedPlan(target, offered, profile, false);
+  return {
+    ...emptyPlan(),
+    guidedSchema: target.inputSchema,
+    content: { kind: 'tool-input', tool: target },
+    instruction: forcedToolInstruction(target),
+    guidedCalls: true,
+  };
+}
+
 function anyToolPlan(prompt: ModelPrompt, profile: EngineProfile, parallelToolCalls: boolean | undefined): ChatPlan {
   const offered = prompt.tools;
   if (profile.toolChoiceModes) {

@@ -95,6 +95,7 @@ function recordOutcome(record: RequestRecord, call: MessageCall): number {
   record.cacheReadInputTokens = summary.cacheReadInputTokens;
   record.cacheCreationInputTokens = summary.cacheCreationInputTokens;
   record.toolCalls = summary.toolCalls;
+  record.toolCallOutcomes = summary.toolCallOutcomes;
   record.firstOutputAt = call.events.firstOutputAt;
   return summary.outputTokens;
 }

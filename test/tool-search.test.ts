@@ -182,6 +182,15 @@ describe('tool search on the scripted backend', () => {
       }),
       /^messages\.1\.content\.1\.content\.tool_references: /,
     );
+    const failed = (errorCode: string) => ({
+      type: 'tool_search_tool_result',
+      tool_use_id: 'srvtoolu_1',
+      content: { type: 'tool_search_tool_result_error', error_code: errorCode },
+    });
+    assert.match(
+      await refused({ tools: [REGEX, ...CATALOG], messages: conversation(failed('no_such_code')) }),
+      /^messages\.1\.content\.1\.content\.error_code: /,
+    );
   });
 });
 

@@ -153,7 +153,8 @@ export const toolSearchToolResultBlockParam = z.strictObject({
     }),
     z.strictObject({
       type: z.literal('tool_search_tool_result_error'),
-      error_code: z.string().min(1),
+      // The public codes (SDK 1.x ToolSearchToolResultErrorCode); this service writes the first two.
+      error_code: z.enum(['invalid_tool_input', 'unavailable', 'too_many_requests', 'execution_time_exceeded']),
       error_message: z.string().nullable().optional(),
     }),
   ]),

@@ -18,6 +18,7 @@ import { runTurn } from '../../agent/run-turn.js';
 import type { ServerToolRunner } from '../../agent/server-tool-runner.js';
 import type { Backend } from '../../backends/backend.js';
 import { buildModelPrompt } from '../../call-builder/build-model-call.js';
+import { MessageRouting } from '../../call-builder/conversation-key.js';
 import type { Cancellation } from '../../backends/cancellation.js';
 import type { ClientKey } from '../../keys/client-key.js';
 import { resolvePermitted } from '../../keys/model-permission.js';
@@ -64,6 +65,14 @@ export interface MessageCall {
   readonly limitCharge: LimitCharge | undefined;
 }
 
+/** What the handler reads of the request's headers. */
+export interface MessageHeaders {
+  /** `mms-fault`: only a backend configured for fault injection reads it. */
+  fault: string | undefined;
+  /** `x-claude-code-session-id`: the conversation's key for a list that balances by session. */
+  sessionId: string | undefined;
+}
+
 /**
  * `key`: the API key the request carried. `limitCharge`: its charge against the key's limits,
  * made when the request began (undefined for a key without limits), charged here once the prompt
@@ -72,7 +81,7 @@ export interface MessageCall {
  */
 export async function startMessage(
   body: unknown,
-  fault: string | undefined,
+  headers: MessageHeaders,
   services: MessageServices,
   cancellation: Cancellation,
   key: ClientKey,
@@ -91,7 +100,8 @@ export async function startMessage(
   record.maxTokens = request.max_tokens;
   checkSignedBlocks(request, services.signer);
   // A fallback list's per-request view: the count, every step and the header agree on one backend.
-  const backend = entry.backend.forRequest?.(record.requestId) ?? entry.backend;
+  const backend =
+    entry.backend.forRequest?.(new MessageRouting(record.requestId, headers.sessionId, request)) ?? entry.backend;
   const prompt = buildModelPrompt(request, entry.profile);
   const inputTokens = await traceTokenCount(record, backend, model, () => backend.countTokens(prompt, 'admission'));
   if (inputTokens > entry.profile.contextWindow) throw promptTooLong(inputTokens, entry.profile.contextWindow, 'exact');
@@ -103,7 +113,7 @@ export async function startMessage(
     request,
     prompt,
     model: entry.profile,
-    fault,
+    fault: headers.fault,
     maxSteps: services.maxSteps,
     serverTools: services.serverTools,
     inputTokens,

@@ -54,9 +54,13 @@ function list(balance: BalancePolicyName, names: readonly string[], options: { l
   };
 }
 
-/** Starts a request's step and holds it at its first output: its member counts it in flight. */
+/**
+ * Starts a request as the handler does, its prompt counted first, and holds its step at its
+ * first output: its member counts it in flight.
+ */
 async function hold(list: FallbackBackend, key: string): Promise<{ answeredBy: string; finish(): Promise<void> }> {
   const request = list.forRequest(routing(key));
+  await request.countTokens(STEP, 'admission');
   const step = request.stream(STEP, new Cancellation())[Symbol.asyncIterator]();
   await step.next();
   return {

@@ -3,15 +3,21 @@
  * spreading most load balancers do. It knows nothing of prefixes or load: the replay benchmark's
  * baseline (docs/benchmarks.md), for engines without a prefix cache worth keeping.
  */
-import { rotated, type BalancePolicy } from './balance-policy.js';
+import type { RequestRouting } from '../backend.js';
+import { rotated, type BalancePolicy, type PassedOver } from './balance-policy.js';
 import type { ListMember } from './list-member.js';
 
 export class RoundRobinPolicy implements BalancePolicy {
   private next = 0;
 
-  order(members: readonly ListMember[]): readonly ListMember[] {
+  order(
+    members: readonly ListMember[],
+    _routing: RequestRouting,
+    passedOver: PassedOver | undefined,
+  ): readonly ListMember[] {
     const start = this.next;
-    this.next = (start + 1) % members.length;
+    // A count before the request is no turn: the request that follows it takes this one.
+    if (passedOver !== undefined) this.next = (start + 1) % members.length;
     return rotated(members, start);
   }
 }

@@ -5,14 +5,16 @@
  * with the same config agree on it. A replica killed mid-run costs its conversations no error
  * before their first output: they move to the next replica on the ring, and the others stay. One
  * coming back takes its conversations back, after its circuit's cool-down or at once when a probe
- * finds it up. The access log names the replica; config mistakes name their field. The circuits'
- * and probes' clock is the test's (no sleeping).
+ * finds it up. A stream cut after its first output stays on its replica and ends in an error
+ * (the client already has part of it). The access log names the replica; config mistakes name
+ * their field. The circuits' and probes' clock is the test's (no sleeping).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError, validateConfig, type ServiceConfigInput } from '@model-messages/server';
 import {
   FakeOpenAiEngine,
+  loadEngineFixture,
   postJson,
   postStreamWithTrailers,
   startService,
@@ -173,6 +175,25 @@ describe('four engine replicas behind one model, balance "session"', () => {
     clock.now += 60_000;
     for (const [index] of movedTo)
       assert.equal(await engineOf(first, conversationRequest('a run', 5), conversations[index]!), dead);
+  });
+
+  test('a replica cut off after its first output: the stream stays on it and ends in an error, no other replica asked', async () => {
+    const headers = { [SESSION_HEADER]: 'cut-after-output' };
+    const home = await engineOf(first, conversationRequest('cut streams', 1), headers);
+    // The role chunk and "Paris is", then the connection ends: no finish, no [DONE].
+    engines[home]!.reply({ stream: loadEngineFixture('vllm', 'text').stream!.slice(0, 2), done: false });
+    const before = engines.map((engine) => engine.chatBodies().length);
+    const streamed = await postStreamWithTrailers(
+      first,
+      { ...conversationRequest('cut streams', 2), stream: true },
+      headers,
+    );
+    const names = streamed.events.map((event) => event.event).filter((name) => name !== 'ping');
+    assert.ok(names.includes('content_block_delta'), names.join(' '));
+    assert.equal(names.at(-1), 'error', names.join(' '));
+    assert.equal(streamed.trailers['mms-backend'], `openai-compatible:vllm#${home + 1}`);
+    const asked = engines.flatMap((engine, index) => (engine.chatBodies().length > before[index]! ? [index] : []));
+    assert.deepEqual(asked, [home], 'sending it again elsewhere would repeat output the client already has');
   });
 
   test('a probe finds a replica down before a request pays for it, and up again before its cool-down ends', async () => {

@@ -6,22 +6,21 @@
  * identical idle replicas share the requests rather than the first taking them all.
  */
 import type { RequestRouting } from '../backend.js';
-import { rotated, type BalancePolicy, type PassedOver } from './balance-policy.js';
+import type { BalancePolicy, PassedOver } from './balance-policy.js';
 import type { ListMember } from './list-member.js';
+import { RoundRobinPolicy } from './round-robin-policy.js';
 
 export class LeastBusyPolicy implements BalancePolicy {
-  private next = 0;
+  /** The order between members equal in load and latency: each request one further round. */
+  private readonly turns = new RoundRobinPolicy();
 
   order(
     members: readonly ListMember[],
-    _routing: RequestRouting,
+    routing: RequestRouting,
     passedOver: PassedOver | undefined,
   ): readonly ListMember[] {
-    const start = this.next;
-    // A count before the request is no turn: the request that follows it takes this one.
-    if (passedOver !== undefined) this.next = (start + 1) % members.length;
     // Array.prototype.sort is stable: members equal in both keep the rotated order.
-    return rotated(members, start).sort(
+    return [...this.turns.order(members, routing, passedOver)].sort(
       (left, right) => left.inFlight - right.inFlight || (left.recentLatencyMs ?? 0) - (right.recentLatencyMs ?? 0),
     );
   }

@@ -6,12 +6,11 @@
  * (issue 36; a start through tsx and its loader hooks cost more CPU per request too).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MMS } from '../test/mms-command.js';
-import { freePort } from './gateway/peers.js';
+import { freePort, stopProcess } from './gateway/peers.js';
 
 export interface MmsServeProcess {
   port: number;
@@ -70,7 +69,8 @@ export async function startMmsServe(
     port,
     pid: child.pid!,
     stop: async () => {
-      await stopChild(child);
+      // In-flight requests finish, and a CPU profile is written, before it exits.
+      await stopProcess(child, 15_000);
       rmSync(folder, { recursive: true, force: true });
     },
   };
@@ -88,14 +88,4 @@ async function untilHealthy(child: ChildProcess, port: number, errors: () => str
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error(`mms serve did not answer /health on port ${port} within 30 s: ${errors()}`);
-}
-
-/** SIGTERM, as a supervisor stops it: in-flight requests finish, a CPU profile is written. */
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = once(child, 'exit');
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-  await exited;
-  clearTimeout(timer);
 }

@@ -136,11 +136,12 @@ async function waitUntilListening(
   throw new Error(`${name} did not listen on port ${port} within ${timeoutMs} ms:\n${output()}`);
 }
 
-async function stopProcess(child: ChildProcess): Promise<void> {
+/** SIGTERM, as a supervisor stops a server, then SIGKILL if it has not exited after `killAfterMs`. */
+export async function stopProcess(child: ChildProcess, killAfterMs = 5000): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = once(child, 'exit');
   child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+  const timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
   await exited;
   clearTimeout(timer);
 }

@@ -3,8 +3,10 @@
  * another checkout of the project, alternated in one run: the way to tell whether a change moved
  * the service, when the machine's own drift between two runs of `npm run bench` is larger than
  * the change. `--path scripted` (the default) serves the scripted backend (bench/mms-server.ts);
- * `--path gateway` the `openai-compatible` backend in front of the gateway bench's fake engine
- * (bench/gateway/mms-gateway.ts), one engine for both sides, started from this checkout.
+ * `--path gateway` the `openai-compatible` backend in front of the gateway bench's fake engine,
+ * each side its own compiled `mms serve` (bench/mms-serve-process.ts, with the config of
+ * bench/gateway/mms-config.ts: its `npm ci` built it; this checkout's is built when stale), one
+ * engine for both sides, started from this checkout.
  *
  *   node --import tsx bench/compare-checkouts.ts <other checkout> [--path scripted|gateway]
  *                            [--rounds 6] [--duration 8] [--warmup 2] [--connections 32]
@@ -13,8 +15,8 @@
  *
  *   git worktree add ../mms-base HEAD~1 && (cd ../mms-base && npm ci)
  *
- * Each side runs its own bench/mms-server.ts in a child process from its own folder; rounds run
- * the sides in alternating order (A B, B A, ...). A change within a few percent shows as this
+ * Each side runs its own server in a child process from its own folder; rounds run the sides in
+ * alternating order (A B, B A, ...). A change within a few percent shows as this
  * checkout ahead in most rounds, rather than in the medians alone.
  */
 import { fork, type ChildProcess } from 'node:child_process';
@@ -25,6 +27,8 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { postUnderLoad, requestsPerSecond } from './autocannon-load.js';
 import { positiveInteger, positiveNumber } from './command-arguments.js';
+import { gatewayConfig } from './gateway/mms-config.js';
+import { startMmsServe } from './mms-serve-process.js';
 import { median } from './statistics.js';
 
 const API_KEY = 'bench-key-123456';
@@ -65,8 +69,8 @@ const settings = {
 interface Side {
   name: 'this' | 'other';
   folder: string;
-  child: ChildProcess;
   url: string;
+  stop(): Promise<void>;
 }
 
 /** A server of a checkout in a child process of its own, once it has said its port over IPC. */
@@ -99,16 +103,29 @@ interface Engine {
 }
 
 async function start(name: Side['name'], folder: string, engine: Engine | undefined): Promise<Side> {
-  const { child, message } = engine
-    ? await forkServer(`${name} checkout's`, folder, join('bench', 'gateway', 'mms-gateway.ts'), [
-        API_KEY,
-        MODEL_ID,
-        engine.baseURL,
-        engine.model,
-        'single',
-      ])
-    : await forkServer(`${name} checkout's`, folder, join('bench', 'mms-server.ts'), [API_KEY, MODEL_ID]);
-  return { name, folder, child, url: `http://127.0.0.1:${String(message.port)}/v1/messages` };
+  if (engine) {
+    const config = gatewayConfig({
+      apiKey: API_KEY,
+      modelId: MODEL_ID,
+      engineBaseURL: engine.baseURL,
+      engineModel: engine.model,
+      layout: 'single',
+    });
+    const served = await startMmsServe(`${name} checkout's mms`, config, {
+      checkout: name === 'this' ? undefined : folder,
+    });
+    return { name, folder, url: `http://127.0.0.1:${served.port}/v1/messages`, stop: served.stop };
+  }
+  const { child, message } = await forkServer(`${name} checkout's`, folder, join('bench', 'mms-server.ts'), [
+    API_KEY,
+    MODEL_ID,
+  ]);
+  return {
+    name,
+    folder,
+    url: `http://127.0.0.1:${String(message.port)}/v1/messages`,
+    stop: async () => void child.disconnect(),
+  };
 }
 
 async function measure(side: Side): Promise<number> {
@@ -139,7 +156,7 @@ try {
     );
   }
 } finally {
-  for (const side of sides) side.child.disconnect();
+  for (const side of sides) await side.stop();
   engine?.child.disconnect();
 }
 

@@ -1,25 +1,33 @@
 /**
  * Gateway benchmark (issue 6): what going through mms adds to a request to an OpenAI-compatible
- * engine, next to calling the engine directly and next to two TypeScript gateways from npm,
+ * engine, next to calling the engine directly and next to three gateways that do the same job,
  * all on the same fake engine and the same load, in one run. See docs/benchmarks.md.
  *
  *   npm run bench:gateway -- [--duration 5] [--latency-duration 2] [--warmup 1]
  *                            [--connections 32] [--rounds 3] [--modes json,stream] [--no-peers]
+ *                            [--engine-chunks apart|together]
  *
  * Arms, each a server in a child process of its own (this process is the load generator):
- * - direct: the fake engine itself (bench/gateway/fake-engine.ts), OpenAI chat completions;
+ * - direct: the fake engine itself (bench/gateway/fake-engine.ts), OpenAI chat completions; a
+ *   stream's chunks written each on its own, as a real engine sends them (`--engine-chunks
+ *   together`: in one piece, as before issue 36);
  * - mms: POST /v1/messages, model `bench` on the `openai-compatible` backend -> the engine, with
  *   the default settings (`engine: "vllm"`, `countTokens: "engine"`: no /tokenize round trip for
- *   a prompt far from the window);
+ *   a prompt far from the window). Every mms arm is `mms serve` from the compiled package, with
+ *   its default logging and metrics (bench/mms-serve-process.ts, issue 36): what users run;
  * - mms every-request: the same with `countTokens: "every-request"` (the engine's /tokenize before
  *   every request, as the default did before issue 19);
  * - mms backends: the default settings with `backends: [engine, engine]` (primary healthy);
+ * - mms session: `backends: [engine, engine]` with `balance: "session"` (issue 36);
  * - portkey: @portkey-ai/gateway, OpenAI chat completions passthrough to the engine (its
  *   /v1/messages does not translate to chat completions: see bench/gateway/peers.ts);
- * - ccr: @musistudio/claude-code-router, POST /v1/messages -> the engine's chat completions.
+ * - ccr: @musistudio/claude-code-router, POST /v1/messages -> the engine's chat completions;
+ * - litellm: LiteLLM's proxy (Python), POST /v1/messages -> the engine's chat completions.
  * Modes: `json` (non-streaming) and `stream` (`stream: true` on every arm).
+ * Each arm's CPU per request is its server process's (and its children's) CPU time over its
+ * latency slices, one request at a time (bench/process-cpu.ts).
  *
- * Aim (issues 6 and 19): with the default settings mms adds under 0.5 ms at p50 over direct.
+ * Aim (issues 6, 19 and 36): with the default settings mms adds under 0.3 ms at p50 over direct.
  * Per round: each arm in turn gets a warm-up and then throughput at a fixed number of
  * connections (autocannon), the order alternating from round to round (A B C, C B A, ...); then
  * latency on one keep-alive connection per arm, one request at a time (microsecond timer; what
@@ -42,25 +50,31 @@ import {
   type MeasureSettings,
   type Mode,
 } from './gateway/measure.js';
+import { gatewayConfig, type GatewayLayout } from './gateway/mms-config.js';
 import {
+  ensureLiteLlmInstalled,
   ensurePeersInstalled,
   portkeyHeaders,
   startClaudeCodeRouter,
+  startLiteLlm,
   startPortkey,
   type PeerProcess,
 } from './gateway/peers.js';
 import { positiveNumber } from './command-arguments.js';
+import { startMmsServe } from './mms-serve-process.js';
 
 const API_KEY = 'bench-key-123456';
 const MODEL_ID = 'bench';
 const PROMPT = 'Summarize the benchmark in one short sentence please.';
-const AIM_ADDED_P50_MS = 0.5;
+const AIM_ADDED_P50_MS = 0.3;
+const PEER_NAMES = ['portkey', 'ccr', 'litellm'];
 /** Words of the fake engine's recorded reply (packages/testing/fixtures/openai-engines/vllm/text.json). */
 const REPLY_WORDS = 'Paris is';
 
 interface BenchSettings extends MeasureSettings {
   modes: Mode[];
   peers: boolean;
+  engineChunks: 'apart' | 'together';
 }
 
 function readSettings(): BenchSettings {
@@ -73,8 +87,12 @@ function readSettings(): BenchSettings {
       rounds: { type: 'string', default: '3' },
       modes: { type: 'string', default: 'json,stream' },
       'no-peers': { type: 'boolean', default: false },
+      'engine-chunks': { type: 'string', default: 'apart' },
     },
   });
+  const engineChunks = values['engine-chunks'];
+  if (engineChunks !== 'apart' && engineChunks !== 'together')
+    throw new Error(`--engine-chunks takes apart or together, got ${JSON.stringify(engineChunks)}`);
   const modes = values.modes.split(',').map((mode) => mode.trim());
   for (const mode of modes)
     if (mode !== 'json' && mode !== 'stream')
@@ -87,6 +105,7 @@ function readSettings(): BenchSettings {
     rounds: Math.round(positiveNumber(values.rounds, 'rounds')),
     modes: modes as Mode[],
     peers: !values['no-peers'],
+    engineChunks,
   };
 }
 
@@ -98,6 +117,7 @@ interface Stoppable {
 
 interface ForkedServer extends Stoppable {
   port: number;
+  pid: number;
   message: Record<string, unknown>;
 }
 
@@ -123,7 +143,7 @@ async function forkServer(name: string, file: string, childArguments: string[]):
   failed.catch(() => undefined);
   const port = typeof message === 'object' && message !== null ? (message as { port?: unknown }).port : undefined;
   if (typeof port !== 'number') throw new Error(`expected { port } from ${name}, got ${JSON.stringify(message)}`);
-  return { port, message: message as Record<string, unknown>, stop: () => stopChild(child) };
+  return { port, pid: child.pid!, message: message as Record<string, unknown>, stop: () => stopChild(child) };
 }
 
 // --- arms --------------------------------------------------------------------------------
@@ -152,11 +172,13 @@ function chatBody(engineModel: string, mode: Mode): string {
   });
 }
 
-function messagesArm(name: string, label: string, port: number): Arm {
+function messagesArm(name: string, label: string, server: { port: number; pid: number }): Arm {
+  const port = server.port;
   return {
     name,
     label,
     request: 'Messages',
+    pid: server.pid,
     target: (mode) => ({
       name,
       url: `http://127.0.0.1:${port}/v1/messages`,
@@ -169,14 +191,16 @@ function messagesArm(name: string, label: string, port: number): Arm {
 function chatArm(
   name: string,
   label: string,
-  port: number,
+  server: { port: number; pid: number },
   engineModel: string,
   extraHeaders: Record<string, string>,
 ): Arm {
+  const port = server.port;
   return {
     name,
     label,
     request: 'chat completions',
+    pid: server.pid,
     target: (mode) => ({
       name,
       url: `http://127.0.0.1:${port}/v1/chat/completions`,
@@ -223,20 +247,20 @@ function printMode(mode: Mode, summaries: ArmSummary[], settings: BenchSettings)
   console.log(`${mode === 'json' ? 'Non-streaming' : 'Streaming'} (${mode}): medians of ${settings.rounds} rounds`);
   console.log('');
   console.log(
-    `| path to the same fake engine | request | added p50 | added p99 | p50, 1 conn | p99, 1 conn | req/s, ${settings.connections} conns | vs direct | p50 / p99 at ${settings.connections} conns |`,
+    `| path to the same fake engine | request | added p50 | added p99 | CPU / request | p50, 1 conn | p99, 1 conn | req/s, ${settings.connections} conns | vs direct | p50 / p99 at ${settings.connections} conns |`,
   );
-  console.log('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+  console.log('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const summary of summaries) {
     const isDirect = summary === direct;
     console.log(
       `| ${summary.arm.label} | ${summary.arm.request} | ${isDirect ? 'baseline' : signed(summary.addedP50)} | ${isDirect ? 'baseline' : signed(summary.addedP99)} | ` +
-        `${summary.p50.toFixed(3)} ms | ${summary.p99.toFixed(3)} ms | ${summary.requestsPerSecond.toFixed(0)} | ${(summary.requestsPerSecond / direct.requestsPerSecond).toFixed(2)} | ${summary.loadedP50} / ${summary.loadedP99} ms |`,
+        `${(summary.cpuPerRequest / 1000).toFixed(2)} ms${isDirect ? ' (the engine)' : ''} | ${summary.p50.toFixed(3)} ms | ${summary.p99.toFixed(3)} ms | ${summary.requestsPerSecond.toFixed(0)} | ${(summary.requestsPerSecond / direct.requestsPerSecond).toFixed(2)} | ${summary.loadedP50} / ${summary.loadedP99} ms |`,
     );
   }
   const mms = summaries.find((summary) => summary.arm.name === 'mms');
   if (mms === undefined) return;
   const added = mms.addedP50;
-  const peers = summaries.filter((summary) => summary.arm.name === 'portkey' || summary.arm.name === 'ccr');
+  const peers = summaries.filter((summary) => PEER_NAMES.includes(summary.arm.name));
   const beaten = peers.filter((peer) => peer.addedP50 > added);
   console.log('');
   console.log(
@@ -258,53 +282,56 @@ async function main(): Promise<void> {
   const loadBefore = loadavg()[0] ?? Number.NaN;
   const problems: string[] = [];
   try {
-    const engine = await forkServer('fake engine', './gateway/fake-engine.ts', []);
+    const engine = await forkServer('fake engine', './gateway/fake-engine.ts', [settings.engineChunks]);
     started.push(engine);
     const engineModel = String(engine.message.model);
     const engineBaseURL = `http://127.0.0.1:${engine.port}/v1`;
-    const mms = await forkServer('mms', './gateway/mms-gateway.ts', [
-      API_KEY,
-      MODEL_ID,
-      engineBaseURL,
-      engineModel,
-      'single',
-    ]);
-    started.push(mms);
-    const mmsEveryRequest = await forkServer('mms every-request', './gateway/mms-gateway.ts', [
-      API_KEY,
-      MODEL_ID,
-      engineBaseURL,
-      engineModel,
-      'single',
-      'every-request',
-    ]);
-    started.push(mmsEveryRequest);
-    const mmsBackends = await forkServer('mms backends', './gateway/mms-gateway.ts', [
-      API_KEY,
-      MODEL_ID,
-      engineBaseURL,
-      engineModel,
-      'backends',
-    ]);
-    started.push(mmsBackends);
+    const serve = async (name: string, layout: GatewayLayout, countTokens?: string) => {
+      const config = gatewayConfig({
+        apiKey: API_KEY,
+        modelId: MODEL_ID,
+        engineBaseURL,
+        engineModel,
+        layout,
+        countTokens,
+      });
+      const served = await startMmsServe(name, config);
+      started.push(served);
+      return served;
+    };
     const arms: Arm[] = [
-      chatArm('direct', 'direct (no gateway)', engine.port, engineModel, { authorization: 'Bearer bench-engine-key' }),
-      messagesArm('mms', 'mms, `openai-compatible` backend, default settings', mms.port),
-      messagesArm('mms-every', 'mms, `countTokens: "every-request"`', mmsEveryRequest.port),
-      messagesArm('mms-backends', 'mms, `backends` list (primary healthy)', mmsBackends.port),
+      chatArm('direct', 'direct (no gateway)', engine, engineModel, { authorization: 'Bearer bench-engine-key' }),
+      messagesArm('mms', 'mms, `openai-compatible` backend, default settings', await serve('mms', 'single')),
+      messagesArm(
+        'mms-every',
+        'mms, `countTokens: "every-request"`',
+        await serve('mms every-request', 'single', 'every-request'),
+      ),
+      messagesArm('mms-backends', 'mms, `backends` list (primary healthy)', await serve('mms backends', 'backends')),
+      messagesArm('mms-session', 'mms, `backends` list, `balance: "session"`', await serve('mms session', 'session')),
     ];
     if (settings.peers) {
-      console.log(`peers installed: ${ensurePeersInstalled().join(', ')}`);
       const peers: Array<[string, () => Promise<PeerProcess>, (peer: PeerProcess) => Arm]> = [
         [
           '@portkey-ai/gateway',
-          startPortkey,
-          (peer) => chatArm('portkey', '`@portkey-ai/gateway`', peer.port, engineModel, portkeyHeaders(engineBaseURL)),
+          async () => {
+            console.log(`peers installed: ${ensurePeersInstalled().join(', ')}`);
+            return startPortkey();
+          },
+          (peer) => chatArm('portkey', '`@portkey-ai/gateway`', peer, engineModel, portkeyHeaders(engineBaseURL)),
         ],
         [
           '@musistudio/claude-code-router',
           () => startClaudeCodeRouter(engineBaseURL, engineModel),
-          (peer) => messagesArm('ccr', '`@musistudio/claude-code-router`', peer.port),
+          (peer) => messagesArm('ccr', '`@musistudio/claude-code-router`', peer),
+        ],
+        [
+          'LiteLLM proxy',
+          async () => {
+            console.log(`peer installed: ${ensureLiteLlmInstalled()}`);
+            return startLiteLlm(engineBaseURL, engineModel);
+          },
+          (peer) => messagesArm('litellm', 'LiteLLM proxy', peer),
         ],
       ];
       for (const [name, start, toArm] of peers) {
@@ -319,7 +346,7 @@ async function main(): Promise<void> {
     }
     for (const problem of problems) console.log(`NOT MEASURED: ${problem}`);
     console.log(
-      `node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? 'unknown'}), load average ${loadBefore.toFixed(2)}`,
+      `node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? 'unknown'}), load average ${loadBefore.toFixed(2)}; engine chunks ${settings.engineChunks}`,
     );
     console.log(
       `per arm and round: ${settings.warmupSeconds} s warm-up and ${settings.durationSeconds} s at ${settings.connections} connections (throughput), ` +
@@ -333,7 +360,7 @@ async function main(): Promise<void> {
           await checkArm(arm, mode);
           measurable.push(arm);
         } catch (error) {
-          if (arm.name === 'portkey' || arm.name === 'ccr') {
+          if (PEER_NAMES.includes(arm.name)) {
             const problem = `${error instanceof Error ? error.message : String(error)}`;
             problems.push(problem);
             console.log(`NOT MEASURED: ${problem}`);

@@ -219,7 +219,14 @@ describe('what they say', () => {
         id: string;
         ready: boolean;
         in_flight: number;
-        backends: Array<{ backend: string; ready: boolean; state: string; recent: { requests: number } }>;
+        backends: Array<{
+          backend: string;
+          ready: boolean;
+          state: string;
+          circuit: string | null;
+          in_flight: number | null;
+          recent: { requests: number };
+        }>;
       }>;
     };
     assert.deepEqual(
@@ -230,6 +237,8 @@ describe('what they say', () => {
     assert.equal(mid.ready, true);
     assert.equal(mid.in_flight, 0);
     assert.equal(mid.backends[0]!.backend, 'scripted');
+    // A list's members have a circuit and a count in flight (balanced lists, issue 36); one backend alone neither.
+    assert.deepEqual([mid.backends[0]!.circuit, mid.backends[0]!.in_flight], [null, null]);
     assert.ok(mid.backends[0]!.recent.requests >= 2);
   });
 

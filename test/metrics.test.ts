@@ -224,6 +224,28 @@ describe('metrics of requests on scripted models', () => {
       1,
     );
   });
+
+  test('each backend of a list: requests chosen, passed over, failed and in flight (issue 36)', async () => {
+    // The primary's circuit opened in the test before: this request passes over it.
+    const response = await postJson(service, '/v1/messages', {
+      model: 'listed',
+      max_tokens: 100,
+      messages: [{ role: 'user', content: 'hello' }],
+    });
+    assert.equal(response.headers.get('mms-backend'), 'scripted#2');
+    const samples = await scrape(service);
+    const primary = { model: 'listed', backend: 'scripted#1' };
+    const fallback = { model: 'listed', backend: 'scripted#2' };
+    assert.equal(valueOf(samples, 'mms_backend_chosen_total', primary), 1);
+    assert.equal(valueOf(samples, 'mms_backend_chosen_total', fallback), 2);
+    assert.equal(valueOf(samples, 'mms_backend_skipped_total', { ...primary, reason: 'open' }), 1);
+    assert.equal(valueOf(samples, 'mms_backend_skipped_total', { ...primary, reason: 'down' }), 0);
+    assert.equal(valueOf(samples, 'mms_backend_skipped_total', { ...fallback, reason: 'open' }), 0);
+    assert.equal(valueOf(samples, 'mms_backend_failures_total', { ...primary, code: 'internal' }), 1);
+    assert.equal(valueOf(samples, 'mms_backend_failures_total', { ...fallback, code: 'internal' }), 0);
+    assert.equal(valueOf(samples, 'mms_backend_in_flight', primary), 0);
+    assert.equal(valueOf(samples, 'mms_backend_in_flight', fallback), 0);
+  });
 });
 
 test('with metrics.public, /metrics needs no key', async () => {

@@ -3,8 +3,12 @@
  * loopback that answers every chat completion with one fixed reply, recorded from vLLM
  * (packages/testing/fixtures/openai-engines/vllm/text.json): the JSON body when the request has
  * no `stream: true`, otherwise the fixture's six SSE chunks (role, three content deltas, finish,
- * usage) and `data: [DONE]`. The bytes are serialised once at start and written in one piece,
- * with no delay, so the engine costs as little as a server that reads and parses the body can.
+ * usage) and `data: [DONE]`. The bytes are serialised once at start, with no delay, so the engine
+ * costs as little as a server that reads and parses the body can. A stream's chunks are written
+ * each on its own, a turn of the event loop apart, as a real engine sends each as it generates it
+ * (issue 36: written in one piece, the gateway read the whole stream in one read, which no real
+ * engine gives it); `together` as the first argument writes them in one piece, as the bench did
+ * before.
  * It also answers `GET /v1/models` (mms's start-up check) and, as vLLM does, `POST /tokenize`
  * with the chat messages (what mms's default settings ask for count_tokens and for a prompt near
  * the context window; `countTokens: "every-request"` before every request): the body parsed, the
@@ -34,9 +38,12 @@ const models = (readFixture('models') as { body: unknown }).body;
 const ENGINE_MODEL = ((models as { data: Array<{ id: string }> }).data[0] ?? { id: 'missing' }).id;
 
 const JSON_REPLY = Buffer.from(JSON.stringify(text.json));
-const STREAM_REPLY = Buffer.from(
-  `${text.stream.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join('')}data: [DONE]\n\n`,
+/** The stream's frames: each chunk, then `[DONE]`. */
+const STREAM_FRAMES = [...text.stream.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`), 'data: [DONE]\n\n'].map(
+  (frame) => Buffer.from(frame),
 );
+const STREAM_REPLY = Buffer.concat(STREAM_FRAMES);
+const CHUNKS: 'apart' | 'together' = process.argv[2] === 'together' ? 'together' : 'apart';
 const MODELS_REPLY = Buffer.from(JSON.stringify(models));
 /** vLLM's TokenizeResponse: the count, the window, the token ids. */
 const PROMPT_TOKENS = (text.json as { usage: { prompt_tokens: number } }).usage.prompt_tokens;
@@ -74,8 +81,15 @@ async function handle(request: IncomingMessage, response: ServerResponse): Promi
   }
   if (!Array.isArray(parsed.messages))
     return send(response, 400, 'application/json', Buffer.from('{"error":{"message":"messages is required"}}'));
-  if (parsed.stream === true) return send(response, 200, 'text/event-stream', STREAM_REPLY);
-  send(response, 200, 'application/json', JSON_REPLY);
+  if (parsed.stream !== true) return send(response, 200, 'application/json', JSON_REPLY);
+  if (CHUNKS === 'together') return send(response, 200, 'text/event-stream', STREAM_REPLY);
+  response.writeHead(200, { 'content-type': 'text/event-stream' });
+  for (const frame of STREAM_FRAMES) {
+    if (response.destroyed) return;
+    response.write(frame);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  response.end();
 }
 
 async function tokenize(request: IncomingMessage, response: ServerResponse): Promise<void> {

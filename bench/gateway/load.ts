@@ -10,6 +10,7 @@
  */
 import { Agent, request } from 'node:http';
 import { postUnderLoad, requestsPerSecond } from '../autocannon-load.js';
+import { percentile } from '../statistics.js';
 
 export interface HttpTarget {
   name: string;
@@ -45,12 +46,6 @@ export interface Latency {
   p50: number;
   p99: number;
   samples: number;
-}
-
-function percentile(sorted: readonly number[], fraction: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1));
-  return sorted[index] ?? Number.NaN;
 }
 
 function once(target: HttpTarget, agent: Agent, url: URL, body: Buffer): Promise<number> {
@@ -95,10 +90,13 @@ export class LatencyProbe {
     this.body = Buffer.from(target.body);
   }
 
-  /** Requests one at a time for `seconds`, each one's time kept in `samples`. */
-  async run(seconds: number): Promise<void> {
+  /** Requests one at a time for `seconds`, each one's time kept in `samples`; answers how many. */
+  async run(seconds: number): Promise<number> {
     const deadline = performance.now() + seconds * 1000;
-    while (performance.now() < deadline) this.samples.push(await once(this.target, this.agent, this.url, this.body));
+    let requests = 0;
+    for (; performance.now() < deadline; requests += 1)
+      this.samples.push(await once(this.target, this.agent, this.url, this.body));
+    return requests;
   }
 
   /** The percentiles of every sample so far. */

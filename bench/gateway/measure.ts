@@ -3,6 +3,7 @@
  * (autocannon), then every arm's latency on one connection, the arms taking turns in short
  * slices, and each arm's added latency against the direct arm in the same round.
  */
+import { processTreeCpuMicroseconds } from '../process-cpu.js';
 import { median } from '../statistics.js';
 import { LatencyProbe, runLoad, type HttpTarget, type Latency, type Throughput } from './load.js';
 
@@ -15,6 +16,8 @@ export interface Arm {
   /** What the arm's request is: the gateways translate Messages, or pass chat completions. */
   request: string;
   target(mode: Mode): HttpTarget;
+  /** The process that serves it (the gateway's; the engine's for direct), whose CPU is read. */
+  pid: number;
 }
 
 export interface MeasureSettings {
@@ -27,6 +30,8 @@ export interface MeasureSettings {
 
 interface RoundResult {
   latency: Latency;
+  /** Microseconds of the arm's process's CPU per request of its latency slices. */
+  cpuPerRequest: number;
   throughput: Throughput;
   /** This round's p50 and p99 less the direct arm's in the same round (0 for direct itself). */
   addedP50: number;
@@ -50,14 +55,30 @@ export const LATENCY_SLICE_SECONDS = 0.25;
  * other, several seconds apart, the added p50 moved by 0.3 ms from round to round as the VM's
  * speed drifted: the engine's own CPU per request went from 45 to 76 µs within a minute.)
  */
-async function measureLatencies(arms: Arm[], mode: Mode, settings: MeasureSettings): Promise<Map<string, Latency>> {
+async function measureLatencies(
+  arms: Arm[],
+  mode: Mode,
+  settings: MeasureSettings,
+): Promise<Map<string, { latency: Latency; cpuPerRequest: number }>> {
   const probes = arms.map((arm) => new LatencyProbe(arm.target(mode)));
+  // Each arm's process's CPU over its own slices, one request at a time: what it spent per request.
+  const cpu = arms.map(() => ({ microseconds: 0, requests: 0 }));
   try {
     const slices = Math.max(1, Math.round(settings.latencySeconds / LATENCY_SLICE_SECONDS));
     for (let slice = 0; slice < slices; slice += 1)
-      for (let turn = 0; turn < probes.length; turn += 1)
-        await probes[(slice + turn) % probes.length]!.run(LATENCY_SLICE_SECONDS);
-    return new Map(arms.map((arm, index) => [arm.name, probes[index]!.latency()]));
+      for (let turn = 0; turn < probes.length; turn += 1) {
+        const index = (slice + turn) % probes.length;
+        const before = processTreeCpuMicroseconds(arms[index]!.pid);
+        const requests = await probes[index]!.run(LATENCY_SLICE_SECONDS);
+        cpu[index]!.microseconds += processTreeCpuMicroseconds(arms[index]!.pid) - before;
+        cpu[index]!.requests += requests;
+      }
+    return new Map(
+      arms.map((arm, index) => [
+        arm.name,
+        { latency: probes[index]!.latency(), cpuPerRequest: cpu[index]!.microseconds / cpu[index]!.requests },
+      ]),
+    );
   } finally {
     for (const probe of probes) probe.close();
   }
@@ -70,6 +91,8 @@ export interface ArmSummary {
   /** Medians of the rounds' own differences: each measured against direct in the same slices. */
   addedP50: number;
   addedP99: number;
+  /** Microseconds of the arm's process's CPU per request, one request at a time. */
+  cpuPerRequest: number;
   requestsPerSecond: number;
   loadedP50: number;
   loadedP99: number;
@@ -82,6 +105,7 @@ function summarize(arm: Arm, results: RoundResult[]): ArmSummary {
     p99: median(results.map((result) => result.latency.p99)),
     addedP50: median(results.map((result) => result.addedP50)),
     addedP99: median(results.map((result) => result.addedP99)),
+    cpuPerRequest: median(results.map((result) => result.cpuPerRequest)),
     requestsPerSecond: median(results.map((result) => result.throughput.requestsPerSecond)),
     loadedP50: median(results.map((result) => result.throughput.p50)),
     loadedP99: median(results.map((result) => result.throughput.p99)),
@@ -96,14 +120,14 @@ export async function measureMode(arms: Arm[], mode: Mode, settings: MeasureSett
     for (const arm of order) throughputs.set(arm.name, await measureThroughput(arm, mode, settings));
     // Every arm has just run under load: all of them are warm for the latency slices.
     const latencies = await measureLatencies(arms, mode, settings);
-    const direct = latencies.get('direct')!;
+    const direct = latencies.get('direct')!.latency;
     for (const arm of arms) {
-      const latency = latencies.get(arm.name)!;
+      const { latency, cpuPerRequest } = latencies.get(arm.name)!;
       const throughput = throughputs.get(arm.name)!;
       const addedP50 = latency.p50 - direct.p50;
-      results.get(arm.name)?.push({ latency, throughput, addedP50, addedP99: latency.p99 - direct.p99 });
+      results.get(arm.name)?.push({ latency, cpuPerRequest, throughput, addedP50, addedP99: latency.p99 - direct.p99 });
       console.log(
-        `${mode} round ${round + 1}: ${arm.name.padEnd(12)} 1 conn p50 ${latency.p50.toFixed(3)} ms (added ${addedP50.toFixed(3)}) p99 ${latency.p99.toFixed(3)} ms (${latency.samples} req)` +
+        `${mode} round ${round + 1}: ${arm.name.padEnd(12)} 1 conn p50 ${latency.p50.toFixed(3)} ms (added ${addedP50.toFixed(3)}) p99 ${latency.p99.toFixed(3)} ms (${latency.samples} req), CPU ${cpuPerRequest.toFixed(0)} µs/req` +
           `  |  ${settings.connections} conns ${throughput.requestsPerSecond.toFixed(0)} req/s p50 ${throughput.p50} ms p99 ${throughput.p99} ms`,
       );
     }

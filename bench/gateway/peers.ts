@@ -1,7 +1,7 @@
 /**
- * The two peer gateways of bench/gateway.ts, installed into bench/gateway/peers (an npm project
- * of its own, so that they never become dependencies of mms) and started as child processes
- * pointing at the bench's fake engine:
+ * The peer gateways of bench/gateway.ts, installed into bench/gateway/peers (an npm project of
+ * its own, and a Python virtual environment of its own, so that they never become dependencies
+ * of mms) and started as child processes pointing at the bench's fake engine:
  *
  * - @portkey-ai/gateway 1.15.2 (the newest on npm). Its `/v1/messages` passes Messages requests
  *   only to providers that speak Messages natively: for `openai` it answers 500 "messages is not
@@ -19,6 +19,12 @@
  * - @musistudio/claude-code-router 2.0.0: 3.x needs Node >= 22 (its `engines`); 2.0.0 declares
  *   Node >= 20 and starts offline. It reads ~/.claude-code-router/config.json, so it runs with
  *   HOME set to a temporary folder holding a config whose one provider is the fake engine.
+ * - LiteLLM's proxy (issue 36), pinned in peers/litellm/requirements.txt and installed with pip
+ *   into peers/litellm/venv on the first run: its `/v1/messages` takes Messages requests for any
+ *   of its models and sends them to an OpenAI-compatible one as chat completions (its
+ *   `openai/<model>` provider with `api_base`), as mms does. One worker, its default logging; the
+ *   model cost map read from the package rather than fetched (LITELLM_LOCAL_MODEL_COST_MAP), as
+ *   the machine reaches no network.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -79,6 +85,8 @@ export function ensurePeersInstalled(): string[] {
 export interface PeerProcess {
   name: string;
   port: number;
+  /** The process serving, whose CPU time (and its children's) the bench reads. */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -128,11 +136,12 @@ async function waitUntilListening(
   throw new Error(`${name} did not listen on port ${port} within ${timeoutMs} ms:\n${output()}`);
 }
 
-async function stopProcess(child: ChildProcess): Promise<void> {
+/** SIGTERM, as a supervisor stops a server, then SIGKILL if it has not exited after `killAfterMs`. */
+export async function stopProcess(child: ChildProcess, killAfterMs = 5000): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = once(child, 'exit');
   child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+  const timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
   await exited;
   clearTimeout(timer);
 }
@@ -146,7 +155,7 @@ export async function startPortkey(): Promise<PeerProcess> {
   });
   const output = captureOutput(child);
   await waitUntilListening('@portkey-ai/gateway', child, port, output);
-  return { name: 'portkey', port, stop: () => stopProcess(child) };
+  return { name: 'portkey', port, pid: child.pid!, stop: () => stopProcess(child) };
 }
 
 /** The Portkey headers that send a chat completion to an OpenAI-compatible engine at `engineBaseURL`. */
@@ -196,9 +205,101 @@ export async function startClaudeCodeRouter(engineBaseURL: string, engineModel: 
   return {
     name: 'ccr',
     port,
+    pid: child.pid!,
     stop: async () => {
       await stopProcess(child);
       rmSync(home, { recursive: true, force: true });
+    },
+  };
+}
+
+// --- LiteLLM -----------------------------------------------------------------------------
+
+const LITELLM_FOLDER = join(PEERS_FOLDER, 'litellm');
+const LITELLM_ENVIRONMENT = join(LITELLM_FOLDER, 'venv');
+
+/** The version requirements.txt pins: `litellm[proxy]==<version>`. */
+function pinnedLiteLlm(): string {
+  const line = readFileSync(join(LITELLM_FOLDER, 'requirements.txt'), 'utf8').trim();
+  const version = line.split('==')[1];
+  if (version === undefined) throw new Error(`peers/litellm/requirements.txt pins no version: ${line}`);
+  return version;
+}
+
+function installedLiteLlm(): string | undefined {
+  const python = join(LITELLM_ENVIRONMENT, 'bin', 'python');
+  if (!existsSync(python)) return undefined;
+  const result = spawnSync(python, ['-c', "import importlib.metadata as m; print(m.version('litellm'))"], {
+    encoding: 'utf8',
+  });
+  return result.status === 0 ? result.stdout.trim() : undefined;
+}
+
+/**
+ * Installs LiteLLM's proxy into its own virtual environment on the first run (or when the pin
+ * changed), and says which; throws with pip's exit when the Python registry cannot be reached.
+ */
+export function ensureLiteLlmInstalled(): string {
+  const wanted = pinnedLiteLlm();
+  if (installedLiteLlm() !== wanted) {
+    console.log(
+      `peers: litellm ${wanted} not installed yet: python3 -m venv and pip install into ${LITELLM_ENVIRONMENT}`,
+    );
+    const created = spawnSync('python3', ['-m', 'venv', LITELLM_ENVIRONMENT], { stdio: 'inherit' });
+    if (created.status !== 0)
+      throw new Error(`python3 -m venv ${LITELLM_ENVIRONMENT} failed (exit ${String(created.status)})`);
+    const pip = spawnSync(
+      join(LITELLM_ENVIRONMENT, 'bin', 'pip'),
+      ['install', '--disable-pip-version-check', '-r', join(LITELLM_FOLDER, 'requirements.txt')],
+      { stdio: 'inherit' },
+    );
+    if (pip.status !== 0)
+      throw new Error(
+        `pip install litellm[proxy]==${wanted} failed (exit ${String(pip.status)}): is the Python registry reachable?`,
+      );
+  }
+  const installed = installedLiteLlm();
+  if (installed !== wanted)
+    throw new Error(`after pip install: litellm is ${installed ?? 'missing'}, wanted ${wanted}`);
+  return `litellm@${installed}`;
+}
+
+export async function startLiteLlm(engineBaseURL: string, engineModel: string): Promise<PeerProcess> {
+  const port = await freePort();
+  const folder = mkdtempSync(join(tmpdir(), 'mms-bench-litellm-'));
+  // YAML is a superset of JSON: the config as JSON needs no YAML writer.
+  const config = {
+    model_list: [
+      {
+        model_name: 'bench',
+        litellm_params: { model: `openai/${engineModel}`, api_base: engineBaseURL, api_key: 'bench-engine-key' },
+      },
+    ],
+  };
+  writeFileSync(join(folder, 'config.yaml'), JSON.stringify(config, null, 2));
+  const child = spawn(
+    join(LITELLM_ENVIRONMENT, 'bin', 'litellm'),
+    ['--config', join(folder, 'config.yaml'), '--host', '127.0.0.1', '--port', String(port), '--num_workers', '1'],
+    {
+      cwd: folder,
+      env: { ...process.env, LITELLM_LOCAL_MODEL_COST_MAP: 'True' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  const output = captureOutput(child);
+  try {
+    await waitUntilListening('litellm', child, port, output, 120_000);
+  } catch (error) {
+    rmSync(folder, { recursive: true, force: true });
+    throw error;
+  }
+  return {
+    name: 'litellm',
+    port,
+    pid: child.pid!,
+    stop: async () => {
+      await stopProcess(child);
+      rmSync(folder, { recursive: true, force: true });
     },
   };
 }

@@ -95,7 +95,15 @@ async function foldedReply(
   key: ClientKey,
 ): Promise<{ text: string; backend: string }> {
   const record = startRequest(requestId, 'POST', request.headers);
-  const call = await startMessage(body, undefined, services, cancellation, key, undefined, record);
+  const call = await startMessage(
+    body,
+    { fault: undefined, sessionId: undefined },
+    services,
+    cancellation,
+    key,
+    undefined,
+    record,
+  );
   const fold = new MessageFold();
   for (let next = await call.events.next(); !next.done; next = await call.events.next())
     for (const event of next.value) fold.apply(event);

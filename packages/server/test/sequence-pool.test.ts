@@ -103,13 +103,13 @@ test('a full backend in a fallback list is passed over without its circuit count
   };
   const list = new FallbackBackend([full, spare], { failureThreshold: 1, cooldownMs: 60_000 });
   for (let round = 0; round < 3; round += 1) {
-    const request = list.forRequest();
+    const request = list.forRequest({ requestId: undefined, conversationKey: () => '' });
     const batches = [];
     for await (const batch of request.stream({ step: 0 } as never, new Cancellation())) batches.push(batch);
     assert.equal(request.name, 'spare');
   }
   assert.deepEqual(
-    list.circuits().map((circuit) => circuit.state),
+    list.memberStates().map((member) => member.circuit),
     ['closed', 'closed'],
     'with a threshold of 1, a charged failure would have opened it',
   );

@@ -80,6 +80,9 @@ export class FakeOpenAiEngine {
   private closed = 0;
   private hangupWaiters: Array<() => void> = [];
 
+  /** `http://127.0.0.1:<port>`, kept from the start so that it stays the same across `close` and `restart`. */
+  private address = '';
+
   private constructor(
     readonly kind: FakeEngineKind,
     private readonly server: Server,
@@ -90,11 +93,12 @@ export class FakeOpenAiEngine {
     const server = createServer((request, response) => void engine!.handle(request, response));
     engine = new FakeOpenAiEngine(kind, server);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    engine.address = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     return engine;
   }
 
   get baseURL(): string {
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/v1`;
+    return `${this.address}/v1`;
   }
 
   /** The model the engine lists (its models fixture), which a backend config names. */
@@ -151,6 +155,21 @@ export class FakeOpenAiEngine {
   close(): Promise<void> {
     this.server.closeAllConnections();
     return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+
+  /**
+   * Listens again on the port it had, after `close`: a replica that died (its connections
+   * refused meanwhile) and came back, at the address its clients are configured with.
+   */
+  async restart(): Promise<void> {
+    const port = Number(new URL(this.address).port);
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, '127.0.0.1', () => {
+        this.server.off('error', reject);
+        resolve();
+      });
+    });
   }
 
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {

@@ -78,6 +78,7 @@ export interface EngineModel {
     ready: boolean;
     state: string;
     circuit: string | null;
+    in_flight: number | null;
     recent: RecentFigures;
   }>;
 }

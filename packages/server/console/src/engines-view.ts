@@ -88,6 +88,7 @@ function ModelCard({ model }: { model: EngineModel }) {
             <th>backend</th>
             <th>state</th>
             <th>circuit</th>
+            <th class="number">in flight</th>
             <th class="number">recent</th>
             <th>errors</th>
             <th class="number">first token p50 / p95</th>
@@ -101,6 +102,7 @@ function ModelCard({ model }: { model: EngineModel }) {
                 <td>${backend.backend}</td>
                 <td class=${backend.ready ? 'ok' : 'bad'}>${backend.state}</td>
                 <td class=${backend.circuit === 'open' ? 'bad' : ''}>${backend.circuit ?? '–'}</td>
+                <td class="number">${backend.in_flight ?? '–'}</td>
                 <td class="number">${backend.recent.requests}</td>
                 <td class=${Object.keys(backend.recent.errors).length > 0 ? 'bad' : 'muted'}>
                   ${errors(backend.recent)}

@@ -22,7 +22,7 @@ import type { ModelPrompt } from '../backends/call/model-call.js';
 import type { Cancellation } from '../backends/cancellation.js';
 import type { RequestRecord } from '../observability/request-record.js';
 import { endEngineSpan, startEngineSpan } from '../observability/tracing.js';
-import { signServerCalls, turnStartOf } from '../signing/server-call-signing.js';
+import { signServerCalls, turnStartOf, type TurnStart } from '../signing/server-call-signing.js';
 import type { Signer } from '../signing/signer.js';
 import type { StreamPart } from '../streaming/stream-part.js';
 import { noServerToolUse, serverToolKind } from '../tool-kinds/server-tool-kinds.js';
@@ -101,7 +101,9 @@ export async function* runTurn(options: TurnOptions): AsyncGenerator<StreamPart[
     options.model.contextWindow,
     options.backend.countsTokensInProcess === true ? (turnSoFar) => countTurn(options, prompt, turnSoFar) : undefined,
   );
-  const turnStart = turnStartOf(options.request.messages);
+  // Digested only once a step makes server calls to sign: it reads the whole conversation (a
+  // Claude Code prompt's 50 KB and more), and most turns make none.
+  let turnStart: TurnStart | undefined;
   const state: TurnState = {
     blocks,
     outputTokens: 0,
@@ -158,6 +160,7 @@ export async function* runTurn(options: TurnOptions): AsyncGenerator<StreamPart[
       // Each call's id covers its result (issue 32): the step's parts from its first call on
       // were held until now, and go out with the ids signed, followed by the results.
       const provisional = calls.map((call) => call.id);
+      turnStart ??= turnStartOf(options.request.messages);
       signServerCalls(options.signer, turnStart, state.blocks, calls, results);
       yield withSignedIds(outcome.held, provisional, calls);
       yield [

@@ -26,6 +26,11 @@ export type BackendEvent =
   /** A fallback list's circuit for one backend changed state (circuit-breaker.ts). */
   | { type: 'circuit'; backend: string; from: CircuitState; to: CircuitState }
   /**
+   * A list's active probe found a backend down (it is tried after the others), or up again
+   * (fallback/health-watch.ts, issue 36).
+   */
+  | { type: 'health'; backend: string; up: boolean }
+  /**
    * Schema-bound output failed its check and was generated once more (call/output-check.ts):
    * the one request a backend sends its engine again for the same output.
    */

@@ -5,7 +5,7 @@
  * a new kind is its folder and one line here (docs/extending.md). The order is the config
  * schema's, and so the published JSON Schema's.
  */
-import type { BackendKind } from './backend-kind.js';
+import type { BackendKind, ConfigStrings } from './backend-kind.js';
 import { llamaCppKind } from './llama-cpp/llama-cpp-kind.js';
 import { messagesUpstreamKind } from './messages-upstream/messages-upstream-kind.js';
 import { openAiCompatibleKind } from './openai-compatible/openai-compatible-kind.js';
@@ -23,4 +23,19 @@ export function backendKindOf<Config extends { type: string }>(config: Config): 
   // The schema's union admits only the listed types, and each kind's descriptor is typed for its
   // own config: the one cast of the dispatch (a Map loses which value goes with which key).
   return byType.get(config.type) as unknown as BackendKind<Config>;
+}
+
+/**
+ * The values of a config's strings of one sort (the fields its kind declares in `configStrings`),
+ * in the kind's order, unset ones left out: what replies must not show (config/configured-secrets.ts),
+ * and what places a list's member on a hash ring (fallback/member-identity.ts).
+ */
+export function configStringValues(config: { type: string }, sort: keyof ConfigStrings<object>): string[] {
+  const fields: readonly string[] = backendKindOf(config).configStrings[sort];
+  const values: string[] = [];
+  for (const field of fields) {
+    const value: unknown = Reflect.get(config, field);
+    if (typeof value === 'string') values.push(value);
+  }
+  return values;
 }

@@ -11,9 +11,17 @@ import {
   type WithPlacedDefaults,
 } from './backend-defaults.js';
 import { backendKindOf } from './backend-kinds.js';
+import type { BalancePolicyName } from './fallback/balance-config.js';
 
-/** A model's backends in order (its one `backend`, or its `backends` list), with the defaults applied. */
-export function withPlacedDefaults<T extends BackendConfigInput>(configs: readonly T[]): Array<WithPlacedDefaults<T>> {
+/**
+ * A model's backends in order (its one `backend`, or its `backends` list), with the defaults
+ * applied. In a list that balances (issue 36) every backend has others to move to, whatever its
+ * place, so each gets the first-byte limit of a backend with a fallback after it.
+ */
+export function withPlacedDefaults<T extends BackendConfigInput>(
+  configs: readonly T[],
+  balance: BalancePolicyName = 'failover',
+): Array<WithPlacedDefaults<T>> {
   const primary = configs[0];
   if (!primary) return [];
   const concurrency = primary.concurrency ?? backendKindOf(primary).admission.defaultConcurrency;
@@ -27,10 +35,10 @@ export function withPlacedDefaults<T extends BackendConfigInput>(configs: readon
       queue,
     };
     if (!('firstByteTimeoutMs' in kind.config.shape)) return placed as WithPlacedDefaults<T>;
-    const lastInList = index === configs.length - 1;
+    const nothingAfter = configs.length === 1 || (balance === 'failover' && index === configs.length - 1);
     const firstByteTimeoutMs =
       ('firstByteTimeoutMs' in config ? config.firstByteTimeoutMs : undefined) ??
-      (lastInList ? DEFAULT_FIRST_BYTE_TIMEOUT_MS : DEFAULT_FIRST_BYTE_TIMEOUT_BEFORE_FALLBACK_MS);
+      (nothingAfter ? DEFAULT_FIRST_BYTE_TIMEOUT_MS : DEFAULT_FIRST_BYTE_TIMEOUT_BEFORE_FALLBACK_MS);
     return { ...placed, firstByteTimeoutMs } as WithPlacedDefaults<T>;
   });
 }

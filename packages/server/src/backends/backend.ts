@@ -26,9 +26,8 @@ export interface Backend {
    * Optional: a view of this backend for one request, for a backend that chooses among others
    * (a fallback list): the handler counts tokens and runs every step of the turn through it,
    * so that the turn stays on the backend that answered and the header can name it.
-   * `requestId` names the request in what the view reports (backend-events.ts).
    */
-  forRequest?(requestId?: string): Backend;
+  forRequest?(routing: RequestRouting): Backend;
   /**
    * One model step, as batches of parts: whatever the engine had ready at once. Batching keeps
    * the await count per reply low; a streaming engine yields a batch per token or chunk.
@@ -73,6 +72,21 @@ export interface Backend {
   close(): Promise<void>;
 }
 
+/**
+ * What a list's per-request view is told of its request (issue 36), never the wire request
+ * itself: the handler builds it from what it read (call-builder/conversation-key.ts).
+ */
+export interface RequestRouting {
+  /** Names the request in what the view reports (backend-events.ts). */
+  readonly requestId: string | undefined;
+  /**
+   * The conversation the request continues, the same on every turn of it: asked only by a list
+   * that keeps a conversation on one backend (`balance: "session"`), since working it out may
+   * read the conversation's whole prefix.
+   */
+  conversationKey(): string;
+}
+
 /** What GET /ready says of one backend. Never an address or a key: /ready needs no key. */
 export interface BackendReadiness {
   /** The backend's name; in a fallback list, its label there. */
@@ -80,4 +94,8 @@ export interface BackendReadiness {
   ready: boolean;
   /** In a few words: `loaded`, `loading`, `reachable`, `unreachable`, `answered 503`, ... */
   state: string;
+  /** A list's member only: its circuit (fallback/circuit-breaker.ts). */
+  circuit?: 'closed' | 'open' | 'half-open';
+  /** A list's member only: its requests in flight from this replica of mms. */
+  inFlight?: number;
 }

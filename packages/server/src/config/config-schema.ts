@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { MAX_REQUEST_BYTES } from '@model-messages/protocol';
 import { backendConfig, type BackendConfig } from '../backends/backend-config.js';
 import { fallbackOnlyViolations, withPlacedDefaults } from '../backends/backend-placement.js';
+import { balanceConfig, loadEpsilonConfig } from '../backends/fallback/balance-config.js';
 import { fallbackConfig } from '../backends/fallback/fallback-config.js';
 import { keyConfig, limitsConfig } from './key-config.js';
 
@@ -50,11 +51,15 @@ export const modelConfig = z
       .min(1)
       .optional()
       .describe(
-        'Engines in order: the first is the primary, the rest are fallbacks for retryable failures before the first output. Admission (concurrency, queue) is set on the first only and admits the whole list.',
+        'Engines in order: with balance "failover" (the default) the first is the primary, the rest are fallbacks for retryable failures before the first output; with another balance, replicas that share the requests. Admission (concurrency, queue) is set on the first only and admits the whole list.',
       ),
+    balance: balanceConfig.optional(),
+    loadEpsilon: loadEpsilonConfig.optional(),
     fallback: fallbackConfig
       .optional()
-      .describe('Circuit breaker settings of backends; defaults apply when it is left out.'),
+      .describe(
+        'The health of backends: their circuit breakers and how often they are probed; defaults apply when it is left out.',
+      ),
     load: z
       .enum(['eager', 'lazy'])
       .default('eager')
@@ -79,8 +84,16 @@ export const modelConfig = z
         message: `${model.maxOutputTokens} is more than contextWindow (${model.contextWindow}); output shares the window with the prompt`,
       });
     }
-    if (model.fallback !== undefined && model.backends === undefined) {
-      context.addIssue({ code: 'custom', path: ['fallback'], message: 'applies only to a model with backends: [...]' });
+    // Settings of a list, named on a model without one, would do nothing: refused (issue 36).
+    for (const field of ['fallback', 'balance'] as const)
+      if (model[field] !== undefined && model.backends === undefined)
+        context.addIssue({ code: 'custom', path: [field], message: 'applies only to a model with backends: [...]' });
+    if (model.loadEpsilon !== undefined && model.balance !== 'session') {
+      context.addIssue({
+        code: 'custom',
+        path: ['loadEpsilon'],
+        message: `applies only to balance "session" (this model's is ${model.balance ?? 'failover, the default'})`,
+      });
     }
     // A setting that would be silently ignored is refused instead (shared/ARCHITECTURE.md).
     (model.backends ?? []).slice(1).forEach((config, index) => {
@@ -92,7 +105,8 @@ export const modelConfig = z
   .transform((model) => ({
     ...model,
     backend: model.backend === undefined ? undefined : withPlacedDefaults([model.backend])[0],
-    backends: model.backends === undefined ? undefined : withPlacedDefaults(model.backends),
+    backends:
+      model.backends === undefined ? undefined : withPlacedDefaults(model.backends, model.balance ?? 'failover'),
   }));
 
 /** A model's engines in order: its one `backend`, or its `backends` list. */

@@ -7,7 +7,7 @@
  * list of kinds here, which a new kind could miss). Read once, when the app is built: an
  * environment variable changed later is not searched for, and is not used by the backend either.
  */
-import { backendKindOf } from '../backends/backend-kinds.js';
+import { configStringValues } from '../backends/backend-kinds.js';
 import { modelBackends, type ServiceConfig } from './config-schema.js';
 
 export interface ConfiguredSecrets {
@@ -24,17 +24,9 @@ export function configuredSecrets(
   const baseURLs: string[] = [];
   for (const model of config.models) {
     for (const backend of modelBackends(model)) {
-      const strings = backendKindOf(backend).configStrings;
-      const value = (field: string) => stringField(backend, field);
-      secrets.push(...strings.secrets.map(value));
-      for (const field of strings.secretVariables) {
-        const variable = value(field);
-        secrets.push(variable === undefined ? undefined : environment[variable]);
-      }
-      for (const field of strings.addresses) {
-        const address = value(field);
-        if (address !== undefined) baseURLs.push(address);
-      }
+      secrets.push(...configStringValues(backend, 'secrets'));
+      for (const variable of configStringValues(backend, 'secretVariables')) secrets.push(environment[variable]);
+      baseURLs.push(...configStringValues(backend, 'addresses'));
     }
   }
   // A redis: URL has no origin (URL gives "null"): its forms are its host:port and host name.
@@ -53,12 +45,6 @@ export function configuredSecrets(
     secrets: secrets.filter((secret): secret is string => secret !== undefined && secret !== ''),
     addresses: [...baseURLs.flatMap(addressForms), ...redisForms],
   };
-}
-
-/** A config's string field by name; undefined when it is unset or not a string. */
-function stringField(config: object, field: string): string | undefined {
-  const value: unknown = Reflect.get(config, field);
-  return typeof value === 'string' ? value : undefined;
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
  * The log lines of the backends' events (service-events.ts): one per event, with `event` naming
- * its type, so that fallbacks, circuit changes, regenerations, model loads and downloads can be
+ * its type, so that fallbacks, circuit and health changes, regenerations, model loads and downloads can be
  * found beside the access log's lines. A fallback names its request (`reqId`).
  */
 import type { Logger } from 'pino';
@@ -29,6 +29,12 @@ export function logEvent(log: Logger, event: ServiceEvent): void {
       const message = `circuit ${event.to}: ${CIRCUIT_MEANINGS[event.to]}`;
       if (event.to === 'open') log.warn(fields, message);
       else log.info(fields, message);
+      return;
+    }
+    case 'health': {
+      const fields = { event: event.type, model: event.model, backend: event.backend, up: event.up };
+      if (event.up) log.info(fields, 'probe: the backend answers again and takes requests');
+      else log.warn(fields, 'probe: the backend does not answer; requests try the others first');
       return;
     }
     case 'regeneration':

@@ -63,6 +63,14 @@ function recentEvent(event: ServiceEvent): RecentEvent | undefined {
       };
     case 'warning':
       return { time, event: 'warning', model: event.model, backend: null, detail: event.message };
+    case 'health':
+      return {
+        time,
+        event: 'health',
+        model: event.model,
+        backend: event.backend,
+        detail: event.up ? 'up: its probe answered' : 'down: its probe failed',
+      };
     case 'limit-store':
       return { time, event: 'limit-store', model: null, backend: null, detail: event.state };
     case 'regeneration':

@@ -10,8 +10,9 @@
  * backends, statuses, the error table's codes, the server tools and their result codes.
  */
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
-import { FallbackBackend } from '../backends/fallback/fallback-backend.js';
+import { FallbackBackend, type MemberState } from '../backends/fallback/fallback-backend.js';
 import type { CircuitState } from '../backends/fallback/circuit-breaker.js';
+import { SKIP_REASONS } from '../backends/fallback/list-member.js';
 import type { KeyLimiter, LimiterStats } from '../limits/key-limiter.js';
 import type { KeyModelUsage } from '../limits/usage-history.js';
 import type { ModelRegistry } from '../models/model-registry.js';
@@ -229,7 +230,39 @@ export class ServiceMetrics {
       'mms_circuit_state',
       'The circuit of each backend of a fallback list: 1 for the state it is in, 0 for the others.',
       ['model', 'backend', 'state'],
-      () => this.circuitStates(),
+      () =>
+        this.memberValues((member) =>
+          CIRCUIT_STATES.map((state) => ({ labels: { state }, value: member.circuit === state ? 1 : 0 })),
+        ),
+    );
+    // Each replica of a model's backends list, as its balance sees it (issue 36): counted by
+    // the list as requests go, read here.
+    this.gauge(
+      'mms_backend_in_flight',
+      'Engine steps in flight on each backend of a backends list, from this replica of mms: what balance least-busy and session read.',
+      ['model', 'backend'],
+      () => this.memberValues((member) => [{ labels: {}, value: member.inFlight }]),
+    );
+    this.counter(
+      'mms_backend_chosen_total',
+      'Requests that began on each backend of a backends list: its policy chose it, or the request moved to it after another failed.',
+      ['model', 'backend'],
+      () => this.memberValues((member) => [{ labels: {}, value: member.chosen }]),
+    );
+    this.counter(
+      'mms_backend_skipped_total',
+      'Requests that passed over a backend of a backends list its policy put first, by why: open (its circuit), down (its last probe), busy (balance session: past its share of the requests in flight).',
+      ['model', 'backend', 'reason'],
+      () =>
+        this.memberValues((member) =>
+          SKIP_REASONS.map((reason) => ({ labels: { reason }, value: member.skipped[reason] })),
+        ),
+    );
+    this.counter(
+      'mms_backend_failures_total',
+      'Retryable failures of each backend of a backends list (before or after its first output), the ones its circuit counts, by error code.',
+      ['model', 'backend', 'code'],
+      () => this.memberValues((member) => [...member.failures].map(([code, value]) => ({ labels: { code }, value }))),
     );
     this.counter(
       'mms_circuit_changes_total',
@@ -369,6 +402,7 @@ export class ServiceMetrics {
         return;
       }
       case 'model-download':
+      case 'health':
       case 'warning':
       case 'limit-store':
         // The log's alone.
@@ -378,16 +412,16 @@ export class ServiceMetrics {
     }
   }
 
-  private circuitStates(): Array<{ labels: Labels; value: number }> {
+  /** What `read` says of each member of every model's backends list, labelled with the model and the member. */
+  private memberValues(
+    read: (member: MemberState) => Array<{ labels: Labels; value: number }>,
+  ): Array<{ labels: Labels; value: number }> {
     const values = [];
     for (const entry of this.models.entries) {
       if (!(entry.backend instanceof FallbackBackend)) continue;
-      for (const circuit of entry.backend.circuits()) {
-        for (const state of CIRCUIT_STATES) {
-          const labels = { model: entry.profile.id, backend: circuit.label, state };
-          values.push({ labels, value: circuit.state === state ? 1 : 0 });
-        }
-      }
+      for (const member of entry.backend.memberStates())
+        for (const { labels, value } of read(member))
+          values.push({ labels: { model: entry.profile.id, backend: member.label, ...labels }, value });
     }
     return values;
   }

@@ -70,6 +70,15 @@ export class CircuitBreaker {
     this.changed(before);
   }
 
+  /**
+   * An active probe found the backend up (health-watch.ts, issue 36): an open circuit's cool-down
+   * ends now, so that the next request is its probe, rather than waiting out `cooldownMs` for a
+   * backend known to answer again. A probe request already running is left to give its verdict.
+   */
+  endCooldown(): void {
+    if (this.openedAt !== undefined && !this.probing) this.openedAt = this.options.now() - this.options.cooldownMs;
+  }
+
   /** A request that ended with no verdict on the backend (the client left): a probe may run again. */
   release(ticket: CircuitTicket): void {
     const before = this.state;

@@ -6,7 +6,6 @@
  * The backends' recent events (fallbacks, circuit changes, warnings) come with it: a sick member
  * of a list shows there, as the requests it failed moved on to the next.
  */
-import { FallbackBackend } from '../../backends/fallback/fallback-backend.js';
 import type { Router } from '../../http/router.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
 import type { LiveFeed } from '../../observability/live-feed.js';
@@ -33,7 +32,6 @@ export function registerEnginesRoute(
     const recent = feed.recentRecords().filter((record) => record.route === '/v1/messages');
     const models = registry.entries.map((entry, index) => {
       const model = entry.profile.id;
-      const circuits = entry.backend instanceof FallbackBackend ? entry.backend.circuits() : [];
       const ofModel = recent.filter((record) => record.model === model);
       return {
         id: model,
@@ -46,7 +44,9 @@ export function registerEnginesRoute(
           backend: backend.backend,
           ready: backend.ready,
           state: backend.state,
-          circuit: circuits.find((circuit) => circuit.label === backend.backend)?.state ?? null,
+          // A list's member only (fallback-backend.ts readiness): its circuit and its requests in flight.
+          circuit: backend.circuit ?? null,
+          in_flight: backend.inFlight ?? null,
           recent: figures(ofModel.filter((record) => record.backend === backend.backend)),
         })),
       };

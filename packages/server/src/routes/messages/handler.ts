@@ -19,6 +19,7 @@ import type { ServerToolRunner } from '../../agent/server-tool-runner.js';
 import type { Backend } from '../../backends/backend.js';
 import { buildModelPrompt } from '../../call-builder/build-model-call.js';
 import { editedPrompt } from '../../call-builder/context-management.js';
+import { MessageRouting } from '../../call-builder/conversation-key.js';
 import type { Cancellation } from '../../backends/cancellation.js';
 import type { ClientKey } from '../../keys/client-key.js';
 import { resolvePermitted } from '../../keys/model-permission.js';
@@ -65,6 +66,14 @@ export interface MessageCall {
   readonly limitCharge: LimitCharge | undefined;
 }
 
+/** What the handler reads of the request's headers. */
+export interface MessageHeaders {
+  /** `mms-fault`: only a backend configured for fault injection reads it. */
+  fault: string | undefined;
+  /** `x-claude-code-session-id`: the conversation's key for a list that balances by session. */
+  sessionId: string | undefined;
+}
+
 /**
  * `key`: the API key the request carried. `limitCharge`: its charge against the key's limits,
  * made when the request began (undefined for a key without limits), charged here once the prompt
@@ -73,7 +82,7 @@ export interface MessageCall {
  */
 export async function startMessage(
   body: unknown,
-  fault: string | undefined,
+  headers: MessageHeaders,
   services: MessageServices,
   cancellation: Cancellation,
   key: ClientKey,
@@ -92,7 +101,10 @@ export async function startMessage(
   record.maxTokens = request.max_tokens;
   checkSignedBlocks(request, services.signer);
   // A fallback list's per-request view: the count, every step and the header agree on one backend.
-  const backend = entry.backend.forRequest?.(record.requestId) ?? entry.backend;
+  // The conversation's key comes from the request as sent, before its edits: it stays fixed
+  // across the conversation, whatever the edits clear (issue 36).
+  const backend =
+    entry.backend.forRequest?.(new MessageRouting(record.requestId, headers.sessionId, request)) ?? entry.backend;
   // The request's context edits apply before the count that admits it (issue 34).
   const edited = await editedPrompt(request, buildModelPrompt(request, entry.profile), entry.profile, (prompt) =>
     traceTokenCount(record, backend, model, () => backend.countTokens(prompt, 'admission')),
@@ -107,7 +119,7 @@ export async function startMessage(
     request,
     prompt,
     model: entry.profile,
-    fault,
+    fault: headers.fault,
     maxSteps: services.maxSteps,
     serverTools: services.serverTools,
     inputTokens,

@@ -13,6 +13,7 @@ import { WriteDeadline } from '../../http/write-deadline.js';
 import type { KeyLimiter } from '../../limits/key-limiter.js';
 import type { RequestRecord } from '../../observability/request-record.js';
 import { MessageFold } from '../../streaming/message-fold.js';
+import { SESSION_HEADER } from '../../call-builder/conversation-key.js';
 import { startMessage, type MessageCall, type MessageServices } from './handler.js';
 
 /** How replies are written: the app's settings and its closing state. */
@@ -46,7 +47,10 @@ export function registerMessagesRoute(
       // throws is an HTTP status, streamed or not.
       const call = await startMessage(
         body,
-        headerValue(context.request, 'mms-fault'),
+        {
+          fault: headerValue(context.request, 'mms-fault'),
+          sessionId: headerValue(context.request, SESSION_HEADER),
+        },
         services,
         cancellation,
         key,

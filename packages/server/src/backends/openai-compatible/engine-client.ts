@@ -41,6 +41,11 @@ export class EngineClient {
   readonly root: string;
   private readonly agent: Agent;
   private readonly headers: Record<string, string>;
+  /**
+   * A chat completion's headers, made once: undici only reads them. Spread per request
+   * (`{ ...this.headers, accept }`), they cost about half a microsecond each on Node 20.
+   */
+  private readonly chatHeaders: Record<string, string>;
   /** Where chat completions go, read once: every request of the backend is one. */
   private readonly chatTarget: Target;
 
@@ -58,6 +63,7 @@ export class EngineClient {
       'content-type': 'application/json',
       ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
     };
+    this.chatHeaders = { ...this.headers, accept: 'text/event-stream' };
   }
 
   /**
@@ -74,9 +80,7 @@ export class EngineClient {
     const stopFollowing = cancellation.onAbort((reason) => response.abort(reason));
     timer.arm(response, 'first byte', this.options.firstByteTimeoutMs);
     try {
-      await this.send(this.chatTarget, 'POST', body, response, {
-        accept: 'text/event-stream',
-      });
+      await this.send(this.chatTarget, 'POST', body, response, this.chatHeaders);
       if (response.statusCode !== 200)
         throw statusError(
           this.options.engine,
@@ -177,7 +181,7 @@ export class EngineClient {
     const response = new DispatchedResponse();
     timer.arm(response, 'first byte', timeoutMs);
     try {
-      await this.send(target(url), method, body, response, {});
+      await this.send(target(url), method, body, response, this.headers);
       const text = await response.text(response.statusCode === 200 ? okLimit : ERROR_BODY_LIMIT);
       return { status: response.statusCode, text, retryAfter: response.header('retry-after') };
     } catch (error) {
@@ -199,7 +203,7 @@ export class EngineClient {
       origin,
       path,
       method,
-      headers: { ...this.headers, ...headers },
+      headers,
       body: body === undefined ? null : JSON.stringify(body),
     });
   }

@@ -7,9 +7,12 @@
  * chunks written apart); per round and mode, each side in turn (the order alternating) gets
  * `--requests` requests on one keep-alive connection, and its process's CPU over them
  * (bench/process-cpu.ts) and its p50 are printed. On a shared 2-core VM whose speed drifts by
- * half within a minute, a change shows as this side ahead in most rounds, not in one median.
+ * half within a minute, a change shows as this side ahead in most rounds, not in one median; and
+ * many short rounds pair the sides better than a few long ones: on that VM, runs of 8 to 12 rounds
+ * of 1,000 to 1,500 requests gave per-round ratios from 0.6 to 1.4, runs of 40 rounds of 300
+ * mostly 0.83 to 1.05 (issue 36).
  *
- *   node --import tsx bench/gateway-cpu.ts [<other checkout>] [--rounds 6] [--requests 1500]
+ *   node --import tsx bench/gateway-cpu.ts [<other checkout>] [--rounds 40] [--requests 300]
  *                                          [--modes json,stream] [--profile <folder>]
  *
  * Without another checkout it measures this one alone; `--profile` starts this side with
@@ -35,13 +38,13 @@ const PROMPT = 'Summarize the benchmark in one short sentence please.';
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
-    rounds: { type: 'string', default: '6' },
-    requests: { type: 'string', default: '1500' },
+    rounds: { type: 'string', default: '40' },
+    requests: { type: 'string', default: '300' },
     modes: { type: 'string', default: 'json,stream' },
     profile: { type: 'string' },
   },
 });
-if (positionals.length > 1) throw new Error('usage: gateway-cpu.ts [<other checkout>] [--rounds 6] [--requests 1500]');
+if (positionals.length > 1) throw new Error('usage: gateway-cpu.ts [<other checkout>] [--rounds 40] [--requests 300]');
 const otherCheckout = positionals[0] === undefined ? undefined : resolve(positionals[0]);
 const rounds = positiveInteger(values.rounds, 'rounds');
 const requests = positiveInteger(values.requests, 'requests');

@@ -99,6 +99,11 @@ export class LatencyProbe {
     return requests;
   }
 
+  /** One request, timed, not kept in `samples` (bench/gateway-cpu.ts keeps its own). */
+  once(): Promise<number> {
+    return once(this.target, this.agent, this.url, this.body);
+  }
+
   /** The percentiles of every sample so far. */
   latency(): Latency {
     const sorted = [...this.samples].sort((left, right) => left - right);

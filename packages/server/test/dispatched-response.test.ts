@@ -59,6 +59,35 @@ test('pieces come out in order, text split inside a character is joined, and the
   assert.equal(text, 'data: é\n\n');
 });
 
+test('the text is what one TextDecoder makes of the whole body, however the body is cut', async () => {
+  // ASCII pieces are decoded on their own and the rest through a decoder (issue 36): cut at every
+  // pair of positions, with characters of 2, 3 and 4 bytes, byte order marks at the start and
+  // inside, and bytes that are not UTF-8, the pieces must still join to the same text.
+  const bodies = [
+    Buffer.from('data: {"a":1}\n\n'),
+    Buffer.from('data: é€😀\n\n'),
+    Buffer.from('\uFEFFdata: x\n\n'),
+    Buffer.from('data: \uFEFFx\n\n'),
+    Buffer.concat([Buffer.from('\uFEFF'), Buffer.from('\uFEFFa\n')]),
+    Buffer.from([0x64, 0xff, 0x0a, 0xe2, 0x82, 0x0a, 0xf0, 0x9f, 0x98, 0x80, 0x0a]),
+  ];
+  for (const body of bodies) {
+    const whole = new TextDecoder().decode(body);
+    for (let first = 0; first <= body.length; first += 1)
+      for (let second = first; second <= body.length; second += 1) {
+        const { response, controller } = started();
+        for (const piece of [body.subarray(0, first), body.subarray(first, second), body.subarray(second)])
+          response.onResponseData(controller, piece);
+        response.onResponseEnd();
+        assert.equal(
+          await response.text(Number.POSITIVE_INFINITY),
+          whole,
+          `${body.toString('hex')} cut at ${first}, ${second}`,
+        );
+      }
+  }
+});
+
 test('a reader that waits gets the piece that arrives later', async () => {
   const { response, controller } = started();
   const next = response.next();

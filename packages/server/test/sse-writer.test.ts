@@ -19,8 +19,10 @@ class BackpressuredResponse extends EventEmitter {
   /** node:http's verdict on the request's keep-alive; a client's `connection: close` makes it false. */
   shouldKeepAlive = true;
   headers: Record<string, string> = {};
-  writeHead(_status: number, headers: Record<string, string>): this {
-    this.headers = headers;
+  /** Headers as node:http takes them: an object, or a flat list of names and values (SseWriter's). */
+  writeHead(_status: number, headers: Record<string, string> | string[]): this {
+    if (!Array.isArray(headers)) this.headers = headers;
+    else for (let index = 0; index < headers.length; index += 2) this.headers[headers[index]!] = headers[index + 1]!;
     return this;
   }
   write(chunk: string): boolean {

@@ -12,6 +12,7 @@
  * next `next()` throws it.
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import { TextDecoder } from 'node:util';
 import type { Dispatcher } from 'undici';
 
 /** Pieces held before the server is paused; it is resumed below half of it. */
@@ -36,7 +37,13 @@ export class DispatchedResponse implements Dispatcher.DispatchHandler {
   private rejectStarted!: (error: Error) => void;
   private controller: Dispatcher.DispatchController | undefined;
   private readonly pieces: string[] = [];
-  private readonly decoder = new TextDecoder();
+  /**
+   * Made only for a piece that ends inside a character (or a body that starts with a byte order
+   * mark), and from then on decodes every piece, since it may hold a character's first bytes.
+   */
+  private decoder: TextDecoder | undefined;
+  /** No piece has been decoded yet: a byte order mark here is the body's, and dropped. */
+  private atStart = true;
   private ended = false;
   private failure: Error | undefined;
   private wake: (() => void) | undefined;
@@ -81,13 +88,13 @@ export class DispatchedResponse implements Dispatcher.DispatchHandler {
       if (this.discarded > DISCARD_LIMIT_BYTES) controller.abort(new Error('too much after the end of the answer'));
       return;
     }
-    this.pieces.push(this.decoder.decode(chunk, { stream: true }));
+    this.pieces.push(this.decode(chunk));
     if (this.pieces.length >= HIGH_WATER) controller.pause();
     this.signal();
   }
 
   onResponseEnd(): void {
-    const rest = this.decoder.decode();
+    const rest = this.decoder?.decode() ?? '';
     if (rest !== '' && this.discarded === undefined) this.pieces.push(rest);
     this.finish();
   }
@@ -156,6 +163,27 @@ export class DispatchedResponse implements Dispatcher.DispatchHandler {
     if (this.ended) return;
     this.controller?.resume();
     this.discardTimer = setTimeout(() => this.abort(new Error('no end after the answer')), DISCARD_LIMIT_MS);
+  }
+
+  /**
+   * A piece's text. A piece that ends on an ASCII byte (an SSE line end, a JSON body's `}`) ends
+   * on a whole character, so with nothing held from the piece before it decodes on its own, as
+   * `toString` does, the same text a streaming TextDecoder gives: on the gateway bench a
+   * TextDecoder per response (its converter made, then each piece through it) was 1.9 % of mms's
+   * busy time (issue 36), about 12 us a request.
+   */
+  private decode(chunk: Buffer): string {
+    const atStart = this.atStart;
+    if (chunk.length > 0) this.atStart = false;
+    if (this.decoder === undefined) {
+      const last = chunk.length === 0 ? 0 : chunk[chunk.length - 1]!;
+      const bom = atStart && chunk.length >= 3 && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf;
+      if (last < 0x80 && !bom) return chunk.toString('utf8');
+      // From the body's start, a decoder drops its byte order mark as the whole body's did; after
+      // it, those bytes are text (U+FEFF), as they were to the decoder that read the body whole.
+      this.decoder = new TextDecoder('utf-8', { ignoreBOM: !atStart });
+    }
+    return this.decoder.decode(chunk, { stream: true });
   }
 
   private finish(): void {

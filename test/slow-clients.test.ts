@@ -24,21 +24,37 @@ const LONG_TEXT_TOKENS = 2 * 128 * 1024;
 const STREAMED_TEXT = LONG_TEXT.slice(0, LONG_TEXT.length / 2);
 
 let service: RunningService;
+const logLines: Array<Record<string, unknown>> = [];
 before(async () => {
-  service = await startService({
-    listen: { writeTimeoutMs: 300 },
-    models: [
-      {
-        id: 'single',
-        tier: 'mid',
-        generation: 'newer',
-        contextWindow: 2 * LONG_TEXT_TOKENS,
-        maxOutputTokens: LONG_TEXT_TOKENS,
-        backend: { type: 'scripted', concurrency: 1, queue: 0 },
-      },
-    ],
-  });
+  service = await startService(
+    {
+      listen: { writeTimeoutMs: 300 },
+      models: [
+        {
+          id: 'single',
+          tier: 'mid',
+          generation: 'newer',
+          contextWindow: 2 * LONG_TEXT_TOKENS,
+          maxOutputTokens: LONG_TEXT_TOKENS,
+          backend: { type: 'scripted', concurrency: 1, queue: 0 },
+        },
+      ],
+    },
+    undefined,
+    { log: { level: 'info', destination: { write: (text: string) => void logLines.push(JSON.parse(text)) } } },
+  );
 });
+
+/** The log's cut-off line names the request that was cut, as its reply's request-id header does. */
+function assertCutOffLogged(head: string): void {
+  const requestId = /request-id: (\S+)/i.exec(head)?.[1];
+  assert.ok(requestId, head);
+  const cut = logLines.filter((line) => String(line.msg).startsWith('reply cut off'));
+  assert.ok(
+    cut.some((line) => line.reqId === requestId),
+    `no cut-off line for ${requestId}: ${JSON.stringify(cut)}`,
+  );
+}
 after(() => service.close());
 
 /** Sends a message request on a raw socket and never reads the reply. */
@@ -75,6 +91,7 @@ describe('a client that stops reading', { timeout: 60_000 }, () => {
     const received = await readUntilClosed(reader);
     assert.match(received, /^HTTP\/1\.1 200 /);
     assert.ok(!received.includes('event: message_stop'), 'the stream was cut, never finished');
+    assertCutOffLogged(received.slice(0, received.indexOf('\r\n\r\n')));
   });
 
   test('a JSON reply its client stops reading is cut off too, and its connection closed', async () => {
@@ -98,5 +115,6 @@ describe('a client that stops reading', { timeout: 60_000 }, () => {
     const length = Number(/content-length: (\d+)/i.exec(head)?.[1]);
     assert.ok(length > LONG_TEXT.length, head);
     assert.ok(received.length + Buffer.byteLength(rest) < head.length + 4 + length, 'the reply was cut short');
+    assertCutOffLogged(head);
   });
 });

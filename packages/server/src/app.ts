@@ -412,11 +412,8 @@ export class App {
   }
 
   /** A reply cut off by its write deadline (http/write-deadline.ts), for the log. */
-  private readonly logCutOff = (response: ServerResponse): void => {
-    this.log.info(
-      { reqId: response.getHeader('request-id') },
-      'reply cut off: its client stopped reading (listen.writeTimeoutMs)',
-    );
+  private readonly logCutOff = (requestId: string): void => {
+    this.log.info({ reqId: requestId }, 'reply cut off: its client stopped reading (listen.writeTimeoutMs)');
   };
 
   /** Replies go out together at the end of the event loop's turn (http/reply-batching.ts). */
@@ -439,7 +436,7 @@ export class App {
       // Replies in flight when closing starts close their connections (http/connection-closing.ts).
       if (closeConnection || this.closing.started) headers.connection = 'close';
       response.writeHead(status, reasonPhrase(status), headers);
-      endJsonBody(response, text, this.options.config.listen.writeTimeoutMs, this.logCutOff);
+      endJsonBody(response, requestId, text, this.options.config.listen.writeTimeoutMs, this.logCutOff);
     });
   }
 }

@@ -9,18 +9,19 @@ import { PIECE_BYTES, WriteDeadline } from './write-deadline.js';
 
 export function endJsonBody(
   response: ServerResponse,
+  requestId: string,
   text: string,
   writeTimeoutMs: number,
-  onCut: (response: ServerResponse) => void,
+  onCut: (requestId: string) => void,
 ): void {
   // A character is at most 3 bytes in UTF-8: a text this short is one piece. Not an async
   // function: that would make a promise for every reply, on the service's hottest path.
   if (text.length * 3 <= PIECE_BYTES) {
     response.end(text);
-    if (response.writableLength > 0) new WriteDeadline(response, writeTimeoutMs, onCut).watchUntilFinished();
+    if (response.writableLength > 0) new WriteDeadline(response, requestId, writeTimeoutMs, onCut).watchUntilFinished();
     return;
   }
-  void endInPieces(response, Buffer.from(text), new WriteDeadline(response, writeTimeoutMs, onCut));
+  void endInPieces(response, Buffer.from(text), new WriteDeadline(response, requestId, writeTimeoutMs, onCut));
 }
 
 async function endInPieces(response: ServerResponse, bytes: Buffer, deadline: WriteDeadline): Promise<void> {

@@ -26,9 +26,11 @@ export class WriteDeadline {
 
   constructor(
     private readonly response: ServerResponse,
+    /** The reply's request, named to `onCut`: its headers went out by writeHead, so the response cannot say it. */
+    private readonly requestId: string,
     private readonly limitMs: number,
     /** Told when a reply is cut off, for the log: one function serves every reply. */
-    private readonly onCut?: (response: ServerResponse) => void,
+    private readonly onCut?: (requestId: string) => void,
   ) {}
 
   /** Waits for the client to take what is buffered ('drain'), or for the response to close. */
@@ -63,7 +65,7 @@ export class WriteDeadline {
   private readonly cutOff = (): void => {
     this.timer = undefined;
     if (this.response.destroyed || this.response.writableFinished) return;
-    this.onCut?.(this.response);
+    this.onCut?.(this.requestId);
     this.response.destroy();
   };
 }

@@ -25,7 +25,7 @@ export interface ReplyOptions {
   /** Takes configured secrets and addresses out of an `event: error` (http/reply-redaction.ts). */
   redaction: ReplyRedaction;
   /** Told of a stream cut off by its write deadline, for the log. */
-  onCut?: (response: ServerResponse) => void;
+  onCut?: (requestId: string) => void;
 }
 
 export function registerMessagesRoute(
@@ -66,7 +66,7 @@ export function registerMessagesRoute(
             for (const event of next.value) fold.apply(event);
           return { body: fold.result(), headers: replyHeaders(call) };
         }
-        const deadline = new WriteDeadline(context.response, options.writeTimeoutMs, options.onCut);
+        const deadline = new WriteDeadline(context.response, context.requestId, options.writeTimeoutMs, options.onCut);
         await streamReply(
           context,
           call,

@@ -25,16 +25,11 @@ import { endEngineSpan, startEngineSpan } from '../observability/tracing.js';
 import { signServerCalls, turnStartOf, type TurnStart } from '../signing/server-call-signing.js';
 import type { Signer } from '../signing/signer.js';
 import type { StreamPart } from '../streaming/stream-part.js';
+import { isErrorContent } from '../tool-kinds/result-values.js';
 import { noServerToolUse, serverToolKind } from '../tool-kinds/server-tool-kinds.js';
 import { compactConversation } from './compaction-step.js';
 import { ContextBudget } from './context-budget.js';
-import {
-  isErrorContent,
-  isRefusal,
-  serverToolError,
-  serverToolRefusal,
-  type ServerToolRunner,
-} from './server-tool-runner.js';
+import { isRefusal, serverToolError, serverToolRefusal, type ServerToolRunner } from './server-tool-runner.js';
 import { StepReader } from './step-reader.js';
 
 export interface TurnOptions {

@@ -16,6 +16,7 @@ import {
   startService,
   type RunningService,
 } from '@model-messages/testing';
+import { vllmModel } from './openai-compatible-support.js';
 
 interface Reply {
   content: Array<{ type: string; text?: string; content?: string | null; signature?: string | null }>;
@@ -39,25 +40,8 @@ describe('compaction on an OpenAI-compatible engine', () => {
   let service: RunningService;
   before(async () => {
     engine = await FakeOpenAiEngine.start('vllm');
-    service = await startService({
-      models: [
-        {
-          id: 'vllm',
-          tier: 'mid',
-          generation: 'newer',
-          contextWindow: 8_192,
-          maxOutputTokens: 1_024,
-          // Its tokenizer endpoint counts every prompt, so the trigger is judged on the engine's count.
-          backend: {
-            type: 'openai-compatible',
-            engine: 'vllm',
-            baseURL: engine.baseURL,
-            model: engine.model,
-            countTokens: 'every-request',
-          },
-        },
-      ],
-    });
+    // Its tokenizer endpoint counts every prompt, so the trigger is judged on the engine's count.
+    service = await startService({ models: [vllmModel(engine, { countTokens: 'every-request' })] });
   });
   after(async () => {
     await service.close();

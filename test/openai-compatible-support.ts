@@ -83,6 +83,27 @@ export function useEngines(options: BenchOptions = {}): EngineBench {
   return bench;
 }
 
+/**
+ * The model `vllm` on one fake vLLM engine, for a test that starts its own service with it
+ * (8,192-token window); `backend`: extra backend fields.
+ */
+export function vllmModel(engine: FakeOpenAiEngine, backend: Record<string, unknown> = {}) {
+  return {
+    id: 'vllm',
+    tier: 'mid' as const,
+    generation: 'newer' as const,
+    contextWindow: 8_192,
+    maxOutputTokens: 1_024,
+    backend: {
+      type: 'openai-compatible' as const,
+      engine: 'vllm' as const,
+      baseURL: engine.baseURL,
+      model: engine.model,
+      ...backend,
+    },
+  };
+}
+
 export const user = (content: unknown) => ({ role: 'user', content });
 
 /** POSTs a message request to the model named `model` (an engine kind or a variant) and reads the JSON reply. */

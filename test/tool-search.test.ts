@@ -25,6 +25,7 @@ import {
   startService,
   type RunningService,
 } from '@model-messages/testing';
+import { vllmModel } from './openai-compatible-support.js';
 
 interface Block {
   type: string;
@@ -199,18 +200,7 @@ describe('tool search on an OpenAI-compatible engine', () => {
   let service: RunningService;
   before(async () => {
     engine = await FakeOpenAiEngine.start('vllm');
-    service = await startService({
-      models: [
-        {
-          id: 'vllm',
-          tier: 'mid',
-          generation: 'newer',
-          contextWindow: 8_192,
-          maxOutputTokens: 1_024,
-          backend: { type: 'openai-compatible', engine: 'vllm', baseURL: engine.baseURL, model: engine.model },
-        },
-      ],
-    });
+    service = await startService({ models: [vllmModel(engine)] });
   });
   after(async () => {
     await service.close();

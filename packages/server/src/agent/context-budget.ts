@@ -25,7 +25,8 @@
  */
 import type { ContentBlock, MessageRequest, ServerToolResultBlock } from '@model-messages/protocol';
 import { serverToolKindOfResult, serverToolKindOfType } from '../tool-kinds/server-tool-kinds.js';
-import { errorResultFor, isErrorContent } from './server-tool-runner.js';
+import { isErrorContent } from '../tool-kinds/result-values.js';
+import { errorResultFor } from './server-tool-runner.js';
 
 export const CHARACTERS_PER_TOKEN = 4;
 

@@ -22,19 +22,14 @@ import type { ModelPrompt } from '../backends/call/model-call.js';
 import type { Cancellation } from '../backends/cancellation.js';
 import type { RequestRecord } from '../observability/request-record.js';
 import { endEngineSpan, startEngineSpan } from '../observability/tracing.js';
-import { signServerCalls, turnStartOf, type TurnStart } from '../signing/server-call-signing.js';
+import { ServerCallSigner } from '../signing/server-call-signing.js';
 import type { Signer } from '../signing/signer.js';
 import type { StreamPart } from '../streaming/stream-part.js';
+import { isErrorContent } from '../tool-kinds/result-values.js';
 import { noServerToolUse, serverToolKind } from '../tool-kinds/server-tool-kinds.js';
 import { compactConversation } from './compaction-step.js';
 import { ContextBudget } from './context-budget.js';
-import {
-  isErrorContent,
-  isRefusal,
-  serverToolError,
-  serverToolRefusal,
-  type ServerToolRunner,
-} from './server-tool-runner.js';
+import { isRefusal, serverToolError, serverToolRefusal, type ServerToolRunner } from './server-tool-runner.js';
 import { StepReader } from './step-reader.js';
 
 export interface TurnOptions {
@@ -103,7 +98,7 @@ export async function* runTurn(options: TurnOptions): AsyncGenerator<StreamPart[
   );
   // Digested only once a step makes server calls to sign: it reads the whole conversation (a
   // Claude Code prompt's 50 KB and more), and most turns make none.
-  let turnStart: TurnStart | undefined;
+  let callSigner: ServerCallSigner | undefined;
   const state: TurnState = {
     blocks,
     outputTokens: 0,
@@ -160,8 +155,8 @@ export async function* runTurn(options: TurnOptions): AsyncGenerator<StreamPart[
       // Each call's id covers its result (issue 32): the step's parts from its first call on
       // were held until now, and go out with the ids signed, followed by the results.
       const provisional = calls.map((call) => call.id);
-      turnStart ??= turnStartOf(options.request.messages);
-      signServerCalls(options.signer, turnStart, state.blocks, calls, results);
+      callSigner ??= new ServerCallSigner(options.signer, options.request.messages);
+      callSigner.sign(state.blocks, calls, results);
       yield withSignedIds(outcome.held, provisional, calls);
       yield [
         ...results.flatMap((result): StreamPart[] => [{ type: 'block-start', block: result }, { type: 'block-stop' }]),

@@ -56,13 +56,6 @@ export function errorResultFor(
   };
 }
 
-/** An error result's content: `{type: "<block type>_error", error_code}`. */
-export function isErrorContent(content: unknown): boolean {
-  return (
-    typeof content === 'object' && content !== null && String((content as { type?: unknown }).type).endsWith('_error')
-  );
-}
-
 /** Error blocks made by serverToolRefusal, known by identity: the block itself goes on the wire as it is. */
 const refusals = new WeakSet<ServerToolResultBlock>();
 

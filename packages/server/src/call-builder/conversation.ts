@@ -19,7 +19,8 @@ import { cacheHint } from './cache-hint.js';
 import { summaryTurn } from './compaction.js';
 import type { AssistantPart, DocumentPart, ImagePart, TextPart, Turn, UserPart } from '../backends/call/model-call.js';
 import { hiddenThinking } from '../signing/thinking-signature.js';
-import { isErrorResult, isServerResult, serverResultText } from '../tool-kinds/server-results.js';
+import { isErrorContent } from '../tool-kinds/result-values.js';
+import { isServerResult, serverResultText } from '../tool-kinds/server-results.js';
 
 type ImageBlock = Extract<ContentBlockParam, { type: 'image' }>;
 type DocumentBlock = Extract<ContentBlockParam, { type: 'document' }>;
@@ -147,7 +148,7 @@ function assistantPart(block: ContentBlockParam, where: string): AssistantPart[]
         type: 'tool-result',
         callId: block.tool_use_id,
         content: [text],
-        isError: isErrorResult(block),
+        isError: isErrorContent(block.content),
         server: true,
         ...cacheHint(block.cache_control),
       },

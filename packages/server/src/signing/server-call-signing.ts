@@ -14,7 +14,7 @@ import type {
 } from '@model-messages/protocol';
 import { signedServerCallId } from './server-call-id.js';
 import type { Signer } from './signer.js';
-import { contentBlocks, conversationDigest, resultDigest, turnDigest } from './turn-digest.js';
+import { contentBlocks, conversationDigest, resultDigest, TurnDigest } from './turn-digest.js';
 
 /** What comes before the blocks a reply adds to its turn. */
 export interface TurnStart {
@@ -32,22 +32,41 @@ export function turnStartOf(messages: readonly MessageParam[]): TurnStart {
 }
 
 /**
- * Gives each of `calls` (a step's server calls in order, each one of `turn`'s blocks) its signed
- * id, and `results` (in the calls' order) the same `tool_use_id`. Calls are signed in order, so
- * that a later call's digest holds the earlier calls' final ids.
+ * Signs one turn's server calls, step by step. The digest of the turn runs on as its blocks
+ * become final, each block added once: a call's block is final once it is signed, its result
+ * once it answers the signed id, so the digest reaches only up to the call being signed, and a
+ * step's results join it when a later step's calls are signed.
  */
-export function signServerCalls(
-  signer: Signer,
-  start: TurnStart,
-  turn: readonly ContentBlock[],
-  calls: readonly ServerToolUseBlock[],
-  results: readonly ServerToolResultBlock[],
-): void {
-  calls.forEach((call, index) => {
-    const result = results[index]!;
-    const before = turnDigest([...start.resumed, ...turn.slice(0, turn.indexOf(call))], start.conversation);
-    const id = signedServerCallId(signer, call, { before, result: resultDigest(result) });
-    call.id = id;
-    result.tool_use_id = id;
-  });
+export class ServerCallSigner {
+  private readonly digest: TurnDigest;
+  /** How many of the turn's blocks the digest holds. */
+  private digested = 0;
+
+  constructor(
+    private readonly signer: Signer,
+    messages: readonly MessageParam[],
+  ) {
+    const start = turnStartOf(messages);
+    this.digest = new TurnDigest(start.conversation);
+    for (const block of start.resumed) this.digest.add(block);
+  }
+
+  /**
+   * Gives each of `calls` (a step's server calls in order, each one of `turn`'s blocks) its
+   * signed id, and `results` (in the calls' order) the same `tool_use_id`. Calls are signed in
+   * order, so that a later call's digest holds the earlier calls' final ids.
+   */
+  sign(
+    turn: readonly ContentBlock[],
+    calls: readonly ServerToolUseBlock[],
+    results: readonly ServerToolResultBlock[],
+  ): void {
+    calls.forEach((call, index) => {
+      const result = results[index]!;
+      for (const at = turn.indexOf(call); this.digested < at; this.digested += 1) this.digest.add(turn[this.digested]!);
+      const id = signedServerCallId(this.signer, call, { before: this.digest.value(), result: resultDigest(result) });
+      call.id = id;
+      result.tool_use_id = id;
+    });
+  }
 }

@@ -3,7 +3,7 @@
  * tools/code-execution/ runs it. A run reads to the model as its return code, stdout and stderr.
  */
 import { SERVER_TOOL_NAMES, SERVER_TOOL_VERSIONS } from '@model-messages/protocol';
-import { errorCodeText, jsonCharacters, textOf } from './result-values.js';
+import { errorCodeText, isErrorContent, jsonCharacters, textOf } from './result-values.js';
 import type { ServerToolKind } from './server-tool-kind.js';
 
 interface CodeOutput {
@@ -28,8 +28,7 @@ export const codeExecutionKind = {
   },
   resultText: (content) => {
     const output = content as CodeOutput;
-    if (!Array.isArray(content) && textOf(output.type).endsWith('_error'))
-      return `Code execution failed: ${errorCodeText(content)}.`;
+    if (isErrorContent(content)) return `Code execution failed: ${errorCodeText(content)}.`;
     const code = typeof output.return_code === 'number' ? output.return_code : 'unknown';
     return `Return code: ${code}\nstdout:\n${textOf(output.stdout)}\nstderr:\n${textOf(output.stderr)}`;
   },

@@ -8,6 +8,13 @@ export function textOf(value: unknown): string {
   return typeof value === 'string' ? value : '';
 }
 
+/** An error result's content: `{type: "<block type>_error", error_code}`. */
+export function isErrorContent(content: unknown): boolean {
+  return (
+    typeof content === 'object' && content !== null && String((content as { type?: unknown }).type).endsWith('_error')
+  );
+}
+
 /** An error content's `error_code`, as the model reads it after `failed: `. */
 export function errorCodeText(content: unknown): string {
   return textOf((content as { error_code?: unknown } | null)?.error_code) || 'unknown error';

@@ -11,12 +11,6 @@ export function isServerResult(block: ContentBlockParam): block is ServerResultB
   return isServerResultType(block.type);
 }
 
-/** An error result: `{type: "<block type>_error", error_code}`. */
-export function isErrorResult(block: ServerResultBlock): boolean {
-  const content = block.content;
-  return !Array.isArray(content) && typeof content.type === 'string' && content.type.endsWith('_error');
-}
-
 export function serverResultText(block: ServerResultBlock): string {
   return serverToolKindOfResult(block.type)!.resultText(block.content);
 }

@@ -6,7 +6,7 @@
  * reads the same whichever tool made it.
  */
 import { SERVER_TOOL_NAMES, SERVER_TOOL_VERSIONS, TOOL_SEARCH_LIMITS } from '@model-messages/protocol';
-import { errorCodeText, jsonCharacters, textOf } from './result-values.js';
+import { errorCodeText, isErrorContent, jsonCharacters, textOf } from './result-values.js';
 import type { ServerToolKind } from './server-tool-kind.js';
 
 interface SearchContent {
@@ -63,7 +63,7 @@ export const toolSearchBm25Kind = {
 /** `content` of a tool_search_tool_result block: the tools found, or an error object. */
 function toolSearchResultText(content: unknown): string {
   const result = content as SearchContent;
-  if (textOf(result?.type).endsWith('_error')) {
+  if (isErrorContent(content)) {
     const message = textOf(result.error_message);
     return `Tool search failed: ${errorCodeText(content)}${message ? ` (${message})` : ''}.`;
   }

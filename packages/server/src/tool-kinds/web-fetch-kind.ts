@@ -3,7 +3,7 @@
  * A fetched page reads to the model as its URL, title and text.
  */
 import { SERVER_TOOL_NAMES, SERVER_TOOL_VERSIONS } from '@model-messages/protocol';
-import { errorCodeText, jsonCharacters, textOf } from './result-values.js';
+import { errorCodeText, isErrorContent, jsonCharacters, textOf } from './result-values.js';
 import type { ServerToolKind } from './server-tool-kind.js';
 
 interface FetchedPage {
@@ -27,7 +27,7 @@ export const webFetchKind = {
     },
   },
   resultText: (content) => {
-    if (isError(content)) return `Web fetch failed: ${errorCodeText(content)}.`;
+    if (isErrorContent(content)) return `Web fetch failed: ${errorCodeText(content)}.`;
     const page = content as FetchedPage;
     const document = page.content ?? {};
     const lines = [`URL: ${textOf(page.url)}`];
@@ -43,8 +43,3 @@ export const webFetchKind = {
   headroom: 'divided',
   usageCounter: 'web_fetch_requests',
 } satisfies ServerToolKind;
-
-/** An error content: `{type: "web_fetch_tool_result_error", error_code}`. */
-function isError(content: unknown): boolean {
-  return !Array.isArray(content) && textOf((content as { type?: unknown }).type).endsWith('_error');
-}

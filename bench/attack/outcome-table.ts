@@ -53,12 +53,24 @@ export function legitimateTrafficRow(
   worstGapMs: number,
   attackStartedAt: number,
 ): SummaryRow {
+  const serverErrors = outcomes.filter((entry) => isServerError(Number(entry.outcome))).length;
+  return serviceRow(name, service, serverErrors, worstGapMs, attackStartedAt);
+}
+
+/** A summary row of what `service` went through since `startedAt` (Date.now() time). */
+function serviceRow(
+  name: string,
+  service: ServiceChild,
+  serverErrors: number,
+  worstGapMs: number,
+  startedAt: number,
+): SummaryRow {
   return {
     case: name,
     crashes: service.crashed() === undefined ? 0 : 1,
-    serverErrors: outcomes.filter((entry) => isServerError(Number(entry.outcome))).length,
+    serverErrors,
     worstStallMs: worstGapMs,
-    worstLoopDelayMs: service.worstLoopDelay(attackStartedAt).delayMs,
+    worstLoopDelayMs: service.worstLoopDelay(startedAt).delayMs,
     peakRssMb: service.peakRssMb() ?? null,
   };
 }
@@ -87,13 +99,5 @@ export function statusCountRow(
   if (crashed !== undefined) findings.push(`the service ended: ${crashed}`);
   let serverErrors = 0;
   for (const [status, count] of statuses) if (isServerError(Number(status))) serverErrors += count;
-  return {
-    case: name,
-    crashes: crashed === undefined ? 0 : 1,
-    serverErrors,
-    worstStallMs: worstGapMs,
-    worstLoopDelayMs: service.worstLoopDelay(startedAt).delayMs,
-    peakRssMb: service.peakRssMb() ?? null,
-    otherFindings: findings.length,
-  };
+  return { ...serviceRow(name, service, serverErrors, worstGapMs, startedAt), otherFindings: findings.length };
 }

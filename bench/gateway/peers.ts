@@ -146,6 +146,37 @@ export async function stopProcess(child: ChildProcess, killAfterMs = 5000): Prom
   clearTimeout(timer);
 }
 
+/**
+ * A peer once it listens on `port`; its temporary `folder`, if it has one, is removed when it
+ * stops, or at once when it never listens.
+ */
+async function servedPeer(
+  name: string,
+  label: string,
+  child: ChildProcess,
+  port: number,
+  options: { folder?: string; timeoutMs?: number } = {},
+): Promise<PeerProcess> {
+  const removeFolder = (): void => {
+    if (options.folder !== undefined) rmSync(options.folder, { recursive: true, force: true });
+  };
+  try {
+    await waitUntilListening(label, child, port, captureOutput(child), options.timeoutMs);
+  } catch (error) {
+    removeFolder();
+    throw error;
+  }
+  return {
+    name,
+    port,
+    pid: child.pid!,
+    stop: async () => {
+      await stopProcess(child);
+      removeFolder();
+    },
+  };
+}
+
 export async function startPortkey(): Promise<PeerProcess> {
   const port = await freePort();
   const entry = join(PEERS_FOLDER, 'node_modules', '@portkey-ai', 'gateway', 'build', 'start-server.js');
@@ -153,9 +184,7 @@ export async function startPortkey(): Promise<PeerProcess> {
     cwd: PEERS_FOLDER,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const output = captureOutput(child);
-  await waitUntilListening('@portkey-ai/gateway', child, port, output);
-  return { name: 'portkey', port, pid: child.pid!, stop: () => stopProcess(child) };
+  return servedPeer('portkey', '@portkey-ai/gateway', child, port);
 }
 
 /** The Portkey headers that send a chat completion to an OpenAI-compatible engine at `engineBaseURL`. */
@@ -195,22 +224,7 @@ export async function startClaudeCodeRouter(engineBaseURL: string, engineModel: 
     env: { ...process.env, HOME: home, USERPROFILE: home },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const output = captureOutput(child);
-  try {
-    await waitUntilListening('@musistudio/claude-code-router', child, port, output);
-  } catch (error) {
-    rmSync(home, { recursive: true, force: true });
-    throw error;
-  }
-  return {
-    name: 'ccr',
-    port,
-    pid: child.pid!,
-    stop: async () => {
-      await stopProcess(child);
-      rmSync(home, { recursive: true, force: true });
-    },
-  };
+  return servedPeer('ccr', '@musistudio/claude-code-router', child, port, { folder: home });
 }
 
 // --- LiteLLM -----------------------------------------------------------------------------
@@ -286,20 +300,5 @@ export async function startLiteLlm(engineBaseURL: string, engineModel: string): 
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
-  const output = captureOutput(child);
-  try {
-    await waitUntilListening('litellm', child, port, output, 120_000);
-  } catch (error) {
-    rmSync(folder, { recursive: true, force: true });
-    throw error;
-  }
-  return {
-    name: 'litellm',
-    port,
-    pid: child.pid!,
-    stop: async () => {
-      await stopProcess(child);
-      rmSync(folder, { recursive: true, force: true });
-    },
-  };
+  return servedPeer('litellm', 'litellm', child, port, { folder, timeoutMs: 120_000 });
 }

@@ -16,8 +16,6 @@ export interface ReplicaStats {
   requests: number;
   promptTokens: number;
   cachedTokens: number;
-  /** Milliseconds of prefill it computed. */
-  prefillMs: number;
   /** Requests in flight, integrated over the run: seconds x requests. */
   inFlightSeconds: number;
 }
@@ -26,8 +24,6 @@ export interface EngineStats {
   replicas: ReplicaStats[];
   /** Tokens each conversation's own unbounded engine would have had cached. */
   idealCachedTokens: number;
-  /** Seconds since the last reset. */
-  seconds: number;
 }
 
 export type EngineCommand =

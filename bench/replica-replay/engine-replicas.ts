@@ -77,7 +77,6 @@ class Replica {
       this.stats.requests += 1;
       this.stats.promptTokens += tokens;
       this.stats.cachedTokens += cached;
-      this.stats.prefillMs += prefillMs;
       await until(this.prefillFreeAt);
       if (response.destroyed) return;
       response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
@@ -129,10 +128,10 @@ class Replica {
 }
 
 function emptyStats(): ReplicaStats {
-  return { requests: 0, promptTokens: 0, cachedTokens: 0, prefillMs: 0, inFlightSeconds: 0 };
+  return { requests: 0, promptTokens: 0, cachedTokens: 0, inFlightSeconds: 0 };
 }
 
-const ideal = { cachedTokens: 0, caches: new Map<string, PrefixCache>(), since: performance.now() };
+const ideal = { cachedTokens: 0, caches: new Map<string, PrefixCache>() };
 
 /** The conversation's own unbounded cache, named by its first user turn. */
 function idealCacheOf(body: ChatBody): PrefixCache {
@@ -219,7 +218,6 @@ async function command(message: EngineCommand): Promise<unknown> {
       }
       ideal.cachedTokens = 0;
       ideal.caches.clear();
-      ideal.since = performance.now();
       return { type: 'reset' };
     case 'kill': {
       const replica = replicas[message.replica]!;
@@ -234,7 +232,6 @@ async function command(message: EngineCommand): Promise<unknown> {
         stats: {
           replicas: replicas.map((replica) => replica.stats),
           idealCachedTokens: ideal.cachedTokens,
-          seconds: (performance.now() - ideal.since) / 1000,
         } satisfies EngineStats,
       };
     default:

@@ -4,9 +4,9 @@
  * session header, and waiting a think time (its tool running) between a reply and its next
  * turn. Conversations start `staggerMs` apart, so that they arrive interleaved. Each request's
  * time to first token is measured to its first `content_block_delta` (mms opens the stream with
- * `message_start` at admission, before the engine has said anything), and its cache use read
- * from its final usage. A request that fails is sent again, as a client does, and counted by
- * whether its output had begun.
+ * `message_start` at admission, before the engine has said anything); its cache use is the
+ * engines' own count (engine-replicas.ts). A request that fails is sent again, as a client does,
+ * and counted by whether its output had begun.
  */
 import { Agent, request } from 'node:http';
 import { parseSse } from '@model-messages/testing';
@@ -23,10 +23,6 @@ export interface ReplaySettings {
 export interface ReplayOutcome {
   /** Milliseconds from sending to the first content, one per answered request. */
   firstTokenMs: number[];
-  /** Prompt tokens as the final usage counts them: new ones and those read from the cache. */
-  inputTokens: number;
-  cacheReadTokens: number;
-  requests: number;
   /** Failures a client saw before any output: what balancing must never let through. */
   failedBeforeOutput: number;
   /** Streams cut after their output began (their replica died mid-reply): sent again. */
@@ -37,8 +33,6 @@ export interface ReplayOutcome {
 interface Attempt {
   firstTokenMs: number | undefined;
   complete: boolean;
-  inputTokens: number;
-  cacheReadTokens: number;
 }
 
 const MAX_ATTEMPTS = 4;
@@ -51,9 +45,6 @@ export async function replay(
   const agent = new Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
   const outcome: ReplayOutcome = {
     firstTokenMs: [],
-    inputTokens: 0,
-    cacheReadTokens: 0,
-    requests: 0,
     failedBeforeOutput: 0,
     cutAfterOutput: 0,
     seconds: 0,
@@ -72,10 +63,7 @@ export async function replay(
           for (let attempt = 1; ; attempt += 1) {
             const result = await send(agent, port, body, conversation.sessionId);
             if (result.complete) {
-              outcome.requests += 1;
               outcome.firstTokenMs.push(result.firstTokenMs!);
-              outcome.inputTokens += result.inputTokens;
-              outcome.cacheReadTokens += result.cacheReadTokens;
               break;
             }
             if (result.firstTokenMs === undefined) outcome.failedBeforeOutput += 1;
@@ -97,8 +85,7 @@ export async function replay(
 function send(agent: Agent, port: number, body: string, sessionId: string): Promise<Attempt> {
   return new Promise((resolve) => {
     const sentAt = performance.now();
-    const failed = (): void =>
-      resolve({ firstTokenMs: undefined, complete: false, inputTokens: 0, cacheReadTokens: 0 });
+    const failed = (): void => resolve({ firstTokenMs: undefined, complete: false });
     const outgoing = request(
       {
         agent,
@@ -123,18 +110,11 @@ function send(agent: Agent, port: number, body: string, sessionId: string): Prom
           if (firstTokenMs === undefined && text.includes('event: content_block_delta'))
             firstTokenMs = performance.now() - sentAt;
         });
-        response.on('error', () => resolve({ firstTokenMs, complete: false, inputTokens: 0, cacheReadTokens: 0 }));
+        response.on('error', () => resolve({ firstTokenMs, complete: false }));
         response.on('end', () => {
           const events = response.statusCode === 200 ? readEvents(text) : [];
           const stopped = events.some((event) => event.event === 'message_stop');
-          const usage = events.findLast((event) => event.event === 'message_delta')?.data.usage as
-            { input_tokens: number; cache_read_input_tokens?: number } | undefined;
-          resolve({
-            firstTokenMs,
-            complete: stopped && firstTokenMs !== undefined,
-            inputTokens: (usage?.input_tokens ?? 0) + (usage?.cache_read_input_tokens ?? 0),
-            cacheReadTokens: usage?.cache_read_input_tokens ?? 0,
-          });
+          resolve({ firstTokenMs, complete: stopped && firstTokenMs !== undefined });
         });
       },
     );

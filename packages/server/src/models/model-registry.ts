@@ -4,7 +4,6 @@ import { AdmissionController } from '../admission/admission-controller.js';
 import type { Backend, BackendReadiness } from '../backends/backend.js';
 import { createBackend } from '../backends/create-backend.js';
 import { FallbackBackend } from '../backends/fallback/fallback-backend.js';
-import { DEFAULT_LOAD_EPSILON } from '../backends/fallback/balance-config.js';
 import { fallbackConfig } from '../backends/fallback/fallback-config.js';
 import { memberIdentities } from '../backends/fallback/member-identity.js';
 import type { LoadMode } from '../backends/backend-kind.js';
@@ -124,8 +123,8 @@ export class ModelRegistry {
         backend: model.backends
           ? new FallbackBackend(backends, {
               ...(model.fallback ?? fallbackConfig.parse({})),
-              balance: model.balance ?? 'failover',
-              loadEpsilon: model.loadEpsilon ?? DEFAULT_LOAD_EPSILON,
+              balance: model.balance,
+              loadEpsilon: model.loadEpsilon,
               identities: memberIdentities(configs),
               now: options.now,
               report,

@@ -21,7 +21,7 @@ import type { ModelCall, ModelPrompt } from '../call/model-call.js';
 import type { Cancellation } from '../cancellation.js';
 import type { StreamPart } from '../../streaming/stream-part.js';
 import { CapacityError } from '../capacity-error.js';
-import type { BalancePolicyName } from './balance-config.js';
+import { DEFAULT_LOAD_EPSILON, type BalancePolicyName } from './balance-config.js';
 import { balancePolicy } from './balance-policies.js';
 import type { BalancePolicy, PassedOver } from './balance-policy.js';
 import { CircuitBreaker, type CircuitState, type CircuitTicket } from './circuit-breaker.js';
@@ -37,7 +37,7 @@ export interface FallbackOptions {
   probeIntervalMs?: number;
   /** How the members share requests (balance-policy.ts); `failover` when left out. */
   balance?: BalancePolicyName;
-  /** `balance: "session"`'s bound on a member's load (session-policy.ts). */
+  /** `balance: "session"`'s bound on a member's load (session-policy.ts); DEFAULT_LOAD_EPSILON when left out. */
   loadEpsilon?: number;
   /** What places each member on a hash ring (member-identity.ts); by default its label. */
   identities?: readonly string[];
@@ -108,7 +108,11 @@ export class FallbackBackend implements Backend {
       });
       return new ListMember(label, options.identities?.[index] ?? label, backend, breaker);
     });
-    this.policy = balancePolicy(options.balance ?? 'failover', this.members, options.loadEpsilon ?? 0);
+    this.policy = balancePolicy(
+      options.balance ?? 'failover',
+      this.members,
+      options.loadEpsilon ?? DEFAULT_LOAD_EPSILON,
+    );
     this.health = new HealthWatch(this.members, options.probeIntervalMs ?? 0, report);
     this.name = this.members.map((member) => member.label).join(',');
     this.telemetryName = this.members.length > 1 ? LIST_TELEMETRY_NAME : backends[0]!.telemetryName;

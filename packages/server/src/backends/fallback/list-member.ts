@@ -9,11 +9,11 @@ import type { CircuitBreaker } from './circuit-breaker.js';
 /**
  * Why a request passed over a member that its policy put ahead of the one that took it: its
  * circuit was open, its last probe found it down, or (balance "session") it held more than its
- * share of the requests in flight.
+ * share of the requests in flight. Listed once: the metrics label each count by it.
  */
-export type SkipReason = 'open' | 'down' | 'busy';
+export const SKIP_REASONS = ['open', 'down', 'busy'] as const;
 
-export const SKIP_REASONS: readonly SkipReason[] = ['open', 'down', 'busy'];
+export type SkipReason = (typeof SKIP_REASONS)[number];
 
 /**
  * How much the latest time to first output weighs in a member's recent latency: about the last

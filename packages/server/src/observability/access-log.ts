@@ -30,7 +30,7 @@ export interface AccessLogLine {
   toolCalls: Partial<Record<ToolCallOutcome, number>> | undefined;
 }
 
-export function accessLogLine(record: RequestRecord, seconds: number, disconnected: boolean): AccessLogLine {
+export function accessLogLine(record: RequestRecord, seconds: number): AccessLogLine {
   return {
     reqId: record.requestId,
     method: record.method,
@@ -48,7 +48,7 @@ export function accessLogLine(record: RequestRecord, seconds: number, disconnect
     firstTokenMs: record.firstOutputAt === undefined ? undefined : tenths(record.firstOutputAt - record.startedAt),
     durationMs: tenths(seconds * 1000),
     streamed: record.streamed,
-    disconnected,
+    disconnected: record.disconnected,
     serverToolCalls: record.serverToolCalls?.length,
     toolCalls: record.toolCallOutcomes,
   };

@@ -55,6 +55,6 @@ export function accessLogLine(record: RequestRecord, seconds: number): AccessLog
 }
 
 /** Milliseconds to a tenth: a refusal takes well under one. */
-function tenths(milliseconds: number): number {
+export function tenths(milliseconds: number): number {
   return Math.round(milliseconds * 10) / 10;
 }

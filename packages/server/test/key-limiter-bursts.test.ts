@@ -13,6 +13,7 @@ import { redisServerMissing, startRedisServer, type RedisServer } from '@model-m
 import type { KeyLimits } from '../src/keys/client-key.js';
 import { KeyLimiter, type LimitCharge } from '../src/limits/key-limiter.js';
 import { RedisLimitStore } from '../src/limits/redis-limit-store.js';
+import { limits } from './key-limiter-support.js';
 
 const missing = redisServerMissing();
 /**
@@ -20,18 +21,6 @@ const missing = redisServerMissing();
  * against the 3 s pauses; the busy loop below holds the event loop three times over.
  */
 const TIMEOUT_MS = 1_000;
-
-function limits(given: Partial<KeyLimits>): KeyLimits {
-  return {
-    requestsPerMinute: undefined,
-    inputTokensPerMinute: undefined,
-    outputTokensPerMinute: undefined,
-    concurrent: undefined,
-    tokensPerDay: undefined,
-    tokensPerMonth: undefined,
-    ...given,
-  };
-}
 
 /** Holds the event loop, as a burst of requests being parsed and counted does. */
 function busyLoop(milliseconds: number): void {

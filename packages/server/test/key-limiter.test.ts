@@ -13,19 +13,7 @@ import type { ClientKey } from '../src/keys/client-key.js';
 import { KeyLimiter, type LimitCharge } from '../src/limits/key-limiter.js';
 import { RedisLimitStore } from '../src/limits/redis-limit-store.js';
 import { openDatabase } from '../src/limits/sqlite-database.js';
-
-const NO_LIMITS: KeyLimits = {
-  requestsPerMinute: undefined,
-  inputTokensPerMinute: undefined,
-  outputTokensPerMinute: undefined,
-  concurrent: undefined,
-  tokensPerDay: undefined,
-  tokensPerMonth: undefined,
-};
-
-function limits(given: Partial<KeyLimits>): KeyLimits {
-  return { ...NO_LIMITS, ...given };
-}
+import { limits } from './key-limiter-support.js';
 
 /** A fresh key id per case, so that the cases share no state in one Redis. */
 function freshKey(name: string): string {

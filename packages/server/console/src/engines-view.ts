@@ -7,32 +7,16 @@ import type { AdminApi } from './admin-api.js';
 import type { EngineModel, EnginesReply, RecentFigures } from './admin-types.js';
 import { clock, duration } from './format.js';
 import { html } from './html.js';
-import { useEffect, useState } from './preact-hooks.js';
+import { usePolled } from './polled.js';
 
 const REFRESH_MS = 5_000;
 
 export function EnginesView({ api }: { api: AdminApi }) {
-  const [engines, setEngines] = useState<EnginesReply | undefined>(undefined);
-  const [problem, setProblem] = useState<string | undefined>(undefined);
-  useEffect(() => {
-    const controller = new AbortController();
-    const load = () =>
-      api.get<EnginesReply>('/v1/admin/engines', controller.signal).then(
-        (reply) => {
-          setEngines(reply);
-          setProblem(undefined);
-        },
-        (error: Error) => {
-          if (!controller.signal.aborted) setProblem(error.message);
-        },
-      );
-    void load();
-    const timer = setInterval(load, REFRESH_MS);
-    return () => {
-      clearInterval(timer);
-      controller.abort();
-    };
-  }, [api]);
+  const { reply: engines, problem } = usePolled(
+    (signal) => api.get<EnginesReply>('/v1/admin/engines', signal),
+    REFRESH_MS,
+    [api],
+  );
   if (engines === undefined) return html`<p class="muted">${problem ?? 'Asking the engines…'}</p>`;
   return html`
     ${problem === undefined ? null : html`<p class="bad">${problem}</p>`}

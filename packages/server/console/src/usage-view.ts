@@ -7,7 +7,8 @@ import type { AdminApi } from './admin-api.js';
 import type { KeyEntry, UsageRange, UsageReply } from './admin-types.js';
 import { count, until } from './format.js';
 import { html } from './html.js';
-import { useEffect, useState } from './preact-hooks.js';
+import { usePolled } from './polled.js';
+import { useState } from './preact-hooks.js';
 import { UsageChart, type ChartBar } from './usage-chart.js';
 
 const RANGES: Array<{ range: UsageRange; title: string }> = [
@@ -19,32 +20,17 @@ const RANGES: Array<{ range: UsageRange; title: string }> = [
 export function UsageView({ api }: { api: AdminApi }) {
   const [range, setRange] = useState<UsageRange>('hour');
   const [keyFilter, setKeyFilter] = useState('');
-  const [usage, setUsage] = useState<UsageReply | undefined>(undefined);
-  const [keys, setKeys] = useState<KeyEntry[]>([]);
-  const [problem, setProblem] = useState<string | undefined>(undefined);
-  useEffect(() => {
-    const controller = new AbortController();
-    const load = () =>
+  const { reply, problem } = usePolled(
+    (signal) =>
       Promise.all([
-        api.get<UsageReply>(`/v1/admin/usage?range=${range}`, controller.signal),
-        api.get<{ data: KeyEntry[] }>('/v1/admin/keys', controller.signal),
-      ]).then(
-        ([usageReply, keysReply]) => {
-          setUsage(usageReply);
-          setKeys(keysReply.data);
-          setProblem(undefined);
-        },
-        (error: Error) => {
-          if (!controller.signal.aborted) setProblem(error.message);
-        },
-      );
-    void load();
-    const timer = setInterval(load, 15_000);
-    return () => {
-      clearInterval(timer);
-      controller.abort();
-    };
-  }, [api, range]);
+        api.get<UsageReply>(`/v1/admin/usage?range=${range}`, signal),
+        api.get<{ data: KeyEntry[] }>('/v1/admin/keys', signal),
+      ]),
+    15_000,
+    [api, range],
+  );
+  const usage = reply?.[0];
+  const keys = reply?.[1].data ?? [];
   const rows = (usage?.data ?? []).filter((row) => keyFilter === '' || row.key_id === keyFilter);
   return html`
     <section class="panel">

@@ -46,9 +46,7 @@ export async function serve(flags: ServeFlags): Promise<void> {
     // Before the app: its first request's span goes to the SDK.
     tracing = await startTracing();
   } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    process.stderr.write(`mms: ${error.message}\n`);
-    process.exit(2);
+    exitOnConfigError(error);
   }
   const { config, folder } = loaded;
   const [{ buildApp }, { ModelRegistry }, { BatchedLogDestination }, { ModelDownloadError }] = await Promise.all([
@@ -77,9 +75,7 @@ export async function serve(flags: ServeFlags): Promise<void> {
     });
   } catch (error) {
     // The limits' database that cannot be opened (issue 37) stops the start like a config error.
-    if (!(error instanceof ConfigError)) throw error;
-    process.stderr.write(`mms: ${error.message}\n`);
-    process.exit(2);
+    exitOnConfigError(error);
   }
   // Node's warnings (a sandbox the kernel cannot limit, a deprecation) are log lines like the
   // rest, rather than text on stderr beside them.
@@ -140,6 +136,13 @@ export async function serve(flags: ServeFlags): Promise<void> {
       process.exit(2);
     },
   );
+}
+
+/** A config error stops the start with its message and exit status 2; any other error goes on up. */
+function exitOnConfigError(error: unknown): never {
+  if (!(error instanceof ConfigError)) throw error;
+  process.stderr.write(`mms: ${error.message}\n`);
+  process.exit(2);
 }
 
 /**

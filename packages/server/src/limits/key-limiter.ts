@@ -24,7 +24,6 @@ import type { LimitsConfig } from '../config/key-config.js';
 import type { ClientKey, KeyLimits } from '../keys/client-key.js';
 import type { LimitStoreEvent } from './limit-store-event.js';
 import type { KeyStanding } from './limit-store.js';
-import type { QuotaName } from './quota-period.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
 import { RedisLimitStore } from './redis-limit-store.js';
 import { ReplicaLimits } from './replica-limits.js';
@@ -216,48 +215,33 @@ export class KeyLimiter {
     );
   }
 
-  /** The 429 for a refused admission: with `retry-after`, or without when the input alone is over the limit. */
+  /**
+   * The 429 for a refused admission: with `retry-after` (for a quota, until its period ends), or
+   * without when the input alone is over the limit or the whole quota.
+   */
   private refusal(keyId: string, limits: KeyLimits, inputTokens: number, refused: Admission): ServiceError {
     const refusedBy = refused.refusedBy!;
     this.countRefusal(keyId, refusedBy);
     const headers = rateLimitHeaders(refused.readings, refused.quotas);
-    const limit = limits[LIMIT_FIELDS[refusedBy]]!;
-    if (refusedBy === 'tokensPerDay' || refusedBy === 'tokensPerMonth')
-      return this.quotaRefusal(refusedBy, limit, inputTokens, refused, headers);
+    const isQuota = refusedBy === 'tokensPerDay' || refusedBy === 'tokensPerMonth';
+    const allowance = `this API key's ${isQuota ? 'quota' : 'limit'} of ${limits[LIMIT_FIELDS[refusedBy]]!} ${LIMIT_WORDS[refusedBy]}`;
     if (refused.retryAfterMs === undefined)
       return new ServiceError(
         'rate_limited',
-        `this request's ${inputTokens} input tokens are more than this API key's limit of ${limit} ${LIMIT_WORDS[refusedBy]}: shorten the prompt`,
+        `this request's ${inputTokens} input tokens are more than ${allowance}: shorten the prompt`,
         // No wait makes it fit: clients that retry 429s would send it again for nothing.
         { headers, shouldRetry: false },
       );
     const retryAfterSeconds = Math.max(1, Math.ceil(refused.retryAfterMs / 1000));
-    return new ServiceError(
-      'rate_limited',
-      `this API key's limit of ${limit} ${LIMIT_WORDS[refusedBy]} is reached; retry after ${retryAfterSeconds} s`,
-      { retryAfterSeconds, headers },
-    );
-  }
-
-  /** A quota's 429: with `retry-after` until its period ends, or none for a prompt over the whole quota. */
-  private quotaRefusal(
-    quota: QuotaName,
-    limit: number,
-    inputTokens: number,
-    refused: Admission,
-    headers: Record<string, string>,
-  ): ServiceError {
-    if (refused.retryAfterMs === undefined)
-      return new ServiceError(
-        'rate_limited',
-        `this request's ${inputTokens} input tokens are more than this API key's quota of ${limit} ${LIMIT_WORDS[quota]}: shorten the prompt`,
-        { headers, shouldRetry: false },
-      );
-    const retryAfterSeconds = Math.max(1, Math.ceil(refused.retryAfterMs / 1000));
+    if (!isQuota)
+      return new ServiceError('rate_limited', `${allowance} is reached; retry after ${retryAfterSeconds} s`, {
+        retryAfterSeconds,
+        headers,
+      });
     const startsAgain = new Date(Date.now() + refused.retryAfterMs).toISOString().slice(0, 19);
     return new ServiceError(
       'rate_limited',
-      `this API key's quota of ${limit} ${LIMIT_WORDS[quota]} is used up; it starts again at ${startsAgain}Z (retry after ${retryAfterSeconds} s)`,
+      `${allowance} is used up; it starts again at ${startsAgain}Z (retry after ${retryAfterSeconds} s)`,
       { retryAfterSeconds, headers },
     );
   }

@@ -51,9 +51,13 @@ export function rateLimitHeaders(
   return headers;
 }
 
+/** `2026-05-01T12:00:03Z`: rounded up, so that a client waiting until then finds the bucket full. */
+export function resetText(epochMilliseconds: number): string {
+  return `${new Date(Math.ceil(epochMilliseconds / 1000) * 1000).toISOString().slice(0, 19)}Z`;
+}
+
 /**
- * `2026-05-01T12:00:03Z`: rounded up, so that a client waiting until then finds the bucket full.
- * Each bucket keeps its last text: successive replies mostly name the same second, and every
+ * resetText with its last text kept: successive replies mostly name the same second, and every
  * reply of a limited key writes three of these.
  */
 class ResetTime {
@@ -64,7 +68,7 @@ class ResetTime {
     const seconds = Math.ceil(epochMilliseconds / 1000);
     if (seconds !== this.seconds) {
       this.seconds = seconds;
-      this.text = `${new Date(seconds * 1000).toISOString().slice(0, 19)}Z`;
+      this.text = resetText(epochMilliseconds);
     }
     return this.text;
   }

@@ -137,13 +137,11 @@ export class RedisLimitStore implements LimitStore {
     const refusedBy = LIMIT_NAMES[reply[0]];
     if (refusedBy === undefined && lease !== undefined) this.leases.set(lease, keys.inFlight);
     const now = Number(reply[2]);
-    const fullAt = {} as Record<BucketName, number>;
-    BUCKETS.forEach((bucket, index) => (fullAt[bucket] = reply[3 + index] === '' ? now : Number(reply[3 + index])));
     const wait = Number(reply[1]);
     return {
       refusedBy,
       retryAfterMs: wait < 0 ? undefined : wait,
-      readings: readAll(fullAt, limits, now),
+      readings: readAll(fullAtTimes(reply, 3, now), limits, now),
       quotas: quotaReadings(limits, [reply[6], reply[7]], sentAt),
       lease: refusedBy === undefined ? lease : undefined,
     };
@@ -177,10 +175,8 @@ export class RedisLimitStore implements LimitStore {
     const readAt = Date.now();
     const reply = (await this.run(READ, Object.values(this.keys(keyId, readAt)), [])) as ReadReply;
     const now = Number(reply[0]);
-    const fullAt = {} as Record<BucketName, number>;
-    BUCKETS.forEach((bucket, index) => (fullAt[bucket] = reply[1 + index] === '' ? now : Number(reply[1 + index])));
     return {
-      readings: readAll(fullAt, limits, now),
+      readings: readAll(fullAtTimes(reply, 1, now), limits, now),
       quotas: quotaReadings(limits, [reply[5], reply[6]], readAt),
       inFlight: Number(reply[4]),
     };
@@ -295,4 +291,13 @@ function quotaReadings(limits: KeyLimits, counts: [string, string], now: number)
     if (limit !== undefined) readings[quota] = quotaReading(limit, Number(counts[index] || 0), quota, now);
   });
   return readings;
+}
+
+/** The buckets' full-again times a script returned from `first` on ("" for a bucket unset: full `now`). */
+function fullAtTimes(reply: readonly (string | number)[], first: number, now: number): Record<BucketName, number> {
+  const fullAt = {} as Record<BucketName, number>;
+  BUCKETS.forEach(
+    (bucket, index) => (fullAt[bucket] = reply[first + index] === '' ? now : Number(reply[first + index])),
+  );
+  return fullAt;
 }

@@ -14,6 +14,10 @@ import { CONCURRENT_RETRY_MS, WINDOW_MS } from './token-bucket.js';
 /** How long a quota's key outlives its period: the count is gone once a new period has begun. */
 const QUOTA_KEY_GRACE_MS = 60_000;
 
+/** Sets `now`: Redis's time in ms, the one clock the replicas share (every script reads it so). */
+const REDIS_NOW = `local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000`;
+
 /**
  * KEYS: the requests, input-tokens and output-tokens buckets (each a full-again time in ms), the
  * set of requests in flight (lease id -> expiry), the day's and the month's quota counts. ARGV:
@@ -24,8 +28,7 @@ const QUOTA_KEY_GRACE_MS = 60_000;
  * bucket the key does not have), and the two quotas' counts after the charge ("" likewise).
  */
 export const ADMIT_SCRIPT = `
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000
+${REDIS_NOW}
 local window = ${WINDOW_MS}
 local amounts = {1, tonumber(ARGV[5]), 0}
 local refused, wait = 0, 0
@@ -88,8 +91,7 @@ export const SETTLE_SCRIPT = `
 local limit = tonumber(ARGV[1])
 local tokens = tonumber(ARGV[2])
 if limit > 0 and tokens > 0 then
-  local time = redis.call('TIME')
-  local now = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000
+  ${REDIS_NOW}
   local fullAt = math.max(tonumber(redis.call('GET', KEYS[1]) or '0'), now) + tokens * ${WINDOW_MS} / limit
   redis.call('SET', KEYS[1], fullAt, 'PX', math.ceil(fullAt - now) + 1000)
 end
@@ -109,8 +111,7 @@ return 0
  * length in ms, then one lease id per key.
  */
 export const RENEW_SCRIPT = `
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000
+${REDIS_NOW}
 local length = tonumber(ARGV[1])
 for i = 1, #KEYS do
   redis.call('ZADD', KEYS[i], 'XX', now + length, ARGV[i + 1])
@@ -128,8 +129,7 @@ return 0
  * than full, nor a quota's count taken below zero (or made again once it expired).
  */
 export const WITHDRAW_SCRIPT = `
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000
+${REDIS_NOW}
 local amounts = {1, tonumber(ARGV[3])}
 for i = 1, 2 do
   local limit = tonumber(ARGV[i])
@@ -155,8 +155,7 @@ return 0
  * quotas' counts.
  */
 export const READ_SCRIPT = `
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000
+${REDIS_NOW}
 local values = {string.format('%.3f', now)}
 for i = 1, 3 do values[i + 1] = redis.call('GET', KEYS[i]) or '' end
 values[5] = tostring(redis.call('ZCOUNT', KEYS[4], now, '+inf'))

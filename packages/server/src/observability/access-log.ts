@@ -30,7 +30,7 @@ export interface AccessLogLine {
   toolCalls: Partial<Record<ToolCallOutcome, number>> | undefined;
 }
 
-export function accessLogLine(record: RequestRecord, seconds: number, disconnected: boolean): AccessLogLine {
+export function accessLogLine(record: RequestRecord, seconds: number): AccessLogLine {
   return {
     reqId: record.requestId,
     method: record.method,
@@ -48,13 +48,13 @@ export function accessLogLine(record: RequestRecord, seconds: number, disconnect
     firstTokenMs: record.firstOutputAt === undefined ? undefined : tenths(record.firstOutputAt - record.startedAt),
     durationMs: tenths(seconds * 1000),
     streamed: record.streamed,
-    disconnected,
+    disconnected: record.disconnected,
     serverToolCalls: record.serverToolCalls?.length,
     toolCalls: record.toolCallOutcomes,
   };
 }
 
 /** Milliseconds to a tenth: a refusal takes well under one. */
-function tenths(milliseconds: number): number {
+export function tenths(milliseconds: number): number {
   return Math.round(milliseconds * 10) / 10;
 }

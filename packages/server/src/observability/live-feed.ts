@@ -11,6 +11,7 @@
  * requests never wait for the feed.
  */
 import type { ToolCallOutcome } from '../streaming/stream-part.js';
+import { tenths } from './access-log.js';
 import type { RequestRecord } from './request-record.js';
 
 /** Requests kept for a follower that arrives, and for the engines' recent figures. */
@@ -171,8 +172,4 @@ export class LiveFeed {
       server_tool_calls: record.serverToolCalls ?? [],
     };
   }
-}
-
-function tenths(milliseconds: number): number {
-  return Math.round(milliseconds * 10) / 10;
 }

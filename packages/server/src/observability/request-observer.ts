@@ -51,12 +51,11 @@ export class RequestObserver {
   end(record: RequestRecord, response: ServerResponse): void {
     record.endedAt = performance.now();
     const seconds = (record.endedAt - record.startedAt) / 1000;
-    const disconnected = response.destroyed && !response.writableFinished;
-    record.disconnected = disconnected;
+    record.disconnected = response.destroyed && !response.writableFinished;
     // The line's object is built only when it is written: benchmarks and tests run silent.
-    if (this.log.isLevelEnabled('info')) this.log.info(accessLogLine(record, seconds, disconnected), 'request');
+    if (this.log.isLevelEnabled('info')) this.log.info(accessLogLine(record, seconds), 'request');
     this.metrics.requestEnded(record, seconds);
-    endRequestSpan(record, disconnected);
+    endRequestSpan(record);
     this.liveFeed.add(record);
   }
 

@@ -40,7 +40,7 @@ export function startRequest(requestId: string, method: string, headers: Incomin
 }
 
 /** Ends the request's span with what the record says (request-observer.ts, once per request). */
-export function endRequestSpan(record: RequestRecord, clientDisconnected: boolean): void {
+export function endRequestSpan(record: RequestRecord): void {
   const span = record.span;
   if (span.isRecording()) {
     if (record.route !== undefined) span.updateName(`${record.method} ${record.route}`);
@@ -51,7 +51,7 @@ export function endRequestSpan(record: RequestRecord, clientDisconnected: boolea
     };
     if (record.route !== undefined) attributes['http.route'] = record.route;
     if (record.keyId !== undefined) attributes['mms.key_id'] = record.keyId;
-    if (clientDisconnected) attributes['mms.client_disconnected'] = true;
+    if (record.disconnected) attributes['mms.client_disconnected'] = true;
     if (record.requestedModel !== undefined) {
       attributes['gen_ai.operation.name'] = record.route === MESSAGES_ROUTE ? 'chat' : 'count_tokens';
       attributes['gen_ai.request.model'] = record.requestedModel;

@@ -8,6 +8,7 @@
  */
 import type { Router } from '../../http/router.js';
 import type { ModelRegistry } from '../../models/model-registry.js';
+import { tenths } from '../../observability/access-log.js';
 import type { LiveFeed } from '../../observability/live-feed.js';
 import type { RecentEvents } from '../../observability/recent-events.js';
 import type { RequestRecord } from '../../observability/request-record.js';
@@ -76,6 +77,5 @@ function figures(records: readonly RequestRecord[]): RecentFigures {
 function percentile(values: number[], fraction: number): number | null {
   if (values.length === 0) return null;
   const sorted = [...values].sort((first, second) => first - second);
-  const value = sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)]!;
-  return Math.round(value * 10) / 10;
+  return tenths(sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)]!);
 }

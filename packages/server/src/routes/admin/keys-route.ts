@@ -8,6 +8,7 @@ import type { KeyConfig } from '../../config/key-config.js';
 import type { Router } from '../../http/router.js';
 import type { ClientKey } from '../../keys/client-key.js';
 import type { KeyLimiter } from '../../limits/key-limiter.js';
+import { resetText } from '../../limits/rate-limit-headers.js';
 import { assertAdmin } from './admin-key.js';
 
 /** What a quota or bucket reads as, in the reply. */
@@ -32,13 +33,13 @@ export function registerKeysRoute(
         const standing = await limiter.standing(key);
         const limits: Record<string, Standing> = {};
         for (const [name, reading] of Object.entries(standing.readings))
-          limits[name] = { limit: reading.limit, remaining: reading.remaining, reset: iso(reading.fullAt) };
+          limits[name] = { limit: reading.limit, remaining: reading.remaining, reset: resetText(reading.fullAt) };
         for (const [name, reading] of Object.entries(standing.quotas))
           limits[name] = {
             limit: reading.limit,
             used: reading.used,
             remaining: reading.remaining,
-            reset: iso(reading.resetsAt),
+            reset: resetText(reading.resetsAt),
           };
         return {
           id: key.id,
@@ -52,8 +53,4 @@ export function registerKeysRoute(
     );
     return { body: { data } };
   });
-}
-
-function iso(epochMilliseconds: number): string {
-  return new Date(Math.ceil(epochMilliseconds / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 }

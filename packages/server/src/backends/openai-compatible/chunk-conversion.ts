@@ -21,7 +21,7 @@ import type { OfferedTool } from '../call/model-call.js';
 import { InputMembers } from '../call/input-members.js';
 import { consecutiveJsonValues } from '../call/json-scan.js';
 import { checkToolValue } from '../call/output-check.js';
-import { notOfferedError, toolCallBlock } from '../call/tool-calls.js';
+import { toolCallBlock } from '../call/tool-calls.js';
 import { ToolEnvelopeReader } from '../call/tool-envelope-reader.js';
 import { LeakedCallReader } from './leaked-calls/leaked-call-reader.js';
 import { isObject, type TextCallSyntax } from './leaked-calls/text-call.js';
@@ -313,13 +313,14 @@ export class ChunkConverter {
     if (call.pending && call.pending.name === '') {
       // Held for want of a name (some engines send it after the id): the tool is known only now.
       call.pending.name = call.name;
-      call.pending.tool = this.offeredTool(call.name);
+      call.pending.tool = plannedTool(this.options.plan, call.name);
     }
   }
 
   /** The call's tool is known: its block opens, or it is held, by how its input will come. */
   private settleName(call: OpenToolCall): void {
-    const tool = this.offeredTool(call.name);
+    // A tool the request did not offer is refused here, before any block of the call goes out.
+    const tool = plannedTool(this.options.plan, call.name);
     call.tool = tool;
     const guided = this.options.plan.guidedCalls;
     call.streaming = guided ? 'guided' : tool.strict ? 'held' : 'members';
@@ -367,17 +368,6 @@ export class ChunkConverter {
     this.held ??= [];
     this.held.push(pending);
     return pending;
-  }
-
-  /**
-   * The offered tool a call names (output-plan.ts). A name the request did not offer is refused
-   * at once, before any block of the call is passed on: the client must never see a call of a
-   * tool it does not have.
-   */
-  private offeredTool(name: string): OfferedTool {
-    const tool = plannedTool(this.options.plan, name);
-    if (!tool) throw notOfferedError(name);
-    return tool;
   }
 
   /**

@@ -268,7 +268,7 @@ export class OpenAiCompatibleBackend implements Backend {
     const outcomes: StreamPart[] = [];
     for (const call of summary.calls) {
       if (call.streaming !== 'guided') continue;
-      const tool = this.toolNamed(call.name, plan);
+      const tool = plannedTool(plan, call.name);
       await this.settled(call.arguments, {
         check: (text) => checkToolInput(text, tool),
         subject: toolInputSubject(tool.name),
@@ -381,12 +381,6 @@ export class OpenAiCompatibleBackend implements Backend {
       );
     }
     return call.arguments;
-  }
-
-  private toolNamed(name: string, plan: ChatPlan): OfferedTool {
-    const tool = plannedTool(plan, name);
-    if (!tool) throw notOfferedError(name);
-    return tool;
   }
 
   /**

@@ -386,14 +386,12 @@ export class ChunkConverter {
     }
     const tools = this.options.plan.content.kind === 'tool-envelope' ? this.options.plan.content.tools : [];
     this.calls.push({ name, arguments: input, streaming: 'held' });
-    this.held ??= [];
-    this.held.push({
-      type: 'pending-call',
+    this.hold(
       name,
-      tool: tools.find((tool) => tool.name === name),
-      arguments: input,
-      origin: 'engine',
-    });
+      tools.find((tool) => tool.name === name),
+      input,
+      'engine',
+    );
   }
 
   private close(): void {

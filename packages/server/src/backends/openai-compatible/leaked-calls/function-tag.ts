@@ -21,7 +21,6 @@ import {
   jsonAt,
   literalAt,
   NONE,
-  PARTIAL,
   skipSpace,
   undecided,
   inputOf,

@@ -118,10 +118,14 @@ export function engineStream(engine: FakeEngineKind, answer: EngineAnswer): unkn
   const chunks: unknown[] = [chunk(engine, firstDelta(engine), null)];
   for (const delta of answer.deltas) chunks.push(chunk(engine, shapedDelta(engine, delta), null));
   chunks.push(chunk(engine, shapedDelta(engine, { content: '' }), answer.finish));
-  const usage = { prompt_tokens: 120, completion_tokens: Math.max(1, answer.deltas.length), total_tokens: 0 };
-  usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
-  chunks.push({ ...frame(engine), choices: [], usage });
+  chunks.push({ ...frame(engine), choices: [], usage: usageOf(answer) });
   return chunks;
+}
+
+/** The answer's usage: a fixed prompt, and a token a delta. */
+function usageOf(answer: EngineAnswer): Record<string, number> {
+  const completion = Math.max(1, answer.deltas.length);
+  return { prompt_tokens: 120, completion_tokens: completion, total_tokens: 120 + completion };
 }
 
 function frame(engine: FakeEngineKind): Record<string, unknown> {
@@ -196,13 +200,11 @@ export function engineCompletion(engine: FakeEngineKind, answer: EngineAnswer): 
     content: content === '' && calls.length > 0 ? null : content,
     ...(calls.length > 0 ? { tool_calls: calls } : {}),
   };
-  const usage = { prompt_tokens: 120, completion_tokens: Math.max(1, answer.deltas.length), total_tokens: 0 };
-  usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
   const { object: _object, ...rest } = frame(engine);
   return {
     ...rest,
     object: 'chat.completion',
     choices: [{ index: 0, message, logprobs: null, finish_reason: answer.finish }],
-    usage,
+    usage: usageOf(answer),
   };
 }

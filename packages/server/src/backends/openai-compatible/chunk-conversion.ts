@@ -244,7 +244,7 @@ export class ChunkConverter {
       this.settleName(call);
     }
     this.calls.at(-1)!.arguments += input;
-    if (input !== '') this.emit({ type: 'block-delta', delta: { type: 'input_json_delta', partial_json: input } });
+    this.inputDelta(input);
   }
 
   /** The model's text, through the search for calls it leaves there. */

@@ -119,7 +119,6 @@ export class ChunkConverter {
   private text = '';
   /** `{"name", "input"}` of one call among several tools, as the engine writes it in its content. */
   private readonly envelope = new ToolEnvelopeReader();
-  private envelopeText = '';
   /** The envelope's call streams: its name is known, and the engine guides it (output-plan.ts). */
   private envelopeStreamed = false;
   private calls: CallRecord[] = [];
@@ -233,7 +232,6 @@ export class ChunkConverter {
    * envelope is held until then (`releaseEnvelope`).
    */
   private envelopeContent(text: string): void {
-    this.envelopeText += text;
     const input = this.envelope.push(text);
     const name = this.envelope.name;
     if (!this.options.plan.guidedCalls || name === undefined) return;
@@ -376,9 +374,9 @@ export class ChunkConverter {
    */
   private releaseEnvelope(): void {
     let name = this.envelope.name ?? '';
-    let input = this.envelope.name === undefined ? this.envelopeText : this.envelope.inputText;
+    let input = this.envelope.name === undefined ? this.envelope.text : this.envelope.inputText;
     try {
-      const parsed = JSON.parse(this.envelopeText) as { name?: unknown; input?: unknown };
+      const parsed = JSON.parse(this.envelope.text) as { name?: unknown; input?: unknown };
       if (typeof parsed.name === 'string') name = parsed.name;
       input = JSON.stringify(parsed.input ?? {});
     } catch {

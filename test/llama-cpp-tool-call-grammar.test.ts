@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { schemaViolation } from '@model-messages/protocol';
 import {
-  claudeCodeRequests,
+  claudeCodeToolsWithoutProse,
   postJson,
   readSse,
   scriptedQwenModel,
@@ -19,44 +19,14 @@ import {
   type RunningService,
 } from '@model-messages/testing';
 
-interface Tool {
-  name: string;
-  description: string;
-  input_schema: Record<string, unknown>;
-}
-
 interface Block {
   type: string;
   name?: string;
   input?: unknown;
 }
 
-/**
- * The recorded tools, their descriptions shortened to their names: the prose is what a tiny
- * model's context cannot hold, and no part of what a grammar holds to.
- */
-const tools = (claudeCodeRequests().find((request) => request.name === 'write-request')!.body.tools as Tool[])
-  .filter((tool) => tool.name !== 'DeferredToolPlaceholder')
-  .map((tool) => ({ name: tool.name, description: tool.name, input_schema: withoutDescriptions(tool.input_schema) }));
+const tools = claudeCodeToolsWithoutProse();
 
-/** A schema less its `description` annotations (a property that is named `description` stays). */
-function withoutDescriptions(schema: Record<string, unknown>): Record<string, unknown> {
-  const kept = Object.entries(schema).filter(
-    ([keyword, value]) => keyword !== 'description' || typeof value !== 'string',
-  );
-  return Object.fromEntries(
-    kept.map(([keyword, value]) => {
-      if (keyword === 'properties' && value !== null && typeof value === 'object')
-        return [keyword, Object.fromEntries(Object.entries(value).map(([name, property]) => [name, nested(property)]))];
-      return [keyword, nested(value)];
-    }),
-  );
-}
-
-function nested(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(nested);
-  return value !== null && typeof value === 'object' ? withoutDescriptions(value as Record<string, unknown>) : value;
-}
 /** Bounded integers, enums and required fields; string bounds; a pattern and a bound the grammar leaves to the check. */
 const BABBLED = ['Read', 'Agent', 'ListAgents', 'Workflow', 'ReportFindings'];
 const REQUESTS_PER_TOOL = 8;

@@ -10,7 +10,7 @@
  */
 import { schemaViolation } from '@model-messages/protocol';
 import {
-  claudeCodeRequests,
+  claudeCodeToolsWithoutProse,
   JSON_CLOSING_BIAS,
   parseSse,
   postJson,
@@ -20,12 +20,6 @@ import {
   startService,
   tinyLlamaModel,
 } from '@model-messages/testing';
-
-interface Tool {
-  name: string;
-  description: string;
-  input_schema: Record<string, unknown>;
-}
 
 export interface EmbeddedResult {
   weights: string;
@@ -38,32 +32,6 @@ export interface EmbeddedResult {
   cut: number;
   /** A few invalid inputs, for the notes. */
   invalid: string[];
-}
-
-/**
- * The recorded tools, their descriptions shortened to their names: the prose is what a tiny
- * model's context cannot hold, and no part of what a grammar holds to (as in
- * test/llama-cpp-tool-call-grammar.test.ts).
- */
-export function claudeCodeTools(): Tool[] {
-  return (claudeCodeRequests().find((request) => request.name === 'write-request')!.body.tools as Tool[])
-    .filter((tool) => tool.name !== 'DeferredToolPlaceholder')
-    .map((tool) => ({
-      name: tool.name,
-      description: tool.name,
-      input_schema: stripped(tool.input_schema) as Tool['input_schema'],
-    }));
-}
-
-function stripped(value: unknown, inProperties = false): unknown {
-  if (Array.isArray(value)) return value.map((item) => stripped(item));
-  if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(
-    Object.entries(value)
-      // `description` annotations go; a property named `description` stays.
-      .filter(([key, entry]) => inProperties || key !== 'description' || typeof entry !== 'string')
-      .map(([key, entry]) => [key, stripped(entry, key === 'properties' && !inProperties)]),
-  );
 }
 
 /** Random weights; JSON_CLOSING_BIAS so that a grammar-held string ends soon. */
@@ -84,7 +52,7 @@ function scriptedModel(name: string): Promise<string> {
 }
 
 export async function measureEmbedded(requests: number, log: (line: string) => void): Promise<EmbeddedResult[]> {
-  const tools = claudeCodeTools();
+  const tools = claudeCodeToolsWithoutProse();
   const scripted = ['Read', 'Bash', 'Edit', 'Agent', 'Workflow', 'ReportFindings'].filter((name) =>
     tools.some((tool) => tool.name === name),
   );

@@ -105,6 +105,36 @@ export const TOOL_CALL_TOOLS: readonly ToolDefinition[] = [
   },
 ];
 
+/**
+ * Claude Code's recorded tools (its write request), their descriptions shortened to their names:
+ * the prose is what a tiny model's context cannot hold, and no part of what a grammar holds to.
+ * The embedded engine's tool-call tests and bench/tool-calls/ offer these.
+ */
+export function claudeCodeToolsWithoutProse(): ToolDefinition[] {
+  return (claudeCodeRequests().find((request) => request.name === 'write-request')!.body.tools as ToolDefinition[])
+    .filter((tool) => tool.name !== 'DeferredToolPlaceholder')
+    .map((tool) => ({ name: tool.name, description: tool.name, input_schema: withoutDescriptions(tool.input_schema) }));
+}
+
+/** A schema less its `description` annotations (a property that is named `description` stays). */
+function withoutDescriptions(schema: Record<string, unknown>): Record<string, unknown> {
+  const kept = Object.entries(schema).filter(
+    ([keyword, value]) => keyword !== 'description' || typeof value !== 'string',
+  );
+  return Object.fromEntries(
+    kept.map(([keyword, value]) => {
+      if (keyword === 'properties' && value !== null && typeof value === 'object')
+        return [keyword, Object.fromEntries(Object.entries(value).map(([name, property]) => [name, nested(property)]))];
+      return [keyword, nested(value)];
+    }),
+  );
+}
+
+function nested(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(nested);
+  return value !== null && typeof value === 'object' ? withoutDescriptions(value as Record<string, unknown>) : value;
+}
+
 export function toolsNamed(names: readonly string[]): ToolDefinition[] {
   return names.map((name) => {
     const tool = TOOL_CALL_TOOLS.find((candidate) => candidate.name === name);
@@ -118,10 +148,14 @@ export function engineStream(engine: FakeEngineKind, answer: EngineAnswer): unkn
   const chunks: unknown[] = [chunk(engine, firstDelta(engine), null)];
   for (const delta of answer.deltas) chunks.push(chunk(engine, shapedDelta(engine, delta), null));
   chunks.push(chunk(engine, shapedDelta(engine, { content: '' }), answer.finish));
-  const usage = { prompt_tokens: 120, completion_tokens: Math.max(1, answer.deltas.length), total_tokens: 0 };
-  usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
-  chunks.push({ ...frame(engine), choices: [], usage });
+  chunks.push({ ...frame(engine), choices: [], usage: usageOf(answer) });
   return chunks;
+}
+
+/** The answer's usage: a fixed prompt, and a token a delta. */
+function usageOf(answer: EngineAnswer): Record<string, number> {
+  const completion = Math.max(1, answer.deltas.length);
+  return { prompt_tokens: 120, completion_tokens: completion, total_tokens: 120 + completion };
 }
 
 function frame(engine: FakeEngineKind): Record<string, unknown> {
@@ -196,13 +230,11 @@ export function engineCompletion(engine: FakeEngineKind, answer: EngineAnswer): 
     content: content === '' && calls.length > 0 ? null : content,
     ...(calls.length > 0 ? { tool_calls: calls } : {}),
   };
-  const usage = { prompt_tokens: 120, completion_tokens: Math.max(1, answer.deltas.length), total_tokens: 0 };
-  usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
   const { object: _object, ...rest } = frame(engine);
   return {
     ...rest,
     object: 'chat.completion',
     choices: [{ index: 0, message, logprobs: null, finish_reason: answer.finish }],
-    usage,
+    usage: usageOf(answer),
   };
 }

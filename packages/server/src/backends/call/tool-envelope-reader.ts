@@ -18,7 +18,8 @@ const ENVELOPE_HEAD = /^\s*\{\s*"name"\s*:\s*("(?:[^"\\]|\\.)*")\s*,\s*"input"\s
 export class ToolEnvelopeReader {
   /** The called tool's name, once the envelope's head is whole. */
   name: string | undefined;
-  private text = '';
+  /** The envelope's text as generated so far. */
+  text = '';
   /** Where the input's value starts in `text` (its first character that is not whitespace). */
   private inputStart: number | undefined;
   /** Where the input's value ends in `text`, once it has. */

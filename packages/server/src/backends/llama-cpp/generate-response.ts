@@ -8,7 +8,6 @@ import {
   LlamaChat,
   LlamaText,
   type ChatHistoryItem,
-  type ChatModelFunctions,
   type ChatWrapper,
   type LlamaChatResponseChunk,
   type LlamaContextSequence,

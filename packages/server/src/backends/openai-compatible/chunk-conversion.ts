@@ -21,7 +21,7 @@ import type { OfferedTool } from '../call/model-call.js';
 import { InputMembers } from '../call/input-members.js';
 import { consecutiveJsonValues } from '../call/json-scan.js';
 import { checkToolValue } from '../call/output-check.js';
-import { notOfferedError, toolCallBlock } from '../call/tool-calls.js';
+import { toolCallBlock } from '../call/tool-calls.js';
 import { ToolEnvelopeReader } from '../call/tool-envelope-reader.js';
 import { LeakedCallReader } from './leaked-calls/leaked-call-reader.js';
 import { isObject, type TextCallSyntax } from './leaked-calls/text-call.js';
@@ -119,7 +119,6 @@ export class ChunkConverter {
   private text = '';
   /** `{"name", "input"}` of one call among several tools, as the engine writes it in its content. */
   private readonly envelope = new ToolEnvelopeReader();
-  private envelopeText = '';
   /** The envelope's call streams: its name is known, and the engine guides it (output-plan.ts). */
   private envelopeStreamed = false;
   private calls: CallRecord[] = [];
@@ -233,7 +232,6 @@ export class ChunkConverter {
    * envelope is held until then (`releaseEnvelope`).
    */
   private envelopeContent(text: string): void {
-    this.envelopeText += text;
     const input = this.envelope.push(text);
     const name = this.envelope.name;
     if (!this.options.plan.guidedCalls || name === undefined) return;
@@ -244,7 +242,7 @@ export class ChunkConverter {
       this.settleName(call);
     }
     this.calls.at(-1)!.arguments += input;
-    if (input !== '') this.emit({ type: 'block-delta', delta: { type: 'input_json_delta', partial_json: input } });
+    this.inputDelta(input);
   }
 
   /** The model's text, through the search for calls it leaves there. */
@@ -313,13 +311,14 @@ export class ChunkConverter {
     if (call.pending && call.pending.name === '') {
       // Held for want of a name (some engines send it after the id): the tool is known only now.
       call.pending.name = call.name;
-      call.pending.tool = this.offeredTool(call.name);
+      call.pending.tool = plannedTool(this.options.plan, call.name);
     }
   }
 
   /** The call's tool is known: its block opens, or it is held, by how its input will come. */
   private settleName(call: OpenToolCall): void {
-    const tool = this.offeredTool(call.name);
+    // A tool the request did not offer is refused here, before any block of the call goes out.
+    const tool = plannedTool(this.options.plan, call.name);
     call.tool = tool;
     const guided = this.options.plan.guidedCalls;
     call.streaming = guided ? 'guided' : tool.strict ? 'held' : 'members';
@@ -370,25 +369,14 @@ export class ChunkConverter {
   }
 
   /**
-   * The offered tool a call names (output-plan.ts). A name the request did not offer is refused
-   * at once, before any block of the call is passed on: the client must never see a call of a
-   * tool it does not have.
-   */
-  private offeredTool(name: string): OfferedTool {
-    const tool = plannedTool(this.options.plan, name);
-    if (!tool) throw notOfferedError(name);
-    return tool;
-  }
-
-  /**
    * `{"name", "input"}` generated for one of several tools: released as that tool's call, after
    * the check; one cut by max_tokens is released as far as its input came.
    */
   private releaseEnvelope(): void {
     let name = this.envelope.name ?? '';
-    let input = this.envelope.name === undefined ? this.envelopeText : this.envelope.inputText;
+    let input = this.envelope.name === undefined ? this.envelope.text : this.envelope.inputText;
     try {
-      const parsed = JSON.parse(this.envelopeText) as { name?: unknown; input?: unknown };
+      const parsed = JSON.parse(this.envelope.text) as { name?: unknown; input?: unknown };
       if (typeof parsed.name === 'string') name = parsed.name;
       input = JSON.stringify(parsed.input ?? {});
     } catch {
@@ -396,14 +384,12 @@ export class ChunkConverter {
     }
     const tools = this.options.plan.content.kind === 'tool-envelope' ? this.options.plan.content.tools : [];
     this.calls.push({ name, arguments: input, streaming: 'held' });
-    this.held ??= [];
-    this.held.push({
-      type: 'pending-call',
+    this.hold(
       name,
-      tool: tools.find((tool) => tool.name === name),
-      arguments: input,
-      origin: 'engine',
-    });
+      tools.find((tool) => tool.name === name),
+      input,
+      'engine',
+    );
   }
 
   private close(): void {

@@ -32,7 +32,13 @@ import type { BackendReport } from '../backend-events.js';
 import type { StreamPart, ToolCallOutcome } from '../../streaming/stream-part.js';
 import { toChatRequest } from './chat-request.js';
 import type { ChatCompletionRequest, ChatMessage } from './chat-types.js';
-import { ChunkConverter, type ChunkSummary, type OpenCall, type PendingCall } from './chunk-conversion.js';
+import {
+  ChunkConverter,
+  type CallOrigin,
+  type ChunkSummary,
+  type OpenCall,
+  type PendingCall,
+} from './chunk-conversion.js';
 import { EngineClient } from './engine-client.js';
 import type { TextCallSyntax } from './leaked-calls/text-call.js';
 import { textCallSyntaxes } from './leaked-calls/text-call-syntaxes.js';
@@ -42,6 +48,14 @@ import type { OpenAiCompatibleBackendConfig } from './openai-compatible-config.j
 import { planChat, plannedTool, repairPlan, type ChatPlan } from './output-plan.js';
 import { prepareEngine } from './prepare-engine.js';
 import { PromptTokenCounter } from './prompt-token-counter.js';
+
+/** How a held call that passed its check unrepaired became its block, by where it came from. */
+const ORIGIN_OUTCOMES: Record<CallOrigin, ToolCallOutcome> = {
+  engine: 'clean',
+  text: 'recovered_from_text',
+  // The engine ran it into the call before: split off, it was mended.
+  'run-on': 'repaired',
+};
 
 interface Attempt {
   summary: ChunkSummary;
@@ -268,7 +282,7 @@ export class OpenAiCompatibleBackend implements Backend {
     const outcomes: StreamPart[] = [];
     for (const call of summary.calls) {
       if (call.streaming !== 'guided') continue;
-      const tool = this.toolNamed(call.name, plan);
+      const tool = plannedTool(plan, call.name);
       await this.settled(call.arguments, {
         check: (text) => checkToolInput(text, tool),
         subject: toolInputSubject(tool.name),
@@ -297,13 +311,7 @@ export class OpenAiCompatibleBackend implements Backend {
       call.arguments,
       this.inputCheck(tool, state, (text) => checkToolInput(text, tool)),
     );
-    const outcome = settled.regenerated
-      ? 'repaired'
-      : call.origin === 'text'
-        ? 'recovered_from_text'
-        : call.origin === 'run-on'
-          ? 'repaired'
-          : 'clean';
+    const outcome = settled.regenerated ? 'repaired' : ORIGIN_OUTCOMES[call.origin];
     return blockParts(tool, JSON.stringify(settled.value), outcome);
   }
 
@@ -381,12 +389,6 @@ export class OpenAiCompatibleBackend implements Backend {
       );
     }
     return call.arguments;
-  }
-
-  private toolNamed(name: string, plan: ChatPlan): OfferedTool {
-    const tool = plannedTool(plan, name);
-    if (!tool) throw notOfferedError(name);
-    return tool;
   }
 
   /**

@@ -5,6 +5,7 @@
  */
 import type { FormatTarget, ModelPrompt, OfferedTool } from '../call/model-call.js';
 import { forcedToolInstruction, targetInstruction, toolEnvelopeSchema } from '../call/output-instructions.js';
+import { notOfferedError } from '../call/tool-calls.js';
 import type { ChatToolChoice } from './chat-types.js';
 import type { EngineProfile } from './engine-profiles.js';
 
@@ -126,15 +127,18 @@ function anyToolPlan(prompt: ModelPrompt, profile: EngineProfile, parallelToolCa
 
 /**
  * The offered tool a call of the engine names: one of the plan's functions, or, for a call made
- * through the content (guided decoding), the forced tool or one of the envelope's.
+ * through the content (guided decoding), the forced tool or one of the envelope's. A name the
+ * request did not offer is refused (a 502): the client must never see a call of a tool it does
+ * not have.
  */
-export function plannedTool(plan: ChatPlan, name: string): OfferedTool | undefined {
+export function plannedTool(plan: ChatPlan, name: string): OfferedTool {
   const content = plan.content;
-  return (
+  const tool =
     plan.tools.find((candidate) => candidate.name === name) ??
     (content.kind === 'tool-input' ? content.tool : undefined) ??
-    (content.kind === 'tool-envelope' ? content.tools.find((candidate) => candidate.name === name) : undefined)
-  );
+    (content.kind === 'tool-envelope' ? content.tools.find((candidate) => candidate.name === name) : undefined);
+  if (!tool) throw notOfferedError(name);
+  return tool;
 }
 
 function emptyPlan(): ChatPlan {

@@ -21,7 +21,6 @@ import {
   jsonAt,
   literalAt,
   NONE,
-  PARTIAL,
   skipSpace,
   undecided,
   inputOf,
@@ -40,7 +39,6 @@ const PARAMETER_OPEN = '<parameter=';
 const PARAMETER_CLOSE = '</parameter>';
 
 export const FUNCTION_TAG: TextCallSyntax = {
-  name: 'function-tag',
   markers: [WRAPPER_OPEN, FUNCTION_OPEN],
   lineStarts: [],
   read(text: string, context: ReadContext): SyntaxReading {

@@ -28,7 +28,6 @@ const HEADER =
 const HEADER_LIMIT = 200;
 
 export const HARMONY_CALL: TextCallSyntax = {
-  name: 'harmony',
   markers: ['<|start|>', '<|channel|>', 'commentary to=functions.', 'to=functions.'],
   lineStarts: [],
   read(text: string, context: ReadContext): SyntaxReading {

@@ -23,7 +23,6 @@ const OPEN = '<tool_call>';
 const CLOSE = '</tool_call>';
 
 export const HERMES_TOOL_CALL: TextCallSyntax = {
-  name: 'hermes',
   markers: [OPEN],
   lineStarts: [],
   read(text: string, context: ReadContext): SyntaxReading {

@@ -25,7 +25,6 @@ const PYTHON_TAG = '<|python_tag|>';
 const CALL_FIELDS = ['name', 'type', 'function', 'parameters', 'arguments', 'id'];
 
 export const LLAMA_JSON: TextCallSyntax = {
-  name: 'llama-json',
   markers: [PYTHON_TAG],
   lineStarts: ['{'],
   read(text: string, context: ReadContext): SyntaxReading {

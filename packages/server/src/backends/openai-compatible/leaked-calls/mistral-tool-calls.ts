@@ -26,7 +26,6 @@ const ARGS = '[ARGS]';
 const CALL_FIELDS = ['name', 'arguments', 'parameters', 'id', 'type', 'function'];
 
 export const MISTRAL_TOOL_CALLS: TextCallSyntax = {
-  name: 'mistral',
   markers: [MARKER],
   lineStarts: ['['],
   read(text: string, context: ReadContext): SyntaxReading {

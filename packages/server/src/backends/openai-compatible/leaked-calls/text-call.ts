@@ -31,9 +31,8 @@ export interface ReadContext {
   namePrefix(prefix: string): boolean;
 }
 
+/** A syntax; its name, as a backend's `textCallSyntaxes` gives it, is its key in text-call-syntaxes.ts. */
 export interface TextCallSyntax {
-  /** The syntax, as tests and the docs name it. */
-  name: string;
   /** Texts that open a call of this syntax wherever they stand outside a code block. */
   markers: readonly string[];
   /** The brackets that open a call of this syntax at the start of a line (bare JSON). */

@@ -131,6 +131,23 @@ describe('who may read them', () => {
   });
 });
 
+describe("the console's files", () => {
+  test('its page and scripts are served; a name it does not have, or one that leaves its folder, is a 404', async () => {
+    const page = await fetch(`${service.baseURL}/console`);
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
+    assert.equal((await fetch(`${service.baseURL}/console/main.js`)).status, 200);
+    for (const path of ['/console/nothing.js', '/console/..%2Fpackage.json', '/console/index.json']) {
+      const response = await fetch(`${service.baseURL}${path}`);
+      assert.equal(response.status, 404, path);
+      assert.match(
+        ((await response.json()) as { error: { message: string } }).error.message,
+        /is not a file of the console/,
+      );
+    }
+  });
+});
+
 describe('what they say', () => {
   test('the requests: newest first, with key, model, backend, status, tokens, times and tool calls', async () => {
     const { data } = (await (await get('/v1/admin/requests?key_id=team')).json()) as {

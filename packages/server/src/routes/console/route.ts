@@ -6,7 +6,7 @@
  * tab's memory, and reads the service through the admin endpoints (routes/admin/). A strict
  * Content-Security-Policy keeps it to its own files.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { ServiceError } from '@model-messages/protocol';
 import type { Router, TextReply } from '../../http/router.js';
 
@@ -32,25 +32,35 @@ const HEADERS = {
 
 export function registerConsoleRoutes(router: Router): void {
   const files = new Map<string, TextReply>();
+  // The folder is listed once, at the first console request: a name it lacks is a 404 without a
+  // read of the disk, so requests for files that do not exist (the path needs no key) cost nothing.
+  let listed: ReadonlySet<string> | undefined;
   const file = (name: string): TextReply => {
     const known = files.get(name);
     if (known !== undefined) return known;
-    if (!FILE_NAME.test(name)) throw new ServiceError('not_found', `/console/${name} is not a file of the console`);
-    let text: string;
-    try {
-      text = readFileSync(new URL(name, CONSOLE_FOLDER), 'utf8');
-    } catch {
+    listed ??= consoleFiles();
+    if (!listed.has(name)) {
       throw new ServiceError(
         'not_found',
-        name === 'index.html'
+        name === 'index.html' && listed.size === 0
           ? 'the console is not built: run npm run build'
           : `/console/${name} is not a file of the console`,
       );
     }
+    const text = readFileSync(new URL(name, CONSOLE_FOLDER), 'utf8');
     const reply = { text, contentType: CONTENT_TYPES[name.slice(name.lastIndexOf('.') + 1)]!, headers: HEADERS };
     files.set(name, reply);
     return reply;
   };
   router.get('/console', async () => file('index.html'));
   router.get('/console/:file', async (context) => file(context.params.file!));
+}
+
+/** The page's files in the built folder; none when it is not built. */
+function consoleFiles(): ReadonlySet<string> {
+  try {
+    return new Set(readdirSync(CONSOLE_FOLDER).filter((name) => FILE_NAME.test(name)));
+  } catch {
+    return new Set();
+  }
 }

@@ -55,7 +55,12 @@ export async function editedPrompt(
   model: ModelProfile,
   count: PromptCount,
 ): Promise<EditedPrompt> {
-  const edits = request.context_management?.edits ?? [];
+  const edits = request.context_management?.edits;
+  if (edits === undefined || edits.length === 0) {
+    // Nearly every request: no edits, so nothing but the count, without the closures below.
+    const inputTokens = await count(prompt);
+    return { prompt, inputTokens, originalInputTokens: inputTokens, appliedEdits: [], compaction: undefined };
+  }
   let current = prompt;
   /** The count of `current`; undefined until an edit needs it. */
   let tokens: number | undefined;

@@ -5,12 +5,19 @@
  *
  *   npm run bench:gateway -- [--duration 5] [--latency-duration 2] [--warmup 1]
  *                            [--connections 32] [--rounds 3] [--modes json,stream] [--no-peers]
- *                            [--engine-chunks apart|together]
+ *                            [--engine-chunks apart|together] [--floor-clients]
  *
  * Arms, each a server in a child process of its own (this process is the load generator):
  * - direct: the fake engine itself (bench/gateway/fake-engine.ts), OpenAI chat completions; a
  *   stream's chunks written each on its own, as a real engine sends them (`--engine-chunks
  *   together`: in one piece, as before issue 36);
+ * - hop: nginx passing chat completions through (bench/gateway/nginx-hop.ts): what one more hop
+ *   costs on this host, the least any gateway adds;
+ * - floor: bench/gateway/floor-proxy.ts, the least a Messages gateway in Node does (parse,
+ *   translate, undici's dispatch to the engine, the reply or its events; no checks, no log): how
+ *   much of what a gateway adds this host charges any of them; floor-json the same, the engine
+ *   asked for one JSON reply when the client wants one (mms streams from the engine always);
+ *   with --floor-clients, two more that ask the engine with undici's `request` and node:http;
  * - mms: POST /v1/messages, model `bench` on the `openai-compatible` backend -> the engine, with
  *   the default settings (`engine: "vllm"`, `countTokens: "engine"`: no /tokenize round trip for
  *   a prompt far from the window). Every mms arm is `mms serve` from the compiled package, with
@@ -62,6 +69,7 @@ import {
 } from './gateway/peers.js';
 import { positiveNumber } from './command-arguments.js';
 import { startMmsServe } from './mms-serve-process.js';
+import { nginxVersion, startNginxHop } from './gateway/nginx-hop.js';
 
 const API_KEY = 'bench-key-123456';
 const MODEL_ID = 'bench';
@@ -75,6 +83,8 @@ interface BenchSettings extends MeasureSettings {
   modes: Mode[];
   peers: boolean;
   engineChunks: 'apart' | 'together';
+  /** Two more floor arms, which ask the engine with undici's `request` and with node:http. */
+  floorClients: boolean;
 }
 
 function readSettings(): BenchSettings {
@@ -88,6 +98,7 @@ function readSettings(): BenchSettings {
       modes: { type: 'string', default: 'json,stream' },
       'no-peers': { type: 'boolean', default: false },
       'engine-chunks': { type: 'string', default: 'apart' },
+      'floor-clients': { type: 'boolean', default: false },
     },
   });
   const engineChunks = values['engine-chunks'];
@@ -106,6 +117,7 @@ function readSettings(): BenchSettings {
     modes: modes as Mode[],
     peers: !values['no-peers'],
     engineChunks,
+    floorClients: values['floor-clients'],
   };
 }
 
@@ -269,6 +281,18 @@ function printMode(mode: Mode, summaries: ArmSummary[], settings: BenchSettings)
         ? 'no peer measured'
         : `less than ${beaten.length} of ${peers.length} peers measured (${peers.map((peer) => `${peer.arm.name} ${peer.addedP50.toFixed(2)} ms`).join(', ')})`),
   );
+  const hop = summaries.find((summary) => summary.arm.name === 'hop');
+  if (hop !== undefined)
+    console.log(
+      `one more hop (nginx passing the bytes through) adds ${hop.addedP50.toFixed(2)} ms at p50 on this host`,
+    );
+  const floor = summaries.find((summary) => summary.arm.name === 'floor');
+  if (floor !== undefined)
+    console.log(
+      `the floor (the least a Node Messages gateway does) adds ${floor.addedP50.toFixed(2)} ms at p50 and uses ` +
+        `${(floor.cpuPerRequest / 1000).toFixed(2)} ms of CPU a request; mms adds ${(added - floor.addedP50).toFixed(2)} ms ` +
+        `and ${((mms.cpuPerRequest - floor.cpuPerRequest) / 1000).toFixed(2)} ms of CPU above it`,
+    );
 }
 
 // --- main --------------------------------------------------------------------------------
@@ -286,6 +310,17 @@ async function main(): Promise<void> {
     started.push(engine);
     const engineModel = String(engine.message.model);
     const engineBaseURL = `http://127.0.0.1:${engine.port}/v1`;
+    /** A floor arm (bench/gateway/floor-proxy.ts): how it asks the engine, and for what. */
+    const floorArm = async (name: string, label: string, client: string, engineReplies = 'stream'): Promise<Arm> => {
+      const floor = await forkServer(label, './gateway/floor-proxy.ts', [
+        engineBaseURL,
+        engineModel,
+        client,
+        engineReplies,
+      ]);
+      started.push(floor);
+      return messagesArm(name, label, floor);
+    };
     const serve = async (name: string, layout: GatewayLayout, countTokens?: string) => {
       const config = gatewayConfig({
         apiKey: API_KEY,
@@ -301,6 +336,14 @@ async function main(): Promise<void> {
     };
     const arms: Arm[] = [
       chatArm('direct', 'direct (no gateway)', engine, engineModel, { authorization: 'Bearer bench-engine-key' }),
+      await floorArm('floor', 'floor: the least a Node Messages gateway does (undici dispatch)', 'undici-dispatch'),
+      await floorArm('floor-json', 'floor, the engine asked for JSON when the client is', 'undici-dispatch', 'json'),
+      ...(settings.floorClients
+        ? [
+            await floorArm('floor-request', 'floor, undici request', 'undici-request'),
+            await floorArm('floor-http', 'floor, node:http request', 'node-http'),
+          ]
+        : []),
       messagesArm('mms', 'mms, `openai-compatible` backend, default settings', await serve('mms', 'single')),
       messagesArm(
         'mms-every',
@@ -310,6 +353,19 @@ async function main(): Promise<void> {
       messagesArm('mms-backends', 'mms, `backends` list (primary healthy)', await serve('mms backends', 'backends')),
       messagesArm('mms-session', 'mms, `backends` list, `balance: "session"`', await serve('mms session', 'session')),
     ];
+    try {
+      const hop = await startNginxHop(engine.port);
+      started.push(hop);
+      arms.splice(
+        1,
+        0,
+        chatArm('hop', `one hop: ${nginxVersion()}, passthrough`, hop, engineModel, {
+          authorization: 'Bearer bench-engine-key',
+        }),
+      );
+    } catch (error) {
+      problems.push(`the one-hop arm (nginx): ${error instanceof Error ? error.message : String(error)}`);
+    }
     if (settings.peers) {
       const peers: Array<[string, () => Promise<PeerProcess>, (peer: PeerProcess) => Arm]> = [
         [

@@ -150,7 +150,7 @@ export async function stopProcess(child: ChildProcess, killAfterMs = 5000): Prom
  * A peer once it listens on `port`; its temporary `folder`, if it has one, is removed when it
  * stops, or at once when it never listens.
  */
-async function servedPeer(
+export async function servedPeer(
   name: string,
   label: string,
   child: ChildProcess,

@@ -12,9 +12,11 @@
  * of 1,000 to 1,500 requests gave per-round ratios from 0.6 to 1.4, runs of 40 rounds of 300
  * mostly 0.83 to 1.05 (issue 36).
  *
- *   node --import tsx bench/gateway-cpu.ts [<other checkout>] [--rounds 40] [--requests 300]
+ *   node --import tsx bench/gateway-cpu.ts [<other checkout> | --floor] [--rounds 40] [--requests 300]
  *                                          [--modes json,stream] [--profile <folder>]
  *
+ * `--floor` puts the gateway bench's floor (bench/gateway/floor-proxy.ts: the least a Messages
+ * gateway in Node does) on the other side: how much CPU mms spends above it, round by round.
  * Without another checkout it measures this one alone; `--profile` starts this side with
  * `node --cpu-prof --cpu-prof-dir <folder>`, for a profile under exactly this load (the profile
  * is written when the server exits).
@@ -27,7 +29,7 @@ import { parseArgs } from 'node:util';
 import { positiveInteger } from './command-arguments.js';
 import { LatencyProbe, type HttpTarget } from './gateway/load.js';
 import { gatewayConfig } from './gateway/mms-config.js';
-import { startMmsServe, type MmsServeProcess } from './mms-serve-process.js';
+import { startMmsServe } from './mms-serve-process.js';
 import { processTreeCpuMicroseconds } from './process-cpu.js';
 import { median } from './statistics.js';
 
@@ -42,9 +44,11 @@ const { values, positionals } = parseArgs({
     requests: { type: 'string', default: '300' },
     modes: { type: 'string', default: 'json,stream' },
     profile: { type: 'string' },
+    floor: { type: 'boolean', default: false },
   },
 });
-if (positionals.length > 1) throw new Error('usage: gateway-cpu.ts [<other checkout>] [--rounds 40] [--requests 300]');
+if (positionals.length > 1 || (values.floor && positionals.length > 0))
+  throw new Error('usage: gateway-cpu.ts [<other checkout> | --floor] [--rounds 40] [--requests 300]');
 const otherCheckout = positionals[0] === undefined ? undefined : resolve(positionals[0]);
 const rounds = positiveInteger(values.rounds, 'rounds');
 const requests = positiveInteger(values.requests, 'requests');
@@ -66,13 +70,39 @@ function target(port: number, mode: string): HttpTarget {
   };
 }
 
+/** A server measured: an `mms serve`, or the floor. */
+interface Server {
+  port: number;
+  pid: number;
+  stop(): Promise<void>;
+}
+
 /** `count` requests one at a time; the server's CPU microseconds per request and the p50 in ms. */
-async function measure(server: MmsServeProcess, probe: LatencyProbe, count: number) {
+async function measure(server: Server, probe: LatencyProbe, count: number) {
   const before = processTreeCpuMicroseconds(server.pid);
   const samples: number[] = [];
   for (let index = 0; index < count; index += 1) samples.push(await probe.once());
   const cpu = (processTreeCpuMicroseconds(server.pid) - before) / count;
   return { cpu, p50: median(samples) };
+}
+
+/** The floor, forked like the gateway bench forks it, in front of the same engine. */
+async function startFloor(): Promise<Server> {
+  const child = fork(
+    fileURLToPath(new URL('./gateway/floor-proxy.ts', import.meta.url)),
+    [`http://127.0.0.1:${engineMessage.port}/v1`, engineMessage.model, 'undici-dispatch', 'stream'],
+    { execArgv: ['--import', 'tsx'], stdio: 'inherit' },
+  );
+  const [message] = (await once(child, 'message')) as [{ port: number }];
+  return {
+    port: message.port,
+    pid: child.pid!,
+    stop: async () => {
+      const exited = once(child, 'exit');
+      child.disconnect();
+      await exited;
+    },
+  };
 }
 
 const engineChild = fork(fileURLToPath(new URL('./gateway/fake-engine.ts', import.meta.url)), [], {
@@ -87,7 +117,7 @@ const config = gatewayConfig({
   engineModel: engineMessage.model,
   layout: 'single',
 });
-const sides: Array<{ name: string; server: MmsServeProcess }> = [
+const sides: Array<{ name: string; server: Server }> = [
   {
     name: 'this',
     server: await startMmsServe('this checkout', config, {
@@ -95,6 +125,7 @@ const sides: Array<{ name: string; server: MmsServeProcess }> = [
     }),
   },
 ];
+if (values.floor) sides.push({ name: 'floor', server: await startFloor() });
 if (otherCheckout !== undefined)
   sides.push({
     name: 'other',
@@ -123,7 +154,7 @@ try {
             })
             .join(', ') +
           (sides.length === 2
-            ? `, this / other CPU ${(results[0]!.cpu[round]! / results[1]!.cpu[round]!).toFixed(3)}`
+            ? `, this / ${sides[1]!.name} CPU ${(results[0]!.cpu[round]! / results[1]!.cpu[round]!).toFixed(3)}`
             : ''),
       );
     }
@@ -139,7 +170,7 @@ try {
     if (sides.length === 2) {
       const ratios = results[0]!.cpu.map((cpu, round) => cpu / results[1]!.cpu[round]!);
       console.log(
-        `${mode}: this / other CPU per round ${ratios.map((ratio) => ratio.toFixed(3)).join(', ')} (median ${median(ratios).toFixed(3)}, this lower in ${ratios.filter((ratio) => ratio < 1).length} of ${ratios.length})`,
+        `${mode}: this / ${sides[1]!.name} CPU per round ${ratios.map((ratio) => ratio.toFixed(3)).join(', ')} (median ${median(ratios).toFixed(3)}, this lower in ${ratios.filter((ratio) => ratio < 1).length} of ${ratios.length})`,
       );
     }
   }

@@ -199,8 +199,13 @@ describe('what they say', () => {
       assert.ok(requests >= 2, JSON.stringify(usage.data));
       assert.ok(team.every((row) => row.input_tokens > 0 && row.output_tokens > 0));
     }
-    const refused = await get('/v1/admin/usage?range=year');
-    assert.equal(refused.status, 400);
+    // A name every object inherits is no range either (it was a 500 while `in` checked the list).
+    for (const range of ['year', 'toString', 'constructor', '__proto__']) {
+      const refused = await get(`/v1/admin/usage?range=${range}`);
+      assert.equal(refused.status, 400, range);
+      const body = (await refused.json()) as { error: { message: string } };
+      assert.match(body.error.message, /range: must be one of hour, day, month/);
+    }
   });
 
   test("each key's limits as the config gives them, and how much of each is left", async () => {

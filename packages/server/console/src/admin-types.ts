@@ -1,4 +1,8 @@
-/** What the admin endpoints answer (packages/server/src/routes/admin/), as the console reads it. */
+/**
+ * What the admin endpoints answer (packages/server/src/routes/admin/), as the console reads it:
+ * the server names them in routes/admin/admin-replies.ts, which this project cannot import, and
+ * packages/server/test/admin-types-agree.ts fails the type check when the two differ.
+ */
 
 export interface LiveRequest {
   request_id: string;

@@ -13,13 +13,7 @@ import type { LiveFeed } from '../../observability/live-feed.js';
 import type { RecentEvents } from '../../observability/recent-events.js';
 import type { RequestRecord } from '../../observability/request-record.js';
 import { assertAdmin } from './admin-key.js';
-
-interface RecentFigures {
-  requests: number;
-  errors: Record<string, number>;
-  first_token_ms: { p50: number | null; p95: number | null };
-  duration_ms: { p50: number | null; p95: number | null };
-}
+import type { EngineModel, EnginesReply, RecentFigures } from './admin-replies.js';
 
 export function registerEnginesRoute(
   router: Router,
@@ -31,7 +25,7 @@ export function registerEnginesRoute(
     assertAdmin(context, 'GET /v1/admin/engines');
     const readiness = await registry.readiness();
     const recent = feed.recentRecords().filter((record) => record.route === '/v1/messages');
-    const models = registry.entries.map((entry, index) => {
+    const models = registry.entries.map((entry, index): EngineModel => {
       const model = entry.profile.id;
       const ofModel = recent.filter((record) => record.model === model);
       return {
@@ -52,7 +46,8 @@ export function registerEnginesRoute(
         })),
       };
     });
-    return { body: { models, events: events.all() } };
+    const body: EnginesReply = { models, events: events.all() };
+    return { body };
   });
 }
 

@@ -10,14 +10,7 @@ import type { ClientKey } from '../../keys/client-key.js';
 import type { KeyLimiter } from '../../limits/key-limiter.js';
 import { resetText } from '../../limits/rate-limit-headers.js';
 import { assertAdmin } from './admin-key.js';
-
-/** What a quota or bucket reads as, in the reply. */
-interface Standing {
-  limit: number;
-  remaining: number;
-  used?: number;
-  reset: string;
-}
+import type { KeyEntry, KeysReply, LimitStanding } from './admin-replies.js';
 
 export function registerKeysRoute(
   router: Router,
@@ -28,10 +21,10 @@ export function registerKeysRoute(
   router.get('/v1/admin/keys', async (context) => {
     assertAdmin(context, 'GET /v1/admin/keys');
     const data = await Promise.all(
-      identities.map(async (key) => {
+      identities.map(async (key): Promise<KeyEntry> => {
         const config = configured.find((entry) => entry.id === key.id);
         const standing = await limiter.standing(key);
-        const limits: Record<string, Standing> = {};
+        const limits: Record<string, LimitStanding> = {};
         for (const [name, reading] of Object.entries(standing.readings))
           limits[name] = { limit: reading.limit, remaining: reading.remaining, reset: resetText(reading.fullAt) };
         for (const [name, reading] of Object.entries(standing.quotas))
@@ -51,6 +44,7 @@ export function registerKeysRoute(
         };
       }),
     );
-    return { body: { data } };
+    const body: KeysReply = { data };
+    return { body };
   });
 }

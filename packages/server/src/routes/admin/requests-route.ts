@@ -10,6 +10,7 @@ import { ServiceError } from '@model-messages/protocol';
 import { WRITTEN, type Router } from '../../http/router.js';
 import type { LiveFeed, LiveRequest } from '../../observability/live-feed.js';
 import { assertAdmin, queryValue } from './admin-key.js';
+import type { RequestsReply } from './admin-replies.js';
 
 /** A comment line this often keeps an idle stream open through proxies. */
 const PING_MS = 15_000;
@@ -32,7 +33,8 @@ export function registerRequestsRoutes(router: Router, feed: LiveFeed): void {
           (!failed || request.status >= 400 || request.error_code !== null),
       )
       .slice(0, limit);
-    return { body: { data } };
+    const body: RequestsReply = { data };
+    return { body };
   });
 
   router.get('/v1/admin/requests/stream', async (context) => {

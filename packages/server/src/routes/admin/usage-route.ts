@@ -10,33 +10,34 @@ import type { Router } from '../../http/router.js';
 import { USAGE_RANGES, firstBucket, type UsageHistoryStore, type UsageRange } from '../../limits/usage-history.js';
 import type { UsageRecorder } from '../../observability/usage-recorder.js';
 import { assertAdmin, queryValue } from './admin-key.js';
+import type { UsageReply } from './admin-replies.js';
 
 export function registerAdminUsageRoute(router: Router, recorder: UsageRecorder, history: UsageHistoryStore): void {
   router.get('/v1/admin/usage', async (context) => {
     assertAdmin(context, 'GET /v1/admin/usage');
     const range = queryValue(context, 'range') ?? 'hour';
-    if (!(range in USAGE_RANGES))
+    // Own names only: `in` would take `toString` and the other names every object inherits.
+    if (!Object.hasOwn(USAGE_RANGES, range))
       throw new ServiceError('invalid_request', `range: must be one of ${Object.keys(USAGE_RANGES).join(', ')}`);
     const usageRange = range as UsageRange;
     await recorder.write();
     const now = Date.now();
     const buckets = await history.read(usageRange, now);
-    return {
-      body: {
-        range,
-        bucket_seconds: USAGE_RANGES[usageRange].spanMs / 1000,
-        from: new Date(firstBucket(usageRange, now)).toISOString(),
-        to: new Date(now).toISOString(),
-        data: buckets.map((bucket) => ({
-          time: new Date(bucket.bucket).toISOString(),
-          key_id: bucket.keyId,
-          model: bucket.model,
-          requests: bucket.requests,
-          input_tokens: bucket.inputTokens,
-          output_tokens: bucket.outputTokens,
-          cache_read_input_tokens: bucket.cacheReadInputTokens,
-        })),
-      },
+    const body: UsageReply = {
+      range: usageRange,
+      bucket_seconds: USAGE_RANGES[usageRange].spanMs / 1000,
+      from: new Date(firstBucket(usageRange, now)).toISOString(),
+      to: new Date(now).toISOString(),
+      data: buckets.map((bucket) => ({
+        time: new Date(bucket.bucket).toISOString(),
+        key_id: bucket.keyId,
+        model: bucket.model,
+        requests: bucket.requests,
+        input_tokens: bucket.inputTokens,
+        output_tokens: bucket.outputTokens,
+        cache_read_input_tokens: bucket.cacheReadInputTokens,
+      })),
     };
+    return { body };
   });
 }

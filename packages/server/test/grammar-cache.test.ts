@@ -1,7 +1,12 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LlamaGrammar } from 'node-llama-cpp';
-import { GRAMMAR_CACHE_BYTES, GrammarCache } from '../src/backends/llama-cpp/grammar-cache.js';
+import {
+  GBNF_CACHE_BYTES,
+  GbnfCache,
+  GRAMMAR_CACHE_BYTES,
+  GrammarCache,
+} from '../src/backends/llama-cpp/grammar-cache.js';
 
 const grammar = Promise.resolve({} as LlamaGrammar);
 /** A grammar text of `megabytes` of the cache's estimate: 8 bytes a character. */
@@ -28,5 +33,19 @@ describe('the compiled grammars kept per runtime', () => {
     cache.set(text('huge ', 40), grammar);
     assert.equal(cache.get(text('huge ', 40)), undefined);
     assert.equal(cache.get('root ::= "kept"'), grammar);
+  });
+});
+
+describe("schemas' grammar texts, kept across runtimes", () => {
+  test('are bounded in bytes, the oldest first, and a key set twice is counted once', () => {
+    const cache = new GbnfCache();
+    const text = 'x'.repeat(1024 * 1024);
+    for (let index = 0; index < 40; index += 1) cache.set(`schema ${index}`, { text, exact: true });
+    assert.ok(cache.heldBytes <= GBNF_CACHE_BYTES, String(cache.heldBytes));
+    assert.equal(cache.get('schema 0'), undefined);
+    assert.equal(cache.get('schema 39')?.text, text);
+    const held = cache.heldBytes;
+    cache.set('schema 39', { text, exact: true });
+    assert.equal(cache.heldBytes, held);
   });
 });

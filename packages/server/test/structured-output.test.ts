@@ -104,6 +104,24 @@ test('a strict schema that cannot compile is a 400 naming its path in the reques
   );
 });
 
+test("a schema's grammar text is kept, but a strict schema's failure is each request's own", async () => {
+  const schema = {
+    type: 'object',
+    properties: { a: { type: 'object', properties: { b: { type: 'integer' } }, anyOf: [{ const: { b: 1 } }] } },
+  };
+  // Without strict it is compiled leniently (and that text kept)...
+  const lenient = await grammarFor(llama, { schema, strict: false, kind: 'tool-input', where: 'tools.0.input_schema' });
+  assert.equal(lenient.exact, false);
+  assert.ok(grammarAccepts(lenient.grammar, '{"a":{"b":1}}'));
+  // ...which a strict request of the same schema must not be given: it is refused, and each time
+  // with the field of the request at hand, not the first one's.
+  for (const where of ['tools.0.input_schema', 'tools.5.input_schema'])
+    assert.throws(
+      () => assertStrictSchemaCompiles({ schema, strict: true, kind: 'tool-input', where }),
+      (error: unknown) => error instanceof ServiceError && error.message.startsWith(`${where}.properties.a.anyOf.0`),
+    );
+});
+
 test('grammars are kept per runtime: a second runtime (another gpu setting) compiles its own', async () => {
   // node-llama-cpp refuses to generate with a grammar of another runtime ("The given LlamaModel
   // and LlamaGrammar must be from the same Llama instance"): one cache for the process answered

@@ -13,7 +13,7 @@ import type { Llama, LlamaGrammar } from 'node-llama-cpp';
 import { ServiceError } from '@model-messages/protocol';
 import { GrammarCompileError, jsonSchemaToGbnf, lenientSchemaToGbnf } from '../../grammar/json-schema-to-gbnf.js';
 import { schemaFieldPath } from '../../json-schema/json-pointer.js';
-import { GrammarCache } from './grammar-cache.js';
+import { GbnfCache, GrammarCache, type GbnfText } from './grammar-cache.js';
 
 export interface StructuredTarget {
   schema: Record<string, unknown>;
@@ -49,7 +49,24 @@ export async function grammarFor(llama: Llama, target: StructuredTarget): Promis
   return { grammar: await grammar, exact };
 }
 
-function gbnfFor(target: StructuredTarget): { text: string; exact: boolean } {
+/** Grammar texts by what they were made from: the same for every runtime. */
+const gbnfTexts = new GbnfCache();
+
+/**
+ * The target's grammar text, converted once per schema. A strict schema that does not compile is
+ * not kept: it is the request's 400, with the request's own field path.
+ */
+function gbnfFor(target: StructuredTarget): GbnfText {
+  const key = `${target.strict ? 'strict' : 'lenient'} ${target.kind} ${JSON.stringify(target.schema)}`;
+  let found = gbnfTexts.get(key);
+  if (found === undefined) {
+    found = convertedGbnf(target);
+    gbnfTexts.set(key, found);
+  }
+  return found;
+}
+
+function convertedGbnf(target: StructuredTarget): GbnfText {
   try {
     if (target.strict) return { text: jsonSchemaToGbnf(target.schema), exact: true };
     const { text, widened } = lenientSchemaToGbnf(target.schema);

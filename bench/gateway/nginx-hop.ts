@@ -23,6 +23,8 @@ export function nginxVersion(): string {
 }
 
 export async function startNginxHop(enginePort: number): Promise<PeerProcess> {
+  // First: without nginx, a spawn would fail later with an 'error' event nobody listens for.
+  const version = nginxVersion();
   const port = await freePort();
   const folder = mkdtempSync(join(tmpdir(), 'mms-bench-nginx-'));
   const config = join(folder, 'nginx.conf');
@@ -59,5 +61,5 @@ http {
   const child = spawn(NGINX, ['-c', config, '-p', folder, '-e', `${folder}/error.log`], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  return servedPeer('nginx', `nginx ${nginxVersion()}`, child, port, { folder });
+  return servedPeer('nginx', version, child, port, { folder });
 }

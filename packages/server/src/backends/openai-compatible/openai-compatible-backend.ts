@@ -2,10 +2,10 @@
  * A model served by an engine's OpenAI-compatible chat completions API (vLLM, SGLang,
  * llama.cpp server, Ollama, or any other): mms stays a stateless front that keeps every rule
  * of the contract. Each step is one streamed engine request; its chunks become parts as they
- * arrive. Output the engine cannot guide to a schema is checked here: a call's input that fails
- * (a strict tool's against its schema; any call's when it does not parse or misses a required
- * field, issue 35) is repaired once, the engine asked for that input alone under its
- * structured-output option; an `output_config.format` answer that fails is asked for once more;
+ * arrive. Output the engine cannot guide to a schema is checked: a call's input that fails (a
+ * strict tool's against its schema; any call's when it does not parse or misses a required
+ * field, issue 35) is repaired once (held-calls.ts), the engine asked here for that input alone
+ * under its structured-output option; an `output_config.format` answer that fails is asked for once more;
  * and a second failure is a clear error of its own kind (`model_output_invalid`): the engine
  * worked, so a fallback list neither moves on nor charges its circuit for what one sample of the
  * model wrote. Calls the model left in its text are taken out of it (leaked-calls/).
@@ -15,47 +15,23 @@ import type { Backend, BackendReadiness, TokenCountPurpose } from '../backend.js
 import type { BackendContext } from '../backend-kind.js';
 import type { Cancellation } from '../cancellation.js';
 import type { ModelCall, ModelPrompt, OfferedTool } from '../call/model-call.js';
-import {
-  ANSWER_SUBJECT,
-  checkFormatAnswer,
-  checkToolInput,
-  checkToolValue,
-  inputRetryNote,
-  settleOutput,
-  toolInputSubject,
-  type Checked,
-  type OutputCheck,
-} from '../call/output-check.js';
-import { notOfferedError, toolCallBlock } from '../call/tool-calls.js';
+import { ANSWER_SUBJECT, checkFormatAnswer, inputRetryNote, settleOutput } from '../call/output-check.js';
 import { answeredReadiness, PROBE_TIMEOUT_MS, ReadinessProbe, unreachable } from '../readiness-probe.js';
 import type { BackendReport } from '../backend-events.js';
-import type { StreamPart, ToolCallOutcome } from '../../streaming/stream-part.js';
+import type { StreamPart } from '../../streaming/stream-part.js';
 import { toChatRequest } from './chat-request.js';
 import type { ChatCompletionRequest, ChatMessage } from './chat-types.js';
-import {
-  ChunkConverter,
-  type CallOrigin,
-  type ChunkSummary,
-  type OpenCall,
-  type PendingCall,
-} from './chunk-conversion.js';
+import { ChunkConverter, type ChunkSummary } from './chunk-conversion.js';
 import { EngineClient } from './engine-client.js';
 import type { TextCallSyntax } from './leaked-calls/text-call.js';
 import { textCallSyntaxes } from './leaked-calls/text-call-syntaxes.js';
 import { ENGINE_PROFILES, type EngineProfile } from './engine-profiles.js';
 import { formatRetryMessages, stopOf } from './finish-reason.js';
 import type { OpenAiCompatibleBackendConfig } from './openai-compatible-config.js';
-import { planChat, plannedTool, repairPlan, type ChatPlan } from './output-plan.js';
+import { planChat, repairPlan, type ChatPlan } from './output-plan.js';
 import { prepareEngine } from './prepare-engine.js';
 import { PromptTokenCounter } from './prompt-token-counter.js';
-
-/** How a held call that passed its check unrepaired became its block, by where it came from. */
-const ORIGIN_OUTCOMES: Record<CallOrigin, ToolCallOutcome> = {
-  engine: 'clean',
-  text: 'recovered_from_text',
-  // The engine ran it into the call before: split off, it was mended.
-  'run-on': 'repaired',
-};
+import { FailedCall, outcomeOf, settledHeldParts } from './held-calls.js';
 
 interface Attempt {
   summary: ChunkSummary;
@@ -149,12 +125,13 @@ export class OpenAiCompatibleBackend implements Backend {
     const truncated = stop.reason === 'max_tokens';
     const parts = [...summary.tail];
     try {
-      if (!truncated) parts.push(...(await this.checkStreamedCalls(summary, plan)));
-      for (const item of summary.held) {
-        if (item.type === 'pending-call') parts.push(...(await this.release(item, state, truncated)));
-        else if (item.type === 'open-call') parts.push(...(await this.finishOpenCall(item, state)));
-        else parts.push(item);
-      }
+      parts.push(
+        ...(await settledHeldParts(summary, plan, truncated, {
+          repair: (tool, violation) => this.repair(tool, violation, state),
+          remaining: () => this.remaining(state),
+          regenerated: () => this.report({ type: 'regeneration', backend: this.name, output: 'tool_input' }),
+        })),
+      );
     } catch (error) {
       if (!(error instanceof FailedCall)) throw error;
       // Counted before the 502: the call's outcome, none of the held output.
@@ -274,104 +251,6 @@ export class OpenAiCompatibleBackend implements Backend {
   }
 
   /**
-   * Calls the engine guided streamed as they came: checked once whole (a number out of the double
-   * range passes any grammar), a failure is a 502 since the caller has seen them. Answers their
-   * outcomes.
-   */
-  private async checkStreamedCalls(summary: ChunkSummary, plan: ChatPlan): Promise<StreamPart[]> {
-    const outcomes: StreamPart[] = [];
-    for (const call of summary.calls) {
-      if (call.streaming !== 'guided') continue;
-      const tool = plannedTool(plan, call.name);
-      await this.settled(call.arguments, {
-        check: (text) => checkToolInput(text, tool),
-        subject: toolInputSubject(tool.name),
-        where: tool.where,
-        held: false,
-        remaining: () => 0,
-        regenerate: () => Promise.reject(new Error('a streamed call is never generated again')),
-      });
-      outcomes.push(outcomeOf('clean'));
-    }
-    return outcomes;
-  }
-
-  /**
-   * A held tool call as its block, once its input passed the check (repaired once if it did
-   * not). Input cut off by the output budget is passed on as it is, like every backend's: the
-   * answer says max_tokens, and the assembler keeps what arrived.
-   */
-  private async release(call: PendingCall, state: StepState, truncated: boolean): Promise<StreamPart[]> {
-    const tool = call.tool;
-    // Cut before its name came: a call of no tool, nothing to keep.
-    if (!tool && truncated && call.name === '') return [];
-    if (!tool) throw notOfferedError(call.name);
-    if (truncated) return blockParts(tool, call.arguments);
-    const settled = await this.settled(
-      call.arguments,
-      this.inputCheck(tool, state, (text) => checkToolInput(text, tool)),
-    );
-    const outcome = settled.regenerated ? 'repaired' : ORIGIN_OUTCOMES[call.origin];
-    return blockParts(tool, JSON.stringify(settled.value), outcome);
-  }
-
-  /**
-   * A call that streamed some of its members and then proved broken (not JSON, cut short, a
-   * required field missing): its input is repaired, and the block finished with the members the
-   * repair adds to those sent (call/input-members.ts).
-   */
-  private async finishOpenCall(call: OpenCall, state: StepState): Promise<StreamPart[]> {
-    const { tool, members } = call;
-    const settled = await this.settled(
-      members.text,
-      this.inputCheck(tool, state, (text) => {
-        const parsed = checkToolInput(text, tool);
-        return parsed.violation !== undefined ? parsed : checkToolValue(members.completed(parsed.value), tool);
-      }),
-    );
-    const parts: StreamPart[] = [];
-    const completion = members.completion(JSON.parse(settled.text) as Record<string, unknown>);
-    parts.push({ type: 'block-delta', delta: { type: 'input_json_delta', partial_json: completion } });
-    parts.push(outcomeOf('repaired'), { type: 'block-stop' });
-    return parts;
-  }
-
-  /** The check of a held call's input, repaired once as the engine's structured output of that input alone. */
-  private inputCheck(
-    tool: OfferedTool,
-    state: StepState,
-    check: (text: string) => Checked<Record<string, unknown>>,
-  ): OutputCheck<Record<string, unknown>> {
-    return {
-      check,
-      subject: toolInputSubject(tool.name),
-      where: tool.where,
-      held: true,
-      remaining: () => this.remaining(state),
-      regenerate: async (_output, violation) => {
-        this.report({ type: 'regeneration', backend: this.name, output: 'tool_input' });
-        return { text: await this.repair(tool, violation, state), truncated: false };
-      },
-    };
-  }
-
-  /** The one output check; a failure is a 502 (a FailedCall, so that the stream counts the call first). */
-  private async settled(
-    output: string,
-    check: OutputCheck<Record<string, unknown>>,
-  ): Promise<{ text: string; value: Record<string, unknown>; regenerated: boolean }> {
-    try {
-      const settled = await settleOutput(output, check);
-      if (settled.truncated)
-        throw new ServiceError('model_output_invalid', `${check.subject} was cut by max_tokens when it was repaired`);
-      return settled;
-    } catch (error) {
-      if (error instanceof ServiceError && error.code === 'model_output_invalid') throw new FailedCall(error);
-      throw error;
-    }
-  }
-
-  /**
    * The tool's input once more (issue 35): the engine asked for that input alone, under its
    * structured-output option where it has one (output-plan.ts, repairPlan), in the same turn,
    * spending from the same step budget.
@@ -419,25 +298,5 @@ export class OpenAiCompatibleBackend implements Backend {
 
   private remaining(state: StepState): number {
     return state.call.outputBudget - state.outputTokens;
-  }
-}
-
-function blockParts(tool: OfferedTool, inputJson: string, outcome?: ToolCallOutcome): StreamPart[] {
-  const parts: StreamPart[] = [{ type: 'block-start', block: toolCallBlock(tool) }];
-  if (inputJson !== '')
-    parts.push({ type: 'block-delta', delta: { type: 'input_json_delta', partial_json: inputJson } });
-  if (outcome) parts.push(outcomeOf(outcome));
-  parts.push({ type: 'block-stop' });
-  return parts;
-}
-
-function outcomeOf(outcome: ToolCallOutcome): StreamPart {
-  return { type: 'tool-call-outcome', outcome };
-}
-
-/** A call's input that failed for good: its 502, once the stream has counted the call as failed. */
-class FailedCall extends Error {
-  constructor(readonly error: ServiceError) {
-    super(error.message);
   }
 }

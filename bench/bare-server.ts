@@ -11,7 +11,7 @@
  * shows what N µs of work costs in requests per second on the machine of the run.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { serveToParent } from './child-server.js';
 import { readBody } from './read-body.js';
 
 export interface CannedReply {
@@ -62,22 +62,14 @@ async function handle(request: IncomingMessage, response: ServerResponse, reply:
   }
 }
 
-function listen(reply: CannedReply): void {
-  const server = createServer((request, response) => void handle(request, response, reply));
-  server.listen(0, '127.0.0.1', () => {
-    process.send?.({ port: (server.address() as AddressInfo).port });
-  });
-  // A normal exit (rather than a kill) lets `--cpu-prof` write its profile.
-  process.on('disconnect', () => {
-    server.closeAllConnections();
-    server.close(() => process.exit(0));
-  });
-}
-
 if (process.send === undefined) {
   throw new Error('bench/bare-server.ts is started by bench/messages-throughput.ts (it needs an IPC channel)');
 }
 process.once('message', (message: unknown) => {
   if (!isCannedReply(message)) throw new Error('bare-server: expected { body, contentType } as the first message');
-  listen(message);
+  const reply = message;
+  serveToParent(
+    'bench/bare-server.ts',
+    createServer((request, response) => void handle(request, response, reply)),
+  );
 });

@@ -17,7 +17,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { serveToParent } from '../child-server.js';
 import { readBody } from '../read-body.js';
 
 interface VllmFixture {
@@ -104,19 +104,6 @@ async function tokenize(request: IncomingMessage, response: ServerResponse): Pro
   send(response, 200, 'application/json', TOKENIZE_REPLY);
 }
 
-function listen(): void {
-  const server = createServer((request, response) => void handle(request, response));
-  server.keepAliveTimeout = 60_000;
-  server.listen(0, '127.0.0.1', () => {
-    process.send?.({ port: (server.address() as AddressInfo).port, model: ENGINE_MODEL });
-  });
-  process.on('disconnect', () => {
-    server.closeAllConnections();
-    server.close(() => process.exit(0));
-  });
-}
-
-if (process.send === undefined) {
-  throw new Error('bench/gateway/fake-engine.ts is started by bench/gateway.ts (it needs an IPC channel)');
-}
-listen();
+const server = createServer((request, response) => void handle(request, response));
+server.keepAliveTimeout = 60_000;
+serveToParent('bench/gateway/fake-engine.ts', server, { model: ENGINE_MODEL });

@@ -20,7 +20,7 @@
  * leaked tool calls read the stream).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { serveToParent } from '../child-server.js';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent, request as undiciRequest, type Dispatcher } from 'undici';
 import { readBody } from '../read-body.js';
@@ -286,24 +286,11 @@ async function answerFromJson(body: MessagesRequest, response: ServerResponse): 
   );
 }
 
-function listen(): void {
-  const server = createServer((request, response) => {
-    handle(request, response).catch((error: unknown) => {
-      console.error(`floor-proxy (${clientName}):`, error);
-      response.destroy(error instanceof Error ? error : new Error(String(error)));
-    });
+const server = createServer((request, response) => {
+  handle(request, response).catch((error: unknown) => {
+    console.error(`floor-proxy (${clientName}):`, error);
+    response.destroy(error instanceof Error ? error : new Error(String(error)));
   });
-  server.keepAliveTimeout = 60_000;
-  server.listen(0, '127.0.0.1', () => {
-    process.send?.({ port: (server.address() as AddressInfo).port });
-  });
-  process.on('disconnect', () => {
-    server.closeAllConnections();
-    server.close(() => process.exit(0));
-  });
-}
-
-if (process.send === undefined) {
-  throw new Error('bench/gateway/floor-proxy.ts is started by bench/gateway.ts (it needs an IPC channel)');
-}
-listen();
+});
+server.keepAliveTimeout = 60_000;
+serveToParent('bench/gateway/floor-proxy.ts', server);

@@ -5,7 +5,7 @@
 import { ServiceError, type StopReason } from '@model-messages/protocol';
 import { formatRetryNote } from '../call/output-check.js';
 import type { ChatMessage } from './chat-types.js';
-import type { ChunkSummary } from './chunk-conversion.js';
+import type { ChunkSummary } from './chunk-summary.js';
 
 /** A retry after a format failure: the answer as the model gave it, and why it was refused. */
 export function formatRetryMessages(text: string, violation: string): ChatMessage[] {

@@ -17,7 +17,7 @@ import {
 } from '../call/output-check.js';
 import { notOfferedError, toolCallBlock } from '../call/tool-calls.js';
 import type { StreamPart, ToolCallOutcome } from '../../streaming/stream-part.js';
-import type { CallOrigin, ChunkSummary, OpenCall, PendingCall } from './chunk-conversion.js';
+import type { CallOrigin, ChunkSummary, OpenCall, PendingCall } from './chunk-summary.js';
 import { plannedTool, type ChatPlan } from './output-plan.js';
 
 /** What settling needs of the backend and its step. */

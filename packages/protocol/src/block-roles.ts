@@ -8,7 +8,8 @@
  * holds text only, which its schema says already.
  */
 import { ServiceError } from './errors.js';
-import type { ContentBlockParam, MessageParam } from './request-schema.js';
+import type { ContentBlockParam } from './content-block-schema.js';
+import type { MessageParam } from './request-schema.js';
 
 type TurnRole = 'user' | 'assistant';
 

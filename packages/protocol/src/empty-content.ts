@@ -6,7 +6,8 @@
  * a model's own "\n\n" before a call comes back in it.
  */
 import { ServiceError } from './errors.js';
-import type { ContentBlockParam, MessageParam } from './request-schema.js';
+import type { ContentBlockParam } from './content-block-schema.js';
+import type { MessageParam } from './request-schema.js';
 
 export function checkEmptyContent(messages: readonly MessageParam[]): void {
   // Indexed loops: every request passes here, most with nothing to refuse.

@@ -35,8 +35,6 @@ export {
   type ClearToolUsesEditParam,
   type CodeExecutionToolParam,
   type CompactEditParam,
-  type CompactionBlockParam,
-  type ContentBlockParam,
   type ContextManagementParam,
   type ConversationRequest,
   type CountTokensRequest,
@@ -48,12 +46,12 @@ export {
   type ThinkingParam,
   type ToolChoiceParam,
   type ToolParam,
-  type ToolReferenceBlockParam,
   type ToolSearchToolParam,
   type UserLocation,
   type WebFetchToolParam,
   type WebSearchToolParam,
 } from './request-schema.js';
+export type { CompactionBlockParam, ContentBlockParam, ToolReferenceBlockParam } from './content-block-schema.js';
 export { isWebFetchTool, isWebSearchTool } from './tool-types.js';
 export { compactionPoint, endsOnCompaction, type CompactionPoint } from './compaction-point.js';
 export { describeIssue, parseCountTokensRequest, parseMessageRequest } from './parse-request.js';

@@ -6,7 +6,8 @@
  * model call places after the results (server call-builder/conversation.ts).
  */
 import { ServiceError } from './errors.js';
-import type { ContentBlockParam, MessageParam } from './request-schema.js';
+import type { ContentBlockParam } from './content-block-schema.js';
+import type { MessageParam } from './request-schema.js';
 
 function blocksOf(message: MessageParam | undefined): ContentBlockParam[] {
   if (!message || message.role === 'system' || typeof message.content === 'string') return [];

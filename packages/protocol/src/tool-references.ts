@@ -5,7 +5,8 @@
  * Read by the rule that they name a tool of the request (endpoint-rules.ts) and by the tool table
  * that loads the deferred tools they name (server call-builder/tool-table.ts).
  */
-import type { ContentBlockParam, MessageParam } from './request-schema.js';
+import type { ContentBlockParam } from './content-block-schema.js';
+import type { MessageParam } from './request-schema.js';
 
 export interface ToolReference {
   toolName: string;

@@ -6,7 +6,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseCountTokensRequest } from '../src/parse-request.js';
-import { contentBlockParam } from '../src/request-schema.js';
+import { contentBlockParam } from '../src/content-block-schema.js';
 import { assistant, refusal, user } from './rules-verdict.js';
 
 const tools = [

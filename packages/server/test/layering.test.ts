@@ -107,12 +107,19 @@ describe('the server stands in layers', () => {
 });
 
 /**
- * The names the request schema exports (request-schema.ts), and the rule helpers that read
- * requests. Not `Effort`: a level's name, which the model call carries as it is (model-call.ts).
+ * The names the request schema exports (request-schema.ts, and content-block-schema.ts for the
+ * messages' blocks), and the rule helpers that read requests. Not `Effort`: a level's name,
+ * which the model call carries as it is (model-call.ts).
  */
 function requestNames(): Set<string> {
-  const schema = readFileSync('packages/protocol/src/request-schema.ts', 'utf8');
-  const names = [...schema.matchAll(/^export (?:const|type|function) (\w+)/gm)].map((match) => match[1]!);
+  const names = ['request-schema.ts', 'content-block-schema.ts'].flatMap((file) =>
+    [...readFileSync(`packages/protocol/src/${file}`, 'utf8').matchAll(/^export (?:const|type|function) (\w+)/gm)].map(
+      (match) => match[1]!,
+    ),
+  );
+  // Both files hold wire names: a list that misses one would let a backend import it unseen.
+  for (const name of ['messageRequest', 'ContentBlockParam', 'contentBlockParam', 'ToolParam'])
+    assert.ok(names.includes(name), `${name} is not among the request names read`);
   const helpers = ['isCustomTool', 'requestThinks', 'parseMessageRequest', 'parseCountTokensRequest'];
   return new Set([...names, ...helpers].filter((name) => name !== 'Effort'));
 }

@@ -19,10 +19,15 @@
  * client wants one (mms always streams from the engine: its time limits, stop sequences and
  * leaked tool calls read the stream).
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { serveToParent } from '../child-server.js';
-import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import {
+  Agent as HttpAgent,
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
 import { Agent, request as undiciRequest, type Dispatcher } from 'undici';
+import { serveToParent } from '../child-server.js';
 import { readBody } from '../read-body.js';
 
 const [engineBaseURL, engineModel, clientName = 'undici-dispatch', engineReplies = 'stream'] = process.argv.slice(2);

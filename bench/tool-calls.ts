@@ -40,19 +40,7 @@ async function mmsGateway<T>(use: (gateway: Gateway) => Promise<T>): Promise<T> 
   const engines = {} as Record<FakeEngineKind, FakeOpenAiEngine>;
   for (const kind of KINDS) engines[kind] = await FakeOpenAiEngine.start(kind);
   const service = await startService({
-    models: KINDS.map((kind) => ({
-      id: kind,
-      tier: 'mid' as const,
-      generation: 'newer' as const,
-      contextWindow: 8192,
-      maxOutputTokens: 4096,
-      backend: {
-        type: 'openai-compatible' as const,
-        engine: kind,
-        baseURL: engines[kind].baseURL,
-        model: engines[kind].model,
-      },
-    })),
+    models: KINDS.map((kind) => engines[kind].modelConfig(kind)),
   });
   try {
     return await use({

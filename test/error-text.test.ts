@@ -110,20 +110,8 @@ describe('an openai-compatible engine', () => {
   before(async () => {
     engine = await FakeOpenAiEngine.start('vllm');
     process.env.MMS_TEST_ENGINE_KEY = ENGINE_ENV_KEY;
-    const model = (id: string, backend: Record<string, unknown>) => ({
-      id,
-      tier: 'mid' as const,
-      generation: 'newer' as const,
-      contextWindow: 8192,
-      maxOutputTokens: 1024,
-      backend: {
-        type: 'openai-compatible' as const,
-        engine: 'vllm' as const,
-        baseURL: engine.baseURL,
-        model: engine.model,
-        ...backend,
-      },
-    });
+    const model = (id: string, backend: Record<string, unknown>) =>
+      engine.modelConfig(id, backend, { maxOutputTokens: 1024 });
     service = await startService({
       signingKey: SIGNING_KEY,
       models: [model('keyed', { apiKey: ENGINE_KEY }), model('from-env', { apiKeyEnv: 'MMS_TEST_ENGINE_KEY' })],

@@ -49,20 +49,8 @@ export function useEngines(options: BenchOptions = {}): EngineBench {
   const bench = { engines: {} } as EngineBench;
   before(async () => {
     for (const kind of ENGINE_KINDS) bench.engines[kind] = await FakeOpenAiEngine.start(kind);
-    const model = (id: string, kind: FakeEngineKind, backend: Record<string, unknown>) => ({
-      id,
-      tier: 'mid' as const,
-      generation: 'newer' as const,
-      contextWindow: 8192,
-      maxOutputTokens: 4096,
-      backend: {
-        type: 'openai-compatible' as const,
-        engine: kind,
-        baseURL: bench.engines[kind].baseURL,
-        model: bench.engines[kind].model,
-        ...backend,
-      },
-    });
+    const model = (id: string, kind: FakeEngineKind, backend: Record<string, unknown>) =>
+      bench.engines[kind].modelConfig(id, backend);
     bench.service = await startService(
       {
         models: [
@@ -88,20 +76,7 @@ export function useEngines(options: BenchOptions = {}): EngineBench {
  * (8,192-token window); `backend`: extra backend fields.
  */
 export function vllmModel(engine: FakeOpenAiEngine, backend: Record<string, unknown> = {}) {
-  return {
-    id: 'vllm',
-    tier: 'mid' as const,
-    generation: 'newer' as const,
-    contextWindow: 8_192,
-    maxOutputTokens: 1_024,
-    backend: {
-      type: 'openai-compatible' as const,
-      engine: 'vllm' as const,
-      baseURL: engine.baseURL,
-      model: engine.model,
-      ...backend,
-    },
-  };
+  return engine.modelConfig('vllm', backend, { maxOutputTokens: 1_024 });
 }
 
 export const user = (content: unknown) => ({ role: 'user', content });

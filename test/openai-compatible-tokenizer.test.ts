@@ -29,20 +29,8 @@ describe('a tokenizer endpoint that cannot count', () => {
     // A router in front of vLLM that forwards only /v1/*; a llama.cpp older than /apply-template.
     vllm.missingPaths.add('/tokenize');
     llama.missingPaths.add('/apply-template');
-    const model = (id: string, engine: FakeOpenAiEngine, extra: Record<string, unknown> = {}) => ({
-      id,
-      tier: 'mid' as const,
-      generation: 'newer' as const,
-      contextWindow: 8192,
-      maxOutputTokens: 4096,
-      backend: {
-        type: 'openai-compatible' as const,
-        engine: engine.kind,
-        baseURL: engine.baseURL,
-        model: engine.model,
-        ...extra,
-      },
-    });
+    const model = (id: string, engine: FakeOpenAiEngine, extra: Record<string, unknown> = {}) =>
+      engine.modelConfig(id, extra);
     service = await startService(
       {
         // Every message request counted by the endpoint: by default a short prompt is not (below).
@@ -167,19 +155,8 @@ describe('the default countTokens ("engine"): the endpoint counts where the coun
   before(async () => {
     vllm = await FakeOpenAiEngine.start('vllm');
     llama = await FakeOpenAiEngine.start('llama.cpp');
-    const model = (id: string, engine: FakeOpenAiEngine) => ({
-      id,
-      tier: 'mid' as const,
-      generation: 'newer' as const,
-      contextWindow: 2048,
-      maxOutputTokens: 1024,
-      backend: {
-        type: 'openai-compatible' as const,
-        engine: engine.kind,
-        baseURL: engine.baseURL,
-        model: engine.model,
-      },
-    });
+    const model = (id: string, engine: FakeOpenAiEngine) =>
+      engine.modelConfig(id, {}, { contextWindow: 2048, maxOutputTokens: 1024 });
     service = await startService({ models: [model('vllm', vllm), model('llama.cpp', llama)] });
   });
   after(async () => {

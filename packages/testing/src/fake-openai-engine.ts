@@ -107,6 +107,32 @@ export class FakeOpenAiEngine {
     return listed[0]!.id;
   }
 
+  /**
+   * A model of the service's config served by this engine (`openai-compatible`, its kind as the
+   * engine), with `backend`'s fields added to the backend and `sizes` replacing the window and the
+   * output limit.
+   */
+  modelConfig(
+    id: string,
+    backend: Record<string, unknown> = {},
+    sizes: { contextWindow?: number; maxOutputTokens?: number } = {},
+  ) {
+    return {
+      id,
+      tier: 'mid' as const,
+      generation: 'newer' as const,
+      contextWindow: sizes.contextWindow ?? 8192,
+      maxOutputTokens: sizes.maxOutputTokens ?? 4096,
+      backend: {
+        type: 'openai-compatible' as const,
+        engine: this.kind,
+        baseURL: this.baseURL,
+        model: this.model,
+        ...backend,
+      },
+    };
+  }
+
   /** Replies for the next chat completions, in order; with none queued, the `text` fixture. */
   reply(...replies: EngineReply[]): void {
     this.queue.push(...replies);

@@ -21,11 +21,10 @@
  * `node --cpu-prof --cpu-prof-dir <folder>`, for a profile under exactly this load (the profile
  * is written when the server exits).
  */
-import { fork } from 'node:child_process';
-import { once } from 'node:events';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { forkServer } from './child-server.js';
 import { positiveInteger } from './command-arguments.js';
 import { LatencyProbe, type HttpTarget } from './gateway/load.js';
 import { gatewayConfig } from './gateway/mms-config.js';
@@ -86,37 +85,17 @@ async function measure(server: Server, probe: LatencyProbe, count: number) {
   return { cpu, p50: median(samples) };
 }
 
-/** The floor, forked like the gateway bench forks it, in front of the same engine. */
-async function startFloor(): Promise<Server> {
-  const child = fork(
-    fileURLToPath(new URL('./gateway/floor-proxy.ts', import.meta.url)),
-    [`http://127.0.0.1:${engineMessage.port}/v1`, engineMessage.model, 'undici-dispatch', 'stream'],
-    { execArgv: ['--import', 'tsx'], stdio: 'inherit' },
-  );
-  const [message] = (await once(child, 'message')) as [{ port: number }];
-  return {
-    port: message.port,
-    pid: child.pid!,
-    stop: async () => {
-      const exited = once(child, 'exit');
-      child.disconnect();
-      await exited;
-    },
-  };
-}
+const benchFile = (file: string): string => fileURLToPath(new URL(file, import.meta.url));
+const engine = await forkServer('fake engine', benchFile('./gateway/fake-engine.ts'), []);
+const engineBaseURL = `http://127.0.0.1:${engine.port}/v1`;
+const engineModel = String(engine.message.model);
+const config = gatewayConfig({ apiKey: API_KEY, modelId: MODEL_ID, engineBaseURL, engineModel, layout: 'single' });
 
-const engineChild = fork(fileURLToPath(new URL('./gateway/fake-engine.ts', import.meta.url)), [], {
-  execArgv: ['--import', 'tsx'],
-  stdio: 'inherit',
-});
-const [engineMessage] = (await once(engineChild, 'message')) as [{ port: number; model: string }];
-const config = gatewayConfig({
-  apiKey: API_KEY,
-  modelId: MODEL_ID,
-  engineBaseURL: `http://127.0.0.1:${engineMessage.port}/v1`,
-  engineModel: engineMessage.model,
-  layout: 'single',
-});
+/** The floor, forked as the gateway bench forks it, in front of the same engine. */
+function startFloor(): Promise<Server> {
+  const floorArguments = [engineBaseURL, engineModel, 'undici-dispatch', 'stream'];
+  return forkServer('floor proxy', benchFile('./gateway/floor-proxy.ts'), floorArguments);
+}
 const sides: Array<{ name: string; server: Server }> = [
   {
     name: 'this',
@@ -177,5 +156,5 @@ try {
   if (otherCheckout !== undefined) console.log(`other: ${otherCheckout}`);
 } finally {
   for (const side of sides) await side.server.stop();
-  engineChild.disconnect();
+  await engine.stop();
 }

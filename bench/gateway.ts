@@ -43,8 +43,6 @@
  * the rounds; an added latency is the median of each round's own difference to direct.
  * The peers are installed on the first run with `npm install --prefix bench/gateway/peers`.
  */
-import { fork, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -68,6 +66,7 @@ import {
   type PeerProcess,
 } from './gateway/peers.js';
 import { positiveNumber } from './command-arguments.js';
+import { forkServer, type ForkedServer } from './child-server.js';
 import { startMmsServe } from './mms-serve-process.js';
 import { nginxVersion, startNginxHop } from './gateway/nginx-hop.js';
 
@@ -127,35 +126,9 @@ interface Stoppable {
   stop(): Promise<void>;
 }
 
-interface ForkedServer extends Stoppable {
-  port: number;
-  pid: number;
-  message: Record<string, unknown>;
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = once(child, 'exit');
-  // Closing the IPC channel asks the child to exit on its own.
-  if (child.connected) child.disconnect();
-  else child.kill('SIGTERM');
-  await exited;
-}
-
-/** Forks a bench/gateway/ server with tsx and waits for its `{ port }`. */
-async function forkServer(name: string, file: string, childArguments: string[]): Promise<ForkedServer> {
-  const child = fork(fileURLToPath(new URL(file, import.meta.url)), childArguments, {
-    execArgv: ['--import', 'tsx'],
-    stdio: 'inherit',
-  });
-  const failed = once(child, 'exit').then(([code]) => {
-    throw new Error(`${name} exited with code ${String(code)} before it was ready`);
-  });
-  const [message] = (await Promise.race([once(child, 'message'), failed])) as [unknown];
-  failed.catch(() => undefined);
-  const port = typeof message === 'object' && message !== null ? (message as { port?: unknown }).port : undefined;
-  if (typeof port !== 'number') throw new Error(`expected { port } from ${name}, got ${JSON.stringify(message)}`);
-  return { port, pid: child.pid!, message: message as Record<string, unknown>, stop: () => stopChild(child) };
+/** A bench/gateway/ server, forked as every bench's child servers are (child-server.ts). */
+function forkGatewayServer(name: string, file: string, childArguments: string[]): Promise<ForkedServer> {
+  return forkServer(name, fileURLToPath(new URL(file, import.meta.url)), childArguments);
 }
 
 // --- arms --------------------------------------------------------------------------------
@@ -306,13 +279,13 @@ async function main(): Promise<void> {
   const loadBefore = loadavg()[0] ?? Number.NaN;
   const problems: string[] = [];
   try {
-    const engine = await forkServer('fake engine', './gateway/fake-engine.ts', [settings.engineChunks]);
+    const engine = await forkGatewayServer('fake engine', './gateway/fake-engine.ts', [settings.engineChunks]);
     started.push(engine);
     const engineModel = String(engine.message.model);
     const engineBaseURL = `http://127.0.0.1:${engine.port}/v1`;
     /** A floor arm (bench/gateway/floor-proxy.ts): how it asks the engine, and for what. */
     const floorArm = async (name: string, label: string, client: string, engineReplies = 'stream'): Promise<Arm> => {
-      const floor = await forkServer(label, './gateway/floor-proxy.ts', [
+      const floor = await forkGatewayServer(label, './gateway/floor-proxy.ts', [
         engineBaseURL,
         engineModel,
         client,

@@ -46,7 +46,6 @@
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import type { HttpTarget } from './gateway/load.js';
 import {
   LATENCY_SLICE_SECONDS,
   measureMode,
@@ -55,6 +54,7 @@ import {
   type MeasureSettings,
   type Mode,
 } from './gateway/measure.js';
+import { API_KEY, chatArm, checkArm, messagesArm, MODEL_ID } from './gateway/arms.js';
 import { gatewayConfig, type GatewayLayout } from './gateway/mms-config.js';
 import {
   ensureLiteLlmInstalled,
@@ -70,13 +70,8 @@ import { forkServer, type ForkedServer } from './child-server.js';
 import { startMmsServe } from './mms-serve-process.js';
 import { nginxVersion, startNginxHop } from './gateway/nginx-hop.js';
 
-const API_KEY = 'bench-key-123456';
-const MODEL_ID = 'bench';
-const PROMPT = 'Summarize the benchmark in one short sentence please.';
 const AIM_ADDED_P50_MS = 0.3;
 const PEER_NAMES = ['portkey', 'ccr', 'litellm'];
-/** Words of the fake engine's recorded reply (packages/testing/fixtures/openai-engines/vllm/text.json). */
-const REPLY_WORDS = 'Paris is';
 
 interface BenchSettings extends MeasureSettings {
   modes: Mode[];
@@ -129,94 +124,6 @@ interface Stoppable {
 /** A bench/gateway/ server, forked as every bench's child servers are (child-server.ts). */
 function forkGatewayServer(name: string, file: string, childArguments: string[]): Promise<ForkedServer> {
   return forkServer(name, fileURLToPath(new URL(file, import.meta.url)), childArguments);
-}
-
-// --- arms --------------------------------------------------------------------------------
-
-const MESSAGES_HEADERS = {
-  'x-api-key': API_KEY,
-  'anthropic-version': '2023-06-01',
-  'content-type': 'application/json',
-};
-
-function messagesBody(mode: Mode): string {
-  return JSON.stringify({
-    model: MODEL_ID,
-    max_tokens: 64,
-    messages: [{ role: 'user', content: PROMPT }],
-    ...(mode === 'stream' ? { stream: true } : {}),
-  });
-}
-
-function chatBody(engineModel: string, mode: Mode): string {
-  return JSON.stringify({
-    model: engineModel,
-    max_tokens: 64,
-    messages: [{ role: 'user', content: PROMPT }],
-    ...(mode === 'stream' ? { stream: true } : {}),
-  });
-}
-
-function messagesArm(name: string, label: string, server: { port: number; pid: number }): Arm {
-  const port = server.port;
-  return {
-    name,
-    label,
-    request: 'Messages',
-    pid: server.pid,
-    target: (mode) => ({
-      name,
-      url: `http://127.0.0.1:${port}/v1/messages`,
-      headers: MESSAGES_HEADERS,
-      body: messagesBody(mode),
-    }),
-  };
-}
-
-function chatArm(
-  name: string,
-  label: string,
-  server: { port: number; pid: number },
-  engineModel: string,
-  extraHeaders: Record<string, string>,
-): Arm {
-  const port = server.port;
-  return {
-    name,
-    label,
-    request: 'chat completions',
-    pid: server.pid,
-    target: (mode) => ({
-      name,
-      url: `http://127.0.0.1:${port}/v1/chat/completions`,
-      headers: { 'content-type': 'application/json', ...extraHeaders },
-      body: chatBody(engineModel, mode),
-    }),
-  };
-}
-
-/** One request through the arm, checked, so that the load measures answers and not errors. */
-async function checkArm(arm: Arm, mode: Mode): Promise<void> {
-  const target = arm.target(mode);
-  const response = await fetch(target.url, {
-    method: 'POST',
-    headers: target.headers,
-    body: target.body,
-    signal: AbortSignal.timeout(10_000),
-  });
-  const text = await response.text();
-  const contentType = response.headers.get('content-type') ?? '';
-  const problem =
-    response.status !== 200
-      ? `answered ${response.status}`
-      : mode === 'stream' && !contentType.includes('text/event-stream')
-        ? `answered ${contentType}, not an event stream`
-        : !text.includes(REPLY_WORDS)
-          ? "answered without the engine's reply"
-          : mode === 'stream' && !text.includes(arm.request === 'Messages' ? 'message_stop' : '[DONE]')
-            ? 'answered a stream without its end'
-            : undefined;
-  if (problem !== undefined) throw new Error(`${arm.label} (${mode}) ${problem}: ${text.slice(0, 300)}`);
 }
 
 // --- report ------------------------------------------------------------------------------
